@@ -1,0 +1,189 @@
+"""One SQLite database (sqlite-utils, WAL mode, foreign keys on) with migrations and an event log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+DB_FILENAME = "viva.db"
+
+
+class StoreError(Exception):
+    """The database cannot be opened or is newer than this version of viva."""
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601, the format every ``*_at`` column uses."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def dumps(value: Any) -> str:
+    """JSON for a TEXT column (stable key order, UTF-8 kept readable)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def loads(value: str | None, default: Any = None) -> Any:
+    """Parse a JSON TEXT column; ``default`` for NULL."""
+    return default if value is None else json.loads(value)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One row of the append-only event log."""
+
+    seq: int
+    session_id: int | None
+    ts: float
+    kind: str
+    payload: dict[str, Any]
+
+
+class Store:
+    """The viva database.
+
+    One ``Store`` per thread: the underlying sqlite3 connection is not shared across threads.
+    Other processes may read and write the same file at the same time (WAL mode).
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if self.path.is_dir():
+            self.path = self.path / DB_FILENAME
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open database ({exc})") from None
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        self.conn = conn
+        self.db = sqlite_utils.Database(conn)
+        self._depth = 0
+        self.migrate()
+
+    # -- schema -----------------------------------------------------------------------------
+    @property
+    def schema_version(self) -> int:
+        return self.conn.execute("PRAGMA user_version").fetchone()[0]
+
+    def migrate(self) -> None:
+        """Apply pending migrations, each in its own transaction."""
+        current = self.schema_version
+        if current > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: database schema version {current} is newer than this viva "
+                f"({SCHEMA_VERSION}); upgrade viva or use another --home"
+            )
+        for number in range(current + 1, SCHEMA_VERSION + 1):
+            script = MIGRATIONS[number - 1]
+            # executescript commits implicitly, so wrap the DDL in an explicit transaction.
+            self.conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
+
+    # -- transactions -------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite_utils.Database]:
+        """A write transaction (BEGIN IMMEDIATE); nested uses join the outer one."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self.db
+            finally:
+                self._depth -= 1
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield self.db
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+        finally:
+            self._depth = 0
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- generic helpers ----------------------------------------------------------------------
+    def insert(self, table: str, row: dict[str, Any]) -> int:
+        """Insert one row and return its id (within a transaction when one is open)."""
+        with self.transaction():
+            return self.db[table].insert(row).last_pk  # type: ignore[union-attr, return-value]
+
+    def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
+        return list(self.db.query(sql, params))
+
+    def one(self, sql: str, params: tuple | dict = ()) -> dict[str, Any] | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    # -- events -------------------------------------------------------------------------------
+    def append_event(self, session_id: int | None, kind: str, payload: dict[str, Any] | None = None) -> int:
+        """Append an event and return its sequence number (global, strictly increasing)."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "INSERT INTO events (session_id, ts, kind, payload) VALUES (?, ?, ?, ?)",
+                (session_id, time.time(), kind, dumps(payload or {})),
+            )
+            return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def events(self, after: int = 0, session_id: int | None = None, limit: int = 10_000) -> list[Event]:
+        """Events with ``seq > after`` in order, optionally for one session."""
+        if session_id is None:
+            rows = self.conn.execute(
+                "SELECT seq, session_id, ts, kind, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                (after, limit),
+            ).fetchall()
+        else:
+            rows = self.conn.execute(
+                "SELECT seq, session_id, ts, kind, payload FROM events WHERE seq > ? AND session_id = ? "
+                "ORDER BY seq LIMIT ?",
+                (after, session_id, limit),
+            ).fetchall()
+        return [Event(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
+
+    async def subscribe(
+        self,
+        after: int = 0,
+        session_id: int | None = None,
+        interval: float = 0.05,
+        stop: asyncio.Event | None = None,
+    ) -> AsyncIterator[Event]:
+        """Follow the event log from ``after``: yields new events as any process writes them."""
+        last = after
+        while stop is None or not stop.is_set():
+            batch = self.events(last, session_id)
+            for event in batch:
+                last = event.seq
+                yield event
+            if not batch:
+                await asyncio.sleep(interval)
+
+    def last_seq(self, session_id: int | None = None) -> int:
+        if session_id is None:
+            row = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
+        else:
+            row = self.conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return int(row[0])
+
+
+def open_store(home: str | Path) -> Store:
+    """Open (creating and migrating if needed) the database in a data home."""
+    return Store(Path(home) / DB_FILENAME)

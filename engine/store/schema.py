@@ -1,0 +1,224 @@
+"""The SQLite schema, as an ordered list of migrations.
+
+Each migration is applied once, in a transaction, and bumps ``PRAGMA user_version``. Never edit a
+migration that has shipped: append a new one.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: the whole initial schema.
+    """
+    CREATE TABLE knowledge_bases (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        config TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE TABLE documents (
+        id INTEGER PRIMARY KEY,
+        kb_id INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '',
+        sha256 TEXT NOT NULL,
+        n_chars INTEGER NOT NULL DEFAULT 0,
+        meta TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        UNIQUE (kb_id, path)
+    );
+    CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        kb_id INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
+        document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        ord INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        start_char INTEGER NOT NULL DEFAULT 0,
+        end_char INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (document_id, ord)
+    );
+    CREATE INDEX chunks_kb ON chunks(kb_id);
+    CREATE INDEX chunks_sha ON chunks(sha256);
+    CREATE TABLE embeddings (
+        model TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (model, sha256)
+    );
+    CREATE TABLE entities (
+        id INTEGER PRIMARY KEY,
+        kb_id INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        chunk_ids TEXT NOT NULL DEFAULT '[]',
+        document_ids TEXT NOT NULL DEFAULT '[]',
+        vector BLOB,
+        UNIQUE (kb_id, norm)
+    );
+    CREATE TABLE entity_edges (
+        kb_id INTEGER NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
+        src INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        dst INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL DEFAULT 'chunk',
+        weight REAL NOT NULL DEFAULT 1.0,
+        PRIMARY KEY (src, dst)
+    );
+    CREATE TABLE benchmarks (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        kb_id INTEGER REFERENCES knowledge_bases(id) ON DELETE SET NULL,
+        source TEXT NOT NULL DEFAULT '',
+        meta TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE items (
+        id INTEGER PRIMARY KEY,
+        benchmark_id INTEGER NOT NULL REFERENCES benchmarks(id) ON DELETE CASCADE,
+        ord INTEGER NOT NULL,
+        ext_id TEXT,
+        topic TEXT NOT NULL DEFAULT '',
+        protocol TEXT NOT NULL,
+        question TEXT NOT NULL DEFAULT '',
+        turns TEXT NOT NULL DEFAULT '[]',
+        reference TEXT,
+        options TEXT,
+        gold TEXT,
+        difficulty TEXT,
+        source_chunk_ids TEXT NOT NULL DEFAULT '[]',
+        meta TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (benchmark_id, ord)
+    );
+    CREATE TABLE rubrics (
+        id INTEGER PRIMARY KEY,
+        item_id INTEGER NOT NULL UNIQUE REFERENCES items(id) ON DELETE CASCADE,
+        current_version_id INTEGER
+    );
+    CREATE TABLE rubric_versions (
+        id INTEGER PRIMARY KEY,
+        rubric_id INTEGER NOT NULL REFERENCES rubrics(id) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        parent_id INTEGER REFERENCES rubric_versions(id),
+        author TEXT NOT NULL,
+        note TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        UNIQUE (rubric_id, version)
+    );
+    CREATE TABLE criteria (
+        id INTEGER PRIMARY KEY,
+        rubric_version_id INTEGER NOT NULL REFERENCES rubric_versions(id) ON DELETE CASCADE,
+        cid TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('point', 'deduction', 'code')),
+        weight REAL NOT NULL DEFAULT 1.0,
+        eval_code TEXT,
+        source_chunk_ids TEXT NOT NULL DEFAULT '[]',
+        raw TEXT,
+        UNIQUE (rubric_version_id, cid)
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        config TEXT NOT NULL DEFAULT '{}',
+        status TEXT NOT NULL DEFAULT 'running'
+    );
+    CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+        item_id INTEGER REFERENCES items(id) ON DELETE SET NULL,
+        benchmark_id INTEGER REFERENCES benchmarks(id) ON DELETE SET NULL,
+        protocol TEXT NOT NULL,
+        target TEXT NOT NULL,
+        kernel TEXT NOT NULL,
+        judge TEXT NOT NULL DEFAULT '',
+        policy TEXT NOT NULL DEFAULT '',
+        policy_version TEXT NOT NULL DEFAULT '',
+        seed INTEGER NOT NULL DEFAULT 0,
+        config TEXT NOT NULL DEFAULT '{}',
+        status TEXT NOT NULL DEFAULT 'created'
+            CHECK (status IN ('created', 'running', 'paused', 'finished', 'failed', 'interrupted')),
+        rubric_version_id INTEGER REFERENCES rubric_versions(id),
+        score REAL,
+        error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX sessions_run ON sessions(run_id);
+    CREATE TABLE turns (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        question TEXT NOT NULL,
+        answer TEXT,
+        action TEXT NOT NULL,
+        actor TEXT NOT NULL DEFAULT 'policy',
+        state TEXT,
+        probs TEXT,
+        difficulty TEXT,
+        summary TEXT,
+        score REAL,
+        delta REAL,
+        cos REAL,
+        latency_ms REAL,
+        tokens_in INTEGER NOT NULL DEFAULT 0,
+        tokens_out INTEGER NOT NULL DEFAULT 0,
+        cost REAL NOT NULL DEFAULT 0,
+        rubric_version_id INTEGER REFERENCES rubric_versions(id),
+        meta TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        UNIQUE (session_id, idx)
+    );
+    CREATE TABLE verdicts (
+        id INTEGER PRIMARY KEY,
+        turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+        cid TEXT NOT NULL,
+        rubric_version_id INTEGER REFERENCES rubric_versions(id),
+        met INTEGER NOT NULL,
+        rationale TEXT NOT NULL DEFAULT '',
+        source TEXT NOT NULL CHECK (source IN ('judge', 'code', 'human', 'offline')),
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX verdicts_turn ON verdicts(turn_id);
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id INTEGER REFERENCES sessions(id) ON DELETE CASCADE,
+        ts REAL NOT NULL,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX events_session ON events(session_id, seq);
+    CREATE TABLE llm_calls (
+        id INTEGER PRIMARY KEY,
+        cache_key TEXT NOT NULL,
+        role TEXT NOT NULL,
+        base_url TEXT NOT NULL,
+        model TEXT NOT NULL,
+        request TEXT NOT NULL,
+        response TEXT,
+        tokens_in INTEGER NOT NULL DEFAULT 0,
+        tokens_out INTEGER NOT NULL DEFAULT 0,
+        latency_ms REAL NOT NULL DEFAULT 0,
+        cost REAL NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 1,
+        retries TEXT NOT NULL DEFAULT '[]',
+        cached INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        session_id INTEGER,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX llm_calls_key ON llm_calls(cache_key);
+    CREATE TABLE metrics (
+        id INTEGER PRIMARY KEY,
+        scope TEXT NOT NULL,
+        scope_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        value REAL,
+        meta TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        UNIQUE (scope, scope_id, name)
+    );
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

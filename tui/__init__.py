@@ -1,0 +1,1 @@
+"""viva terminal app (Textual)."""
