@@ -219,6 +219,11 @@ MIGRATIONS: list[str] = [
         UNIQUE (scope, scope_id, name)
     );
     """,
+    # 2: per-answer verdicts, the runner's process id (to tell a dead "running" session).
+    """
+    ALTER TABLE verdicts ADD COLUMN in_answer INTEGER;
+    ALTER TABLE sessions ADD COLUMN pid INTEGER;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

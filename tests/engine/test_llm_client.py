@@ -1,0 +1,149 @@
+"""The LLM client against the real local fake server, through the real openai client."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import BaseModel
+
+from engine.config import ModelConfig
+from engine.llm import JSONOutputError, LLMClient, LLMError
+from engine.runtime import setup_logging
+
+
+class Answer(BaseModel):
+    answer: str
+    confidence: float
+
+
+async def test_chat_records_call_with_tokens_and_cost(store, endpoint, fake_openai):
+    fake_openai.push("Oxygen is the most abundant element in the crust.")
+    client = LLMClient(store, endpoint, role="target")
+    result = await client.chat([{"role": "user", "content": "What is most abundant?"}])
+    assert result.text.startswith("Oxygen")
+    assert result.tokens_in > 0 and result.tokens_out > 0
+    row = store.one("SELECT * FROM llm_calls WHERE id = ?", (result.call_id,))
+    assert row["role"] == "target" and row["error"] is None and row["cached"] == 0
+    assert json.loads(row["response"])["text"] == result.text
+    assert row["cost"] == pytest.approx(result.tokens_in / 1e6 * 1.0 + result.tokens_out / 1e6 * 2.0)
+
+
+async def test_malformed_json_is_repaired_once(store, endpoint, fake_openai):
+    fake_openai.push('{"answer": "oxygen", "confidence": ', '{"answer": "oxygen", "confidence": 0.9}')
+    client = LLMClient(store, endpoint, role="judge")
+    out = await client.json_result([{"role": "user", "content": "Reply in JSON."}], Answer)
+    assert out.value == Answer(answer="oxygen", confidence=0.9)
+    assert out.repairs == 1
+    second = fake_openai.chat_requests()[1].messages
+    assert second[-2]["role"] == "assistant" and "could not be used" in second[-1]["content"]
+
+
+async def test_json_gives_up_after_bounded_repairs(store, endpoint, fake_openai):
+    fake_openai.default = "not json at all"
+    client = LLMClient(store, endpoint, role="judge")
+    with pytest.raises(JSONOutputError, match="after 2 repair"):
+        await client.json([{"role": "user", "content": "JSON please"}], Answer, max_repairs=2)
+    assert fake_openai.count() == 3
+
+
+async def test_json_custom_validation_is_reasked(store, endpoint, fake_openai):
+    fake_openai.push('{"answer": "c9", "confidence": 1}', '{"answer": "c1", "confidence": 1}')
+    client = LLMClient(store, endpoint, role="judge")
+    value = await client.json([{"role": "user", "content": "pick"}], Answer,
+                              validate=lambda v: None if v.answer == "c1" else f"unknown id {v.answer}")
+    assert value.answer == "c1"
+    assert "unknown id c9" in fake_openai.chat_requests()[1].messages[-1]["content"]
+
+
+async def test_429_retry_after_is_honoured_and_recorded(store, endpoint, fake_openai):
+    fake_openai.push({"status": 429, "retry_after": 1}, "fine now")
+    client = LLMClient(store, endpoint, role="kernel")
+    result = await client.chat([{"role": "user", "content": "hello"}])
+    assert result.text == "fine now" and result.attempts == 2
+    first, second = fake_openai.chat_requests()
+    assert second.time - first.time >= 1.0  # the server saw the retry only after Retry-After
+    row = store.one("SELECT attempts, retries FROM llm_calls WHERE id = ?", (result.call_id,))
+    retries = json.loads(row["retries"])
+    assert row["attempts"] == 2 and retries[0]["status"] == 429 and retries[0]["wait"] == 1.0
+
+
+async def test_persistent_500_names_endpoint_and_status(store, fake_openai):
+    endpoint = ModelConfig(base_url=fake_openai.base_url, model="m", max_retries=2, timeout=5)
+    fake_openai.default = {"status": 500, "retry_after": 0, "message": "boom"}
+    client = LLMClient(store, endpoint, role="target")
+    with pytest.raises(LLMError) as info:
+        await client.chat([{"role": "user", "content": "hi"}])
+    message = str(info.value)
+    assert fake_openai.base_url in message and "HTTP 500" in message and "3 attempt" in message
+    assert fake_openai.count() == 3
+    assert store.one("SELECT error FROM llm_calls")["error"] == message
+
+
+async def test_client_error_is_not_retried(store, endpoint, fake_openai):
+    fake_openai.default = {"status": 401, "message": "bad key"}
+    with pytest.raises(LLMError, match="HTTP 401"):
+        await LLMClient(store, endpoint, role="target").chat([{"role": "user", "content": "hi"}])
+    assert fake_openai.count() == 1
+
+
+async def test_timeout_is_retried(store, fake_openai):
+    endpoint = ModelConfig(base_url=fake_openai.base_url, model="m", max_retries=2, timeout=0.5)
+    fake_openai.push({"content": "late", "delay": 1.5}, "on time")
+    result = await LLMClient(store, endpoint, role="target").chat([{"role": "user", "content": "hi"}])
+    assert result.text == "on time" and result.attempts == 2
+
+
+async def test_identical_call_is_served_from_cache(store, endpoint, fake_openai):
+    fake_openai.default = "cached answer"
+    client = LLMClient(store, endpoint, role="kernel")
+    messages = [{"role": "user", "content": "same question"}]
+    first = await client.chat(messages)
+    second = await client.chat(messages)
+    assert fake_openai.count() == 1
+    assert second.cached and second.text == first.text and second.tokens_out == first.tokens_out
+    await client.chat(messages, temperature=0.7)  # different parameters: a new request
+    assert fake_openai.count() == 2
+    await LLMClient(store, endpoint, role="kernel", use_cache=False).chat(messages)
+    assert fake_openai.count() == 3
+
+
+async def test_streaming_delivers_tokens_and_retries_truncated_stream(store, endpoint, fake_openai):
+    text = "one two three four five six"
+    fake_openai.push({"content": text, "truncate": True}, text)
+    pieces: list[str] = []
+    resets: list[int] = []
+    client = LLMClient(store, endpoint, role="target")
+    result = await client.chat([{"role": "user", "content": "count"}], stream=True,
+                               on_token=pieces.append, on_reset=lambda: (resets.append(1), pieces.clear()))
+    assert result.text == text and "".join(pieces) == text
+    assert resets == [1] and result.attempts == 2 and result.tokens_out > 0
+
+
+async def test_api_key_never_stored_or_logged(home, store, fake_openai, monkeypatch):
+    secret = "sk-test-SECRET-6f1d2c9a8b7e"
+    monkeypatch.setenv("VIVA_TEST_KEY", secret)
+    setup_logging(home)
+    endpoint = ModelConfig(base_url=fake_openai.base_url, model="m", api_key_env="VIVA_TEST_KEY",
+                           max_retries=1, timeout=5)
+    fake_openai.push("ok", {"status": 500, "retry_after": 0}, {"status": 500, "retry_after": 0})
+    client = LLMClient(store, endpoint, role="target")
+    await client.chat([{"role": "user", "content": "hi"}])
+    with pytest.raises(LLMError):
+        await client.chat([{"role": "user", "content": "again"}])
+    # the server did receive it, so the test would notice a key that never left
+    assert fake_openai.chat_requests()[0].headers["Authorization"] == f"Bearer {secret}"
+    store.conn.execute("PRAGMA wal_checkpoint(FULL)")
+    for path in list(home.rglob("*")):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert (home / "logs" / "viva.log").read_text()  # something was logged
+
+
+async def test_missing_key_variable_is_a_clear_error(store, fake_openai, monkeypatch):
+    monkeypatch.delenv("VIVA_ABSENT_KEY", raising=False)
+    endpoint = ModelConfig(base_url=fake_openai.base_url, model="m", api_key_env="VIVA_ABSENT_KEY")
+    from engine.config import ConfigError
+
+    with pytest.raises(ConfigError, match="VIVA_ABSENT_KEY is not set"):
+        await LLMClient(store, endpoint, role="kernel").chat([{"role": "user", "content": "x"}])

@@ -1,0 +1,259 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 that answers from a script.
+
+It serves ``GET /v1/models`` and ``POST /v1/chat/completions`` (streaming and not). Replies come
+from, in order: the FIFO queue (``push``), the first matching rule (``rule``), the default. A reply is
+a string (the content), a dict, or a callable ``f(request_body) -> reply``. A dict may carry:
+
+- ``content``: the assistant text;
+- ``status`` (+ ``retry_after``, ``message``): an HTTP error instead of an answer;
+- ``delay``: seconds to wait before answering (past the client timeout = a timeout fault);
+- ``truncate``: for streams, send part of the answer then drop the connection;
+- ``token_delay``: seconds between streamed pieces.
+
+Every request is logged (``requests``) with its arrival time, so tests assert on what reached the
+server: counts ("the cache answered"), and gaps ("the Retry-After wait was honoured").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Reply = str | dict[str, Any] | Callable[[dict[str, Any]], Any]
+
+
+@dataclass
+class LoggedRequest:
+    path: str
+    body: dict[str, Any]
+    time: float
+    headers: dict[str, str]
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        return self.body.get("messages", [])
+
+    @property
+    def text(self) -> str:
+        """All message contents joined: what a rule matches against."""
+        return "\n".join(str(m.get("content", "")) for m in self.messages)
+
+
+def count_tokens(text: str) -> int:
+    """A rough, deterministic token count (words and CJK characters)."""
+    return len(re.findall(r"[\u4e00-\u9fff]|\w+|[^\w\s]", text))
+
+
+class FakeOpenAI:
+    """The scripted server. Use as a context manager or call ``start()``/``stop()``."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, model: str = "fake-model"):
+        self.model = model
+        self.requests: list[LoggedRequest] = []
+        self._queue: deque[Reply] = deque()
+        self._rules: list[tuple[Callable[[LoggedRequest], bool], Reply]] = []
+        self.default: Reply | None = None
+        self._lock = threading.Lock()
+        server = self
+        handler = type("Handler", (_Handler,), {"fake": server})
+        self.httpd = ThreadingHTTPServer((host, port), handler)
+        self.httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return self.httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True, name="fake-openai")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- script -----------------------------------------------------------------------------
+    def push(self, *replies: Reply) -> None:
+        """Queue replies answered in order, before any rule."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    def rule(self, match: str | Callable[[LoggedRequest], bool], reply: Reply) -> None:
+        """Answer requests whose text matches the regex (or predicate) with ``reply``."""
+        if isinstance(match, str):
+            pattern = re.compile(match, re.DOTALL)
+            self._rules.append((lambda r: bool(pattern.search(r.text)), reply))
+        else:
+            self._rules.append((match, reply))
+
+    def reset(self) -> None:
+        with self._lock:
+            self._queue.clear()
+            self._rules.clear()
+            self.requests.clear()
+            self.default = None
+
+    def count(self, path: str = "/v1/chat/completions") -> int:
+        return sum(1 for r in self.requests if r.path == path)
+
+    def chat_requests(self) -> list[LoggedRequest]:
+        return [r for r in self.requests if r.path == "/v1/chat/completions"]
+
+    def _pick(self, req: LoggedRequest) -> dict[str, Any] | None:
+        with self._lock:
+            reply: Reply | None = self._queue.popleft() if self._queue else None
+        if reply is None:
+            for match, candidate in self._rules:
+                if match(req):
+                    reply = candidate
+                    break
+        if reply is None:
+            reply = self.default
+        while callable(reply):
+            reply = reply(req.body)
+        if reply is None:
+            return None
+        return {"content": reply} if isinstance(reply, str) else dict(reply)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.fake.requests.append(LoggedRequest(self.path, {}, time.time(), dict(self.headers)))
+        if self.path.rstrip("/") == "/v1/models":
+            self._send_json(200, {"object": "list", "data": [
+                {"id": self.fake.model, "object": "model", "created": 0, "owned_by": "fake"}]})
+        else:
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length", 0))
+        raw = self.rfile.read(length) if length else b"{}"
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._send_json(400, {"error": {"message": "request body is not JSON"}})
+            return
+        req = LoggedRequest(self.path, body, time.time(), dict(self.headers))
+        self.fake.requests.append(req)
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        reply = self.fake._pick(req)
+        if reply is None:
+            self._send_json(400, {"error": {"message": "fake server: no scripted reply for this request"}})
+            return
+        try:
+            if reply.get("delay"):
+                time.sleep(float(reply["delay"]))
+            if reply.get("status"):
+                headers = {}
+                if reply.get("retry_after") is not None:
+                    headers["Retry-After"] = str(reply["retry_after"])
+                self._send_json(int(reply["status"]), {"error": {
+                    "message": reply.get("message", f"scripted status {reply['status']}"),
+                    "type": "fake"}}, headers)
+                return
+            content = str(reply.get("content", ""))
+            if body.get("stream"):
+                self._stream(body, content, reply)
+            else:
+                self._complete(body, content)
+        except (BrokenPipeError, ConnectionResetError):
+            return
+
+    def _usage(self, body: dict[str, Any], content: str) -> dict[str, int]:
+        t_in = sum(count_tokens(str(m.get("content", ""))) for m in body.get("messages", []))
+        t_out = count_tokens(content)
+        return {"prompt_tokens": t_in, "completion_tokens": t_out, "total_tokens": t_in + t_out}
+
+    def _complete(self, body: dict[str, Any], content: str) -> None:
+        self._send_json(200, {
+            "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", self.fake.model),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": "stop"}],
+            "usage": self._usage(body, content),
+        })
+
+    def _stream(self, body: dict[str, Any], content: str, reply: dict[str, Any]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        pieces = re.findall(r"\S+\s*|\s+", content) or [""]
+        if reply.get("truncate"):
+            pieces = pieces[: max(1, len(pieces) // 2)]
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": body.get("model", self.fake.model)}
+
+        def send(obj: dict[str, Any]) -> None:
+            self.wfile.write(f"data: {json.dumps(obj)}\n\n".encode())
+            self.wfile.flush()
+
+        delay = float(reply.get("token_delay", 0))
+        for i, piece in enumerate(pieces):
+            delta = {"content": piece} if i else {"role": "assistant", "content": piece}
+            send({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+            if delay:
+                time.sleep(delay)
+        if reply.get("truncate"):
+            return  # drop the connection: no finish_reason, no [DONE]
+        send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            send({**base, "choices": [], "usage": self._usage(body, content)})
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+
+def main() -> None:
+    """Run the server from a shell: ``python -m tests.fakes.openai_server --port 8765 --echo``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--reply", default="This is a scripted answer.", help="default reply content")
+    args = parser.parse_args()
+    server = FakeOpenAI(port=args.port)
+    server.default = args.reply
+    print(server.base_url, flush=True)
+    server.httpd.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
