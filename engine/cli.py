@@ -74,3 +74,12 @@ def sessions(ctx: click.Context, as_json: bool) -> None:
         table.add_row(str(r["id"]), r["status"], r["protocol"], r["target"], str(r["item"] or ""),
                       str(r["turns"]), score, r["created_at"][:19])
     Console().print(table)
+
+
+from engine.interview.cli import demo as _demo_cmd, resume as _resume_cmd, run as _run_cmd  # noqa: E402
+from engine.report.cli import report as _report_cmd  # noqa: E402
+
+main.add_command(_run_cmd)
+main.add_command(_resume_cmd)
+main.add_command(_demo_cmd)
+main.add_command(_report_cmd)

@@ -1,0 +1,234 @@
+"""``viva run``, ``viva resume`` and ``viva demo``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import click
+
+from engine.cli import get_runtime
+
+
+class LivePrinter:
+    """Prints an interview as its events arrive (the headless demo and ``viva run --live``)."""
+
+    def __init__(self, console: Any):
+        self.console = console
+        self.streaming: set[tuple[int, int]] = set()
+
+    def __call__(self, sid: int, kind: str, p: dict[str, Any]) -> None:
+        c = self.console
+        if kind in ("session.started", "session.resumed"):
+            c.rule(f"session {sid}: {p['target']} on item {p['item_id']} ({p['protocol']}, kernel {p['kernel']})")
+            if kind == "session.resumed":
+                c.print("[dim]resumed: finished turns are not redone[/]")
+            for crit in p["criteria"]:
+                c.print(f"  [dim]{crit['cid']} ({crit['kind']}, w={crit['weight']:g}): {crit['text'][:100]}[/]")
+        elif kind == "policy.decided":
+            probs = p.get("probs") or [0, 0]
+            c.print(f"[dim]policy: follow-up {probs[0]:.2f} / challenge {probs[1]:.2f} -> {p['action']}[/]")
+        elif kind == "turn.started":
+            c.print(f"\n[bold cyan]Q{p['turn']} [{p['action']}, {p['actor']}][/] {p['question']}")
+        elif kind == "answer.delta":
+            if (sid, p["turn"]) not in self.streaming:
+                self.streaming.add((sid, p["turn"]))
+                c.print("[bold green]A:[/] ", end="")
+            c.print(p["text"], end="", markup=False, highlight=False)
+        elif kind == "answer.done":
+            if (sid, p["turn"]) not in self.streaming:
+                c.print("[bold green]A:[/] " + p["answer"], markup=False, highlight=False)
+            else:
+                c.print()
+        elif kind == "verdicts":
+            met = [v["cid"] for v in p["verdicts"] if v["met"]]
+            delta = "" if p["delta"] is None else f"  Δs {p['delta']:+.2f}"
+            cos = "" if p.get("cos") is None else f"  cos {p['cos']:.2f}"
+            c.print(f"[yellow]score {p['score']:.2f}{delta}{cos}  met: {', '.join(met) or 'none'}[/]")
+        elif kind == "session.finished":
+            score = p.get("score")
+            c.print(f"[bold]session {sid} finished: Score {score:.1f}[/]" if score is not None else
+                    f"[bold]session {sid} finished[/]")
+        elif kind == "session.failed":
+            c.print(f"[bold red]session {sid} failed: {p['error']}[/]")
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    table = Table(title="per target")
+    for col in ("target", "Score", "ΔS_f", "P+", "M+", "P−", "M−", "R+", "R−", "R", "tokens", "cost", "sessions"):
+        table.add_column(col, justify="left" if col == "target" else "right")
+    for r in rows:
+        table.add_row(r["target"], _fmt(r["score"], 1), _fmt(r["delta_follow_up"]), _fmt(r["p_plus"]),
+                      _fmt(r["m_plus"]), _fmt(r["p_minus"]), _fmt(r["m_minus"]), _fmt(r["r_plus"]),
+                      _fmt(r["r_minus"]), _fmt(r["r"]), str(r["tokens_in"] + r["tokens_out"]),
+                      f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
+    console.print(table)
+
+
+def _report(runtime, run_id: int, errors: dict[int, str | None], as_json: bool, console: Any,
+            targets_as_given: list[str] | None = None) -> None:
+    from engine.interview.queries import target_table
+    from engine.interview.run import run_sessions
+
+    rows = target_table(runtime.store, run_sessions(runtime, run_id))
+    failed = {sid: e for sid, e in errors.items() if e}
+    if as_json:
+        click.echo(json.dumps({"run": run_id, "targets": rows,
+                               "failed": [{"session": s, "error": e} for s, e in failed.items()]},
+                              ensure_ascii=False, indent=2))
+    else:
+        print_target_table(console, rows)
+        console.print(f"run {run_id}: sessions {', '.join(str(s) for r in rows for s in r['sessions'])}")
+        for sid, err in failed.items():
+            console.print(f"[red]session {sid} failed: {err}[/]")
+    if failed:
+        sys.exit(1)
+
+
+def _run_with_progress(runtime, run_id: int, console: Any, live: bool):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from engine.interview.run import execute_run, run_sessions
+
+    total = len(run_sessions(runtime, run_id))
+    printer = LivePrinter(console) if live else None
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, disable=live or not console.is_terminal) as progress:
+        sessions_task = progress.add_task("sessions", total=total)
+        turns_task = progress.add_task("turns judged", total=None)
+
+        def on_event(sid: int, kind: str, payload: dict[str, Any]) -> None:
+            if printer is not None:
+                printer(sid, kind, payload)
+            if kind == "verdicts":
+                progress.advance(turns_task)
+            elif kind in ("session.finished", "session.failed"):
+                progress.advance(sessions_task)
+
+        done = runtime.store.one("SELECT COUNT(*) AS n FROM sessions WHERE run_id = ? AND status = 'finished'",
+                                 (run_id,))["n"]
+        progress.advance(sessions_task, done)
+        return asyncio.run(execute_run(runtime, run_id, on_event))
+
+
+@click.command()
+@click.option("--bench", "bench", required=True, help="Benchmark name (see `viva bench list`).")
+@click.option("--items", default=None, help="Comma-separated item ids (default: all items).")
+@click.option("--target", "targets", multiple=True, required=True,
+              help="openai:MODEL@BASE_URL, python:module:Class, local, or a name from the config. Repeatable.")
+@click.option("--kernel", default=None, help="offline, config, or openai:MODEL@BASE_URL (default: config's, else offline).")
+@click.option("--protocol", type=click.Choice(["adaptive", "task"]), default=None,
+              help="Default: task for task items, adaptive otherwise.")
+@click.option("--turns", type=int, default=None, help="Turns per adaptive session (default 6).")
+@click.option("--policy", default=None, help="onnx, threshold, random, always-follow-up, always-challenge.")
+@click.option("--concurrency", type=int, default=None, help="Sessions at once (default 8).")
+@click.option("--seed", type=int, default=None, help="Seed for the policy's sampling (default 0).")
+@click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
+@click.option("--live", is_flag=True, help="Print the interviews as they happen.")
+@click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
+@click.pass_context
+def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency, seed, api_key_env, live, as_json):
+    """Interview every target on every item of a benchmark."""
+    from rich.console import Console
+
+    from engine.interview.run import RunRequest, plan_run
+
+    runtime = get_runtime(ctx)
+    item_ids = None
+    if items:
+        try:
+            item_ids = [int(x) for x in items.split(",") if x.strip()]
+        except ValueError:
+            raise click.BadParameter(f"{items!r}: expected comma-separated item ids like 12,13") from None
+    console = Console(stderr=as_json)
+    try:
+        run_id = plan_run(runtime, RunRequest(bench=bench, targets=list(targets), items=item_ids, kernel=kernel,
+                                              protocol=protocol, turns=turns, policy=policy,
+                                              concurrency=concurrency, seed=seed, api_key_env=api_key_env))
+    except Exception as exc:
+        raise click.ClickException(str(exc)) from None
+    console.print(f"run {run_id} planned ({bench}); resume with `viva resume run:{run_id}` if interrupted",
+                  style="dim")
+    errors = _run_with_progress(runtime, run_id, console, live)
+    _report(runtime, run_id, errors, as_json, console)
+
+
+@click.command()
+@click.argument("what")
+@click.option("--live", is_flag=True, help="Print the interviews as they happen.")
+@click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
+@click.pass_context
+def resume(ctx, what, live, as_json):
+    """Continue an interrupted session (12) or run (run:3) where it stopped."""
+    from rich.console import Console
+
+    from engine.interview.run import RunError, execute_sessions, resolve_resume
+
+    runtime = get_runtime(ctx)
+    console = Console(stderr=as_json)
+    try:
+        kind, ident = resolve_resume(runtime, what)
+    except RunError as exc:
+        raise click.ClickException(str(exc)) from None
+    if kind == "run":
+        if runtime.store.one("SELECT id FROM runs WHERE id = ?", (ident,)) is None:
+            raise click.ClickException(f"run {ident} does not exist; see `viva sessions`")
+        errors = _run_with_progress(runtime, ident, console, live)
+        _report(runtime, ident, errors, as_json, console)
+        return
+    row = runtime.store.one("SELECT * FROM sessions WHERE id = ?", (ident,))
+    if row is None:
+        raise click.ClickException(f"session {ident} does not exist; see `viva sessions`")
+    printer = LivePrinter(console) if live else None
+    errors = asyncio.run(execute_sessions(runtime, [ident], 1, printer))
+    from engine.interview.queries import target_table
+
+    rows = target_table(runtime.store, [ident])
+    if as_json:
+        click.echo(json.dumps({"session": ident, "targets": rows, "error": errors.get(ident)}, indent=2))
+    else:
+        print_target_table(console, rows)
+    if errors.get(ident):
+        console.print(f"[red]session {ident} failed: {errors[ident]}[/]")
+        sys.exit(1)
+
+
+@click.command()
+@click.option("--headless", is_flag=True, help="Print the interview in the terminal instead of opening the app.")
+@click.option("--target", default="local", show_default=True, help="Target spec (default: the embedded SmolLM2-135M).")
+@click.option("--policy", default=None, help="Policy (default: onnx if models/policy.onnx is shipped, else threshold).")
+@click.option("--turns", type=int, default=6, show_default=True)
+@click.option("--items", "n_items", type=int, default=1, show_default=True, help="How many demo items to run.")
+@click.pass_context
+def demo(ctx, headless, target, policy, turns, n_items):
+    """Run a demo interview on the embedded defaults (offline kernel, local model, shipped policy)."""
+    from rich.console import Console
+
+    from engine.demo import prepare_demo
+
+    runtime = get_runtime(ctx)
+    console = Console()
+    try:
+        run_id = prepare_demo(runtime, target=target, policy=policy, turns=turns, n_items=n_items,
+                              log=lambda m: console.print(m, style="dim"))
+    except Exception as exc:
+        raise click.ClickException(str(exc)) from None
+    if headless:
+        errors = _run_with_progress(runtime, run_id, console, live=True)
+        _report(runtime, run_id, errors, False, console)
+        return
+    from tui.launch import open_app
+
+    open_app(runtime, screen="live", run_id=run_id)

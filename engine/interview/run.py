@@ -1,0 +1,205 @@
+"""Runs: every item for every target, concurrently, resumable.
+
+``plan_run`` writes the run and all its sessions (status ``created``) in one transaction;
+``execute_run`` runs every session of the run that has not finished, at most ``concurrency`` at a
+time (per-endpoint limits from the config apply on top). ``resume`` is ``execute_run`` again: finished
+turns are not redone and cached calls are not re-sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from engine.interview.kernels import make_kernel
+from engine.interview.runner import SessionRunner, SessionSpec, create_session
+from engine.interview.targets import TargetFactory
+from engine.runtime import Runtime
+from engine.store import dumps, loads, now_iso
+
+log = logging.getLogger("viva.run")
+
+EventCallback = Callable[[int, str, dict[str, Any]], None]
+
+
+class RunError(Exception):
+    """A run that cannot start or resume; the message says what to change."""
+
+
+@dataclass
+class RunRequest:
+    """What ``viva run`` asks for."""
+
+    bench: str
+    targets: list[str]
+    items: list[int] | None = None
+    kernel: str | None = None
+    protocol: str | None = None
+    turns: int | None = None
+    policy: str | None = None
+    concurrency: int | None = None
+    seed: int | None = None
+    api_key_env: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def plan_run(runtime: Runtime, req: RunRequest) -> int:
+    """Validate the request and create the run with one session per (item, target)."""
+    from engine.bench.items import get_benchmark, list_items
+
+    store = runtime.store
+    cfg = runtime.config.interview
+    get_benchmark(store, req.bench)
+    items = list_items(store, req.bench)
+    if req.items:
+        wanted = set(req.items)
+        unknown = sorted(wanted - {i.id for i in items})
+        if unknown:
+            raise RunError(f"items {unknown} are not in benchmark {req.bench!r}; see `viva bench show {req.bench}`")
+        items = [i for i in items if i.id in wanted]
+    if not items:
+        raise RunError(f"benchmark {req.bench!r} has no items to run")
+    if not req.targets:
+        raise RunError("give at least one --target")
+    factory = TargetFactory(store, runtime.config, runtime.home, runtime.use_cache, req.api_key_env)
+    for spec in req.targets:
+        factory.validate(spec)
+    kernel = make_kernel(req.kernel, runtime.config, store, api_key_env=req.api_key_env)
+    kernel_spec = req.kernel or ("config" if runtime.config.kernel is not None else "offline")
+    policy = req.policy or cfg.policy
+    from engine.policy.policies import load_policy
+
+    load_policy(policy)  # fail before creating anything
+    seed = cfg.seed if req.seed is None else req.seed
+    config = {"bench": req.bench, "targets": req.targets, "kernel": kernel_spec, "policy": policy,
+              "turns": req.turns or cfg.turns, "seed": seed, "concurrency": req.concurrency or cfg.concurrency,
+              "api_key_env": req.api_key_env, "protocol": req.protocol}
+    with store.transaction():
+        run_id = store.insert("runs", {"created_at": now_iso(), "config": dumps(config), "status": "created"})
+        for item in items:
+            protocol = req.protocol or ("task" if item.protocol == "task" else "adaptive")
+            for target in req.targets:
+                spec = SessionSpec(item_id=item.id, target=target, kernel=kernel_spec, protocol=protocol,
+                                   policy=policy, turns=req.turns or cfg.turns, seed=seed,
+                                   threshold=cfg.offline_threshold, eval_code_timeout=cfg.eval_code_timeout,
+                                   api_key_env=req.api_key_env)
+                create_session(store, spec, run_id)
+    del kernel
+    return run_id
+
+
+def run_sessions(runtime: Runtime, run_id: int) -> list[int]:
+    return [r["id"] for r in runtime.store.query("SELECT id FROM sessions WHERE run_id = ? ORDER BY id", (run_id,))]
+
+
+async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency: int,
+                           on_event: EventCallback | None = None) -> dict[int, str | None]:
+    """Run (or resume) sessions concurrently; returns session id -> error message or None."""
+    from engine.knowledge.embed import get_embedder
+    from engine.policy.policies import load_policy
+
+    store = runtime.store
+    embedder = get_embedder(runtime.config.retrieval.embedder)
+    factory = TargetFactory(store, runtime.config, runtime.home, runtime.use_cache)
+    policies: dict[str, Any] = {}
+    semaphore = asyncio.Semaphore(max(1, concurrency))
+    errors: dict[int, str | None] = {}
+
+    async def one(sid: int) -> None:
+        async with semaphore:
+            row = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
+            spec = loads(row["config"], {})
+            factory.api_key_env = spec.get("api_key_env")
+            target = factory.make(row["target"], sid)
+            if row["policy"] not in policies:
+                policies[row["policy"]] = load_policy(row["policy"])
+            kernel = make_kernel(row["kernel"], runtime.config, store, runtime.use_cache, sid,
+                                 spec.get("api_key_env"))
+            callback = (lambda kind, payload, _sid=sid: on_event(_sid, kind, payload)) if on_event else None
+            runner = SessionRunner(store, sid, kernel, target, policies[row["policy"]], embedder,
+                                   runtime.home, callback)
+            try:
+                await runner.run()
+                errors[sid] = None
+            except Exception as exc:  # recorded on the session by the runner; the others go on
+                errors[sid] = f"{type(exc).__name__}: {exc}"
+                log.warning("session %s failed: %s", sid, errors[sid])
+            finally:
+                await target.aclose()
+
+    try:
+        await asyncio.gather(*(one(sid) for sid in session_ids))
+    finally:
+        factory.close()
+    return errors
+
+
+async def execute_run(runtime: Runtime, run_id: int, on_event: EventCallback | None = None) -> dict[int, str | None]:
+    """Run every unfinished session of a run."""
+    store = runtime.store
+    run = store.one("SELECT * FROM runs WHERE id = ?", (run_id,))
+    if run is None:
+        raise RunError(f"run {run_id} does not exist; see `viva sessions`")
+    config = loads(run["config"], {})
+    pending = [r["id"] for r in store.query(
+        "SELECT id FROM sessions WHERE run_id = ? AND status != 'finished' ORDER BY id", (run_id,))]
+    with store.transaction():
+        store.db["runs"].update(run_id, {"status": "running"})
+    errors = await execute_sessions(runtime, pending, int(config.get("concurrency") or 8), on_event)
+    status = "failed" if any(errors.values()) else "finished"
+    with store.transaction():
+        store.db["runs"].update(run_id, {"status": status})
+    return errors
+
+
+def resolve_resume(runtime: Runtime, what: str) -> tuple[str, int]:
+    """``12`` (a session), ``run:3`` or ``r3`` (a run) -> (kind, id)."""
+    text = what.strip().lower()
+    for prefix in ("run:", "r"):
+        if text.startswith(prefix) and text[len(prefix):].isdigit():
+            return "run", int(text[len(prefix):])
+    if text.isdigit():
+        return "session", int(text)
+    raise RunError(f"cannot resume {what!r}: give a session id (12) or a run (run:3)")
+
+
+def spec_dict(spec: SessionSpec) -> dict[str, Any]:
+    return asdict(spec)
+
+
+async def rescore_session(runtime: Runtime, session_id: int, version_id: int) -> dict[str, Any]:
+    """Re-judge a session's stored answers under a rubric version without calling the target.
+
+    For a session that is running in some process, use ``control.switch_rubric`` instead: its
+    runner re-scores at the next step boundary.
+    """
+    from engine.interview.queries import session_metrics
+    from engine.knowledge.embed import get_embedder
+
+    store = runtime.store
+    row = store.one("SELECT * FROM sessions WHERE id = ?", (session_id,))
+    if row is None:
+        raise RunError(f"session {session_id} does not exist")
+    spec = loads(row["config"], {})
+    kernel = make_kernel(row["kernel"], runtime.config, store, runtime.use_cache, session_id,
+                         spec.get("api_key_env"))
+    runner = SessionRunner(store, session_id, kernel, _NoTarget(row["target"]), None,
+                           get_embedder(runtime.config.retrieval.embedder), runtime.home)
+    await runner.rescore(version_id)
+    return session_metrics(store, session_id)
+
+
+class _NoTarget:
+    """Re-scoring never asks the target; this makes any attempt fail loudly."""
+
+    def __init__(self, spec: str):
+        self.spec = spec
+
+    async def reply(self, *args: Any, **kwargs: Any):
+        raise RunError("re-scoring must not call the target")
+
+    async def aclose(self) -> None:
+        return None

