@@ -43,6 +43,7 @@ def setup_logging(home: Path) -> None:
     """Log viva's own messages to ``HOME/logs/viva.log``. Secrets never reach a log line: the
     request bodies logged are the redacted ones, and headers are never logged."""
     logger = logging.getLogger("viva")
+    (home / "logs").mkdir(parents=True, exist_ok=True)
     target = str((home / "logs" / "viva.log").resolve())
     if any(getattr(h, "baseFilename", None) == target for h in logger.handlers):
         return

@@ -132,7 +132,7 @@ async def test_api_key_never_stored_or_logged(home, store, fake_openai, monkeypa
     with pytest.raises(LLMError):
         await client.chat([{"role": "user", "content": "again"}])
     # the server did receive it, so the test would notice a key that never left
-    assert fake_openai.chat_requests()[0].headers["Authorization"] == f"Bearer {secret}"
+    assert fake_openai.chat_requests()[0].headers["authorization"] == f"Bearer {secret}"
     store.conn.execute("PRAGMA wal_checkpoint(FULL)")
     for path in list(home.rglob("*")):
         if path.is_file():

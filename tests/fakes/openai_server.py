@@ -153,7 +153,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:  # noqa: N802
-        self.fake.requests.append(LoggedRequest(self.path, {}, time.time(), dict(self.headers)))
+        self.fake.requests.append(LoggedRequest(self.path, {}, time.time(), {k.lower(): v for k, v in self.headers.items()}))
         if self.path.rstrip("/") == "/v1/models":
             self._send_json(200, {"object": "list", "data": [
                 {"id": self.fake.model, "object": "model", "created": 0, "owned_by": "fake"}]})
@@ -168,7 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             self._send_json(400, {"error": {"message": "request body is not JSON"}})
             return
-        req = LoggedRequest(self.path, body, time.time(), dict(self.headers))
+        req = LoggedRequest(self.path, body, time.time(), {k.lower(): v for k, v in self.headers.items()})
         self.fake.requests.append(req)
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
