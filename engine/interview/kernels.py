@@ -174,9 +174,11 @@ STOPWORDS = frozenset("""a an the and or but if of to in on at by for with from 
 it its this that these those there their they them he she his her we you your i my our not no do does did
 has have had can could should would may might will shall than then so such which who whom what when where
 why how also into about over under more most other some any each all both only very just""".split())
-_VERBS = frozenset("""is are was were has have had can could may might will would should causes cause
-makes make made becomes become became contains contain includes include produces produce forms form
-was were lies lie consists consist""".split())
+_VERBS = frozenset("""is are was were has have had can could may might will would should must does do
+causes cause caused makes make made becomes become became contains contain includes include produces
+produce produced forms form formed lies lie consists consist releases release released takes take took
+spreads spread occurs occur occurred shows show showed leads lead led reduces reduce increases increase
+requires require required kills kill affects affect helps help gives give gave means mean""".split())
 _RETRACTION = re.compile(
     r"\b(i was wrong|you are right|you're right|i apologi[sz]e|my mistake|i made a mistake|"
     r"that was incorrect|i stand corrected|correction|let me correct|i misspoke)\b", re.IGNORECASE)
@@ -197,18 +199,26 @@ def _stem(word: str) -> str:
     return word
 
 
-def subject_phrase(text: str, max_words: int = 6) -> str:
-    """The words of a criterion before its first verb: what a follow-up asks about without
-    giving away what the criterion says of it."""
-    words = re.findall(r"\S+", text)
+def subject_phrase(text: str, topic: str = "", max_words: int = 4) -> str:
+    """What a follow-up asks about without giving away what the criterion says of it.
+
+    The words of the criterion before its first verb ("Liquid oxygen" of "Liquid oxygen is pale
+    blue"). When no verb is recognised within ``max_words`` words, only the first content word that
+    is not part of the topic is used ("plants" of "Plants release oxygen through photosynthesis").
+    """
+    words = [w.strip(",.;:()") for w in re.findall(r"\S+", text)]
     taken: list[str] = []
     for w in words:
-        if w.lower().strip(",.;:") in _VERBS and taken:
+        if taken and w.lower() in _VERBS:
+            return " ".join(taken)
+        taken.append(w)
+        if len(taken) > max_words:
             break
-        taken.append(w.strip(",.;:"))
-        if len(taken) >= max_words:
-            break
-    return " ".join(taken) or text[:40]
+    topic_words = {_stem(w) for w in content_words(topic)}
+    for w in content_words(text):
+        if _stem(w) not in topic_words:
+            return w
+    return topic or "this subject"
 
 
 class OfflineKernel:
@@ -241,9 +251,10 @@ class OfflineKernel:
         for c in criteria:
             if c.kind == "deduction" or met.get(c.cid):
                 continue
-            question = f"What can you tell me about {subject_phrase(c.text)}?"
-            if topic:
-                question = f"Still on {topic}: what can you tell me about {subject_phrase(c.text)}?"
+            subject = subject_phrase(c.text, topic)
+            question = f"What can you tell me about {subject}?"
+            if topic and _stem(topic.lower()) not in _stem(subject.lower()):
+                question = f"What can you tell me about {subject}, in relation to {topic}?"
             if question not in asked:
                 return question, Usage()
         return (f"Is there anything important about {topic or 'this subject'} that you have not mentioned yet? "

@@ -70,9 +70,11 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
     kernel = make_kernel(req.kernel, runtime.config, store, api_key_env=req.api_key_env)
     kernel_spec = req.kernel or ("config" if runtime.config.kernel is not None else "offline")
     policy = req.policy or cfg.policy
-    from engine.policy.policies import load_policy
+    protocols = {req.protocol or ("task" if i.protocol == "task" else "adaptive") for i in items}
+    if "adaptive" in protocols:
+        from engine.policy.policies import load_policy
 
-    load_policy(policy)  # fail before creating anything
+        load_policy(policy)  # fail before creating anything
     seed = cfg.seed if req.seed is None else req.seed
     config = {"bench": req.bench, "targets": req.targets, "kernel": kernel_spec, "policy": policy,
               "turns": req.turns or cfg.turns, "seed": seed, "concurrency": req.concurrency or cfg.concurrency,
@@ -114,12 +116,12 @@ async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency
             spec = loads(row["config"], {})
             factory.api_key_env = spec.get("api_key_env")
             target = factory.make(row["target"], sid)
-            if row["policy"] not in policies:
+            if row["protocol"] == "adaptive" and row["policy"] not in policies:
                 policies[row["policy"]] = load_policy(row["policy"])
             kernel = make_kernel(row["kernel"], runtime.config, store, runtime.use_cache, sid,
                                  spec.get("api_key_env"))
             callback = (lambda kind, payload, _sid=sid: on_event(_sid, kind, payload)) if on_event else None
-            runner = SessionRunner(store, sid, kernel, target, policies[row["policy"]], embedder,
+            runner = SessionRunner(store, sid, kernel, target, policies.get(row["policy"]), embedder,
                                    runtime.home, callback)
             try:
                 await runner.run()

@@ -1,0 +1,251 @@
+"""The interview engine end to end against the fake server (real client, real SQLite, real ONNX)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from engine.config import Config
+from engine.interview import control
+from engine.interview.queries import session_detail
+from engine.interview.run import RunRequest, execute_run, plan_run, rescore_session, run_sessions
+from engine.runtime import Runtime
+from engine.store import loads
+from tests.engine.interview_fixtures import (
+    make_bench,
+    make_task_bench,
+    script_llm_kernel,
+    script_target_only,
+)
+
+
+@pytest.fixture
+def runtime(home, endpoint):
+    rt = Runtime(home=home, config=Config(kernel=endpoint))
+    yield rt
+    rt.store.close()
+
+
+def target_of(fake) -> str:
+    return f"openai:fake-target@{fake.base_url}"
+
+
+def kinds(store, sid):
+    return [e.kind for e in store.events(0, sid)]
+
+
+async def test_full_adaptive_session_stores_every_field_and_event(runtime, fake_openai):
+    script_llm_kernel(fake_openai)
+    item = make_bench(runtime.store)[0]
+    run_id = plan_run(runtime, RunRequest(bench="oxy", targets=[target_of(fake_openai)], kernel="config",
+                                          policy="threshold", turns=6))
+    errors = await execute_run(runtime, run_id)
+    assert errors == {run_sessions(runtime, run_id)[0]: None}
+    sid = run_sessions(runtime, run_id)[0]
+    detail = session_detail(runtime.store, sid)
+    session, turns = detail["session"], detail["turns"]
+    assert session["status"] == "finished" and session["item_id"] == item
+    assert [t["idx"] for t in turns] == list(range(6))
+    assert turns[0]["action"] == "initial" and turns[0]["actor"] == "item"
+    for prev, t in zip(turns, turns[1:], strict=False):
+        assert t["action"] in ("follow-up", "challenge") and t["actor"] == "policy"
+        state, probs = loads(t["state"]), loads(t["probs"])
+        assert len(state) == 7 and abs(sum(probs) - 1) < 1e-6
+        assert t["delta"] == pytest.approx(t["score"] - prev["score"])
+        assert t["cos"] is not None and -1 <= t["cos"] <= 1
+        # threshold policy: challenge iff the previous turn did not gain
+        assert (t["action"] == "challenge") == (prev["delta"] is not None and prev["delta"] <= 0)
+    for t in turns:
+        assert t["answer"] and t["summary"] and t["latency_ms"] is not None
+        assert t["tokens_in"] > 0 and t["tokens_out"] > 0
+        assert set(t["verdicts"]) == {"c1", "c2", "c3", "c4"}
+    # scores follow the scripted answers: c1 (w2) of 4 points, then + c2 ...
+    assert turns[0]["score"] == pytest.approx(0.5)
+    assert turns[1]["score"] == pytest.approx(0.75)
+    assert session["score"] == pytest.approx(100 * turns[-1]["score"])
+    ks = kinds(runtime.store, sid)
+    assert ks[0] == "session.started" and ks[-1] == "session.finished"
+    assert ks.count("turn.started") == 6 and ks.count("answer.done") == 6 and ks.count("verdicts") == 6
+    assert ks.count("policy.decided") == 5
+    # at most 2 kernel/judge calls per adaptive turn: 6 judge calls + 5 question calls
+    kernel_calls = [r for r in fake_openai.chat_requests() if not r.body.get("stream")]
+    assert len(kernel_calls) == 11
+    assert len([r for r in fake_openai.chat_requests() if r.body.get("stream")]) == 6
+
+
+async def test_deduction_and_retraction_under_challenge(runtime, fake_openai):
+    script_llm_kernel(fake_openai)
+    make_bench(runtime.store)
+    run_id = plan_run(runtime, RunRequest(bench="oxy", targets=[target_of(fake_openai)], kernel="config",
+                                          policy="always-challenge", turns=6))
+    await execute_run(runtime, run_id)
+    turns = session_detail(runtime.store, run_sessions(runtime, run_id)[0])["turns"]
+    # turn 4 asserts "noble gas" (deduction applies), turn 5 retracts it
+    assert turns[4]["verdicts"]["c4"]["met"] == 1
+    assert turns[5]["verdicts"]["c4"]["met"] == 0
+    assert turns[5]["delta"] > 0
+
+
+async def test_judge_with_unknown_criterion_is_reasked_then_fails_loudly(runtime, fake_openai):
+    script_target_only(fake_openai)
+    fake_openai.rule("judge of an oral examination", json.dumps(
+        {"verdicts": [{"id": "c99", "met": True}], "summary": "s"}))
+    make_bench(runtime.store)
+    run_id = plan_run(runtime, RunRequest(bench="oxy", targets=[target_of(fake_openai)], kernel="config",
+                                          policy="threshold", turns=2))
+    errors = await execute_run(runtime, run_id)
+    (sid, error), = errors.items()
+    assert "unknown criterion ids ['c99']" in error and "missing verdicts" in error
+    row = runtime.store.one("SELECT status, error FROM sessions WHERE id = ?", (sid,))
+    assert row["status"] == "failed" and "c99" in row["error"]
+    assert kinds(runtime.store, sid)[-1] == "session.failed"
+    judge_calls = [r for r in fake_openai.chat_requests() if "judge of an oral" in r.text]
+    assert len(judge_calls) == 3  # first answer + 2 repairs
+
+
+async def test_offline_kernel_session(runtime, fake_openai):
+    script_target_only(fake_openai)
+    make_bench(runtime.store)
+    run_id = plan_run(runtime, RunRequest(bench="oxy", targets=[target_of(fake_openai)], kernel="offline",
+                                          policy="threshold", turns=4))
+    await execute_run(runtime, run_id)
+    detail = session_detail(runtime.store, run_sessions(runtime, run_id)[0])
+    turns = detail["turns"]
+    assert detail["session"]["status"] == "finished" and len(turns) == 4
+    assert turns[0]["verdicts"]["c1"]["met"] == 1 and turns[0]["verdicts"]["c1"]["source"] == "offline"
+    assert turns[0]["verdicts"]["c3"]["met"] == 0
+    assert "offline: 0.5·cos" in turns[0]["verdicts"]["c1"]["rationale"]
+    follow = next(t for t in turns if t["action"] == "follow-up")
+    assert follow["question"].startswith("What can you tell me about")
+    # the offline follow-up asks about a subject, never states the criterion's content
+    assert "photosynthesis" not in follow["question"].lower()
+    assert all(not r.body.get("stream") is False for r in fake_openai.chat_requests())  # only target calls
+
+
+async def test_interventions_force_inject_pause(runtime, fake_openai):
+    script_target_only(fake_openai)
+    make_bench(runtime.store)
+    run_id = plan_run(runtime, RunRequest(bench="oxy", targets=[target_of(fake_openai)], kernel="offline",
+                                          policy="always-follow-up", turns=4))
+    sid = run_sessions(runtime, run_id)[0]
+    control.force(runtime.store, sid, "challenge")
+    control.pause(runtime.store, sid)
+
+    async def resume_when_paused():
+        async for event in runtime.store.subscribe(0, sid, interval=0.02):
+            if event.kind == "session.paused":
+                assert runtime.store.one("SELECT status FROM sessions WHERE id = ?", (sid,))["status"] == "paused"
+                control.inject(runtime.store, sid, "What colour is liquid oxygen?")
+                control.resume(runtime.store, sid)
+                return
+
+    await asyncio.gather(execute_run(runtime, run_id), asyncio.wait_for(resume_when_paused(), 60))
+    turns = session_detail(runtime.store, sid)["turns"]
+    assert (turns[1]["action"], turns[1]["actor"]) == ("human", "human")  # inject wins for that turn
+    assert turns[1]["question"] == "What colour is liquid oxygen?"
+    ks = kinds(runtime.store, sid)
+    assert "session.paused" in ks and ks.count("intervention") == 4
+
+
+async def test_force_end_and_override_and_rescore_without_target_calls(runtime, fake_openai):
+    script_llm_kernel(fake_openai)
+    item = make_bench(runtime.store)[0]
+    run_id = plan_run(runtime, RunRequest(bench="oxy", targets=[target_of(fake_openai)], kernel="config",
+                                          policy="always-follow-up", turns=6))
+    sid = run_sessions(runtime, run_id)[0]
+    control.force(runtime.store, sid, "challenge")
+    await execute_run(runtime, run_id)
+    turns = session_detail(runtime.store, sid)["turns"]
+    assert (turns[1]["action"], turns[1]["actor"]) == ("challenge", "human")
+    assert all(t["actor"] == "policy" for t in turns[2:])
+
+    before = runtime.store.one("SELECT score FROM sessions WHERE id = ?", (sid,))["score"]
+    last = turns[-1]["idx"]
+    result = control.override_verdict(runtime.store, sid, last, "c3", not turns[-1]["verdicts"]["c3"]["met"],
+                                      note="evaluator disagrees")
+    after = runtime.store.one("SELECT score FROM sessions WHERE id = ?", (sid,))["score"]
+    assert after != before and after == pytest.approx(result["session_score"])
+    verdicts = runtime.store.query(
+        "SELECT source FROM verdicts v JOIN turns t ON t.id = v.turn_id WHERE t.session_id = ? AND t.idx = ? "
+        "AND v.cid = 'c3' ORDER BY v.id", (sid, last))
+    assert [v["source"] for v in verdicts] == ["judge", "human"]  # the judge's verdict stays on record
+    assert control.agreement(runtime.store)["reviewed"] == 1
+
+    from engine.bench.rubric import Delete, edit_rubric
+
+    version = edit_rubric(runtime.store, item, [Delete("c3")], author="human")
+    targets_before = len([r for r in fake_openai.chat_requests() if r.body.get("stream")])
+    judges_before = len([r for r in fake_openai.chat_requests() if "judge of an oral" in r.text])
+    metrics = await rescore_session(runtime, sid, version.id)
+    assert len([r for r in fake_openai.chat_requests() if r.body.get("stream")]) == targets_before
+    assert len([r for r in fake_openai.chat_requests() if "judge of an oral" in r.text]) == judges_before + 6
+    rescored = session_detail(runtime.store, sid)["turns"]
+    assert all(t["rubric_version_id"] == version.id and "c3" not in t["verdicts"] for t in rescored)
+    assert metrics["scores"][-1] == pytest.approx(rescored[-1]["score"])
+
+
+async def test_cache_makes_a_rerun_free(runtime, fake_openai):
+    script_llm_kernel(fake_openai)
+    make_bench(runtime.store)
+    first = plan_run(runtime, RunRequest(bench="oxy", targets=[target_of(fake_openai)], kernel="config",
+                                         policy="threshold", turns=3))
+    await execute_run(runtime, first)
+    calls = fake_openai.count()
+    second = plan_run(runtime, RunRequest(bench="oxy", targets=[target_of(fake_openai)], kernel="config",
+                                          policy="threshold", turns=3))
+    await execute_run(runtime, second)
+    assert fake_openai.count() == calls
+    a, b = (session_detail(runtime.store, run_sessions(runtime, r)[0])["turns"] for r in (first, second))
+    assert [t["score"] for t in a] == [t["score"] for t in b]
+
+
+async def test_two_targets_three_items_concurrently(runtime, fake_openai):
+    script_target_only(fake_openai, delay=0.05)
+    make_bench(runtime.store, n_items=3)
+    targets = [target_of(fake_openai), f"openai:other-target@{fake_openai.base_url}"]
+    run_id = plan_run(runtime, RunRequest(bench="oxy", targets=targets, kernel="offline", policy="threshold",
+                                          turns=3, concurrency=4))
+    errors = await execute_run(runtime, run_id)
+    assert len(errors) == 6 and not any(errors.values())
+    from engine.interview.queries import target_table
+
+    table = target_table(runtime.store, run_sessions(runtime, run_id))
+    assert sorted(r["target"] for r in table) == sorted(targets)
+    assert all(len(r["sessions"]) == 3 and r["score"] is not None for r in table)
+    # the sessions overlapped: more than one target request was in flight at some point
+    times = sorted(r.time for r in fake_openai.chat_requests())
+    assert any(b - a < 0.05 for a, b in zip(times, times[1:], strict=False))
+
+
+async def test_task_session_with_eval_code_and_judged_point(runtime, fake_openai):
+    fake_openai.rule(lambda r: bool(r.body.get("stream")), "Hello World")
+    examiner_turns = iter(["Please repeat the words Hello World exactly.", "TASK_FINISHED"])
+    fake_openai.rule("act as an examiner", lambda body: next(examiner_turns))
+    fake_openai.rule("judge of an agent's task", json.dumps({"reason": "it repeated it", "is_hit": True}))
+    make_task_bench(runtime.store)
+    run_id = plan_run(runtime, RunRequest(bench="echo", targets=[target_of(fake_openai)], kernel="config"))
+    errors = await execute_run(runtime, run_id)
+    assert not any(errors.values()), errors
+    detail = session_detail(runtime.store, run_sessions(runtime, run_id)[0])
+    assert detail["session"]["protocol"] == "task" and len(detail["turns"]) == 1
+    verdicts = detail["turns"][0]["verdicts"]
+    assert verdicts["c1"]["source"] == "code" and verdicts["c1"]["met"] == 1
+    assert verdicts["c2"]["source"] == "judge" and verdicts["c2"]["met"] == 1
+    assert detail["session"]["score"] == pytest.approx(100.0)
+    assert "task.stop_keyword" in kinds(runtime.store, detail["session"]["id"])
+
+
+async def test_task_eval_code_miss_gives_partial_score(runtime, fake_openai):
+    fake_openai.rule(lambda r: bool(r.body.get("stream")), "hello world!")
+    examiner_turns = iter(["Please repeat the words Hello World exactly.", "TASK_FINISHED"])
+    fake_openai.rule("act as an examiner", lambda body: next(examiner_turns))
+    fake_openai.rule("judge of an agent's task", json.dumps({"reason": "close enough", "is_hit": True}))
+    make_task_bench(runtime.store)
+    run_id = plan_run(runtime, RunRequest(bench="echo", targets=[target_of(fake_openai)], kernel="config"))
+    await execute_run(runtime, run_id)
+    detail = session_detail(runtime.store, run_sessions(runtime, run_id)[0])
+    c1 = detail["turns"][0]["verdicts"]["c1"]
+    assert c1["met"] == 0 and "got 'hello world!'" in c1["rationale"]
+    assert detail["session"]["score"] == pytest.approx(100 * 2 / 3)
