@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engine.config import Config, ConfigError, ModelConfig
-from engine.llm import ChatResult, LLMClient
+from engine.llm import ChatResult, LLMClient, LLMError
 from engine.store import Store
 
 
@@ -182,6 +182,14 @@ class LocalServer:
         self.stop()
         raise TargetError(f"the local model server did not start within {timeout:.0f}s; see {self.log_path}")
 
+    def crash_message(self) -> str:
+        return (
+            f"the local model server exited (code {self.proc.returncode}) while answering; see {self.log_path}. "
+            "If the kernel log shows a general protection fault in libggml-cpu, this machine's CPU advertises "
+            "AVX-512/AMX that its virtual machine does not enable: reinstall llama-cpp-python with portable "
+            "flags (README, 'Troubleshooting')."
+        )
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -197,6 +205,14 @@ class LocalTarget(EndpointTarget):
     """The embedded SmolLM2 model; shares one server across sessions of a run."""
 
     server: LocalServer | None = None
+
+    async def reply(self, messages, on_token=None, on_reset=None) -> ChatResult:
+        try:
+            return await super().reply(messages, on_token, on_reset)
+        except LLMError:
+            if self.server is not None and self.server.proc.poll() is not None:
+                raise TargetError(self.server.crash_message()) from None
+            raise
 
     async def aclose(self) -> None:
         return None  # the run owns the server and stops it once
