@@ -83,3 +83,5 @@ main.add_command(_run_cmd)
 main.add_command(_resume_cmd)
 main.add_command(_demo_cmd)
 main.add_command(_report_cmd)
+from engine.bench.cli import bench as _bench_group  # noqa: E402
+main.add_command(_bench_group)

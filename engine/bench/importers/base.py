@@ -1,0 +1,229 @@
+"""What every importer shares: located errors, item drafts, the summary, and the one-transaction write.
+
+An importer reads and validates the whole input into :class:`ItemDraft` objects first (no writes),
+then :func:`write_benchmark` stores the benchmark, its items and their first rubric versions in one
+transaction. A bad record therefore raises :class:`ImportFormatError` (naming the file, the line
+or record, the field and what was expected) before anything is written, and a failure during the
+write rolls everything back: no half benchmark is ever left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.bench.items import add_item, check_item_fields, create_benchmark, validate_name
+from engine.bench.model import BenchError, Criterion
+from engine.bench.rubric import as_criterion, create_rubric
+from engine.store import Store
+
+
+class ImportFormatError(BenchError):
+    """Input that cannot be imported.
+
+    Attributes:
+        file: the file (or folder) being read.
+        where: the line (``line 12``), record or case, or "" for the whole file.
+        message: the field and what was expected.
+    """
+
+    def __init__(self, file: str | Path, where: str, message: str):
+        self.file = str(file)
+        self.where = where
+        self.message = message
+        super().__init__(f"{self.file}{', ' + where if where else ''}: {message}")
+
+
+def expected(field_name: str, what: str, got: Any) -> str:
+    """A uniform "field: expected ..., got ..." message (long values shortened)."""
+    shown = repr(got)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return f"field '{field_name}': expected {what}, got {shown}"
+
+
+@dataclass
+class ItemDraft:
+    """An item and its rubric, validated but not yet stored (fields as in :class:`~engine.bench.model.Item`)."""
+
+    protocol: str
+    question: str
+    criteria: list[Criterion | dict[str, Any]]
+    topic: str = ""
+    ext_id: str | None = None
+    turns: list[str] = field(default_factory=list)
+    reference: str | None = None
+    options: dict[str, str] | None = None
+    gold: Any = None
+    difficulty: str | None = None
+    source_chunk_ids: list[int] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    rubric_note: str = ""
+
+    def validate(self, file: str | Path, where: str) -> ItemDraft:
+        """Check every field and criterion now, so errors carry the record's location.
+
+        Raises:
+            ImportFormatError: naming ``file``, ``where`` and the field.
+        """
+        try:
+            check_item_fields(self.protocol, self.difficulty, self.options, self.turns)
+            if not (self.question or "").strip() and not self.turns:
+                raise BenchError(expected("question", "a non-empty string", self.question))
+            if not self.criteria:
+                raise BenchError("no criteria: an item needs at least one scoring point")
+            self.criteria = [as_criterion(c, f"criterion {i + 1}") for i, c in enumerate(self.criteria)]
+            if all(c.kind == "deduction" for c in self.criteria):
+                raise BenchError("the rubric has only deductions; it needs at least one scoring point")
+        except ImportFormatError:
+            raise
+        except BenchError as exc:
+            raise ImportFormatError(file, where, str(exc)) from None
+        return self
+
+
+@dataclass
+class ImportSummary:
+    """What an import did.
+
+    Attributes:
+        benchmark: the new benchmark's name.
+        source: the format (``sedareval``, ``taskweaver``, ``medqa``, ``squad``, ``jsonl``).
+        path: what was read.
+        imported: items written.
+        skipped: records skipped, by reason.
+        warnings: things that did not stop the import but need a look.
+        item_ids: the new items' ids in order.
+        counts: format-specific figures (criteria, multi-turn items, follow-ups...).
+        kb: the knowledge base the items are grounded in, if any.
+    """
+
+    benchmark: str
+    source: str
+    path: str
+    imported: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    item_ids: list[int] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)
+    kb: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        """A human-readable report."""
+        ids = ""
+        if self.item_ids:
+            ids = f" (ids {self.item_ids[0]}-{self.item_ids[-1]})" if len(self.item_ids) > 1 \
+                else f" (id {self.item_ids[0]})"
+        out = [f"imported {self.imported} item(s) into benchmark {self.benchmark!r} from {self.path}{ids}"]
+        n_skipped = sum(self.skipped.values())
+        out.append(f"skipped {n_skipped}" + (": " + "; ".join(f"{n} {why}" for why, n in self.skipped.items())
+                                             if n_skipped else ""))
+        for key, value in self.counts.items():
+            out.append(f"{key}: {value}")
+        if self.kb:
+            out.append(f"knowledge base: {self.kb}")
+        if self.warnings:
+            out.append(f"{len(self.warnings)} warning(s):")
+            out.extend(f"  - {w}" for w in self.warnings[:20])
+            if len(self.warnings) > 20:
+                out.append(f"  ... and {len(self.warnings) - 20} more (see --json)")
+        return out
+
+
+class Skips(Counter):
+    """Skipped-record counter keyed by reason."""
+
+    def add(self, reason: str) -> None:
+        """Count one skipped record."""
+        self[reason] += 1
+
+
+def default_name(source: str, path: str | Path) -> str:
+    """A benchmark name from the format and the file or folder name (``medqa-us_test_sample50``)."""
+    p = Path(path)
+    stem = p.name
+    for suffix in (".jsonl", ".json", ".yaml", ".yml"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).strip("._-") or "data"
+    return validate_name(f"{source}-{stem}"[:100])
+
+
+def read_text(path: Path) -> str:
+    """Read a UTF-8 file (a BOM is dropped).
+
+    Raises:
+        ImportFormatError: missing, a folder, unreadable or not UTF-8.
+    """
+    if not path.exists():
+        raise ImportFormatError(path, "", "file not found")
+    if path.is_dir():
+        raise ImportFormatError(path, "", "expected a file, got a folder")
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(path, "", f"not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ImportFormatError(path, "", f"cannot read ({exc.strerror})") from None
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for each non-blank line of a JSONL file.
+
+    Raises:
+        ImportFormatError: a line is not JSON or not a JSON object (with its line number).
+    """
+    text = read_text(path)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ImportFormatError(path, f"line {number}", f"not valid JSON ({exc.msg} at column {exc.colno})") \
+                from None
+        if not isinstance(row, dict):
+            raise ImportFormatError(path, f"line {number}", f"expected a JSON object, got {type(row).__name__}")
+        yield number, row
+
+
+def write_benchmark(store: Store, name: str, source: str, drafts: list[ItemDraft], *, kb_id: int | None = None,
+                    meta: dict[str, Any] | None = None, author: str = "importer") -> list[int]:
+    """Store a benchmark with its items and their first rubric versions, in one transaction.
+
+    Args:
+        store: the store.
+        name: the new benchmark's name (must be free).
+        source: where it came from.
+        drafts: validated items.
+        kb_id: the knowledge base the items are grounded in.
+        meta: the benchmark's meta.
+        author: author of the rubric versions (``importer`` or ``kernel``).
+
+    Returns:
+        The new item ids in order.
+
+    Raises:
+        BenchError: the name is taken or invalid (nothing is written).
+    """
+    ids: list[int] = []
+    with store.transaction():
+        bench_id = create_benchmark(store, name, source, kb_id=kb_id, meta=meta)
+        for ord_, d in enumerate(drafts):
+            item_id = add_item(
+                store, bench_id, ord_, protocol=d.protocol, question=d.question, topic=d.topic, ext_id=d.ext_id,
+                turns=d.turns, reference=d.reference, options=d.options, gold=d.gold, difficulty=d.difficulty,
+                source_chunk_ids=d.source_chunk_ids, meta=d.meta,
+            )
+            create_rubric(store, item_id, d.criteria, author, d.rubric_note or f"{source} import")
+            ids.append(item_id)
+    return ids
