@@ -1,0 +1,382 @@
+"""Benchmark generation from a knowledge base (TestAgent 2.1).
+
+For each topic of a topics file:
+
+1. retrieve (hybrid) for the topic and have the kernel write N role-played user questions, each
+   citing the chunks it used;
+2. stage 1: abstract the topic's answer pattern into named criteria (from the demonstrations, or
+   from the description and retrieved text when there are none);
+3. stage 2: for each question, retrieve again and fill each topic criterion with concrete,
+   checkable points grounded in the retrieved text, each citing chunk ids.
+
+A kernel reply citing a chunk that was not shown to it is rejected and re-asked (a bounded number
+of times, through the LLM client's validated JSON calls), so every criterion and item is traceable.
+With no kernel model configured (or ``offline=True``) the offline kernel does the same from
+templates and key sentences (see :mod:`engine.bench.offline`).
+
+Nothing is written until every item is ready; then the benchmark, items and rubric versions are
+stored in one transaction. LLM calls are cached, so re-running after a failure costs nothing for
+the calls already made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.bench import prompts
+from engine.bench.importers.base import ItemDraft, write_benchmark
+from engine.bench.items import ensure_free_name
+from engine.bench.model import BenchError, Criterion
+from engine.config import Config
+from engine.store import Store
+
+RETRIEVE_K = 8
+"""Chunks retrieved per topic (questions, stage 1) and per question (stage 2)."""
+
+OFFLINE_FACTS_PER_QUESTION = 4
+"""Offline stage 2: key facts per question (the question's own fact plus related ones)."""
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A topic of interest: name, description and optional demonstrations."""
+
+    name: str
+    description: str = ""
+    demonstrations: tuple[dict[str, str], ...] = ()
+
+
+@dataclass
+class GenerateSummary:
+    """What a generation produced."""
+
+    benchmark: str
+    kb: str
+    kernel: str
+    prompt_version: str
+    seed: int
+    items: int = 0
+    item_ids: list[int] = field(default_factory=list)
+    per_topic: dict[str, int] = field(default_factory=dict)
+    criteria: int = 0
+    topic_criteria: dict[str, list[str]] = field(default_factory=dict)
+    rejected_replies: int = 0
+    llm_calls: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        """A human-readable report."""
+        ids = f" (ids {self.item_ids[0]}-{self.item_ids[-1]})" if self.item_ids else ""
+        out = [f"generated {self.items} item(s) into benchmark {self.benchmark!r}{ids} from knowledge base "
+               f"{self.kb!r} with the {self.kernel} kernel (prompts {self.prompt_version}, seed {self.seed})"]
+        for name, n in self.per_topic.items():
+            out.append(f"  {name}: {n} question(s); topic criteria: {', '.join(self.topic_criteria.get(name, []))}")
+        out.append(f"criteria: {self.criteria}")
+        if self.llm_calls:
+            out.append(f"kernel calls: {self.llm_calls} (replies rejected and re-asked: {self.rejected_replies})")
+        out.extend(f"warning: {w}" for w in self.warnings)
+        return out
+
+
+def _demo(raw: Any, where: str) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise BenchError(f"{where}: expected a mapping with question, good_answer, bad_answer")
+    out = {}
+    for key, alias in (("question", "question"), ("good_answer", "good"), ("bad_answer", "bad")):
+        value = raw.get(key, raw.get(alias))
+        if not isinstance(value, str) or not value.strip():
+            raise BenchError(f"{where}: field '{key}': expected a non-empty string, got {value!r}")
+        out[key] = value.strip()
+    return out
+
+
+def load_topics(path: str | Path) -> list[Topic]:
+    """Read a topics YAML file: a list (or ``{topics: [...]}``) of ``{name, description,
+    demonstrations: [{question, good_answer, bad_answer}]}`` (``good``/``bad`` also accepted).
+
+    Raises:
+        BenchError: naming the file, the topic and the field.
+    """
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BenchError(f"{file}: topics file not found") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise BenchError(f"{file}{':' + str(mark.line + 1) if mark else ''}: not valid YAML "
+                         f"({getattr(exc, 'problem', exc)})") from None
+    if isinstance(data, dict) and "topics" in data:
+        data = data["topics"]
+    if not isinstance(data, list) or not data:
+        raise BenchError(f"{file}: expected a non-empty list of topics (name, description, demonstrations)")
+    topics: list[Topic] = []
+    for i, raw in enumerate(data):
+        where = f"{file}: topics[{i}]"
+        if isinstance(raw, str):
+            raw = {"name": raw}
+        if not isinstance(raw, dict):
+            raise BenchError(f"{where}: expected a mapping with name, description, demonstrations")
+        name = raw.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise BenchError(f"{where}: field 'name': expected a non-empty string, got {name!r}")
+        desc = raw.get("description", "") or ""
+        if not isinstance(desc, str):
+            raise BenchError(f"{where}: field 'description': expected a string, got {desc!r}")
+        demos = raw.get("demonstrations") or []
+        if not isinstance(demos, list):
+            raise BenchError(f"{where}: field 'demonstrations': expected a list of "
+                             "{question, good_answer, bad_answer}")
+        unknown = set(raw) - {"name", "description", "demonstrations"}
+        if unknown:
+            raise BenchError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+        topics.append(Topic(name.strip(), desc.strip(),
+                            tuple(_demo(d, f"{where}.demonstrations[{j}]") for j, d in enumerate(demos))))
+    names = [t.name for t in topics]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise BenchError(f"{file}: duplicate topic name(s): {', '.join(dup)}")
+    return topics
+
+
+# -- retrieval -----------------------------------------------------------------------------------
+class _Retriever:
+    def __init__(self, store: Store, home: Path, kb: str, config: Config, embedder: Any):
+        self.store, self.home, self.kb, self.config, self.embedder = store, home, kb, config, embedder
+
+    def __call__(self, query: str, k: int = RETRIEVE_K) -> list[Any]:
+        from engine.knowledge.retrieval import search
+
+        return search(self.store, self.home, self.kb, query, k=k, mode=self.config.retrieval.mode,
+                      config=self.config.retrieval, embedder=self.embedder)
+
+
+def _topic_query(t: Topic) -> str:
+    return f"{t.name}. {t.description}".strip()
+
+
+def _check_cited(ids: Sequence[int], allowed: set[int], what: str) -> str | None:
+    unknown = sorted(set(ids) - allowed)
+    if unknown:
+        return (f"{what} cites chunk id(s) {', '.join(map(str, unknown))} that are not in the knowledge given; "
+                f"cite only these ids: {', '.join(map(str, sorted(allowed)))}")
+    return None
+
+
+# -- LLM kernel ------------------------------------------------------------------------------------
+class _KernelGenerator:
+    def __init__(self, client: Any, retrieve: _Retriever, summary: GenerateSummary):
+        self.client, self.retrieve, self.summary = client, retrieve, summary
+
+    async def _json(self, messages: list[dict[str, str]], schema: type, validate: Callable[[Any], str | None]) -> Any:
+        result = await self.client.json_result(messages, schema, validate=validate)
+        self.summary.llm_calls += len(result.results)
+        self.summary.rejected_replies += result.repairs
+        return result.value
+
+    async def questions(self, topic: Topic, hits: list[Any], n: int) -> list[prompts.GeneratedQuestion]:
+        allowed = {h.chunk_id for h in hits}
+
+        def validate(out: prompts.QuestionsOut) -> str | None:
+            if len(out.questions) < n:
+                return f"{n} questions were asked for, got {len(out.questions)}"
+            texts = [q.question.strip().lower() for q in out.questions[:n]]
+            if len(set(texts)) < len(texts):
+                return "questions must all differ"
+            for i, q in enumerate(out.questions[:n]):
+                problem = _check_cited(q.chunk_ids, allowed, f"question {i + 1}")
+                if problem:
+                    return problem
+            return None
+
+        out = await self._json(prompts.initial_questions(topic.name, topic.description, hits, n),
+                               prompts.QuestionsOut, validate)
+        return out.questions[:n]
+
+    async def topic_criteria(self, topic: Topic, hits: list[Any]) -> list[dict[str, str]]:
+        def validate(out: prompts.TopicCriteriaOut) -> str | None:
+            names = [c.name.strip().lower() for c in out.criteria]
+            if not 2 <= len(names) <= 8:
+                return f"give 2 to 8 criteria, got {len(names)}"
+            if len(set(names)) < len(names):
+                return "criterion names must differ"
+            return None
+
+        out = await self._json(prompts.topic_criteria(topic.name, topic.description,
+                                                      list(topic.demonstrations), hits),
+                               prompts.TopicCriteriaOut, validate)
+        return [{"name": c.name.strip(), "description": c.description.strip()} for c in out.criteria]
+
+    async def question_criteria(self, topic: Topic, criteria: list[dict[str, str]], question: str
+                                ) -> tuple[list[Criterion], str, list[int]]:
+        hits = self.retrieve(question)
+        allowed = {h.chunk_id for h in hits}
+        names = {c["name"].lower(): c["name"] for c in criteria}
+
+        def validate(out: prompts.QuestionCriteriaOut) -> str | None:
+            if not any(fc.points for fc in out.criteria):
+                return "no points given: fill at least one criterion from the knowledge"
+            for fc in out.criteria:
+                if fc.criterion.strip().lower() not in names:
+                    return (f"unknown criterion {fc.criterion!r}; use exactly these names: "
+                            f"{', '.join(c['name'] for c in criteria)}")
+                for j, p in enumerate(fc.points):
+                    problem = _check_cited(p.chunk_ids, allowed, f"point {j + 1} of {fc.criterion!r}")
+                    if problem:
+                        return problem
+            return None
+
+        out = await self._json(prompts.question_criteria(topic.name, criteria, question, hits),
+                               prompts.QuestionCriteriaOut, validate)
+        crit = [Criterion.new(f"{names[fc.criterion.strip().lower()]}: {p.text.strip()}",
+                              source_chunk_ids=sorted(set(p.chunk_ids)))
+                for fc in out.criteria for p in fc.points]
+        return crit, out.reference_answer.strip(), [h.chunk_id for h in hits]
+
+    async def topic(self, topic: Topic, n: int, seed: int) -> tuple[list[ItemDraft], list[str]]:
+        hits = self.retrieve(_topic_query(topic))
+        if not hits:
+            raise BenchError(f"topic {topic.name!r}: retrieval found nothing in knowledge base {self.retrieve.kb!r}")
+        questions, criteria = await asyncio.gather(self.questions(topic, hits, n), self.topic_criteria(topic, hits))
+        filled = await asyncio.gather(*(self.question_criteria(topic, criteria, q.question) for q in questions))
+        drafts = []
+        for q, (crit, reference, retrieved) in zip(questions, filled, strict=True):
+            drafts.append(ItemDraft(
+                protocol="adaptive", question=q.question.strip(), topic=topic.name, reference=reference or None,
+                source_chunk_ids=sorted(set(q.chunk_ids)), criteria=list(crit),
+                meta={"generator": "kernel", "prompt_version": prompts.PROMPT_VERSION, "persona": q.persona,
+                      "topic_criteria": criteria, "retrieved_chunk_ids": [h.chunk_id for h in hits],
+                      "criteria_retrieved_chunk_ids": retrieved, "seed": seed},
+                rubric_note="generated: stage 2 question criteria (TestAgent 2.1)",
+            ))
+        return drafts, [c["name"] for c in criteria]
+
+
+# -- offline kernel ----------------------------------------------------------------------------------
+def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnings: list[str]
+                   ) -> tuple[list[ItemDraft], list[str]]:
+    from engine.bench import offline
+
+    rng = random.Random(f"{seed}:{topic.name}")
+    hits = retrieve(_topic_query(topic), k=max(RETRIEVE_K, 2 * n))
+    if not hits:
+        raise BenchError(f"topic {topic.name!r}: retrieval found nothing in knowledge base {retrieve.kb!r}")
+    topic_words = offline.words(_topic_query(topic))
+    # Stay on topic: use the chunks that share a word with the topic (all of the top ones if none does).
+    on_topic = [h for h in hits if offline.words(h.text) & topic_words] or hits[:RETRIEVE_K]
+    candidates = offline.key_sentences(on_topic, topic_words, rng)
+    questions: list[offline.OfflineQuestion] = []
+    for fact in offline.pick_facts(candidates, len(candidates)):  # one per chunk first, then the rest
+        if len(questions) == n:
+            break
+        q = offline.make_question(fact, topic.name, topic_words, rng)
+        if q is not None and all(q.question != o.question for o in questions):
+            questions.append(q)
+    if len(questions) < n:
+        warnings.append(f"topic {topic.name!r}: the retrieved text yielded {len(questions)} usable key sentence(s), "
+                        f"fewer than the {n} questions asked for")
+    topic_criteria = [{"name": "Key facts", "description": "facts stated in the retrieved text"}]
+    drafts = []
+    for q in questions:
+        qhits = retrieve(q.question)
+        related = offline.related_facts(q.question, qhits, q.fact.text, topic_words,
+                                        OFFLINE_FACTS_PER_QUESTION - 1)
+        first = (f'Gives "{q.answer}" as the missing part of: {q.fact.text}' if q.template == "cloze"
+                 else q.fact.text)
+        crit = [Criterion.new(first, source_chunk_ids=[q.fact.chunk_id])]
+        crit += [Criterion.new(k.text, source_chunk_ids=[k.chunk_id]) for k in related]
+        drafts.append(ItemDraft(
+            protocol="adaptive", question=q.question, topic=topic.name,
+            reference=q.answer if q.template == "cloze" else q.fact.text,
+            gold=q.answer if q.template == "cloze" else None,
+            source_chunk_ids=[q.fact.chunk_id], criteria=list(crit),
+            meta={"generator": "offline", "prompt_version": prompts.PROMPT_VERSION, "persona": q.persona,
+                  "template": q.template, "key_sentence": q.fact.text, "topic_criteria": topic_criteria,
+                  "retrieved_chunk_ids": [h.chunk_id for h in hits],
+                  "criteria_retrieved_chunk_ids": [h.chunk_id for h in qhits], "seed": seed},
+            rubric_note="offline kernel: key facts from retrieved text",
+        ))
+    return drafts, [c["name"] for c in topic_criteria]
+
+
+# -- entry point -------------------------------------------------------------------------------------
+async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str, topics: Sequence[Topic], *,
+                             per_topic: int = 3, seed: int = 0, config: Config | None = None,
+                             offline: bool = False, use_cache: bool = True, embedder: Any = None,
+                             client: Any = None, progress: Callable[[str], None] | None = None) -> GenerateSummary:
+    """Generate a benchmark of ``adaptive`` items from a knowledge base.
+
+    Args:
+        store: the store.
+        home: the data home (retrieval indexes).
+        name: the new benchmark's name.
+        kb: the knowledge base to ground questions and criteria in.
+        topics: the topics (see :func:`load_topics`).
+        per_topic: questions per topic.
+        seed: seed for the offline kernel's choices (recorded on every item).
+        config: the configuration; its ``kernel`` model is used unless ``offline`` or unset.
+        offline: use the offline kernel even when a kernel model is configured.
+        use_cache: answer identical kernel calls from the cache.
+        embedder: an embedder to use for retrieval instead of the configured one.
+        client: an LLM client to use instead of building one from ``config.kernel``.
+        progress: called with a line of text as each topic is done.
+
+    Returns:
+        The summary (items per topic, topic criteria, kernel calls, rejected replies, warnings).
+
+    Raises:
+        BenchError: the name is taken, the knowledge base is missing or empty for a topic.
+        engine.llm.LLMError: the kernel failed for good (nothing is written; re-running reuses cached calls).
+    """
+    config = config or Config()
+    if per_topic < 1:
+        raise BenchError("per_topic must be at least 1")
+    if not topics:
+        raise BenchError("no topics given")
+    ensure_free_name(store, name)
+    from engine.knowledge.kb import get_kb
+
+    kb_row = get_kb(store, kb)
+    home = Path(home)
+    retrieve = _Retriever(store, home, kb, config, embedder)
+    use_llm = not offline and (client is not None or config.kernel is not None)
+    if use_llm and client is None:
+        from engine.llm import LLMClient
+
+        client = LLMClient(store, config.kernel, role="kernel", use_cache=use_cache)
+    kernel = f"{client.endpoint.model}@{client.endpoint.base_url}" if use_llm else "offline"
+    summary = GenerateSummary(benchmark=name, kb=kb, kernel=kernel, prompt_version=prompts.PROMPT_VERSION, seed=seed)
+    drafts: list[ItemDraft] = []
+    gen = _KernelGenerator(client, retrieve, summary) if use_llm else None
+    for topic in topics:
+        if gen is not None:
+            topic_drafts, names = await gen.topic(topic, per_topic, seed)
+        else:
+            topic_drafts, names = _offline_topic(retrieve, topic, per_topic, seed, summary.warnings)
+        for i, d in enumerate(topic_drafts):
+            d.validate(f"knowledge base {kb}", f"topic {topic.name!r}, question {i + 1}")
+        drafts.extend(topic_drafts)
+        summary.per_topic[topic.name] = len(topic_drafts)
+        summary.topic_criteria[topic.name] = names
+        if progress:
+            progress(f"{topic.name}: {len(topic_drafts)} question(s)")
+    if not drafts:
+        raise BenchError(f"no questions could be generated from knowledge base {kb!r} for these topics")
+    author = "kernel"
+    meta = {"kb": kb, "topics": [asdict(t) for t in topics], "per_topic": per_topic, "seed": seed,
+            "kernel": kernel, "prompt_version": prompts.PROMPT_VERSION, "topic_criteria": summary.topic_criteria}
+    summary.item_ids = write_benchmark(store, name, "generate", drafts, kb_id=kb_row.id, meta=meta, author=author)
+    summary.items = len(summary.item_ids)
+    summary.criteria = sum(len(d.criteria) for d in drafts)
+    return summary
