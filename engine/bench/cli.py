@@ -62,9 +62,9 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         click.echo("no benchmarks yet: try `viva bench import FORMAT PATH` or `viva bench generate`")
         return
     from rich.console import Console
-    from rich.table import Table
+    from rich.table import Column, Table
 
-    table = Table("name", "source", "items", "protocols", "knowledge base", "created")
+    table = Table(Column("name", no_wrap=True), "source", "items", "protocols", "knowledge base", "created")
     for b in rows:
         table.add_row(b.name, b.source, str(b.n_items), ", ".join(f"{k} {v}" for k, v in b.protocols.items()),
                       b.kb or "", b.created_at[:19])

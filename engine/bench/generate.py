@@ -281,7 +281,7 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
         if len(questions) == n:
             break
         q = offline.make_question(fact, topic.name, topic_words, rng)
-        if q is not None and all(q.question != o.question for o in questions):
+        if q is not None and all(q.core != o.core for o in questions):
             questions.append(q)
     if len(questions) < n:
         warnings.append(f"topic {topic.name!r}: the retrieved text yielded {len(questions)} usable key sentence(s), "

@@ -70,6 +70,7 @@ class OfflineQuestion:
     template: str  # "definition" or "cloze"
     answer: str
     fact: KeySentence
+    core: str = ""  # the question without its role-play framing
 
 
 def words(text: str) -> set[str]:
@@ -184,13 +185,13 @@ def make_question(fact: KeySentence, topic: str, topic_words: set[str], rng: ran
             if first.lower() in ("the", "a", "an"):
                 subj = f"{first.lower()} {rest}".strip()
             q = f"What {m.group('verb').lower()} {subj}?"
-        return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "definition", s, fact)
+        return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "definition", s, fact, q)
     target = _cloze_target(s, topic_words)
     if not target or target not in s:
         return None
     blanked = s.replace(target, "____", 1)
     q = f"请填空：「{blanked}」" if cjk else f'Fill in the blank: "{blanked}"'
-    return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "cloze", target, fact)
+    return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "cloze", target, fact, q)
 
 
 def _persona(framing: str) -> str:
@@ -205,8 +206,9 @@ def _persona(framing: str) -> str:
 
 def related_facts(question: str, hits: Sequence[Any], exclude: str, topic_words: set[str], limit: int
                   ) -> list[KeySentence]:
-    """Key sentences of text retrieved for a question that share the most words with it."""
-    qwords = words(question)
+    """Key sentences of text retrieved for a question that share the most words with it (and with the
+    fact it was built on, passed as ``exclude``), at least two."""
+    qwords = words(question) | words(exclude)
     scored = []
     for h in hits:
         for s in sentences(h.text):
