@@ -14,7 +14,12 @@ from typing import Any
 
 import click
 
-from engine.cli import get_runtime
+
+def get_runtime(ctx: click.Context) -> Any:
+    """The runtime of the ``viva`` command (imported lazily: ``engine.cli`` imports this module)."""
+    from engine.cli import get_runtime as _get_runtime
+
+    return _get_runtime(ctx)
 
 
 @contextmanager
