@@ -1,0 +1,323 @@
+"""Reading source files into documents, reporting bad input by path (and line) instead of failing.
+
+Supported: ``.txt``, ``.md`` (one document per file), ``.json`` (a list of records, one record,
+or SQuAD-style ``data[].paragraphs[].context`` with one document per context), ``.jsonl``
+(one document per line) and ``.csv`` (one document per row). A record's text is every string
+field (nested ones too, id-like fields skipped) or the one field named by ``text_field`` /
+``text_column``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.knowledge.text import normalize_text
+
+SUPPORTED_SUFFIXES = (".txt", ".md", ".json", ".jsonl", ".csv")
+_ID_KEY = re.compile(r"(?:^|_)(?:id|ids|uuid|url|urls|href)$", re.IGNORECASE)
+_TITLE_KEYS = ("title", "name", "heading", "subject")
+_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """A document read from a source file, before chunking.
+
+    Attributes:
+        path: unique key of the document in its knowledge base: the resolved file path, plus
+            ``#...`` naming the record for JSON/JSONL/CSV sources.
+        title: a human-readable title (a heading, the record's title field, the file name).
+        text: the normalised text.
+        meta: where it came from (format, file, line or row, SQuAD article and paragraph index).
+    """
+
+    path: str
+    title: str
+    text: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class InputIssue:
+    """Bad input that was skipped: a file (``line`` None) or one record of a file."""
+
+    path: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class ReadReport:
+    """Files read, files skipped with a reason, and records skipped inside readable files."""
+
+    files_read: int = 0
+    files_ignored: int = 0
+    bad_files: list[InputIssue] = field(default_factory=list)
+    bad_records: list[InputIssue] = field(default_factory=list)
+
+
+def iter_source_files(paths: Iterable[str | Path], report: ReadReport) -> Iterator[Path]:
+    """Expand files and folders (recursively, hidden entries skipped) into supported files.
+
+    A file named explicitly with an unsupported suffix, or a path that does not exist, is a bad
+    file; unsupported files found inside folders are only counted as ignored.
+    """
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if not path.exists():
+            report.bad_files.append(InputIssue(str(raw), "no such file or folder"))
+            continue
+        if path.is_dir():
+            candidates = sorted(
+                p for p in path.rglob("*")
+                if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+            for p in candidates:
+                if p.suffix.lower() in SUPPORTED_SUFFIXES:
+                    resolved = p.resolve()
+                    if resolved not in seen:
+                        seen.add(resolved)
+                        yield resolved
+                else:
+                    report.files_ignored += 1
+        elif path.suffix.lower() in SUPPORTED_SUFFIXES:
+            resolved = path.resolve()
+            if resolved not in seen:
+                seen.add(resolved)
+                yield resolved
+        else:
+            report.bad_files.append(InputIssue(
+                str(path), f"unsupported file type {path.suffix or '(none)'!r}; "
+                f"expected one of {', '.join(SUPPORTED_SUFFIXES)}"))
+
+
+def _read_utf8(path: Path, report: ReadReport) -> str | None:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        report.bad_files.append(InputIssue(str(path), f"cannot read ({exc.strerror or exc})"))
+        return None
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        report.bad_files.append(InputIssue(str(path), "binary file (NUL bytes), not text"))
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        report.bad_files.append(InputIssue(
+            str(path), f"not UTF-8 (invalid byte 0x{data[exc.start]:02x} at line {line}, "
+            f"byte {exc.start}); convert it to UTF-8"))
+        return None
+    return normalize_text(text)
+
+
+def _strings(value: Any, key: str | None = None) -> Iterator[str]:
+    """Every non-empty string inside a JSON value, depth first, skipping id-like keys."""
+    if key is not None and _ID_KEY.search(key):
+        return
+    if isinstance(value, str):
+        if value.strip():
+            yield value.strip()
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(v, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v, None)
+
+
+def _record_title(record: Any) -> str | None:
+    if isinstance(record, dict):
+        for key in _TITLE_KEYS:
+            value = record.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()[:200]
+    return None
+
+
+def _record_text(record: Any, text_field: str | None) -> str | None:
+    """The text of a record, or None when it has none (missing field, no strings)."""
+    if text_field is not None:
+        if not isinstance(record, dict) or text_field not in record:
+            return None
+        parts = list(_strings(record[text_field]))
+    else:
+        parts = list(_strings(record))
+    text = normalize_text("\n\n".join(parts)).strip()
+    return text or None
+
+
+def _text_title(path: Path, text: str) -> str:
+    if path.suffix.lower() == ".md":
+        m = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.MULTILINE)
+        if m:
+            return m.group(1).strip()
+    first = text.strip().split("\n", 1)[0].strip()
+    if first and len(first) <= 80 and not first.endswith((".", "。", ":", ",")):
+        return first.lstrip("# ").strip()
+    return path.stem
+
+
+def _is_squad(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("data"), list)
+        and any(isinstance(a, dict) and isinstance(a.get("paragraphs"), list) for a in data["data"])
+    )
+
+
+def _read_squad(path: Path, data: dict, report: ReadReport) -> Iterator[SourceDocument]:
+    for ai, article in enumerate(data["data"]):
+        if not isinstance(article, dict):
+            continue
+        title = str(article.get("title") or f"article {ai + 1}").replace("_", " ")
+        for pi, paragraph in enumerate(article.get("paragraphs") or []):
+            context = paragraph.get("context") if isinstance(paragraph, dict) else None
+            if not isinstance(context, str) or not context.strip():
+                report.bad_records.append(InputIssue(
+                    str(path), f"data[{ai}].paragraphs[{pi}] has no context string"))
+                continue
+            yield SourceDocument(
+                path=f"{path}#data[{ai}].paragraphs[{pi}]",
+                title=f"{title} ¶{pi + 1}",
+                text=normalize_text(context).strip(),
+                meta={"format": "squad", "file": str(path), "article": title, "article_index": ai,
+                      "paragraph": pi, "questions": len(paragraph.get("qas") or [])},
+            )
+
+
+def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport) -> Iterator[SourceDocument]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        report.bad_files.append(InputIssue(str(path), f"malformed JSON: {exc.msg} (column {exc.colno})",
+                                           line=exc.lineno))
+        return
+    if text_field is None and _is_squad(data):
+        yield from _read_squad(path, data, report)
+        return
+    records = data if isinstance(data, list) else [data]
+    for i, record in enumerate(records):
+        body = _record_text(record, text_field)
+        if body is None:
+            why = f"no field {text_field!r}" if text_field else "no text in any string field"
+            report.bad_records.append(InputIssue(str(path), f"record [{i}]: {why}"))
+            continue
+        key = f"{path}#{i}" if isinstance(data, list) else str(path)
+        yield SourceDocument(key, _record_title(record) or f"{path.stem} #{i + 1}", body,
+                             {"format": "json", "file": str(path), "record": i})
+
+
+def _read_jsonl(path: Path, text: str, text_field: str | None, report: ReadReport) -> Iterator[SourceDocument]:
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            report.bad_records.append(InputIssue(
+                str(path), f"malformed JSON line: {exc.msg} (column {exc.colno})", line=lineno))
+            continue
+        body = _record_text(record, text_field)
+        if body is None:
+            why = f"no field {text_field!r}" if text_field else "no text in any string field"
+            report.bad_records.append(InputIssue(str(path), why, line=lineno))
+            continue
+        yield SourceDocument(f"{path}#L{lineno}", _record_title(record) or f"{path.stem} line {lineno}", body,
+                             {"format": "jsonl", "file": str(path), "line": lineno})
+
+
+def _looks_numeric(value: str) -> bool:
+    return re.fullmatch(r"[-+]?[\d.,%eE]+", value.strip()) is not None
+
+
+def _read_csv(path: Path, text: str, text_column: str | None, report: ReadReport) -> Iterator[SourceDocument]:
+    try:
+        dialect = csv.Sniffer().sniff(text[:_SNIFF_BYTES], delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    reader = csv.DictReader(io.StringIO(text), dialect=dialect)
+    columns = reader.fieldnames or []
+    if not columns:
+        report.bad_files.append(InputIssue(str(path), "CSV file has no header row"))
+        return
+    if text_column is not None and text_column not in columns:
+        report.bad_files.append(InputIssue(
+            str(path), f"no column {text_column!r} (columns: {', '.join(columns)})", line=1))
+        return
+    try:
+        for row in reader:
+            lineno = reader.line_num
+            if text_column is not None:
+                parts = [row.get(text_column) or ""]
+            else:
+                parts = [v for k, v in row.items()
+                         if isinstance(k, str) and isinstance(v, str) and v.strip()
+                         and not _ID_KEY.search(k) and not _looks_numeric(v)]
+            body = normalize_text("\n\n".join(p.strip() for p in parts if p and p.strip())).strip()
+            if not body:
+                report.bad_records.append(InputIssue(str(path), "row has no text", line=lineno))
+                continue
+            yield SourceDocument(f"{path}#row{lineno}", _record_title(row) or f"{path.stem} row {lineno}", body,
+                                 {"format": "csv", "file": str(path), "line": lineno})
+    except csv.Error as exc:
+        report.bad_files.append(InputIssue(str(path), f"malformed CSV: {exc}", line=reader.line_num))
+
+
+def read_file(path: Path, report: ReadReport, text_field: str | None = None,
+              text_column: str | None = None) -> list[SourceDocument]:
+    """Read one supported file into documents; problems go into ``report``, never raise."""
+    text = _read_utf8(path, report)
+    if text is None:
+        return []
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        docs = list(_read_json(path, text, text_field, report))
+    elif suffix == ".jsonl":
+        docs = list(_read_jsonl(path, text, text_field, report))
+    elif suffix == ".csv":
+        docs = list(_read_csv(path, text, text_column, report))
+    else:
+        body = text.strip()
+        if not body:
+            report.bad_records.append(InputIssue(str(path), "empty file"))
+            return []
+        docs = [SourceDocument(str(path), _text_title(path, body), body, {"format": suffix.lstrip("."),
+                                                                         "file": str(path)})]
+    report.files_read += 1
+    return docs
+
+
+def read_sources(paths: Iterable[str | Path], text_field: str | None = None,
+                 text_column: str | None = None) -> tuple[list[SourceDocument], ReadReport]:
+    """Read every supported file under ``paths`` into documents.
+
+    Args:
+        paths: files and folders.
+        text_field: for JSON/JSONL, take only this field of each record.
+        text_column: for CSV, take only this column of each row.
+
+    Returns:
+        The documents (unique by ``path``, first wins) and a report of what was skipped and why.
+    """
+    report = ReadReport()
+    docs: list[SourceDocument] = []
+    seen: set[str] = set()
+    for file in iter_source_files(paths, report):
+        for doc in read_file(file, report, text_field, text_column):
+            if doc.path not in seen:
+                seen.add(doc.path)
+                docs.append(doc)
+    return docs, report
