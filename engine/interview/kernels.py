@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -279,6 +280,10 @@ class OfflineKernel:
         return 0.5 * cos + 0.5 * recall, cos, recall
 
     async def judge(self, question, criteria, summary, answer, reference, history, action) -> Judgement:
+        # ONNX releases the GIL: judging in a thread keeps other sessions' I/O moving.
+        return await asyncio.to_thread(self._judge, criteria, answer, history, action)
+
+    def _judge(self, criteria, answer, history, action) -> Judgement:
         new_summary = self.summary_of(history, answer, action)
         summary_sents = sentences(new_summary)
         answer_sents = sentences(answer)
@@ -302,6 +307,9 @@ class OfflineKernel:
         return prompts.STOP_KEYWORD, Usage()
 
     async def judge_point(self, task, point, transcript):
+        return await asyncio.to_thread(self._judge_point, point, transcript)
+
+    def _judge_point(self, point, transcript):
         sents = sentences(transcript)
         vecs = self.embedder.embed(sents) if sents else None
         combined, cos, recall = self.coverage(point, sents, vecs)

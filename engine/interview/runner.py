@@ -336,14 +336,15 @@ class SessionRunner:
             turn["question"], self.criteria, (prev or {}).get("summary") or "", turn["answer"],
             self.item.reference, self.views(history), turn["action"])
         met = {cid: v.met for cid, v in judgement.verdicts.items()}
-        self._store_judgement(turn, prev, judgement, met, self.version_id)
+        cos = None if prev is None else await asyncio.to_thread(self._cos, judgement.summary, prev["summary"])
+        self._store_judgement(turn, prev, judgement, met, self.version_id, cos)
 
     def _store_judgement(self, turn: dict[str, Any], prev: dict[str, Any] | None, judgement: Judgement,
-                         met: dict[str, bool], version_id: int, rescore: bool = False) -> dict[str, Any]:
+                         met: dict[str, bool], version_id: int, cos: float | None,
+                         rescore: bool = False) -> dict[str, Any]:
         criteria = self._criteria(version_id) if version_id != self.version_id else self.criteria
         score = turn_score(criteria, met)
         delta = None if prev is None or prev["score"] is None else score - prev["score"]
-        cos = None if prev is None else self._cos(judgement.summary, prev["summary"])
         u = judgement.usage
         with self.store.transaction():
             for v in judgement.verdicts.values():
@@ -386,7 +387,8 @@ class SessionRunner:
                 row["question"], self.criteria, (prev or {}).get("summary") or "", row["answer"],
                 self.item.reference, self.views(history), row["action"])
             met = {cid: v.met for cid, v in judgement.verdicts.items()}
-            history.append(self._store_judgement(row, prev, judgement, met, version_id, rescore=True))
+            cos = None if prev is None else await asyncio.to_thread(self._cos, judgement.summary, prev["summary"])
+            history.append(self._store_judgement(row, prev, judgement, met, version_id, cos, rescore=True))
         if self.spec.protocol == "task" and rows:
             await self._score_task(rows)
         self._update_session_score()

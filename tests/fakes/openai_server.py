@@ -51,6 +51,11 @@ def count_tokens(text: str) -> int:
     return len(re.findall(r"[\u4e00-\u9fff]|\w+|[^\w\s]", text))
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # many concurrent sessions connect at once
+    daemon_threads = True
+
+
 class FakeOpenAI:
     """The scripted server. Use as a context manager or call ``start()``/``stop()``."""
 
@@ -63,7 +68,7 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         server = self
         handler = type("Handler", (_Handler,), {"fake": server})
-        self.httpd = ThreadingHTTPServer((host, port), handler)
+        self.httpd = _Server((host, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
