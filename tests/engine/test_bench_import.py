@@ -307,3 +307,15 @@ def test_real_medqa(store, home):
 def test_real_squad(store, home):
     s = import_squad(store, home, _real(DATA / "squad" / "dev-v1.1-4articles.json"), embedder=HashEmbedder())
     assert (s.imported, s.counts["questions"], s.counts["articles"]) == (146, 746, 4)
+
+
+def test_squad_reuses_its_own_kb_and_refuses_someone_elses(store, home, tmp_path):
+    import_squad(store, home, FIX / "squad.json", "sq", embedder=HashEmbedder())
+    again = import_squad(store, home, FIX / "squad.json", "sq-b", kb="sq", embedder=HashEmbedder())
+    assert again.kb == "sq" and get_benchmark(store, "sq-b").kb_id == get_benchmark(store, "sq").kb_id
+    assert list_items(store, "sq-b")[0].source_chunk_ids == list_items(store, "sq")[0].source_chunk_ids
+    other = tmp_path / "other.json"
+    other.write_text((FIX / "squad.json").read_text())
+    with pytest.raises(BenchError, match="'sq' already exists with other sources"):
+        import_squad(store, home, other, "sq-c", kb="sq", embedder=HashEmbedder())
+    assert count(store, "knowledge_bases") == 1
