@@ -114,3 +114,25 @@ def test_bad_target_and_config_errors(tmp_path):
     res = subprocess.run([sys.executable, "-m", "engine", "--home", str(home), "--config", str(cfg), "sessions"],
                          cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 2 and "interview.turns" in res.stderr and str(cfg) in res.stderr
+
+
+def test_python_adapter_target_with_llm_kernel_from_cli(tmp_path, fake_openai):
+    from tests.engine.interview_fixtures import script_llm_kernel
+
+    script_llm_kernel(fake_openai)
+    home = tmp_path / "h"
+    home.mkdir()
+    store = Store(home / "viva.db")
+    make_bench(store)
+    store.close()
+    result = viva(home, "run", "--bench", "oxy", "--target", "python:tests.engine.agents:OxygenAgent",
+                  "--kernel", f"openai:fake-kernel@{fake_openai.base_url}", "--policy", "threshold",
+                  "--turns", "3", "--json")
+    assert result.returncode == 0, result.stderr
+    row = json.loads(result.stdout)["targets"][0]
+    assert row["target"] == "python:tests.engine.agents:OxygenAgent" and row["score"] == 75.0
+    # the adapter answered locally: only kernel and judge calls reached the server
+    assert all(not r.body.get("stream") for r in fake_openai.chat_requests())
+    assert {r.body["model"] for r in fake_openai.chat_requests()} == {"fake-kernel"}
+    bad = viva(home, "run", "--bench", "oxy", "--target", "python:tests.engine.agents:Nope", "--kernel", "offline")
+    assert bad.returncode != 0 and "has no attribute 'Nope'" in bad.stderr
