@@ -1,0 +1,68 @@
+"""The LLM entity extractor against the real local OpenAI-compatible fake server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+from pathlib import Path
+
+from engine.knowledge.entities import LLMEntityExtractor
+from engine.knowledge.graph import build_graph
+from engine.knowledge.kb import build_kb
+from engine.llm import LLMClient
+from engine.store import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "kb"
+_TEXT = re.compile(r"^Text (\d+): (.*?)(?=\n\nText \d+: |\Z)", re.MULTILINE | re.DOTALL)
+
+
+def label(body: dict) -> str:
+    """A scripted kernel: every capitalised word of each numbered text is an entity."""
+    prompt = next(m["content"] for m in body["messages"] if "Text list:" in m["content"])
+    texts = _TEXT.findall(prompt.split("Text list:\n", 1)[1])
+    data = [{"index": int(n), "entity_list": [{"entity_text": w, "entity_type": "NAME"}
+                                              for w in dict.fromkeys(re.findall(r"\b[A-Z][a-z]+\b", t))]}
+            for n, t in texts]
+    return json.dumps({"labeled_data": data})
+
+
+def _kb(tmp_path):
+    src = tmp_path / "graph"
+    shutil.copytree(FIXTURES / "graph", src)
+    home = tmp_path / "home"
+    store = Store(home / "viva.db")
+    build_kb(store, home, "g", [src], chunk_chars=60, overlap=0)
+    return store
+
+
+def test_llm_extractor_batches_chunks_and_builds_the_graph(tmp_path, fake_openai, endpoint):
+    store = _kb(tmp_path)
+    fake_openai.default = label
+    client = LLMClient(store, endpoint, role="kernel")
+    stats = build_graph(store, "g", extractor=LLMEntityExtractor(client, batch_size=2))
+    assert fake_openai.count() == 3  # 5 chunks, 2 per call
+    first = fake_openai.chat_requests()[0]
+    assert "labeled_data" in first.text and "Text 1: " in first.text and "Text 3: " not in first.text
+    names = {r["name"] for r in store.query("SELECT name FROM entities")}
+    assert names == {"Marie", "Curie", "Paris", "Pierre", "Polonium", "The", "Great", "Wall", "China", "Ming"}
+    assert stats.extractor == "llm:fake-model" and stats.entities == 10
+
+    # Rebuilding asks nothing new: the client's cache answers.
+    build_graph(store, "g", extractor=LLMEntityExtractor(LLMClient(store, endpoint, role="kernel"), batch_size=2))
+    assert fake_openai.count() == 3
+    store.close()
+
+
+def test_a_reply_missing_a_text_is_re_asked(tmp_path, fake_openai, endpoint):
+    store = _kb(tmp_path)
+    incomplete = json.dumps({"labeled_data": [{"index": 1, "entity_list": [{"entity_text": "Marie Curie"}]}]})
+    fake_openai.push(incomplete)
+    fake_openai.default = label
+    extractor = LLMEntityExtractor(LLMClient(store, endpoint, role="kernel"), batch_size=5)
+    entities = asyncio.run(extractor.extract(["Marie Curie lived in Paris.", "Pierre Curie too."]))
+    assert entities == [["Marie", "Curie", "Paris"], ["Pierre", "Curie"]]
+    requests = fake_openai.chat_requests()
+    assert len(requests) == 2 and "no element for text(s) [2]" in requests[1].text
+    store.close()
