@@ -313,9 +313,13 @@ class SessionRunner:
             else:
                 self.emit("policy.decided", {"turn": t, "state": state, "probs": probs, "action": action,
                                              "actor": actor})
-                met = self.effective_met(prev["id"], self.version_id)
-                question, usage = await self.kernel.next_question(
-                    action, self.item.topic, self.criteria, met, self.views(rows), prev["summary"] or "")
+                followup = self._static_followup(rows) if action == FOLLOW_UP else None
+                if followup is not None:
+                    question = followup
+                else:
+                    met = self.effective_met(prev["id"], self.version_id)
+                    question, usage = await self.kernel.next_question(
+                        action, self.item.topic, self.criteria, met, self.views(rows), prev["summary"] or "")
         with self.store.transaction():
             turn_id = self.store.insert("turns", {
                 "session_id": self.sid, "idx": t, "question": question, "action": action, "actor": actor,
@@ -329,6 +333,16 @@ class SessionRunner:
             self.emit("turn.started", {"turn": t, "question": question, "action": action, "actor": actor,
                                        "probs": probs})
         return self.store.one("SELECT * FROM turns WHERE id = ?", (turn_id,))
+
+    def _static_followup(self, rows: list[dict[str, Any]]) -> str | None:
+        """Activated static benchmark (TestAgent 3.5): a follow-up asks the context's next question
+        of the dataset (``item.meta.followups``) instead of a kernel-written one."""
+        followups = self.item.meta.get("followups") or []
+        asked = {r["question"] for r in rows}
+        for f in followups:
+            if f.get("question") and f["question"] not in asked:
+                return str(f["question"])
+        return None
 
     async def _judge_turn(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> None:
         prev = history[-1] if history else None

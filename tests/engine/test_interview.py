@@ -121,7 +121,7 @@ async def test_offline_kernel_session(runtime, fake_openai):
     assert follow["question"].startswith("What can you tell me about")
     # the offline follow-up asks about a subject, never states the criterion's content
     assert "photosynthesis" not in follow["question"].lower()
-    assert all(not r.body.get("stream") is False for r in fake_openai.chat_requests())  # only target calls
+    assert all(r.body.get("stream") for r in fake_openai.chat_requests())  # only target calls
 
 
 async def test_interventions_force_inject_pause(runtime, fake_openai):
@@ -184,6 +184,28 @@ async def test_force_end_and_override_and_rescore_without_target_calls(runtime, 
     rescored = session_detail(runtime.store, sid)["turns"]
     assert all(t["rubric_version_id"] == version.id and "c3" not in t["verdicts"] for t in rescored)
     assert metrics["scores"][-1] == pytest.approx(rescored[-1]["score"])
+
+
+async def test_activated_static_followups_come_from_the_dataset(runtime, fake_openai):
+    from engine.bench.items import add_item, create_benchmark
+    from engine.bench.rubric import create_rubric
+
+    script_target_only(fake_openai)
+    with runtime.store.transaction():
+        bid = create_benchmark(runtime.store, "sq", "squad")
+        item = add_item(runtime.store, bid, 0, protocol="adaptive", topic="Oxygen",
+                        question="What is the most abundant element in the crust?", gold=["oxygen"],
+                        meta={"followups": [{"question": "What colour is liquid oxygen?", "answers": ["pale blue"]},
+                                            {"question": "Which process of plants releases it?",
+                                             "answers": ["photosynthesis"]}]})
+        create_rubric(runtime.store, item, [{"text": "Answers with oxygen"}, {"text": "Answers pale blue"},
+                                            {"text": "Answers photosynthesis"}], author="importer")
+    run_id = plan_run(runtime, RunRequest(bench="sq", targets=[target_of(fake_openai)], kernel="offline",
+                                          policy="always-follow-up", turns=4))
+    await execute_run(runtime, run_id)
+    questions = [t["question"] for t in session_detail(runtime.store, run_sessions(runtime, run_id)[0])["turns"]]
+    assert questions[1:3] == ["What colour is liquid oxygen?", "Which process of plants releases it?"]
+    assert questions[3].startswith("What can you tell me about")  # dataset exhausted: the kernel writes
 
 
 async def test_cache_makes_a_rerun_free(runtime, fake_openai):
