@@ -1,7 +1,8 @@
 """Knowledge-path sampling on the context graph (JudgeAgent, Algorithm 4, with its code's defaults).
 
 From a seed question: its entities are matched to the most similar graph entity (an exact
-normalised-name match counts as similarity 1), and one of that entity's chunks is taken. Each
+normalised-name match counts as similarity 1; ties go to the entity with the chunk most similar to
+the question), and one of that entity's chunks is taken, chosen like every later chunk. Each
 further hop moves to a neighbour: among the (at most) 5 unvisited neighbours most similar to the
 current entity, and then among the (at most) 5 unused chunks of that neighbour most similar to the
 question, the best is taken with probability 0.7, otherwise one of the others uniformly. A walk
@@ -137,19 +138,31 @@ def _top(candidates: list[int], scores: np.ndarray, k: int) -> list[int]:
     return [candidates[i] for i in order[:k]]
 
 
-def _start(graph: ContextGraph, embedder: Embedder, entities: list[str], q_vec: np.ndarray) -> tuple[int, float, str]:
-    """The graph entity most similar to any of the question's entities: (row, similarity, matched)."""
-    for name in entities:
-        row = graph.row_of(normalize_entity(name))
-        if row is not None:
-            return row, 1.0, name
+def _start(graph: ContextGraph, embedder: Embedder, entities: list[str], q_vec: np.ndarray,
+           chunk_relevance: dict[int, float]) -> tuple[int, float, str]:
+    """The graph entity most similar to one of the question's entities: (row, similarity, matched).
+
+    An exact normalised-name match has similarity 1. Ties (several exact matches, say) go to the
+    entity whose best chunk is most similar to the question, then to the earlier question entity.
+    """
+    best: list[tuple[int, float, str]] = []
     if entities:
-        sims = embedder.embed(entities) @ graph.vectors.T  # [q_entities, graph_entities]
-        qi, gi = np.unravel_index(int(np.argmax(sims)), sims.shape)
-        return int(gi), float(sims[qi, gi]), entities[int(qi)]
-    sims = graph.vectors @ q_vec
-    row = int(np.argmax(sims))
-    return row, float(sims[row]), ""
+        exact = [(graph.row_of(normalize_entity(e)), e) for e in entities]
+        best = [(row, 1.0, e) for row, e in exact if row is not None]
+        if not best:
+            sims = embedder.embed(entities) @ graph.vectors.T  # [question entities, graph entities]
+            top = float(sims.max())
+            best = [(int(gi), float(sims[qi, gi]), entities[int(qi)])
+                    for qi, gi in zip(*np.nonzero(sims >= top - 1e-6), strict=True)]
+    else:
+        sims = graph.vectors @ q_vec
+        row = int(np.argmax(sims))
+        best = [(row, float(sims[row]), "")]
+
+    def relevance(item: tuple[int, float, str]) -> float:
+        return max((chunk_relevance.get(c, -1.0) for c in graph.chunk_ids[item[0]]), default=-1.0)
+
+    return max(best, key=lambda item: (relevance(item), -best.index(item)))
 
 
 def sample_path(
@@ -214,7 +227,8 @@ def sample_path(
 
     if question_entities is None:
         question_entities = OfflineEntityExtractor().extract_query(question)
-    start, start_sim, matched = _start(graph, embedder, list(question_entities), q_vec)
+    relevance = {int(c): float(chunk_sim[i]) for i, c in enumerate(ids)}
+    start, start_sim, matched = _start(graph, embedder, list(question_entities), q_vec, relevance)
 
     def choose_chunk(row: int, used: set[int]) -> int | None:
         options = [c for c in graph.chunk_ids[row] if c not in used and c in chunk_row]
