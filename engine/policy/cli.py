@@ -1,0 +1,143 @@
+"""``viva policy``: train, evaluate and calibrate the questioning policy.
+
+Heavy imports (numpy, onnx, onnxruntime) happen inside the commands so ``viva --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import click
+
+
+@click.group()
+def policy() -> None:
+    """The questioning policy: follow-up or challenge, decided turn by turn (ONNX)."""
+
+
+@policy.command("train")
+@click.option("--steps", type=click.IntRange(min=1), default=None,
+              help="Decisions to simulate (default 400000, the shipped model's).")
+@click.option("--seed", type=int, default=None, help="Random seed (default 0, the shipped model's).")
+@click.option("--out", type=click.Path(dir_okay=False), default="policy.onnx", show_default=True,
+              help="Where to write the model; its card goes to the same name with .json. "
+                   "Use models/policy.onnx to regenerate the shipped model.")
+@click.option("--reward", type=click.Choice(["outcome", "evidence"]), default="outcome", show_default=True,
+              help="Reward definition: outcome (DESIGN.md, shipped) or the experimental evidence reading.")
+@click.option("--tau", type=float, default=None, help="Reward threshold τ (default 0.1).")
+@click.option("--lam", type=float, default=None, help="Reward weight λ of the follow-up's 1 − cos (default 0.5).")
+@click.option("--targets", "targets_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Train on targets fitted by `viva policy calibrate` instead of the uniform ranges.")
+def train_cmd(steps: int | None, seed: int | None, out: str, reward: str, tau: float | None, lam: float | None,
+              targets_file: str | None) -> None:
+    """Train the policy with PPO on the session simulator, export it to ONNX and evaluate it."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from engine.policy.pipeline import DEFAULT_SEED, DEFAULT_STEPS, train_and_export
+    from engine.policy.ppo import PPOConfig
+    from engine.policy.reward import LAMBDA, TAU
+
+    config = PPOConfig(steps=steps or DEFAULT_STEPS, seed=DEFAULT_SEED if seed is None else seed, reward=reward,
+                       tau=TAU if tau is None else tau, lam=LAMBDA if lam is None else lam)
+    sampler = None
+    if targets_file:
+        from engine.policy.calibrate import fitted_sampler, load_fitted_targets
+
+        try:
+            sampler = fitted_sampler(load_fitted_targets(targets_file))
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+    console = Console(stderr=True)
+    columns = (TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("steps  mean return {task.fields[ret]}"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("train", total=config.steps, ret="   -  ")
+
+        def on_update(update) -> None:
+            progress.update(task, completed=min(update.steps, config.steps), ret=f"{update.mean_return:6.3f}")
+
+        shipped = train_and_export(config, out, sampler=sampler, calibration=targets_file, on_update=on_update)
+    click.echo(f"trained {shipped.result.steps} steps (seed {config.seed}) in {shipped.result.seconds:.1f} s")
+    click.echo(f"model: {shipped.path}  sha256 {shipped.sha256}")
+    click.echo(f"card:  {shipped.path.with_suffix('.json')}")
+    if shipped.comparison:
+        c = shipped.comparison
+        click.echo(f"compared with the file it replaced ({c['previous_sha256'][:12]}): "
+                   f"bit-identical {'yes' if c['bit_identical'] else 'no'}, same actions on "
+                   f"{c['same_actions']}/{c['states']} evaluation states, max |Δp| {c['max_prob_diff']:.2e}")
+    click.echo("")
+    click.echo(shipped.table)
+
+
+@policy.command("eval")
+@click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None,
+              help="The .onnx model to evaluate (default: the shipped models/policy.onnx).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def eval_cmd(model_path: str | None, as_json: bool) -> None:
+    """Evaluate a policy on held-out simulated targets against the baselines."""
+    from engine.policy.card import card_path, read_card
+    from engine.policy.evaluate import check_goals
+    from engine.policy.network import HIDDEN
+    from engine.policy.pipeline import DEFAULT_SEED, evaluation_table, untrained_policy
+    from engine.policy.policies import OnnxPolicy, PolicyError
+    from engine.policy.reward import RewardSpec
+
+    try:
+        model = OnnxPolicy(model_path)
+    except PolicyError as exc:
+        raise click.ClickException(str(exc)) from None
+    card = read_card(card_path(model.path))
+    if card is None:
+        click.echo(f"note: no card {card_path(model.path)}; the untrained baseline uses seed {DEFAULT_SEED}",
+                   err=True)
+        seed, hidden, reward = DEFAULT_SEED, HIDDEN, RewardSpec()
+    else:
+        seed = int(card["training"]["seed"])
+        hidden = int(card["training"]["hyperparameters"].get("hidden", HIDDEN))
+        r = card.get("reward", {})
+        reward = RewardSpec(r.get("kind", "outcome"), r.get("tau", RewardSpec.tau), r.get("lambda", RewardSpec.lam))
+    rows, table = evaluation_table(model, untrained_policy(seed, hidden), reward)
+    if as_json:
+        goals = check_goals(rows)
+        payload = {
+            "model": str(model.path),
+            "version": model.version,
+            "rows": [r.as_dict() for r in rows],
+            "goals": [{"name": g.name, "value": _finite(g.value), "target": _finite(g.target), "met": g.met}
+                      for g in goals],
+        }
+        click.echo(json.dumps(payload, indent=2, allow_nan=False))
+        return
+    click.echo(f"model: {model.path} ({model.version})")
+    click.echo(table)
+
+
+@policy.command("calibrate")
+@click.option("--out", type=click.Path(dir_okay=False), default="policy-targets.json", show_default=True,
+              help="Where to write the fitted targets (input of `viva policy train --targets`).")
+@click.option("--min-sessions", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Fit only targets with at least this many logged adaptive sessions.")
+@click.pass_context
+def calibrate_cmd(ctx: click.Context, out: str, min_sessions: int) -> None:
+    """Fit simulator parameters per target from the sessions logged in the store."""
+    from engine.cli import get_runtime
+    from engine.policy.calibrate import calibrate_from_store, save_fits
+
+    fits = calibrate_from_store(get_runtime(ctx).store, min_sessions)
+    if not fits:
+        click.echo(f"no target has {min_sessions} or more finished adaptive sessions; nothing to fit", err=True)
+        sys.exit(1)
+    save_fits(fits, out)
+    click.echo(f"{'target':<30}{'sessions':>9}{'k':>7}{'sigma':>7}{'w':>7}{'v':>7}{'loss':>9}")
+    for f in fits:
+        p = f.params
+        click.echo(f"{f.target[:29]:<30}{f.sessions:>9}{p.knowledge:>7.2f}{p.stability:>7.2f}"
+                   f"{p.wrongness:>7.2f}{p.verbosity:>7.2f}{f.loss:>9.4f}")
+    click.echo(f"wrote {out}")
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
