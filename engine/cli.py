@@ -87,3 +87,5 @@ from engine.knowledge.cli import kb as _kb_group  # noqa: E402
 main.add_command(_kb_group)
 from engine.bench.cli import bench as _bench_group  # noqa: E402
 main.add_command(_bench_group)
+from engine.policy.cli import policy as _policy_group  # noqa: E402
+main.add_command(_policy_group)
