@@ -29,8 +29,11 @@ FOLLOW_UP = ACTIONS.index("follow-up")
 CHALLENGE = ACTIONS.index("challenge")
 
 
-class PolicyError(Exception):
-    """A policy model cannot be loaded (missing file, wrong graph, feature order mismatch)."""
+class PolicyError(ValueError):
+    """A policy model cannot be loaded (missing file, wrong graph, feature order mismatch).
+
+    A ``ValueError``, like an unknown policy name, so a caller validating the user's policy choice
+    catches both with one clause."""
 
 
 class Policy:
