@@ -89,3 +89,6 @@ from engine.bench.cli import bench as _bench_group  # noqa: E402
 main.add_command(_bench_group)
 from engine.policy.cli import policy as _policy_group  # noqa: E402
 main.add_command(_policy_group)
+from tui.commands import review as _review_cmd, tui as _tui_cmd  # noqa: E402
+main.add_command(_tui_cmd)
+main.add_command(_review_cmd)

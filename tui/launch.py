@@ -1,0 +1,31 @@
+"""Open the app from the command line (``viva``, ``viva tui``, ``viva demo``, ``viva review``)."""
+
+from __future__ import annotations
+
+from engine.runtime import Runtime
+
+SCREENS = ("home", "live", "review")
+
+
+def build_app(runtime: Runtime, screen: str = "home", run_id: int | None = None, session_id: int | None = None,
+              execute: bool = True):
+    """The app as the CLI would start it (tests and benchmarks use the same factory).
+
+    Args:
+        runtime: the engine runtime (data home, config).
+        screen: ``home``, ``live`` or ``review``.
+        run_id: with ``live``: a planned run to execute and follow.
+        session_id: with ``live``: a session to follow; with ``review``: the session to replay.
+        execute: with ``run_id``: execute the run in the app (False: only watch it).
+    """
+    if screen not in SCREENS:
+        raise ValueError(f"screen must be one of {', '.join(SCREENS)}, got {screen!r}")
+    from tui.app import VivaApp
+
+    return VivaApp(runtime, start=screen, run_id=run_id, session_id=session_id, execute=execute)
+
+
+def open_app(runtime: Runtime, screen: str = "home", run_id: int | None = None,
+             session_id: int | None = None) -> None:
+    """Run the app in the terminal until the user quits."""
+    build_app(runtime, screen, run_id, session_id).run()

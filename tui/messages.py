@@ -1,0 +1,122 @@
+"""Messages from the engine's workers to the screens.
+
+Workers read the store in threads and post these; widgets never read the store themselves.
+High-frequency messages (a streamed answer, the metrics after each change, the session list)
+implement ``can_replace`` so Textual's queue keeps only the newest when several are waiting:
+each carries a complete value (the whole answer so far, the whole metrics snapshot), so dropping
+an older one loses nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+from engine.store.db import Event
+
+
+class SessionOpened(Message):
+    """A follower loaded a session: its row, the criteria it starts with and its backlog of events."""
+
+    def __init__(self, session_id: int, row: dict[str, Any], criteria: list[dict[str, Any]],
+                 labels: dict[int, int], events: list[Event]):
+        super().__init__()
+        self.session_id = session_id
+        self.row = row
+        self.criteria = criteria
+        self.labels = labels
+        self.events = events
+
+
+class SessionEvents(Message):
+    """New events of a followed session, in order (none of them a streamed piece or metrics)."""
+
+    def __init__(self, session_id: int, events: list[Event], labels: dict[int, int] | None = None):
+        super().__init__()
+        self.session_id = session_id
+        self.events = events
+        self.labels = labels or {}
+
+
+class AnswerStreamed(Message):
+    """The answer of a turn so far (coalesced: a newer one for the same turn replaces it)."""
+
+    def __init__(self, session_id: int, seq: int, turn: int, text: str):
+        super().__init__()
+        self.session_id = session_id
+        self.seq = seq
+        self.turn = turn
+        self.text = text
+
+    def can_replace(self, message: Message) -> bool:
+        return (isinstance(message, AnswerStreamed) and message.session_id == self.session_id
+                and message.turn == self.turn)
+
+
+class MetricsUpdated(Message):
+    """The session's figures after a change (coalesced: a newer snapshot replaces it)."""
+
+    def __init__(self, session_id: int, seq: int, metrics: dict[str, Any]):
+        super().__init__()
+        self.session_id = session_id
+        self.seq = seq
+        self.metrics = metrics
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, MetricsUpdated) and message.session_id == self.session_id
+
+
+class SessionsChanged(Message):
+    """The session list (and benchmarks) after something was written (coalesced)."""
+
+    def __init__(self, sessions: list[dict[str, Any]], benchmarks: list[Any]):
+        super().__init__()
+        self.sessions = sessions
+        self.benchmarks = benchmarks
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SessionsChanged)
+
+
+class TurnSelected(Message):
+    """The interview pane's selected turn changed."""
+
+    def __init__(self, turn: int | None):
+        super().__init__()
+        self.turn = turn
+
+
+class CriterionSelected(Message):
+    """The rubric checklist's highlighted criterion changed."""
+
+    def __init__(self, cid: str | None):
+        super().__init__()
+        self.cid = cid
+
+
+class RunStarted(Message):
+    """The app began executing a run; ``sessions`` are its session ids."""
+
+    def __init__(self, run_id: int, sessions: list[int]):
+        super().__init__()
+        self.run_id = run_id
+        self.sessions = sessions
+
+
+class RunEnded(Message):
+    """A run the app executed is over; ``errors`` maps session id to error message or None."""
+
+    def __init__(self, run_id: int, errors: dict[int, str | None]):
+        super().__init__()
+        self.run_id = run_id
+        self.errors = errors
+
+
+class SessionRescored(Message):
+    """The app finished re-scoring a session's stored answers under a new rubric version."""
+
+    def __init__(self, session_id: int, version_id: int):
+        super().__init__()
+        self.session_id = session_id
+        self.version_id = version_id

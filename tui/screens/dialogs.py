@@ -1,0 +1,257 @@
+"""Small modal dialogs; each returns its result to the callback given to ``push_screen``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static, TextArea
+
+from tui.state import Verdict
+from tui.widgets.checklist import describe_verdict
+from tui.widgets.sessions import SessionsTable
+
+
+class Dialog(ModalScreen):
+    """A centred box; escape cancels (the callback gets None)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog_cancel")]
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class OverrideDialog(Dialog):
+    """Set a criterion's verdict for a turn: met or not met, with a note. Returns ``(met, note)``."""
+
+    BINDINGS = [
+        Binding("y", "choose(True)", "Met", id="override_met"),
+        Binding("n", "choose(False)", "Not met", id="override_not_met"),
+        Binding("ctrl+s", "submit", "Save", id="override_save"),
+    ]
+
+    def __init__(self, turn: int, cid: str, text: str, verdict: Verdict):
+        super().__init__()
+        self.turn, self.cid, self.text, self.verdict = turn, cid, text, verdict
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"Override {self.cid} on turn {self.turn}", classes="dialog-title")
+            yield Static(self.text, classes="dialog-text")
+            yield Static(f"now: {describe_verdict(self.verdict)}", classes="dim")
+            if self.verdict.original is not None:
+                yield Static(f"judge's original: {describe_verdict(self.verdict.original)}", classes="dim")
+            with RadioSet(id="override-choice"):
+                yield RadioButton("met (y)", value=not self.verdict.met, id="choice-met")
+                yield RadioButton("not met (n)", value=self.verdict.met, id="choice-not-met")
+            yield Input(placeholder="note (why); enter or ctrl+s saves", id="override-note")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save", variant="primary", id="save")
+                yield Button("Cancel", id="cancel")
+
+    AUTO_FOCUS = "#override-choice"  # y / n choose there (in the note they are just letters)
+
+    def action_choose(self, met: bool) -> None:
+        self.query_one("#choice-met" if met else "#choice-not-met", RadioButton).value = True
+
+    def _met(self) -> bool:
+        return self.query_one("#choice-met", RadioButton).value
+
+    def action_submit(self) -> None:
+        self.dismiss((self._met(), self.query_one("#override-note", Input).value.strip()))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.action_submit()
+        else:
+            self.dismiss(None)
+
+
+class InjectDialog(Dialog):
+    """Write the next question yourself. Returns the question text."""
+
+    BINDINGS = [Binding("ctrl+s", "submit", "Ask", id="inject_submit")]
+
+    def __init__(self, turn: int | None):
+        super().__init__()
+        self.turn = turn
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            label = "Your next question" + (f" (turn {self.turn})" if self.turn is not None else "")
+            yield Label(label, classes="dialog-title")
+            yield Static("It is asked instead of the kernel's next question and recorded as a human turn. "
+                         "ctrl+s asks, escape cancels.", classes="dim")
+            yield TextArea(id="inject-text", soft_wrap=True)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Ask", variant="primary", id="ask")
+                yield Button("Cancel", id="cancel")
+
+    AUTO_FOCUS = "#inject-text"
+
+    def action_submit(self) -> None:
+        text = self.query_one(TextArea).text.strip()
+        if not text:
+            self.notify("Write a question first.", severity="warning")
+            return
+        self.dismiss(text)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "ask":
+            self.action_submit()
+        else:
+            self.dismiss(None)
+
+
+class SourceDialog(Dialog):
+    """The knowledge-base chunks a criterion cites."""
+
+    def __init__(self, cid: str, ids: list[int], chunks: dict[int, dict[str, Any]]):
+        super().__init__()
+        self.cid, self.ids, self.chunks = cid, ids, chunks
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Label(f"Sources of {self.cid}", classes="dialog-title")
+            with VerticalScroll(id="source-text"):
+                for cid in self.ids:
+                    chunk = self.chunks.get(cid)
+                    if chunk is None:
+                        yield Static(Text(f"chunk #{cid}: no longer in the store", style="red"))
+                        continue
+                    title = chunk.get("document_title") or chunk.get("document_path") or "document"
+                    yield Static(Text(f"#{cid} · {title} · part {chunk['ord'] + 1}", style="bold"))
+                    yield Static(chunk["text"], classes="chunk")
+            yield Button("Close", id="cancel")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(None)
+
+
+class JumpDialog(Dialog):
+    """Ask for a turn number. Returns it as an int."""
+
+    def __init__(self, last: int):
+        super().__init__()
+        self.last = last
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog narrow"):
+            yield Label(f"Jump to turn (0-{self.last})", classes="dialog-title")
+            yield Input(placeholder="turn", type="integer", id="jump-turn")
+
+    AUTO_FOCUS = "#jump-turn"
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            turn = int(event.value)
+        except ValueError:
+            self.notify("Type a turn number.", severity="warning")
+            return
+        if not 0 <= turn <= self.last:
+            self.notify(f"Turns go from 0 to {self.last}.", severity="warning")
+            return
+        self.dismiss(turn)
+
+
+class ExportDialog(Dialog):
+    """Choose a format and a file. Returns ``(fmt, path)``."""
+
+    def __init__(self, session_id: int):
+        super().__init__()
+        self.session_id = session_id
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"Export the report of session {self.session_id}", classes="dialog-title")
+            with RadioSet(id="export-format"):
+                yield RadioButton("Markdown", value=True, id="fmt-md")
+                yield RadioButton("JSON", id="fmt-json")
+            yield Input(value=str(Path.cwd() / f"viva-session-{self.session_id}.md"), id="export-path")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Export", variant="primary", id="export")
+                yield Button("Cancel", id="cancel")
+
+    AUTO_FOCUS = "#export-path"
+
+    def _fmt(self) -> str:
+        return "json" if self.query_one("#fmt-json", RadioButton).value else "md"
+
+    def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
+        path = self.query_one("#export-path", Input)
+        current = Path(path.value)
+        if current.suffix in (".md", ".json"):
+            path.value = str(current.with_suffix("." + self._fmt()))
+
+    def _submit(self) -> None:
+        path = self.query_one("#export-path", Input).value.strip()
+        if not path:
+            self.notify("Give a file name.", severity="warning")
+            return
+        self.dismiss((self._fmt(), path))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "export":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+
+class PickSessionDialog(Dialog):
+    """Pick one session from a list. Returns its id."""
+
+    BINDINGS = [Binding("enter", "pick", "Pick", id="pick_session", priority=True)]
+
+    def __init__(self, title: str, rows: list[dict[str, Any]]):
+        super().__init__()
+        self.title_text, self.rows = title, rows
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Label(self.title_text, classes="dialog-title")
+            yield SessionsTable(id="pick-table")
+
+    def on_mount(self) -> None:
+        table = self.query_one(SessionsTable)
+        table.set_rows(self.rows)
+        table.focus()
+
+    def action_pick(self) -> None:
+        row = self.query_one(SessionsTable).selected_session
+        if row is not None:
+            self.dismiss(row["id"])
+
+
+class ConfirmDialog(Dialog):
+    """A yes/no question. Returns True or False."""
+
+    BINDINGS = [Binding("y", "answer(True)", "Yes", id="confirm_yes"),
+                Binding("n", "answer(False)", "No", id="confirm_no")]
+
+    def __init__(self, question: str):
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog narrow"):
+            yield Label(self.question, classes="dialog-title")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Yes (y)", variant="error", id="yes")
+                yield Button("No (n)", id="no")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")

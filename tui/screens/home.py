@@ -1,0 +1,169 @@
+"""Home: every session in a filterable table, the benchmarks, and "new interview".
+
+The list follows the store: a session started here or by ``viva run`` in another terminal shows
+up, and its status changes, without a refresh.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from tui.bridge import follow_sessions
+from tui.filters import FilterError
+from tui.messages import SessionsChanged
+from tui.widgets.sessions import SessionsTable
+
+if TYPE_CHECKING:
+    from tui.app import VivaApp
+
+
+class HomeScreen(Screen):
+    """The Home screen (mode ``home``)."""
+
+    BINDINGS = [
+        Binding("n", "new_interview", "New interview", id="new_interview",
+                tooltip="Pick a benchmark item, target, kernel, protocol, policy and turns"),
+        Binding("w", "watch", "Watch", id="watch_session", tooltip="Open the selected session on the live screen"),
+        Binding("v", "review", "Review", id="review_session", tooltip="Replay the selected session"),
+        Binding("c", "compare", "Compare", id="compare_sessions",
+                tooltip="Compare the selected session with another of the same item"),
+        Binding("l", "leaderboard", "Leaderboard", id="leaderboard"),
+        Binding("slash", "focus_filter", "Filter", id="focus_filter"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="home")
+        self.benchmarks: list[Any] = []
+
+    @property
+    def viva(self) -> VivaApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="home-title")
+        yield Input(placeholder="filter: words, target:…, bench:…, status:…, policy:…, date:2025-11, score>50",
+                    id="filter")
+        sessions = SessionsTable(id="sessions")
+        sessions.add_class("region")
+        sessions.border_title = "Sessions"
+        yield sessions
+        benchmarks: DataTable[Any] = DataTable(id="benchmarks", cursor_type="row", zebra_stripes=True)
+        benchmarks.add_class("region")
+        benchmarks.border_title = "Benchmarks"
+        for name, width in (("name", 24), ("source", 10), ("items", 6), ("protocols", 30), ("knowledge base", 20)):
+            benchmarks.add_column(name, key=name, width=width)
+        yield benchmarks
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        title = Text("viva", style="bold")
+        title.append(" · oral examinations of language models", style="dim")
+        title.append(f" · home {self.viva.runtime.home}", style="dim")
+        self.query_one("#home-title", Static).update(title)
+        self.query_one(SessionsTable).focus()
+        follow_sessions(self, self.viva.runtime)
+
+    # -- data ---------------------------------------------------------------------------------
+    def on_sessions_changed(self, message: SessionsChanged) -> None:
+        self.query_one(SessionsTable).set_rows(message.sessions)
+        self.benchmarks = message.benchmarks
+        table = self.query_one("#benchmarks", DataTable)
+        keep = table.cursor_row
+        table.clear()
+        for b in message.benchmarks:
+            protocols = ", ".join(f"{k} {v}" for k, v in sorted(b.protocols.items()))
+            table.add_row(b.name, b.source, str(b.n_items), protocols, b.kb or "", key=b.name)
+        if message.benchmarks:
+            table.move_cursor(row=min(keep or 0, len(message.benchmarks) - 1), animate=False)
+        self.query_one(SessionsTable).border_subtitle = f"{len(message.sessions)} session(s)"
+        self.refresh_bindings()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "filter":
+            return
+        try:
+            self.query_one(SessionsTable).set_filter(event.value)
+            event.input.remove_class("-invalid")
+            event.input.tooltip = None
+        except FilterError as exc:
+            event.input.add_class("-invalid")
+            event.input.tooltip = str(exc)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            self.query_one(SessionsTable).focus()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "sessions":
+            self.action_open()
+        elif event.data_table.id == "benchmarks":
+            self.action_new_interview()
+
+    # -- actions ------------------------------------------------------------------------------
+    @property
+    def selected(self) -> dict[str, Any] | None:
+        return self.query_one(SessionsTable).selected_session
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("watch", "review", "compare"):
+            return True if self.selected is not None else None
+        return True
+
+    def action_open(self) -> None:
+        row = self.selected
+        if row is None:
+            return
+        if row["status"] in ("running", "paused", "created"):
+            self.viva.open_live(session_id=row["id"])
+        else:
+            self.viva.open_review(row["id"])
+
+    def action_watch(self) -> None:
+        if self.selected is not None:
+            self.viva.open_live(session_id=self.selected["id"])
+
+    def action_review(self) -> None:
+        if self.selected is not None:
+            self.viva.open_review(self.selected["id"])
+
+    def action_compare(self) -> None:
+        from tui.screens.dialogs import PickSessionDialog
+
+        row = self.selected
+        if row is None:
+            return
+        others = [r for r in self.query_one(SessionsTable).sessions if r["item"] == row["item"] and r["id"] != row["id"]]
+        if not others:
+            self.notify("No other session of this item to compare with.", severity="warning")
+            return
+        self.app.push_screen(PickSessionDialog(f"Compare session {row['id']} with…", others),
+                             lambda other: other is not None and self.viva.open_compare(row["id"], other))
+
+    def action_leaderboard(self) -> None:
+        from tui.screens.leaderboard import LeaderboardScreen
+
+        self.app.push_screen(LeaderboardScreen())
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    def action_new_interview(self) -> None:
+        from tui.screens.new_interview import NewInterviewDialog
+
+        bench_table = self.query_one("#benchmarks", DataTable)
+        selected = None
+        if self.benchmarks and bench_table.cursor_row is not None and bench_table.cursor_row < len(self.benchmarks):
+            selected = self.benchmarks[bench_table.cursor_row].name
+
+        def planned(run_id: int | None) -> None:
+            if run_id is not None:
+                self.viva.start_run(run_id)
+                self.viva.open_live(run_id=run_id)
+
+        self.app.push_screen(NewInterviewDialog(self.benchmarks, selected), planned)

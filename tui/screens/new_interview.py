@@ -1,0 +1,174 @@
+"""The "new interview" dialog: benchmark, item(s), target, kernel, protocol, policy and turns.
+
+It plans the run with the engine (``plan_run``, which validates the target, kernel and policy) and
+returns the run id; planning errors stay in the dialog so the evaluator can fix the field.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.suggester import SuggestFromList
+from textual.widgets import Button, Input, Label, Select, SelectionList, Static
+
+from engine.store import Store
+from tui.bridge import db_work
+from tui.screens.dialogs import Dialog
+
+if TYPE_CHECKING:
+    from tui.app import VivaApp
+
+POLICIES = ("onnx", "threshold", "random", "always-follow-up", "always-challenge")
+PROTOCOLS = (("auto", ""), ("adaptive", "adaptive"), ("task", "task"))
+
+
+def plan(store: Store, runtime: Any, request: dict[str, Any]) -> int:
+    """``plan_run`` with a runtime bound to this thread's store."""
+    from engine.interview.run import RunRequest, plan_run
+    from engine.runtime import Runtime
+
+    rt = Runtime(runtime.home, runtime.config, runtime.use_cache, store)
+    return plan_run(rt, RunRequest(**request))
+
+
+def known_targets(store: Store, config_targets: list[str]) -> list[str]:
+    """Targets worth suggesting: the configured ones, the embedded model and those used before."""
+    used = [r["target"] for r in store.query("SELECT DISTINCT target FROM sessions ORDER BY id DESC LIMIT 20")]
+    return list(dict.fromkeys([*config_targets, "local", *used]))
+
+
+def items_of(store: Store, benchmark: str) -> list[Any]:
+    from engine.bench.items import list_items
+
+    return list_items(store, benchmark)
+
+
+class NewInterviewDialog(Dialog):
+    """Returns the planned run's id."""
+
+    BINDINGS = [Binding("ctrl+s", "start", "Start", id="new_interview_start")]
+    AUTO_FOCUS = "#target"
+
+    def __init__(self, benchmarks: list[Any], selected: str | None = None):
+        super().__init__()
+        self.benchmarks = benchmarks
+        self.selected_bench = selected or (benchmarks[0].name if benchmarks else None)
+
+    @property
+    def viva(self) -> VivaApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        cfg = self.viva.runtime.config
+        with Vertical(classes="dialog wide", id="new-interview"):
+            yield Label("New interview", classes="dialog-title")
+            with VerticalScroll(id="new-form"):
+                yield Label("Benchmark")
+                yield Select([(f"{b.name} ({b.n_items} items, {b.source})", b.name) for b in self.benchmarks],
+                             value=self.selected_bench or Select.BLANK, allow_blank=False if self.benchmarks else True,
+                             id="bench")
+                yield Label("Items (space toggles)")
+                yield SelectionList(id="items")
+                with Horizontal(classes="form-row"):
+                    with Vertical():
+                        yield Label("Target")
+                        yield Input(value=next(iter(cfg.targets), "local"), id="target",
+                                    placeholder="openai:MODEL@BASE_URL, a configured name, python:mod:Class, local")
+                    with Vertical():
+                        yield Label("Kernel")
+                        yield Input(value="config" if cfg.kernel is not None else "offline", id="kernel",
+                                    suggester=SuggestFromList(["offline", "config"]),
+                                    placeholder="offline, config, openai:MODEL@BASE_URL")
+                with Horizontal(classes="form-row"):
+                    with Vertical():
+                        yield Label("Protocol (auto: task items as task)")
+                        yield Select(PROTOCOLS, value="", allow_blank=False, id="protocol")
+                    with Vertical():
+                        yield Label("Policy")
+                        yield Select([(p, p) for p in POLICIES],
+                                     value=cfg.interview.policy if cfg.interview.policy in POLICIES else "onnx",
+                                     allow_blank=False, id="policy")
+                    with Vertical():
+                        yield Label("Turns")
+                        yield Input(value=str(cfg.interview.turns), type="integer", id="turns")
+            yield Static("", id="new-error")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Start (ctrl+s)", variant="primary", id="start")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        runtime = self.viva.runtime
+        db_work(self, runtime, known_targets, list(runtime.config.targets), then=self._targets, name="targets")
+        if self.selected_bench:
+            self._load_items(self.selected_bench)
+        else:
+            self._error("No benchmark yet: create one with `viva bench import` or `viva bench generate` "
+                        "(or run `viva demo`).")
+
+    def _targets(self, names: list[str]) -> None:
+        self.query_one("#target", Input).suggester = SuggestFromList(names, case_sensitive=False)
+
+    def _load_items(self, bench: str) -> None:
+        db_work(self, self.viva.runtime, items_of, bench, then=self._items, name="load items")
+
+    def _items(self, items: list[Any]) -> None:
+        box = self.query_one("#items", SelectionList)
+        box.clear_options()
+        for i, item in enumerate(items):
+            question = item.question.replace("\n", " ")
+            label = f"#{item.id} [{item.protocol}] {item.topic + ': ' if item.topic else ''}{question[:70]}"
+            box.add_option((label, item.id, i == 0))
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "bench" and event.value is not Select.BLANK and event.value != self.selected_bench:
+            self.selected_bench = str(event.value)
+            self._load_items(self.selected_bench)
+
+    def _error(self, text: str) -> None:
+        self.query_one("#new-error", Static).update(text)
+
+    def request(self) -> dict[str, Any] | None:
+        """The run request from the form, or None (with the reason shown) when a field is wrong."""
+        if not self.selected_bench:
+            self._error("Pick a benchmark.")
+            return None
+        items = list(self.query_one("#items", SelectionList).selected)
+        if not items:
+            self._error("Pick at least one item (space toggles).")
+            return None
+        target = self.query_one("#target", Input).value.strip()
+        if not target:
+            self._error("Give a target.")
+            return None
+        turns_text = self.query_one("#turns", Input).value.strip()
+        if not turns_text.isdigit() or int(turns_text) < 1:
+            self._error("Turns must be a whole number of at least 1.")
+            return None
+        protocol = self.query_one("#protocol", Select).value
+        return {"bench": self.selected_bench, "targets": [target], "items": items,
+                "kernel": self.query_one("#kernel", Input).value.strip() or None,
+                "protocol": protocol or None, "policy": str(self.query_one("#policy", Select).value),
+                "turns": int(turns_text)}
+
+    def action_start(self) -> None:
+        request = self.request()
+        if request is None:
+            return
+        self._error("planning…")
+        db_work(self, self.viva.runtime, plan, self.viva.runtime, request, then=self.dismiss, name="plan the run")
+
+    def on_worker_state_changed(self, event: Any) -> None:
+        from textual.worker import WorkerState
+
+        if event.worker.name == "plan the run" and event.state == WorkerState.ERROR:
+            event.stop()
+            self._error(f"cannot start: {event.worker.error}")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "start":
+            self.action_start()
+        else:
+            self.dismiss(None)

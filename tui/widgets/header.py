@@ -1,0 +1,57 @@
+"""One line about the session on screen: who is examined on what, by which kernel and policy,
+and where the interview stands (status, turn, pending interventions)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from tui.state import SessionState
+
+STATUS_STYLES = {
+    "running": "bold green", "paused": "bold yellow", "finished": "bold", "failed": "bold red",
+    "interrupted": "bold red", "created": "dim", "replay": "bold cyan",
+}
+
+
+def short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class SessionHeader(Static):
+    """The session line above the live, review and compare layouts."""
+
+    def show(self, state: SessionState | None, extra: str = "") -> None:
+        if state is None:
+            self.update(Text("no session", style="dim"))
+            return
+        info, row = state.info, state.row
+        line = Text()
+        line.append(f"session {state.session_id} ", style="bold")
+        line.append(f"● {state.status}", style=STATUS_STYLES.get(state.status, ""))
+        judged = sum(1 for t in state.turns if t.judged)
+        planned = state.planned_turns
+        line.append(f"  turn {judged}/{planned}" if planned else f"  turns {judged}")
+        line.append(f"  target {short(state.target, 40)}", style="bold")
+        item = info.get("benchmark") or ""
+        item_id = state.item_id
+        line.append(f"  {item}/item {item_id}" if item else f"  item {item_id}")
+        if info.get("topic"):
+            line.append(f" ({short(info['topic'], 24)})")
+        line.append(f"  {state.protocol}")
+        kernel = info.get("kernel") or row.get("kernel") or ""
+        if info.get("kernel_offline") or kernel == "offline":
+            line.append("  kernel offline (deterministic, no LLM)", style="dim")
+        else:
+            line.append(f"  kernel {short(kernel, 30)}", style="dim")
+        policy = info.get("policy") or row.get("policy")
+        if policy and state.protocol != "task":
+            line.append(f"  policy {policy}", style="dim")
+        pending = state.pending_kinds()
+        if pending:
+            line.append("  requested: " + ", ".join(pending), style="bold yellow")
+        if state.error:
+            line.append(f"  error: {short(state.error, 80)}", style="red")
+        if extra:
+            line.append(f"  {extra}", style="italic")
+        self.update(line)

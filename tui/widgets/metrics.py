@@ -1,0 +1,106 @@
+"""The metric panel: the session score with a sparkline over turns, the selected turn's s, Δs and
+cos, the policy's probabilities for the next turn, the running P+/P−/R, tokens, cost and latency.
+
+Every figure comes from the engine's events (``verdicts``, ``policy.decided``, ``metrics``); the
+panel only lays them out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Digits, Sparkline, Static
+
+from tui.state import SessionState
+from tui.widgets.interview import fmt_float, fmt_signed
+
+BAR_WIDTH = 12
+
+
+def bar(p: float, width: int = BAR_WIDTH) -> str:
+    filled = int(round(max(0.0, min(1.0, p)) * width))
+    return "█" * filled + "░" * (width - filled)
+
+
+def _f(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+class MetricPanel(VerticalScroll, can_focus=True):
+    """Figures of one session; ``compact`` leaves out the per-challenge breakdown."""
+
+    def __init__(self, *, id: str | None = None, compact: bool = False):
+        super().__init__(id=id)
+        self.compact = compact
+        self._shown: tuple[Any, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="score-row"):
+            yield Digits("–", id="score-digits")
+            yield Static("", id="score-caption")
+        yield Sparkline([], id="score-sparkline", summary_function=max)
+        yield Static("", id="metric-figures")
+
+    def show(self, state: SessionState, turn_idx: int | None) -> None:
+        """Lay out the figures for the selected turn (re-rendered only when they changed)."""
+        turn = state.turn(turn_idx)
+        m = state.metrics
+        key = (id(m), state.rev if turn is None else (turn.idx, turn.score, turn.delta, turn.cos),
+               id(state.decision), state.status, tuple(state.pending))
+        if key == self._shown:
+            return
+        self._shown = key
+        score = m.get("score")
+        self.query_one("#score-digits", Digits).update("–" if score is None else f"{score:.1f}")
+        planned = state.planned_turns
+        done = sum(1 for t in state.turns if t.judged)
+        caption = Text("Score", style="bold")
+        caption.append(f"\n{done}/{planned} turns judged" if planned else f"\n{done} turns judged", style="dim")
+        self.query_one("#score-caption", Static).update(caption)
+        scores = m.get("scores") or [t.score for t in state.turns if t.judged]
+        self.query_one("#score-sparkline", Sparkline).data = [float(s) for s in scores] or [0.0]
+        self.query_one("#metric-figures", Static).update(self._figures(state, turn_idx))
+
+    def _figures(self, state: SessionState, turn_idx: int | None) -> Table:
+        m = state.metrics
+        turn = state.turn(turn_idx)
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column()
+        if turn is not None:
+            grid.add_row(f"turn {turn.idx}", f"s {fmt_float(turn.score)}   Δs {fmt_signed(turn.delta)}   "
+                                             f"cos {fmt_float(turn.cos)}")
+        decision = state.decision
+        pending = state.pending_kinds()
+        if decision and decision.get("probs"):
+            fu, ch = decision["probs"][0], decision["probs"][1]
+            who = decision.get("actor", "policy")
+            grid.add_row(f"policy t{decision.get('turn')}",
+                         Text(f"follow-up {bar(fu)} {fu:.2f}\nchallenge {bar(ch)} {ch:.2f}\n"
+                              f"→ {decision.get('action')} ({who})"))
+        else:
+            grid.add_row("policy", Text("no decision yet" if state.protocol != "task" else "not used (task)",
+                                        style="dim"))
+        if pending:
+            grid.add_row("requested", Text(", ".join(pending), style="bold yellow"))
+        grid.add_row("ΔS_f", f"{_f(m.get('delta_follow_up'))}  ({m.get('follow_ups', 0)} follow-ups)")
+        grid.add_row("challenges", str(m.get("challenges", 0)))
+        grid.add_row("P+ / P− / P0", f"{_f(m.get('p_plus'), 2)} / {_f(m.get('p_minus'), 2)} / {_f(m.get('p_zero'), 2)}")
+        if not self.compact:
+            grid.add_row("M+ / M−", f"{_f(m.get('m_plus'))} / {_f(m.get('m_minus'))}")
+            grid.add_row("R+ / R−", f"{_f(m.get('r_plus'))} / {_f(m.get('r_minus'))}")
+        grid.add_row("R", _f(m.get("r")))
+        tokens_in, tokens_out = m.get("tokens_in", 0) or 0, m.get("tokens_out", 0) or 0
+        grid.add_row("tokens", f"{tokens_in} in / {tokens_out} out")
+        grid.add_row("cost", f"${m.get('cost') or 0.0:.4f}")
+        latency = m.get("mean_latency_ms")
+        grid.add_row("latency", "–" if latency is None else f"{latency:.0f} ms mean")
+        return grid
