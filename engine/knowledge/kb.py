@@ -32,7 +32,7 @@ from engine.store import Store, dumps, loads, now_iso
 ProgressFn = Callable[[str, int, int], None]
 """``progress(stage, done, total)``; stages: ``read``, ``chunk``, ``embed``, ``index``."""
 
-_EMBED_BATCH = 64  # texts per embedder call (and per cache commit and progress update)
+_EMBED_BATCH = 128  # texts per embedder call (and per cache commit and progress update)
 
 
 class KnowledgeBaseError(Exception):
