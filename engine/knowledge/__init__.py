@@ -1,1 +1,13 @@
+"""Knowledge bases: ingest, chunking, BM25 and dense retrieval, context graph, knowledge paths.
 
+Public API (import from the modules; this package imports nothing heavy, so ``viva --help`` stays
+fast):
+
+- ``engine.knowledge.kb``: ``build_kb``, ``get_kb``, ``find_kb``, ``list_kbs``, ``delete_kb``,
+  ``get_chunks``, ``KnowledgeBaseError``;
+- ``engine.knowledge.retrieval``: ``search`` -> ``list[Hit]``;
+- ``engine.knowledge.embed``: ``get_embedder``, ``Embedder``, ``cosine``;
+- ``engine.knowledge.graph``: ``build_graph`` / ``build_graph_async``, ``load_graph``;
+- ``engine.knowledge.entities``: ``OfflineEntityExtractor``, ``LLMEntityExtractor``;
+- ``engine.knowledge.paths``: ``sample_path`` -> ``KnowledgePath``.
+"""

@@ -66,3 +66,28 @@ def test_a_reply_missing_a_text_is_re_asked(tmp_path, fake_openai, endpoint):
     requests = fake_openai.chat_requests()
     assert len(requests) == 2 and "no element for text(s) [2]" in requests[1].text
     store.close()
+
+
+def test_cli_graph_uses_the_configured_kernel_unless_offline(tmp_path, fake_openai):
+    from click.testing import CliRunner
+
+    from engine.cli import main
+
+    store = _kb(tmp_path)
+    store.close()
+    fake_openai.default = label
+    config = tmp_path / "viva.yaml"
+    config.write_text(f"kernel:\n  base_url: {fake_openai.base_url}\n  model: fake-model\n  timeout: 5\n",
+                      encoding="utf-8")
+    root = ["--home", str(tmp_path / "home"), "--config", str(config)]
+    graph = ["kb", "graph", "g", "--json"]
+    result = CliRunner().invoke(main, [*root, *graph, "--batch-size", "5"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["extractor"] == "llm:fake-model" and fake_openai.count() == 1
+    result = CliRunner().invoke(main, [*root, *graph, "--offline"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["extractor"] == "offline" and fake_openai.count() == 1
+
+    fake_openai.default = {"status": 400, "message": "model not found"}
+    result = CliRunner().invoke(main, [*root, "--no-cache", *graph, "--batch-size", "4"])
+    assert result.exit_code == 1 and "Error: " in result.output and "fake-model" in result.output
