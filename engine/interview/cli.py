@@ -12,15 +12,25 @@ import click
 from engine.cli import get_runtime
 
 
+def escape(text: str) -> str:
+    from rich.markup import escape as _escape
+
+    return _escape(text)
+
+
 class LivePrinter:
     """Prints an interview as its events arrive (the headless demo and ``viva run --live``)."""
 
-    def __init__(self, console: Any):
+    def __init__(self, console: Any, several: bool = False):
         self.console = console
+        self.several = several  # several sessions at once: tag lines, print answers whole
         self.streaming: set[tuple[int, int]] = set()
 
     def __call__(self, sid: int, kind: str, p: dict[str, Any]) -> None:
         c = self.console
+        if self.several and kind == "answer.delta":
+            return
+        tag = f"[dim]s{sid}[/] " if self.several else ""
         if kind in ("session.started", "session.resumed"):
             c.rule(f"session {sid}: {p['target']} on item {p['item_id']} ({p['protocol']}, kernel {p['kernel']})")
             if kind == "session.resumed":
@@ -29,9 +39,9 @@ class LivePrinter:
                 c.print(f"  [dim]{crit['cid']} ({crit['kind']}, w={crit['weight']:g}): {crit['text'][:100]}[/]")
         elif kind == "policy.decided":
             probs = p.get("probs") or [0, 0]
-            c.print(f"[dim]policy: follow-up {probs[0]:.2f} / challenge {probs[1]:.2f} -> {p['action']}[/]")
+            c.print(f"{tag}[dim]policy: follow-up {probs[0]:.2f} / challenge {probs[1]:.2f} -> {p['action']}[/]")
         elif kind == "turn.started":
-            c.print(f"\n[bold cyan]Q{p['turn']} [{p['action']}, {p['actor']}][/] {p['question']}")
+            c.print(f"\n{tag}[bold cyan]Q{p['turn']} \\[{p['action']}, {p['actor']}][/] {escape(p['question'])}")
         elif kind == "answer.delta":
             if (sid, p["turn"]) not in self.streaming:
                 self.streaming.add((sid, p["turn"]))
@@ -39,20 +49,31 @@ class LivePrinter:
             c.print(p["text"], end="", markup=False, highlight=False)
         elif kind == "answer.done":
             if (sid, p["turn"]) not in self.streaming:
-                c.print("[bold green]A:[/] " + p["answer"], markup=False, highlight=False)
+                c.print(f"{tag}[bold green]A:[/] ", end="")
+                c.print(p["answer"], markup=False, highlight=False)
             else:
                 c.print()
         elif kind == "verdicts":
             met = [v["cid"] for v in p["verdicts"] if v["met"]]
             delta = "" if p["delta"] is None else f"  Δs {p['delta']:+.2f}"
             cos = "" if p.get("cos") is None else f"  cos {p['cos']:.2f}"
-            c.print(f"[yellow]score {p['score']:.2f}{delta}{cos}  met: {', '.join(met) or 'none'}[/]")
+            c.print(f"{tag}[yellow]score {p['score']:.2f}{delta}{cos}  met: {', '.join(met) or 'none'}[/]")
         elif kind == "session.finished":
             score = p.get("score")
             c.print(f"[bold]session {sid} finished: Score {score:.1f}[/]" if score is not None else
                     f"[bold]session {sid} finished[/]")
         elif kind == "session.failed":
             c.print(f"[bold red]session {sid} failed: {p['error']}[/]")
+
+
+def _console(to_stderr: bool) -> Any:
+    """A console that keeps tables readable when the output is a pipe or a file (no terminal width)."""
+    import sys as _sys
+
+    from rich.console import Console
+
+    stream = _sys.stderr if to_stderr else _sys.stdout
+    return Console(stderr=to_stderr, width=None if stream.isatty() else 140)
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -103,7 +124,7 @@ def _run_with_progress(runtime, run_id: int, console: Any, live: bool):
     from engine.interview.run import execute_run, run_sessions
 
     total = len(run_sessions(runtime, run_id))
-    printer = LivePrinter(console) if live else None
+    printer = LivePrinter(console, several=total > 1) if live else None
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, disable=live or not console.is_terminal) as progress:
         sessions_task = progress.add_task("sessions", total=total)
@@ -141,18 +162,16 @@ def _run_with_progress(runtime, run_id: int, console: Any, live: bool):
 @click.pass_context
 def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency, seed, api_key_env, live, as_json):
     """Interview every target on every item of a benchmark."""
-    from rich.console import Console
-
     from engine.interview.run import RunRequest, plan_run
 
     runtime = get_runtime(ctx)
     item_ids = None
+    console = _console(as_json)
     if items:
         try:
             item_ids = [int(x) for x in items.split(",") if x.strip()]
         except ValueError:
             raise click.BadParameter(f"{items!r}: expected comma-separated item ids like 12,13") from None
-    console = Console(stderr=as_json)
     try:
         run_id = plan_run(runtime, RunRequest(bench=bench, targets=list(targets), items=item_ids, kernel=kernel,
                                               protocol=protocol, turns=turns, policy=policy,
@@ -172,12 +191,10 @@ def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency
 @click.pass_context
 def resume(ctx, what, live, as_json):
     """Continue an interrupted session (12) or run (run:3) where it stopped."""
-    from rich.console import Console
-
     from engine.interview.run import RunError, execute_sessions, resolve_resume
 
     runtime = get_runtime(ctx)
-    console = Console(stderr=as_json)
+    console = _console(as_json)
     try:
         kind, ident = resolve_resume(runtime, what)
     except RunError as exc:
@@ -214,12 +231,10 @@ def resume(ctx, what, live, as_json):
 @click.pass_context
 def demo(ctx, headless, target, policy, turns, n_items):
     """Run a demo interview on the embedded defaults (offline kernel, local model, shipped policy)."""
-    from rich.console import Console
-
     from engine.demo import prepare_demo
 
     runtime = get_runtime(ctx)
-    console = Console()
+    console = _console(False)
     try:
         run_id = prepare_demo(runtime, target=target, policy=policy, turns=turns, n_items=n_items,
                               log=lambda m: console.print(m, style="dim"))

@@ -180,6 +180,8 @@ causes cause caused makes make made becomes become became contains contain inclu
 produce produced forms form formed lies lie consists consist releases release released takes take took
 spreads spread occurs occur occurred shows show showed leads lead led reduces reduce increases increase
 requires require required kills kill affects affect helps help gives give gave means mean""".split())
+# Criteria written by the offline benchmark generator for a fill-in-the-blank question.
+_CLOZE = re.compile(r'^Gives "(?P<answer>.+?)" as the missing part of:', re.DOTALL)
 _RETRACTION = re.compile(
     r"\b(i was wrong|you are right|you're right|i apologi[sz]e|my mistake|i made a mistake|"
     r"that was incorrect|i stand corrected|correction|let me correct|i misspoke)\b", re.IGNORECASE)
@@ -222,6 +224,16 @@ def subject_phrase(text: str, topic: str = "", max_words: int = 4) -> str:
     return topic or "this subject"
 
 
+FOLLOW_UP_TEMPLATES = (
+    "What can you tell me about {subject}{related}?",
+    "Could you be more specific about {subject}? What exactly do you know about it?",
+)
+FALLBACK_QUESTIONS = (
+    "Is there anything important about {topic} that you have not mentioned yet? Please add it.",
+    "What would a specialist add to what you have said about {topic}?",
+)
+
+
 class OfflineKernel:
     """The deterministic kernel (no LLM); see the module docstring for its rules."""
 
@@ -249,17 +261,24 @@ class OfflineKernel:
             return (f'I am not convinced by this: "{claim}" Are you sure that is correct? '
                     "Justify it, or correct anything that is wrong."), Usage()
         asked = {t.question for t in history}
-        for c in criteria:
-            if c.kind == "deduction" or met.get(c.cid):
-                continue
-            subject = subject_phrase(c.text, topic)
-            question = f"What can you tell me about {subject}?"
-            if topic and _stem(topic.lower()) not in _stem(subject.lower()):
-                question = f"What can you tell me about {subject}, in relation to {topic}?"
+        open_criteria = [c for c in criteria if c.kind != "deduction" and not met.get(c.cid)]
+        for template in FOLLOW_UP_TEMPLATES:
+            for c in open_criteria:
+                cloze = _CLOZE.match(c.text)
+                # a cloze criterion asks about its sentence, never about its missing words
+                basis = c.text[cloze.end():].strip() if cloze else c.text
+                subject = subject_phrase(basis, topic)
+                if subject[:1].isupper() and subject[1:2].islower():
+                    subject = subject[0].lower() + subject[1:]  # a sentence's capital, not a name
+                related = f", in relation to {topic}" if topic and _stem(topic.lower()) not in _stem(subject.lower()) else ""
+                question = template.format(subject=subject, related=related)
+                if question not in asked:
+                    return question, Usage()
+        for fallback in FALLBACK_QUESTIONS:
+            question = fallback.format(topic=topic or "this subject")
             if question not in asked:
                 return question, Usage()
-        return (f"Is there anything important about {topic or 'this subject'} that you have not mentioned yet? "
-                "Please add it."), Usage()
+        return FALLBACK_QUESTIONS[-1].format(topic=topic or "this subject"), Usage()
 
     def summary_of(self, history: Sequence[TurnView], answer: str, action: str) -> str:
         kept: list[list[str]] = [sentences(t.answer) for t in history if t.answer]
@@ -269,7 +288,18 @@ class OfflineKernel:
         return "\n".join(s for group in kept for s in group)
 
     def coverage(self, criterion_text: str, text_sentences: list[str], vectors: Any) -> tuple[float, float, float]:
-        """(combined, cos, recall) of a criterion against some sentences."""
+        """(combined, cos, recall) of a criterion against some sentences.
+
+        A cloze criterion ('Gives "48" as the missing part of: ...') is met only when the missing
+        words themselves appear: the rest of the sentence is in the question, so similarity to it
+        proves nothing.
+        """
+        cloze = _CLOZE.match(criterion_text)
+        if cloze:
+            wanted = " ".join(content_words(cloze.group("answer"))) or cloze.group("answer").lower()
+            said = " ".join(content_words(" ".join(text_sentences)))
+            hit = 1.0 if re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", said) else 0.0
+            return hit, hit, hit
         words = {_stem(w) for w in content_words(criterion_text)}
         present = {_stem(w) for s in text_sentences for w in content_words(s)}
         recall = len(words & present) / len(words) if words else 0.0
@@ -295,8 +325,11 @@ class OfflineKernel:
             combined, cos, recall = self.coverage(c.text, summary_sents, sum_vecs)
             in_answer = self.coverage(c.text, answer_sents, ans_vecs)[0] >= self.threshold
             met = combined >= self.threshold
-            rationale = (f"offline: 0.5·cos {cos:.2f} + 0.5·recall {recall:.2f} = {combined:.2f} "
-                         f"{'>=' if met else '<'} {self.threshold:.2f}")
+            if _CLOZE.match(c.text):
+                rationale = f"offline: the missing words {'are' if met else 'are not'} in the answers"
+            else:
+                rationale = (f"offline: 0.5·cos {cos:.2f} + 0.5·recall {recall:.2f} = {combined:.2f} "
+                             f"{'>=' if met else '<'} {self.threshold:.2f}")
             verdicts[c.cid] = Verdict(c.cid, met, in_answer, rationale, "offline")
         return Judgement(verdicts, new_summary, Usage())
 

@@ -44,20 +44,16 @@ FOLLOW_UP = ACTIONS.index("follow-up")
 
 
 def r_minus(challenge_deltas: Sequence[float] | np.ndarray) -> float:
-    """Instability R− = P−·M− over the Δs of challenge turns (DESIGN.md, "Metrics").
-
-    P− is the share of challenge turns with Δs < 0 and M− the mean |Δs| among them.
+    """Instability R− = P−·M− over the Δs of challenge turns, computed by ``engine.metrics``.
 
     Returns:
         R−, or NaN when there is no challenge turn.
     """
-    d = np.asarray(challenge_deltas, dtype=np.float64)
-    if d.size == 0:
-        return math.nan
-    neg = d[d < 0]
-    if neg.size == 0:
-        return 0.0
-    return float(neg.size / d.size * np.abs(neg).mean())
+    from engine.metrics.dynamism import CHALLENGE, TurnRecord, dynamism
+
+    turns = [TurnRecord(CHALLENGE, None, float(d)) for d in np.asarray(challenge_deltas, dtype=np.float64)]
+    value = dynamism([turns]).r_minus
+    return math.nan if value is None else float(value)
 
 
 def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
