@@ -202,14 +202,16 @@ def _stem(word: str) -> str:
     return word
 
 
-def subject_phrase(text: str, topic: str = "", max_words: int = 4) -> str:
+def subject_phrase(text: str, topic: str = "", max_words: int = 6) -> str:
     """What a follow-up asks about without giving away what the criterion says of it.
 
     The words of the criterion before its first verb ("Liquid oxygen" of "Liquid oxygen is pale
     blue"). When no verb is recognised within ``max_words`` words, only the first content word that
     is not part of the topic is used ("plants" of "Plants release oxygen through photosynthesis").
     """
-    words = [w.strip(",.;:()") for w in re.findall(r"\S+", text)]
+    words = [w.strip(",.;:()\"'") for w in re.findall(r"\S+", text)]
+    while words and words[0].lower() in ("the", "a", "an"):
+        words = words[1:]
     taken: list[str] = []
     for w in words:
         if taken and w.lower() in _VERBS:
