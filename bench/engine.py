@@ -85,6 +85,26 @@ def overhead_per_turn(runtime: Runtime, run_id: int) -> list[float]:
     return out
 
 
+class TimedEmbedder:
+    """Wraps the embedder to measure the engine's own ONNX time per turn (cos of summaries)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.seconds = 0.0
+        self.calls = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def embed(self, texts):
+        start = time.perf_counter()
+        try:
+            return self.inner.embed(texts)
+        finally:
+            self.seconds += time.perf_counter() - start
+            self.calls += 1
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=64)
@@ -92,12 +112,19 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=6)
     args = parser.parse_args()
 
+    import engine.knowledge.embed as embed_module
+
+    timed = TimedEmbedder(embed_module.get_embedder())
+    embed_module.get_embedder = lambda config=None: timed  # the runner imports it at call time
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as fake:
         script(fake, 0.0)
         runtime, run_id, elapsed = await run_once(Path(tmp) / "a", fake, 8, args.turns, 1)
         over = overhead_per_turn(runtime, run_id)
+        embed_ms = 1000 * timed.seconds / max(1, len(over))
         print(f"overhead per turn (zero latency, {len(over)} turns): p50 {1000 * statistics.median(over):.2f} ms, "
               f"p95 {1000 * percentile(over, 0.95):.2f} ms   goal: p50 < 5 ms")
+        print(f"  of which ONNX embedding of summaries (cos_t): {embed_ms:.2f} ms per turn on average; "
+              f"the rest (SQLite, events, policy, client): ~{1000 * statistics.median(over) - embed_ms:.2f} ms")
         turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
         kj = runtime.store.one("SELECT COUNT(*) AS n, SUM(tokens_in + tokens_out) AS tok FROM llm_calls "
                                "WHERE role IN ('kernel', 'judge')")

@@ -134,6 +134,7 @@ class SessionRunner:
         self.data_home = data_home
         self.on_event = on_event
         self.controls = Controls()
+        self._vectors: dict[str, np.ndarray] = {}
         self.version_id: int = row["rubric_version_id"]
         self.criteria = self._criteria(self.version_id)
 
@@ -276,10 +277,16 @@ class SessionRunner:
 
     # -- adaptive -----------------------------------------------------------------------------
     def _cos(self, a: str | None, b: str | None) -> float | None:
+        """cos between two summaries; each summary is embedded once (the previous turn's is reused)."""
         if not a or not b:
             return None
-        vecs = self.embedder.embed([a, b])
-        return float(np.clip(vecs[0] @ vecs[1], -1.0, 1.0))
+        missing = [t for t in (a, b) if t not in self._vectors]
+        if missing:
+            for text, vec in zip(missing, self.embedder.embed(missing), strict=True):
+                self._vectors[text] = vec
+        while len(self._vectors) > 8:
+            self._vectors.pop(next(iter(self._vectors)))
+        return float(np.clip(self._vectors[a] @ self._vectors[b], -1.0, 1.0))
 
     def _decide(self, prev: dict[str, Any], t: int) -> tuple[str, str, list[float] | None, list[float] | None]:
         """(action, actor, state, probs) for turn t from the state after turn t-1."""
