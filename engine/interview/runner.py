@@ -264,7 +264,8 @@ class SessionRunner:
         start = time.perf_counter()
         result = await self.target.reply(self._target_messages(rows, turn["question"]), on_token, on_reset)
         flush()
-        latency = (time.perf_counter() - start) * 1000
+        # the endpoint's own time when known (not time queued behind its concurrency limit)
+        latency = result.latency_ms if result.latency_ms else (time.perf_counter() - start) * 1000
         with self.store.transaction():
             self.store.db["turns"].update(turn["id"], {
                 "answer": result.text, "latency_ms": latency,

@@ -240,8 +240,8 @@ class LLMClient:
 
         retries: list[dict[str, Any]] = []
         attempts = 0
-        start = time.perf_counter()
         async with _semaphore(self.endpoint):
+            start = time.perf_counter()  # latency excludes time queued behind the endpoint's limit
             while True:
                 attempts += 1
                 try:
