@@ -76,19 +76,14 @@ def sessions(ctx: click.Context, as_json: bool) -> None:
     Console().print(table)
 
 
-from engine.interview.cli import demo as _demo_cmd, resume as _resume_cmd, run as _run_cmd  # noqa: E402
-from engine.report.cli import report as _report_cmd  # noqa: E402
+# Commands live beside the code they drive; each module imports its heavy dependencies lazily, so
+# `viva --help` stays fast and the engine never imports textual (tui.commands imports it inside).
+from engine.bench.cli import bench  # noqa: E402
+from engine.interview.cli import demo, resume, run  # noqa: E402
+from engine.knowledge.cli import kb  # noqa: E402
+from engine.policy.cli import policy  # noqa: E402
+from engine.report.cli import report  # noqa: E402
+from tui.commands import review, tui  # noqa: E402
 
-main.add_command(_run_cmd)
-main.add_command(_resume_cmd)
-main.add_command(_demo_cmd)
-main.add_command(_report_cmd)
-from engine.knowledge.cli import kb as _kb_group  # noqa: E402
-main.add_command(_kb_group)
-from engine.bench.cli import bench as _bench_group  # noqa: E402
-main.add_command(_bench_group)
-from engine.policy.cli import policy as _policy_group  # noqa: E402
-main.add_command(_policy_group)
-from tui.commands import review as _review_cmd, tui as _tui_cmd  # noqa: E402
-main.add_command(_tui_cmd)
-main.add_command(_review_cmd)
+for _command in (demo, tui, kb, bench, run, resume, review, report, policy):
+    main.add_command(_command)

@@ -149,11 +149,11 @@ async def execute_run(runtime: Runtime, run_id: int, on_event: EventCallback | N
     pending = [r["id"] for r in store.query(
         "SELECT id FROM sessions WHERE run_id = ? AND status != 'finished' ORDER BY id", (run_id,))]
     with store.transaction():
-        store.db["runs"].update(run_id, {"status": "running"})
+        store.update("runs", run_id, {"status": "running"})
     errors = await execute_sessions(runtime, pending, int(config.get("concurrency") or 8), on_event)
     status = "failed" if any(errors.values()) else "finished"
     with store.transaction():
-        store.db["runs"].update(run_id, {"status": status})
+        store.update("runs", run_id, {"status": status})
     return errors
 
 

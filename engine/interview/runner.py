@@ -27,7 +27,7 @@ from engine.interview.kernels import Judgement, Kernel, TurnView, Verdict
 from engine.interview.targets import Target
 from engine.llm import ChatResult, Usage
 from engine.metrics.scoring import turn_score, weighted_hit_score
-from engine.store import Store, dumps, loads, now_iso
+from engine.store import Event, Store, dumps, loads, now_iso
 
 log = logging.getLogger("viva.runner")
 
@@ -135,6 +135,7 @@ class SessionRunner:
         self.on_event = on_event
         self.controls = Controls()
         self._vectors: dict[str, np.ndarray] = {}
+        self._control_floor = 0  # controls at or below this sequence number are all consumed
         self.version_id: int = row["rubric_version_id"]
         self.criteria = self._criteria(self.version_id)
 
@@ -153,7 +154,7 @@ class SessionRunner:
 
     def _set_status(self, status: str, **extra: Any) -> None:
         with self.store.transaction():
-            self.store.db["sessions"].update(self.sid, {"status": status, "updated_at": now_iso(), **extra})
+            self.store.update("sessions", self.sid, {"status": status, "updated_at": now_iso(), **extra})
 
     def turns(self) -> list[dict[str, Any]]:
         return self.store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,))
@@ -180,8 +181,12 @@ class SessionRunner:
                 seq = loads(e["payload"], {}).get("control_seq")
                 if seq is not None:
                     consumed.add(int(seq))
-        for event in self.store.events(0, self.sid):
-            if not event.kind.startswith("control.") or event.seq in consumed:
+        rows = self.store.query(
+            "SELECT seq, kind, payload FROM events WHERE session_id = ? AND seq > ? AND kind LIKE 'control.%' "
+            "ORDER BY seq", (self.sid, self._control_floor))
+        for row in rows:
+            event = Event(row["seq"], self.sid, 0.0, row["kind"], loads(row["payload"], {}))
+            if event.seq in consumed:
                 continue
             kind = event.kind.split(".", 1)[1]
             c = self.controls
@@ -215,6 +220,9 @@ class SessionRunner:
                 self._consume(event.seq, kind, {"version_id": c.rubric_version})
             else:
                 self._consume(event.seq, kind, {"ignored": True})
+        pending = [r["seq"] for r in rows if r["seq"] not in consumed]
+        if rows:
+            self._control_floor = (min(pending) - 1) if pending else rows[-1]["seq"]
 
     def _consume(self, seq: int, kind: str, extra: dict[str, Any] | None = None) -> None:
         self.controls.consumed.add(seq)
@@ -267,7 +275,7 @@ class SessionRunner:
         # the endpoint's own time when known (not time queued behind its concurrency limit)
         latency = result.latency_ms if result.latency_ms else (time.perf_counter() - start) * 1000
         with self.store.transaction():
-            self.store.db["turns"].update(turn["id"], {
+            self.store.update("turns", turn["id"], {
                 "answer": result.text, "latency_ms": latency,
                 "tokens_in": turn["tokens_in"] + result.tokens_in,
                 "tokens_out": turn["tokens_out"] + result.tokens_out,
@@ -374,7 +382,7 @@ class SessionRunner:
                     "turn_id": turn["id"], "cid": v.cid, "rubric_version_id": version_id, "met": int(v.met),
                     "in_answer": int(v.in_answer), "rationale": v.rationale, "source": v.source,
                     "created_at": now_iso()})
-            self.store.db["turns"].update(turn["id"], {
+            self.store.update("turns", turn["id"], {
                 "score": score, "delta": delta, "cos": cos, "summary": judgement.summary,
                 "rubric_version_id": version_id,
                 "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
@@ -396,7 +404,7 @@ class SessionRunner:
         self.version_id = version_id
         self.criteria = self._criteria(version_id)
         with self.store.transaction():
-            self.store.db["sessions"].update(self.sid, {"rubric_version_id": version_id, "updated_at": now_iso()})
+            self.store.update("sessions", self.sid, {"rubric_version_id": version_id, "updated_at": now_iso()})
         self.emit("rubric.updated", {"rubric_version_id": version_id,
                                      "criteria": [criterion_payload(c) for c in self.criteria]})
         rows = [r for r in self.turns() if r["answer"] is not None]
@@ -518,7 +526,7 @@ class SessionRunner:
                     "turn_id": last["id"], "cid": v.cid, "rubric_version_id": self.version_id, "met": int(v.met),
                     "in_answer": int(v.in_answer), "rationale": v.rationale, "source": v.source,
                     "created_at": now_iso()})
-            self.store.db["turns"].update(last["id"], {
+            self.store.update("turns", last["id"], {
                 "score": normalised, "rubric_version_id": self.version_id,
                 "tokens_in": last["tokens_in"] + usage.tokens_in, "tokens_out": last["tokens_out"] + usage.tokens_out,
                 "cost": last["cost"] + usage.cost})
@@ -534,7 +542,7 @@ class SessionRunner:
             (self.sid,))
         score = None if last is None else 100.0 * last["score"]
         with self.store.transaction():
-            self.store.db["sessions"].update(self.sid, {"score": score, "updated_at": now_iso()})
+            self.store.update("sessions", self.sid, {"score": score, "updated_at": now_iso()})
         return score
 
     async def run(self) -> dict[str, Any]:
@@ -553,7 +561,7 @@ class SessionRunner:
             "criteria": [criterion_payload(c) for c in self.criteria], "resumed": resumed})
         if self.policy is not None:
             with self.store.transaction():
-                self.store.db["sessions"].update(self.sid, {"policy_version": getattr(self.policy, "version", "")})
+                self.store.update("sessions", self.sid, {"policy_version": getattr(self.policy, "version", "")})
         try:
             if self.spec.protocol == "task":
                 await self._task()

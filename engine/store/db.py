@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -121,9 +122,30 @@ class Store:
 
     # -- generic helpers ----------------------------------------------------------------------
     def insert(self, table: str, row: dict[str, Any]) -> int:
-        """Insert one row and return its id (within a transaction when one is open)."""
+        """Insert one row and return its id (within a transaction when one is open).
+
+        Plain SQL on purpose: this is the runner's hot path, and sqlite-utils' ``insert`` inspects the
+        table's schema on every call.
+        """
+        _check_identifier(table)
+        columns = list(row)
+        for column in columns:
+            _check_identifier(column)
+        sql = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+               if columns else f"INSERT INTO {table} DEFAULT VALUES")
         with self.transaction():
-            return self.db[table].insert(row).last_pk  # type: ignore[union-attr, return-value]
+            return int(self.conn.execute(sql, [row[c] for c in columns]).lastrowid)  # type: ignore[arg-type]
+
+    def update(self, table: str, row_id: int, values: dict[str, Any]) -> None:
+        """Update columns of one row by id (within a transaction when one is open)."""
+        _check_identifier(table)
+        for column in values:
+            _check_identifier(column)
+        if not values:
+            return
+        sql = f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?"
+        with self.transaction():
+            self.conn.execute(sql, [*values.values(), row_id])
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
         return list(self.db.query(sql, params))
@@ -182,6 +204,14 @@ class Store:
                 "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?", (session_id,)
             ).fetchone()
         return int(row[0])
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _check_identifier(name: str) -> None:
+    if not _IDENTIFIER.match(name):
+        raise StoreError(f"invalid table or column name {name!r}")
 
 
 def open_store(home: str | Path) -> Store:
