@@ -82,9 +82,14 @@ class SessionsChanged(Message):
 class TurnSelected(Message):
     """The interview pane's selected turn changed."""
 
-    def __init__(self, turn: int | None):
+    def __init__(self, turn: int | None, pane: Any = None):
         super().__init__()
         self.turn = turn
+        self.pane = pane
+
+    @property
+    def control(self) -> Any:
+        return self.pane
 
 
 class CriterionSelected(Message):

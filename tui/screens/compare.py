@@ -80,7 +80,7 @@ class CompareScreen(Screen):
             state = state_at(self.ids[side], data["row"], data["criteria"], data["labels"], data["events"],
                              len(data["events"]))
             self.states.append(state)
-            self.query_one(f"#header-{side}", SessionHeader).show(state)
+            self.query_one(f"#header-{side}", SessionHeader).show(state, compact=True)
             pane = self.query_one(f"#pane-{side}", InterviewPane)
             pane.border_title = f"Session {self.ids[side]} · {state.target}"
             pane.show(state, follow=False)
@@ -117,12 +117,19 @@ class CompareScreen(Screen):
             table.move_cursor(row=min(turn, table.row_count - 1), animate=False)
 
     def on_turn_selected(self, message: TurnSelected) -> None:
+        # Only the evaluator's own move (in the focused pane) leads; the panes' replies to
+        # ``select`` would otherwise bounce between a short and a long session.
         message.stop()
-        if message.turn is not None and message.turn != self.turn and self.states:
+        pane = message.pane
+        if pane is not self.focused or message.turn is None or message.turn != pane.selected or not self.states:
+            return  # not the evaluator's move, or a stale message (the pane moved on since)
+        side = 0 if message.pane.id == "pane-0" else 1
+        echo = min(self.turn, len(self.states[side].turns) - 1)
+        if message.turn != echo:
             self.select(message.turn)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.cursor_row != self.turn and self.states:
+        if event.data_table is self.focused and event.cursor_row != self.turn and self.states:
             self.select(event.cursor_row)
 
     def action_turn(self, step: int) -> None:

@@ -165,6 +165,8 @@ class JumpDialog(Dialog):
 class ExportDialog(Dialog):
     """Choose a format and a file. Returns ``(fmt, path)``."""
 
+    BINDINGS = [Binding("ctrl+s", "export", "Export", id="export_submit")]
+
     def __init__(self, session_id: int):
         super().__init__()
         self.session_id = session_id
@@ -176,6 +178,7 @@ class ExportDialog(Dialog):
                 yield RadioButton("Markdown", value=True, id="fmt-md")
                 yield RadioButton("JSON", id="fmt-json")
             yield Input(value=str(Path.cwd() / f"viva-session-{self.session_id}.md"), id="export-path")
+            yield Static("enter or ctrl+s exports, escape cancels", classes="dim")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Export", variant="primary", id="export")
                 yield Button("Cancel", id="cancel")
@@ -191,7 +194,7 @@ class ExportDialog(Dialog):
         if current.suffix in (".md", ".json"):
             path.value = str(current.with_suffix("." + self._fmt()))
 
-    def _submit(self) -> None:
+    def action_export(self) -> None:
         path = self.query_one("#export-path", Input).value.strip()
         if not path:
             self.notify("Give a file name.", severity="warning")
@@ -199,11 +202,11 @@ class ExportDialog(Dialog):
         self.dismiss((self._fmt(), path))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self._submit()
+        self.action_export()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "export":
-            self._submit()
+            self.action_export()
         else:
             self.dismiss(None)
 

@@ -166,4 +166,4 @@ class HomeScreen(Screen):
                 self.viva.start_run(run_id)
                 self.viva.open_live(run_id=run_id)
 
-        self.app.push_screen(NewInterviewDialog(self.benchmarks, selected), planned)
+        self.app.push_screen(NewInterviewDialog(selected), planned)

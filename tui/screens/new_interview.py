@@ -40,6 +40,12 @@ def known_targets(store: Store, config_targets: list[str]) -> list[str]:
     return list(dict.fromkeys([*config_targets, "local", *used]))
 
 
+def benchmarks(store: Store) -> list[Any]:
+    from engine.bench.items import list_benchmarks
+
+    return list_benchmarks(store)
+
+
 def items_of(store: Store, benchmark: str) -> list[Any]:
     from engine.bench.items import list_items
 
@@ -52,10 +58,9 @@ class NewInterviewDialog(Dialog):
     BINDINGS = [Binding("ctrl+s", "start", "Start", id="new_interview_start")]
     AUTO_FOCUS = "#target"
 
-    def __init__(self, benchmarks: list[Any], selected: str | None = None):
+    def __init__(self, selected: str | None = None):
         super().__init__()
-        self.benchmarks = benchmarks
-        self.selected_bench = selected or (benchmarks[0].name if benchmarks else None)
+        self.selected_bench = selected
 
     @property
     def viva(self) -> VivaApp:
@@ -67,9 +72,7 @@ class NewInterviewDialog(Dialog):
             yield Label("New interview", classes="dialog-title")
             with VerticalScroll(id="new-form"):
                 yield Label("Benchmark")
-                yield Select([(f"{b.name} ({b.n_items} items, {b.source})", b.name) for b in self.benchmarks],
-                             value=self.selected_bench or Select.BLANK, allow_blank=False if self.benchmarks else True,
-                             id="bench")
+                yield Select([], prompt="loading benchmarks…", id="bench")
                 yield Label("Items (space toggles)")
                 yield SelectionList(id="items")
                 with Horizontal(classes="form-row"):
@@ -102,11 +105,21 @@ class NewInterviewDialog(Dialog):
     def on_mount(self) -> None:
         runtime = self.viva.runtime
         db_work(self, runtime, known_targets, list(runtime.config.targets), then=self._targets, name="targets")
-        if self.selected_bench:
-            self._load_items(self.selected_bench)
-        else:
+        db_work(self, runtime, benchmarks, then=self._benchmarks, name="benchmarks")
+
+    def _benchmarks(self, found: list[Any]) -> None:
+        select = self.query_one("#bench", Select)
+        if not found:
+            select.prompt = "no benchmark"
             self._error("No benchmark yet: create one with `viva bench import` or `viva bench generate` "
                         "(or run `viva demo`).")
+            return
+        names = [b.name for b in found]
+        if self.selected_bench not in names:
+            self.selected_bench = names[0]
+        select.set_options([(f"{b.name} ({b.n_items} items, {b.source})", b.name) for b in found])
+        select.value = self.selected_bench
+        self._load_items(self.selected_bench)
 
     def _targets(self, names: list[str]) -> None:
         self.query_one("#target", Input).suggester = SuggestFromList(names, case_sensitive=False)
@@ -123,7 +136,7 @@ class NewInterviewDialog(Dialog):
             box.add_option((label, item.id, i == 0))
 
     def on_select_changed(self, event: Select.Changed) -> None:
-        if event.select.id == "bench" and event.value is not Select.BLANK and event.value != self.selected_bench:
+        if event.select.id == "bench" and event.value is not Select.NULL and event.value != self.selected_bench:
             self.selected_bench = str(event.value)
             self._load_items(self.selected_bench)
 

@@ -155,8 +155,8 @@ class SessionScreen(Screen):
         if self.maximized is not None:
             self.minimize()
         elif self.focused is not None:
-            target = self.checklist if self.focused in self.checklist.query("*") else self.focused
-            self.maximize(target, container=False)
+            inside = self.checklist in self.focused.ancestors_with_self
+            self.maximize(self.checklist if inside else self.focused, container=False)
 
     def action_resize(self, direction: int) -> None:
         self.interview_width = max(MIN_WIDTH, min(MAX_WIDTH, self.interview_width + direction * WIDTH_STEP))

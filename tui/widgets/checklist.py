@@ -54,6 +54,8 @@ def _verdict_key(turn: Turn | None) -> tuple[Any, ...] | None:
 class RubricChecklist(Vertical):
     """Criteria of the rubric version the selected turn was scored with."""
 
+    ALLOW_MAXIMIZE = True
+
     def __init__(self, *, id: str | None = None):
         super().__init__(id=id)
         self.state: SessionState | None = None

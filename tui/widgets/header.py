@@ -21,9 +21,12 @@ def short(text: str, width: int) -> str:
 class SessionHeader(Static):
     """The session line above the live, review and compare layouts."""
 
-    def show(self, state: SessionState | None, extra: str = "") -> None:
+    def show(self, state: SessionState | None, extra: str = "", compact: bool = False) -> None:
         if state is None:
             self.update(Text("no session", style="dim"))
+            return
+        if compact:
+            self.update(self._compact(state))
             return
         info, row = state.info, state.row
         line = Text()
@@ -55,3 +58,17 @@ class SessionHeader(Static):
         if extra:
             line.append(f"  {extra}", style="italic")
         self.update(line)
+
+    def _compact(self, state: SessionState) -> Text:
+        """One short line, for half the screen (compare)."""
+        line = Text()
+        line.append(f"session {state.session_id} ", style="bold")
+        line.append(f"● {state.status}", style=STATUS_STYLES.get(state.status, ""))
+        line.append(f"  {short(state.target, 24)}", style="bold")
+        policy = state.info.get("policy") or state.row.get("policy")
+        if policy and state.protocol != "task":
+            line.append(f"  policy {policy}")
+        score = state.metrics.get("score")
+        if score is not None:
+            line.append(f"  Score {score:.1f}", style="bold")
+        return line

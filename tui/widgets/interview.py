@@ -73,16 +73,16 @@ class TurnView(Widget):
         head.append(f"Turn {turn.idx} · ", style=style("turn--label"))
         head.append(turn_label(turn), style=style("turn--label"))
         if turn.judged:
-            head.append(f"   s {fmt_float(turn.score)}", style=style("turn--label"))
+            head.append(f"  s {fmt_float(turn.score)}", style=style("turn--label"))
             if turn.delta is not None:
                 head.append(f"  Δs {fmt_signed(turn.delta)}",
                             style=style("turn--up") if turn.delta > 0 else style("turn--down") if turn.delta < 0
                             else "")
             elif turn.idx > 0:
                 head.append("  Δs –")
-            head.append(f"  rubric {self.version}", style=style("turn--dim"))
+            head.append(f"  {self.version}", style=style("turn--dim"))
             if turn.rescored:
-                head.append(" · re-scored", style=style("turn--dim"))
+                head.append(" re-scored", style=style("turn--dim"))
             if any(v.overridden for v in turn.verdicts.values()):
                 head.append(" · overridden", style=style("turn--dim"))
         elif turn.done:
@@ -109,6 +109,8 @@ class InterviewPane(VerticalScroll, can_focus=True):
     New turns are selected as they start while the selection is on the last turn, so a live
     interview follows itself until the evaluator looks back at an earlier turn.
     """
+
+    ALLOW_MAXIMIZE = True
 
     BINDINGS = [
         Binding("up,k", "select(-1)", "Previous turn", show=False, id="turn_prev"),
@@ -176,7 +178,7 @@ class InterviewPane(VerticalScroll, can_focus=True):
                 self.call_after_refresh(self.scroll_end, animate=False)
             else:
                 self.call_after_refresh(self.scroll_to_widget, self._views[new], animate=False, top=True)
-        self.post_message(TurnSelected(new))
+        self.post_message(TurnSelected(new, self))
 
     def action_select(self, step: int) -> None:
         if not self._views:

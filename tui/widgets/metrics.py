@@ -37,6 +37,8 @@ def _f(value: Any, digits: int = 3) -> str:
 class MetricPanel(VerticalScroll, can_focus=True):
     """Figures of one session; ``compact`` leaves out the per-challenge breakdown."""
 
+    ALLOW_MAXIMIZE = True
+
     def __init__(self, *, id: str | None = None, compact: bool = False):
         super().__init__(id=id)
         self.compact = compact
