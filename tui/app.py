@@ -8,6 +8,7 @@ naming the worker.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
@@ -77,6 +78,10 @@ class VivaApp(App[None]):
             self.open_review(self.start_session_id)
         else:
             self.switch_mode("home")
+        # Everything loaded so far (modules, styles, the first screen) lives as long as the app:
+        # keep it out of the cyclic collector, whose full passes over it otherwise stall the UI
+        # for ~100 ms every few seconds while an answer streams.
+        self.call_after_refresh(gc.freeze)
 
     # -- navigation ---------------------------------------------------------------------------
     def open_live(self, run_id: int | None = None, session_id: int | None = None) -> None:

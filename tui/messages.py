@@ -19,6 +19,8 @@ from engine.store.db import Event
 class SessionOpened(Message):
     """A follower loaded a session: its row, the criteria it starts with and its backlog of events."""
 
+    bubble = False  # for the screen that asked; nothing above it listens
+
     def __init__(self, session_id: int, row: dict[str, Any], criteria: list[dict[str, Any]],
                  labels: dict[int, int], events: list[Event]):
         super().__init__()
@@ -32,6 +34,8 @@ class SessionOpened(Message):
 class SessionEvents(Message):
     """New events of a followed session, in order (none of them a streamed piece or metrics)."""
 
+    bubble = False  # for the screen that asked; nothing above it listens
+
     def __init__(self, session_id: int, events: list[Event], labels: dict[int, int] | None = None):
         super().__init__()
         self.session_id = session_id
@@ -41,6 +45,8 @@ class SessionEvents(Message):
 
 class AnswerStreamed(Message):
     """The answer of a turn so far (coalesced: a newer one for the same turn replaces it)."""
+
+    bubble = False  # for the screen that asked; nothing above it listens
 
     def __init__(self, session_id: int, seq: int, turn: int, text: str):
         super().__init__()
@@ -57,6 +63,8 @@ class AnswerStreamed(Message):
 class MetricsUpdated(Message):
     """The session's figures after a change (coalesced: a newer snapshot replaces it)."""
 
+    bubble = False  # for the screen that asked; nothing above it listens
+
     def __init__(self, session_id: int, seq: int, metrics: dict[str, Any]):
         super().__init__()
         self.session_id = session_id
@@ -69,6 +77,8 @@ class MetricsUpdated(Message):
 
 class SessionsChanged(Message):
     """The session list (and benchmarks) after something was written (coalesced)."""
+
+    bubble = False  # for the screen that asked; nothing above it listens
 
     def __init__(self, sessions: list[dict[str, Any]], benchmarks: list[Any]):
         super().__init__()

@@ -13,7 +13,7 @@ from tui.messages import AnswerStreamed, MetricsUpdated, SessionEvents
 from tui.screens.dialogs import InjectDialog, OverrideDialog
 from tui.screens.editor import RubricEditor
 from tui.widgets.checklist import RubricChecklist
-from tui.widgets.interview import InterviewPane, TurnView
+from tui.widgets.interview import InterviewPane
 
 
 def finished(app) -> bool:
@@ -36,8 +36,9 @@ async def test_interview_streams_and_every_turn_arrives(runtime, fake_openai):
         assert streamed, "answers arrive in pieces while they stream"
         assert any(m.text and m.text != ANSWERS[m.turn] for m in streamed), "a partial answer was shown"
         assert any(isinstance(m, MetricsUpdated) for m in messages)
-        views = app.screen.query(TurnView)
-        assert len(views) == 3
+        pane = app.screen.pane
+        assert pane.turn_count == 3
+        assert "examiner What can you tell me" in pane.turn_text(1) and ANSWERS[1][:30] in pane.turn_text(1)
         assert app.screen.pane.selected == 2, "the selection follows the newest turn"
         # The figures on screen are the engine's.
         from engine.interview.queries import session_detail
@@ -75,7 +76,8 @@ async def test_force_challenge_and_inject_a_question(runtime, fake_openai):
         assert (turns[forced_at].action, turns[forced_at].actor) == ("challenge", "human")
         assert (turns[asked_at].action, turns[asked_at].actor) == ("human", "human")
         assert turns[asked_at].question == "Which vaccine schedule would you recommend?"
-        assert "challenge (forced)" in str(app.screen.query(TurnView)[forced_at].render().renderables[0])
+        assert f"Turn {forced_at} · challenge (forced)" in app.screen.pane.turn_text(forced_at)
+        assert "Which vaccine schedule" in app.screen.pane.turn_text(asked_at)
         asked = [r.messages[-1]["content"] for r in fake_openai.chat_requests()]
         assert "Which vaccine schedule would you recommend?" in asked
         assert not app.screen.state.pending, "every intervention was acknowledged by the runner"

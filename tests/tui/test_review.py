@@ -13,7 +13,7 @@ from tui.launch import build_app
 from tui.screens.compare import CompareScreen
 from tui.screens.dialogs import ExportDialog, JumpDialog, PickSessionDialog
 from tui.screens.leaderboard import LeaderboardScreen
-from tui.widgets.interview import InterviewPane, TurnView
+from tui.widgets.interview import InterviewPane
 
 
 def loaded(app) -> bool:
@@ -31,18 +31,18 @@ async def test_step_through_turns_and_jump(runtime):
         assert labels == ["turn 0 judged", "turn 1 judged", "turn 2 judged",
                           "override: c1 on turn 0 set to not met"]
         # The end of the record: every turn, the override applied.
-        assert len(review.query(TurnView)) == 3
+        assert review.pane.turn_count == 3
         assert review.state.turns[0].verdicts["c1"].overridden
         assert review.check_action("step", (1,)) is None, "nothing after the end"
         await pilot.press("left")  # before the override
         assert review.step_index == 2 and not review.state.turns[0].verdicts["c1"].overridden
         await pilot.press("left", "left")
         assert review.step_index == 0
-        assert len(review.query(TurnView)) == 1, "the replay shows only the turns up to this point"
+        assert review.pane.turn_count == 1, "the replay shows only the turns up to this point"
         assert review.check_action("step", (-1,)) is None
         assert review.check_action("override", ()) is None, "edits apply at the end of the record"
         await pilot.press("right")
-        assert len(review.query(TurnView)) == 2 and review.pane.selected == 1
+        assert review.pane.turn_count == 2 and review.pane.selected == 1
         await pilot.press("g")
         dialog = await wait_for(pilot, lambda: isinstance(app.screen, JumpDialog) and app.screen, "the jump dialog")
         dialog.query_one(Input).value = "2"

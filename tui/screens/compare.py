@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer
+from textual.widgets import DataTable
 
 from engine.store import Store
 from tui.bridge import db_work
@@ -19,6 +19,7 @@ from tui.screens.review import load_review
 from tui.state import SessionState, state_at
 from tui.widgets.header import SessionHeader
 from tui.widgets.interview import InterviewPane, fmt_float, fmt_signed, turn_label
+from tui.widgets.keybar import KeyBar
 from tui.widgets.metrics import MetricPanel
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ class CompareScreen(Screen):
             table.add_column("s", key=f"s{side}", width=5)
             table.add_column("Δs", key=f"d{side}", width=6)
         yield table
-        yield Footer(compact=True)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         a, b = self.ids

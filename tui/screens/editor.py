@@ -17,12 +17,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, Static
+from textual.widgets import Input, Label, Static
 
 from engine.bench.model import BenchError, Criterion, RubricVersion
 from engine.store import Store
 from tui.bridge import db_work
 from tui.editing import WEIGHT_STEP, RubricDraft, diff_criteria, next_cid_number
+from tui.widgets.keybar import KeyBar
 
 if TYPE_CHECKING:
     from tui.app import VivaApp
@@ -126,7 +127,7 @@ class RubricEditor(Screen[int | None]):
                 with VerticalScroll(id="editor-versions", classes="region", can_focus=False) as versions:
                     versions.border_title = "Versions"
                     yield Static("", id="versions-text")
-        yield Footer(compact=True)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.load()

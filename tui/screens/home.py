@@ -12,11 +12,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from tui.bridge import follow_sessions
 from tui.filters import FilterError
 from tui.messages import SessionsChanged
+from tui.widgets.keybar import KeyBar
 from tui.widgets.sessions import SessionsTable
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class HomeScreen(Screen):
         for name, width in (("name", 24), ("source", 10), ("items", 6), ("protocols", 30), ("knowledge base", 20)):
             benchmarks.add_column(name, key=name, width=width)
         yield benchmarks
-        yield Footer(compact=True)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         title = Text("viva", style="bold")

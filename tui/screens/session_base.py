@@ -10,7 +10,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from tui.bridge import db_work
 from tui.messages import CriterionSelected, TurnSelected
@@ -18,6 +17,7 @@ from tui.state import SessionState
 from tui.widgets.checklist import RubricChecklist
 from tui.widgets.header import SessionHeader
 from tui.widgets.interview import InterviewPane
+from tui.widgets.keybar import KeyBar
 from tui.widgets.metrics import MetricPanel
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class SessionScreen(Screen):
                 metrics.add_class("region")
                 metrics.border_title = "Metrics"
                 yield metrics
-        yield Footer(compact=True)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#interview").styles.width = f"{self.interview_width}%"
@@ -194,6 +194,8 @@ class SessionScreen(Screen):
         return turn.idx, cid
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not self.is_mounted:
+            return None
         if action == "override":
             return True if self.can_edit() and self.selected_verdict_target() is not None else None
         if action == "rubric_editor":

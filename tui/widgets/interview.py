@@ -1,16 +1,23 @@
-"""The interview pane: the conversation turn by turn, the answer appearing as it streams."""
+"""The interview pane: the conversation turn by turn, the answer appearing as it streams.
+
+One Line API widget (like Toolong's log view) rather than a widget per turn: each turn is rendered
+once to lines at the pane's width and cached by the turn's revision, and only the lines on screen are
+drawn. A streamed piece re-renders one turn; a 200-turn session opens without 200 widgets.
+"""
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from bisect import bisect_right
+
+from rich.segment import Segment
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.geometry import Region, Size
 from textual.reactive import reactive
-from textual.widget import Widget
-from textual.widgets import Static
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from tui.messages import TurnSelected
 from tui.state import SessionState, Turn
@@ -22,6 +29,9 @@ ACTION_LABELS = {
     "human": "human question",
     "task": "examiner",
 }
+LABEL_WIDTH = 9
+BAR = "▌ "
+STREAM_HEADROOM = 40
 
 
 def fmt_signed(value: float | None, digits: int = 2) -> str:
@@ -40,78 +50,19 @@ def turn_label(turn: Turn) -> str:
     return label
 
 
-class TurnView(Widget):
-    """One turn: a header with the action and the judge's figures, the kernel's question and the
-    target's answer, visibly apart (colours come from the theme, see app.tcss)."""
-
-    COMPONENT_CLASSES = {"turn--kernel", "turn--target", "turn--label", "turn--up", "turn--down", "turn--dim"}
-
-    def __init__(self, turn: Turn, version: str):
-        super().__init__(classes="turn")
-        self.turn_idx = turn.idx
-        self.turn = turn
-        self.version = version
-        self.rendered: tuple[int, str] = (turn.rev, version)
-        self._set_action_class(turn.action)
-
-    def _set_action_class(self, action: str) -> None:
-        for name in ACTION_LABELS:
-            self.set_class(action == name, f"-action-{name}")
-
-    def set_turn(self, turn: Turn, version: str) -> None:
-        """Re-render if the turn changed since it was last drawn."""
-        if (turn.rev, version) == self.rendered and turn is self.turn:
-            return
-        self.turn, self.version, self.rendered = turn, version, (turn.rev, version)
-        self._set_action_class(turn.action)
-        self.refresh(layout=True)
-
-    def render(self) -> RenderableType:
-        turn = self.turn
-        style = self.get_component_rich_style
-        head = Text()
-        head.append(f"Turn {turn.idx} · ", style=style("turn--label"))
-        head.append(turn_label(turn), style=style("turn--label"))
-        if turn.judged:
-            head.append(f"  s {fmt_float(turn.score)}", style=style("turn--label"))
-            if turn.delta is not None:
-                head.append(f"  Δs {fmt_signed(turn.delta)}",
-                            style=style("turn--up") if turn.delta > 0 else style("turn--down") if turn.delta < 0
-                            else "")
-            elif turn.idx > 0:
-                head.append("  Δs –")
-            head.append(f"  {self.version}", style=style("turn--dim"))
-            if turn.rescored:
-                head.append(" re-scored", style=style("turn--dim"))
-            if any(v.overridden for v in turn.verdicts.values()):
-                head.append(" · overridden", style=style("turn--dim"))
-        elif turn.done:
-            head.append("   judging…", style=style("turn--dim"))
-        grid = Table.grid(padding=(0, 1), expand=True)
-        grid.add_column(width=8, no_wrap=True)
-        grid.add_column(ratio=1)
-        kernel, target = style("turn--kernel"), style("turn--target")
-        grid.add_row(Text("examiner", style=kernel + Style(bold=True)), Text(turn.question, style=kernel))
-        if turn.answer or turn.done:
-            answer = Text(turn.answer or "(empty answer)", style=target)
-            if not turn.done:
-                answer.append("▌")
-            grid.add_row(Text("target", style=target + Style(bold=True)), answer)
-        else:
-            grid.add_row(Text("target", style=target + Style(bold=True)),
-                         Text("waiting for the answer…", style=style("turn--dim")))
-        return Group(head, grid)
-
-
-class InterviewPane(VerticalScroll, can_focus=True):
-    """The conversation. ↑/↓ (k/j) select a turn; the checklist and metrics follow the selection.
+class InterviewPane(ScrollView, can_focus=True):
+    """The conversation. ↑/↓ (k/j) select a turn (or click it); the checklist and metrics follow.
 
     New turns are selected as they start while the selection is on the last turn, so a live
-    interview follows itself until the evaluator looks back at an earlier turn.
+    interview follows itself until the evaluator looks back at an earlier turn. Colours come from
+    the theme through the component classes (see app.tcss).
     """
 
     ALLOW_MAXIMIZE = True
-
+    COMPONENT_CLASSES = {
+        "turn--kernel", "turn--target", "turn--label", "turn--up", "turn--down", "turn--dim", "turn--selected",
+        "turn--bar-initial", "turn--bar-follow-up", "turn--bar-challenge", "turn--bar-human", "turn--bar-task",
+    }
     BINDINGS = [
         Binding("up,k", "select(-1)", "Previous turn", show=False, id="turn_prev"),
         Binding("down,j", "select(1)", "Next turn", show=False, id="turn_next"),
@@ -124,73 +75,243 @@ class InterviewPane(VerticalScroll, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None):
         super().__init__(id=id, classes=classes)
         self.state: SessionState | None = None
-        self._views: list[TurnView] = []
-        self._empty = Static("No turns yet.", classes="empty")
+        self._lines: list[list[Strip]] = []
+        self._keys: list[tuple[object, ...] | None] = []
+        self._offsets: list[int] = []
+        self._width = 0
+        self._total = 0
+        self._palette: tuple[Style, ...] = ()
+        self._strips: dict[tuple[object, ...], Strip] = {}
 
-    def compose(self):
-        yield self._empty
+    # -- what is shown ------------------------------------------------------------------------
+    @property
+    def turn_count(self) -> int:
+        return len(self._lines)
+
+    def turn_text(self, idx: int) -> str:
+        """The plain text of a turn as drawn (for tests and copy)."""
+        return "\n".join(strip.text.rstrip() for strip in self._lines[idx])
 
     def show(self, state: SessionState, follow: bool = True) -> None:
-        """Bring the pane in line with ``state``: mount new turns, drop extra ones, re-render the
-        turns that changed. With ``follow``, a selection on the last turn moves to a new last turn."""
+        """Bring the pane in line with ``state``; with ``follow``, a selection on the last turn
+        moves to a new last turn."""
         self.state = state
         count = len(state.turns)
-        was_last = self.selected is None or self.selected >= len(self._views) - 1
-        if len(self._views) > count:
-            extra = self._views[count:]
-            self._views = self._views[:count]
-            for view in extra:
-                view.remove()
-        for view in self._views:
-            view.set_turn(state.turns[view.turn_idx], state.version_label(state.turns[view.turn_idx].rubric_version_id))
-        if len(self._views) < count:
-            new = [TurnView(t, state.version_label(t.rubric_version_id)) for t in state.turns[len(self._views):]]
-            self._views.extend(new)
-            self.mount_all(new)
-        self._empty.display = count == 0
+        was_last = self.selected is None or self.selected >= self.turn_count - 1
+        if self.turn_count > count:
+            del self._lines[count:], self._keys[count:]
+        while self.turn_count < count:
+            self._lines.append([])
+            self._keys.append(None)
         if count == 0:
             self.selected = None
         elif self.selected is None or self.selected >= count or (follow and was_last):
             self.selected = count - 1
-            if follow:
-                self.call_after_refresh(self.scroll_end, animate=False)
-        else:
-            self._mark(self.selected)
+        self._render_all()
 
     def refresh_turn(self, idx: int) -> None:
         """Re-render one turn (a streamed piece arrived)."""
-        if self.state is None or idx >= len(self._views):
+        if self.state is None or idx >= self.turn_count:
             return
+        before = len(self._lines[idx])
+        self._render_turn(idx)
+        if len(self._lines[idx]) != before:
+            self._layout()
+        self.refresh()  # only the lines on screen are drawn again, from the cache
+        if idx == self.turn_count - 1 and self.selected == idx:
+            self._scroll_to_last_line()
+
+    def _scroll_to_last_line(self) -> None:
+        """Show the end of the conversation (not the blank room kept below it while streaming)."""
+        height = self.scrollable_content_region.height
+        self.scroll_to(y=max(0, self._total - height), animate=False, immediate=True)
+
+    # -- rendering ----------------------------------------------------------------------------
+    def _content_width(self) -> int:
+        return max(20, self.scrollable_content_region.width or self.size.width or 80)
+
+    def _render_all(self) -> None:
+        for idx in range(self.turn_count):
+            self._render_turn(idx)
+        self._layout()
+        self.refresh()
+
+    def _render_turn(self, idx: int) -> None:
+        assert self.state is not None
         turn = self.state.turns[idx]
-        self._views[idx].set_turn(turn, self.state.version_label(turn.rubric_version_id))
-        if idx == len(self._views) - 1 and self.selected == idx:
-            self.call_after_refresh(self.scroll_end, animate=False)
+        version = self.state.version_label(turn.rubric_version_id)
+        width = self._content_width()
+        key = (turn.rev, id(turn), version, idx == self.selected, width)
+        if self._keys[idx] == key:
+            return
+        self._keys[idx] = key
+        self._lines[idx] = self._turn_lines(turn, version, width, idx == self.selected)
 
-    def _mark(self, idx: int | None) -> None:
-        for view in self._views:
-            view.set_class(view.turn_idx == idx, "-selected")
+    def _turn_lines(self, turn: Turn, version: str, width: int, selected: bool) -> list[Strip]:
+        style = self.get_component_rich_style
+        console = self.app.console
+        base = style("turn--selected") if selected else Style()
+        bar_style = base + style(f"turn--bar-{turn.action}" if turn.action in ACTION_LABELS else "turn--dim")
+        inner = width - len(BAR)
+        lines: list[Strip] = []
+        cache = self._strips
 
+        def line_strip(line: Text, label: Text | None) -> Strip:
+            # A streamed answer is wrapped again on every piece; its lines but the last are the
+            # same as before, so their strips come from the cache.
+            key = (line.plain, line.style, tuple(line.spans), None if label is None else (label.plain, label.style),
+                   bar_style, base, width)
+            strip = cache.get(key)
+            if strip is None:
+                segments = [Segment(BAR, bar_style)]
+                if label is not None:
+                    segments.extend(label.render(console))
+                segments.extend(line.render(console))
+                strip = self._strip(segments, width, base)
+                if len(cache) > 4000:
+                    cache.clear()
+                cache[key] = strip
+            return strip
+
+        def add(text: Text, label: Text | None = None) -> None:
+            if label is None:
+                for line in text.wrap(console, inner):
+                    lines.append(line_strip(line, None))
+                return
+            for n, line in enumerate(text.wrap(console, max(8, inner - LABEL_WIDTH))):
+                lead = label.copy() if n == 0 else Text("")
+                lead.truncate(LABEL_WIDTH, pad=True)
+                lines.append(line_strip(line, lead))
+
+        add(self._header(turn, version))
+        kernel, target = style("turn--kernel"), style("turn--target")
+        add(Text(turn.question, style=kernel), Text("examiner", style=kernel + Style(bold=True)))
+        if turn.answer or turn.done:
+            answer = Text(turn.answer or "(empty answer)", style=target)
+            if not turn.done:
+                answer.append("▌")
+            add(answer, Text("target", style=target + Style(bold=True)))
+        else:
+            add(Text("waiting for the answer…", style=style("turn--dim")),
+                Text("target", style=target + Style(bold=True)))
+        lines.append(Strip.blank(width, Style()))
+        return lines
+
+    def _header(self, turn: Turn, version: str) -> Text:
+        style = self.get_component_rich_style
+        head = Text()
+        head.append(f"Turn {turn.idx} · {turn_label(turn)}", style=style("turn--label"))
+        if turn.judged:
+            head.append(f"  s {fmt_float(turn.score)}", style=style("turn--label"))
+            if turn.delta is not None:
+                head.append(f"  Δs {fmt_signed(turn.delta)}",
+                            style=style("turn--up") if turn.delta > 0 else style("turn--down") if turn.delta < 0
+                            else "")
+            elif turn.idx > 0:
+                head.append("  Δs –")
+            head.append(f"  {version}", style=style("turn--dim"))
+            if turn.rescored:
+                head.append(" re-scored", style=style("turn--dim"))
+            if any(v.overridden for v in turn.verdicts.values()):
+                head.append(" · overridden", style=style("turn--dim"))
+        elif turn.done:
+            head.append("   judging…", style=style("turn--dim"))
+        return head
+
+    @staticmethod
+    def _strip(segments: list[Segment], width: int, base: Style) -> Strip:
+        length = Segment.get_line_length(segments)
+        if length < width:
+            segments.append(Segment(" " * (width - length), base))
+        if base:
+            segments = list(Segment.apply_style(segments, style=base))  # under the text's own colours
+        return Strip(segments).crop(0, width) if length > width else Strip(segments, width)
+
+    def _layout(self) -> None:
+        offsets, total = [], 0
+        for lines in self._lines:
+            offsets.append(total)
+            total += len(lines)
+        self._offsets, self._total = offsets, total
+        height = total or 1
+        streaming = self.state is not None and any(not t.done for t in self.state.turns[-1:])
+        if streaming:
+            # A new line every few pieces would mean a layout of the whole screen each time;
+            # keep some room below the end while an answer streams, exact size again after.
+            current = self.virtual_size.height
+            height = current if current >= height else height + STREAM_HEADROOM
+        width = self._content_width()
+        if self.virtual_size != Size(width, height):
+            self.virtual_size = Size(width, height)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        line = round(self.scroll_y) + y
+        if not self._lines:
+            if y == 1:
+                return Strip([Segment("  No turns yet.", self.get_component_rich_style("turn--dim"))]) \
+                    .adjust_cell_length(width)
+            return Strip.blank(width)
+        idx = bisect_right(self._offsets, line) - 1
+        if idx < 0 or line - self._offsets[idx] >= len(self._lines[idx]):
+            return Strip.blank(width)
+        return self._lines[idx][line - self._offsets[idx]].crop_extend(0, width, None)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.state is not None and self._content_width() != self._width:
+            self._width = self._content_width()
+            self._render_all()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if not self.is_mounted:
+            return
+        # Focus and hover also land here; only a change of the colours (a theme) needs a redraw.
+        palette = tuple(self.get_component_rich_style(name) for name in sorted(self.COMPONENT_CLASSES))
+        if palette != self._palette:
+            self._palette = palette
+            self._keys = [None] * len(self._keys)
+            if self.state is not None:
+                self._render_all()
+
+    # -- selection ----------------------------------------------------------------------------
     def watch_selected(self, old: int | None, new: int | None) -> None:
-        self._mark(new)
-        if new is not None and new < len(self._views):
-            # After the refresh: a turn mounted just now has no place on screen before it.
-            if new == len(self._views) - 1:
-                self.call_after_refresh(self.scroll_end, animate=False)
-            else:
-                self.call_after_refresh(self.scroll_to_widget, self._views[new], animate=False, top=True)
+        if self.state is not None:
+            for idx in (old, new):
+                if idx is not None and idx < self.turn_count:
+                    self._render_turn(idx)
+            self._layout()
+            self.refresh()
+            if new is not None and new < self.turn_count:
+                self.call_after_refresh(self._scroll_to_turn, new)
         self.post_message(TurnSelected(new, self))
 
-    def action_select(self, step: int) -> None:
-        if not self._views:
+    def _scroll_to_turn(self, idx: int) -> None:
+        if idx >= self.turn_count:
             return
-        current = len(self._views) - 1 if self.selected is None else self.selected
-        self.selected = max(0, min(len(self._views) - 1, current + step))
+        if idx == self.turn_count - 1:
+            self._scroll_to_last_line()
+        else:
+            self.scroll_to_region(Region(0, self._offsets[idx], 1, len(self._lines[idx])), animate=False,
+                                  top=True)
+
+    def on_click(self, event: events.Click) -> None:
+        line = round(self.scroll_y) + event.y
+        idx = bisect_right(self._offsets, line) - 1
+        if 0 <= idx < self.turn_count:
+            self.selected = idx
+
+    def action_select(self, step: int) -> None:
+        if not self.turn_count:
+            return
+        current = self.turn_count - 1 if self.selected is None else self.selected
+        self.selected = max(0, min(self.turn_count - 1, current + step))
 
     def action_select_edge(self, edge: int) -> None:
-        if self._views:
-            self.selected = 0 if edge == 0 else len(self._views) - 1
+        if self.turn_count:
+            self.selected = 0 if edge == 0 else self.turn_count - 1
 
     def select_turn(self, idx: int) -> None:
         """Select a turn from outside (a review step, a jump)."""
-        if self._views:
-            self.selected = max(0, min(len(self._views) - 1, idx))
+        if self.turn_count:
+            self.selected = max(0, min(self.turn_count - 1, idx))

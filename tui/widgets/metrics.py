@@ -68,7 +68,7 @@ class MetricPanel(VerticalScroll, can_focus=True):
         caption.append(f"\n{done}/{planned} turns judged" if planned else f"\n{done} turns judged", style="dim")
         self.query_one("#score-caption", Static).update(caption)
         scores = m.get("scores") or [t.score for t in state.turns if t.judged]
-        self.query_one("#score-sparkline", Sparkline).data = [float(s) for s in scores] or [0.0]
+        self.query_one("#score-sparkline", Sparkline).data = [float(s) for s in scores]
         self.query_one("#metric-figures", Static).update(self._figures(state, turn_idx))
 
     def _figures(self, state: SessionState, turn_idx: int | None) -> Table:

@@ -1,0 +1,91 @@
+"""The footer: the keys of the screen as they apply now, keys that do not apply dimmed.
+
+A single widget that redraws one line when the bindings change, where Textual's ``Footer``
+rebuilds a widget per key on every focus change (a full layout pass each time, which showed up
+as key latency while an answer streams). Clicking a key runs its action, as in ``Footer``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widget import Widget
+
+Item = tuple[str, str, bool, str, Any]  # key display, description, enabled, action, node
+
+
+class KeyBar(Widget):
+    """One line of ``key description`` pairs for the active bindings (``show=True``)."""
+
+    COMPONENT_CLASSES = {"keybar--key", "keybar--description", "keybar--disabled"}
+    DEFAULT_CSS = """
+    KeyBar {
+        dock: bottom;
+        height: 1;
+        background: $footer-background;
+        color: $footer-foreground;
+    }
+    KeyBar > .keybar--key { color: $footer-key-foreground; text-style: bold; }
+    KeyBar > .keybar--description { color: $footer-description-foreground; }
+    KeyBar > .keybar--disabled { color: $text-disabled; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: list[Item] = []
+        self.spans: list[tuple[int, int, Item]] = []
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+        self.call_after_refresh(self.bindings_changed, self.screen)  # once the screen is composed
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def bindings_changed(self, screen: Screen) -> None:
+        if not self.is_attached or screen is not self.screen:
+            return
+        items: list[Item] = []
+        seen: set[tuple[int, str]] = set()
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            if not binding.show or (id(active.node), binding.action) in seen:
+                continue
+            seen.add((id(active.node), binding.action))
+            items.append((self.app.get_key_display(binding), binding.description, active.enabled,
+                          binding.action, active.node))
+        if items != self.items:
+            self.items = items
+            self.refresh()
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("keybar--key")
+        desc_style = self.get_component_rich_style("keybar--description")
+        dim = self.get_component_rich_style("keybar--disabled")
+        text = Text(no_wrap=True, overflow="crop")
+        self.spans = []
+        for item in self.items:
+            key, description, enabled, _action, _node = item
+            start = text.cell_len
+            text.append(f" {key}", style=key_style if enabled else dim)
+            text.append(f" {description} ", style=desc_style if enabled else dim)
+            self.spans.append((start, text.cell_len, item))
+        if self.app.ENABLE_COMMAND_PALETTE:
+            palette = self.app.get_key_display(Binding(self.app.COMMAND_PALETTE_BINDING, "command_palette"))
+            hint = Text.assemble((palette, key_style), (" palette ", desc_style))
+            gap = self.size.width - text.cell_len - hint.cell_len
+            if gap > 0:
+                text.append(" " * gap)
+                text.append_text(hint)
+        return text
+
+    def on_click(self, event: events.Click) -> None:
+        for start, end, item in self.spans:
+            if start <= event.x < end and item[2]:
+                event.stop()
+                self.app.call_later(self.app.run_action, item[3], item[4])
+                return
