@@ -29,10 +29,10 @@ class HelpScreen(ModalScreen):
         with Vertical(classes="dialog wide", id="help"):
             yield Label(f"Keys · {self.screen_name}", classes="dialog-title")
             table: DataTable[Any] = DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
-            table.add_column("key", key="key", width=16)
-            table.add_column("action", key="action", width=30)
-            table.add_column("id", key="id", width=24)
-            table.add_column("now", key="now", width=14)
+            table.add_column("key", key="key", width=12)
+            table.add_column("action", key="action", width=20)
+            table.add_column("id", key="id", width=20)
+            table.add_column("now", key="now", width=9)
             table.add_column("what it does", key="what")
             yield table
             yield Static(Text("Remap any key in viva.yaml, by id:  keys: {challenge: C, pause_resume: p}.  "
