@@ -64,11 +64,11 @@ class SessionHeader(Static):
         line = Text()
         line.append(f"session {state.session_id} ", style="bold")
         line.append(f"● {state.status}", style=STATUS_STYLES.get(state.status, ""))
-        line.append(f"  {short(state.target, 24)}", style="bold")
-        policy = state.info.get("policy") or state.row.get("policy")
-        if policy and state.protocol != "task":
-            line.append(f"  policy {policy}")
         score = state.metrics.get("score")
         if score is not None:
             line.append(f"  Score {score:.1f}", style="bold")
+        line.append(f"  {short(state.target, 24)}")
+        policy = state.info.get("policy") or state.row.get("policy")
+        if policy and state.protocol != "task":
+            line.append(f"  policy {policy}")
         return line

@@ -128,7 +128,9 @@ class InterviewPane(ScrollView, can_focus=True):
 
     # -- rendering ----------------------------------------------------------------------------
     def _content_width(self) -> int:
-        return max(20, self.scrollable_content_region.width or self.size.width or 80)
+        # The scrollbar's room is always kept (scrollbar-gutter: stable), so this width does not
+        # change when the conversation grows past one screen.
+        return max(20, self.scrollable_content_region.width or 80)
 
     def _render_all(self) -> None:
         for idx in range(self.turn_count):
@@ -245,7 +247,7 @@ class InterviewPane(ScrollView, can_focus=True):
             self.virtual_size = Size(width, height)
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.scrollable_content_region.width
         line = round(self.scroll_y) + y
         if not self._lines:
             if y == 1:
