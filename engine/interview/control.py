@@ -94,14 +94,16 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
         delta = None if prev is None or prev["score"] is None else score - prev["score"]
         store.update("turns", turn["id"], {"score": score, "delta": delta})
         nxt = store.one("SELECT id, score FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx + 1))
+        next_delta = None
         if nxt is not None and nxt["score"] is not None:
-            store.update("turns", nxt["id"], {"delta": nxt["score"] - score})
+            next_delta = nxt["score"] - score
+            store.update("turns", nxt["id"], {"delta": next_delta})
         last = store.one("SELECT score FROM turns WHERE session_id = ? AND score IS NOT NULL "
                          "ORDER BY idx DESC LIMIT 1", (session_id,))
         session_score = 100.0 * last["score"] if last else None
         store.update("sessions", session_id, {"score": session_score, "updated_at": now_iso()})
         result = {"turn": turn_idx, "cid": cid, "met": met, "score": score, "delta": delta,
-                  "session_score": session_score, "note": note, "by": who}
+                  "session_score": session_score, "note": note, "by": who, "next_delta": next_delta}
         store.append_event(session_id, "verdict.overridden", result)
     from engine.interview.queries import session_metrics
 
