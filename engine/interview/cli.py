@@ -100,7 +100,7 @@ def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
 
 def _report(runtime, run_id: int, errors: dict[int, str | None], as_json: bool, console: Any,
             targets_as_given: list[str] | None = None) -> None:
-    from engine.interview.queries import target_table
+    from engine.metrics.sessions import target_table
     from engine.interview.run import run_sessions
 
     rows = target_table(runtime.store, run_sessions(runtime, run_id))
@@ -210,7 +210,7 @@ def resume(ctx, what, live, as_json):
         raise click.ClickException(f"session {ident} does not exist; see `viva sessions`")
     printer = LivePrinter(console) if live else None
     errors = asyncio.run(execute_sessions(runtime, [ident], 1, printer))
-    from engine.interview.queries import target_table
+    from engine.metrics.sessions import target_table
 
     rows = target_table(runtime.store, [ident])
     if as_json:

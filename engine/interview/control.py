@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.metrics.scoring import turn_score
-from engine.store import Store, now_iso
+from engine.store import Store
 
 ACTIONS = ("follow-up", "challenge", "end")
 
@@ -67,70 +66,106 @@ def switch_rubric(store: Store, session_id: int, version_id: int) -> int:
 
 def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met: bool,
                      note: str = "", who: str = "human") -> dict[str, Any]:
-    """Override one verdict of a turn; recompute that turn's score and the next turn's Δs.
+    """Override one verdict of a turn; see :func:`engine.interview.session.override_verdict`."""
+    from engine.interview.session import SessionError
+    from engine.interview.session import override_verdict as _override
 
-    Returns:
-        ``{"turn", "cid", "met", "score", "delta", "session_score"}`` after the change.
+    try:
+        return _override(store, session_id, turn_idx, cid, met, note, who)
+    except SessionError as exc:
+        raise ControlError(str(exc)) from None
+
+
+class ControlInbox:
+    """The runner's side: reads a session's ``control.*`` events and applies them once each.
+
+    Pause, resume, stop, end and rubric switches are acknowledged (an ``intervention`` event) when
+    read; a forced action or an injected question waits in :attr:`steer` and is acknowledged with
+    the turn it shapes. A control already acknowledged (before a restart) is never applied again.
     """
-    from engine.bench.rubric import get_version
 
-    _session(store, session_id)
-    turn = store.one("SELECT * FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx))
-    if turn is None or turn["score"] is None:
-        raise ControlError(f"session {session_id} has no judged turn {turn_idx}")
-    version_id = turn["rubric_version_id"]
-    criteria = get_version(store, version_id).criteria
-    if cid not in {c.cid for c in criteria}:
-        raise ControlError(f"criterion {cid!r} is not in rubric version {version_id}")
-    with store.transaction():
-        store.insert("verdicts", {"turn_id": turn["id"], "cid": cid, "rubric_version_id": version_id,
-                                  "met": int(met), "in_answer": None, "rationale": note or f"override by {who}",
-                                  "source": "human", "created_at": now_iso()})
-        met_map = {v["cid"]: bool(v["met"]) for v in store.query(
-            "SELECT cid, met FROM verdicts WHERE turn_id = ? AND rubric_version_id = ? ORDER BY id",
-            (turn["id"], version_id))}
-        score = turn_score(criteria, met_map) if turn["action"] != "task" else _task_score(criteria, met_map)
-        prev = store.one("SELECT score FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx - 1))
-        delta = None if prev is None or prev["score"] is None else score - prev["score"]
-        store.update("turns", turn["id"], {"score": score, "delta": delta})
-        nxt = store.one("SELECT id, score FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx + 1))
-        next_delta = None
-        if nxt is not None and nxt["score"] is not None:
-            next_delta = nxt["score"] - score
-            store.update("turns", nxt["id"], {"delta": next_delta})
-        last = store.one("SELECT score FROM turns WHERE session_id = ? AND score IS NOT NULL "
-                         "ORDER BY idx DESC LIMIT 1", (session_id,))
-        session_score = 100.0 * last["score"] if last else None
-        store.update("sessions", session_id, {"score": session_score, "updated_at": now_iso()})
-        result = {"turn": turn_idx, "cid": cid, "met": met, "score": score, "delta": delta,
-                  "session_score": session_score, "note": note, "by": who, "next_delta": next_delta}
-        store.append_event(session_id, "verdict.overridden", result)
-    from engine.interview.queries import session_metrics
+    def __init__(self, session: Any):
+        from engine.interview.protocols.base import Steer
 
-    store.append_event(session_id, "metrics", session_metrics(store, session_id))
-    return result
+        self.session = session
+        self.steer = Steer()
+        self.paused = False
+        self.stop = False
+        self.end_after = False
+        self.rubric_version: int | None = None
+        self.consumed: set[int] = set()
+        self._loaded = False
+        self._floor = 0  # controls at or below this sequence number are all consumed
 
+    def _rows(self, after: int) -> list[dict[str, Any]]:
+        return self.session.store.query(
+            "SELECT seq, kind, payload FROM events WHERE session_id = ? AND seq > ? AND kind LIKE 'control.%' "
+            "ORDER BY seq", (self.session.sid, after))
 
-def _task_score(criteria: list[Any], met: dict[str, bool]) -> float:
-    from engine.metrics.scoring import weighted_hit_score
+    def _load_consumed(self) -> None:
+        if self._loaded:
+            return
+        from engine.store import loads
 
-    return weighted_hit_score([(c.weight, met.get(c.cid, False)) for c in criteria])[1]
+        for e in self.session.store.query(
+                "SELECT payload FROM events WHERE session_id = ? AND kind = 'intervention'", (self.session.sid,)):
+            seq = loads(e["payload"], {}).get("control_seq")
+            if seq is not None:
+                self.consumed.add(int(seq))
+        self._loaded = True
 
+    def has_pending(self, kind: str) -> bool:
+        """True when a ``control.<kind>`` event is written but not yet applied."""
+        self._load_consumed()
+        return any(r["seq"] not in self.consumed and r["kind"] == f"control.{kind}" for r in self._rows(self._floor))
 
-def agreement(store: Store, session_ids: list[int] | None = None) -> dict[str, Any]:
-    """Kernel-vs-human verdict agreement from overrides: of the verdicts a human reviewed (overrode
-    or confirmed), the share where the human kept the kernel's verdict."""
-    where = ""
-    params: tuple[Any, ...] = ()
-    if session_ids:
-        where = f"AND t.session_id IN ({','.join('?' * len(session_ids))})"
-        params = tuple(session_ids)
-    rows = store.query(
-        "SELECT h.turn_id, h.cid, h.met AS human, (SELECT j.met FROM verdicts j WHERE j.turn_id = h.turn_id "
-        "AND j.cid = h.cid AND j.rubric_version_id IS h.rubric_version_id AND j.source != 'human' "
-        "ORDER BY j.id DESC LIMIT 1) AS kernel FROM verdicts h JOIN turns t ON t.id = h.turn_id "
-        f"WHERE h.source = 'human' {where}", params)
-    reviewed = [r for r in rows if r["kernel"] is not None]
-    agreed = sum(1 for r in reviewed if bool(r["kernel"]) == bool(r["human"]))
-    return {"reviewed": len(reviewed), "agreed": agreed,
-            "agreement": agreed / len(reviewed) if reviewed else None}
+    def _ack(self, seq: int, kind: str, extra: dict[str, Any] | None = None) -> None:
+        self.consumed.add(seq)
+        self.session.emit("intervention", {"control_seq": seq, "kind": kind, **(extra or {})})
+
+    def poll(self) -> None:
+        """Read control events written since the last poll and apply them."""
+        from engine.store import loads
+
+        self._load_consumed()
+        rows = self._rows(self._floor)
+        steer = self.steer
+        for row in rows:
+            seq = row["seq"]
+            if seq in self.consumed:
+                continue
+            kind = row["kind"].split(".", 1)[1]
+            payload = loads(row["payload"], {})
+            if kind == "force":
+                action = payload.get("action")
+                if action == "end":
+                    self.end_after = True
+                    self._ack(seq, kind, {"action": "end"})
+                else:
+                    steer.forced, steer.forced_seq = action, seq  # acknowledged with the turn it shapes
+                    self.consumed.add(seq)
+            elif kind == "inject":
+                steer.injected, steer.injected_seq = payload.get("question", ""), seq
+                self.consumed.add(seq)
+            elif kind == "pause":
+                self.paused = True
+                self._ack(seq, kind)
+                self.session.set_status("paused")
+                self.session.emit("session.paused", {})
+            elif kind == "resume":
+                if self.paused:
+                    self.paused = False
+                    self.session.set_status("running")
+                    self.session.emit("session.resumed", {"by": "human"})
+                self._ack(seq, kind)
+            elif kind == "stop":
+                self.stop = True
+                self._ack(seq, kind)
+            elif kind == "rubric":
+                self.rubric_version = int(payload["version_id"])
+                self._ack(seq, kind, {"version_id": self.rubric_version})
+            else:
+                self._ack(seq, kind, {"ignored": True})
+        pending = [r["seq"] for r in rows if r["seq"] not in self.consumed]
+        if rows:
+            self._floor = (min(pending) - 1) if pending else rows[-1]["seq"]

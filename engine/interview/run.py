@@ -15,7 +15,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from engine.interview.kernels import make_kernel
-from engine.interview.runner import SessionRunner, SessionSpec, create_session
+from engine.interview.protocols import protocol_for_item
+from engine.interview.runner import SessionRunner, create_session
+from engine.interview.session import SessionError, SessionSpec
 from engine.interview.targets import TargetFactory
 from engine.runtime import Runtime
 from engine.store import dumps, loads, now_iso
@@ -70,7 +72,10 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
     kernel = make_kernel(req.kernel, runtime.config, store, api_key_env=req.api_key_env)
     kernel_spec = req.kernel or ("config" if runtime.config.kernel is not None else "offline")
     policy = req.policy or cfg.policy
-    protocols = {req.protocol or ("task" if i.protocol == "task" else "adaptive") for i in items}
+    try:
+        protocols = {protocol_for_item(i.protocol, req.protocol) for i in items}
+    except SessionError as exc:
+        raise RunError(f"benchmark {req.bench!r}: {exc}") from None
     if "adaptive" in protocols:
         from engine.policy.policies import load_policy
 
@@ -82,7 +87,7 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
     with store.transaction():
         run_id = store.insert("runs", {"created_at": now_iso(), "config": dumps(config), "status": "created"})
         for item in items:
-            protocol = req.protocol or ("task" if item.protocol == "task" else "adaptive")
+            protocol = protocol_for_item(item.protocol, req.protocol)
             for target in req.targets:
                 spec = SessionSpec(item_id=item.id, target=target, kernel=kernel_spec, protocol=protocol,
                                    policy=policy, turns=req.turns or cfg.turns, seed=seed,
@@ -94,6 +99,7 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
 
 
 def run_sessions(runtime: Runtime, run_id: int) -> list[int]:
+    """Ids of a run's sessions in order."""
     return [r["id"] for r in runtime.store.query("SELECT id FROM sessions WHERE run_id = ? ORDER BY id", (run_id,))]
 
 
@@ -169,6 +175,7 @@ def resolve_resume(runtime: Runtime, what: str) -> tuple[str, int]:
 
 
 def spec_dict(spec: SessionSpec) -> dict[str, Any]:
+    """A session spec as a plain dict."""
     return asdict(spec)
 
 
@@ -178,8 +185,8 @@ async def rescore_session(runtime: Runtime, session_id: int, version_id: int) ->
     For a session that is running in some process, use ``control.switch_rubric`` instead: its
     runner re-scores at the next step boundary.
     """
-    from engine.interview.queries import session_metrics
     from engine.knowledge.embed import get_embedder
+    from engine.metrics.sessions import session_metrics
 
     store = runtime.store
     row = store.one("SELECT * FROM sessions WHERE id = ?", (session_id,))
@@ -201,7 +208,32 @@ class _NoTarget:
         self.spec = spec
 
     async def reply(self, *args: Any, **kwargs: Any):
+        """Always fails: re-scoring never asks the target."""
         raise RunError("re-scoring must not call the target")
 
     async def aclose(self) -> None:
+        """Nothing to close."""
         return None
+
+
+async def apply_rubric(runtime: Runtime, session_id: int, version_id: int) -> dict[str, Any]:
+    """Make a session score with a rubric version; the engine decides who re-scores.
+
+    In one write transaction: when the session is live (running or paused, its process alive) the
+    switch is queued as a ``control.rubric`` event for its runner, which applies it at the next step
+    or, at the latest, before it finishes; otherwise the stored answers are re-scored here at once.
+
+    Returns:
+        ``{"session", "version_id", "queued": bool, "control_seq" | "metrics"}``.
+    """
+    from engine.interview.queries import effective_status
+    from engine.interview.session import session_row
+
+    store = runtime.store
+    with store.transaction():
+        row = session_row(store, session_id)
+        if effective_status(row) in ("running", "paused"):
+            seq = store.append_event(session_id, "control.rubric", {"version_id": version_id})
+            return {"session": session_id, "version_id": version_id, "queued": True, "control_seq": seq}
+    metrics = await rescore_session(runtime, session_id, version_id)
+    return {"session": session_id, "version_id": version_id, "queued": False, "metrics": metrics}

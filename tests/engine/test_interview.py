@@ -10,6 +10,7 @@ import pytest
 from engine.config import Config
 from engine.interview import control
 from engine.interview.queries import session_detail
+from engine.metrics.sessions import agreement
 from engine.interview.run import RunRequest, execute_run, plan_run, rescore_session, run_sessions
 from engine.runtime import Runtime
 from engine.store import loads
@@ -171,7 +172,7 @@ async def test_force_end_and_override_and_rescore_without_target_calls(runtime, 
         "SELECT source FROM verdicts v JOIN turns t ON t.id = v.turn_id WHERE t.session_id = ? AND t.idx = ? "
         "AND v.cid = 'c3' ORDER BY v.id", (sid, last))
     assert [v["source"] for v in verdicts] == ["judge", "human"]  # the judge's verdict stays on record
-    assert control.agreement(runtime.store)["reviewed"] == 1
+    assert agreement(runtime.store)["reviewed"] == 1
 
     from engine.bench.rubric import Delete, edit_rubric
 
@@ -231,7 +232,7 @@ async def test_two_targets_three_items_concurrently(runtime, fake_openai):
                                           turns=3, concurrency=4))
     errors = await execute_run(runtime, run_id)
     assert len(errors) == 6 and not any(errors.values())
-    from engine.interview.queries import target_table
+    from engine.metrics.sessions import target_table
 
     table = target_table(runtime.store, run_sessions(runtime, run_id))
     assert sorted(r["target"] for r in table) == sorted(targets)

@@ -1,0 +1,136 @@
+"""adaptive (TestAgent): the initial question, then T turns of follow-ups or challenges chosen by
+the policy; every answer judged against the item's criteria and the running summary.
+
+Turn score ``s_t = (Σ w·met − Σ deductions) / Σ w`` clipped to [0, 1] (TestAgent Eq. 1, weighted);
+``Δs_t = s_t − s_{t−1}``; ``cos_t`` = cosine between consecutive summaries. The policy's state after
+turn t−1 chooses turn t's action. An activated static benchmark (TestAgent 3.5: the item carries
+``meta.followups``) asks the dataset's next question as its follow-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
+from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consumed
+from engine.metrics.scoring import turn_score
+from engine.policy.features import state_vector
+
+
+def stable_seed(*parts: Any) -> list[int]:
+    """A seed sequence from stable parts (never Python's salted hash())."""
+    digest = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
+    return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+
+
+class Adaptive(Protocol):
+    """The adaptive interview (see the module docstring)."""
+
+    name = "adaptive"
+    scored_per_turn = True
+
+    def __init__(self, ctx: ProtocolContext):
+        super().__init__(ctx)
+        self._vectors: dict[str, np.ndarray] = {}
+
+    @staticmethod
+    def score(criteria: Sequence[Any], met: Mapping[str, bool]) -> float:
+        """TestAgent Eq. 1, weighted, with deductions (:func:`engine.metrics.scoring.turn_score`)."""
+        return turn_score(criteria, met)
+
+    def finished(self, rows: list[dict[str, Any]]) -> bool:
+        """Done after the planned number of turns (``spec.turns``)."""
+        return len(rows) >= self.session.spec.turns
+
+    # -- questions ----------------------------------------------------------------------------------
+    def _decide(self, prev: dict[str, Any], t: int) -> tuple[str, list[float], list[float]]:
+        """(action, state, probs) for turn t from the state after turn t−1."""
+        spec = self.session.spec
+        prev_action = prev["action"] if prev["action"] in (FOLLOW_UP, CHALLENGE) else (
+            "none" if prev["action"] == INITIAL else FOLLOW_UP)
+        state = state_vector(prev["score"] or 0.0, prev["delta"], prev["cos"], prev_action, t - 1, spec.turns)
+        rng = np.random.default_rng(stable_seed(spec.seed, self.session.item.id, spec.target, t))
+        action, probs = self.ctx.policy.choose(state, rng)
+        return action, [float(x) for x in state], [float(p) for p in probs]
+
+    def _static_followup(self, rows: list[dict[str, Any]]) -> str | None:
+        """The context's next dataset question not asked yet (activated static benchmark)."""
+        followups = self.session.item.meta.get("followups") or []
+        asked = {r["question"] for r in rows}
+        for f in followups:
+            if f.get("question") and f["question"] not in asked:
+                return str(f["question"])
+        return None
+
+    async def next_question(self, rows: list[dict[str, Any]], steer: Steer) -> Ask | None:
+        """Turn 0 asks the item's question; later turns follow the policy (or the evaluator)."""
+        s = self.session
+        t = len(rows)
+        if t == 0:
+            return Ask(s.item.question, INITIAL, "item")
+        prev = rows[-1]
+        action, state, probs = self._decide(prev, t)
+        ask = Ask("", action, "policy", state, probs)
+        if steer.forced in (FOLLOW_UP, CHALLENGE):
+            ask.action, ask.actor = steer.forced, "human"
+            ask.consumed.append(Consumed(steer.forced_seq, "force", {"action": steer.forced, "turn": t}))  # type: ignore[arg-type]
+            steer.forced = steer.forced_seq = None
+        if steer.injected:
+            ask.question, ask.action, ask.actor = steer.injected, HUMAN, "human"
+            ask.consumed.append(Consumed(steer.injected_seq, "inject", {"question": steer.injected, "turn": t}))  # type: ignore[arg-type]
+            steer.injected = steer.injected_seq = None
+            return ask
+        s.emit("policy.decided", {"turn": t, "state": state, "probs": probs, "action": ask.action,
+                                  "actor": ask.actor})
+        followup = self._static_followup(rows) if ask.action == FOLLOW_UP else None
+        if followup is not None:
+            ask.question = followup
+        else:
+            met = s.effective_met(prev["id"], s.version_id)
+            ask.question, ask.usage = await self.kernel.next_question(
+                ask.action, s.item.topic, s.criteria, met, s.views(rows), prev["summary"] or "")
+        return ask
+
+    # -- judging --------------------------------------------------------------------------------------
+    def _cos(self, a: str | None, b: str | None) -> float | None:
+        """cos between two summaries; each summary is embedded once (the previous turn's is reused)."""
+        if not a or not b:
+            return None
+        missing = [t for t in (a, b) if t not in self._vectors]
+        if missing:
+            for text, vec in zip(missing, self.ctx.embedder.embed(missing), strict=True):
+                self._vectors[text] = vec
+        while len(self._vectors) > 8:
+            self._vectors.pop(next(iter(self._vectors)))
+        return float(np.clip(self._vectors[a] @ self._vectors[b], -1.0, 1.0))
+
+    async def _judge(self, turn: dict[str, Any], history: list[dict[str, Any]], version_id: int,
+                     rescore: bool) -> dict[str, Any]:
+        s = self.session
+        criteria = s.criteria_of(version_id)
+        prev = history[-1] if history else None
+        judgement = await self.kernel.judge.judge(
+            turn["question"], criteria, (prev or {}).get("summary") or "", turn["answer"],
+            s.item.reference, s.views(history), turn["action"])
+        met = {cid: v.met for cid, v in judgement.verdicts.items()}
+        cos = None if prev is None else await asyncio.to_thread(self._cos, judgement.summary, prev["summary"])
+        return s.record_judgement(
+            turn, judgement.verdicts, self.score(criteria, met), prev_score=None if prev is None else prev["score"],
+            summary=judgement.summary, cos=cos, usage=judgement.usage, version_id=version_id, rescore=rescore)
+
+    async def judge_turn(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> None:
+        """One judge call: verdicts for every criterion and the updated summary; s_t, Δs_t, cos_t."""
+        await self._judge(turn, history, self.session.version_id, rescore=False)
+
+    async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:
+        """Re-judge every answered turn in order (summaries rebuilt under the new rubric)."""
+        history: list[dict[str, Any]] = []
+        for row in rows:
+            if row["answer"] is None:
+                continue
+            history.append(await self._judge(row, history, version_id, rescore=True))

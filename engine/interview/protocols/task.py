@@ -1,0 +1,108 @@
+"""task (TaskWeaver auto-eval): the kernel plays the examiner holding a task description; it
+sends the task, supervises, and ends with ``TASK_FINISHED`` or at ``max_rounds``. Then each scoring
+point is judged on the transcript, or checked by its ``eval_code`` in a sandbox.
+
+Score = Σ weight·hit; normalised = score / Σ weight (the turn score stored on the last turn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.interview import prompts
+from engine.interview.protocols.base import Ask, Protocol, Steer
+from engine.interview.session import TASK, Consumed
+from engine.judge.base import Verdict
+from engine.llm import Usage
+from engine.metrics.scoring import weighted_hit_score
+
+
+def transcript(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The task conversation as ``{role: examiner|agent, content}`` messages."""
+    out: list[dict[str, str]] = []
+    for r in rows:
+        out.append({"role": "examiner", "content": r["question"]})
+        if r["answer"] is not None:
+            out.append({"role": "agent", "content": r["answer"]})
+    return out
+
+
+class Task(Protocol):
+    """The TaskWeaver task protocol (see the module docstring)."""
+
+    name = "task"
+    scored_per_turn = False
+
+    @staticmethod
+    def score(criteria: Sequence[Any], met: Mapping[str, bool]) -> float:
+        """Σ weight·hit / Σ weight over the scoring points."""
+        return weighted_hit_score([(c.weight, met.get(c.cid, False)) for c in criteria])[1]
+
+    def _max_rounds(self) -> int:
+        s = self.session
+        return s.spec.max_rounds or int(s.item.meta.get("max_rounds") or 15)
+
+    def finished(self, rows: list[dict[str, Any]]) -> bool:
+        """Done at ``max_rounds`` examiner messages."""
+        return len(rows) >= self._max_rounds()
+
+    async def next_question(self, rows: list[dict[str, Any]], steer: Steer) -> Ask | None:
+        """The examiner's next message (an evaluator's injected one wins); ``TASK_FINISHED`` ends."""
+        s = self.session
+        if steer.injected:
+            ask = Ask(steer.injected, TASK, "human",
+                      consumed=[Consumed(steer.injected_seq, "inject", {"question": steer.injected,  # type: ignore[arg-type]
+                                                                         "turn": len(rows)})])
+            steer.injected = steer.injected_seq = None
+            return ask
+        message, usage = await self.kernel.examiner(s.item.question, transcript(rows))
+        if prompts.STOP_KEYWORD in message:
+            s.emit("task.stop_keyword", {"after_turn": len(rows) - 1, "message": message})
+            return None
+        return Ask(message, TASK, "kernel", usage=usage)
+
+    async def finish(self, rows: list[dict[str, Any]]) -> None:
+        """Judge the scoring points once the conversation is over (unless already scored)."""
+        answered = [r for r in rows if r["answer"] is not None]
+        if answered and answered[-1]["score"] is None:
+            await self._score(answered, self.session.version_id, rescore=False)
+
+    async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:
+        """Re-judge the scoring points on the stored transcript."""
+        answered = [r for r in rows if r["answer"] is not None]
+        if answered:
+            await self._score(answered, version_id, rescore=True)
+
+    async def _score(self, rows: list[dict[str, Any]], version_id: int, rescore: bool) -> None:
+        from engine.judge.sandbox import run_eval_code
+
+        s = self.session
+        criteria = s.criteria_of(version_id)
+        messages = transcript(rows)
+        text = "\n".join(f"{m['role'].upper()}: {m['content']}" for m in messages)
+        data_dir = None
+        if s.item.meta.get("data_dir"):
+            data_dir = Path(s.item.meta["data_dir"])
+            if not data_dir.is_absolute() and self.ctx.data_home is not None:
+                data_dir = self.ctx.data_home / data_dir
+        judge = self.kernel.judge
+        verdicts: dict[str, Verdict] = {}
+        usage = Usage()
+        for c in criteria:
+            if c.kind == "code" and c.eval_code:
+                result = await asyncio.to_thread(run_eval_code, c.eval_code, messages, data_dir,
+                                                 s.spec.eval_code_timeout)
+                verdicts[c.cid] = Verdict(c.cid, result.hit, result.hit, result.reason, "code")
+            else:
+                hit, reason, u = await judge.judge_point(s.item.question, c.text, text)
+                usage.tokens_in += u.tokens_in
+                usage.tokens_out += u.tokens_out
+                usage.cost += u.cost
+                verdicts[c.cid] = Verdict(c.cid, hit, hit, reason, "offline" if judge.offline else "judge")
+        met = {cid: v.met for cid, v in verdicts.items()}
+        raw = weighted_hit_score([(c.weight, met.get(c.cid, False)) for c in criteria])[0]
+        s.record_judgement(rows[-1], verdicts, self.score(criteria, met), scored_per_turn=False, usage=usage,
+                           version_id=version_id, rescore=rescore, extra={"raw_score": raw})

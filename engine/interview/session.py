@@ -1,0 +1,323 @@
+"""One owner for a session's state: its turns, verdicts, status and score.
+
+Every write of a turn or a verdict goes through :class:`Session` (the runner, re-scoring and a
+human override alike), and the domain rules live here once:
+
+- **effective verdict**: of a turn's verdict rows under a rubric version, the latest row per
+  criterion wins (a human override is a later row; the judge's stays on record);
+- **turn score** ``s_t``: the protocol's rule (``Protocol.score``) over the effective verdicts;
+- **Δs_t** = ``s_t − s_{t−1}`` for protocols that score every turn (undefined at t = 0);
+- **session score** = 100 × the score of the last judged turn (``None`` before any is judged).
+
+Each write is one transaction together with its events (docs/events.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.bench.items import get_item
+from engine.bench.model import Criterion, Item
+from engine.bench.rubric import get_version
+from engine.interview import prompts
+from engine.judge.base import TurnView, Verdict
+from engine.llm import Usage
+from engine.store import Store, dumps, loads, now_iso
+
+FOLLOW_UP, CHALLENGE, HUMAN, INITIAL, TASK = "follow-up", "challenge", "human", "initial", "task"
+
+
+class SessionError(Exception):
+    """A session that cannot run or be changed (missing session, item, turn; unsupported protocol)."""
+
+
+@dataclass
+class SessionSpec:
+    """Everything that defines a session, stored in ``sessions.config`` so resume rebuilds it."""
+
+    item_id: int
+    target: str
+    kernel: str
+    protocol: str = "adaptive"
+    policy: str = "onnx"
+    turns: int = 6
+    seed: int = 0
+    max_rounds: int | None = None
+    threshold: float = 0.55
+    eval_code_timeout: float = 10.0
+    api_key_env: str | None = None
+
+    def as_config(self) -> dict[str, Any]:
+        """The spec as stored in ``sessions.config`` (with the prompts' version)."""
+        return {**self.__dict__, "prompts_version": prompts.PROMPTS_VERSION}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> SessionSpec:
+        """Rebuild a spec from ``sessions.config`` (unknown keys are ignored)."""
+        return cls(**{k: v for k, v in config.items() if k in cls.__dataclass_fields__})
+
+
+# -- the rules ----------------------------------------------------------------------------------
+
+
+def effective_verdicts(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Criterion id -> effective verdict row: the latest row per criterion wins (rows in id order).
+
+    A row that replaces an earlier one keeps that one as ``original`` (a human override shows what
+    the judge said).
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        v = dict(row)
+        prior = out.get(v["cid"])
+        if v.get("source") == "human" and prior is not None:
+            v["original"] = prior.get("original", prior)
+        out[v["cid"]] = v
+    return out
+
+
+def session_score(turn_scores: Iterable[float | None]) -> float | None:
+    """100 × the last judged turn's score (``None`` when no turn is judged)."""
+    last = None
+    for s in turn_scores:
+        if s is not None:
+            last = s
+    return None if last is None else 100.0 * last
+
+
+def session_row(store: Store, session_id: int) -> dict[str, Any]:
+    """The session's row; :class:`SessionError` when there is no such session."""
+    row = store.one("SELECT * FROM sessions WHERE id = ?", (session_id,))
+    if row is None:
+        raise SessionError(f"session {session_id} does not exist; see `viva sessions`")
+    return row
+
+
+def verdict_payload(v: Verdict) -> dict[str, Any]:
+    """A verdict as it appears in a ``verdicts`` event."""
+    return {"cid": v.cid, "met": v.met, "in_answer": v.in_answer, "rationale": v.rationale, "source": v.source}
+
+
+def criterion_payload(c: Any) -> dict[str, Any]:
+    """A criterion as it appears in ``session.started`` and ``rubric.updated`` events."""
+    return {"cid": c.cid, "text": c.text, "kind": c.kind, "weight": c.weight,
+            "source_chunk_ids": list(c.source_chunk_ids or [])}
+
+
+@dataclass
+class Consumed:
+    """A control event applied by a step, acknowledged by an ``intervention`` event."""
+
+    seq: int
+    kind: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Session:
+    """The record of one session, and the only writer of its turns, verdicts, status and score.
+
+    Args:
+        store: the database connection of the caller.
+        session_id: an existing session.
+        on_event: called in-process with every event written (the CLI's live printer).
+    """
+
+    def __init__(self, store: Store, session_id: int,
+                 on_event: Callable[[str, dict[str, Any]], None] | None = None):
+        self.store = store
+        self.sid = session_id
+        self.row = session_row(store, session_id)
+        self.spec = SessionSpec.from_config(loads(self.row["config"], {}))
+        self.item: Item = get_item(store, self.row["item_id"])
+        self.on_event = on_event
+        self.version_id: int = self.row["rubric_version_id"]
+        self.criteria: list[Criterion] = get_version(store, self.version_id).criteria
+
+    # -- events and status ----------------------------------------------------------------------
+    def emit(self, kind: str, payload: dict[str, Any] | None = None) -> int:
+        """Append an event of this session (joins the caller's transaction, if any)."""
+        payload = payload or {}
+        seq = self.store.append_event(self.sid, kind, payload)
+        if self.on_event is not None:
+            self.on_event(kind, payload)
+        return seq
+
+    def set_status(self, status: str, **extra: Any) -> None:
+        """Set the session's status (and other columns, e.g. ``error``, ``pid``)."""
+        with self.store.transaction():
+            self.store.update("sessions", self.sid, {"status": status, "updated_at": now_iso(), **extra})
+
+    def acknowledge(self, consumed: Iterable[Consumed]) -> None:
+        """Write an ``intervention`` event for each applied control."""
+        for c in consumed:
+            self.emit("intervention", {"control_seq": c.seq, "kind": c.kind, **c.extra})
+
+    # -- reading ----------------------------------------------------------------------------------
+    def turns(self) -> list[dict[str, Any]]:
+        """The session's turn rows in order."""
+        return self.store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,))
+
+    def turn(self, turn_id: int) -> dict[str, Any]:
+        """One turn row by id."""
+        return self.store.one("SELECT * FROM turns WHERE id = ?", (turn_id,))  # type: ignore[return-value]
+
+    @staticmethod
+    def views(rows: Iterable[Mapping[str, Any]]) -> list[TurnView]:
+        """Turn rows as kernels and judges see them."""
+        return [TurnView(r["idx"], r["question"], r["answer"], r["action"], r["actor"], r["score"],
+                         r["delta"], r["summary"]) for r in rows]
+
+    def criteria_of(self, version_id: int) -> list[Criterion]:
+        """Criteria of a rubric version (the session's current one without a query)."""
+        return self.criteria if version_id == self.version_id else get_version(self.store, version_id).criteria
+
+    def effective_met(self, turn_id: int, version_id: int) -> dict[str, bool]:
+        """Criterion id -> met, under the effective-verdict rule."""
+        rows = self.store.query(
+            "SELECT id, cid, met, source FROM verdicts WHERE turn_id = ? AND rubric_version_id = ? ORDER BY id",
+            (turn_id, version_id))
+        return {cid: bool(v["met"]) for cid, v in effective_verdicts(rows).items()}
+
+    # -- writing ----------------------------------------------------------------------------------
+    def add_turn(self, idx: int, question: str, action: str, actor: str, *, state: list[float] | None = None,
+                 probs: list[float] | None = None, usage: Usage | None = None,
+                 consumed: Iterable[Consumed] = ()) -> dict[str, Any]:
+        """Insert turn ``idx`` (its question) with its ``turn.started`` event; returns the row."""
+        usage = usage or Usage()
+        with self.store.transaction():
+            turn_id = self.store.insert("turns", {
+                "session_id": self.sid, "idx": idx, "question": question, "action": action, "actor": actor,
+                "state": dumps(state) if state is not None else None,
+                "probs": dumps(probs) if probs is not None else None,
+                "rubric_version_id": self.version_id, "tokens_in": usage.tokens_in,
+                "tokens_out": usage.tokens_out, "cost": usage.cost, "created_at": now_iso()})
+            self.acknowledge(consumed)
+            self.emit("turn.started", {"turn": idx, "question": question, "action": action, "actor": actor,
+                                       "probs": probs})
+        return self.turn(turn_id)
+
+    def record_answer(self, turn: Mapping[str, Any], text: str, latency_ms: float, tokens_in: int,
+                      tokens_out: int, cost: float) -> dict[str, Any]:
+        """Store the target's answer to a turn with its ``answer.done`` event; returns the row."""
+        with self.store.transaction():
+            self.store.update("turns", turn["id"], {
+                "answer": text, "latency_ms": latency_ms,
+                "tokens_in": turn["tokens_in"] + tokens_in, "tokens_out": turn["tokens_out"] + tokens_out,
+                "cost": turn["cost"] + cost})
+            self.emit("answer.done", {"turn": turn["idx"], "answer": text, "latency_ms": round(latency_ms, 1),
+                                      "tokens_in": tokens_in, "tokens_out": tokens_out})
+        return self.turn(turn["id"])
+
+    def record_judgement(self, turn: Mapping[str, Any], verdicts: Mapping[str, Verdict], score: float, *,
+                         prev_score: float | None = None, scored_per_turn: bool = True,
+                         summary: str | None = None, cos: float | None = None, usage: Usage | None = None,
+                         version_id: int | None = None, rescore: bool = False,
+                         extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Store a turn's verdicts and score (s_t, Δs_t, cos_t, summary) with the ``verdicts`` event.
+
+        Args:
+            turn: the turn row.
+            verdicts: criterion id -> verdict.
+            score: the turn's score from the protocol's rule.
+            prev_score: the previous turn's score (Δs_t is undefined without one).
+            scored_per_turn: false for protocols that score once at the end (no Δs).
+            summary, cos: the running summary and cos_t, if the protocol keeps them.
+            usage: the judge's usage, added to the turn's.
+            version_id: the rubric version judged under (default: the session's).
+            rescore: true when re-scoring after a rubric edit.
+            extra: more fields for the event (e.g. ``raw_score``).
+
+        Returns:
+            The turn row with the new figures.
+        """
+        version_id = self.version_id if version_id is None else version_id
+        delta = score - prev_score if scored_per_turn and prev_score is not None else None
+        u = usage or Usage()
+        with self.store.transaction():
+            for v in verdicts.values():
+                self.store.insert("verdicts", {
+                    "turn_id": turn["id"], "cid": v.cid, "rubric_version_id": version_id, "met": int(v.met),
+                    "in_answer": int(v.in_answer), "rationale": v.rationale, "source": v.source,
+                    "created_at": now_iso()})
+            self.store.update("turns", turn["id"], {
+                "score": score, "delta": delta, "cos": cos, "summary": summary, "rubric_version_id": version_id,
+                "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
+                "cost": turn["cost"] + u.cost})
+            self.emit("verdicts", {"turn": turn["idx"], "rubric_version_id": version_id, "score": score,
+                                   **dict(extra or {}), "delta": delta, "cos": cos, "summary": summary,
+                                   "rescore": rescore, "verdicts": [verdict_payload(v) for v in verdicts.values()]})
+        self.emit_metrics()
+        return {**turn, "score": score, "delta": delta, "cos": cos, "summary": summary}
+
+    def emit_metrics(self) -> None:
+        """A ``metrics`` event with the session's figures now."""
+        from engine.metrics.sessions import session_metrics
+
+        self.emit("metrics", session_metrics(self.store, self.sid))
+
+    def switch_rubric(self, version_id: int) -> None:
+        """Score with another rubric version from now on (``rubric.updated`` event)."""
+        self.version_id = version_id
+        self.criteria = get_version(self.store, version_id).criteria
+        with self.store.transaction():
+            self.store.update("sessions", self.sid, {"rubric_version_id": version_id, "updated_at": now_iso()})
+            self.emit("rubric.updated", {"rubric_version_id": version_id,
+                                         "criteria": [criterion_payload(c) for c in self.criteria]})
+
+    def update_score(self) -> float | None:
+        """Recompute and store the session score (the rule in the module docstring)."""
+        score = session_score(r["score"] for r in self.store.query(
+            "SELECT score FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,)))
+        with self.store.transaction():
+            self.store.update("sessions", self.sid, {"score": score, "updated_at": now_iso()})
+        return score
+
+
+def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met: bool,
+                     note: str = "", who: str = "human") -> dict[str, Any]:
+    """Override one verdict of a turn (a ``human`` row; the judge's stays on record); recompute that
+    turn's score, its Δs and the next turn's Δs, and the session score, with the protocol's rule.
+
+    Returns:
+        ``{"turn", "cid", "met", "score", "delta", "session_score", "note", "by", "next_delta"}``.
+    """
+    from engine.interview.protocols import protocol_class
+
+    row = session_row(store, session_id)
+    turn = store.one("SELECT * FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx))
+    if turn is None or turn["score"] is None:
+        raise SessionError(f"session {session_id} has no judged turn {turn_idx}")
+    version_id = turn["rubric_version_id"]
+    criteria = get_version(store, version_id).criteria
+    if cid not in {c.cid for c in criteria}:
+        raise SessionError(f"criterion {cid!r} is not in rubric version {version_id}")
+    protocol = protocol_class(row["protocol"])
+    with store.transaction():
+        store.insert("verdicts", {"turn_id": turn["id"], "cid": cid, "rubric_version_id": version_id,
+                                  "met": int(met), "in_answer": None, "rationale": note or f"override by {who}",
+                                  "source": "human", "created_at": now_iso()})
+        rows = store.query("SELECT id, cid, met, source FROM verdicts WHERE turn_id = ? AND rubric_version_id = ? "
+                           "ORDER BY id", (turn["id"], version_id))
+        met_map = {c: bool(v["met"]) for c, v in effective_verdicts(rows).items()}
+        score = protocol.score(criteria, met_map)
+        delta = next_delta = None
+        if protocol.scored_per_turn:
+            prev = store.one("SELECT score FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx - 1))
+            delta = None if prev is None or prev["score"] is None else score - prev["score"]
+        store.update("turns", turn["id"], {"score": score, "delta": delta})
+        nxt = store.one("SELECT id, score FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx + 1))
+        if protocol.scored_per_turn and nxt is not None and nxt["score"] is not None:
+            next_delta = nxt["score"] - score
+            store.update("turns", nxt["id"], {"delta": next_delta})
+        total = session_score(r["score"] for r in store.query(
+            "SELECT score FROM turns WHERE session_id = ? ORDER BY idx", (session_id,)))
+        store.update("sessions", session_id, {"score": total, "updated_at": now_iso()})
+        result = {"turn": turn_idx, "cid": cid, "met": met, "score": score, "delta": delta,
+                  "session_score": total, "note": note, "by": who, "next_delta": next_delta}
+        store.append_event(session_id, "verdict.overridden", result)
+    from engine.metrics.sessions import session_metrics
+
+    store.append_event(session_id, "metrics", session_metrics(store, session_id))
+    return result

@@ -1,0 +1,76 @@
+"""The LLM judge: any OpenAI-compatible model marks answers against the rubric.
+
+One judge call per turn returns verdicts for all criteria *and* the updated summary (fused, as
+DESIGN.md asks); a task's scoring point is one call returning ``{reason, is_hit}``. Replies are
+JSON validated with pydantic; unknown or missing criterion ids are repaired a bounded number of times.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from engine.judge import prompts
+from engine.judge.base import Judgement, Verdict
+from engine.llm import LLMClient, Usage
+
+
+class _VerdictOut(BaseModel):
+    id: str
+    met: bool
+    in_answer: bool = False
+    rationale: str = ""
+
+
+class _JudgeOut(BaseModel):
+    verdicts: list[_VerdictOut]
+    summary: str
+
+
+class _PointOut(BaseModel):
+    reason: str
+    is_hit: bool
+
+
+class LLMJudge:
+    """Judges with an LLM client (the ``judge`` role)."""
+
+    offline = False
+
+    def __init__(self, client: LLMClient, repairs: int = 2):
+        self.client = client
+        self.repairs = repairs
+
+    async def judge(self, question, criteria, summary, answer, reference, history, action) -> Judgement:
+        """Verdicts for every criterion and the updated summary, in one validated call."""
+        ids = [c.cid for c in criteria]
+
+        def check(value: _JudgeOut) -> str | None:
+            given = [v.id for v in value.verdicts]
+            unknown = sorted(set(given) - set(ids))
+            missing = [i for i in ids if i not in given]
+            problems = []
+            if unknown:
+                problems.append(f"unknown criterion ids {unknown}; valid ids are {ids}")
+            if missing:
+                problems.append(f"missing verdicts for {missing}")
+            if len(given) != len(set(given)):
+                problems.append("an id appears more than once")
+            return "; ".join(problems) or None
+
+        out = await self.client.json_result(
+            prompts.judge_messages(question, criteria, summary, answer, reference), _JudgeOut,
+            validate=check, max_repairs=self.repairs)
+        usage = Usage()
+        for r in out.results:
+            usage.add(r)
+        verdicts = {v.id: Verdict(v.id, v.met, v.in_answer, v.rationale, "judge") for v in out.value.verdicts}
+        return Judgement(verdicts, out.value.summary, usage)
+
+    async def judge_point(self, task, point, transcript):
+        """Whether a scoring point is achieved in the transcript: (hit, reason, usage)."""
+        out = await self.client.json_result(
+            prompts.point_judge_messages(task, point, transcript), _PointOut, max_repairs=self.repairs)
+        usage = Usage()
+        for r in out.results:
+            usage.add(r)
+        return out.value.is_hit, out.value.reason, usage
