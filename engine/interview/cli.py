@@ -100,8 +100,8 @@ def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
 
 def _report(runtime, run_id: int, errors: dict[int, str | None], as_json: bool, console: Any,
             targets_as_given: list[str] | None = None) -> None:
-    from engine.metrics.sessions import target_table
     from engine.interview.run import run_sessions
+    from engine.metrics.sessions import target_table
 
     rows = target_table(runtime.store, run_sessions(runtime, run_id))
     failed = {sid: e for sid, e in errors.items() if e}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine import events as ev
 from engine.store import Store
 
 ACTIONS = ("follow-up", "challenge", "end")
@@ -30,7 +31,7 @@ def _session(store: Store, session_id: int) -> dict[str, Any]:
 def request(store: Store, session_id: int, kind: str, **payload: Any) -> int:
     """Append a ``control.<kind>`` event for the session's runner; returns its sequence number."""
     _session(store, session_id)
-    return store.append_event(session_id, f"control.{kind}", payload)
+    return store.append_event(session_id, ev.CONTROL_PREFIX + kind, payload)
 
 
 def pause(store: Store, session_id: int) -> int:
@@ -121,7 +122,7 @@ class ControlInbox:
 
     def _ack(self, seq: int, kind: str, extra: dict[str, Any] | None = None) -> None:
         self.consumed.add(seq)
-        self.session.emit("intervention", {"control_seq": seq, "kind": kind, **(extra or {})})
+        self.session.emit(ev.Intervention(seq, kind, dict(extra or {})))
 
     def poll(self) -> None:
         """Read control events written since the last poll and apply them."""
@@ -151,12 +152,12 @@ class ControlInbox:
                 self.paused = True
                 self._ack(seq, kind)
                 self.session.set_status("paused")
-                self.session.emit("session.paused", {})
+                self.session.emit(ev.SessionPaused())
             elif kind == "resume":
                 if self.paused:
                     self.paused = False
                     self.session.set_status("running")
-                    self.session.emit("session.resumed", {"by": "human"})
+                    self.session.emit(ev.SESSION_RESUMED, {"by": "human"})
                 self._ack(seq, kind)
             elif kind == "stop":
                 self.stop = True

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from engine import events as ev
 from engine.interview.kernels import make_kernel
 from engine.interview.protocols import protocol_for_item
 from engine.interview.runner import SessionRunner, create_session
@@ -233,7 +234,7 @@ async def apply_rubric(runtime: Runtime, session_id: int, version_id: int) -> di
     with store.transaction():
         row = session_row(store, session_id)
         if effective_status(row) in ("running", "paused"):
-            seq = store.append_event(session_id, "control.rubric", {"version_id": version_id})
+            seq = store.append_event(session_id, ev.CONTROL_RUBRIC, {"version_id": version_id})
             return {"session": session_id, "version_id": version_id, "queued": True, "control_seq": seq}
     metrics = await rescore_session(runtime, session_id, version_id)
     return {"session": session_id, "version_id": version_id, "queued": False, "metrics": metrics}

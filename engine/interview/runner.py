@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine import events as ev
 from engine.bench.items import get_item
 from engine.bench.rubric import current_rubric
 from engine.interview.control import ControlInbox
@@ -112,7 +113,7 @@ class SessionRunner:
 
         def flush() -> None:
             if buffer:
-                session.emit("answer.delta", {"turn": idx, "text": "".join(buffer)})
+                session.emit(ev.AnswerDelta(idx, "".join(buffer)))
                 buffer.clear()
             last_flush[0] = time.monotonic()
 
@@ -123,7 +124,7 @@ class SessionRunner:
 
         def on_reset() -> None:
             buffer.clear()
-            session.emit("answer.reset", {"turn": idx})
+            session.emit(ev.AnswerReset(idx))
 
         start = time.perf_counter()
         messages = self.protocol.target_messages(history, turn["question"])
@@ -151,8 +152,7 @@ class SessionRunner:
                 return
             await self._checkpoint()
             if inbox.stop or (inbox.end_after and rows):
-                session.emit("session.ended_early", {"after_turn": len(rows) - 1,
-                                                     "reason": "stop" if inbox.stop else "end"})
+                session.emit(ev.SessionEndedEarly(len(rows) - 1, "stop" if inbox.stop else "end"))
                 return
             rows = session.turns()  # an override or a re-score may have changed them
             ask = await protocol.next_question(rows, inbox.steer)
@@ -190,8 +190,7 @@ class SessionRunner:
                 self.session.set_status("finished")
                 from engine.metrics.sessions import session_metrics
 
-                self.session.emit("session.finished", {"score": score,
-                                                       "metrics": session_metrics(self.store, self.sid)})
+                self.session.emit(ev.SessionFinished(score, session_metrics(self.store, self.sid)))
             return score
 
     async def run(self) -> dict[str, Any]:
@@ -204,13 +203,12 @@ class SessionRunner:
         resumed = bool(session.turns())
         session.set_status("running", pid=os.getpid(), error=None)
         item = session.item
-        session.emit("session.resumed" if resumed else "session.started", {
-            "item_id": item.id, "benchmark": item.benchmark, "topic": item.topic,
-            "question": item.question, "protocol": session.spec.protocol, "target": session.spec.target,
-            "kernel": self.kernel.name, "kernel_offline": self.kernel.offline, "policy": session.spec.policy,
-            "policy_version": getattr(self.policy, "version", ""), "turns": session.spec.turns,
-            "rubric_version_id": session.version_id,
-            "criteria": [criterion_payload(c) for c in session.criteria], "resumed": resumed})
+        started = ev.SessionStarted(
+            item.id, item.benchmark, item.topic, item.question, session.spec.protocol, session.spec.target,
+            self.kernel.name, self.kernel.offline, session.spec.policy, getattr(self.policy, "version", ""),
+            session.spec.turns, session.version_id, [criterion_payload(c) for c in session.criteria], resumed)
+        session.emit(ev.SESSION_RESUMED if resumed else ev.SESSION_STARTED,
+                     {k: v for k, v in started.as_dict().items() if k != "by"})
         if self.policy is not None:
             with self.store.transaction():
                 self.store.update("sessions", self.sid, {"policy_version": getattr(self.policy, "version", "")})
@@ -220,11 +218,11 @@ class SessionRunner:
             await self._finish()
         except asyncio.CancelledError:
             session.set_status("interrupted")
-            session.emit("session.interrupted", {})
+            session.emit(ev.SessionInterrupted())
             raise
         except Exception as exc:
             message = f"{type(exc).__name__}: {exc}"
             session.set_status("failed", error=message)
-            session.emit("session.failed", {"error": message})
+            session.emit(ev.SessionFailed(message))
             raise
         return self.store.one("SELECT * FROM sessions WHERE id = ?", (self.sid,))  # type: ignore[return-value]

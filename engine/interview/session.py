@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine import events as ev
 from engine.bench.items import get_item
 from engine.bench.model import Criterion, Item
 from engine.bench.rubric import get_version
@@ -136,9 +137,15 @@ class Session:
         self.criteria: list[Criterion] = get_version(store, self.version_id).criteria
 
     # -- events and status ----------------------------------------------------------------------
-    def emit(self, kind: str, payload: dict[str, Any] | None = None) -> int:
-        """Append an event of this session (joins the caller's transaction, if any)."""
-        payload = payload or {}
+    def emit(self, event: ev.Payload | str, payload: dict[str, Any] | None = None) -> int:
+        """Append an event of this session (joins the caller's transaction, if any).
+
+        ``event`` is a typed payload (:mod:`engine.events`), or a kind with a dict (``metrics``).
+        """
+        if isinstance(event, ev.Payload):
+            kind, payload = ev.kind_of(event), event.as_dict()
+        else:
+            kind, payload = event, payload or {}
         seq = self.store.append_event(self.sid, kind, payload)
         if self.on_event is not None:
             self.on_event(kind, payload)
@@ -152,7 +159,7 @@ class Session:
     def acknowledge(self, consumed: Iterable[Consumed]) -> None:
         """Write an ``intervention`` event for each applied control."""
         for c in consumed:
-            self.emit("intervention", {"control_seq": c.seq, "kind": c.kind, **c.extra})
+            self.emit(ev.Intervention(c.seq, c.kind, dict(c.extra)))
 
     # -- reading ----------------------------------------------------------------------------------
     def turns(self) -> list[dict[str, Any]]:
@@ -194,8 +201,7 @@ class Session:
                 "rubric_version_id": self.version_id, "tokens_in": usage.tokens_in,
                 "tokens_out": usage.tokens_out, "cost": usage.cost, "created_at": now_iso()})
             self.acknowledge(consumed)
-            self.emit("turn.started", {"turn": idx, "question": question, "action": action, "actor": actor,
-                                       "probs": probs})
+            self.emit(ev.TurnStarted(idx, question, action, actor, probs))
         return self.turn(turn_id)
 
     def record_answer(self, turn: Mapping[str, Any], text: str, latency_ms: float, tokens_in: int,
@@ -206,8 +212,7 @@ class Session:
                 "answer": text, "latency_ms": latency_ms,
                 "tokens_in": turn["tokens_in"] + tokens_in, "tokens_out": turn["tokens_out"] + tokens_out,
                 "cost": turn["cost"] + cost})
-            self.emit("answer.done", {"turn": turn["idx"], "answer": text, "latency_ms": round(latency_ms, 1),
-                                      "tokens_in": tokens_in, "tokens_out": tokens_out})
+            self.emit(ev.AnswerDone(turn["idx"], text, round(latency_ms, 1), tokens_in, tokens_out))
         return self.turn(turn["id"])
 
     def record_judgement(self, turn: Mapping[str, Any], verdicts: Mapping[str, Verdict], score: float, *,
@@ -245,9 +250,8 @@ class Session:
                 "score": score, "delta": delta, "cos": cos, "summary": summary, "rubric_version_id": version_id,
                 "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
                 "cost": turn["cost"] + u.cost})
-            self.emit("verdicts", {"turn": turn["idx"], "rubric_version_id": version_id, "score": score,
-                                   **dict(extra or {}), "delta": delta, "cos": cos, "summary": summary,
-                                   "rescore": rescore, "verdicts": [verdict_payload(v) for v in verdicts.values()]})
+            self.emit(ev.Verdicts(turn["idx"], version_id, score, delta, cos, summary, rescore,
+                                  [verdict_payload(v) for v in verdicts.values()], (extra or {}).get("raw_score")))
         self.emit_metrics()
         return {**turn, "score": score, "delta": delta, "cos": cos, "summary": summary}
 
@@ -255,7 +259,7 @@ class Session:
         """A ``metrics`` event with the session's figures now."""
         from engine.metrics.sessions import session_metrics
 
-        self.emit("metrics", session_metrics(self.store, self.sid))
+        self.emit(ev.METRICS, session_metrics(self.store, self.sid))
 
     def switch_rubric(self, version_id: int) -> None:
         """Score with another rubric version from now on (``rubric.updated`` event)."""
@@ -263,8 +267,7 @@ class Session:
         self.criteria = get_version(self.store, version_id).criteria
         with self.store.transaction():
             self.store.update("sessions", self.sid, {"rubric_version_id": version_id, "updated_at": now_iso()})
-            self.emit("rubric.updated", {"rubric_version_id": version_id,
-                                         "criteria": [criterion_payload(c) for c in self.criteria]})
+            self.emit(ev.RubricUpdated(version_id, [criterion_payload(c) for c in self.criteria]))
 
     def update_score(self) -> float | None:
         """Recompute and store the session score (the rule in the module docstring)."""
@@ -314,10 +317,10 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
         total = session_score(r["score"] for r in store.query(
             "SELECT score FROM turns WHERE session_id = ? ORDER BY idx", (session_id,)))
         store.update("sessions", session_id, {"score": total, "updated_at": now_iso()})
-        result = {"turn": turn_idx, "cid": cid, "met": met, "score": score, "delta": delta,
-                  "session_score": total, "note": note, "by": who, "next_delta": next_delta}
-        store.append_event(session_id, "verdict.overridden", result)
+        event = ev.VerdictOverridden(turn_idx, cid, met, score, delta, next_delta, total, note, who)
+        result = event.as_dict()
+        store.append_event(session_id, ev.VERDICT_OVERRIDDEN, result)
     from engine.metrics.sessions import session_metrics
 
-    store.append_event(session_id, "metrics", session_metrics(store, session_id))
+    store.append_event(session_id, ev.METRICS, session_metrics(store, session_id))
     return result

@@ -10,8 +10,8 @@ import pytest
 from engine.config import Config
 from engine.interview import control
 from engine.interview.queries import session_detail
-from engine.metrics.sessions import agreement
 from engine.interview.run import RunRequest, execute_run, plan_run, rescore_session, run_sessions
+from engine.metrics.sessions import agreement
 from engine.runtime import Runtime
 from engine.store import loads
 from tests.engine.interview_fixtures import (

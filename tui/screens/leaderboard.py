@@ -24,8 +24,7 @@ COLUMNS = [("target", 34), ("Score", 6), ("ΔS_f", 6), ("P+", 5), ("P−", 5), (
 
 
 def load_leaderboard(store: Store) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from engine.metrics.sessions import agreement
-    from engine.metrics.sessions import leaderboard
+    from engine.metrics.sessions import agreement, leaderboard
 
     return leaderboard(store), agreement(store)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import events as ev
 from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
 from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consumed
 from engine.metrics.scoring import turn_score
@@ -85,8 +86,7 @@ class Adaptive(Protocol):
             ask.consumed.append(Consumed(steer.injected_seq, "inject", {"question": steer.injected, "turn": t}))  # type: ignore[arg-type]
             steer.injected = steer.injected_seq = None
             return ask
-        s.emit("policy.decided", {"turn": t, "state": state, "probs": probs, "action": ask.action,
-                                  "actor": ask.actor})
+        s.emit(ev.PolicyDecided(t, state, probs, ask.action, ask.actor))
         followup = self._static_followup(rows) if ask.action == FOLLOW_UP else None
         if followup is not None:
             ask.question = followup

@@ -75,6 +75,7 @@ class Protocol(ABC):
     @classmethod
     def check_item(cls, item: Item, kernel_offline: bool) -> None:
         """Raise ``SessionError`` when this protocol cannot honestly run the item (default: it can)."""
+        return None
 
     # -- scoring rule ---------------------------------------------------------------------------------
     @staticmethod
@@ -108,6 +109,7 @@ class Protocol(ABC):
 
     async def finish(self, rows: list[dict[str, Any]]) -> None:
         """Score what is left once no question is due (default: nothing)."""
+        return None
 
     @abstractmethod
     async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:

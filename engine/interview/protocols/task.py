@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from engine import events as ev
 from engine.interview import prompts
 from engine.interview.protocols.base import Ask, Protocol, Steer
 from engine.interview.session import TASK, Consumed
@@ -60,7 +61,7 @@ class Task(Protocol):
             return ask
         message, usage = await self.kernel.examiner(s.item.question, transcript(rows))
         if prompts.STOP_KEYWORD in message:
-            s.emit("task.stop_keyword", {"after_turn": len(rows) - 1, "message": message})
+            s.emit(ev.TaskStopKeyword(len(rows) - 1, message))
             return None
         return Ask(message, TASK, "kernel", usage=usage)
 

@@ -1,0 +1,302 @@
+"""The event stream's contract in code: kinds, typed payloads, and the fold into a session view.
+
+``docs/events.md`` is the contract; this module is its one reader and writer. Kinds are constants;
+each payload is a dataclass (:data:`PAYLOADS` maps a kind to its class). Writers build the dataclass
+and the store keeps ``asdict(payload)``; readers call :func:`decode`, which accepts events written
+by any earlier version (missing fields take their defaults, unknown fields are ignored, unknown
+kinds decode to :class:`Unknown`). :class:`~engine.events.fold.SessionView` folds events into what the
+app, the CLI printer, reports and tests show.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from engine.store.db import Event
+
+# -- kinds ----------------------------------------------------------------------------------------
+SESSION_STARTED = "session.started"
+SESSION_RESUMED = "session.resumed"
+POLICY_DECIDED = "policy.decided"
+TURN_STARTED = "turn.started"
+ANSWER_DELTA = "answer.delta"
+ANSWER_RESET = "answer.reset"
+ANSWER_DONE = "answer.done"
+VERDICTS = "verdicts"
+METRICS = "metrics"
+RUBRIC_UPDATED = "rubric.updated"
+INTERVENTION = "intervention"
+SESSION_PAUSED = "session.paused"
+SESSION_ENDED_EARLY = "session.ended_early"
+TASK_STOP_KEYWORD = "task.stop_keyword"
+SESSION_FINISHED = "session.finished"
+SESSION_FAILED = "session.failed"
+SESSION_INTERRUPTED = "session.interrupted"
+VERDICT_OVERRIDDEN = "verdict.overridden"
+CONTROL_PREFIX = "control."
+CONTROL_PAUSE = "control.pause"
+CONTROL_RESUME = "control.resume"
+CONTROL_STOP = "control.stop"
+CONTROL_FORCE = "control.force"
+CONTROL_INJECT = "control.inject"
+CONTROL_RUBRIC = "control.rubric"
+
+
+# -- payloads -------------------------------------------------------------------------------------
+@dataclass
+class Payload:
+    """Base of every typed payload; ``kind`` is the event kind it is written under."""
+
+    kind = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON object stored in ``events.payload``."""
+        return asdict(self)
+
+
+@dataclass
+class SessionStarted(Payload):
+    """A runner started (``resumed`` false) or resumed a session; also written with ``by: human``
+    under ``session.resumed`` when a pause ends."""
+
+    kind = SESSION_STARTED
+    item_id: int | None = None
+    benchmark: str = ""
+    topic: str = ""
+    question: str = ""
+    protocol: str = "adaptive"
+    target: str = ""
+    kernel: str = ""
+    kernel_offline: bool = False
+    policy: str | None = None
+    policy_version: str = ""
+    turns: int | None = None
+    rubric_version_id: int | None = None
+    criteria: list[dict[str, Any]] = field(default_factory=list)
+    resumed: bool = False
+    by: str | None = None
+
+
+@dataclass
+class PolicyDecided(Payload):
+    """The policy chose the action of turn ``turn`` from ``state``."""
+
+    kind = POLICY_DECIDED
+    turn: int = 0
+    state: list[float] | None = None
+    probs: list[float] | None = None
+    action: str = ""
+    actor: str = ""
+
+
+@dataclass
+class TurnStarted(Payload):
+    """Turn ``turn`` asks ``question``."""
+
+    kind = TURN_STARTED
+    turn: int = 0
+    question: str = ""
+    action: str = ""
+    actor: str = ""
+    probs: list[float] | None = None
+
+
+@dataclass
+class AnswerDelta(Payload):
+    """The next piece of a streamed answer."""
+
+    kind = ANSWER_DELTA
+    turn: int = 0
+    text: str = ""
+
+
+@dataclass
+class AnswerReset(Payload):
+    """A dropped stream is retried: discard the pieces shown so far."""
+
+    kind = ANSWER_RESET
+    turn: int = 0
+
+
+@dataclass
+class AnswerDone(Payload):
+    """The whole answer of a turn."""
+
+    kind = ANSWER_DONE
+    turn: int = 0
+    answer: str = ""
+    latency_ms: float | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+@dataclass
+class Verdicts(Payload):
+    """A turn judged (or re-judged after a rubric edit: ``rescore``)."""
+
+    kind = VERDICTS
+    turn: int = 0
+    rubric_version_id: int | None = None
+    score: float | None = None
+    delta: float | None = None
+    cos: float | None = None
+    summary: str | None = None
+    rescore: bool = False
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    raw_score: float | None = None
+
+
+@dataclass
+class VerdictOverridden(Payload):
+    """An evaluator overrode a verdict; the figures were recomputed at once."""
+
+    kind = VERDICT_OVERRIDDEN
+    turn: int = 0
+    cid: str = ""
+    met: bool = False
+    score: float | None = None
+    delta: float | None = None
+    next_delta: float | None = None
+    session_score: float | None = None
+    note: str = ""
+    by: str = "human"
+
+
+@dataclass
+class RubricUpdated(Payload):
+    """The session now scores with another rubric version."""
+
+    kind = RUBRIC_UPDATED
+    rubric_version_id: int = 0
+    criteria: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Intervention(Payload):
+    """A ``control.*`` event was applied (``control_seq``); ``details`` holds what it carried."""
+
+    kind = INTERVENTION
+    control_seq: int | None = None
+    control: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Stored flat: ``{control_seq, kind, **details}`` (the format of docs/events.md)."""
+        return {"control_seq": self.control_seq, "kind": self.control, **self.details}
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any]) -> Intervention:
+        """Read the flat stored form."""
+        rest = {k: v for k, v in payload.items() if k not in ("control_seq", "kind")}
+        return cls(payload.get("control_seq"), payload.get("kind", ""), rest)
+
+
+@dataclass
+class SessionPaused(Payload):
+    """The runner is paused."""
+
+    kind = SESSION_PAUSED
+
+
+@dataclass
+class SessionEndedEarly(Payload):
+    """The evaluator stopped or ended the session after ``after_turn``."""
+
+    kind = SESSION_ENDED_EARLY
+    after_turn: int = -1
+    reason: str = "end"
+
+
+@dataclass
+class TaskStopKeyword(Payload):
+    """The TaskWeaver examiner said ``TASK_FINISHED``."""
+
+    kind = TASK_STOP_KEYWORD
+    after_turn: int = -1
+    message: str = ""
+
+
+@dataclass
+class SessionFinished(Payload):
+    """The session ended normally."""
+
+    kind = SESSION_FINISHED
+    score: float | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SessionFailed(Payload):
+    """The session failed; ``error`` says why."""
+
+    kind = SESSION_FAILED
+    error: str = ""
+
+
+@dataclass
+class SessionInterrupted(Payload):
+    """The session was cancelled (it can be resumed)."""
+
+    kind = SESSION_INTERRUPTED
+
+
+@dataclass
+class Control(Payload):
+    """A request to a session's runner (``control.<name>``): pause, resume, stop, force, inject, rubric."""
+
+    name: str = ""
+    action: str | None = None
+    question: str | None = None
+    version_id: int | None = None
+
+    @property
+    def event_kind(self) -> str:  # noqa: D102
+        return CONTROL_PREFIX + self.name
+
+    def as_dict(self) -> dict[str, Any]:
+        """Only the fields the control carries."""
+        return {k: v for k, v in (("action", self.action), ("question", self.question),
+                                  ("version_id", self.version_id)) if v is not None}
+
+
+@dataclass
+class Unknown(Payload):
+    """An event of a kind this version does not know (kept, never an error)."""
+
+    name: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+PAYLOADS: dict[str, type[Payload]] = {cls.kind: cls for cls in (
+    SessionStarted, PolicyDecided, TurnStarted, AnswerDelta, AnswerReset, AnswerDone, Verdicts,
+    VerdictOverridden, RubricUpdated, Intervention, SessionPaused, SessionEndedEarly, TaskStopKeyword,
+    SessionFinished, SessionFailed, SessionInterrupted)}
+PAYLOADS[SESSION_RESUMED] = SessionStarted
+PAYLOADS[METRICS] = dict  # type: ignore[assignment]  # the figures of engine.metrics.sessions.session_metrics
+
+
+def kind_of(payload: Payload) -> str:
+    """The event kind a payload is written under."""
+    if isinstance(payload, Control):
+        return payload.event_kind
+    return payload.kind
+
+
+def decode(kind: str, payload: dict[str, Any]) -> Any:
+    """A stored payload as its typed form (``metrics`` stays a dict of figures)."""
+    if kind == METRICS:
+        return dict(payload)
+    if kind.startswith(CONTROL_PREFIX):
+        return Control(kind[len(CONTROL_PREFIX):], payload.get("action"), payload.get("question"),
+                       payload.get("version_id"))
+    cls = PAYLOADS.get(kind)
+    if cls is None:
+        return Unknown(kind, dict(payload))
+    if cls is Intervention:
+        return Intervention.from_dict(payload)
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in payload.items() if k in names})
+
+
+__all__ = [name for name in dir() if name.isupper() or name[:1].isupper()] + ["decode", "kind_of", "Event"]

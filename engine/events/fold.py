@@ -1,0 +1,379 @@
+"""The view of one session, folded from its event stream (docs/events.md).
+
+The app's live, review and compare screens, the CLI's live printer, reports and tests all build a
+:class:`SessionView` by applying events in order; widgets only render it. Nothing here computes a
+figure: scores, Δs, cos, probabilities and the running metrics are copied from the events the
+engine wrote (the figures themselves come from :mod:`engine.metrics`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine import events as ev
+
+ACTIVE = ("running", "paused")
+"""Statuses in which a runner is (or should be) applying control events."""
+
+ENDED = ("finished", "failed", "interrupted")
+
+
+@dataclass
+class Verdict:
+    """The effective verdict on one criterion for one turn."""
+
+    cid: str
+    met: bool
+    in_answer: bool | None
+    rationale: str
+    source: str
+    original: Verdict | None = None
+    """The verdict a human override replaced (the judge's stays on record)."""
+
+    @property
+    def overridden(self) -> bool:
+        return self.source == "human"
+
+
+@dataclass
+class Turn:
+    """One question and its answer, with the judge's figures once it is scored."""
+
+    idx: int
+    question: str
+    action: str
+    actor: str
+    probs: list[float] | None = None
+    answer: str = ""
+    done: bool = False
+    score: float | None = None
+    delta: float | None = None
+    cos: float | None = None
+    summary: str | None = None
+    rubric_version_id: int | None = None
+    rescored: bool = False
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    latency_ms: float | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    rev: int = 0
+    """Bumped on every change, so a widget re-renders only turns that changed."""
+
+    @property
+    def judged(self) -> bool:
+        return self.score is not None
+
+    @property
+    def streaming(self) -> bool:
+        return not self.done and bool(self.answer)
+
+    def touch(self) -> None:
+        self.rev += 1
+
+
+@dataclass
+class Step:
+    """A point of a replay: the state after ``events[:position]``, with a label."""
+
+    position: int
+    label: str
+    turn: int | None
+
+
+class SessionView:
+    """Everything the app shows about one session, built by :meth:`apply`.
+
+    Args:
+        session_id: the session.
+        row: the session's row from the store (``sessions`` columns, effective status), if known.
+        criteria: criteria of the session's rubric version before any event names them.
+    """
+
+    def __init__(self, session_id: int, row: dict[str, Any] | None = None,
+                 criteria: list[dict[str, Any]] | None = None):
+        self.session_id = session_id
+        self.row: dict[str, Any] = dict(row or {})
+        self.info: dict[str, Any] = {}
+        self.status: str = self.row.get("status", "created")
+        self.error: str | None = self.row.get("error")
+        self.rubric_version_id: int | None = self.row.get("rubric_version_id")
+        self.criteria_by_version: dict[int, list[dict[str, Any]]] = {}
+        if criteria is not None and self.rubric_version_id is not None:
+            self.criteria_by_version[self.rubric_version_id] = list(criteria)
+        self.version_labels: dict[int, int] = {}
+        self.turns: list[Turn] = []
+        self.decision: dict[str, Any] | None = None
+        self.metrics: dict[str, Any] = {}
+        self.pending: dict[int, tuple[str, dict[str, Any]]] = {}
+        """Control events written but not yet acknowledged by the runner: seq -> (kind, payload)."""
+        self.ended: dict[str, Any] | None = None
+        self.notes: list[str] = []
+        self.last_seq = 0
+        self.rev = 0
+
+    # -- reading ------------------------------------------------------------------------------
+    @property
+    def protocol(self) -> str:
+        return self.info.get("protocol") or self.row.get("protocol") or "adaptive"
+
+    @property
+    def target(self) -> str:
+        return self.info.get("target") or self.row.get("target") or ""
+
+    @property
+    def item_id(self) -> int | None:
+        return self.info.get("item_id") or self.row.get("item_id")
+
+    @property
+    def planned_turns(self) -> int | None:
+        return self.info.get("turns")
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+    def criteria(self, version_id: int | None = None) -> list[dict[str, Any]]:
+        """Criteria of a rubric version (default: the one the session now scores with)."""
+        vid = self.rubric_version_id if version_id is None else version_id
+        if vid in self.criteria_by_version:
+            return self.criteria_by_version[vid]
+        if self.rubric_version_id in self.criteria_by_version:
+            return self.criteria_by_version[self.rubric_version_id]
+        return []
+
+    def version_label(self, version_id: int | None) -> str:
+        if version_id is None:
+            return "-"
+        number = self.version_labels.get(version_id)
+        return f"v{number}" if number is not None else f"#{version_id}"
+
+    def turn(self, idx: int | None) -> Turn | None:
+        if idx is None or idx < 0 or idx >= len(self.turns):
+            return None
+        return self.turns[idx]
+
+    def last_judged(self) -> Turn | None:
+        for t in reversed(self.turns):
+            if t.judged:
+                return t
+        return None
+
+    def pending_kinds(self) -> list[str]:
+        """Human-readable descriptions of interventions the runner has not applied yet."""
+        out = []
+        for kind, payload in self.pending.values():
+            if kind == "force":
+                action = payload.get("action")
+                out.append("end after this turn" if action == "end" else f"next: {action}")
+            elif kind == "inject":
+                out.append("next: your question")
+            elif kind == "rubric":
+                out.append("re-score requested")
+            else:
+                out.append(f"{kind} requested")
+        return out
+
+    # -- folding ------------------------------------------------------------------------------
+    def _turn_for(self, idx: int) -> Turn:
+        while len(self.turns) <= idx:
+            self.turns.append(Turn(idx=len(self.turns), question="", action="", actor=""))
+        return self.turns[idx]
+
+    def apply(self, seq: int, kind: str, payload: dict[str, Any]) -> None:
+        """Fold one event into the state (events must come in ``seq`` order)."""
+        self.last_seq = max(self.last_seq, seq)
+        self.rev += 1
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            if kind in (ev.SESSION_STARTED, ev.SESSION_RESUMED):
+                self.info.update(payload)  # only the fields written (a resume by a human carries just ``by``)
+            handler(self, seq, ev.decode(kind, payload))
+        elif kind.startswith(ev.CONTROL_PREFIX):
+            self.pending[seq] = (kind[len(ev.CONTROL_PREFIX):], dict(payload))
+
+    def apply_stream(self, seq: int, turn: int, text: str) -> None:
+        """Set the answer streamed so far for a turn (the coalesced form of ``answer.delta``)."""
+        self.last_seq = max(self.last_seq, seq)
+        self.rev += 1
+        t = self._turn_for(turn)
+        if not t.done:
+            t.answer = text
+            t.touch()
+
+    def apply_all(self, events: Any) -> None:
+        """Fold a sequence of events (objects with ``seq``, ``kind``, ``payload``)."""
+        for e in events:
+            self.apply(e.seq, e.kind, e.payload)
+
+    # -- handlers (typed payloads from engine.events.decode) ---------------------------------------
+    def _started(self, seq: int, p: ev.SessionStarted) -> None:
+        self.status = "running"
+        self.error = None
+        if p.rubric_version_id is not None:
+            self.rubric_version_id = p.rubric_version_id
+            self.criteria_by_version[p.rubric_version_id] = list(p.criteria or [])
+        if p.by == "human":
+            self.notes.append("resumed by the evaluator")
+
+    def _decided(self, seq: int, p: ev.PolicyDecided) -> None:
+        self.decision = p.as_dict()
+
+    def _turn_started(self, seq: int, p: ev.TurnStarted) -> None:
+        t = self._turn_for(int(p.turn))
+        t.question, t.action, t.actor, t.probs = p.question, p.action, p.actor, p.probs
+        t.answer, t.done = "", False
+        t.rubric_version_id = self.rubric_version_id
+        t.touch()
+
+    def _delta(self, seq: int, p: ev.AnswerDelta) -> None:
+        t = self._turn_for(int(p.turn))
+        if not t.done:
+            t.answer += p.text
+            t.touch()
+
+    def _reset(self, seq: int, p: ev.AnswerReset) -> None:
+        t = self._turn_for(int(p.turn))
+        t.answer = ""
+        t.touch()
+
+    def _done(self, seq: int, p: ev.AnswerDone) -> None:
+        t = self._turn_for(int(p.turn))
+        t.answer = p.answer
+        t.done = True
+        t.latency_ms = p.latency_ms
+        t.tokens_in, t.tokens_out = p.tokens_in, p.tokens_out
+        t.touch()
+
+    def _verdicts(self, seq: int, p: ev.Verdicts) -> None:
+        t = self._turn_for(int(p.turn))
+        t.score, t.delta, t.cos, t.summary = p.score, p.delta, p.cos, p.summary
+        if p.rubric_version_id is not None:
+            t.rubric_version_id = p.rubric_version_id
+        t.rescored = bool(p.rescore)
+        t.done = True
+        t.verdicts = {
+            v["cid"]: Verdict(v["cid"], bool(v["met"]), v.get("in_answer"), v.get("rationale", ""),
+                              v.get("source", "judge"))
+            for v in p.verdicts
+        }
+        t.touch()
+
+    def _overridden(self, seq: int, p: ev.VerdictOverridden) -> None:
+        t = self._turn_for(int(p.turn))
+        prior = t.verdicts.get(p.cid)
+        original = prior.original if prior is not None and prior.original is not None else prior
+        t.verdicts[p.cid] = Verdict(p.cid, bool(p.met), None, p.note or f"override by {p.by}", "human", original)
+        if p.score is not None:
+            t.score = p.score
+        t.delta = p.delta
+        t.touch()
+        nxt = self.turn(t.idx + 1)
+        if nxt is not None and nxt.judged:
+            nxt.delta = p.next_delta  # the engine recomputed the next turn's Δs too
+            nxt.touch()
+        if p.session_score is not None:
+            self.metrics = {**self.metrics, "score": p.session_score}
+
+    def _metrics(self, seq: int, p: dict[str, Any]) -> None:
+        self.metrics = dict(p)
+
+    def _rubric(self, seq: int, p: ev.RubricUpdated) -> None:
+        self.rubric_version_id = p.rubric_version_id
+        self.criteria_by_version[p.rubric_version_id] = list(p.criteria or [])
+        self.notes.append(f"now scoring with rubric {self.version_label(p.rubric_version_id)}")
+
+    def _intervention(self, seq: int, p: ev.Intervention) -> None:
+        self.pending.pop(p.control_seq, None)
+
+    def _paused(self, seq: int, p: ev.SessionPaused) -> None:
+        self.status = "paused"
+
+    def _ended_early(self, seq: int, p: ev.SessionEndedEarly) -> None:
+        self.ended = p.as_dict()
+        reason = "stopped" if p.reason == "stop" else "ended"
+        self.notes.append(f"{reason} by the evaluator after turn {p.after_turn}")
+
+    def _stop_keyword(self, seq: int, p: ev.TaskStopKeyword) -> None:
+        self.notes.append(f"examiner finished the task after turn {p.after_turn}")
+
+    def _finished(self, seq: int, p: ev.SessionFinished) -> None:
+        self.status = "finished"
+        if p.metrics:
+            self.metrics = dict(p.metrics)
+        self.pending.clear()
+
+    def _failed(self, seq: int, p: ev.SessionFailed) -> None:
+        self.status = "failed"
+        self.error = p.error
+        self.pending.clear()
+
+    def _interrupted(self, seq: int, p: ev.SessionInterrupted) -> None:
+        self.status = "interrupted"
+
+
+_HANDLERS = {
+    ev.SESSION_STARTED: SessionView._started,
+    ev.SESSION_RESUMED: SessionView._started,
+    ev.POLICY_DECIDED: SessionView._decided,
+    ev.TURN_STARTED: SessionView._turn_started,
+    ev.ANSWER_DELTA: SessionView._delta,
+    ev.ANSWER_RESET: SessionView._reset,
+    ev.ANSWER_DONE: SessionView._done,
+    ev.VERDICTS: SessionView._verdicts,
+    ev.VERDICT_OVERRIDDEN: SessionView._overridden,
+    ev.METRICS: SessionView._metrics,
+    ev.RUBRIC_UPDATED: SessionView._rubric,
+    ev.INTERVENTION: SessionView._intervention,
+    ev.SESSION_PAUSED: SessionView._paused,
+    ev.SESSION_ENDED_EARLY: SessionView._ended_early,
+    ev.TASK_STOP_KEYWORD: SessionView._stop_keyword,
+    ev.SESSION_FINISHED: SessionView._finished,
+    ev.SESSION_FAILED: SessionView._failed,
+    ev.SESSION_INTERRUPTED: SessionView._interrupted,
+}
+
+
+def replay_steps(events: list[Any]) -> list[Step]:
+    """The points a review steps through: after every change of the figures (a judged turn, a
+    re-scored turn, an override), and the very end.
+
+    Args:
+        events: the session's events in order (objects with ``kind`` and ``payload``).
+    """
+    steps: list[Step] = []
+    last: tuple[str, dict[str, Any]] | None = None
+    for i, e in enumerate(events):
+        if e.kind in (ev.VERDICTS, ev.VERDICT_OVERRIDDEN):
+            last = (e.kind, e.payload)
+        elif e.kind == ev.METRICS and last is not None:
+            kind, p = last
+            turn = int(p["turn"])
+            if kind == ev.VERDICT_OVERRIDDEN:
+                mark = "met" if p.get("met") else "not met"
+                label = f"override: {p['cid']} on turn {turn} set to {mark}"
+            elif p.get("rescore"):
+                label = f"turn {turn} re-scored"
+            else:
+                label = f"turn {turn} judged"
+            steps.append(Step(i + 1, label, turn))
+            last = None
+    if not steps or steps[-1].position < len(events):
+        turn = steps[-1].turn if steps else None
+        steps.append(Step(len(events), "end of record", turn))
+    return steps
+
+
+def state_at(session_id: int, row: dict[str, Any] | None, criteria: list[dict[str, Any]] | None,
+             labels: dict[int, int], events: list[Any], position: int) -> SessionView:
+    """The state after ``events[:position]`` (a replay point)."""
+    state = SessionView(session_id, row, criteria)
+    state.version_labels = dict(labels)
+    state.apply_all(events[:position])
+    if position < len(events) and state.status in ACTIVE:
+        state.status = "replay"
+    return state
+
+
+SessionState = SessionView
+"""The name the app used before the fold moved into the engine."""
