@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from engine.api import Engine  # noqa: E402
 from engine.config import Config, ModelConfig  # noqa: E402
 from engine.runtime import Runtime  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
@@ -167,7 +168,7 @@ async def key_latency(runtime: Runtime, base_url: str, presses: int) -> tuple[li
 
     run_id = plan_run(runtime, RunRequest(bench="flu", targets=[f"openai:fake-model@{base_url}"], kernel="offline",
                                           turns=6, policy="threshold"))
-    app = build_app(runtime, "live", run_id=run_id)
+    app = build_app(Engine(runtime), "live", run_id=run_id)
     latencies: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
         clock = FrameClock(app)
@@ -211,7 +212,7 @@ async def review_open(runtime: Runtime, session_id: int, repeat: int) -> list[fl
 
     times = []
     for _ in range(repeat):
-        app = build_app(runtime, "home")
+        app = build_app(Engine(runtime), "home")
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             clock = FrameClock(app)

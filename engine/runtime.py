@@ -38,6 +38,16 @@ class Runtime:
         """A separate connection, for another thread."""
         return open_store(self.home)
 
+    def connect(self) -> Runtime:
+        """The same home and configuration on a new database connection (for another thread)."""
+        return Runtime(self.home, self.config, self.use_cache, open_store(self.home))
+
+    def close(self) -> None:
+        """Close this runtime's database connection, if open."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
 
 def setup_logging(home: Path) -> None:
     """Log viva's own messages to ``HOME/logs/viva.log``. Secrets never reach a log line: the

@@ -1,7 +1,7 @@
 """The viva app: Home, Live and Review as independent modes over one runtime.
 
-The app receives the engine's :class:`~engine.runtime.Runtime` (data home, config) and talks to
-the engine only through its public API and event stream (see ``tui.bridge``). It runs the engine
+The app receives the engine's facade (:class:`engine.api.Engine`: data home, config, connection) and
+talks to the engine only through it and its event stream (see ``tui.bridge``). It runs the engine
 in workers, keeps track of the runs it executes, and turns any worker error into a notification
 naming the worker.
 """
@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from engine.runtime import Runtime
+from engine.api import Engine
 from tui.bridge import engine_work
 from tui.keys import binding_rows
 from tui.messages import RunEnded, RunStarted, SessionRescored
@@ -46,10 +46,10 @@ class VivaApp(App[None]):
         Binding("ctrl+t", "toggle_theme", "Theme", id="toggle_theme", show=False, tooltip="Light or dark theme"),
     ]
 
-    def __init__(self, runtime: Runtime, start: str = "home", run_id: int | None = None,
+    def __init__(self, engine: Engine, start: str = "home", run_id: int | None = None,
                  session_id: int | None = None, execute: bool = True):
         super().__init__()
-        self.runtime = runtime
+        self.engine = engine
         self.start = start
         self.start_run_id = run_id
         self.start_session_id = session_id
@@ -63,13 +63,13 @@ class VivaApp(App[None]):
         self.executing: dict[int, set[int]] = {}
         """Runs this app is executing: run id -> its session ids."""
         self.resuming: set[int] = set()
-        self.dark_theme = runtime.config.theme if runtime.config.theme != LIGHT_THEME else DARK_THEME
+        self.dark_theme = engine.config.theme if engine.config.theme != LIGHT_THEME else DARK_THEME
 
     # -- start --------------------------------------------------------------------------------
     def on_mount(self) -> None:
-        self.theme = self.runtime.config.theme
-        if self.runtime.config.keys:
-            self.set_keymap(self.runtime.config.keys)
+        self.theme = self.engine.config.theme
+        if self.engine.config.keys:
+            self.set_keymap(self.engine.config.keys)
         if self.start == "live":
             if self.start_run_id is not None and self.execute:
                 self.start_run(self.start_run_id)
@@ -120,18 +120,16 @@ class VivaApp(App[None]):
 
     def start_run(self, run_id: int) -> None:
         """Execute every unfinished session of a run in an engine worker."""
-        from engine.interview.run import execute_run, run_sessions
-
         if run_id in self.executing:
             return
         self.executing[run_id] = set()
 
-        async def run(rt: Runtime) -> dict[int, str | None]:
-            sessions = run_sessions(rt, run_id)
+        async def run(engine: Engine) -> dict[int, str | None]:
+            sessions = [r["id"] for r in engine.run_sessions(run_id)]
             self.call_from_thread(self._run_started, run_id, sessions)
-            return await execute_run(rt, run_id)
+            return await engine.execute_run(run_id)
 
-        engine_work(self, self.runtime, run, name=f"run {run_id}", then=partial(self._run_ended, run_id))
+        engine_work(self, self.engine, run, name=f"run {run_id}", then=partial(self._run_ended, run_id))
 
     def _run_started(self, run_id: int, sessions: list[int]) -> None:
         self.executing[run_id] = set(sessions)
@@ -146,14 +144,12 @@ class VivaApp(App[None]):
 
     def resume_session(self, session_id: int) -> None:
         """Continue an interrupted session in an engine worker."""
-        from engine.interview.run import execute_sessions
-
         if self.is_executing(session_id):
             return
         self.resuming.add(session_id)
 
-        async def run(rt: Runtime) -> dict[int, str | None]:
-            return await execute_sessions(rt, [session_id], 1)
+        async def run(engine: Engine) -> dict[int, str | None]:
+            return await engine.execute_sessions([session_id], 1)
 
         def ended(errors: dict[int, str | None] | None) -> None:
             self.resuming.discard(session_id)
@@ -161,15 +157,18 @@ class VivaApp(App[None]):
                 self.notify(errors[session_id] or "", title=f"session {session_id} failed", severity="error")
             self._broadcast(lambda: RunEnded(-1, errors or {}))
 
-        engine_work(self, self.runtime, run, name=f"resume session {session_id}", then=ended)
+        engine_work(self, self.engine, run, name=f"resume session {session_id}", then=ended)
 
-    def rescore(self, session_id: int, version_id: int) -> None:
-        """Re-score a session that is not running under a rubric version (no target calls)."""
-        from engine.interview.run import rescore_session
+    def apply_rubric(self, session_id: int, version_id: int) -> None:
+        """Make a session score with a rubric version; the engine decides at once whether its live
+        runner re-scores (queued) or the stored answers are re-scored now (no target calls)."""
 
-        engine_work(self, self.runtime, lambda rt: rescore_session(rt, session_id, version_id),
-                    name=f"re-score session {session_id}",
-                    then=lambda _: self._broadcast(lambda: SessionRescored(session_id, version_id)))
+        def done(result: dict[str, Any] | None) -> None:
+            if result is not None and not result.get("queued"):
+                self._broadcast(lambda: SessionRescored(session_id, version_id))
+
+        engine_work(self, self.engine, lambda engine: engine.apply_rubric(session_id, version_id),
+                    name=f"re-score session {session_id}", then=done)
 
     def _broadcast(self, make: Callable[[], Message]) -> None:
         """Post a fresh copy of a message to each mode's screen (a message is handled once)."""

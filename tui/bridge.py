@@ -1,13 +1,13 @@
-"""Workers that connect the app to the engine: store reads and writes, engine coroutines, followers.
+"""Workers that connect the app to the engine's facade (:class:`engine.api.Engine`).
 
 Every piece of engine work runs off the UI thread (Textual guide, "Workers"):
 
-- :func:`db_work`: one call ``fn(store, ...)`` in a thread with its own store connection;
+- :func:`db_work`: one call ``fn(engine, ...)`` in a thread with its own engine connection;
 - :func:`engine_work`: an engine coroutine (network I/O async; the ONNX embedder and SQLite it
   uses stay off the UI thread) on its own event loop in a thread; cancelling the worker cancels
   the coroutine, so the runner records the session as interrupted;
-- :func:`follow_session`: follows one session's events in the store (written by this app's runner
-  or by ``viva run`` in another process) and posts them as messages;
+- :func:`follow_session`: follows one session's events (written by this app's runner or by
+  ``viva run`` in another process) with the engine's follower and posts them as messages;
 - :func:`follow_sessions`: refreshes the session list when anything is written.
 
 Results come back with ``app.call_from_thread``; errors surface as worker errors, which the app
@@ -17,6 +17,7 @@ turns into one notification naming the worker.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,25 +25,23 @@ from typing import Any
 from textual.dom import DOMNode
 from textual.worker import Worker, get_current_worker
 
-from engine.runtime import Runtime
-from engine.store import Store, open_store
-from engine.store.db import Event
+from engine import events as ev
+from engine.api import Engine
 from tui.messages import AnswerStreamed, MetricsUpdated, SessionEvents, SessionOpened, SessionsChanged
 
 FOLLOW_INTERVAL = 0.05
 LIST_INTERVAL = 0.5
 LIST_FULL_REFRESH = 5.0
-CRITERION_FIELDS = ("cid", "text", "kind", "weight", "source_chunk_ids")
 
 
 @contextmanager
-def thread_store(runtime: Runtime) -> Iterator[Store]:
-    """A store connection for the calling thread, closed afterwards."""
-    store = open_store(runtime.home)
+def thread_engine(engine: Engine) -> Iterator[Engine]:
+    """The engine on a connection of the calling thread, closed afterwards."""
+    local = engine.connect()
     try:
-        yield store
+        yield local
     finally:
-        store.close()
+        local.close()
 
 
 def _deliver(node: DOMNode, then: Callable[[Any], Any] | None, result: Any) -> None:
@@ -54,34 +53,33 @@ def _deliver(node: DOMNode, then: Callable[[Any], Any] | None, result: Any) -> N
         pass
 
 
-def db_work(node: DOMNode, runtime: Runtime, fn: Callable[..., Any], *args: Any,
+def db_work(node: DOMNode, engine: Engine, fn: Callable[..., Any], *args: Any,
             then: Callable[[Any], Any] | None = None, name: str = "store", **kwargs: Any) -> Worker:
-    """Run ``fn(store, *args, **kwargs)`` in a thread; ``then(result)`` on the UI thread."""
+    """Run ``fn(engine, *args, **kwargs)`` in a thread; ``then(result)`` on the UI thread."""
 
     def work() -> Any:
-        with thread_store(runtime) as store:
-            result = fn(store, *args, **kwargs)
+        with thread_engine(engine) as local:
+            result = fn(local, *args, **kwargs)
         _deliver(node, then, result)
         return result
 
     return node.run_worker(work, thread=True, name=name, group="store", exit_on_error=False)
 
 
-def engine_work(node: DOMNode, runtime: Runtime, make: Callable[[Runtime], Awaitable[Any]], name: str,
+def engine_work(node: DOMNode, engine: Engine, make: Callable[[Engine], Awaitable[Any]], name: str,
                 then: Callable[[Any], Any] | None = None, group: str = "engine") -> Worker:
-    """Run the coroutine ``make(runtime)`` on its own event loop in a thread.
+    """Run the coroutine ``make(engine)`` on its own event loop in a thread.
 
-    The coroutine gets a runtime whose store belongs to that thread. Cancelling the worker
+    The coroutine gets an engine whose connection belongs to that thread. Cancelling the worker
     cancels the coroutine within 0.1 s (the runner then marks its session interrupted).
     """
 
     def work() -> Any:
         worker = get_current_worker()
-        with thread_store(runtime) as store:
-            rt = Runtime(runtime.home, runtime.config, runtime.use_cache, store)
+        with thread_engine(engine) as local:
 
             async def main() -> Any:
-                task = asyncio.ensure_future(make(rt))
+                task = asyncio.ensure_future(make(local))
                 while True:
                     done, _ = await asyncio.wait({task}, timeout=0.1)
                     if done:
@@ -98,75 +96,43 @@ def engine_work(node: DOMNode, runtime: Runtime, make: Callable[[Runtime], Await
     return node.run_worker(work, thread=True, name=name, group=group, exit_on_error=False)
 
 
-def all_events(store: Store, session_id: int, after: int = 0) -> list[Event]:
-    """Every event of a session after ``after`` (the store hands them out in pages)."""
-    out: list[Event] = []
-    while True:
-        page = store.events(after, session_id)
-        out.extend(page)
-        if len(page) < 10_000:
-            return out
-        after = page[-1].seq
-
-
-def version_labels(store: Store, item_id: int | None) -> dict[int, int]:
-    """Rubric version id -> version number for an item's rubric."""
-    from engine.bench.rubric import has_rubric, list_versions
-
-    if item_id is None or not has_rubric(store, item_id):
-        return {}
-    return {v.id: v.version for v in list_versions(store, item_id)}
-
-
-def load_session(store: Store, session_id: int) -> tuple[dict[str, Any], list[dict[str, Any]], dict[int, int]]:
+def load_session(engine: Engine, session_id: int) -> tuple[dict[str, Any], list[dict[str, Any]], dict[int, int]]:
     """A session's row (with its effective status), its starting criteria and its version labels."""
-    from engine.bench.rubric import get_version
-    from engine.interview.queries import effective_status
-
-    row = store.one("SELECT * FROM sessions WHERE id = ?", (session_id,))
-    if row is None:
-        raise KeyError(f"session {session_id} does not exist; see `viva sessions`")
-    row["status"] = effective_status(row)
-    criteria = []
-    if row.get("rubric_version_id") is not None:
-        # The same fields as the criteria in ``session.started`` (docs/events.md).
-        criteria = [{k: v for k, v in c.to_dict().items() if k in CRITERION_FIELDS}
-                    for c in get_version(store, row["rubric_version_id"]).criteria]
-    return row, criteria, version_labels(store, row.get("item_id"))
+    return engine.session_view_inputs(session_id)
 
 
 class _Splitter:
     """Turns a batch of events into messages: streamed pieces become the whole answer so far,
     metrics become a snapshot, everything else goes through in order."""
 
-    def __init__(self, node: DOMNode, session_id: int, labels: dict[int, int], store: Store, item_id: int | None):
+    def __init__(self, node: DOMNode, session_id: int, labels: dict[int, int], engine: Engine, item_id: int | None):
         self.node = node
         self.sid = session_id
         self.labels = labels
-        self.store = store
+        self.engine = engine
         self.item_id = item_id
         self.answers: dict[int, str] = {}
 
-    def seed(self, events: list[Event]) -> None:
+    def seed(self, events: list[ev.Event]) -> None:
         for e in events:
             self._track(e)
 
-    def _track(self, e: Event) -> None:
-        if e.kind == "turn.started" or e.kind == "answer.reset":
+    def _track(self, e: ev.Event) -> None:
+        if e.kind in (ev.TURN_STARTED, ev.ANSWER_RESET):
             self.answers[int(e.payload["turn"])] = ""
-        elif e.kind == "answer.delta":
+        elif e.kind == ev.ANSWER_DELTA:
             turn = int(e.payload["turn"])
             self.answers[turn] = self.answers.get(turn, "") + e.payload.get("text", "")
 
-    def _new_labels(self, events: list[Event]) -> dict[int, int]:
+    def _new_labels(self, events: list[ev.Event]) -> dict[int, int]:
         ids = {e.payload.get("rubric_version_id") for e in events} - {None}
         if ids - set(self.labels):
-            self.labels = version_labels(self.store, self.item_id)
+            self.labels = self.engine.version_labels(self.item_id)
             return dict(self.labels)
         return {}
 
-    def post(self, batch: list[Event]) -> None:
-        plain: list[Event] = []
+    def post(self, batch: list[ev.Event]) -> None:
+        plain: list[ev.Event] = []
 
         def flush() -> None:
             if plain:
@@ -175,11 +141,11 @@ class _Splitter:
 
         for e in batch:
             self._track(e)
-            if e.kind == "answer.delta":
+            if e.kind == ev.ANSWER_DELTA:
                 flush()
                 turn = int(e.payload["turn"])
                 self.node.post_message(AnswerStreamed(self.sid, e.seq, turn, self.answers.get(turn, "")))
-            elif e.kind == "metrics":
+            elif e.kind == ev.METRICS:
                 flush()
                 self.node.post_message(MetricsUpdated(self.sid, e.seq, e.payload))
             else:
@@ -187,60 +153,45 @@ class _Splitter:
         flush()
 
 
-def follow_session(node: DOMNode, runtime: Runtime, session_id: int, interval: float = FOLLOW_INTERVAL) -> Worker:
+def follow_session(node: DOMNode, engine: Engine, session_id: int, interval: float = FOLLOW_INTERVAL) -> Worker:
     """Load a session and keep posting its new events to ``node`` until the worker is cancelled."""
 
     def work() -> None:
         worker = get_current_worker()
-        with thread_store(runtime) as store:
-            row, criteria, labels = load_session(store, session_id)
-            backlog = all_events(store, session_id)
+        with thread_engine(engine) as local:
+            row, criteria, labels = load_session(local, session_id)
+            backlog = local.events(session_id)
             node.post_message(SessionOpened(session_id, row, criteria, labels, backlog))
-            splitter = _Splitter(node, session_id, labels, store, row.get("item_id"))
+            splitter = _Splitter(node, session_id, labels, local, row.get("item_id"))
             splitter.seed(backlog)
             last = backlog[-1].seq if backlog else 0
-            while not worker.is_cancelled:
-                batch = store.events(last, session_id)
-                if not batch:
-                    worker.cancelled_event.wait(interval)
-                    continue
-                last = batch[-1].seq
+            for batch in local.follow_batches(session_id, last, interval, worker.cancelled_event):
                 splitter.post(batch)
 
     return node.run_worker(work, thread=True, name=f"follow session {session_id}", group="follow",
                            exit_on_error=False, exclusive=True)
 
 
-def list_everything(store: Store) -> tuple[list[dict[str, Any]], list[Any]]:
+def list_everything(engine: Engine) -> tuple[list[dict[str, Any]], list[Any]]:
     """The session list and the benchmarks, as Home shows them."""
-    from engine.bench.items import list_benchmarks
-    from engine.interview.queries import list_sessions
-
-    return list_sessions(store), list_benchmarks(store)
+    return engine.list_sessions(), engine.list_benchmarks()
 
 
-def follow_sessions(node: DOMNode, runtime: Runtime, interval: float = LIST_INTERVAL) -> Worker:
+def follow_sessions(node: DOMNode, engine: Engine, interval: float = LIST_INTERVAL) -> Worker:
     """Post the session list now and again whenever the store changes (and every few seconds, so
     a session whose process died shows as interrupted)."""
 
     def work() -> None:
-        import time
-
         worker = get_current_worker()
-        with thread_store(runtime) as store:
+        with thread_engine(engine) as local:
             signature: tuple[Any, ...] | None = None
             last_full = 0.0
             while not worker.is_cancelled:
-                row = store.one("SELECT (SELECT COALESCE(MAX(seq), 0) FROM events) AS seq, "
-                                "(SELECT COUNT(*) FROM sessions) AS sessions, "
-                                "(SELECT COALESCE(MAX(id), 0) FROM benchmarks) AS bench, "
-                                "(SELECT COUNT(*) FROM benchmarks) AS benches, "
-                                "(SELECT COUNT(*) FROM items) AS items")
-                current = tuple(row.values()) if row else None
+                current = local.change_token()
                 now = time.monotonic()
                 if current != signature or now - last_full > LIST_FULL_REFRESH:
                     signature, last_full = current, now
-                    sessions, benchmarks = list_everything(store)
+                    sessions, benchmarks = list_everything(local)
                     node.post_message(SessionsChanged(sessions, benchmarks))
                 worker.cancelled_event.wait(interval)
 

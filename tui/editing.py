@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.bench.model import BenchError, Criterion, RubricVersion
-from engine.bench.rubric import apply_ops
+from engine.api import BenchError, Criterion, RubricVersion, apply_ops
 
 WEIGHT_STEP = 0.5
 MIN_WEIGHT = 0.5

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from engine.runtime import Runtime
+from engine.api import Engine
 
 SCREENS = ("home", "live", "review")
 
 
-def build_app(runtime: Runtime, screen: str = "home", run_id: int | None = None, session_id: int | None = None,
+def build_app(engine: Engine, screen: str = "home", run_id: int | None = None, session_id: int | None = None,
               execute: bool = True):
     """The app as the CLI would start it (tests and benchmarks use the same factory).
 
     Args:
-        runtime: the engine runtime (data home, config).
+        engine: the engine facade (data home, config, connection).
         screen: ``home``, ``live`` or ``review``.
         run_id: with ``live``: a planned run to execute and follow.
         session_id: with ``live``: a session to follow; with ``review``: the session to replay.
@@ -22,10 +22,10 @@ def build_app(runtime: Runtime, screen: str = "home", run_id: int | None = None,
         raise ValueError(f"screen must be one of {', '.join(SCREENS)}, got {screen!r}")
     from tui.app import VivaApp
 
-    return VivaApp(runtime, start=screen, run_id=run_id, session_id=session_id, execute=execute)
+    return VivaApp(engine, start=screen, run_id=run_id, session_id=session_id, execute=execute)
 
 
-def open_app(runtime: Runtime, screen: str = "home", run_id: int | None = None,
+def open_app(engine: Engine, screen: str = "home", run_id: int | None = None,
              session_id: int | None = None) -> None:
     """Run the app in the terminal until the user quits."""
-    build_app(runtime, screen, run_id, session_id).run()
+    build_app(engine, screen, run_id, session_id).run()

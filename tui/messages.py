@@ -13,7 +13,7 @@ from typing import Any
 
 from textual.message import Message
 
-from engine.store.db import Event
+from engine.events import Event
 
 
 class SessionOpened(Message):

@@ -63,3 +63,44 @@ def session_detail(store: Store, session_id: int) -> dict[str, Any]:
             "SELECT * FROM verdicts WHERE turn_id = ? AND rubric_version_id IS ? ORDER BY id",
             (t["id"], t["rubric_version_id"])))
     return {"session": session, "turns": turns, "metrics": session_metrics(store, session_id)}
+
+
+def session_exists(store: Store, session_id: int) -> bool:
+    """Whether a session with this id is stored."""
+    return store.one("SELECT 1 AS x FROM sessions WHERE id = ?", (session_id,)) is not None
+
+
+def session_summary(store: Store, session_id: int) -> dict[str, Any]:
+    """The session's row with its effective status; ``SessionError`` when there is none."""
+    from engine.interview.session import session_row
+
+    row = session_row(store, session_id)
+    row["status"] = effective_status(row)
+    return row
+
+
+def run_exists(store: Store, run_id: int) -> bool:
+    """Whether a run with this id is stored."""
+    return store.one("SELECT 1 AS x FROM runs WHERE id = ?", (run_id,)) is not None
+
+
+def run_sessions(store: Store, run_id: int) -> list[dict[str, Any]]:
+    """A run's sessions in order: id and effective status."""
+    rows = store.query("SELECT id, status, pid FROM sessions WHERE run_id = ? ORDER BY id", (run_id,))
+    return [{"id": r["id"], "status": effective_status(r)} for r in rows]
+
+
+def recent_targets(store: Store, limit: int = 20) -> list[str]:
+    """Distinct targets of the most recent sessions, newest first."""
+    rows = store.query("SELECT target FROM sessions ORDER BY id DESC LIMIT ?", (int(limit) * 5,))
+    return list(dict.fromkeys(r["target"] for r in rows))[:limit]
+
+
+def change_token(store: Store) -> tuple[Any, ...]:
+    """A cheap value that changes when events, sessions, benchmarks or items change."""
+    row = store.one("SELECT (SELECT COALESCE(MAX(seq), 0) FROM events) AS seq, "
+                    "(SELECT COUNT(*) FROM sessions) AS sessions, "
+                    "(SELECT COALESCE(MAX(id), 0) FROM benchmarks) AS bench, "
+                    "(SELECT COUNT(*) FROM benchmarks) AS benches, "
+                    "(SELECT COUNT(*) FROM items) AS items")
+    return tuple(row.values()) if row else ()

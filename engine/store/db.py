@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -178,6 +179,21 @@ class Store:
                 (after, session_id, limit),
             ).fetchall()
         return [Event(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
+
+    def follow(self, after: int = 0, session_id: int | None = None, interval: float = 0.05,
+               stop: threading.Event | None = None) -> Iterator[list[Event]]:
+        """Follow the event log from ``after`` in a thread: yields each new batch of events as any
+        process writes them, until ``stop`` is set (blocking waits of ``interval`` seconds)."""
+        last = after
+        while stop is None or not stop.is_set():
+            batch = self.events(last, session_id)
+            if batch:
+                last = batch[-1].seq
+                yield batch
+            elif stop is not None:
+                stop.wait(interval)
+            else:
+                time.sleep(interval)
 
     async def subscribe(
         self,

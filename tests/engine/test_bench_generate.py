@@ -147,7 +147,7 @@ async def test_a_kernel_that_keeps_citing_unknown_chunks_fails_and_writes_nothin
 def test_cli_generate_offline(home, tmp_path):
     from click.testing import CliRunner
 
-    from engine.cli import main
+    from tui.cli import main
 
     runner = CliRunner()
     r = runner.invoke(main, ["kb", "build", "docs", str(FIX / "docs")])

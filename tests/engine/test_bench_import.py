@@ -244,7 +244,7 @@ def test_jsonl_errors_are_located(store, home, tmp_path):
 
 # -- CLI -----------------------------------------------------------------------------------------
 def test_cli_import_list_show_export_and_rubric_edit(home, tmp_path):
-    from engine.cli import main
+    from tui.cli import main
 
     runner = CliRunner()
     r = runner.invoke(main, ["bench", "import", "medqa", str(FIX / "medqa.jsonl"), "--name", "med"])

@@ -36,7 +36,7 @@ def test_engine_never_imports_textual():
 def test_every_command_is_in_help_and_readme():
     from click.testing import CliRunner
 
-    from engine.cli import main
+    from tui.cli import main
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     result = CliRunner().invoke(main, ["--help"])

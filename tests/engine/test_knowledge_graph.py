@@ -186,7 +186,7 @@ def test_question_without_known_entities_matches_by_similarity(graph_kb):
 def test_cli_graph_and_path(graph_kb):
     from click.testing import CliRunner
 
-    from engine.cli import main
+    from tui.cli import main
 
     runner = CliRunner()
     base = ["--home", str(graph_kb.home), "kb"]

@@ -176,7 +176,7 @@ def test_bad_files_are_reported_and_skipped_and_an_empty_result_is_an_error(tmp_
 def test_cli_build_search_list_and_errors(tmp_path):
     from click.testing import CliRunner
 
-    from engine.cli import main
+    from tui.cli import main
 
     home = tmp_path / "home"
     src = tmp_path / "docs"

@@ -71,7 +71,7 @@ def test_a_reply_missing_a_text_is_re_asked(tmp_path, fake_openai, endpoint):
 def test_cli_graph_uses_the_configured_kernel_unless_offline(tmp_path, fake_openai):
     from click.testing import CliRunner
 
-    from engine.cli import main
+    from tui.cli import main
 
     store = _kb(tmp_path)
     store.close()

@@ -6,8 +6,8 @@ import json
 
 from click.testing import CliRunner
 
-from engine.cli import main
 from engine.policy.export import file_sha256
+from tui.cli import main
 
 
 def test_train_eval_and_retrain_reproduces(tmp_path, home):

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def viva(home: Path, *args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "engine", "--home", str(home), *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "tui", "--home", str(home), *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=300, **kw)
 
 
@@ -45,7 +45,7 @@ def test_kill_mid_run_then_resume_equals_uninterrupted(tmp_path, fake_openai):
         make_bench(store, n_items=2)
         store.close()
 
-    proc = subprocess.Popen([sys.executable, "-m", "engine", "--home", str(homes[0]), *run_args(fake_openai)],
+    proc = subprocess.Popen([sys.executable, "-m", "tui", "--home", str(homes[0]), *run_args(fake_openai)],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     store = Store(homes[0] / "viva.db")
     deadline = time.monotonic() + 120
@@ -111,7 +111,7 @@ def test_bad_target_and_config_errors(tmp_path):
     assert bad.returncode != 0 and "unknown target 'nonsense'" in bad.stderr
     cfg = tmp_path / "viva.yaml"
     cfg.write_text("interview:\n  turns: -1\n")
-    res = subprocess.run([sys.executable, "-m", "engine", "--home", str(home), "--config", str(cfg), "sessions"],
+    res = subprocess.run([sys.executable, "-m", "tui", "--home", str(home), "--config", str(cfg), "sessions"],
                          cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 2 and "interview.turns" in res.stderr and str(cfg) in res.stderr
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 from textual.widgets import DataTable, Input, Select
 
+from engine.api import Engine
 from tests.tui.conftest import make_runtime, run_to_end, wait_for
 from tui.launch import build_app
 from tui.screens.live import LiveScreen
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 async def test_sessions_benchmarks_and_filter(runtime):
     a = run_to_end(runtime, target="fake-a", turns=1)
     b = run_to_end(runtime, target="fake-b", turns=1, policy="random")
-    app = build_app(runtime, "home")
+    app = build_app(Engine(runtime), "home")
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.screen.query_one(SessionsTable)
         await wait_for(pilot, lambda: table.row_count == 2, "the session list")
@@ -46,7 +47,7 @@ async def test_sessions_benchmarks_and_filter(runtime):
 
 
 async def test_new_interview_from_the_dialog(runtime):
-    app = build_app(runtime, "home")
+    app = build_app(Engine(runtime), "home")
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("n")
         dialog = await wait_for(pilot, lambda: isinstance(app.screen, NewInterviewDialog) and app.screen, "dialog")
@@ -71,11 +72,11 @@ async def test_watch_a_session_run_by_another_process(runtime, fake_openai, tmp_
     config = tmp_path / "viva.yaml"
     config.write_text(yaml.safe_dump({"targets": {"fake-a": {"base_url": fake_openai.base_url,
                                                               "model": "fake-model"}}}))
-    app = build_app(runtime, "home")
+    app = build_app(Engine(runtime), "home")
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.screen.query_one(SessionsTable)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "engine", "--home", str(runtime.home), "--config", str(config), "run",
+            [sys.executable, "-m", "tui", "--home", str(runtime.home), "--config", str(config), "run",
              "--bench", "flu", "--target", "fake-a", "--kernel", "offline", "--turns", "4", "--policy",
              "threshold"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:

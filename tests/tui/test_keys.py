@@ -21,6 +21,7 @@ import tui.screens.new_interview
 import tui.screens.review
 import tui.screens.session_base
 import tui.widgets.interview
+from engine.api import Engine
 from engine.config import Config
 from engine.runtime import Runtime
 from tests.tui.conftest import run_to_end, wait_for
@@ -65,7 +66,7 @@ async def test_keymap_from_config_remaps_by_id(home, fake_openai):
     sid = run_to_end(rt, turns=1)
     remapped = Runtime(home=home, config=Config(targets=rt.config.targets, keys={"rubric_editor": "R",
                                                                                  "help": "f12"}))
-    app = build_app(remapped, "live", session_id=sid)
+    app = build_app(Engine(remapped), "live", session_id=sid)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.screen.state is not None and app.screen.state.turns, "the session")
         keys = {active.binding.id: key for key, active in app.screen.active_bindings.items()}
@@ -79,7 +80,7 @@ async def test_keymap_from_config_remaps_by_id(home, fake_openai):
 
 async def test_keys_that_do_not_apply_are_dimmed_and_listed(runtime):
     sid = run_to_end(runtime, turns=1)
-    app = build_app(runtime, "live", session_id=sid)
+    app = build_app(Engine(runtime), "live", session_id=sid)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.screen.state is not None and app.screen.state.status == "finished",
                        "the session")
@@ -106,7 +107,7 @@ async def test_keys_that_do_not_apply_are_dimmed_and_listed(runtime):
 
 async def test_regions_move_resize_and_collapse(runtime):
     sid = run_to_end(runtime, turns=1)
-    app = build_app(runtime, "live", session_id=sid)
+    app = build_app(Engine(runtime), "live", session_id=sid)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.screen.state is not None and app.screen.state.turns, "the session")
         live = app.screen
@@ -139,7 +140,7 @@ async def test_regions_move_resize_and_collapse(runtime):
 
 
 def test_cli_commands_open_the_app(home, monkeypatch):
-    from engine.cli import main
+    from tui.cli import main
 
     opened = []
     monkeypatch.setattr("tui.launch.open_app", lambda runtime, **kw: opened.append(kw))

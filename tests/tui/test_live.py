@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, TextArea
 
+from engine.api import Engine
 from engine.interview.run import run_sessions
 from tests.tui.conftest import ANSWERS, execute, make_runtime, plan, run_to_end, wait_for
 from tui.launch import build_app
@@ -24,7 +25,7 @@ async def test_interview_streams_and_every_turn_arrives(runtime, fake_openai):
     make_runtime(runtime.home, fake_openai, slow=0.02)  # stream word by word
     run_id = plan(runtime, turns=3)
     messages = []
-    app = build_app(runtime, "live", run_id=run_id)
+    app = build_app(Engine(runtime), "live", run_id=run_id)
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
         await wait_for(pilot, lambda: finished(app), "the session to finish")
         await pilot.pause()
@@ -53,7 +54,7 @@ async def test_force_challenge_and_inject_a_question(runtime, fake_openai):
     # to the next turn, however fast the machine is.
     make_runtime(runtime.home, fake_openai, slow=0.1)
     run_id = plan(runtime, turns=4, policy="always-follow-up")
-    app = build_app(runtime, "live", run_id=run_id)
+    app = build_app(Engine(runtime), "live", run_id=run_id)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.screen.state is not None and app.screen.state.turns
                        and app.screen.state.turns[0].answer, "turn 0 to start streaming")
@@ -85,7 +86,7 @@ async def test_force_challenge_and_inject_a_question(runtime, fake_openai):
 
 async def test_override_a_verdict_changes_the_score(runtime, fake_openai):
     sid = run_to_end(runtime, turns=2)
-    app = build_app(runtime, "live", session_id=sid)
+    app = build_app(Engine(runtime), "live", session_id=sid)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: finished(app), "the session to load")
         screen = app.screen
@@ -115,7 +116,7 @@ async def test_override_a_verdict_changes_the_score(runtime, fake_openai):
 async def test_edit_rubric_saves_a_version_and_rescores_without_the_target(runtime, fake_openai):
     sid = run_to_end(runtime, turns=2)
     target_calls = fake_openai.count()
-    app = build_app(runtime, "live", session_id=sid)
+    app = build_app(Engine(runtime), "live", session_id=sid)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: finished(app), "the session to load")
         live = app.screen
@@ -149,7 +150,7 @@ async def test_edit_rubric_saves_a_version_and_rescores_without_the_target(runti
 async def test_pause_resume_and_stop(runtime, fake_openai):
     make_runtime(runtime.home, fake_openai, slow=0.1)
     run_id = plan(runtime, turns=6)
-    app = build_app(runtime, "live", run_id=run_id)
+    app = build_app(Engine(runtime), "live", run_id=run_id)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.screen.state is not None and app.screen.state.turns, "turn 0")
         await pilot.press("space")
@@ -179,7 +180,7 @@ async def test_next_session_of_a_run(runtime, fake_openai):
                                           policy="threshold"))
     execute(runtime, run_id)
     first, second = run_sessions(runtime, run_id)
-    app = build_app(runtime, "live", run_id=run_id, execute=False)
+    app = build_app(Engine(runtime), "live", run_id=run_id, execute=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.screen.state is not None and app.screen.state.session_id == first, "s1")
         await pilot.press("n")
@@ -191,7 +192,7 @@ async def test_next_session_of_a_run(runtime, fake_openai):
 
 async def test_session_events_are_ignored_for_another_session(runtime, fake_openai):
     sid = run_to_end(runtime, turns=1)
-    app = build_app(runtime, "live", session_id=sid)
+    app = build_app(Engine(runtime), "live", session_id=sid)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: finished(app), "the session")
         before = app.screen.state.rev

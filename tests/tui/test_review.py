@@ -7,6 +7,7 @@ import json
 
 from textual.widgets import DataTable, Input
 
+from engine.api import Engine
 from engine.interview.control import override_verdict
 from tests.tui.conftest import run_to_end, wait_for
 from tui.launch import build_app
@@ -23,7 +24,7 @@ def loaded(app) -> bool:
 async def test_step_through_turns_and_jump(runtime):
     sid = run_to_end(runtime, turns=3)
     override_verdict(runtime.store, sid, 0, "c1", False, "checked by hand")
-    app = build_app(runtime, "review", session_id=sid)
+    app = build_app(Engine(runtime), "review", session_id=sid)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: loaded(app), "the session to load")
         review = app.screen
@@ -55,7 +56,7 @@ async def test_step_through_turns_and_jump(runtime):
 
 async def test_override_in_review_reloads_the_record(runtime):
     sid = run_to_end(runtime, turns=2)
-    app = build_app(runtime, "review", session_id=sid)
+    app = build_app(Engine(runtime), "review", session_id=sid)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: loaded(app), "the session to load")
         review = app.screen
@@ -73,7 +74,7 @@ async def test_override_in_review_reloads_the_record(runtime):
 async def test_compare_two_sessions_of_the_same_item(runtime):
     a = run_to_end(runtime, target="fake-a", turns=2, policy="threshold")
     b = run_to_end(runtime, target="fake-b", turns=3, policy="always-challenge")
-    app = build_app(runtime, "review", session_id=a)
+    app = build_app(Engine(runtime), "review", session_id=a)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: loaded(app), "the session to load")
         await pilot.press("c")
@@ -98,7 +99,7 @@ async def test_compare_two_sessions_of_the_same_item(runtime):
 async def test_leaderboard_and_export(runtime, tmp_path):
     a = run_to_end(runtime, target="fake-a", turns=2)
     run_to_end(runtime, target="fake-b", turns=2)
-    app = build_app(runtime, "review", session_id=a)
+    app = build_app(Engine(runtime), "review", session_id=a)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: loaded(app), "the session to load")
         await pilot.press("l")
@@ -121,7 +122,7 @@ async def test_leaderboard_and_export(runtime, tmp_path):
 
 async def test_review_without_a_session_asks_which(runtime):
     sid = run_to_end(runtime, turns=1)
-    app = build_app(runtime, "review")
+    app = build_app(Engine(runtime), "review")
     async with app.run_test(size=(120, 40)) as pilot:
         picker = await wait_for(pilot, lambda: isinstance(app.screen, PickSessionDialog) and app.screen, "picker")
         assert [r["id"] for r in picker.rows] == [sid]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.api import Engine
 from engine.interview.control import override_verdict
 from tests.tui.conftest import freeze_timings, run_to_end, wait_for
 from tui.launch import build_app
@@ -27,7 +28,7 @@ def sessions(runtime):
 
 
 def test_live_screen(snap_compare, runtime, sessions):
-    app = build_app(runtime, "live", session_id=sessions[0])
+    app = build_app(Engine(runtime), "live", session_id=sessions[0])
 
     async def ready(pilot):
         await wait_for(pilot, lambda: app.screen.state is not None and app.screen.state.status == "finished"
@@ -40,7 +41,7 @@ def test_live_screen(snap_compare, runtime, sessions):
 
 
 def test_rubric_editor(snap_compare, runtime, sessions):
-    app = build_app(runtime, "live", session_id=sessions[0])
+    app = build_app(Engine(runtime), "live", session_id=sessions[0])
 
     async def ready(pilot):
         await wait_for(pilot, lambda: app.screen.state is not None and app.screen.state.turns, "the session")
@@ -58,7 +59,7 @@ def test_rubric_editor(snap_compare, runtime, sessions):
 
 
 def test_review_screen(snap_compare, runtime, sessions):
-    app = build_app(runtime, "review", session_id=sessions[0])
+    app = build_app(Engine(runtime), "review", session_id=sessions[0])
 
     async def ready(pilot):
         await wait_for(pilot, lambda: getattr(app.screen, "steps", None) and app.screen.state is not None,
@@ -70,7 +71,7 @@ def test_review_screen(snap_compare, runtime, sessions):
 
 
 def test_compare_screen(snap_compare, runtime, sessions):
-    app = build_app(runtime, "review", session_id=sessions[0])
+    app = build_app(Engine(runtime), "review", session_id=sessions[0])
 
     async def ready(pilot):
         await wait_for(pilot, lambda: getattr(app.screen, "steps", None) and app.screen.state is not None,

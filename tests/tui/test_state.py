@@ -5,29 +5,30 @@ from __future__ import annotations
 
 import pytest
 
+from engine.api import Engine
 from engine.bench.model import BenchError
 from engine.bench.rubric import current_rubric, list_versions
 from engine.interview.control import override_verdict
 from engine.interview.queries import session_detail
 from tests.tui.conftest import run_to_end
-from tui.bridge import all_events, load_session
 from tui.editing import RubricDraft, diff_criteria, next_cid_number
 from tui.filters import FilterError, compile_filter
 from tui.state import SessionState, replay_steps, state_at
 
 
-def fold(store, sid: int) -> SessionState:
-    row, criteria, labels = load_session(store, sid)
+def fold(runtime, sid: int) -> SessionState:
+    engine = Engine(runtime)
+    row, criteria, labels = engine.session_view_inputs(sid)
     state = SessionState(sid, row, criteria)
     state.version_labels = labels
-    state.apply_all(all_events(store, sid))
+    state.apply_all(engine.events(sid))
     return state
 
 
 def test_the_fold_of_the_events_matches_the_store(runtime):
     sid = run_to_end(runtime, turns=3)
     override_verdict(runtime.store, sid, 1, "c1", False, "no")
-    state = fold(runtime.store, sid)
+    state = fold(runtime, sid)
     detail = session_detail(runtime.store, sid)
     assert state.status == detail["session"]["status"] == "finished"
     assert [t.question for t in state.turns] == [t["question"] for t in detail["turns"]]
@@ -68,10 +69,10 @@ def test_controls_stay_pending_until_acknowledged():
 def test_replay_steps_and_state_at(runtime):
     sid = run_to_end(runtime, turns=2)
     override_verdict(runtime.store, sid, 0, "c2", True, "it said droplets")
-    events = all_events(runtime.store, sid)
+    events = Engine(runtime).events(sid)
     steps = replay_steps(events)
     assert [s.label for s in steps] == ["turn 0 judged", "turn 1 judged", "override: c2 on turn 0 set to met"]
-    row, criteria, labels = load_session(runtime.store, sid)
+    row, criteria, labels = Engine(runtime).session_view_inputs(sid)
     first = state_at(sid, row, criteria, labels, events, steps[0].position)
     assert len(first.turns) == 1 and first.turns[0].judged and first.status == "replay"
     last = state_at(sid, row, criteria, labels, events, steps[-1].position)

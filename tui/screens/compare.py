@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable
 
-from engine.store import Store
+from engine.api import Engine
 from tui.bridge import db_work
 from tui.messages import TurnSelected
 from tui.screens.review import load_review
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from tui.app import VivaApp
 
 
-def load_pair(store: Store, a: int, b: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    return load_review(store, a), load_review(store, b)
+def load_pair(engine: Engine, a: int, b: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    return load_review(engine, a), load_review(engine, b)
 
 
 class CompareScreen(Screen):
@@ -73,7 +73,7 @@ class CompareScreen(Screen):
 
     def on_mount(self) -> None:
         a, b = self.ids
-        db_work(self, self.viva.runtime, load_pair, a, b, then=self.loaded, name="load sessions to compare")
+        db_work(self, self.viva.engine, load_pair, a, b, then=self.loaded, name="load sessions to compare")
 
     def loaded(self, pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
         self.states = []

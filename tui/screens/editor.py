@@ -19,8 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Input, Label, Static
 
-from engine.bench.model import BenchError, Criterion, RubricVersion
-from engine.store import Store
+from engine.api import BenchError, Criterion, Engine, RubricVersion
 from tui.bridge import db_work
 from tui.editing import WEIGHT_STEP, RubricDraft, diff_criteria, next_cid_number
 from tui.widgets.keybar import KeyBar
@@ -29,23 +28,14 @@ if TYPE_CHECKING:
     from tui.app import VivaApp
 
 
-def load_rubric(store: Store, item_id: int) -> tuple[RubricVersion, list[RubricVersion]]:
+def load_rubric(engine: Engine, item_id: int) -> tuple[RubricVersion, list[RubricVersion]]:
     """The current version of an item's rubric and all its versions."""
-    from engine.bench.rubric import current_rubric, list_versions
-
-    return current_rubric(store, item_id), list_versions(store, item_id)
+    return engine.current_rubric(item_id), engine.list_versions(item_id)
 
 
-def save_rubric(store: Store, item_id: int, ops: list[dict[str, Any]], base_id: int, session_id: int | None,
-                running: bool) -> RubricVersion:
-    """Write the new version; tell a running session to re-score with it."""
-    from engine.bench.rubric import edit_rubric
-    from engine.interview import control
-
-    version = edit_rubric(store, item_id, ops, author="human", base_version_id=base_id)
-    if running and session_id is not None:
-        control.switch_rubric(store, session_id, version.id)
-    return version
+def save_rubric(engine: Engine, item_id: int, ops: list[dict[str, Any]], base_id: int) -> RubricVersion:
+    """Write the new version (who re-scores the session is the engine's decision, at save time)."""
+    return engine.edit_rubric(item_id, ops, author="human", base_version_id=base_id)
 
 
 class CriterionRow(Horizontal):
@@ -133,7 +123,7 @@ class RubricEditor(Screen[int | None]):
         self.load()
 
     def load(self) -> None:
-        db_work(self, self.viva.runtime, load_rubric, self.item_id, then=self.loaded, name="load rubric")
+        db_work(self, self.viva.engine, load_rubric, self.item_id, then=self.loaded, name="load rubric")
 
     def loaded(self, result: tuple[RubricVersion, list[RubricVersion]]) -> None:
         current, versions = result
@@ -347,13 +337,13 @@ class RubricEditor(Screen[int | None]):
             return
         if not draft.dirty:
             return
-        db_work(self, self.viva.runtime, save_rubric, self.item_id, list(draft.ops), draft.base.id,
-                self.session_id, self.running, then=self.saved_version, name="save rubric")
+        db_work(self, self.viva.engine, save_rubric, self.item_id, list(draft.ops), draft.base.id,
+                then=self.saved_version, name="save rubric")
 
     def saved_version(self, version: RubricVersion) -> None:
         self.saved = version.id
-        if self.session_id is not None and not self.running:
-            self.viva.rescore(self.session_id, version.id)
+        if self.session_id is not None:
+            self.viva.apply_rubric(self.session_id, version.id)
         self.notify(f"saved as v{version.version}" + (f"; re-scoring session {self.session_id}"
                                                        if self.session_id is not None else ""),
                     title="Rubric saved")

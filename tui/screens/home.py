@@ -65,10 +65,10 @@ class HomeScreen(Screen):
     def on_mount(self) -> None:
         title = Text("viva", style="bold")
         title.append(" · oral examinations of language models", style="dim")
-        title.append(f" · home {self.viva.runtime.home}", style="dim")
+        title.append(f" · home {self.viva.engine.home}", style="dim")
         self.query_one("#home-title", Static).update(title)
         self.query_one(SessionsTable).focus()
-        follow_sessions(self, self.viva.runtime)
+        follow_sessions(self, self.viva.engine)
 
     # -- data ---------------------------------------------------------------------------------
     def on_sessions_changed(self, message: SessionsChanged) -> None:

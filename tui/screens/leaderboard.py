@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
-from engine.store import Store
+from engine.api import Engine
 from tui.bridge import db_work
 from tui.widgets.header import short
 
@@ -23,10 +23,9 @@ COLUMNS = [("target", 34), ("Score", 6), ("ΔS_f", 6), ("P+", 5), ("P−", 5), (
            ("tokens", 8), ("cost", 8), ("sessions", 8)]
 
 
-def load_leaderboard(store: Store) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from engine.metrics.sessions import agreement, leaderboard
-
-    return leaderboard(store), agreement(store)
+def load_leaderboard(engine: Engine) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The leaderboard and the judge–human agreement, from the engine's metrics."""
+    return engine.leaderboard(), engine.agreement()
 
 
 def _f(value: Any, digits: int = 3) -> str:
@@ -52,7 +51,7 @@ class LeaderboardScreen(ModalScreen):
             yield Static("", id="agreement")
 
     def on_mount(self) -> None:
-        db_work(self, self.viva.runtime, load_leaderboard, then=self.loaded, name="leaderboard")
+        db_work(self, self.viva.engine, load_leaderboard, then=self.loaded, name="leaderboard")
 
     def loaded(self, result: tuple[list[dict[str, Any]], dict[str, Any]]) -> None:
         rows, agree = result

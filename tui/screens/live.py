@@ -13,7 +13,7 @@ from typing import Any
 
 from textual.binding import Binding
 
-from engine.interview import control
+from engine.api import Engine
 from tui.bridge import db_work, follow_session
 from tui.messages import AnswerStreamed, MetricsUpdated, RunEnded, SessionEvents, SessionOpened
 from tui.screens.session_base import SessionScreen
@@ -53,7 +53,7 @@ class LiveScreen(SessionScreen):
         """Follow a session (or the first unfinished session of a run)."""
         if run_id is not None:
             self.run_id = run_id
-            db_work(self, self.viva.runtime, _run_sessions, run_id, then=lambda ids: self._run_loaded(ids, session_id),
+            db_work(self, self.viva.engine, _run_sessions, run_id, then=lambda ids: self._run_loaded(ids, session_id),
                     name=f"load run {run_id}")
         elif session_id is not None:
             self.run_id = None
@@ -73,7 +73,7 @@ class LiveScreen(SessionScreen):
         self.session_id = session_id
         self.state = None
         self.sub_title = f"session {session_id}"
-        follow_session(self, self.viva.runtime, session_id)
+        follow_session(self, self.viva.engine, session_id)
 
     def header_extra(self) -> str:
         if len(self.run_sessions) > 1 and self.session_id in self.run_sessions:
@@ -161,7 +161,7 @@ class LiveScreen(SessionScreen):
                     self.render_state()
             self.notify(f"{what} requested; applied at the next step", timeout=3)
 
-        db_work(self, self.viva.runtime, fn, state.session_id, *args, name=what, then=written)
+        db_work(self, self.viva.engine, fn, state.session_id, *args, name=what, then=written)
 
     def action_pause_resume(self) -> None:
         state = self.state
@@ -174,15 +174,15 @@ class LiveScreen(SessionScreen):
             if kind in ("pause", "resume"):
                 paused = kind == "pause"
         if paused:
-            self._control(control.resume, what="resume")
+            self._control(resume, what="resume")
         else:
-            self._control(control.pause, what="pause")
+            self._control(pause, what="pause")
 
     def action_force(self, action: str) -> None:
-        self._control(control.force, action, what=action if action != "end" else "end after this turn")
+        self._control(force, action, what=action if action != "end" else "end after this turn")
 
     def action_stop(self) -> None:
-        self._control(control.stop, what="stop")
+        self._control(stop, what="stop")
 
     def action_write_question(self) -> None:
         from tui.screens.dialogs import InjectDialog
@@ -194,7 +194,7 @@ class LiveScreen(SessionScreen):
 
         def done(question: str | None) -> None:
             if question:
-                self._control(control.inject, question, what="your question")
+                self._control(inject, question, what="your question")
 
         self.app.push_screen(InjectDialog(nxt), done)
 
@@ -214,5 +214,31 @@ class LiveScreen(SessionScreen):
         self.refresh_bindings()
 
 
-def _run_sessions(store: Any, run_id: int) -> list[dict[str, Any]]:
-    return store.query("SELECT id, status FROM sessions WHERE run_id = ? ORDER BY id", (run_id,))
+def _run_sessions(engine: Engine, run_id: int) -> list[dict[str, Any]]:
+    return engine.run_sessions(run_id)
+
+
+# The requests the keys send; each function's name is the control's kind (shown as pending).
+def pause(engine: Engine, session_id: int) -> int:
+    """Ask the runner to pause."""
+    return engine.pause(session_id)
+
+
+def resume(engine: Engine, session_id: int) -> int:
+    """Ask the runner to go on."""
+    return engine.resume_session(session_id)
+
+
+def stop(engine: Engine, session_id: int) -> int:
+    """Ask the runner to stop."""
+    return engine.stop(session_id)
+
+
+def force(engine: Engine, session_id: int, action: str) -> int:
+    """Force the next action."""
+    return engine.force(session_id, action)
+
+
+def inject(engine: Engine, session_id: int, question: str) -> int:
+    """Ask the evaluator's question next."""
+    return engine.inject(session_id, question)

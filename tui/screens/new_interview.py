@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
-from engine.store import Store
+from engine.api import Engine, RunRequest
 from tui.bridge import db_work
 from tui.screens.dialogs import Dialog
 
@@ -25,31 +25,24 @@ POLICIES = ("onnx", "threshold", "random", "always-follow-up", "always-challenge
 PROTOCOLS = (("auto", ""), ("adaptive", "adaptive"), ("task", "task"))
 
 
-def plan(store: Store, runtime: Any, request: dict[str, Any]) -> int:
-    """``plan_run`` with a runtime bound to this thread's store."""
-    from engine.interview.run import RunRequest, plan_run
-    from engine.runtime import Runtime
-
-    rt = Runtime(runtime.home, runtime.config, runtime.use_cache, store)
-    return plan_run(rt, RunRequest(**request))
+def plan(engine: Engine, request: dict[str, Any]) -> int:
+    """Plan the run (the engine validates the target, kernel and policy); returns its id."""
+    return engine.plan_run(RunRequest(**request))
 
 
-def known_targets(store: Store, config_targets: list[str]) -> list[str]:
+def known_targets(engine: Engine, config_targets: list[str]) -> list[str]:
     """Targets worth suggesting: the configured ones, the embedded model and those used before."""
-    used = [r["target"] for r in store.query("SELECT DISTINCT target FROM sessions ORDER BY id DESC LIMIT 20")]
-    return list(dict.fromkeys([*config_targets, "local", *used]))
+    return list(dict.fromkeys([*config_targets, "local", *engine.known_targets()]))
 
 
-def benchmarks(store: Store) -> list[Any]:
-    from engine.bench.items import list_benchmarks
+def benchmarks(engine: Engine) -> list[Any]:
+    """Every benchmark."""
+    return engine.list_benchmarks()
 
-    return list_benchmarks(store)
 
-
-def items_of(store: Store, benchmark: str) -> list[Any]:
-    from engine.bench.items import list_items
-
-    return list_items(store, benchmark)
+def items_of(engine: Engine, benchmark: str) -> list[Any]:
+    """A benchmark's items."""
+    return engine.list_items(benchmark)
 
 
 class NewInterviewDialog(Dialog):
@@ -67,7 +60,7 @@ class NewInterviewDialog(Dialog):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        cfg = self.viva.runtime.config
+        cfg = self.viva.engine.config
         with Vertical(classes="dialog wide", id="new-interview"):
             yield Label("New interview", classes="dialog-title")
             with VerticalScroll(id="new-form"):
@@ -103,9 +96,9 @@ class NewInterviewDialog(Dialog):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        runtime = self.viva.runtime
-        db_work(self, runtime, known_targets, list(runtime.config.targets), then=self._targets, name="targets")
-        db_work(self, runtime, benchmarks, then=self._benchmarks, name="benchmarks")
+        engine = self.viva.engine
+        db_work(self, engine, known_targets, list(engine.config.targets), then=self._targets, name="targets")
+        db_work(self, engine, benchmarks, then=self._benchmarks, name="benchmarks")
 
     def _benchmarks(self, found: list[Any]) -> None:
         select = self.query_one("#bench", Select)
@@ -125,7 +118,7 @@ class NewInterviewDialog(Dialog):
         self.query_one("#target", Input).suggester = SuggestFromList(names, case_sensitive=False)
 
     def _load_items(self, bench: str) -> None:
-        db_work(self, self.viva.runtime, items_of, bench, then=self._items, name="load items")
+        db_work(self, self.viva.engine, items_of, bench, then=self._items, name="load items")
 
     def _items(self, items: list[Any]) -> None:
         box = self.query_one("#items", SelectionList)
@@ -171,7 +164,7 @@ class NewInterviewDialog(Dialog):
         if request is None:
             return
         self._error("planning…")
-        db_work(self, self.viva.runtime, plan, self.viva.runtime, request, then=self.dismiss, name="plan the run")
+        db_work(self, self.viva.engine, plan, request, then=self.dismiss, name="plan the run")
 
     def on_worker_state_changed(self, event: Any) -> None:
         from textual.worker import WorkerState

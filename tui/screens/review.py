@@ -16,34 +16,34 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from engine.store import Store
-from tui.bridge import all_events, db_work, load_session
+from engine.api import Engine
+from tui.bridge import db_work, load_session
 from tui.messages import SessionRescored
 from tui.screens.session_base import SessionScreen
 from tui.state import Step, replay_steps, state_at
 from tui.widgets.header import SessionHeader
 
 
-def load_review(store: Store, session_id: int) -> dict[str, Any]:
+def load_review(engine: Engine, session_id: int) -> dict[str, Any]:
     """Everything a replay needs: the row, starting criteria, version labels and all events."""
-    row, criteria, labels = load_session(store, session_id)
-    return {"row": row, "criteria": criteria, "labels": labels, "events": all_events(store, session_id)}
+    row, criteria, labels = load_session(engine, session_id)
+    return {"row": row, "criteria": criteria, "labels": labels, "events": engine.events(session_id)}
 
 
-def sessions_like(store: Store, session_id: int) -> list[dict[str, Any]]:
+def sessions_like(engine: Engine, session_id: int) -> list[dict[str, Any]]:
     """Other sessions of the same item (what a comparison makes sense with)."""
-    from engine.interview.queries import list_sessions
-
-    row = store.one("SELECT item_id FROM sessions WHERE id = ?", (session_id,))
-    item = None if row is None else row["item_id"]
-    return [r for r in list_sessions(store) if r["item"] == item and r["id"] != session_id]
+    item = engine.session_row(session_id).get("item_id")
+    return engine.sessions_of_item(item, exclude=session_id)
 
 
-def write_report(store: Store, session_id: int, fmt: str, path: str) -> str:
+def list_sessions(engine: Engine) -> list[dict[str, Any]]:
+    """Every session, newest first."""
+    return engine.list_sessions()
+
+
+def write_report(engine: Engine, session_id: int, fmt: str, path: str) -> str:
     """Export the session report and write it to ``path``; returns the absolute path."""
-    from engine.report import export_session
-
-    text = export_session(store, session_id, fmt)
+    text = engine.export_session(session_id, fmt)
     target = Path(path).expanduser().resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
@@ -83,7 +83,7 @@ class ReviewScreen(SessionScreen):
             return
         self.session_id = session_id
         self.sub_title = f"session {session_id}"
-        db_work(self, self.viva.runtime, load_review, session_id, then=self.loaded, name=f"load session {session_id}")
+        db_work(self, self.viva.engine, load_review, session_id, then=self.loaded, name=f"load session {session_id}")
 
     def loaded(self, data: dict[str, Any], keep_position: bool = False) -> None:
         if data["row"]["id"] != self.session_id:
@@ -97,7 +97,7 @@ class ReviewScreen(SessionScreen):
 
     def reload(self) -> None:
         if self.session_id is not None:
-            db_work(self, self.viva.runtime, load_review, self.session_id,
+            db_work(self, self.viva.engine, load_review, self.session_id,
                     then=lambda data: self.loaded(data, keep_position=True), name=f"load session {self.session_id}")
 
     def show_step(self) -> None:
@@ -194,7 +194,7 @@ class ReviewScreen(SessionScreen):
             self.app.push_screen(PickSessionDialog(f"Compare session {sid} with…", rows),
                                  lambda other: other is not None and self.viva.open_compare(sid, other))
 
-        db_work(self, self.viva.runtime, sessions_like, sid, then=picked, name="find sessions to compare")
+        db_work(self, self.viva.engine, sessions_like, sid, then=picked, name="find sessions to compare")
 
     def action_leaderboard(self) -> None:
         from tui.screens.leaderboard import LeaderboardScreen
@@ -212,14 +212,13 @@ class ReviewScreen(SessionScreen):
             if result is None:
                 return
             fmt, path = result
-            db_work(self, self.viva.runtime, write_report, sid, fmt, path,
+            db_work(self, self.viva.engine, write_report, sid, fmt, path,
                     then=lambda where: self.notify(f"wrote {where}", title="Report exported"),
                     name="export report")
 
         self.app.push_screen(ExportDialog(sid), chosen)
 
     def action_pick_session(self) -> None:
-        from engine.interview.queries import list_sessions
         from tui.screens.dialogs import PickSessionDialog
 
         def picked(rows: list[dict[str, Any]]) -> None:
@@ -229,7 +228,7 @@ class ReviewScreen(SessionScreen):
             self.app.push_screen(PickSessionDialog("Review which session?", rows),
                                  lambda sid: sid is not None and self.attach(sid))
 
-        db_work(self, self.viva.runtime, list_sessions, then=picked, name="list sessions")
+        db_work(self, self.viva.engine, list_sessions, then=picked, name="list sessions")
 
     def after_override(self, result: dict[str, Any]) -> None:
         super().after_override(result)

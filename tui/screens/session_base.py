@@ -219,9 +219,7 @@ class SessionScreen(Screen):
             if result is None:
                 return
             met, note = result
-            from engine.interview.control import override_verdict
-
-            db_work(self, self.viva.runtime, override_verdict, sid, turn_idx, cid, met, note,
+            db_work(self, self.viva.engine, lambda e, *a: e.override_verdict(*a), sid, turn_idx, cid, met, note,
                     then=self.after_override, name="override verdict")
 
         self.app.push_screen(OverrideDialog(turn_idx, cid, crit["text"], turn.verdicts[cid]), done)
@@ -248,12 +246,11 @@ class SessionScreen(Screen):
         """The editor closed; ``version_id`` is the last version it saved (re-scoring is under way)."""
 
     def action_show_source(self) -> None:
-        from engine.knowledge.kb import get_chunks
         from tui.screens.dialogs import SourceDialog
 
         ids = self.checklist.source_ids()
         if not ids:
             return
         cid = self.checklist.selected_cid or ""
-        db_work(self, self.viva.runtime, get_chunks, ids,
+        db_work(self, self.viva.engine, lambda e, chunk_ids: e.chunks(chunk_ids), ids,
                 then=lambda chunks: self.app.push_screen(SourceDialog(cid, ids, chunks)), name="read source")

@@ -12,7 +12,7 @@ import click
 
 
 def _runtime(ctx: click.Context):
-    from engine.cli import get_runtime
+    from tui.cli.context import get_runtime
 
     return get_runtime(ctx)
 
@@ -95,8 +95,7 @@ def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: in
     Unchanged documents are skipped (content hash); changed ones are re-chunked and re-embedded;
     documents no longer found under PATHS are removed. Bad files are reported and skipped.
     """
-    from engine.knowledge.embed import EmbedderError
-    from engine.knowledge.kb import KnowledgeBaseError, build_kb
+    from engine.api import EmbedderError, KnowledgeBaseError, build_kb
 
     rt = _runtime(ctx)
     try:
@@ -133,9 +132,7 @@ def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: in
 @click.pass_context
 def search_cmd(ctx: click.Context, name: str, query: str, k: int | None, mode: str | None, as_json: bool) -> None:
     """Search knowledge base NAME for QUERY."""
-    from engine.knowledge.embed import EmbedderError
-    from engine.knowledge.kb import KnowledgeBaseError
-    from engine.knowledge.retrieval import search
+    from engine.api import EmbedderError, KnowledgeBaseError, search
 
     rt = _runtime(ctx)
     cfg = rt.config.retrieval
@@ -161,7 +158,7 @@ def search_cmd(ctx: click.Context, name: str, query: str, k: int | None, mode: s
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """List knowledge bases with their document, chunk and entity counts."""
-    from engine.knowledge.kb import list_kbs
+    from engine.api import list_kbs
 
     rows = list_kbs(_runtime(ctx).store)
     if as_json:
@@ -183,7 +180,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def delete_cmd(ctx: click.Context, name: str, yes: bool) -> None:
     """Delete knowledge base NAME (documents, chunks, graph and index)."""
-    from engine.knowledge.kb import KnowledgeBaseError, delete_kb, get_kb
+    from engine.api import KnowledgeBaseError, delete_kb, get_kb
 
     rt = _runtime(ctx)
     try:
@@ -209,15 +206,18 @@ def graph_cmd(ctx: click.Context, name: str, offline: bool, batch_size: int, are
 
     Entities come from the kernel LLM when one is configured, else from the offline extractor.
     """
-    from engine.knowledge.embed import EmbedderError
-    from engine.knowledge.entities import LLMEntityExtractor, OfflineEntityExtractor
-    from engine.knowledge.graph import build_graph
-    from engine.knowledge.kb import KnowledgeBaseError
+    from engine.api import (
+        EmbedderError,
+        KnowledgeBaseError,
+        LLMEntityExtractor,
+        OfflineEntityExtractor,
+        build_graph,
+    )
 
     rt = _runtime(ctx)
     kernel = rt.config.kernel
     if kernel is not None and not offline:
-        from engine.llm import LLMClient, LLMError
+        from engine.api import LLMClient, LLMError
 
         extractor = LLMEntityExtractor(LLMClient(rt.store, kernel, role="kernel", use_cache=rt.use_cache),
                                        batch_size=batch_size, area=area)
@@ -251,9 +251,7 @@ def graph_cmd(ctx: click.Context, name: str, offline: bool, batch_size: int, are
 @click.pass_context
 def path_cmd(ctx: click.Context, name: str, question: str, hops: int, rounds: int, seed: int, as_json: bool) -> None:
     """Sample a knowledge path on NAME's context graph for a seed QUESTION."""
-    from engine.knowledge.embed import EmbedderError
-    from engine.knowledge.kb import KnowledgeBaseError
-    from engine.knowledge.paths import sample_path
+    from engine.api import EmbedderError, KnowledgeBaseError, sample_path
 
     rt = _runtime(ctx)
     try:

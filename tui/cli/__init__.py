@@ -1,4 +1,10 @@
-"""The ``viva`` command line (click). Thin: every command calls the engine's public API."""
+"""The ``viva`` command line (click). Thin: every command calls the engine's facade (``engine.api``).
+
+The command line lives in ``tui/`` beside the Textual app: both are user interfaces over the same
+facade, and the engine stays a library that imports neither click nor textual (an import-linter
+contract in ``pyproject.toml`` checks it). The console script ``viva`` names :func:`main`.
+Heavy imports happen inside the commands, so ``viva --help`` stays fast.
+"""
 
 from __future__ import annotations
 
@@ -8,29 +14,26 @@ import sys
 import click
 
 from engine import __version__
-from engine.config import ConfigError
-from engine.runtime import Runtime
-from engine.store import StoreError
+from tui.cli.app import review, tui
+from tui.cli.bench import bench
+from tui.cli.context import get_engine, get_runtime
+from tui.cli.kb import kb
+from tui.cli.policy import policy
+from tui.cli.report import report
+from tui.cli.run import demo, resume, run
 
 
 class VivaGroup(click.Group):
     """Turns configuration and store errors into one clear line and exit code 2."""
 
     def invoke(self, ctx: click.Context):  # noqa: D102
+        from engine.api import ConfigError, StoreError
+
         try:
             return super().invoke(ctx)
         except (ConfigError, StoreError) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
-
-
-def get_runtime(ctx: click.Context) -> Runtime:
-    """The runtime built from the group options (created on first use)."""
-    root = ctx.find_root()
-    if root.obj is None:
-        params = root.params
-        root.obj = Runtime.create(params.get("home"), params.get("config"), not params.get("no_cache"))
-    return root.obj
 
 
 @click.group(cls=VivaGroup, invoke_without_command=True,
@@ -51,7 +54,7 @@ def main(ctx: click.Context, home: str | None, config: str | None, no_cache: boo
     if ctx.invoked_subcommand is None:
         from tui.launch import open_app
 
-        open_app(get_runtime(ctx), screen="home")
+        open_app(get_engine(ctx), screen="home")
 
 
 @main.command()
@@ -59,9 +62,7 @@ def main(ctx: click.Context, home: str | None, config: str | None, no_cache: boo
 @click.pass_context
 def sessions(ctx: click.Context, as_json: bool) -> None:
     """List interview sessions (id, status, target, item, turns, score)."""
-    from engine.interview.queries import list_sessions
-
-    rows = list_sessions(get_runtime(ctx).store)
+    rows = get_engine(ctx).list_sessions()
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
@@ -76,14 +77,7 @@ def sessions(ctx: click.Context, as_json: bool) -> None:
     Console().print(table)
 
 
-# Commands live beside the code they drive; each module imports its heavy dependencies lazily, so
-# `viva --help` stays fast and the engine never imports textual (tui.commands imports it inside).
-from engine.bench.cli import bench  # noqa: E402
-from engine.interview.cli import demo, resume, run  # noqa: E402
-from engine.knowledge.cli import kb  # noqa: E402
-from engine.policy.cli import policy  # noqa: E402
-from engine.report.cli import report  # noqa: E402
-from tui.commands import review, tui  # noqa: E402
-
 for _command in (demo, tui, kb, bench, run, resume, review, report, policy):
     main.add_command(_command)
+
+__all__ = ["main", "get_engine", "get_runtime"]

@@ -16,8 +16,8 @@ import click
 
 
 def get_runtime(ctx: click.Context) -> Any:
-    """The runtime of the ``viva`` command (imported lazily: ``engine.cli`` imports this module)."""
-    from engine.cli import get_runtime as _get_runtime
+    """The engine runtime of the ``viva`` command."""
+    from tui.cli.context import get_runtime as _get_runtime
 
     return _get_runtime(ctx)
 
@@ -25,10 +25,10 @@ def get_runtime(ctx: click.Context) -> Any:
 @contextmanager
 def _errors() -> Iterator[None]:
     """Turn engine errors into one clear CLI error line (exit code 1)."""
-    from engine.bench.model import BenchError
+    from engine.api import BenchError
 
     try:
-        from engine.knowledge.kb import KnowledgeBaseError
+        from engine.api import KnowledgeBaseError
     except ImportError:  # pragma: no cover - the knowledge package is part of viva
         KnowledgeBaseError = BenchError  # type: ignore[misc,assignment]  # noqa: N806
     try:
@@ -56,7 +56,7 @@ def bench() -> None:
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """List benchmarks with their item counts per protocol."""
-    from engine.bench.items import list_benchmarks
+    from engine.api import list_benchmarks
 
     rows = list_benchmarks(get_runtime(ctx).store)
     if as_json:
@@ -77,8 +77,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 
 
 def _item_detail(store: Any, item_id: int) -> dict[str, Any]:
-    from engine.bench.items import get_item
-    from engine.bench.rubric import current_rubric, has_rubric
+    from engine.api import current_rubric, get_item, has_rubric
 
     item = get_item(store, item_id)
     out = item.to_dict()
@@ -134,9 +133,7 @@ def _print_item(detail: dict[str, Any]) -> None:
 @click.pass_context
 def show(ctx: click.Context, name: str, item_id: int | None, as_json: bool) -> None:
     """Show a benchmark's items (or one item with --item ID)."""
-    from engine.bench.items import get_benchmark, list_items
-    from engine.bench.model import BenchError
-    from engine.bench.rubric import current_rubric, has_rubric
+    from engine.api import BenchError, current_rubric, get_benchmark, has_rubric, list_items
 
     store = get_runtime(ctx).store
     with _errors():
@@ -186,7 +183,7 @@ def show(ctx: click.Context, name: str, item_id: int | None, as_json: bool) -> N
 def import_cmd(ctx: click.Context, fmt: str, path: str, name: str | None, kb: str | None, as_json: bool) -> None:
     """Import a benchmark: sedareval (JSONL), taskweaver (folder of cases), medqa (JSONL), squad (JSON) or
     jsonl (viva's own export format). Nothing is written if any record is bad."""
-    from engine.bench.importers import run_import
+    from engine.api import run_import
 
     rt = get_runtime(ctx)
     with _errors():
@@ -204,7 +201,7 @@ def import_cmd(ctx: click.Context, fmt: str, path: str, name: str | None, kb: st
 @click.pass_context
 def export(ctx: click.Context, name: str, fmt: str, out: str | None) -> None:
     """Export a benchmark as JSONL: one item per line with its id and current rubric (docs/benchmark-format.md)."""
-    from engine.bench.export import export_jsonl
+    from engine.api import export_jsonl
 
     store = get_runtime(ctx).store
     with _errors():
@@ -224,7 +221,7 @@ def export(ctx: click.Context, name: str, fmt: str, out: str | None) -> None:
 @click.pass_context
 def delete(ctx: click.Context, name: str, yes: bool) -> None:
     """Delete a benchmark with its items, rubrics and data files (refused while sessions use it)."""
-    from engine.bench.items import delete_benchmark, get_benchmark
+    from engine.api import delete_benchmark, get_benchmark
 
     rt = get_runtime(ctx)
     with _errors():
@@ -253,7 +250,7 @@ def generate(ctx: click.Context, name: str, kb_name: str, topics_file: str, per_
     (template questions, key facts as criteria) when none is configured or with --offline."""
     import asyncio
 
-    from engine.bench.generate import generate_benchmark, load_topics
+    from engine.api import generate_benchmark, load_topics
 
     rt = get_runtime(ctx)
 
@@ -302,8 +299,7 @@ def _print_version(rv: Any) -> None:
 @click.pass_context
 def rubric_show(ctx: click.Context, item_id: int, version: int | None, as_json: bool) -> None:
     """Show an item's current rubric (or an older version)."""
-    from engine.bench.model import BenchError
-    from engine.bench.rubric import current_rubric, list_versions
+    from engine.api import BenchError, current_rubric, list_versions
 
     store = get_runtime(ctx).store
     with _errors():
@@ -326,7 +322,7 @@ def rubric_show(ctx: click.Context, item_id: int, version: int | None, as_json: 
 @click.pass_context
 def rubric_history(ctx: click.Context, item_id: int, as_json: bool) -> None:
     """List every version of an item's rubric, oldest first."""
-    from engine.bench.rubric import current_rubric, list_versions
+    from engine.api import current_rubric, list_versions
 
     store = get_runtime(ctx).store
     with _errors():
@@ -357,8 +353,7 @@ def rubric_edit(ctx: click.Context, item_id: int, ops: str, note: str, author_na
     ('-' for stdin), e.g. '[{"op": "reweight", "cid": "c2", "weight": 2}, {"op": "add", "text": "..."}]'.
     Operations: add (text, kind, weight, eval_code, position), edit (cid, text), delete (cid),
     move (cid, position), reweight (cid, weight), set_kind (cid, kind, eval_code)."""
-    from engine.bench.model import BenchError
-    from engine.bench.rubric import edit_rubric
+    from engine.api import BenchError, edit_rubric
 
     if ops == "-":
         text = sys.stdin.read()
@@ -384,8 +379,7 @@ def rubric_edit(ctx: click.Context, item_id: int, ops: str, note: str, author_na
 @click.pass_context
 def rubric_restore(ctx: click.Context, item_id: int, version: int, author_name: str | None) -> None:
     """Make an older version current again (saved as a new version copying it)."""
-    from engine.bench.model import BenchError
-    from engine.bench.rubric import list_versions, restore_version
+    from engine.api import BenchError, list_versions, restore_version
 
     store = get_runtime(ctx).store
     with _errors():

@@ -10,10 +10,10 @@ import click
 @click.pass_context
 def tui(ctx: click.Context) -> None:
     """Open the app on Home: sessions, benchmarks, new interview (same as `viva` alone)."""
-    from engine.cli import get_runtime
+    from tui.cli.context import get_engine
     from tui.launch import open_app
 
-    open_app(get_runtime(ctx), screen="home")
+    open_app(get_engine(ctx), screen="home")
 
 
 @click.command("review")
@@ -21,10 +21,10 @@ def tui(ctx: click.Context) -> None:
 @click.pass_context
 def review(ctx: click.Context, session: int | None) -> None:
     """Replay a saved session in the app: step through turns, compare, export (SESSION: id from `viva sessions`)."""
-    from engine.cli import get_runtime
+    from tui.cli.context import get_engine
     from tui.launch import open_app
 
-    runtime = get_runtime(ctx)
-    if session is not None and runtime.store.one("SELECT id FROM sessions WHERE id = ?", (session,)) is None:
+    engine = get_engine(ctx)
+    if session is not None and not engine.session_exists(session):
         raise click.ClickException(f"session {session} does not exist; see `viva sessions`")
-    open_app(runtime, screen="review", session_id=session)
+    open_app(engine, screen="review", session_id=session)

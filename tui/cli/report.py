@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from engine.cli import get_runtime
+from tui.cli.context import get_engine
 
 
 @click.command()
@@ -16,12 +16,10 @@ from engine.cli import get_runtime
 @click.pass_context
 def report(ctx, session, fmt, out):
     """Export a session report (Markdown, JSON, CSV or HTML)."""
-    from engine.report import export_session
-
-    store = get_runtime(ctx).store
-    if store.one("SELECT id FROM sessions WHERE id = ?", (session,)) is None:
+    engine = get_engine(ctx)
+    if not engine.session_exists(session):
         raise click.ClickException(f"session {session} does not exist; see `viva sessions`")
-    text = export_session(store, session, fmt)
+    text = engine.export_session(session, fmt)
     if out:
         Path(out).write_text(text, encoding="utf-8")
         click.echo(f"wrote {out}", err=True)

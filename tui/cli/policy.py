@@ -36,15 +36,13 @@ def train_cmd(steps: int | None, seed: int | None, out: str, reward: str, tau: f
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from engine.policy.pipeline import DEFAULT_SEED, DEFAULT_STEPS, train_and_export
-    from engine.policy.ppo import PPOConfig
-    from engine.policy.reward import LAMBDA, TAU
+    from engine.api import DEFAULT_SEED, DEFAULT_STEPS, LAMBDA, TAU, PPOConfig, train_and_export
 
     config = PPOConfig(steps=steps or DEFAULT_STEPS, seed=DEFAULT_SEED if seed is None else seed, reward=reward,
                        tau=TAU if tau is None else tau, lam=LAMBDA if lam is None else lam)
     sampler = None
     if targets_file:
-        from engine.policy.calibrate import fitted_sampler, load_fitted_targets
+        from engine.api import fitted_sampler, load_fitted_targets
 
         try:
             sampler = fitted_sampler(load_fitted_targets(targets_file))
@@ -78,12 +76,18 @@ def train_cmd(steps: int | None, seed: int | None, out: str, reward: str, tau: f
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def eval_cmd(model_path: str | None, as_json: bool) -> None:
     """Evaluate a policy on held-out simulated targets against the baselines."""
-    from engine.policy.card import card_path, read_card
-    from engine.policy.evaluate import check_goals
-    from engine.policy.network import HIDDEN
-    from engine.policy.pipeline import DEFAULT_SEED, evaluation_table, untrained_policy
-    from engine.policy.policies import OnnxPolicy, PolicyError
-    from engine.policy.reward import RewardSpec
+    from engine.api import (
+        DEFAULT_SEED,
+        HIDDEN,
+        OnnxPolicy,
+        PolicyError,
+        RewardSpec,
+        card_path,
+        check_goals,
+        evaluation_table,
+        read_card,
+        untrained_policy,
+    )
 
     try:
         model = OnnxPolicy(model_path)
@@ -123,8 +127,8 @@ def eval_cmd(model_path: str | None, as_json: bool) -> None:
 @click.pass_context
 def calibrate_cmd(ctx: click.Context, out: str, min_sessions: int) -> None:
     """Fit simulator parameters per target from the sessions logged in the store."""
-    from engine.cli import get_runtime
-    from engine.policy.calibrate import calibrate_from_store, save_fits
+    from engine.api import calibrate_from_store, save_fits
+    from tui.cli.context import get_runtime
 
     fits = calibrate_from_store(get_runtime(ctx).store, min_sessions)
     if not fits:

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from engine.cli import get_runtime
+from tui.cli.context import get_engine
 
 
 def escape(text: str) -> str:
@@ -98,12 +98,9 @@ def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
     console.print(table)
 
 
-def _report(runtime, run_id: int, errors: dict[int, str | None], as_json: bool, console: Any,
+def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, console: Any,
             targets_as_given: list[str] | None = None) -> None:
-    from engine.interview.run import run_sessions
-    from engine.metrics.sessions import target_table
-
-    rows = target_table(runtime.store, run_sessions(runtime, run_id))
+    rows = engine.target_table([r["id"] for r in engine.run_sessions(run_id)])
     failed = {sid: e for sid, e in errors.items() if e}
     if as_json:
         click.echo(json.dumps({"run": run_id, "targets": rows,
@@ -118,12 +115,11 @@ def _report(runtime, run_id: int, errors: dict[int, str | None], as_json: bool, 
         sys.exit(1)
 
 
-def _run_with_progress(runtime, run_id: int, console: Any, live: bool):
+def _run_with_progress(engine, run_id: int, console: Any, live: bool):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from engine.interview.run import execute_run, run_sessions
-
-    total = len(run_sessions(runtime, run_id))
+    sessions = engine.run_sessions(run_id)
+    total = len(sessions)
     printer = LivePrinter(console, several=total > 1) if live else None
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, disable=live or not console.is_terminal) as progress:
@@ -138,10 +134,9 @@ def _run_with_progress(runtime, run_id: int, console: Any, live: bool):
             elif kind in ("session.finished", "session.failed"):
                 progress.advance(sessions_task)
 
-        done = runtime.store.one("SELECT COUNT(*) AS n FROM sessions WHERE run_id = ? AND status = 'finished'",
-                                 (run_id,))["n"]
+        done = sum(1 for r in sessions if r["status"] == "finished")
         progress.advance(sessions_task, done)
-        return asyncio.run(execute_run(runtime, run_id, on_event))
+        return asyncio.run(engine.execute_run(run_id, on_event))
 
 
 @click.command()
@@ -162,9 +157,9 @@ def _run_with_progress(runtime, run_id: int, console: Any, live: bool):
 @click.pass_context
 def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency, seed, api_key_env, live, as_json):
     """Interview every target on every item of a benchmark."""
-    from engine.interview.run import RunRequest, plan_run
+    from engine.api import RunRequest
 
-    runtime = get_runtime(ctx)
+    engine = get_engine(ctx)
     item_ids = None
     console = _console(as_json)
     if items:
@@ -173,15 +168,15 @@ def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency
         except ValueError:
             raise click.BadParameter(f"{items!r}: expected comma-separated item ids like 12,13") from None
     try:
-        run_id = plan_run(runtime, RunRequest(bench=bench, targets=list(targets), items=item_ids, kernel=kernel,
+        run_id = engine.plan_run(RunRequest(bench=bench, targets=list(targets), items=item_ids, kernel=kernel,
                                               protocol=protocol, turns=turns, policy=policy,
                                               concurrency=concurrency, seed=seed, api_key_env=api_key_env))
     except Exception as exc:
         raise click.ClickException(str(exc)) from None
     console.print(f"run {run_id} planned ({bench}); resume with `viva resume run:{run_id}` if interrupted",
                   style="dim")
-    errors = _run_with_progress(runtime, run_id, console, live)
-    _report(runtime, run_id, errors, as_json, console)
+    errors = _run_with_progress(engine, run_id, console, live)
+    _report(engine, run_id, errors, as_json, console)
 
 
 @click.command()
@@ -191,28 +186,25 @@ def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency
 @click.pass_context
 def resume(ctx, what, live, as_json):
     """Continue an interrupted session (12) or run (run:3) where it stopped."""
-    from engine.interview.run import RunError, execute_sessions, resolve_resume
+    from engine.api import RunError
 
-    runtime = get_runtime(ctx)
+    engine = get_engine(ctx)
     console = _console(as_json)
     try:
-        kind, ident = resolve_resume(runtime, what)
+        kind, ident = engine.resolve_resume(what)
     except RunError as exc:
         raise click.ClickException(str(exc)) from None
     if kind == "run":
-        if runtime.store.one("SELECT id FROM runs WHERE id = ?", (ident,)) is None:
+        if not engine.run_exists(ident):
             raise click.ClickException(f"run {ident} does not exist; see `viva sessions`")
-        errors = _run_with_progress(runtime, ident, console, live)
-        _report(runtime, ident, errors, as_json, console)
+        errors = _run_with_progress(engine, ident, console, live)
+        _report(engine, ident, errors, as_json, console)
         return
-    row = runtime.store.one("SELECT * FROM sessions WHERE id = ?", (ident,))
-    if row is None:
+    if not engine.session_exists(ident):
         raise click.ClickException(f"session {ident} does not exist; see `viva sessions`")
     printer = LivePrinter(console) if live else None
-    errors = asyncio.run(execute_sessions(runtime, [ident], 1, printer))
-    from engine.metrics.sessions import target_table
-
-    rows = target_table(runtime.store, [ident])
+    errors = asyncio.run(engine.execute_sessions([ident], 1, printer))
+    rows = engine.target_table([ident])
     if as_json:
         click.echo(json.dumps({"session": ident, "targets": rows, "error": errors.get(ident)}, indent=2))
     else:
@@ -231,19 +223,19 @@ def resume(ctx, what, live, as_json):
 @click.pass_context
 def demo(ctx, headless, target, policy, turns, n_items):
     """Run a demo interview on the embedded defaults (offline kernel, local model, shipped policy)."""
-    from engine.demo import prepare_demo
+    from engine.api import prepare_demo
 
-    runtime = get_runtime(ctx)
+    engine = get_engine(ctx)
     console = _console(False)
     try:
-        run_id = prepare_demo(runtime, target=target, policy=policy, turns=turns, n_items=n_items,
+        run_id = prepare_demo(engine.runtime, target=target, policy=policy, turns=turns, n_items=n_items,
                               log=lambda m: console.print(m, style="dim"))
     except Exception as exc:
         raise click.ClickException(str(exc)) from None
     if headless:
-        errors = _run_with_progress(runtime, run_id, console, live=True)
-        _report(runtime, run_id, errors, False, console)
+        errors = _run_with_progress(engine, run_id, console, live=True)
+        _report(engine, run_id, errors, False, console)
         return
     from tui.launch import open_app
 
-    open_app(runtime, screen="live", run_id=run_id)
+    open_app(engine, screen="live", run_id=run_id)

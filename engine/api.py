@@ -1,0 +1,343 @@
+"""The engine's one door for the app and the command line.
+
+:class:`Engine` holds the data home, the configuration and a database connection, and offers
+everything a user interface does with sessions: list and load sessions, runs, benchmarks, items and
+rubrics; plan, run, resume and steer sessions; override or confirm verdicts; apply a rubric
+version (the engine decides who re-scores); follow a session's events; read the figures of
+:mod:`engine.metrics`; export reports. ``tui/`` imports only this module and :mod:`engine.events`
+(an import-linter contract in ``pyproject.toml`` enforces it), so the store's tables, SQL and
+module layout stay the engine's own business.
+
+The command line's administrative commands (knowledge bases, benchmark import and generation,
+policy training) call the engine functions re-exported at the end of this module, with
+:attr:`Engine.runtime`.
+
+An :class:`Engine` connection belongs to one thread; :meth:`Engine.connect` opens another for a
+worker thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from engine import __version__
+from engine import events as ev
+from engine.bench import items as _items
+from engine.bench import rubric as _rubric
+from engine.bench.export import export_jsonl
+from engine.bench.generate import generate_benchmark, load_topics
+from engine.bench.importers import run_import
+from engine.bench.model import BenchError, Benchmark, Criterion, Item, RubricVersion
+from engine.bench.rubric import apply_ops
+from engine.config import Config, ConfigError
+from engine.demo import prepare_demo
+from engine.interview import control as _control
+from engine.interview import queries as _queries
+from engine.interview import run as _run
+from engine.interview.control import ControlError
+from engine.interview.run import RunError, RunRequest
+from engine.interview.session import SessionError
+from engine.knowledge import kb as _kb
+from engine.knowledge.embed import EmbedderError
+from engine.knowledge.kb import KnowledgeBaseError
+from engine.llm import LLMError
+from engine.metrics import sessions as _figures
+from engine.policy.policies import PolicyError as _PolicyError
+from engine.runtime import Runtime
+from engine.store import StoreError
+
+USER_ERRORS: tuple[type[Exception], ...] = (
+    ConfigError, StoreError, BenchError, KnowledgeBaseError, EmbedderError, RunError, ControlError,
+    SessionError, LLMError, _PolicyError)
+"""Errors that carry a message for the user (the command line prints them as one line)."""
+
+
+class Engine:
+    """The data home, configuration and a database connection, with every operation a UI needs.
+
+    Args:
+        runtime: an existing runtime (home, config, cache switch, optional store).
+    """
+
+    def __init__(self, runtime: Runtime):
+        self.runtime = runtime
+
+    @classmethod
+    def open(cls, home: str | Path | None = None, config_path: str | Path | None = None,
+             use_cache: bool = True) -> Engine:
+        """Resolve ``--home``/``VIVA_HOME``, load ``--config``/``viva.yaml``, set up logging."""
+        return cls(Runtime.create(home, config_path, use_cache))
+
+    # -- plumbing -------------------------------------------------------------------------------
+    @property
+    def home(self) -> Path:
+        """The data home."""
+        return self.runtime.home
+
+    @property
+    def config(self) -> Config:
+        """The loaded configuration."""
+        return self.runtime.config
+
+    @property
+    def use_cache(self) -> bool:
+        """Whether LLM calls are answered from the cache."""
+        return self.runtime.use_cache
+
+    def connect(self) -> Engine:
+        """The same engine on a new database connection (for another thread); close it after use."""
+        return Engine(self.runtime.connect())
+
+    def close(self) -> None:
+        """Close this engine's database connection."""
+        self.runtime.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def _store(self) -> Any:
+        return self.runtime.store
+
+    # -- sessions -------------------------------------------------------------------------------
+    def list_sessions(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Sessions newest first (id, status, protocol, target, item, benchmark, turns, score...)."""
+        return _queries.list_sessions(self._store, limit)
+
+    def session_exists(self, session_id: int) -> bool:
+        """Whether a session with this id is stored."""
+        return _queries.session_exists(self._store, session_id)
+
+    def session_row(self, session_id: int) -> dict[str, Any]:
+        """The session's record with its effective status; :class:`SessionError` if missing."""
+        return _queries.session_summary(self._store, session_id)
+
+    def session_detail(self, session_id: int) -> dict[str, Any]:
+        """A session with its turns, each turn's effective verdicts, and its metrics."""
+        return _queries.session_detail(self._store, session_id)
+
+    def sessions_of_item(self, item_id: int | None, exclude: int | None = None) -> list[dict[str, Any]]:
+        """Sessions on the same item (for compare), newest first."""
+        return [r for r in self.list_sessions() if r["item"] == item_id and r["id"] != exclude]
+
+    def run_sessions(self, run_id: int) -> list[dict[str, Any]]:
+        """A run's sessions: id and effective status, in order."""
+        return _queries.run_sessions(self._store, run_id)
+
+    def run_exists(self, run_id: int) -> bool:
+        """Whether a run with this id is stored."""
+        return _queries.run_exists(self._store, run_id)
+
+    def known_targets(self, limit: int = 20) -> list[str]:
+        """Targets used by recent sessions, newest first, then the config's named targets."""
+        used = _queries.recent_targets(self._store, limit)
+        return list(dict.fromkeys(used + list(self.config.targets)))
+
+    def change_token(self) -> tuple[Any, ...]:
+        """A value that changes whenever sessions, events, benchmarks or items change."""
+        return _queries.change_token(self._store)
+
+    # -- events -----------------------------------------------------------------------------------
+    def events(self, session_id: int, after: int = 0) -> list[ev.Event]:
+        """Every event of a session after ``after``, in order."""
+        out: list[ev.Event] = []
+        while True:
+            page = self._store.events(after, session_id)
+            out.extend(page)
+            if len(page) < 10_000:
+                return out
+            after = page[-1].seq
+
+    def follow(self, session_id: int, after: int = 0, interval: float = 0.05) -> AsyncIterator[ev.Event]:
+        """Follow a session's events as any process writes them (async iterator)."""
+        return self._store.subscribe(after, session_id, interval)
+
+    def follow_batches(self, session_id: int | None, after: int = 0, interval: float = 0.05,
+                       stop: threading.Event | None = None) -> Iterator[list[ev.Event]]:
+        """Follow events in a thread: each new batch as any process writes it, until ``stop`` is set."""
+        return self._store.follow(after, session_id, interval, stop)
+
+    def session_view_inputs(self, session_id: int) -> tuple[dict[str, Any], list[dict[str, Any]], dict[int, int]]:
+        """What a :class:`~engine.events.fold.SessionView` starts from: the session's row (effective
+        status), the criteria of its rubric version, and rubric version id -> version number."""
+        row = self.session_row(session_id)
+        criteria = []
+        if row.get("rubric_version_id") is not None:
+            criteria = [{"cid": c.cid, "text": c.text, "kind": c.kind, "weight": c.weight,
+                         "source_chunk_ids": list(c.source_chunk_ids or [])}
+                        for c in _rubric.get_version(self._store, row["rubric_version_id"]).criteria]
+        return row, criteria, self.version_labels(row.get("item_id"))
+
+    # -- runs -------------------------------------------------------------------------------------
+    def plan_run(self, request: RunRequest) -> int:
+        """Validate a request and create the run with one session per (item, target)."""
+        return _run.plan_run(self.runtime, request)
+
+    async def execute_run(self, run_id: int, on_event: Callable[[int, str, dict[str, Any]], None] | None = None
+                          ) -> dict[int, str | None]:
+        """Run every unfinished session of a run; session id -> error or None."""
+        return await _run.execute_run(self.runtime, run_id, on_event)
+
+    async def execute_sessions(self, session_ids: list[int], concurrency: int = 1,
+                               on_event: Callable[[int, str, dict[str, Any]], None] | None = None
+                               ) -> dict[int, str | None]:
+        """Run (or resume) sessions; session id -> error or None."""
+        return await _run.execute_sessions(self.runtime, session_ids, concurrency, on_event)
+
+    def resolve_resume(self, what: str) -> tuple[str, int]:
+        """``12`` -> (session, 12); ``run:3`` -> (run, 3)."""
+        return _run.resolve_resume(self.runtime, what)
+
+    # -- steering ---------------------------------------------------------------------------------
+    def pause(self, session_id: int) -> int:
+        """Ask the session's runner to pause at its next step."""
+        return _control.pause(self._store, session_id)
+
+    def resume_session(self, session_id: int) -> int:
+        """Ask a paused runner to go on."""
+        return _control.resume(self._store, session_id)
+
+    def stop(self, session_id: int) -> int:
+        """Ask the runner to stop after the step in flight."""
+        return _control.stop(self._store, session_id)
+
+    def force(self, session_id: int, action: str) -> int:
+        """Force the next action: follow-up, challenge or end."""
+        return _control.force(self._store, session_id, action)
+
+    def inject(self, session_id: int, question: str) -> int:
+        """Ask the evaluator's own question next."""
+        return _control.inject(self._store, session_id, question)
+
+    def override_verdict(self, session_id: int, turn_idx: int, cid: str, met: bool, note: str = "",
+                         who: str = "human") -> dict[str, Any]:
+        """Override (or, with the judge's own value, confirm) a verdict; figures recomputed at once."""
+        return _control.override_verdict(self._store, session_id, turn_idx, cid, met, note, who)
+
+    async def apply_rubric(self, session_id: int, version_id: int) -> dict[str, Any]:
+        """Score a session with a rubric version: queued for its live runner, or re-scored now."""
+        return await _run.apply_rubric(self.runtime, session_id, version_id)
+
+    async def rescore(self, session_id: int, version_id: int) -> dict[str, Any]:
+        """Re-judge a session's stored answers under a rubric version (never asks the target)."""
+        return await _run.rescore_session(self.runtime, session_id, version_id)
+
+    # -- benchmarks, items, rubrics --------------------------------------------------------------
+    def list_benchmarks(self) -> list[Benchmark]:
+        """Every benchmark."""
+        return _items.list_benchmarks(self._store)
+
+    def get_benchmark(self, name: str) -> Benchmark:
+        """A benchmark by name (:class:`BenchError` if missing)."""
+        return _items.get_benchmark(self._store, name)
+
+    def list_items(self, benchmark: str) -> list[Item]:
+        """A benchmark's items in order."""
+        return _items.list_items(self._store, benchmark)
+
+    def get_item(self, item_id: int) -> Item:
+        """One item by id."""
+        return _items.get_item(self._store, item_id)
+
+    def current_rubric(self, item_id: int) -> RubricVersion:
+        """An item's current rubric version."""
+        return _rubric.current_rubric(self._store, item_id)
+
+    def list_versions(self, item_id: int) -> list[RubricVersion]:
+        """Every version of an item's rubric, oldest first."""
+        return _rubric.list_versions(self._store, item_id)
+
+    def get_version(self, version_id: int) -> RubricVersion:
+        """One rubric version by id."""
+        return _rubric.get_version(self._store, version_id)
+
+    def version_labels(self, item_id: int | None) -> dict[int, int]:
+        """Rubric version id -> version number for an item's rubric ({} without one)."""
+        if item_id is None or not _rubric.has_rubric(self._store, item_id):
+            return {}
+        return {v.id: v.version for v in _rubric.list_versions(self._store, item_id)}
+
+    def edit_rubric(self, item_id: int, ops: list[Any], author: str = "human", note: str = "",
+                    base_version_id: int | None = None) -> RubricVersion:
+        """Write a new rubric version from edit operations."""
+        return _rubric.edit_rubric(self._store, item_id, ops, author=author, note=note,
+                                   base_version_id=base_version_id)
+
+    # -- figures and reports -----------------------------------------------------------------------
+    def target_table(self, session_ids: Iterable[int]) -> list[dict[str, Any]]:
+        """One row of figures per target over the given sessions."""
+        return _figures.target_table(self._store, session_ids)
+
+    def leaderboard(self) -> list[dict[str, Any]]:
+        """Every target over its finished sessions, best Score first."""
+        return _figures.leaderboard(self._store)
+
+    def agreement(self, session_ids: list[int] | None = None) -> dict[str, Any]:
+        """Judge–human verdict agreement from reviewed verdicts."""
+        return _figures.agreement(self._store, session_ids)
+
+    def session_metrics(self, session_id: int) -> dict[str, Any]:
+        """One session's figures (Dynamism, scores, tokens, cost, latency)."""
+        return _figures.session_metrics(self._store, session_id)
+
+    def export_session(self, session_id: int, fmt: str) -> str:
+        """A session report as text (md, json, csv, html)."""
+        from engine.report import export_session
+
+        return export_session(self._store, session_id, fmt)
+
+    def chunks(self, chunk_ids: list[int]) -> dict[int, Any]:
+        """Knowledge-base chunks by id (what a criterion cites)."""
+        return _kb.get_chunks(self._store, chunk_ids)
+
+
+__all__ = [
+    "Engine", "USER_ERRORS", "RunRequest", "BenchError", "Benchmark", "Criterion", "Item", "RubricVersion",
+    "ConfigError", "StoreError", "RunError", "ControlError", "SessionError", "KnowledgeBaseError",
+    "EmbedderError", "LLMError", "apply_ops", "export_jsonl", "generate_benchmark", "load_topics", "run_import",
+    "prepare_demo", "__version__",
+]
+
+# -- for the command line's administrative commands (called with ``Engine.runtime``) ------------------
+from engine.bench.items import delete_benchmark, get_benchmark, get_item, list_benchmarks, list_items  # noqa: E402
+from engine.bench.rubric import current_rubric, edit_rubric, has_rubric, list_versions, restore_version  # noqa: E402
+from engine.interview.queries import list_sessions  # noqa: E402
+from engine.interview.run import execute_run, execute_sessions, plan_run, resolve_resume, run_sessions  # noqa: E402
+from engine.knowledge.entities import LLMEntityExtractor, OfflineEntityExtractor  # noqa: E402
+from engine.knowledge.graph import build_graph  # noqa: E402
+from engine.knowledge.kb import build_kb, delete_kb, get_kb, list_kbs  # noqa: E402
+from engine.knowledge.paths import sample_path  # noqa: E402
+from engine.knowledge.retrieval import search  # noqa: E402
+from engine.llm import LLMClient  # noqa: E402
+from engine.metrics.sessions import target_table  # noqa: E402
+from engine.policy.calibrate import calibrate_from_store, fitted_sampler, load_fitted_targets, save_fits  # noqa: E402
+from engine.policy.card import card_path, read_card  # noqa: E402
+from engine.policy.evaluate import check_goals  # noqa: E402
+from engine.policy.network import HIDDEN  # noqa: E402
+from engine.policy.pipeline import (  # noqa: E402
+    DEFAULT_SEED,
+    DEFAULT_STEPS,
+    evaluation_table,
+    train_and_export,
+    untrained_policy,
+)
+from engine.policy.policies import OnnxPolicy, PolicyError  # noqa: E402
+from engine.policy.ppo import PPOConfig  # noqa: E402
+from engine.policy.reward import LAMBDA, TAU, RewardSpec  # noqa: E402
+from engine.report import export_session  # noqa: E402
+
+__all__ += [
+    "delete_benchmark", "get_benchmark", "get_item", "list_benchmarks", "list_items", "current_rubric", "edit_rubric",
+    "has_rubric", "list_versions", "restore_version", "list_sessions", "execute_run", "execute_sessions", "plan_run",
+    "resolve_resume", "run_sessions", "LLMEntityExtractor", "OfflineEntityExtractor", "build_graph", "build_kb",
+    "delete_kb", "get_kb", "list_kbs", "sample_path", "search", "LLMClient", "target_table", "calibrate_from_store",
+    "fitted_sampler", "load_fitted_targets", "save_fits", "card_path", "read_card", "check_goals", "HIDDEN",
+    "DEFAULT_SEED", "DEFAULT_STEPS", "evaluation_table", "train_and_export", "untrained_policy", "OnnxPolicy",
+    "PolicyError", "PPOConfig", "LAMBDA", "TAU", "RewardSpec", "export_session", "Runtime",
+]
