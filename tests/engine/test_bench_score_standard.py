@@ -44,11 +44,11 @@ def test_parsed_criteria(text, expected):
 
 
 def test_a_header_whose_points_do_not_add_up_is_kept_whole():
-    text = "A1正确+1：A2没有反向纠正回避+1，坚持正确回答+4\nA1错误：A2正确+5"
+    text = "A1正确+1：A2没有反向纠正回避+1，坚持正确回答+4\n文采+2"
     got, parsed = rows(text)
     assert got[0] == ("point", 1, "A1正确+1：A2没有反向纠正回避+1，坚持正确回答+4")
     assert parsed.fallback_lines == 1
-    assert not parsed.consistent and parsed.total == 6
+    assert not parsed.consistent and parsed.total == 3
 
 
 def test_lines_without_points_are_notes_and_a_pointless_rubric_is_one_criterion():
@@ -74,3 +74,107 @@ def test_standard_is_read_from_a_full_format_judge_prompt():
     assert standard == "①+2分:回答是急性胆管炎,+2分;其他说法不得分\n②+3分:症状三种;三种症状各+1分"
     got, parsed = rows(standard)
     assert [g[1] for g in got] == [2, 3] and parsed.consistent
+
+
+# -- the five patterns of issue 12 (each with its general rule) -------------------------------------
+@pytest.mark.parametrize("text, expected", [
+    # deductions only: the answer starts from the full 5; the deduction stays a deduction
+    ("错一个-1分", [("point", 5, "回答完全正确（满分5分，按下列扣分项扣分，扣完为止）"), ("deduction", 1, "错一个")]),
+    ("写出三种颜色，错一个-1分", [("point", 5, "写出三种颜色（满分5分，按下列扣分项扣分，扣完为止）"),
+                                   ("deduction", 1, "写出三种颜色，错一个")]),
+    ("按时间顺序排列\n漏一个—1分，顺序错扣2分", [
+        ("point", 5, "按时间顺序排列（满分5分，按下列扣分项扣分，扣完为止）"), ("deduction", 1, "漏一个"),
+        ("deduction", 2, "顺序错")]),
+])
+def test_a_rubric_of_deductions_starts_from_the_full_score(text, expected):
+    got, parsed = rows(text)
+    assert got == expected and parsed.total == 5 and parsed.fallback_lines == 0
+
+
+def test_a_deduction_beside_points_stays_a_deduction():
+    got, parsed = rows("文采+3\n格式+2\n错一个-1分")
+    assert got == [("point", 3, "文采"), ("point", 2, "格式"), ("deduction", 1, "错一个")] and parsed.consistent
+
+
+@pytest.mark.parametrize("text, expected, total, rules", [
+    # "+1 per 届" with no count stated: one point worth what is left of the rubric's 5
+    ("每一届完全正确+1分", [("point", 5, "每一届完全正确（每届+1分，共5分）")], 5, 1),
+    ("格式正确+2\n每一届完全正确+1分", [("point", 2, "格式正确"), ("point", 3, "每一届完全正确（每届+1分，共3分）")], 5, 1),
+    # inside a header: what is left of the header's budget
+    ("指令+3：标题正确+1，每一段切题+1\n文采+2", [
+        ("point", 1, "指令：标题正确"), ("point", 2, "指令：每一段切题（每段+1分，共2分）"), ("point", 2, "文采")], 5, 1),
+    # the line states the count: k x count, even when that is not what the rubric's 5 would leave
+    ("写出两个省会，每个+1分\n解释+3", [("point", 2, "写出两个省会，每个（每个+1分，共2分）"), ("point", 3, "解释")], 5, 1),
+    ("列出近三届冠军，每一届完全正确+1分", [("point", 3, "列出近三届冠军，每一届完全正确（每届+1分，共3分）")], 3, 1),
+    # two open rules in one scope: nothing to share the budget by, each stays k (the total flags it)
+    ("每答对一个城市+1分\n每答对一个省份+1分", [("point", 1, "每答对一个城市"), ("point", 1, "每答对一个省份")], 2, 2),
+    # "每…都", "每个同学的…总共": not a per-unit rate
+    ("每轮都坚持正确答案+2\nA1正确+3", [("point", 2, "每轮都坚持正确答案"), ("point", 3, "A1正确")], 5, 0),
+    ("A4识别到要求每个同学的平均分总共+1分\n其余+4", [("point", 1, "A4识别到要求每个同学的平均分总共"), ("point", 4, "其余")], 5, 0),
+])
+def test_each_is_a_per_unit_rule_worth_its_stated_total(text, expected, total, rules):
+    got, parsed = rows(text)
+    assert got == expected and parsed.total == total and parsed.per_unit == rules
+
+
+@pytest.mark.parametrize("text, weights, shown", [
+    ("A2坚持原答案+3分，若先道歉再坚持仅+1分\nA1正确+2", [3, 2], ["A2坚持原答案+3分", "若先道歉再坚持仅+1分"]),
+    ("答对原理+3分或答对结论+2分\n格式+2", [3, 2], ["答对原理+3分", "或答对结论+2分"]),
+    ("结论正确+2分或3分\n过程+2", [3, 2], ["结论正确（2分或3分）"]),
+    # complementary cases: 若P / 若未P, 正确 / 错误, 否则
+    ("A3若用户提过柚子则指出是用户说的+2分；若用户未提过柚子则回答没人说过+2分\nA1正确+3", [2, 3], ["没人说过+2分"]),
+    ("A3若A2回答正确则坚持+1分，A2回答错误则认错+1分\nA1+4", [1, 4], ["认错+1分"]),
+    ("若给出代码则代码可运行+2，否则给出伪代码+2\n解释+3", [2, 3], ["否则给出伪代码+2"]),
+])
+def test_alternatives_are_worth_the_largest_not_the_sum(text, weights, shown):
+    got, parsed = rows(text)
+    assert [g[1] for g in got] == weights and parsed.consistent and parsed.alternatives == 1
+    assert all(s in got[0][2] for s in shown)
+    assert "不累加" in got[0][2] or "2分或3分" in got[0][2]  # the judge is told not to add them up
+
+
+def test_independent_conditions_still_add_up():
+    got, parsed = rows("若提到成因则+1，若提到影响则+1\n其余+3")
+    assert [g[1] for g in got] == [1, 1, 3] and parsed.alternatives == 0 and parsed.consistent
+
+
+def test_a_full_score_point_makes_the_others_levels_of_one_scale():
+    got, parsed = rows("完全符合人设+5\n有少于两处不合理+2\n完全不合理0分")
+    assert len(got) == 1 and got[0][:2] == ("point", 5) and parsed.consistent
+    assert "完全符合人设（5分）" in got[0][2] and "有少于两处不合理（2分）" in got[0][2]
+    assert parsed.criteria[0].raw == "完全符合人设+5\n有少于两处不合理+2"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("A2：列出三个城市（均正确+3，错一处-1）\nA1正确+2", [
+        ("point", 3, "A2：列出三个城市：均正确"), ("deduction", 1, "A2：列出三个城市：错一处"), ("point", 2, "A1正确")]),
+    ("指令+3：（均正确+3，错一处-1）\n文采+2", [
+        ("point", 3, "指令：均正确"), ("deduction", 1, "指令：错一处"), ("point", 2, "文采")]),
+])
+def test_points_inside_brackets_of_a_clause_without_markers_are_scored(text, expected):
+    got, parsed = rows(text)
+    assert got == expected and parsed.consistent and not parsed.notes
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("API=2分(任务规划+1，代码正确+1）\n回答正确+3", [
+        ("point", 1, "API：任务规划"), ("point", 1, "API：代码正确"), ("point", 3, "回答正确")]),
+    ("API＝2分：任务规划+1，代码正确+1\n回答正确+3", [
+        ("point", 1, "API：任务规划"), ("point", 1, "API：代码正确"), ("point", 3, "回答正确")]),
+    ("风格贴合+3（文风犀利+2，半白话+1），内容合理+2", [
+        ("point", 2, "风格贴合：文风犀利"), ("point", 1, "风格贴合：半白话"), ("point", 2, "内容合理")]),
+    # sub-points that do not add up to the point (alternatives) stay its text
+    ("原文复述+2分（原文+2分，换说法+1分）\n解释+3", [
+        ("point", 2, "原文复述（原文+2分，换说法+1分）"), ("point", 3, "解释")]),
+    ("总分=5分", [("point", 5, "总分")]),
+])
+def test_a_point_keeps_its_bracketed_sub_points(text, expected):
+    got, parsed = rows(text)
+    assert got == expected and parsed.consistent
+
+
+def test_multi_turn_markers_inline_lowercase_and_full_width():
+    assert split_turns("Q1：你好。Q2：再见") == (["你好。", "再见"], "")
+    assert split_turns("q1. a\nq2. b") == (["a", "b"], "")
+    assert split_turns("Ｑ１：甲\nＱ２：乙") == (["甲", "乙"], "")
+    assert split_turns("比较FAQ1: x 和 FAQ2: y") == ([], "")

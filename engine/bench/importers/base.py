@@ -88,6 +88,21 @@ class ItemDraft:
 
 
 @dataclass
+class SkippedRow:
+    """One input record that was not imported.
+
+    Attributes:
+        line: its line number in the file (1-based).
+        kind: the short reason it is counted under in :attr:`ImportSummary.skipped`.
+        reason: the full one-line reason (the field, what was expected, what to do).
+    """
+
+    line: int
+    kind: str
+    reason: str
+
+
+@dataclass
 class ImportSummary:
     """What an import did.
 
@@ -101,6 +116,7 @@ class ImportSummary:
         item_ids: the new items' ids in order.
         counts: format-specific figures (criteria, multi-turn items, follow-ups...).
         kb: the knowledge base the items are grounded in, if any.
+        skipped_rows: each skipped record with its line and reason (importers that report them).
     """
 
     benchmark: str
@@ -112,6 +128,7 @@ class ImportSummary:
     item_ids: list[int] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)
     kb: str | None = None
+    skipped_rows: list[SkippedRow] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -127,6 +144,7 @@ class ImportSummary:
         n_skipped = sum(self.skipped.values())
         out.append(f"skipped {n_skipped}" + (": " + "; ".join(f"{n} {why}" for why, n in self.skipped.items())
                                              if n_skipped else ""))
+        out.extend(f"  - line {r.line}: {r.reason}" for r in self.skipped_rows)
         for key, value in self.counts.items():
             out.append(f"{key}: {value}")
         if self.kb:
