@@ -1,14 +1,34 @@
-"""Run a scoring point's ``eval_code`` in a separate, limited Python process.
+"""Run a scoring point's ``eval_code`` in a contained Python process.
 
-The code runs with:
+Benchmarks come from third parties, so their ``eval_code`` is hostile until shown otherwise. Where
+bubblewrap (``bwrap``) works, the code runs inside it (see docs/sandbox.md):
 
-- a wall-clock timeout (default 10 s) and CPU-time and address-space limits (``resource``);
-- a fresh temporary working directory holding copies of the case's data files;
-- an environment with no API keys or secrets (only PATH, LANG and a few harmless variables);
-- ``chat_history``: the transcript as objects with ``.role`` and ``.content``. For TaskWeaver's
-  cases, which were written against langchain messages, the agent's messages are ``HumanMessage``
-  and the examiner's are ``AIMessage`` (the examiner is the LLM in upstream's VirtualUser), and
-  both classes are importable names in the code's namespace.
+- a fresh mount namespace holding read-only views of ``/usr`` (and the ``/bin``, ``/lib*`` links),
+  the loader cache, the Python interpreter's prefix and the site-packages of viva's environment;
+  the working directory is the only writable host path; ``/tmp`` and ``/dev/shm`` are fresh,
+  size-limited tmpfs mounts; the data home, the database and viva's own files are not mounted;
+- new network (only an unconfigured loopback: no TCP to the host), pid (the parent's ``/proc`` is
+  invisible, ``getppid()`` is the sandbox's own init), IPC, UTS, cgroup and user namespaces, all
+  capabilities dropped, no further user namespaces, a new session, killed when viva dies;
+- a clean environment (no API keys, no ``VIVA_HOME``, no path to the data home), also for ``bwrap``
+  itself so ``/proc/1/environ`` inside holds nothing either;
+- rlimits set in the child before the code runs: CPU seconds, address space, processes, file size,
+  open files, no core files. Linux never applies ``RLIMIT_NPROC`` to uid 0, so when viva runs as
+  root a watchdog counts the processes in the sandbox's pid namespace and kills it over the limit;
+- a wall-clock timeout that kills the sandbox's init, which makes the kernel kill every process in
+  its pid namespace (forked, ``setsid`` or not); the same happens when the code's main process ends.
+
+Where bubblewrap is missing or cannot create namespaces, the code does not run:
+:class:`SandboxUnavailableError` says how to install it or to pass ``--trust-eval-code``
+(``trust=True``). Trusted code runs without isolation but still with the rlimits, the clean
+environment, its own process group (killed at the end and on timeout) and a parent-death signal.
+
+Inside, ``chat_history`` is the transcript as objects with ``.role`` and ``.content``. For
+TaskWeaver's cases, which were written against langchain messages, the agent's messages are
+``HumanMessage`` and the examiner's are ``AIMessage`` (the examiner is the LLM in upstream's
+VirtualUser), and both classes are importable names in the code's namespace. The code runs with the
+working directory as its current directory: the agent's own (``workdir``), so files the agent's
+tools wrote can be checked, or else a fresh directory holding copies of the case's data files.
 
 Exit status 0 means the point is hit; otherwise stderr (last line, usually the assertion) is the
 reason. A timeout is a miss with reason "timed out".
@@ -16,21 +36,61 @@ reason. A timeout is a miss with reason "timed out".
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import os
+import re
 import shutil
+import signal
+import site
 import subprocess
 import sys
+import sysconfig
 import tempfile
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 HARNESS = r'''
-import json, sys, resource
-cpu, mem = int(sys.argv[1]), int(sys.argv[2])
-resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-if mem > 0:
-    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+import json, os, sys
+payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+_null = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_null, 0)
+os.close(_null)
+try:
+    import resource
+except ImportError:
+    resource = None
+if resource is not None:
+    def _limit(name, soft, hard=None):
+        if soft is None or not hasattr(resource, name):
+            return
+        which = getattr(resource, name)
+        hard = soft if hard is None else hard
+        cur_hard = resource.getrlimit(which)[1]
+        if cur_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, cur_hard), min(hard, cur_hard)
+        resource.setrlimit(which, (soft, hard))
+    lim = payload["limits"]
+    _limit("RLIMIT_CORE", 0)
+    _limit("RLIMIT_CPU", lim["cpu"], lim["cpu"] + 1)
+    _limit("RLIMIT_AS", lim["as"])
+    _limit("RLIMIT_NPROC", lim["nproc"])
+    _limit("RLIMIT_FSIZE", lim["fsize"])
+    _limit("RLIMIT_NOFILE", lim["nofile"])
+if sys.platform.startswith("linux"):
+    import ctypes, signal
+    try:
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+    if payload["parent"] is not None and os.getppid() != payload["parent"]:
+        os._exit(70)  # viva ended before the death signal was set
+import site
+for _d in payload["site"]:
+    site.addsitedir(_d)
 
 class Message:
     role = "message"
@@ -56,28 +116,365 @@ class AIMessage(Message):
 class SystemMessage(Message):
     role = "system"
 
-payload = json.load(open("__viva_transcript.json", encoding="utf-8"))
 chat_history = []
-for m in payload:
+for m in payload["chat_history"]:
     cls = HumanMessage if m["role"] in ("agent", "assistant", "target") else (
         SystemMessage if m["role"] == "system" else AIMessage)
     chat_history.append(cls(m["content"], role=m["role"]))
 namespace = {"chat_history": chat_history, "HumanMessage": HumanMessage, "AIMessage": AIMessage,
              "SystemMessage": SystemMessage, "__name__": "__eval_code__"}
-code = open("__viva_eval_code.py", encoding="utf-8").read()
+code = payload["code"]
 exec(compile(code, "eval_code", "exec"), namespace)
 '''
 
 SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "SYSTEMROOT")
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+              "/etc/alternatives")
+THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`, Fedora: "
+                "`sudo dnf install bubblewrap`) or pass --trust-eval-code to run the benchmark's code "
+                "without isolation (only for code you trust)")
+
+
+class SandboxUnavailableError(RuntimeError):
+    """eval_code would have to run without isolation and the caller did not trust it."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one eval_code run (applied as rlimits in the child).
+
+    Attributes:
+        memory_mb: address-space limit (``RLIMIT_AS``); 0 disables it.
+        max_processes: processes and threads the code may add (``RLIMIT_NPROC``; a watchdog as root).
+        max_file_mb: largest file the code may write (``RLIMIT_FSIZE``; also caps stdout/stderr).
+        max_open_files: open file descriptors (``RLIMIT_NOFILE``).
+        tmp_mb: size of the sandbox's fresh ``/tmp`` and ``/dev/shm`` (bubblewrap only).
+        cpu_seconds: CPU time (``RLIMIT_CPU``); None means the wall-clock timeout rounded up, plus 1.
+    """
+
+    memory_mb: int = 512
+    max_processes: int = 64
+    max_file_mb: int = 64
+    max_open_files: int = 256
+    tmp_mb: int = 64
+    cpu_seconds: int | None = None
 
 
 @dataclass(frozen=True)
 class CodeResult:
-    """Outcome of one eval_code run."""
+    """Outcome of one eval_code run (``isolated``: it ran under bubblewrap)."""
 
     hit: bool
     reason: str
     timed_out: bool = False
+    isolated: bool = False
+
+
+# -- probing --------------------------------------------------------------------------------------
+def find_bwrap() -> str | None:
+    """Path of the ``bwrap`` executable on PATH, or None."""
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=8)
+def _probe(bwrap: str) -> tuple[str | None, tuple[str, ...]]:
+    """Try bubblewrap once; (problem or None, the namespace flags that worked)."""
+    try:
+        helptext = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bubblewrap at {bwrap} cannot be run ({exc})", ()
+    problem = "bubblewrap found no usable configuration"
+    variants = [("--unshare-user", "--disable-userns"), ("--unshare-user",), ()]
+    for userns in variants:
+        if "--disable-userns" in userns and "--disable-userns" not in helptext:
+            continue
+        flags = (*userns, *(("--size",) if "--size" in helptext else ()))
+        with tempfile.TemporaryDirectory(prefix="viva-probe-") as tmp:
+            args = _bwrap_args(Path(tmp).resolve(), flags, Limits(), {"PATH": SANDBOX_PATH})
+            try:
+                proc = _spawn_bwrap(bwrap, args, [_interpreter(), "-I", "-c", "import os; os.getcwd()"],
+                                    {"PATH": SANDBOX_PATH}, subprocess.DEVNULL, subprocess.DEVNULL,
+                                    subprocess.PIPE)
+                _, err = proc.communicate(timeout=30)
+            except (OSError, subprocess.SubprocessError) as exc:
+                problem = f"bubblewrap at {bwrap} cannot be run ({exc})"
+                continue
+        if proc.returncode == 0:
+            return None, flags
+        detail = err.decode("utf-8", "replace").strip().splitlines()
+        problem = (f"bubblewrap at {bwrap} cannot create a sandbox here"
+                   f" ({detail[-1] if detail else f'exit status {proc.returncode}'})")
+    return problem, ()
+
+
+def sandbox_problem() -> str | None:
+    """Why eval_code cannot be isolated on this machine, or None when bubblewrap works."""
+    if not sys.platform.startswith("linux"):
+        return f"bubblewrap runs on Linux only (this is {sys.platform})"
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not on PATH"
+    return _probe(bwrap)[0]
+
+
+def sandbox_available() -> bool:
+    """True when eval_code can run under bubblewrap here (probed once per bwrap path)."""
+    return sandbox_problem() is None
+
+
+def require_sandbox(trust: bool = False) -> bool:
+    """Check before a run that eval_code may run; True when it will be isolated.
+
+    Raises:
+        SandboxUnavailableError: no working bubblewrap and ``trust`` is False; the message says how to
+            install bubblewrap or that ``--trust-eval-code`` runs the code unisolated.
+    """
+    problem = sandbox_problem()
+    if problem is None:
+        return True
+    if trust:
+        return False
+    raise SandboxUnavailableError(f"eval_code not run: {problem}; {INSTALL_HINT}")
+
+
+# -- the bubblewrap command line -----------------------------------------------------------------
+def _interpreter() -> str:
+    """The real interpreter binary (a venv's ``bin/python`` is a link to it)."""
+    return os.path.realpath(sys.executable)
+
+
+def _site_dirs() -> list[str]:
+    """site-packages of viva's environment, made importable (read-only) inside the sandbox."""
+    dirs: list[str] = []
+    for d in [*site.getsitepackages(), sysconfig.get_paths().get("purelib", ""),
+              sysconfig.get_paths().get("platlib", "")]:
+        if d and os.path.isdir(d):
+            real = os.path.realpath(d)
+            if real not in dirs:
+                dirs.append(real)
+    return dirs
+
+
+def _covered(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _bwrap_args(workdir: Path, flags: tuple[str, ...], limits: Limits, env: dict[str, str],
+                hide: tuple[Path, ...] = ()) -> list[str]:
+    """bubblewrap's options (read through ``--args`` so they stay off the sandbox's /proc/1/cmdline).
+
+    ``hide``: paths inside ``workdir`` covered by an empty read-only directory (or /dev/null for a file).
+    """
+    args = ["--unshare-all", *[f for f in flags if f != "--size"], "--cap-drop", "ALL", "--new-session",
+            "--die-with-parent", "--hostname", "viva-sandbox", "--clearenv"]
+    for k, v in env.items():
+        args += ["--setenv", k, v]
+    roots: list[str] = []
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            args += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            args += ["--ro-bind", d, d]
+            roots.append(d)
+    for f in SYSTEM_ETC:
+        args += ["--ro-bind-try", f, f]
+    exe = _interpreter()
+    for d in [os.path.realpath(sys.base_prefix), os.path.realpath(sys.base_exec_prefix),
+              os.path.dirname(exe), *_site_dirs()]:
+        if os.path.isdir(d) and not _covered(d, roots):
+            args += ["--ro-bind", d, d]
+            roots.append(d)
+    size = ["--size", str(limits.tmp_mb * 1024 * 1024)] if "--size" in flags else []
+    args += ["--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--proc", "/proc", *size, "--tmpfs", "/tmp"]
+    args += ["--bind", str(workdir), str(workdir)]
+    for h in hide:
+        if h.is_dir():
+            args += ["--tmpfs", str(h), "--remount-ro", str(h)]
+        elif h.exists():
+            args += ["--ro-bind", "/dev/null", str(h)]
+    args += ["--remount-ro", "/", "--chdir", str(workdir)]
+    return args
+
+
+def _spawn_bwrap(bwrap: str, args: list[str], command: list[str], env: dict[str, str], stdin, stdout, stderr,
+                 info_fd: int | None = None) -> subprocess.Popen:
+    """Start bwrap with ``args`` fed through a pipe (``--args``) and ``command`` after them."""
+    if info_fd is not None:
+        args = [*args, "--info-fd", str(info_fd)]
+    data = b"".join(a.encode() + b"\0" for a in args)
+    r, w = os.pipe()
+    try:
+        if len(data) > 60_000:
+            raise OSError("bubblewrap arguments too long")
+        os.write(w, data)
+        os.close(w)
+        w = -1
+        pass_fds = (r,) if info_fd is None else (r, info_fd)
+        return subprocess.Popen([bwrap, "--args", str(r), *command], stdin=stdin, stdout=stdout,
+                                stderr=stderr, env=env, pass_fds=pass_fds, start_new_session=True)
+    finally:
+        os.close(r)
+        if w != -1:
+            os.close(w)
+
+
+# -- processes ------------------------------------------------------------------------------------
+def _user_tasks(uid: int) -> int:
+    """Tasks (processes and threads) of real uid ``uid``: what RLIMIT_NPROC counts outside a sandbox."""
+    count = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for e in entries:
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/status", encoding="ascii", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        m_uid = re.search(r"^Uid:\s+(\d+)", text, re.M)
+        m_thr = re.search(r"^Threads:\s+(\d+)", text, re.M)
+        if m_uid and int(m_uid.group(1)) == uid:
+            count += int(m_thr.group(1)) if m_thr else 1
+    return count
+
+
+def _sandbox_processes(init_pid: int) -> int | None:
+    """Processes below the sandbox's init (its descendants; orphans are re-parented to that init)."""
+    seen: set[int] = set()
+    todo = [init_pid]
+    while todo:
+        pid = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except (OSError, ValueError):
+                if pid == init_pid:
+                    return None  # no /proc/<pid>/task/<tid>/children on this kernel
+                continue
+            for k in kids:
+                if k not in seen:
+                    seen.add(k)
+                    todo.append(k)
+    return len(seen)
+
+
+def _exited(proc: subprocess.Popen) -> bool:
+    """Whether ``proc`` has ended, without reaping it where possible (its group stays addressable)."""
+    if not hasattr(os, "waitid"):  # macOS, Windows
+        return proc.poll() is not None
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _kill(pid: int, group: bool) -> None:
+    """SIGKILL a process or its process group; gone already is fine."""
+    if not hasattr(os, "killpg"):  # Windows: only the process itself
+        if not group:
+            return
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+        return
+    try:
+        (os.killpg if group else os.kill)(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (not zombie) process is still in process group ``pgid``."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return False
+    for e in entries:
+        if e.isdigit():
+            try:
+                with open(f"/proc/{e}/stat", encoding="ascii", errors="replace") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] != "Z" and int(fields[2]) == pgid:
+                return True
+    return False
+
+
+def _ns_of(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def _init_alive(init_pid: int, ns: str | None) -> bool:
+    """Whether the sandbox's init still runs (not yet a zombie, so its namespace is not yet empty)."""
+    try:
+        with open(f"/proc/{init_pid}/stat", encoding="ascii", errors="replace") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X") and (ns is None or _ns_of(init_pid) == ns)
+
+
+def _read_info(fd: int, buf: bytearray) -> int | None:
+    """Accumulate bwrap's ``--info-fd`` JSON from non-blocking ``fd``; the sandbox init's pid once known."""
+    try:
+        while chunk := os.read(fd, 4096):
+            buf += chunk
+    except BlockingIOError:
+        pass
+    except OSError:
+        return None
+    m = re.search(rb'"child-pid"\s*:\s*(\d+)', buf)
+    return int(m.group(1)) if m else None
+
+
+def _tail(path: Path, limit: int = 65536) -> str:
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - limit))
+        return f.read().decode("utf-8", "replace")
+
+
+def _signal_hint(sig: int) -> str:
+    hints = {"SIGXCPU": "SIGXCPU: CPU time limit", "SIGXFSZ": "SIGXFSZ: file size limit",
+             "SIGKILL": "SIGKILL: a hard limit or killed", "SIGSEGV": "SIGSEGV: memory limit?"}
+    try:
+        name = signal.Signals(sig).name
+    except ValueError:
+        return "resource limit?"
+    return hints.get(name, name)
+
+
+def copy_case_data(data_dir: Path | str | None, dest: Path | str) -> None:
+    """Copy a case's data files (files and folders at the top of ``data_dir``) into ``dest``.
+
+    Use it to prepare the agent's working directory; :func:`run_eval_code` uses it for its fresh
+    directory when no ``workdir`` is given.
+    """
+    if data_dir is None or not Path(data_dir).is_dir():
+        return
+    dest = Path(dest)
+    for entry in Path(data_dir).iterdir():
+        if entry.is_file():
+            shutil.copy2(entry, dest / entry.name)
+        elif entry.is_dir():
+            shutil.copytree(entry, dest / entry.name, dirs_exist_ok=True)
 
 
 def run_eval_code(
@@ -86,43 +483,162 @@ def run_eval_code(
     data_dir: Path | None = None,
     timeout: float = 10.0,
     memory_mb: int = 512,
+    *,
+    workdir: Path | str | None = None,
+    trust: bool = False,
+    limits: Limits | None = None,
+    hide: Iterable[Path | str] = (),
 ) -> CodeResult:
-    """Run ``code`` against a transcript in a sandboxed subprocess.
+    """Run ``code`` against a transcript, contained (see the module docstring).
 
     Args:
         code: the scoring point's Python code (assertions; exit 0 = hit).
         chat_history: transcript as ``{"role", "content"}`` dicts; roles ``examiner`` and ``agent``.
-        data_dir: the case's data files, copied into the fresh working directory.
-        timeout: wall-clock limit in seconds (the CPU limit is the same, rounded up).
-        memory_mb: address-space limit; 0 disables it.
+        data_dir: the case's data files, copied into a fresh working directory (unused with ``workdir``).
+        timeout: wall-clock limit in seconds (the CPU limit is one second more, rounded up).
+        memory_mb: address-space limit; 0 disables it (ignored when ``limits`` is given).
+        workdir: the agent's working directory; the code runs there (the only writable host path)
+            instead of in a fresh copy of ``data_dir``, so it sees what the agent's tools wrote.
+        trust: run without isolation when bubblewrap is unusable (``--trust-eval-code``).
+        limits: all resource limits (default: ``Limits(memory_mb=memory_mb)``).
+        hide: paths the code must not see even if they lie inside ``workdir``, above all the data
+            home (pass it always); inside the sandbox they are empty and read-only. Not enforceable
+            without bubblewrap.
 
     Returns:
-        hit or miss with its reason (stderr's last line, or "timed out").
+        hit or miss with its reason (stderr's last line, "timed out", or the limit that ended it).
+
+    Raises:
+        SandboxUnavailableError: bubblewrap is unusable and ``trust`` is False (nothing was run).
+        FileNotFoundError: ``workdir`` is given but is not a directory.
+        ValueError: ``workdir`` is ``/`` or is (or lies inside) a path in ``hide``.
     """
-    env = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    isolated = require_sandbox(trust)
+    limits = limits or Limits(memory_mb=memory_mb)
+    hidden: list[Path] = []
+    if workdir is not None:
+        if not Path(workdir).is_dir():
+            raise FileNotFoundError(f"eval_code working directory {workdir} does not exist; "
+                                    "create the agent's working directory before scoring")
+        wd = Path(workdir).resolve()
+        if wd == Path(wd.anchor):
+            raise ValueError(f"eval_code working directory {workdir} is the file-system root; "
+                             "give the agent a directory of its own")
+        for h in hide:
+            hp = Path(h).resolve()
+            if hp == wd or hp in wd.parents:
+                raise ValueError(f"eval_code working directory {workdir} lies inside {h}, which eval_code "
+                                 "must not reach; give the agent a directory outside it")
+            if wd in hp.parents:
+                hidden.append(hp)
     with tempfile.TemporaryDirectory(prefix="viva-eval-") as tmp:
-        work = Path(tmp)
-        if data_dir is not None and Path(data_dir).is_dir():
-            for entry in Path(data_dir).iterdir():
-                if entry.is_file():
-                    shutil.copy2(entry, work / entry.name)
-                elif entry.is_dir():
-                    shutil.copytree(entry, work / entry.name)
-        (work / "__viva_transcript.json").write_text(json.dumps(chat_history, ensure_ascii=False), encoding="utf-8")
-        (work / "__viva_eval_code.py").write_text(code, encoding="utf-8")
-        cpu = max(1, int(timeout + 0.999))
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-I", "-c", HARNESS, str(cpu), str(memory_mb * 1024 * 1024)],
-                cwd=work, env=env, capture_output=True, text=True, timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            return CodeResult(False, "timed out", True)
-    if proc.returncode == 0:
-        return CodeResult(True, "eval_code passed")
-    lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-    reason = lines[-1] if lines else f"exit status {proc.returncode}"
-    if proc.returncode < 0:
-        reason = f"killed by signal {-proc.returncode} (resource limit?)" + (f": {reason}" if lines else "")
-    return CodeResult(False, reason[:500])
+        private = Path(tmp) / "io"  # stdin/stdout/stderr files, never mounted in the sandbox
+        private.mkdir(mode=0o700)
+        if workdir is None:
+            work = Path(tmp) / "work"
+            work.mkdir()
+            copy_case_data(data_dir, work)
+        else:
+            work = Path(workdir)
+        return _run(code, chat_history, work.resolve(), private, timeout, limits, isolated, tuple(hidden))
+
+
+def _run(code: str, chat_history: list[dict[str, str]], work: Path, private: Path, timeout: float,
+         limits: Limits, isolated: bool, hidden: tuple[Path, ...]) -> CodeResult:
+    cpu = limits.cpu_seconds or math.ceil(timeout) + 1  # the wall clock ends a busy loop first
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    if isolated:
+        nproc = limits.max_processes + 2  # the sandbox's init and the harness count too
+    else:
+        nproc = (_user_tasks(os.getuid()) if hasattr(os, "getuid") else 0) + limits.max_processes + 1
+    payload = {
+        "code": code, "chat_history": chat_history, "isolated": isolated,
+        "parent": None if isolated else os.getpid(),
+        "site": _site_dirs() if isolated else [],
+        "limits": {"cpu": cpu, "as": limits.memory_mb * 1024 * 1024 if limits.memory_mb > 0 else None,
+                   "nproc": nproc, "fsize": limits.max_file_mb * 1024 * 1024,
+                   "nofile": limits.max_open_files},
+    }
+    (private / "stdin.json").write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+    info_r = info_w = -1
+    with open(private / "stdin.json", "rb") as fin, open(private / "stdout", "wb") as fout, \
+            open(private / "stderr", "wb") as ferr:
+        if isolated:
+            bwrap = find_bwrap()
+            if bwrap is None:
+                raise SandboxUnavailableError(f"eval_code not run: bubblewrap (bwrap) left PATH; {INSTALL_HINT}")
+            flags = _probe(bwrap)[1]
+            env = {"PATH": SANDBOX_PATH, "LANG": os.environ.get("LANG", "C.UTF-8"), "HOME": "/tmp",
+                   "TMPDIR": "/tmp", **THREAD_ENV}
+            if "TZ" in os.environ:
+                env["TZ"] = os.environ["TZ"]
+            info_r, info_w = os.pipe()
+            os.set_blocking(info_r, False)
+            try:
+                proc = _spawn_bwrap(bwrap, _bwrap_args(work, flags, limits, env, hidden),
+                                    [_interpreter(), "-I", "-B", "-X", "utf8", "-c", HARNESS],
+                                    env, fin, fout, ferr, info_fd=info_w)
+            except BaseException:
+                os.close(info_r)
+                raise
+            finally:
+                os.close(info_w)
+        else:
+            env = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
+            env.update(THREAD_ENV)
+            proc = subprocess.Popen([sys.executable, "-I", "-B", "-X", "utf8", "-c", HARNESS], cwd=work,
+                                    env=env, stdin=fin, stdout=fout, stderr=ferr, start_new_session=True)
+    info = bytearray()
+    init_pid: int | None = None
+    init_ns: str | None = None
+    deadline = time.monotonic() + timeout
+    killed_for: str | None = None
+    step = 0.002
+    try:
+        while not _exited(proc):
+            if isolated and init_pid is None:
+                init_pid = _read_info(info_r, info)
+                init_ns = _ns_of(init_pid) if init_pid is not None else None
+            if time.monotonic() >= deadline:
+                killed_for = "timed out"
+                break
+            if isolated and is_root and init_pid is not None:
+                # Linux exempts uid 0 from RLIMIT_NPROC: count the sandbox's processes instead.
+                n = _sandbox_processes(init_pid)  # the harness and what it started
+                if n is not None and n - 1 > limits.max_processes:
+                    killed_for = f"process limit: more than {limits.max_processes} processes"
+                    break
+            time.sleep(step)
+            step = min(step * 2, 0.02)
+    finally:
+        if isolated and init_pid is None:
+            init_pid = _read_info(info_r, info)
+        if init_pid is not None and not _exited(proc):
+            _kill(init_pid, group=False)  # the kernel then kills the whole pid namespace
+        _kill(proc.pid, group=True)  # the rest of the process group (bwrap, or the trusted code's)
+        if not isolated and sys.platform.startswith("linux"):
+            until = time.monotonic() + 2.0  # SIGKILL is delivered asynchronously
+            while _group_alive(proc.pid) and time.monotonic() < until:
+                time.sleep(0.01)
+        proc.wait()
+        if init_pid is not None:
+            # bwrap reports the code's exit before its init has finished killing the namespace:
+            # wait until the init is a zombie, i.e. the kernel has reaped every process in it.
+            until = time.monotonic() + 5.0
+            while _init_alive(init_pid, init_ns) and time.monotonic() < until:
+                time.sleep(0.005)
+        if info_r != -1:
+            os.close(info_r)
+    if killed_for == "timed out":
+        return CodeResult(False, "timed out", True, isolated)
+    if killed_for is not None:
+        return CodeResult(False, killed_for, False, isolated)
+    rc = proc.returncode
+    if rc == 0:
+        return CodeResult(True, "eval_code passed", False, isolated)
+    lines = [ln for ln in _tail(private / "stderr").strip().splitlines() if ln.strip()]
+    reason = lines[-1] if lines else f"exit status {rc}"
+    sig = -rc if rc < 0 else (rc - 128 if isolated and 128 < rc < 128 + 65 else None)
+    if sig is not None:
+        reason = f"killed by signal {sig} ({_signal_hint(sig)})" + (f": {reason}" if lines else "")
+    return CodeResult(False, reason[:500], False, isolated)
