@@ -76,7 +76,7 @@ def test_sedareval_fixture(store, home):
 
 def test_sedareval_bad_row_names_line_and_field_and_writes_nothing(store, home):
     with pytest.raises(ImportFormatError) as err:
-        run_import(store, home, "sedareval", FIX / "sedareval_bad.jsonl")
+        run_import(store, home, "sedareval", FIX / "sedareval_bad.jsonl", strict=True)
     assert str(err.value).startswith(str(FIX / "sedareval_bad.jsonl") + ", line 3: field 'query': expected a "
                                                                          "non-empty string")
     assert_nothing_written(store, home)
@@ -86,7 +86,7 @@ def test_bad_json_line_is_located(store, home, tmp_path):
     bad = tmp_path / "x.jsonl"
     bad.write_text('{"query": "q", "meta": {"score_standard": "对+5"}}\n\n{"query": oops}\n', encoding="utf-8")
     with pytest.raises(ImportFormatError, match=r"x.jsonl, line 3: not valid JSON"):
-        run_import(store, home, "sedareval", bad)
+        run_import(store, home, "sedareval", bad, strict=True)
     assert_nothing_written(store, home)
 
 

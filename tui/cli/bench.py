@@ -178,16 +178,20 @@ def show(ctx: click.Context, name: str, item_id: int | None, as_json: bool) -> N
 @click.argument("path", type=click.Path(exists=True))
 @click.option("--name", help="Benchmark name (default: FORMAT-<file name>).")
 @click.option("--kb", help="squad: name of the knowledge base built from the contexts (default: the benchmark name).")
+@click.option("--strict", is_flag=True, help="sedareval: stop at the first bad row (default: import the valid rows "
+              "and list each skipped row with its line and reason).")
 @click.option("--json", "as_json", is_flag=True, help="Print the import summary as JSON.")
 @click.pass_context
-def import_cmd(ctx: click.Context, fmt: str, path: str, name: str | None, kb: str | None, as_json: bool) -> None:
+def import_cmd(ctx: click.Context, fmt: str, path: str, name: str | None, kb: str | None, strict: bool,
+               as_json: bool) -> None:
     """Import a benchmark: sedareval (JSONL), taskweaver (folder of cases), medqa (JSONL), squad (JSON) or
-    jsonl (viva's own export format). Nothing is written if any record is bad."""
+    jsonl (viva's own export format). sedareval imports the valid rows and lists each skipped row
+    (--strict: all or nothing); the other formats write nothing if any record is bad."""
     from engine.api import run_import
 
     rt = get_runtime(ctx)
     with _errors():
-        summary = run_import(rt.store, rt.home, fmt, path, name, config=rt.config, kb=kb)
+        summary = run_import(rt.store, rt.home, fmt, path, name, config=rt.config, kb=kb, strict=strict)
     if as_json:
         _echo_json(summary.to_dict())
     else:

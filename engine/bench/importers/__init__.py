@@ -19,7 +19,8 @@ FORMATS = ("sedareval", "taskweaver", "medqa", "squad", "jsonl")
 
 
 def run_import(store: Store, home: str | Path, fmt: str, path: str | Path, name: str | None = None, *,
-               config: Config | None = None, kb: str | None = None, embedder: Any = None) -> ImportSummary:
+               config: Config | None = None, kb: str | None = None, embedder: Any = None,
+               strict: bool = False) -> ImportSummary:
     """Import a file or folder in one of :data:`FORMATS`.
 
     Args:
@@ -31,6 +32,8 @@ def run_import(store: Store, home: str | Path, fmt: str, path: str | Path, name:
         config: the configuration (TaskWeaver's default ``max_rounds``, SQuAD's retrieval settings).
         kb: SQuAD only: the knowledge base name (default: the benchmark name).
         embedder: SQuAD only: an embedder to use instead of the configured one.
+        strict: SedarEval only: the first bad row stops the import (default: skip bad rows, each
+            listed with its line and reason in the summary).
 
     Returns:
         The import summary.
@@ -40,12 +43,14 @@ def run_import(store: Store, home: str | Path, fmt: str, path: str | Path, name:
         BenchError: unknown format, or the name is taken.
     """
     config = config or Config()
+    if strict and fmt != "sedareval":
+        raise BenchError("--strict applies to the sedareval format (the other importers are all-or-nothing)")
     if kb is not None and fmt != "squad":
         raise BenchError("--kb only applies to the squad format")
     if fmt == "sedareval":
         from engine.bench.importers.sedareval import import_sedareval
 
-        return import_sedareval(store, path, name)
+        return import_sedareval(store, path, name, strict=strict)
     if fmt == "taskweaver":
         from engine.bench.importers.taskweaver import import_taskweaver
 
