@@ -66,6 +66,9 @@ class FakeOpenAI:
         self._rules: list[tuple[Callable[[LoggedRequest], bool], Reply]] = []
         self.default: Reply | None = None
         self._lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        """The most chat requests being answered at the same moment (concurrency, not timing)."""
         server = self
         handler = type("Handler", (_Handler,), {"fake": server})
         self.httpd = _Server((host, port), handler)
@@ -183,6 +186,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:
             self._send_json(400, {"error": {"message": "fake server: no scripted reply for this request"}})
             return
+        with self.fake._lock:
+            self.fake.in_flight += 1
+            self.fake.max_in_flight = max(self.fake.max_in_flight, self.fake.in_flight)
         try:
             if reply.get("delay"):
                 time.sleep(float(reply["delay"]))
@@ -201,6 +207,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._complete(body, content)
         except (BrokenPipeError, ConnectionResetError):
             return
+        finally:
+            with self.fake._lock:
+                self.fake.in_flight -= 1
 
     def _usage(self, body: dict[str, Any], content: str) -> dict[str, int]:
         t_in = sum(count_tokens(str(m.get("content", ""))) for m in body.get("messages", []))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from textual.widgets import Input, TextArea
 
 from engine.api import Engine
+from engine.events import Event
 from engine.interview.run import run_sessions
 from tests.tui.conftest import ANSWERS, execute, make_runtime, plan, run_to_end, wait_for
 from tui.launch import build_app
@@ -195,7 +196,15 @@ async def test_session_events_are_ignored_for_another_session(runtime, fake_open
     app = build_app(Engine(runtime), "live", session_id=sid)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: finished(app), "the session")
-        before = app.screen.state.rev
-        app.screen.post_message(SessionEvents(sid + 100, []))
+        before = (app.screen.state.rev, len(app.screen.state.turns), app.screen.state.status)
+        # Events that would change the view if applied: a new turn and a failure, for another session.
+        foreign = [Event(10**9, sid + 100, 0.0, "turn.started",
+                         {"turn": 7, "question": "not yours", "action": "follow-up", "actor": "policy"}),
+                   Event(10**9 + 1, sid + 100, 0.0, "session.failed", {"error": "not yours"})]
+        app.screen.post_message(SessionEvents(sid + 100, foreign))
         await pilot.pause()
-        assert app.screen.state.rev == before
+        assert (app.screen.state.rev, len(app.screen.state.turns), app.screen.state.status) == before
+        # The same events for the session shown do change it (so the check above can fail).
+        app.screen.post_message(SessionEvents(sid, [Event(10**9 + 2, sid, 0.0, e.kind, e.payload) for e in foreign]))
+        await wait_for(pilot, lambda: app.screen.state.status == "failed", "the events of the session shown")
+        assert len(app.screen.state.turns) == 8

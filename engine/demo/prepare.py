@@ -1,0 +1,60 @@
+"""The demo: the embedded defaults end to end, on a small knowledge base viva ships.
+
+``prepare_demo`` builds the ``demo`` knowledge base from ``engine/demo/docs`` (two short public-health
+texts written for viva), generates the ``demo`` benchmark with the offline kernel from
+``engine/demo/topics.yaml``, and plans a run: offline kernel, the embedded local target
+(SmolLM2-135M-Instruct through llama.cpp), the shipped ONNX policy. Everything is reused when it
+already exists, so a second ``viva demo`` starts at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.runtime import Runtime
+
+DEMO_DIR = Path(__file__).resolve().parent
+DEMO_KB = "demo"
+DEMO_BENCH = "demo"
+
+
+def default_policy() -> str:
+    """``onnx`` when the trained policy is shipped, else the documented ``threshold`` baseline."""
+    from models import model_file
+
+    return "onnx" if model_file("policy.onnx").is_file() else "threshold"
+
+
+def prepare_demo(runtime: Runtime, target: str = "local", policy: str | None = None, turns: int = 6,
+                 n_items: int = 1, seed: int = 0, log: Callable[[str], None] = print) -> int:
+    """Build what the demo needs (once) and plan its run; returns the run id."""
+    from engine.bench.generate import generate_benchmark, load_topics
+    from engine.bench.items import list_benchmarks, list_items
+    from engine.interview.run import RunRequest, plan_run
+    from engine.knowledge.kb import build_kb, find_kb
+
+    store = runtime.store
+    if find_kb(store, DEMO_KB) is None:
+        log("building the demo knowledge base (engine/demo/docs)...")
+        build_kb(store, runtime.home, DEMO_KB, [DEMO_DIR / "docs"], config=runtime.config.retrieval)
+    if DEMO_BENCH not in {b.name for b in list_benchmarks(store)}:
+        log("generating the demo benchmark with the offline kernel...")
+        asyncio.run(generate_benchmark(store, runtime.home, DEMO_BENCH, DEMO_KB,
+                                       load_topics(DEMO_DIR / "topics.yaml"), per_topic=2, seed=seed,
+                                       config=runtime.config, offline=True))
+    items = list_items(store, DEMO_BENCH)
+    # alternate topics so two items show both
+    by_topic: dict[str, list[int]] = {}
+    for item in items:
+        by_topic.setdefault(item.topic, []).append(item.id)
+    chosen: list[int] = []
+    while len(chosen) < min(n_items, len(items)):
+        for ids in by_topic.values():
+            if ids and len(chosen) < n_items:
+                chosen.append(ids.pop(0))
+    policy = policy or default_policy()
+    log(f"demo run: target {target}, kernel offline, policy {policy}, {turns} turns, items {chosen}")
+    return plan_run(runtime, RunRequest(bench=DEMO_BENCH, targets=[target], items=chosen, kernel="offline",
+                                        policy=policy, turns=turns, seed=seed))
