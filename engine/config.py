@@ -65,6 +65,9 @@ class EmbedderConfig(_Strict):
 
 
 class RetrievalConfig(_Strict):
+    """How knowledge bases are chunked and searched: chunk size and overlap in characters, ``k``
+    passages per query, the reciprocal-rank-fusion constant, the search mode and the embedder.
+    """
     chunk_chars: int = Field(default=1200, gt=50)
     overlap: int = Field(default=150, ge=0)
     k: int = Field(default=5, gt=0)
@@ -74,6 +77,10 @@ class RetrievalConfig(_Strict):
 
 
 class InterviewConfig(_Strict):
+    """Defaults of an interview: turns per session, the policy, the reward's tau and lambda, the seed,
+    sessions run at once, the task protocol's round limit, judge JSON repairs, the ``eval_code`` timeout
+    (seconds) and the offline judge's threshold.
+    """
     turns: int = Field(default=6, gt=0, le=100)
     policy: str = "onnx"
     tau: float = Field(default=0.1, ge=0.0)

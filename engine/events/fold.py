@@ -33,6 +33,7 @@ class Verdict:
 
     @property
     def overridden(self) -> bool:
+        """True when a human override replaced the judge's verdict."""
         return self.source == "human"
 
 
@@ -62,13 +63,16 @@ class Turn:
 
     @property
     def judged(self) -> bool:
+        """True once the turn has a score."""
         return self.score is not None
 
     @property
     def streaming(self) -> bool:
+        """True while the answer is arriving: some text, not yet done."""
         return not self.done and bool(self.answer)
 
     def touch(self) -> None:
+        """Mark the turn changed (bump ``rev``) so widgets re-render it."""
         self.rev += 1
 
 
@@ -115,22 +119,27 @@ class SessionView:
     # -- reading ------------------------------------------------------------------------------
     @property
     def protocol(self) -> str:
+        """The session's protocol: from its start event, else its row, else ``adaptive``."""
         return self.info.get("protocol") or self.row.get("protocol") or "adaptive"
 
     @property
     def target(self) -> str:
+        """The target spec under test: from the start event, else the row (empty when unknown)."""
         return self.info.get("target") or self.row.get("target") or ""
 
     @property
     def item_id(self) -> int | None:
+        """The benchmark item's id: from the start event, else the row."""
         return self.info.get("item_id") or self.row.get("item_id")
 
     @property
     def planned_turns(self) -> int | None:
+        """The turns the session was started to run (None before its start event)."""
         return self.info.get("turns")
 
     @property
     def active(self) -> bool:
+        """True while a runner is (or should be) applying control events: running or paused."""
         return self.status in ACTIVE
 
     def criteria(self, version_id: int | None = None) -> list[dict[str, Any]]:
@@ -143,17 +152,20 @@ class SessionView:
         return []
 
     def version_label(self, version_id: int | None) -> str:
+        """A rubric version's label: ``vN`` by number, ``#id`` if the number is unknown, ``-`` for None."""
         if version_id is None:
             return "-"
         number = self.version_labels.get(version_id)
         return f"v{number}" if number is not None else f"#{version_id}"
 
     def turn(self, idx: int | None) -> Turn | None:
+        """The turn at ``idx``, or None when ``idx`` is None or out of range."""
         if idx is None or idx < 0 or idx >= len(self.turns):
             return None
         return self.turns[idx]
 
     def last_judged(self) -> Turn | None:
+        """The latest turn that has a score, or None."""
         for t in reversed(self.turns):
             if t.judged:
                 return t

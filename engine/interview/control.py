@@ -35,14 +35,19 @@ def request(store: Store, session_id: int, kind: str, **payload: Any) -> int:
 
 
 def pause(store: Store, session_id: int) -> int:
+    """Ask the runner to pause at its next step boundary; returns the control event's sequence number."""
     return request(store, session_id, "pause")
 
 
 def resume(store: Store, session_id: int) -> int:
+    """Ask a paused runner to carry on; returns the control event's sequence number."""
     return request(store, session_id, "resume")
 
 
 def stop(store: Store, session_id: int) -> int:
+    """Ask the runner to end the session at its next step boundary (recorded as stopped by the
+    evaluator); returns the control event's sequence number.
+    """
     return request(store, session_id, "stop")
 
 

@@ -40,9 +40,23 @@ class Target(Protocol):
     spec: str
 
     async def reply(self, messages: list[dict[str, str]], on_token: Callable[[str], Any] | None = None,
-                    on_reset: Callable[[], Any] | None = None) -> ChatResult: ...
+                    on_reset: Callable[[], Any] | None = None) -> ChatResult:
+        """Answer the conversation so far.
 
-    async def aclose(self) -> None: ...
+        Args:
+            messages: OpenAI-style ``{"role", "content"}`` dicts, the latest question last.
+            on_token: called with each piece of the answer as it arrives (a target that does not stream
+                calls it once with the whole answer).
+            on_reset: called when a dropped stream is retried from the start (discard the text so far).
+
+        Returns:
+            The answer with its latency, tokens and cost.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the target holds; called once when its session ends."""
+        ...
 
 
 def parse_endpoint_spec(spec: str, config: Config, api_key_env: str | None = None,
@@ -80,9 +94,11 @@ class EndpointTarget:
     client: LLMClient
 
     async def reply(self, messages, on_token=None, on_reset=None) -> ChatResult:
+        """Stream the answer from the endpoint through the recording, caching LLM client."""
         return await self.client.chat(messages, stream=True, on_token=on_token, on_reset=on_reset)
 
     async def aclose(self) -> None:
+        """Nothing to release: the LLM client's connections are shared per event loop."""
         return None
 
 
@@ -107,6 +123,11 @@ class PythonTarget:
             raise TargetError(f"{spec!r}: {class_name} has no reply(messages) method")
 
     async def reply(self, messages, on_token=None, on_reset=None) -> ChatResult:
+        """Call the adapter's ``reply`` in a worker thread; the whole answer reaches ``on_token`` at once.
+
+        Raises:
+            TargetError: ``reply`` returned something other than a string.
+        """
         start = time.perf_counter()
         text = await asyncio.to_thread(self.obj.reply, [dict(m) for m in messages])
         if not isinstance(text, str):
@@ -116,6 +137,7 @@ class PythonTarget:
         return ChatResult(text=text, latency_ms=(time.perf_counter() - start) * 1000)
 
     async def aclose(self) -> None:
+        """Call the adapter's ``close()`` in a worker thread, when it has one."""
         close = getattr(self.obj, "close", None)
         if callable(close):
             await asyncio.to_thread(close)
@@ -166,9 +188,16 @@ class LocalServer:
 
     @property
     def base_url(self) -> str:
+        """The server's OpenAI-compatible base URL on its loopback port."""
         return f"http://127.0.0.1:{self.port}/v1"
 
     def wait_ready(self, timeout: float = 120.0) -> None:
+        """Block until the server answers ``GET /models``.
+
+        Raises:
+            TargetError: the server exited, or did not answer within ``timeout`` seconds (it is then
+                stopped); the message names its log file.
+        """
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -183,6 +212,7 @@ class LocalServer:
         raise TargetError(f"the local model server did not start within {timeout:.0f}s; see {self.log_path}")
 
     def crash_message(self) -> str:
+        """The error for a server that died mid-answer: its exit code, its log and the portable-build fix."""
         return (
             f"the local model server exited (code {self.proc.returncode}) while answering; see {self.log_path}. "
             "If the kernel log shows a general protection fault in libggml-cpu, this machine's CPU advertises "
@@ -191,6 +221,7 @@ class LocalServer:
         )
 
     def stop(self) -> None:
+        """Terminate the server (kill it if it has not exited after 10 s) and close its log."""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -207,6 +238,9 @@ class LocalTarget(EndpointTarget):
     server: LocalServer | None = None
 
     async def reply(self, messages, on_token=None, on_reset=None) -> ChatResult:
+        """Answer through the local server; an error while the server has exited becomes a
+        :class:`TargetError` naming its log.
+        """
         try:
             return await super().reply(messages, on_token, on_reset)
         except LLMError:
@@ -215,10 +249,14 @@ class LocalTarget(EndpointTarget):
             raise
 
     async def aclose(self) -> None:
+        """Nothing to release: the run owns the shared server and stops it once."""
         return None  # the run owns the server and stops it once
 
 
 def local_endpoint(server: LocalServer, seed: int = 0) -> ModelConfig:
+    """The endpoint config for the embedded server: greedy (temperature 0), at most 256 tokens, one
+    request at a time, 300 s timeout, one retry. ``seed`` is unused (the server was started with it).
+    """
     return ModelConfig(base_url=server.base_url, model="smollm2-135m-instruct", temperature=0.0,
                        max_tokens=256, max_concurrency=1, timeout=300.0, max_retries=1)
 
@@ -253,6 +291,9 @@ class TargetFactory:
                 raise TargetError(str(exc)) from None
 
     def make(self, spec: str, session_id: int | None) -> Target:
+        """The target for one session: the shared local server (started on first use), a Python adapter,
+        or an OpenAI-compatible endpoint whose calls are recorded under ``session_id``.
+        """
         if spec == "local":
             if self._local is None:
                 server = LocalServer(self.home / "logs")
@@ -267,6 +308,7 @@ class TargetFactory:
         return EndpointTarget(spec, LLMClient(self.store, endpoint, "target", self.use_cache, session_id))
 
     def close(self) -> None:
+        """Stop the local model server, if this factory started one."""
         if self._local is not None:
             self._local.stop()
             self._local = None

@@ -43,6 +43,9 @@ class MixedScriptTokenizer(Tokenizer):
 
     def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True,
                  start_pos=0, start_char=0, tokenize=True, mode="", **kwargs):
+        """Tokenize ``value`` for Whoosh: one token per word and per overlapping CJK bigram (a lone CJK
+        character stays a unigram), in text order; the Whoosh tokenizer arguments keep their meaning.
+        """
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         pos = start_pos
         spans: list[tuple[int, int, str]] = []

@@ -55,6 +55,7 @@ class KnowledgeBase:
 
     @property
     def version(self) -> int:
+        """The content version: bumped by every build that changes content (0 before the first)."""
         return int(self.config.get("version", 0))
 
 
@@ -85,6 +86,7 @@ class BuildSummary:
 
     @property
     def changed(self) -> bool:
+        """True when the build added, updated or removed a document."""
         return bool(self.added or self.updated or self.removed)
 
     def to_dict(self) -> dict[str, Any]:

@@ -80,6 +80,7 @@ class Usage:
     cached_calls: int = 0
 
     def add(self, result: ChatResult) -> None:
+        """Add one call's tokens and cost, and count the call (and whether the cache answered it)."""
         self.tokens_in += result.tokens_in
         self.tokens_out += result.tokens_out
         self.cost += result.cost
@@ -96,6 +97,7 @@ class JSONResult:
 
     @property
     def repairs(self) -> int:
+        """The repair calls it took: every call after the first."""
         return max(0, len(self.results) - 1)
 
 
@@ -170,6 +172,7 @@ class LLMClient:
 
     @property
     def label(self) -> str:
+        """``model@base_url``: the endpoint as named in log lines."""
         return f"{self.endpoint.model}@{self.endpoint.base_url}"
 
     def _params(self, overrides: dict[str, Any]) -> dict[str, Any]:

@@ -49,6 +49,7 @@ class Dynamism:
     r: float | None
 
     def as_dict(self) -> dict[str, Any]:
+        """The figures as a JSON-ready dict, in field order."""
         return asdict(self)
 
 

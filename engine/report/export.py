@@ -67,6 +67,9 @@ def _f(value: Any, digits: int = 2) -> str:
 
 
 def to_markdown(report: dict[str, Any]) -> str:
+    """The report (from :func:`session_report`) as Markdown: the headline figures, the rubric table,
+    then each turn with its question, answer and met criteria.
+    """
     s, m = report["session"], report["metrics"]
     lines = [f"# viva session {s['id']}: {s['target']}", ""]
     lines += [f"- status: {s['status']}; protocol: {s['protocol']}; kernel: {s['kernel']}; "
@@ -99,6 +102,7 @@ def to_markdown(report: dict[str, Any]) -> str:
 
 
 def to_csv(report: dict[str, Any]) -> str:
+    """The report as CSV, one row per turn: figures, tokens, cost, met criterion ids, question, answer."""
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(["session", "turn", "action", "actor", "score", "delta", "cos", "tokens_in", "tokens_out",
@@ -111,6 +115,7 @@ def to_csv(report: dict[str, Any]) -> str:
 
 
 def to_html(report: dict[str, Any]) -> str:
+    """The Markdown report, HTML-escaped, as a standalone page (preformatted, wrapping)."""
     body = html.escape(to_markdown(report))
     return (f"<!doctype html><meta charset='utf-8'><title>viva session {report['session']['id']}</title>"
             f"<pre style='white-space:pre-wrap;font-family:system-ui'>{body}</pre>")

@@ -80,6 +80,7 @@ class Store:
     # -- schema -----------------------------------------------------------------------------
     @property
     def schema_version(self) -> int:
+        """The schema version of the open database (SQLite's ``user_version``)."""
         return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
     def migrate(self) -> None:
@@ -119,6 +120,7 @@ class Store:
             self._depth = 0
 
     def close(self) -> None:
+        """Close the database connection."""
         self.conn.close()
 
     # -- generic helpers ----------------------------------------------------------------------
@@ -149,9 +151,11 @@ class Store:
             self.conn.execute(sql, [*values.values(), row_id])
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
+        """Run a read query; returns its rows as dicts (column -> value)."""
         return list(self.db.query(sql, params))
 
     def one(self, sql: str, params: tuple | dict = ()) -> dict[str, Any] | None:
+        """The first row of a read query as a dict, or None when it has none."""
         rows = self.query(sql, params)
         return rows[0] if rows else None
 
@@ -213,6 +217,7 @@ class Store:
                 await asyncio.sleep(interval)
 
     def last_seq(self, session_id: int | None = None) -> int:
+        """The highest event sequence number, overall or for one session (0 when there are none)."""
         if session_id is None:
             row = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
         else:
