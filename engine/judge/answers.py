@@ -166,7 +166,8 @@ nearly called named known thats whats theres heres theyre youre
 """Words that carry no answer: removed from a candidate before its focused F1 (unless a gold word)."""
 
 _NEGATION_WORDS = frozenset("""not no never none neither nor nothing nobody nowhere cannot cant dont doesnt didnt
-isnt arent wasnt werent wont wouldnt shouldnt couldnt hasnt havent hadnt aint wrong false incorrect untrue""".split())
+isnt arent wasnt werent wont wouldnt shouldnt couldnt hasnt havent hadnt aint wrong false incorrect untrue myth
+misconception""".split())
 _NEGATION_CJK = re.compile("不|没|并非|未|無|无")
 _INTERJECTION = frozenset({"no", "nope", "nah", "不", "不是"})
 _SCOPE_END = re.compile(r"^\s*(?:but|rather|instead|however|though|although|yet|whereas)\b|^\s*(?:但|而|却|可是)",
@@ -211,6 +212,15 @@ def _split_clauses(sentence: str) -> list[tuple[str, str]]:
         if part and part.strip(" \t.!?。！？"):
             out.append((part.strip(), delim))
     return out
+
+
+def clause_parts(sentence: str) -> list[tuple[str, str]]:
+    """A sentence's clauses, each with the delimiter before it ("" for the first, ",", ";", "(", ...).
+
+    Splits at , ; : ( ) [ ] — – and their CJK forms, and before but/although/though/whereas/while/
+    because/which; a comma inside a number ("1,000") does not split.
+    """
+    return _split_clauses(sentence)
 
 
 def split_clauses(sentence: str) -> list[str]:
@@ -267,6 +277,16 @@ def _sentence_clauses(sentence: str) -> list[_Clause]:
             scope = True
         out.append(_Clause(text, tokens, scope and not interjection, joined, alternative))
     return out
+
+
+def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
+    """A sentence's clauses, each with whether it lies in a negation's scope.
+
+    A negation (not, never, no, none, neither, n't, wrong, false, 不/没/并非/未) reaches from its
+    clause to the end of the sentence, or to the next ";" or but/rather/instead/however/though/yet
+    (但/而/却); a clause that is only "No"/"Nope"/"不" is an interjection and negates nothing.
+    """
+    return [(c.text, c.negated) for c in _sentence_clauses(sentence)]
 
 
 def _answer_region(sentences: list[str]) -> list[int]:
