@@ -77,6 +77,7 @@ must also just only very quite really simply some any each all both other anothe
 where why how yes well okay ok sure certainly definitely probably perhaps maybe think believe guess say says said
 know answer question correct correctly right exactly approximately roughly around nearly about called named known
 up down out off again further once more most much many few less least own same too s t d ll m o re ve y
+because since although though while whereas unless until whether
 的 了 是 在 和 与 及 或 吗 呢 吧 啊 个 也 都 就 它 他 她 们 这 那 有 为 要 会 能 很 把 被 让 使 着 过 地 得 之 其 所
 """.split())
 """Words that carry no fact (negations are not here: they set polarity)."""
@@ -484,12 +485,16 @@ _CJK_VERBISH = re.compile("是|有|会|不|没|在|能|被|把|以|为|要|吃|�
 
 
 def _subject(clause: str) -> str:
-    """The words of a clause before its first verb, as written ("" when none is recognised)."""
+    """The words of a clause before its first verb, as written ("" when none is recognised).
+
+    Verbs are a closed list of common ones plus, after the first word, any word ending in -ed.
+    """
     if re.search(f"[{_CJK}]", clause):
         m = _CJK_VERBISH.search(clause)
         return clause[: m.start()] if m else ""
-    for m in re.finditer(r"[\w'’-]+", clause):
-        if m.group().lower() in _VERBISH:
+    for k, m in enumerate(re.finditer(r"[\w'’-]+", clause)):
+        word = m.group().lower()
+        if word in _VERBISH or (k and len(word) > 4 and word.endswith("ed") and not word.endswith("eed")):
             return clause[: m.start()].strip()
     return ""
 
