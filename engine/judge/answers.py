@@ -30,7 +30,8 @@ Crediting rule of :func:`judge_gold` (``met``):
    more than two new words scores below the threshold, and echoing the question scores 0.
 4. A candidate is not eligible when the gold sits in a negated stretch (not, never, no, none,
    neither, n't, wrong, false, 不/没/并非/未; a negation reaches to the end of its sentence or to the
-   next ";" or but/rather/instead/however, and a lone "No," is an interjection), when its sentence
+   next ";" or but/rather/instead/however, a lone "No," is an interjection, and a later clause
+   opening with the negation, ", not 16", is an aside), when its sentence
    offers alternatives the gold does not ("A or B", "either", "maybe A, maybe B"), or, for a gold
    answer with numbers, when its own numbers (those not in the question) differ from the gold's
    ("760 nm" for "687 and 760 nm", "1914 or 1918").
@@ -273,9 +274,10 @@ def _sentence_clauses(sentence: str) -> list[_Clause]:
             scope = False
         own = (bool(_NEGATION_WORDS.intersection(tokens)) or bool(_NEGATION_CJK.search(text)))
         interjection = bool(tokens) and all(t in _INTERJECTION for t in tokens)
-        if own and not interjection:
+        aside = bool(out) and bool(tokens) and tokens[0] in _NEGATION_WORDS  # "X, not Y, is Z"
+        if own and not interjection and not aside:
             scope = True
-        out.append(_Clause(text, tokens, scope and not interjection, joined, alternative))
+        out.append(_Clause(text, tokens, (scope or (own and aside)) and not interjection, joined, alternative))
     return out
 
 
@@ -284,7 +286,9 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
 
     A negation (not, never, no, none, neither, n't, wrong, false, 不/没/并非/未) reaches from its
     clause to the end of the sentence, or to the next ";" or but/rather/instead/however/though/yet
-    (但/而/却); a clause that is only "No"/"Nope"/"不" is an interjection and negates nothing.
+    (但/而/却); a clause that is only "No"/"Nope"/"不" is an interjection and negates nothing, and a
+    later clause that opens with the negation ("Liquid oxygen, not nitrogen, is blue"; "It's 8, not
+    16") is an aside that negates only itself.
     """
     return [(c.text, c.negated) for c in _sentence_clauses(sentence)]
 
@@ -396,6 +400,9 @@ def judge_gold(reply: str, golds: Sequence[str] | str, question: str = "",
     elif len(region) < len(sentences) and _outside_region_hit(sentences, region, golds, q_stems, threshold):
         rationale = ("the gold answer appears only in a later sentence, not in the reply's answer "
                      f"(its first sentence or first {LEAD_WORDS} words) or a conclusion")
+    elif blocked is not None and blocked[0] > f1:
+        rationale = (f'best focused F1 {blocked[0]:.2f} < {threshold:.2f} (gold "{blocked[1]}", in '
+                     f'"{_short(blocked[2])}", where {blocked[3]})')
     else:
         rationale = (f"best focused F1 {f1:.2f} < {threshold:.2f}"
                      + (f' (gold "{best_gold}", in "{_short(span)}")' if span else " (no gold word given)"))

@@ -288,6 +288,11 @@ class FreeTextJudge:
     """
 
     def __init__(self, embedder: Any | None = None, threshold: float = DEFAULT_THRESHOLD):
+        """Keep the embedder (or load the default one on first use) and the threshold.
+
+        Raises:
+            ValueError: the threshold is not in (0, 1].
+        """
         if not 0.0 < threshold <= 1.0:
             raise ValueError(f"threshold must be in (0, 1], got {threshold}")
         self._embedder = embedder
