@@ -13,8 +13,9 @@ two to twelve and Chinese numerals ("一千八百", "百分之九十九") are re
 
 Crediting rule of :func:`judge_gold` (``met``):
 
-1. The reply is split into sentences, and each sentence into clauses (at ``, ; : ( ) —`` and before
-   but/although/though/whereas/while/because/which). Candidates are the clauses, the sentences and,
+1. The reply is split into sentences, and each sentence into clauses (at ", " "; " ": " ( ) — " – "
+   and before but/although/though/whereas/while/because/which; "1,000", "30–60%", "MHC:antigen"
+   stay whole). Candidates are the clauses, the sentences and,
    when every sentence is read, the whole reply.
 2. Only the reply's *answer region* is read: its first sentence, the sentences that begin within its
    first :data:`LEAD_WORDS` words (so a short preamble such as "Good question." does not hide the
@@ -24,7 +25,8 @@ Crediting rule of :func:`judge_gold` (``met``):
 3. A candidate's *focused F1* against a gold answer is SQuAD's token F1 after removing filler words
    (function words, "answer", "think", ...) and the words of the question, from both the candidate
    and the gold (a gold word that is also in the question is given, not answered; when every gold
-   word is in the question, the gold is kept whole). So "The peaks are at 687 and 760 nm." for "At
+   word is in the question, the gold is kept whole and nothing is discounted, since an echo of the
+   question would hold the gold too). Ranges keep both ends ("30–60%" is 30 and 60). So "The peaks are at 687 and 760 nm." for "At
    what wavelengths does the fluorescence peak?" scores like "687 and 760 nm" (1.0), "liver cells"
    for "Which cells ...?" (gold "beta cells") scores 0, a clause that holds a one-word gold among
    more than two new words scores below the threshold, and echoing the question scores 0.
@@ -33,8 +35,8 @@ Crediting rule of :func:`judge_gold` (``met``):
    next ";" or but/rather/instead/however, a lone "No," is an interjection, and a later clause
    opening with the negation, ", not 16", is an aside), when its sentence
    offers alternatives the gold does not ("A or B", "either", "maybe A, maybe B"), or, for a gold
-   answer with numbers, when its own numbers (those not in the question) differ from the gold's
-   ("760 nm" for "687 and 760 nm", "1914 or 1918").
+   answer with numbers, when its own numbers differ from the gold's (both without the question's
+   numbers: "760 nm" for "687 and 760 nm", "1914 or 1918").
 5. ``met`` iff some eligible candidate reaches focused F1 >= :data:`GOLD_F1_THRESHOLD` against some
    gold answer. ``em`` and ``f1`` in the verdict are SQuAD's exact match of the whole reply and the
    best eligible focused F1.
@@ -177,7 +179,7 @@ _ALTERNATIVE = re.compile(r"\b(?:or|either)\b|或者|或|还是", re.IGNORECASE)
 _HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly)\b|也许|可能", re.IGNORECASE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _CLAUSE_SPLIT = re.compile(
-    r"(,(?=\s|$)|[;:()\[\]—–，；：、（）]|\s-\s|"
+    r"(,(?=\s|$)|[;:](?=\s|$)|[()\[\]—，；：、（）]|\s[-–]\s|"
     r"\s(?=(?:but|although|though|whereas|while|because|which)\b))", re.IGNORECASE)
 _CONCLUSION = re.compile(
     r"^\W*(?:so|therefore|thus|hence|overall|in short|in summary|in conclusion|to sum(?:marise|marize)? up|"
@@ -193,8 +195,13 @@ def _stem(token: str) -> str:
     return token
 
 
+_RANGE = re.compile(r"(?<=\d)(\s*%?\s*)[-–—/](?=\s*\d)")
+
+
 def _judge_tokens(text: str) -> list[str]:
-    return [_NUMBER_WORDS.get(t, t) for t in answer_tokens(chinese_numerals_to_digits(text))]
+    """Tokens for judging: a range's ends stay two numbers ("30–60%" -> 30 60), digits for number words."""
+    text = _RANGE.sub(r"\1 ", chinese_numerals_to_digits(text or ""))
+    return [_NUMBER_WORDS.get(t, t) for t in answer_tokens(text)]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -218,17 +225,14 @@ def _split_clauses(sentence: str) -> list[tuple[str, str]]:
 def clause_parts(sentence: str) -> list[tuple[str, str]]:
     """A sentence's clauses, each with the delimiter before it ("" for the first, ",", ";", "(", ...).
 
-    Splits at , ; : ( ) [ ] — – and their CJK forms, and before but/although/though/whereas/while/
-    because/which; a comma inside a number ("1,000") does not split.
+    Splits at ", " "; " ": " ( ) [ ] — " - " " – " and the CJK forms, and before but/although/though/
+    whereas/while/because/which; "1,000", "30–60%" and "MHC:antigen" do not split.
     """
     return _split_clauses(sentence)
 
 
 def split_clauses(sentence: str) -> list[str]:
-    """Clauses of a sentence (at , ; : ( ) — and before but/although/though/whereas/while/because/which).
-
-    A comma inside a number ("1,000") does not split.
-    """
+    """Clauses of a sentence (the splits of :func:`clause_parts`)."""
     return [c for c, _ in _split_clauses(sentence)]
 
 
@@ -318,16 +322,19 @@ class _Gold:
     numbers: Counter
     has_negation: bool
     normalized: str
+    given: bool  # every gold word is in the question
 
 
 def _gold(text: str, question_stems: set[str]) -> _Gold:
     raw = _judge_tokens(text)
     content = [t for t in raw if t not in FILLER] or raw
-    focused = [t for t in content if _stem(t) not in question_stems] or content
+    focused = [t for t in content if _stem(t) not in question_stems]
+    given = not focused
+    focused = focused or content
     return _Gold(text, focused, set(focused), {_stem(t) for t in focused},
                  Counter(t for t in raw if _NUMBER.match(t)),
                  bool(_NEGATION_WORDS.intersection(raw)) or bool(_NEGATION_CJK.search(text)),
-                 " ".join(raw))
+                 " ".join(raw), given)
 
 
 def _focused(tokens: list[str], gold: _Gold, question_stems: set[str]) -> list[str]:
@@ -378,9 +385,10 @@ def judge_gold(reply: str, golds: Sequence[str] | str, question: str = "",
     blocked: tuple[float, str, str, str] | None = None  # the best candidate a rule refused
     for gold_text in golds:
         gold = _gold(gold_text, q_stems)
-        q_only = q_stems - gold.stems
+        # every gold word in the question: the gold cannot be told from an echo, so no word is discounted
+        q_only = set() if gold.given else q_stems - gold.stems
         for text, parts in candidates:
-            tokens = [t for c in parts for t in c.tokens]
+            tokens = parts[0].tokens if len(parts) == 1 else _judge_tokens(text)
             f1 = _f1(_focused(tokens, gold, q_only), gold.tokens)
             if f1 <= 0.0:
                 continue
@@ -415,10 +423,11 @@ def _refusal(parts: list[_Clause], tokens: list[str], gold: _Gold, q_numbers: Co
         return "the gold answer is negated"
     if any(c.alternative and _offers_alternatives(c.sentence, gold) for c in parts):
         return "the sentence offers alternatives"
-    if gold.numbers:
-        own = Counter(t for t in tokens if _NUMBER.match(t)) - q_numbers
-        if set(own) != set(gold.numbers):
-            return f"numbers {sorted(own) or 'none'} differ from the gold's {sorted(gold.numbers)}"
+    wanted = set(gold.numbers) - set(q_numbers)
+    if wanted:
+        own = set(t for t in tokens if _NUMBER.match(t)) - set(q_numbers)
+        if own != wanted:
+            return f"numbers {sorted(own) or 'none'} differ from the gold's {sorted(wanted)}"
     return ""
 
 
@@ -435,7 +444,7 @@ def _outside_region_hit(sentences: list[str], region: list[int], golds: Sequence
             continue
         for g in golds:
             gold = _gold(g, q_stems)
-            q_only = q_stems - gold.stems
+            q_only = set() if gold.given else q_stems - gold.stems
             for c in _sentence_clauses(s):
                 if _f1(_focused(c.tokens, gold, q_only), gold.tokens) >= threshold:
                     return True

@@ -149,6 +149,27 @@ def test_numbers_with_commas_and_alternatives_in_the_gold():
     assert not judge_gold("In childhood, or maybe in old age.", ["childhood or adolescence"], q).met
 
 
+def test_ranges_question_numbers_and_formulas():
+    q = "What share of the harvest was lost?"
+    assert judge_gold("Between 20–35% of it.", ["20–35%"], q).met
+    assert judge_gold("20-35 percent", ["20–35%"], q).met  # hyphen or en dash: the same two ends
+    v = judge_gold("About 35% of it.", ["20–35%"], q)
+    assert not v.met and "numbers" in v.rationale  # one end of a range is another answer
+    assert split_clauses("The Miller–Rabin test, in short.") == ["The Miller–Rabin test", "in short."]
+    # numbers the question already holds are neither required nor held against the reply
+    q = "Which divisors do all even numbers larger than 2 have?"
+    assert judge_gold("1, 2, and n", ["1, 2, and n"], q).met
+    assert judge_gold("1/(1-p)n", ["1/(1-p)n"], "How is it written?").met
+
+
+def test_gold_given_by_the_question_needs_more_than_an_echo():
+    q = "Which conjecture says there are infinitely many twin primes?"
+    assert judge_gold("The twin prime conjecture.", ["twin prime conjecture"], q).met
+    v = judge_gold("Which conjecture says there are infinitely many twin primes.", ["twin prime conjecture"], q)
+    # nothing is discounted: [conjecture, says, infinitely, many, twin, primes] vs [twin, prime, conjecture]
+    assert not v.met and v.f1 == pytest.approx(4 / 9, abs=1e-4)
+
+
 def test_several_golds_and_chinese():
     v = judge_gold("They are called the Broncos.", ["Denver Broncos", "Broncos"], "Who won?")
     assert v.met and v.best_gold == "Broncos"
