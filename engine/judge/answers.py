@@ -531,7 +531,7 @@ _MC_CUE = (
     r"actually|on\s+second\s+thought|correction|i\s+mean|wait|答案(?:是|为|应该是|应为)?|选择?)"
 )
 _MC_OPENERS = r"[\s:,=\-*\"'(\[]*"
-_MC_CONNECTOR = re.compile(r"^[\s,/&*()\[\]\"']*(?:\b(?:or|and|and/or|either|maybe|possibly|perhaps)\b"
+_MC_CONNECTOR = re.compile(r"^[\s,/&*()\[\]\"']*(?:\b(?:or|and|and/or|either|maybe|possibly|perhaps|a|an|the)\b"
                            r"[\s,/&*()\[\]\"']*)*$|^[\s,、/或和]*$", re.IGNORECASE)
 _MC_WORD = re.compile(f"[{_CJK}]|[^\\W_]+", re.UNICODE)
 
@@ -595,14 +595,20 @@ def _letter_mentions(reply: str, opts: dict[str, str]) -> list[_Mention]:
     return found
 
 
+def _mc_words(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, normalised word) of a text's words, articles dropped; the same rule for replies and
+    option texts, so hyphens and apostrophes split both alike ("Amoxicillin-clavulanate")."""
+    words = [(m.start(), m.end(), normalize_answer(m.group())) for m in _MC_WORD.finditer(text)]
+    return [w for w in words if w[2] and w[2] not in ("a", "an", "the")]
+
+
 def _text_mentions(reply: str, opts: dict[str, str]) -> list[_Mention]:
-    words = [(m.start(), m.end(), normalize_answer(m.group())) for m in _MC_WORD.finditer(reply)]
-    words = [w for w in words if w[2] and w[2] not in ("a", "an", "the")]
+    words = _mc_words(reply)
     taken = [False] * len(words)
     found: list[_Mention] = []
-    ordered = sorted(opts.items(), key=lambda kv: len(answer_tokens(kv[1])), reverse=True)
-    for key, text in ordered:
-        want = answer_tokens(text)
+    wanted = {key: [w[2] for w in _mc_words(text)] for key, text in opts.items()}
+    for key in sorted(wanted, key=lambda k: len(wanted[k]), reverse=True):  # longest first
+        want = wanted[key]
         if not want:
             continue
         n = len(want)
@@ -612,7 +618,11 @@ def _text_mentions(reply: str, opts: dict[str, str]) -> list[_Mention]:
             if [w[2] for w in words[i:i + n]] == want:
                 for j in range(i, i + n):
                     taken[j] = True
-                found.append(_Mention(words[i][0], words[i + n - 1][1], key, False, "by its text"))
+                end = words[i + n - 1][1]
+                tail = re.match(r"[^\w\s]+", opts[key].strip()[::-1])  # the option's closing punctuation
+                if tail and reply.startswith(tail.group()[::-1], end):
+                    end += len(tail.group())
+                found.append(_Mention(words[i][0], end, key, False, "by its text"))
     return found
 
 
@@ -649,7 +659,7 @@ def _mentions(reply: str, opts: dict[str, str]) -> list[_Mention]:
     for m in merged:
         prev = joined[-1] if joined else None
         if (prev is not None and prev.key == m.key
-                and re.fullmatch(r"[\s.:)\]*(\[-]*", reply[prev.end:m.start])):
+                and re.fullmatch(r"(?:[\s.:)\]*(\[-]|\b(?:a|an|the)\b)*", reply[prev.end:m.start], re.IGNORECASE)):
             prev.end, prev.strong = m.end, prev.strong or m.strong
             continue
         joined.append(m)
@@ -657,11 +667,16 @@ def _mentions(reply: str, opts: dict[str, str]) -> list[_Mention]:
     line_starts = [m for m in joined if m.how == "at a line start"]
     if len(line_starts) == 1 and not reply[:line_starts[0].start].strip(" \t*#>-"):
         line_starts[0].strong = True
+    # negations and clause breaks are read outside the options' own texts ("vaccination against rubella")
+    masked = list(reply)
     for m in joined:
-        start, end = _clause_bounds(reply, m.start)
-        m.negated = bool(_MC_NEG_BEFORE.search(reply, start, m.start)) or bool(
-            _MC_NEG_AFTER.search(reply[m.end:max(m.end, end)]))
-        if not m.strong and _strong_by_cue(reply, m, start):
+        masked[m.start:m.end] = " " * (m.end - m.start)
+    plain = "".join(masked)
+    for m in joined:
+        start, end = _clause_bounds(plain, m.start)
+        m.negated = bool(_MC_NEG_BEFORE.search(plain, start, m.start)) or bool(
+            _MC_NEG_AFTER.search(plain[m.end:max(m.end, end)]))
+        if not m.strong and _strong_by_cue(plain, m, start):
             m.strong = True
     return joined
 

@@ -232,6 +232,20 @@ def test_no_single_choice(reply):
     assert extract_choice(reply, OPTS) is None
 
 
+def test_option_texts_that_are_hard_to_read():
+    opts = {"A": "Penicillin", "B": "Penicillin-clavulanate", "C": "Vaccinate against measles now",
+            "D": "A short rest", "E": "The dose is not changed."}
+    assert extract_choice("Penicillin-clavulanate", opts) == "B"  # the longer option wins its words
+    assert extract_choice("I would rule out penicillin. The best answer is penicillin-clavulanate.", opts) == "B"
+    assert extract_choice("A short rest", opts) == "D"  # the article does not hide the option
+    # negations inside an option's own text ("against", "not") are not the reply's
+    assert extract_choice("Vaccinate against measles now", opts) == "C"
+    assert extract_choice("The dose is not changed.", opts) == "E"
+    assert extract_choice("Vaccinate against measles now or a short rest", opts) is None
+    assert extract_choice(format_options(opts), opts) is None  # the echoed list, "D. A short rest" included
+    assert extract_choice(", ".join(opts.values()), opts) is None
+
+
 def test_judge_choice():
     v = judge_choice("It is not B ... the answer is C", OPTS, "C")
     assert v.met and v.chosen == "C" and "correct" in v.rationale
