@@ -729,7 +729,8 @@ def extract_choice(reply: str, options: Mapping[str, str] | Sequence[str]) -> st
     Rules: an option is mentioned by its letter (a bare "B", "(B)", "b)", "option B", "B." at a
     line start, "the answer is B") or by its text ("Staphylococcus aureus"). A mention is *negated*
     when a negation precedes it in its clause ("not B", "rule out B", "rather than B") or follows
-    it ("B is wrong", "B is unlikely"); negated mentions are not choices. Announced mentions ("the
+    it ("B is wrong", "B is unlikely"); negated mentions are not choices (negations inside an
+    option's own text, "vaccinate against measles", are not the reply's). Announced mentions ("the
     answer is C", "I'd go with C", "it's C", "actually, C", a lone "D." opening the reply) win over
     passing ones; among them the last wins ("I first thought A, but the answer is C" -> C). When
     the winning mention is offered together with other options ("A or B", "A, B, C and D", an

@@ -163,6 +163,15 @@ def test_judge_many_is_one_batch_and_agrees_with_judge(judge, embedder):
         judge.judge_many(criteria, reply, Q, [False])
 
 
+def test_cloze_and_squad_criteria(judge):
+    cloze = 'Gives "48" as the missing part of: A box of the red pens holds ___ pens.'
+    assert judge.judge(cloze, "It holds 48 pens.").met
+    assert not judge.judge(cloze, "A box of the red pens holds 24 pens.").met
+    squad = 'Answers "What colour is liquid oxygen?" with "pale blue"'
+    assert judge.judge(squad, "Pale blue.").met
+    assert not judge.judge(squad, "Liquid oxygen is a liquid with a colour.").met
+
+
 def test_threshold_and_empty_reply(embedder):
     with pytest.raises(ValueError, match="threshold"):
         FreeTextJudge(embedder, threshold=0.0)
