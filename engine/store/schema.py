@@ -229,6 +229,22 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE criteria ADD COLUMN answers TEXT;
     ALTER TABLE criteria ADD COLUMN asks TEXT;
+    CREATE TABLE verdicts_v3 (
+        id INTEGER PRIMARY KEY,
+        turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+        cid TEXT NOT NULL,
+        rubric_version_id INTEGER REFERENCES rubric_versions(id),
+        met INTEGER NOT NULL,
+        rationale TEXT NOT NULL DEFAULT '',
+        source TEXT NOT NULL CHECK (source IN ('judge', 'code', 'human', 'offline', 'gold')),
+        created_at TEXT NOT NULL,
+        in_answer INTEGER
+    );
+    INSERT INTO verdicts_v3 (id, turn_id, cid, rubric_version_id, met, rationale, source, created_at, in_answer)
+        SELECT id, turn_id, cid, rubric_version_id, met, rationale, source, created_at, in_answer FROM verdicts;
+    DROP TABLE verdicts;
+    ALTER TABLE verdicts_v3 RENAME TO verdicts;
+    CREATE INDEX verdicts_turn ON verdicts(turn_id);
     """,
 ]
 
