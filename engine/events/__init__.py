@@ -149,6 +149,9 @@ class Verdicts(Payload):
     rescore: bool = False
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     raw_score: float | None = None
+    criteria: list[dict[str, Any]] | None = None
+    """The criteria of ``rubric_version_id`` when they are not the session's (graded: each base
+    question is its own item with its own rubric)."""
 
 
 @dataclass

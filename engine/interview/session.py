@@ -222,7 +222,8 @@ class Session:
                          prev_score: float | None = None, scored_per_turn: bool = True,
                          summary: str | None = None, cos: float | None = None, usage: Usage | None = None,
                          version_id: int | None = None, rescore: bool = False,
-                         extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                         extra: Mapping[str, Any] | None = None, criteria: list[Any] | None = None
+                         ) -> dict[str, Any]:
         """Store a turn's verdicts and score (s_t, Δs_t, cos_t, summary) with the ``verdicts`` event.
 
         Args:
@@ -236,6 +237,7 @@ class Session:
             version_id: the rubric version judged under (default: the session's).
             rescore: true when re-scoring after a rubric edit.
             extra: more fields for the event (e.g. ``raw_score``).
+            criteria: the version's criteria, carried by the event when they are not the session's.
 
         Returns:
             The turn row with the new figures.
@@ -254,7 +256,8 @@ class Session:
                 "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
                 "cost": turn["cost"] + u.cost})
             self.emit(ev.Verdicts(turn["idx"], version_id, score, delta, cos, summary, rescore,
-                                  [verdict_payload(v) for v in verdicts.values()], (extra or {}).get("raw_score")))
+                                  [verdict_payload(v) for v in verdicts.values()], (extra or {}).get("raw_score"),
+                                  [criterion_payload(c) for c in criteria] if criteria is not None else None))
         self.emit_metrics()
         return {**turn, "score": score, "delta": delta, "cos": cos, "summary": summary}
 

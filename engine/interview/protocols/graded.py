@@ -27,7 +27,6 @@ session's score is 100 × ACC1, its base questions' accuracy.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -145,9 +144,11 @@ class Graded(Protocol):
                                             "extension samples knowledge paths on its context graph)", True))
             return None
         difficulty = self._track(self._steps()).difficulty
+        from engine.knowledge.kb import KnowledgeBaseError
+
         try:
-            path = await asyncio.to_thread(self._path, bench.kb)
-        except Exception as exc:  # no graph built, no entity matched: say what is needed
+            path = self._path(bench.kb)  # this thread's store connection (SQLite connections stay in their thread)
+        except KnowledgeBaseError as exc:  # no graph built, no entity matched: say what is needed
             self.session.emit(ev.GradedNote(f"no extension: {exc} (build it with `viva kb graph {bench.kb}`)", True))
             return None
         windows = path.windows()
@@ -238,7 +239,8 @@ class Graded(Protocol):
                 "next_difficulty": step.next_difficulty if step else None,
                 "path": dumps(path) if path is not None else None, "created_at": now_iso()})
             s.record_judgement(turn, verdicts, 1.0 if correct else 0.0, scored_per_turn=False,
-                               version_id=version_id)
+                               version_id=version_id,
+                               criteria=rubric.criteria if phase in (BASE, VALIDATION) else [])
             s.emit(ev.GradedStep(turn["idx"], phase, difficulty, correct, step.gain if step else None,
                                  step.average if step else None, step.next_difficulty if step else None))
 
