@@ -60,11 +60,14 @@ _BEARER_RE = re.compile(r"(?i)(?<![A-Za-z0-9])(?P<lead>bearer\s+)(?P<value>[A-Za
 _NAMES = (r"api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|key|token|secret|password"
           r"|passwd|pwd|credentials?|auth")
 _CONTEXT_RE = re.compile(
-    r"(?i)(?<![A-Za-z0-9])(?P<name>(?:[A-Za-z0-9]+[_.-])*(?:" + _NAMES + r")s?(?:[_.-][A-Za-z0-9]+)*)"
+    r"(?i)(?<![A-Za-z0-9])(?P<name>(?:" + _NAMES + r")s?(?:[_.-][A-Za-z0-9]+)*)"
     r"(?P<sep>[\"']?\s*[:=]\s*[\"']?|[\"']?\s+(?:is\s+)?[\"']?)"
     r"(?P<value>" + _VALUE + r"{16,})"
 )
 _HEXISH_RE = re.compile(r"^[0-9a-fA-F-]+$")
+# Cheap substring checks first: most text holds none of these, and ``in`` is far faster than a regex scan.
+_PREFIX_HINTS = ("sk-", "gh", "github_pat_", "glpat-", "xox", "AKIA", "AIza", "hf_", "gsk_", "r8_", "pk-lf-")
+_CONTEXT_HINTS = ("key", "token", "secret", "passw", "pwd", "credential", "auth")
 
 
 def entropy(text: str) -> float:
@@ -191,9 +194,14 @@ def redact(text: str) -> str:
     pattern = _secret_re
     if pattern is not None:
         text = pattern.sub(REDACTED, text)
-    text = _PREFIXED_RE.sub(_prefixed, text)
-    text = _BEARER_RE.sub(_bearer, text)
-    return _CONTEXT_RE.sub(_context, text)
+    if any(h in text for h in _PREFIX_HINTS):
+        text = _PREFIXED_RE.sub(_prefixed, text)
+    lower = text.lower()
+    if "bearer" in lower:
+        text = _BEARER_RE.sub(_bearer, text)
+    if any(h in lower for h in _CONTEXT_HINTS):
+        text = _CONTEXT_RE.sub(_context, text)
+    return text
 
 
 def redact_value(value: Any) -> Any:
