@@ -296,6 +296,8 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+StrictLoader = _StrictLoader
+"""The YAML loader of every file viva reads: safe, and a key given twice is :class:`DuplicateKeyError`."""
 
 
 def load_yaml(text: str, file: str | os.PathLike[str], error: type[Exception] = ValueError) -> Any:

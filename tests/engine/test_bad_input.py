@@ -151,3 +151,13 @@ def test_reports_escape_answers(hostile_session):
     assert [r["answer"] for r in rows[1:]] == ["'" + f for f in FORMULAS]
     assert rows[0]["answer"] == HOSTILE  # ordinary text is untouched
     assert all(not r["answer"].startswith(("=", "+", "-", "@")) for r in rows)
+
+
+def test_duplicate_keys_in_a_taskweaver_case(tmp_path):
+    from engine.bench.importers.taskweaver import _load_yaml
+
+    case = tmp_path / "case.yaml"
+    case.write_text("task_description: a\nscoring_points:\n  - score_point: x\n    weight: 1\n"
+                    "task_description: b\n")
+    with pytest.raises(BenchError, match=r"case.yaml, line 5: duplicate key 'task_description' \(first given at line 1\)"):
+        _load_yaml(case)
