@@ -202,3 +202,20 @@ async def test_a_streamed_answer_with_the_key_reaches_on_token_redacted(store, f
     assert result.text == "Here it is: [REDACTED] enjoy" == "".join(pieces)
     cached = await LLMClient(store, endpoint, "target").chat([{"role": "user", "content": "key?"}])
     assert cached.cached and cached.text == result.text  # the cache answers what a fresh call returned
+
+
+def test_plan_run_refuses_a_key_as_api_key_env_before_writing_anything(home, tmp_path, monkeypatch):
+    from engine.api import Engine, RunRequest
+    from tests.engine.interview_fixtures import make_bench
+
+    (tmp_path / "echo_target.py").write_text("class Echo:\n    def reply(self, messages):\n        return 'ok'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    engine = Engine.open(home)
+    make_bench(engine.runtime.store)
+    request = RunRequest(bench="oxy", targets=["python:echo_target:Echo"], kernel="offline", policy="threshold")
+    assert engine.plan_run(request) == 1  # the target and kernel are fine
+    with pytest.raises(ConfigError) as info:  # no endpoint would ever read it: python target, offline kernel
+        engine.plan_run(RunRequest(**{**request.__dict__, "api_key_env": PLAIN_KEY}))
+    assert PLAIN_KEY not in str(info.value)
+    assert engine.runtime.store.one("SELECT COUNT(*) AS n FROM runs")["n"] == 1
+    engine.close()
