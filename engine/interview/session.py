@@ -50,6 +50,8 @@ class SessionSpec:
     eval_code_timeout: float = 10.0
     api_key_env: str | None = None
     trust_eval_code: bool = False
+    batch: list[int] | None = None
+    """graded: the base items of the session's batch (the session's item is the first)."""
 
     def as_config(self) -> dict[str, Any]:
         """The spec as stored in ``sessions.config`` (with the prompts' version)."""
@@ -270,10 +272,11 @@ class Session:
             self.store.update("sessions", self.sid, {"rubric_version_id": version_id, "updated_at": now_iso()})
             self.emit(ev.RubricUpdated(version_id, [criterion_payload(c) for c in self.criteria]))
 
-    def update_score(self) -> float | None:
-        """Recompute and store the session score (the rule in the module docstring)."""
-        score = session_score(r["score"] for r in self.store.query(
-            "SELECT score FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,)))
+    def update_score(self, rule: Callable[[list[dict[str, Any]]], float | None] | None = None) -> float | None:
+        """Recompute and store the session score: the protocol's ``rule`` over the turn rows, or the
+        default rule in the module docstring (100 × the last judged turn's score)."""
+        rows = self.store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,))
+        score = rule(rows) if rule is not None else session_score(r["score"] for r in rows)
         with self.store.transaction():
             self.store.update("sessions", self.sid, {"score": score, "updated_at": now_iso()})
         return score
