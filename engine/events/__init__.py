@@ -34,6 +34,7 @@ SESSION_FINISHED = "session.finished"
 SESSION_FAILED = "session.failed"
 SESSION_INTERRUPTED = "session.interrupted"
 VERDICT_OVERRIDDEN = "verdict.overridden"
+SESSION_RATED = "session.rated"
 GRADED_STEP = "graded.step"
 GRADED_EXTENSION = "graded.extension"
 GRADED_FEEDBACK = "graded.feedback"
@@ -249,6 +250,18 @@ class SessionInterrupted(Payload):
 
 
 @dataclass
+class SessionRated(Payload):
+    """The judge's 1–10 ratings of a finished adaptive conversation (Professionalism: accuracy,
+    user_satisfaction, clarity; Stability: coherence, question_handling, challenge_handling);
+    ``ratings`` is empty and ``note`` says why when the kernel is offline (never a number)."""
+
+    kind = SESSION_RATED
+    ratings: dict[str, int] = field(default_factory=dict)
+    rationale: str = ""
+    note: str = ""
+
+
+@dataclass
 class GradedStep(Payload):
     """graded: a question judged; the difficulty track after it (``gain``/``average``/``next`` are
     null for a validation re-ask, which does not count towards the track)."""
@@ -326,7 +339,7 @@ class Unknown(Payload):
 PAYLOADS: dict[str, type[Payload]] = {cls.kind: cls for cls in (
     SessionStarted, PolicyDecided, TurnStarted, AnswerDelta, AnswerReset, AnswerDone, Verdicts,
     VerdictOverridden, RubricUpdated, Intervention, SessionPaused, SessionEndedEarly, TaskStopKeyword,
-    SessionFinished, SessionFailed, SessionInterrupted, GradedStep, GradedExtension, GradedFeedback, GradedNote)}
+    SessionFinished, SessionFailed, SessionInterrupted, SessionRated, GradedStep, GradedExtension, GradedFeedback, GradedNote)}
 PAYLOADS[SESSION_RESUMED] = SessionStarted
 PAYLOADS[METRICS] = dict  # type: ignore[assignment]  # the figures of engine.metrics.sessions.session_metrics
 

@@ -76,9 +76,37 @@ def target_table(store: Store, session_ids: Iterable[int]) -> list[dict[str, Any
                       "tokens_out": usage["tout"], "cost": usage["cost"], "sessions": sids,
                       "finished": len(finished), "failed": failed, "unfinished": unfinished})
     graded = graded_table(store, ids)
+    ratings = ratings_table(store, ids)
     for row in table:
         row["graded"] = graded.get(row["target"])  # JudgeAgent's figures, when the target has graded sessions
+        row["ratings"] = ratings.get(row["target"])  # Professionalism / Stability, when rated or not rated
     return table
+
+
+def ratings_table(store: Store, session_ids: Iterable[int]) -> dict[str, dict[str, Any]]:
+    """Professionalism and Stability per target over its finished, rated adaptive sessions
+    (:func:`engine.metrics.ratings.rating_averages`); a session the offline kernel ran counts as
+    not rated, and a target with no rated session shows "not rated: needs an LLM judge"."""
+    from engine.metrics.ratings import NOT_RATED, rating_averages
+
+    ids = list(session_ids)
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = store.query(
+        f"SELECT s.id, s.target, m.name, m.value FROM sessions s JOIN metrics m ON m.scope = 'session' "
+        f"AND m.scope_id = CAST(s.id AS TEXT) AND (m.name = 'rated' OR m.name LIKE 'rating.%') "
+        f"WHERE s.id IN ({marks}) AND s.status = 'finished' ORDER BY s.id", tuple(ids))
+    per_session: dict[int, tuple[str, dict[str, int], bool]] = {}
+    for r in rows:
+        target, values, rated = per_session.get(r["id"], (r["target"], {}, False))
+        if r["name"] == "rated":
+            rated = bool(r["value"])
+        else:
+            values[r["name"][len("rating."):]] = int(r["value"])
+        per_session[r["id"]] = (target, values, rated)
+    pairs = [(target, values if rated else NOT_RATED) for target, values, rated in per_session.values()]
+    return {t: r.as_dict() for t, r in rating_averages(pairs).items()}
 
 
 def leaderboard(store: Store) -> list[dict[str, Any]]:

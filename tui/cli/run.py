@@ -99,6 +99,20 @@ def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
                       ",".join(map(str, failed)) or "-", str(r["tokens_in"] + r["tokens_out"]),
                       f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
     console.print(table)
+    rated = [(r["target"], r["ratings"]) for r in rows if r.get("ratings")]
+    if rated:
+        p = Table(title="Professionalism and Stability (judge's 1-10 ratings of whole conversations)")
+        for col in ("target", "rated", "Professionalism", "accuracy", "satisfaction", "clarity", "Stability",
+                    "coherence", "questions", "challenges"):
+            p.add_column(col, justify="left" if col == "target" else "right")
+        for target, fig in rated:
+            def show(v):
+                return f"{v:.1f}" if isinstance(v, int | float) else "needs an LLM judge"
+            p.add_row(target, f"{fig['rated']}/{fig['rated'] + fig['not_rated']}", show(fig["professionalism"]),
+                      show(fig["accuracy"]), show(fig["user_satisfaction"]), show(fig["clarity"]),
+                      show(fig["stability"]), show(fig["coherence"]), show(fig["question_handling"]),
+                      show(fig["challenge_handling"]))
+        console.print(p)
     graded = [(r["target"], r["graded"]) for r in rows if r.get("graded")]
     if graded:
         g = Table(title="graded (JudgeAgent): evaluation score and validation by re-answering")
