@@ -34,6 +34,7 @@ SESSION_FINISHED = "session.finished"
 SESSION_FAILED = "session.failed"
 SESSION_INTERRUPTED = "session.interrupted"
 VERDICT_OVERRIDDEN = "verdict.overridden"
+RUBRIC_SCORED = "rubric.scored"
 CONTROL_PREFIX = "control."
 CONTROL_PAUSE = "control.pause"
 CONTROL_RESUME = "control.resume"
@@ -145,6 +146,32 @@ class Verdicts(Payload):
     rescore: bool = False
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     raw_score: float | None = None
+
+
+@dataclass
+class RubricScored(Payload):
+    """A rubric (SedarEval) session scored once at its end, on turn ``turn`` (the last).
+
+    ``score`` is the 0–5 score (None when the judge could not score: ``status`` ``cannot judge``);
+    ``reasoning`` is the judge's scoring process (or, with ``offline_estimate``, the point-coverage
+    account of the offline free-text judge); ``attempts`` counts the judge's replies read (first
+    ask and re-asks), ``problems`` why each unusable one was rejected; ``prompt_source`` is
+    ``auto_prompt`` (the item's own judge prompt), ``rubric`` (built from the rubric) or
+    ``coverage`` (offline estimate, no LLM).
+    """
+
+    kind = RUBRIC_SCORED
+    turn: int = 0
+    rubric_version_id: int | None = None
+    score: float | None = None
+    max_score: float = 5.0
+    status: str = "scored"
+    reasoning: str = ""
+    attempts: int = 0
+    problems: list[str] = field(default_factory=list)
+    offline_estimate: bool = False
+    prompt_source: str = ""
+    rescore: bool = False
 
 
 @dataclass
@@ -271,7 +298,7 @@ class Unknown(Payload):
 PAYLOADS: dict[str, type[Payload]] = {cls.kind: cls for cls in (
     SessionStarted, PolicyDecided, TurnStarted, AnswerDelta, AnswerReset, AnswerDone, Verdicts,
     VerdictOverridden, RubricUpdated, Intervention, SessionPaused, SessionEndedEarly, TaskStopKeyword,
-    SessionFinished, SessionFailed, SessionInterrupted)}
+    SessionFinished, SessionFailed, SessionInterrupted, RubricScored)}
 PAYLOADS[SESSION_RESUMED] = SessionStarted
 PAYLOADS[METRICS] = dict  # type: ignore[assignment]  # the figures of engine.metrics.sessions.session_metrics
 
