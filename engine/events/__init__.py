@@ -35,6 +35,7 @@ SESSION_FAILED = "session.failed"
 SESSION_INTERRUPTED = "session.interrupted"
 VERDICT_OVERRIDDEN = "verdict.overridden"
 SESSION_RATED = "session.rated"
+RUBRIC_SCORED = "rubric.scored"
 GRADED_STEP = "graded.step"
 GRADED_EXTENSION = "graded.extension"
 GRADED_FEEDBACK = "graded.feedback"
@@ -153,6 +154,32 @@ class Verdicts(Payload):
     criteria: list[dict[str, Any]] | None = None
     """The criteria of ``rubric_version_id`` when they are not the session's (graded: each base
     question is its own item with its own rubric)."""
+
+
+@dataclass
+class RubricScored(Payload):
+    """A rubric (SedarEval) session scored once at its end, on turn ``turn`` (the last).
+
+    ``score`` is the 0–5 score (None when the judge could not score: ``status`` ``cannot judge``);
+    ``reasoning`` is the judge's scoring process (or, with ``offline_estimate``, the point-coverage
+    account of the offline free-text judge); ``attempts`` counts the judge's replies read (first
+    ask and re-asks), ``problems`` why each unusable one was rejected; ``prompt_source`` is
+    ``auto_prompt`` (the item's own judge prompt), ``rubric`` (built from the rubric) or
+    ``coverage`` (offline estimate, no LLM).
+    """
+
+    kind = RUBRIC_SCORED
+    turn: int = 0
+    rubric_version_id: int | None = None
+    score: float | None = None
+    max_score: float = 5.0
+    status: str = "scored"
+    reasoning: str = ""
+    attempts: int = 0
+    problems: list[str] = field(default_factory=list)
+    offline_estimate: bool = False
+    prompt_source: str = ""
+    rescore: bool = False
 
 
 @dataclass
@@ -339,7 +366,8 @@ class Unknown(Payload):
 PAYLOADS: dict[str, type[Payload]] = {cls.kind: cls for cls in (
     SessionStarted, PolicyDecided, TurnStarted, AnswerDelta, AnswerReset, AnswerDone, Verdicts,
     VerdictOverridden, RubricUpdated, Intervention, SessionPaused, SessionEndedEarly, TaskStopKeyword,
-    SessionFinished, SessionFailed, SessionInterrupted, SessionRated, GradedStep, GradedExtension, GradedFeedback, GradedNote)}
+    SessionFinished, SessionFailed, SessionInterrupted, SessionRated, GradedStep, GradedExtension, GradedFeedback,
+    GradedNote, RubricScored)}
 PAYLOADS[SESSION_RESUMED] = SessionStarted
 PAYLOADS[METRICS] = dict  # type: ignore[assignment]  # the figures of engine.metrics.sessions.session_metrics
 
