@@ -117,22 +117,48 @@ def leaderboard(store: Store) -> list[dict[str, Any]]:
 
 
 def agreement(store: Store, session_ids: list[int] | None = None) -> dict[str, Any]:
-    """Kernel-vs-human verdict agreement from overrides: of the verdicts a human reviewed (overrode
-    or confirmed), the share where the human kept the kernel's verdict."""
+    """Judge–human agreement over the verdicts an evaluator reviewed (overrode or confirmed).
+
+    A reviewed verdict pairs the judge's latest verdict with the human's latest one on the same turn,
+    criterion and rubric version. Figures (:func:`engine.metrics.agreement.agreement`): the count,
+    raw agreement, the base rate of "met" for judge and human, and Cohen's κ (None with a reason
+    when undefined), overall, per criterion kind and per benchmark. κ corrects raw agreement for
+    chance: when most verdicts are "met", raw agreement alone misleads.
+
+    Returns:
+        ``{"reviewed", "agreed", "agreement" (raw), "overall", "by_kind", "by_benchmark"}``.
+    """
+    from engine.metrics.agreement import agreement as pair_agreement
+    from engine.metrics.agreement import agreement_by
+
     where = ""
     params: tuple[Any, ...] = ()
     if session_ids:
         where = f"AND t.session_id IN ({','.join('?' * len(session_ids))})"
         params = tuple(session_ids)
     rows = store.query(
-        "SELECT h.turn_id, h.cid, h.met AS human, (SELECT j.met FROM verdicts j WHERE j.turn_id = h.turn_id "
-        "AND j.cid = h.cid AND j.rubric_version_id IS h.rubric_version_id AND j.source != 'human' "
-        "ORDER BY j.id DESC LIMIT 1) AS kernel FROM verdicts h JOIN turns t ON t.id = h.turn_id "
-        f"WHERE h.source = 'human' {where}", params)
-    reviewed = [r for r in rows if r["kernel"] is not None]
-    agreed = sum(1 for r in reviewed if bool(r["kernel"]) == bool(r["human"]))
-    return {"reviewed": len(reviewed), "agreed": agreed,
-            "agreement": agreed / len(reviewed) if reviewed else None}
+        "SELECT h.turn_id, h.cid, h.rubric_version_id AS vid, h.met AS human, h.id AS hid, "
+        "(SELECT j.met FROM verdicts j WHERE j.turn_id = h.turn_id AND j.cid = h.cid "
+        " AND j.rubric_version_id IS h.rubric_version_id AND j.source != 'human' ORDER BY j.id DESC LIMIT 1) AS judge, "
+        "(SELECT c.kind FROM criteria c WHERE c.rubric_version_id = h.rubric_version_id AND c.cid = h.cid) AS kind, "
+        "(SELECT b.name FROM sessions s JOIN benchmarks b ON b.id = s.benchmark_id WHERE s.id = t.session_id) "
+        "AS benchmark FROM verdicts h JOIN turns t ON t.id = h.turn_id "
+        f"WHERE h.source = 'human' {where} ORDER BY h.id", params)
+    latest: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in rows:
+        if r["judge"] is not None:
+            latest[(r["turn_id"], r["cid"], r["vid"])] = r  # the human's latest review wins
+    reviewed = list(latest.values())
+    pairs = [(bool(r["judge"]), bool(r["human"])) for r in reviewed]
+    overall = pair_agreement(pairs)
+    return {
+        "reviewed": overall.n, "agreed": overall.both_met + overall.neither, "agreement": overall.raw,
+        "overall": overall.as_dict(),
+        "by_kind": {k: v.as_dict() for k, v in agreement_by(
+            (r["kind"] or "point", bool(r["judge"]), bool(r["human"])) for r in reviewed).items()},
+        "by_benchmark": {k: v.as_dict() for k, v in agreement_by(
+            (r["benchmark"] or "-", bool(r["judge"]), bool(r["human"])) for r in reviewed).items()},
+    }
 
 
 def graded_table(store: Store, session_ids: Iterable[int]) -> dict[str, dict[str, Any]]:

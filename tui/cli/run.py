@@ -192,11 +192,17 @@ def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, c
     if as_json:
         click.echo(json.dumps({"run": run_id, "targets": rows,
                                **({"rubric": rubric} if rubric else {}),
+                               "agreement": engine.agreement(ids),
                                "failed": [{"session": s, "error": e} for s, e in failed.items()]},
                               ensure_ascii=False, indent=2))
     else:
         print_target_table(console, rows)
         print_rubric_board(console, rubric)
+        agree = engine.agreement(ids)
+        if agree["reviewed"]:
+            o = agree["overall"]
+            kappa = f"κ {o['kappa']:.2f}" if o["kappa"] is not None else f"κ undefined ({o['kappa_note']})"
+            console.print(f"judge–human agreement: {o['n']} reviewed, raw {o['raw']:.0%}, {kappa}")
         console.print(f"run {run_id}: sessions {', '.join(str(s) for r in rows for s in r['sessions'])}")
         for sid, err in failed.items():
             console.print(f"[red]session {sid} failed: {err}[/]")

@@ -98,10 +98,17 @@ class LeaderboardScreen(ModalScreen):
             table.add_row("no sessions yet", *[""] * (len(COLUMNS) - 1))
         note = Text()
         if agree.get("agreement") is None:
-            note.append("kernel-vs-human agreement: no verdict reviewed yet (override verdicts with o)", style="dim")
+            note.append("judge–human agreement: no verdict reviewed yet (confirm with k or override with o in "
+                        "review)", style="dim")
         else:
-            note.append(f"kernel-vs-human agreement: {agree['agreement']:.0%} of {agree['reviewed']} reviewed "
-                        f"verdict(s)")
+            o = agree["overall"]
+            kappa = f"κ {o['kappa']:.2f}" if o["kappa"] is not None else f"κ undefined ({o['kappa_note']})"
+            note.append(f"judge–human agreement over {o['n']} reviewed verdict(s): raw {o['raw']:.0%}, {kappa}, "
+                        f"met rate judge {o['judge_met_rate']:.0%} / human {o['human_met_rate']:.0%}")
+            for label, groups in (("kind", agree["by_kind"]), ("benchmark", agree["by_benchmark"])):
+                for key, g in groups.items():
+                    k = f"κ {g['kappa']:.2f}" if g["kappa"] is not None else "κ undefined"
+                    note.append(f"\n  {label} {key}: n {g['n']}, raw {g['raw']:.0%}, {k}", style="dim")
         self.query_one("#agreement", Static).update(note)
         board = self.query_one("#rubric-table", DataTable)
         if rubric:
