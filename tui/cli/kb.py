@@ -22,11 +22,13 @@ def _echo_json(data: Any) -> None:
 
 
 class _Progress:
-    """A rich progress display fed by the engine's ``progress(stage, done, total)`` callback."""
+    """A rich progress display fed by the engine's ``progress(stage, done, total)`` callback: a bar, the
+    amount done, the rate (MB/s for bytes read, chunks/s for chunks) and the time left (ETA)."""
 
-    LABELS = {"read": "reading files", "chunk": "chunking", "embed": "embedding", "index": "BM25 index",
-              "extract": "extracting entities"}
-    UNITS = {"read": "files", "chunk": "docs", "embed": "chunks", "index": "chunks", "extract": "chunks"}
+    LABELS = {"ingest": "reading + embedding", "chunks": "chunks staged", "read": "reading files",
+              "chunk": "chunking", "embed": "embedding", "index": "BM25 index", "extract": "extracting entities"}
+    UNITS = {"ingest": "bytes", "chunks": "chunks", "read": "files", "chunk": "docs", "embed": "chunks",
+             "index": "chunks", "extract": "chunks"}
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
@@ -36,22 +38,36 @@ class _Progress:
     def __enter__(self):
         if self.enabled:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+            from rich.text import Text
 
-            class _Rate(TextColumn):
-                def __init__(self, units: dict[str, str]):
-                    super().__init__("")
-                    self.units = units
+            def amount(value: float, unit: str) -> str:
+                return f"{value / 1e6:,.1f} MB" if unit == "bytes" else f"{value:,.0f}"
 
+            class _Done(ProgressColumn):
                 def render(self, task):
-                    from rich.text import Text
-
-                    speed = task.finished_speed or task.speed
                     unit = task.fields.get("unit", "items")
-                    return Text(f"{speed:,.1f} {unit}/s" if speed else f"- {unit}/s", style="progress.data.speed")
+                    done = amount(task.completed, unit)
+                    if task.total is None:
+                        return Text(f"{done} {'' if unit == 'bytes' else unit}".rstrip(), style="progress.download")
+                    return Text(f"{done}/{amount(task.total, unit)}", style="progress.download")
 
-            self.progress = Progress(TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
-                                     _Rate(self.UNITS), TimeElapsedColumn(), console=Console(stderr=True),
+            class _Rate(ProgressColumn):
+                def render(self, task):
+                    # the recent rate (rich's window), else the average since the stage began
+                    speed = task.finished_speed or task.speed or (
+                        task.completed / task.elapsed if task.elapsed and task.completed else None)
+                    unit = task.fields.get("unit", "items")
+                    if not speed:
+                        return Text(f"- {'kB' if unit == 'bytes' else unit}/s", style="progress.data.speed")
+                    if unit == "bytes":
+                        text = f"{speed / 1e6:,.2f} MB/s" if speed >= 1e6 else f"{speed / 1e3:,.1f} kB/s"
+                    else:
+                        text = f"{speed:,.1f} {unit}/s"
+                    return Text(text, style="progress.data.speed")
+
+            self.progress = Progress(TextColumn("{task.description:<20}"), BarColumn(), _Done(), _Rate(),
+                                     TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True),
                                      transient=False)
             self.progress.__enter__()
         return self
@@ -62,8 +78,8 @@ class _Progress:
         task = self.tasks.get(stage)
         if task is None:
             task = self.tasks[stage] = self.progress.add_task(
-                self.LABELS.get(stage, stage), total=max(total, 0), unit=self.UNITS.get(stage, "items"))
-        self.progress.update(task, completed=done, total=max(total, 0))
+                self.LABELS.get(stage, stage), total=total if total > 0 else None, unit=self.UNITS.get(stage, "items"))
+        self.progress.update(task, completed=done, total=total if total > 0 else None)
 
     def __exit__(self, *exc):
         if self.progress is not None:
@@ -93,7 +109,9 @@ def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: in
     """Create or update knowledge base NAME from files and folders (.txt .md .json .jsonl .csv).
 
     Unchanged documents are skipped (content hash); changed ones are re-chunked and re-embedded;
-    documents no longer found under PATHS are removed. Bad files are reported and skipped.
+    documents no longer found under PATHS are removed. Bad files are reported and skipped. Files are
+    read and written in batches (memory stays bounded), and a build that was killed continues where
+    it stopped when run again with the same settings.
     """
     from engine.api import EmbedderError, KnowledgeBaseError, build_kb
 
@@ -113,10 +131,12 @@ def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: in
     for issue in summary.bad_records:
         click.echo(f"skipped record: {issue}", err=True)
     s = summary
+    resumed = f", {s.resumed} already staged by an interrupted build" if s.resumed else ""
     click.echo(
         f"{s.name}: {s.documents} documents ({s.added} added, {s.updated} updated, {s.unchanged} unchanged, "
-        f"{s.removed} removed), {s.chunks} chunks; embedded {s.embedded} (cached {s.embeddings_cached}); "
-        f"indexed {s.indexed}{' (index rebuilt)' if s.index_rebuilt else ''}; {s.files_read} files read, "
+        f"{s.removed} removed{resumed}), {s.chunks} chunks; embedded {s.embedded} (cached {s.embeddings_cached}); "
+        f"indexed {s.indexed}{' (index rebuilt)' if s.index_rebuilt else ''}; {s.files_read} files read "
+        f"({s.bytes_read / 1e6:,.1f} MB in {sum(s.seconds.values()):,.1f} s), "
         f"{len(s.bad_files)} files skipped, {len(s.bad_records)} records skipped, {s.files_ignored} ignored")
     if s.graph_cleared:
         click.echo(f"the context graph was cleared because the content changed: run `viva kb graph {s.name}`")
