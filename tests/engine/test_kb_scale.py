@@ -98,7 +98,7 @@ from engine.knowledge.kb import build_kb
 from engine.store import Store
 store = Store(Path({home!r}) / "viva.db")
 def slow(stage, done, total):
-    if stage == "chunks":
+    if stage == "chunks" and done:
         time.sleep(0.3)  # one pause per staged batch: the test's kill lands mid-build
 build_kb(store, Path({home!r}), "kb", [{corpus!r}], embedder=BagOfWordsEmbedder(), batch_chars=20_000, progress=slow)
 """
@@ -152,7 +152,7 @@ def test_real_embedder_build_interrupted_then_resumed(tmp_path):
         pass
 
     def crash_after_first_batch(stage, done, total):
-        if stage == "chunks":
+        if stage == "chunks" and done:
             raise Crash
 
     with pytest.raises(Crash):
