@@ -32,6 +32,7 @@ table.figures td:first-child { font-weight: 600; white-space: nowrap; }
 table.figures td.note-cell { color: #4b5563; }
 .empty { color: #6b7280; font-style: italic; }
 figure { margin: 8px 0; overflow-x: auto; }
+.scroll { overflow-x: auto; max-width: 100%; }
 svg.chart { max-width: 100%; height: auto; }
 nav { font-size: .88rem; color: #4b5563; margin: 8px 0 0; }
 nav a { color: #1d4ed8; margin-right: 10px; text-decoration: none; }
@@ -71,7 +72,8 @@ def _section(s: Section) -> str:
         else:
             cols = "".join(f"<th>{_e(c)}</th>" for c in s.columns)
             rows = "".join("<tr>" + "".join(_cell(v, s.fmt(i)) for i, v in enumerate(r)) + "</tr>" for r in s.rows)
-            body = f"<table class='data'><thead><tr>{cols}</tr></thead><tbody>{rows}</tbody></table>"
+            body = (f"<div class='scroll'><table class='data'><thead><tr>{cols}</tr></thead><tbody>{rows}</tbody>"
+                    "</table></div>")
     elif isinstance(s, LineChart):
         body = f"<figure>{line_svg(s)}</figure>"
     elif isinstance(s, BarChart):
@@ -81,8 +83,8 @@ def _section(s: Section) -> str:
                            + f"<td class='note-cell'>{_e(s.notes[i] if i < len(s.notes) else '')}</td></tr>"
                            for i, g in enumerate(s.groups))
             cols = "".join(f"<th>{_e(x)}</th>" for x in s.series)
-            body += (f"<table class='data chart-data'><thead><tr><th></th>{cols}<th>note</th></tr></thead>"
-                     f"<tbody>{rows}</tbody></table>")
+            body += (f"<div class='scroll'><table class='data chart-data'><thead><tr><th></th>{cols}<th>note</th>"
+                     f"</tr></thead><tbody>{rows}</tbody></table></div>")
     elif isinstance(s, Transcript):
         turns = []
         for t in s.turns:

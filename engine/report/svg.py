@@ -27,8 +27,29 @@ def _e(text: object) -> str:
 
 
 def _short(text: str, n: int) -> str:
+    """``text`` on one line in at most ``n`` characters: its start and its end around an ellipsis
+    (two labels that differ only at the end, like two targets on one server, stay apart)."""
     text = " ".join(str(text).split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    if len(text) <= n:
+        return text
+    tail = (n - 1) // 3
+    return text[: n - 1 - tail] + "…" + text[len(text) - tail:]
+
+
+def _legend(items: list[tuple[str, str]], x0: int, y0: int, width: int, mark: str) -> tuple[list[str], int]:
+    """Legend entries (label, colour) laid out in rows within ``width``; returns the SVG and the
+    height used. ``mark`` is ``circle`` or ``square``."""
+    out, x, y = [], x0, y0
+    for label, colour in items:
+        text = _short(label or "–", 48)
+        w = 26 + 7 * len(text)
+        if x > x0 and x + w > width:
+            x, y = x0, y + 18
+        shape = (f"<circle cx='{x + 5}' cy='{y + 6}' r='5' fill='{colour}'/>" if mark == "circle"
+                 else f"<rect x='{x}' y='{y}' width='12' height='12' fill='{colour}'/>")
+        out.append(f"{shape}<text x='{x + 16}' y='{y + 11}' fill='#374151'><title>{_e(label)}</title>{_e(text)}</text>")
+        x += w
+    return out, y - y0 + 18
 
 
 def _category_colours(categories: list[str]) -> dict[str, str]:
@@ -96,11 +117,8 @@ def line_svg(chart: LineChart, width: int = 720, height: int = 260) -> str:
             continue
         out.append(f"<circle class='point' cx='{x(i):.1f}' cy='{y(p.y):.1f}' r='5' fill='{colours[p.category]}' "
                    f"stroke='#ffffff' stroke-width='1.5'><title>{_e(p.tip or show(p.y))}</title></circle>")
-    lx = left + 8
-    for cat, colour in colours.items():  # legend, top left
-        out.append(f"<circle cx='{lx}' cy='12' r='5' fill='{colour}'/>"
-                   f"<text x='{lx + 9}' y='16' fill='#374151'>{_e(cat or '–')}</text>")
-        lx += 18 + 7 * len(cat or "–")
+    legend, _ = _legend(list(colours.items()), left + 8, 4, width - right, "circle")
+    out += legend
     out.append("</svg>")
     return "".join(out)
 
@@ -110,7 +128,11 @@ def bars_svg(chart: BarChart, width: int = 720) -> str:
     are several series; a value of None is drawn as ``–``."""
     label_w, value_w, bar_h, gap, group_gap, top = 230, 56, 16, 3, 12, 8
     series = len(chart.series)
-    legend_h = 22 if series > 1 else 0
+    legend, legend_h = ([], 0)
+    if series > 1:
+        legend, legend_h = _legend([(name, PALETTE[s % len(PALETTE)]) for s, name in enumerate(chart.series)],
+                                   label_w, top, width - 8, "square")
+        legend_h += 4
     pw = width - label_w - value_w - 8
     known = [v for row in chart.values for v in row if v is not None]
     v_max = chart.v_max if chart.v_max is not None else (max(known) if known else 1.0)
@@ -122,12 +144,7 @@ def bars_svg(chart: BarChart, width: int = 720) -> str:
            f"height='{height}' {FONT}>",
            f"<title id='{_e(chart.id)}-title'>{_e(chart.title)}</title>",
            f"<rect x='0' y='0' width='{width}' height='{height}' fill='#ffffff'/>"]
-    if series > 1:
-        lx = label_w
-        for s, name in enumerate(chart.series):
-            out.append(f"<rect x='{lx}' y='{top}' width='12' height='12' fill='{PALETTE[s % len(PALETTE)]}'/>"
-                       f"<text x='{lx + 16}' y='{top + 11}' fill='#374151'>{_e(_short(name, 40))}</text>")
-            lx += 28 + 7 * len(_short(name, 40))
+    out += legend
     y0 = top + legend_h
     base = label_w
     for g, label in enumerate(chart.groups):
