@@ -1,4 +1,5 @@
-"""Breakdowns for reports: per criterion, per topic, and judge–human agreement with Cohen's κ.
+"""Breakdowns for reports: per criterion, per topic, and run totals (judge–human agreement is
+:func:`engine.metrics.sessions.agreement`).
 
 Written-down rules (every figure here is tested in ``tests/engine/test_metrics_breakdown.py``):
 
@@ -16,11 +17,6 @@ Written-down rules (every figure here is tested in ``tests/engine/test_metrics_b
   (``unfinished``: created, running, paused, interrupted; the stored status, as in the target
   table), distinct targets and items, and tokens in, tokens out and cost summed over every turn
   of every session (spent even when a session failed).
-- **Verdict agreement**: one pair per reviewed verdict, i.e. per (turn, criterion, rubric
-  version) with at least one human row: the human's value is the latest human row, the judge's the
-  latest machine row (``judge``, ``offline``, ``code``, ``gold``) written before that human row;
-  a verdict with no machine row is not a pair. The pairs go to
-  :func:`engine.metrics.agreement.agreement` (raw agreement, base rates, Cohen's κ).
 """
 
 from __future__ import annotations
@@ -28,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from engine.metrics.agreement import agreement as _agreement
 from engine.metrics.sessions import target_table
 from engine.store import Store
 
@@ -116,36 +111,3 @@ def run_totals(store: Store, session_ids: Iterable[int]) -> dict[str, Any]:
                       f"COALESCE(SUM(cost), 0) AS cost FROM turns WHERE session_id IN ({marks})", tuple(ids))
     out.update(tokens_in=usage["tin"], tokens_out=usage["tout"], cost=float(usage["cost"]))
     return out
-
-
-def verdict_pairs(store: Store, session_ids: list[int] | None = None) -> list[tuple[bool, bool]]:
-    """``(judge_met, human_met)`` once per reviewed verdict (see the module's rule)."""
-    where, params = "", ()
-    if session_ids is not None:
-        if not session_ids:
-            return []
-        where = f"AND t.session_id IN ({','.join('?' * len(session_ids))})"
-        params = tuple(session_ids)
-    rows = store.query(
-        "SELECT v.id, v.turn_id, v.cid, v.rubric_version_id AS version, v.met, v.source FROM verdicts v "
-        f"JOIN turns t ON t.id = v.turn_id WHERE 1 = 1 {where} ORDER BY v.id", params)
-    last_machine: dict[tuple[Any, ...], bool] = {}
-    pairs: dict[tuple[Any, ...], tuple[bool, bool]] = {}
-    for r in rows:
-        key = (r["turn_id"], r["cid"], r["version"])
-        if r["source"] == "human":
-            if key in last_machine:
-                pairs[key] = (last_machine[key], bool(r["met"]))
-        else:
-            last_machine[key] = bool(r["met"])
-    return list(pairs.values())
-
-
-def verdict_agreement(store: Store, session_ids: list[int] | None = None) -> dict[str, Any]:
-    """Judge–human agreement over reviewed verdicts (all sessions, or the given ones).
-
-    Returns:
-        :class:`engine.metrics.agreement.Agreement` as a dict (``n``, the 2×2 table, ``raw``,
-        base rates, ``expected``, ``kappa``, ``kappa_note``).
-    """
-    return _agreement(verdict_pairs(store, session_ids)).as_dict()

@@ -3,8 +3,9 @@
 The report itself is built once (:mod:`engine.report.model`) and rendered per format
 (:mod:`engine.report.render`): Markdown, JSON (the versioned ``viva-session`` and ``viva-run``
 documents), CSV and a self-contained HTML page with inline SVG charts. Candidate text is escaped
-in every format (:mod:`engine.report.escape`). API keys are never in the store, so never in an
-export.
+in every format (:mod:`engine.report.escape`). API keys are never in the store, and every export
+passes :func:`engine.redact.redact` as well (in :func:`engine.report.render.render`: a database
+written by an older viva, a key-shaped token).
 """
 
 from __future__ import annotations

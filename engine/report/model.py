@@ -9,14 +9,18 @@ A :class:`Report` is a title, a list of sections and the JSON document. Sections
 - :class:`Transcript`: each turn's question and answer.
 
 The builders here only *gather*: every figure comes from :mod:`engine.metrics` (session metrics,
-target tables, the topic table, criterion rates, verdict agreement) or is a stored value (scores,
+target tables, the topic table, criterion rates, judge–human agreement, ratings, graded and rubric
+boards) or is a stored value (scores,
 tokens, verdicts, override events, rubric versions). Nothing here computes a figure.
 
 JSON documents are versioned. ``viva-session`` version 2 keeps every version-1 field in its order
-(``format, version, session, item, rubric, turns, metrics``); it adds to each verdict ``at`` (when
-written) and, for a human verdict, ``by`` and ``note``; and appends ``rubric_history``,
-``overrides``, ``criteria``, ``agreement`` and ``figures`` (each :class:`Figures` section's rows).
-``viva-run`` version 1 holds ``run, sessions, totals, leaderboard, topics, agreement, rubrics, figures``.
+(``format, version, session, item, rubric, turns, metrics``, then ``rubric_judgement`` for a
+rubric-protocol session); it adds to each verdict ``at`` (when written) and, for a human verdict,
+``by`` and ``note``; and appends ``rubric_history``, ``overrides``, ``criteria``, ``agreement``
+(:func:`engine.metrics.sessions.agreement`), ``ratings`` (None unless the session was rated) and
+``figures`` (each :class:`Figures` section's rows). ``viva-run`` version 1 holds ``run, sessions,
+totals, leaderboard, topics, agreement, rubrics``, ``rubric_board`` (SedarEval's per-category
+board, empty without rubric sessions) and ``figures``.
 """
 
 from __future__ import annotations
@@ -199,7 +203,8 @@ def dynamism_rows(m: dict[str, Any]) -> list[Row]:
 
 
 def agreement_rows(a: dict[str, Any]) -> list[Row]:
-    """Judge–human agreement (of :func:`engine.metrics.breakdown.verdict_agreement`) as rows."""
+    """Judge–human agreement (the ``overall`` figures of :func:`engine.metrics.sessions.agreement`)
+    as rows."""
     return [
         Row("reviewed verdicts", a["n"], "verdicts a human confirmed or overrode"),
         Row("raw agreement", a["raw"], "share where the human kept the judge's verdict", ".2f"),
@@ -222,6 +227,57 @@ def versions_table(versions: list[Any], in_use: set[int], current_id: int | None
     return Table("rubric-history", "Rubric versions", ["version", "id", "from", "author", "written (UTC)",
                                                        "criteria", "marks", "note"], rows, note=note)
 
+
+def agreement_groups(a: dict[str, Any]) -> Table:
+    """Agreement per criterion kind and per benchmark (of :func:`engine.metrics.sessions.agreement`)."""
+    rows = [[f"{label}: {key}", g["n"], g["raw"], g["kappa"], g["kappa_note"] or ""]
+            for label, groups in (("kind", a.get("by_kind") or {}), ("benchmark", a.get("by_benchmark") or {}))
+            for key, g in groups.items()]
+    return Table("agreement-groups", "Agreement by criterion kind and benchmark",
+                 ["group", "reviewed", "raw", "κ", "note"], rows, ["", "", ".2f", ".2f", ""])
+
+
+RATING_ROWS = (("Professionalism", "professionalism", "mean of accuracy, user satisfaction and clarity"),
+               ("accuracy", "accuracy", ""), ("user satisfaction", "user_satisfaction", ""),
+               ("clarity", "clarity", ""),
+               ("Stability", "stability", "mean of coherence, question handling and challenge handling"),
+               ("coherence", "coherence", ""), ("question handling", "question_handling", ""),
+               ("challenge handling", "challenge_handling", ""))
+"""(label, key, note) of the Professionalism and Stability figures (:mod:`engine.metrics.ratings`)."""
+
+
+def rating_rows(r: dict[str, Any]) -> list[Row]:
+    """One target's (or session's) ratings (:meth:`engine.metrics.ratings.TargetRatings.as_dict`)."""
+    rows = [Row("conversations rated", r["rated"], f"{r['not_rated']} not rated (the offline kernel does not rate)")]
+    return rows + [Row(label, r[key], note or "the judge's 1–10 rating", ".1f") for label, key, note in RATING_ROWS]
+
+
+def graded_rows(g: dict[str, Any]) -> list[Row]:
+    """A graded session's figures (``graded`` of :func:`engine.metrics.sessions.session_metrics`)."""
+    v = g.get("validation") or {}
+    return [
+        Row("questions graded", g["questions"], "base and extension questions"),
+        Row("evaluation score", g["evaluation_score"], "Σ gains / questions (JudgeAgent, Algorithm 1)", ".3f"),
+        Row("re-answered", v.get("n"), "base questions asked again after the feedback"),
+        Row("ACC1", v.get("acc1"), "accuracy before the feedback", ".2f"),
+        Row("ACC2", v.get("acc2"), "accuracy after it", ".2f"),
+        Row("CR", v.get("cr"), "share corrected (wrong, then right)", ".2f"),
+        Row("CtE", v.get("cte"), "share broken (right, then wrong)", ".2f"),
+        Row("Δ", v.get("delta"), "ACC2 − ACC1 = CR − CtE", "+.2f"),
+    ]
+
+
+def judgement_rows(j: dict[str, Any]) -> list[Row]:
+    """A rubric session's 0–5 judgement (:func:`engine.metrics.rubric_board.session_judgement`)."""
+    how = "offline estimate by point coverage (no LLM)" if j.get("offline_estimate") else "by the LLM judge"
+    return [
+        Row("score", j.get("score"), f"out of {j.get('max_score', 5):g}; {how}", "g"),
+        Row("status", j.get("status")),
+        Row("judge replies read", j.get("attempts"), "; ".join(j.get("problems") or []) or "first ask and re-asks"),
+        Row("prompt", j.get("prompt_source") or None, "auto_prompt: the item's own; rubric: built from the rubric; "
+            "coverage: the offline estimate"),
+        Row("reasoning", (j.get("reasoning") or "").strip() or None, "the judge's scoring process"),
+    ]
 
 # -- the session report ---------------------------------------------------------------------------
 def _overrides(store: Store, session_id: int) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
@@ -268,7 +324,9 @@ def session_document(store: Store, session_id: int) -> dict[str, Any]:
     from engine.bench.items import get_item
     from engine.bench.rubric import get_version, has_rubric, list_versions
     from engine.interview.queries import session_detail
-    from engine.metrics.breakdown import criterion_rates, verdict_agreement
+    from engine.metrics.breakdown import criterion_rates
+    from engine.metrics.rubric_board import session_judgement
+    from engine.metrics.sessions import agreement, ratings_table
 
     detail = session_detail(store, session_id)
     s = detail["session"]
@@ -285,6 +343,7 @@ def session_document(store: Store, session_id: int) -> dict[str, Any]:
             "verdicts": [_verdict(v, matched) for v in t["verdicts"].values()],
         })
     current = get_version(store, s["rubric_version_id"]) if s["rubric_version_id"] else None
+    judgement = session_judgement(store, session_id) if s["protocol"] == "rubric" else None
     history = list_versions(store, item.id) if item is not None and has_rubric(store, item.id) else []
     item_current = None
     if item is not None and history:
@@ -303,12 +362,14 @@ def session_document(store: Store, session_id: int) -> dict[str, Any]:
             "criteria": [{"cid": c.cid, "text": c.text, "kind": c.kind, "weight": c.weight} for c in current.criteria]},
         "turns": turns,
         "metrics": detail["metrics"],
+        **({"rubric_judgement": judgement} if judgement is not None else {}),
         "rubric_history": [{"version_id": v.id, "version": v.version, "parent_id": v.parent_id, "author": v.author,
                             "note": v.note, "created_at": v.created_at, "criteria": len(v.criteria),
                             "current": v.id == item_current} for v in history],
         "overrides": events,
         "criteria": criterion_rates(store, session_id),
-        "agreement": verdict_agreement(store, [session_id]),
+        "agreement": agreement(store, [session_id]),
+        "ratings": ratings_table(store, [session_id]).get(s["target"]),
     }
 
 
@@ -366,6 +427,23 @@ def build_session_report(store: Store, session_id: int) -> Report:
             note="for a deduction, 'met' means the fault was found"))
     sections.append(Figures("dynamism", "Dynamism", dynamism_rows(m),
                             note="TestAgent's figures over this session (one conversation)"))
+    if doc.get("rubric_judgement"):
+        j = doc["rubric_judgement"]
+        sections.append(Figures("rubric-judgement", "Rubric judgement" + (" (offline estimate)"
+                                                                          if j.get("offline_estimate") else ""),
+                                judgement_rows(j), note="SedarEval: one 0–5 judgement of the whole conversation "
+                                                        "at its end"))
+    if m.get("graded"):
+        sections.append(Figures("graded", "Graded (JudgeAgent)", graded_rows(m["graded"]),
+                                note="the session's Score is 100 × ACC1 (its base questions' accuracy)"))
+        sections.append(Table("graded-track", "Difficulty track", ["#", "phase", "asked", "right", "average", "next"],
+                              [[i, t["phase"], t["asked"], t["right"], t["average"], t["next"]]
+                               for i, t in enumerate(m["graded"]["track"])], ["", "", "", "", ".2f", ""],
+                              note="the difficulty asked, whether the answer was right, the running average "
+                                   "and the difficulty chosen next"))
+    if doc.get("ratings"):
+        sections.append(Figures("ratings", "Professionalism and Stability", rating_rows(doc["ratings"]),
+                                note="the judge's 1–10 ratings of the whole conversation"))
     sections.append(Table(
         "turns", "Turns", ["turn", "action", "actor", "s_t", "Δs", "cos", "rubric v.", "met", "tokens in",
                            "tokens out", "cost", "latency ms"],
@@ -403,8 +481,9 @@ def build_session_report(store: Store, session_id: int) -> Report:
         sections.append(versions_table(list_versions(store, item["id"]), in_use, current,
                                        "every version of this item's rubric; 'used here': this session's turns were "
                                        "scored with it; 'current': the item's current version"))
-    sections.append(Figures("agreement", "Judge–human agreement", agreement_rows(doc["agreement"]),
-                            note="over this session's verdicts that a human confirmed or overrode"))
+    sections.append(Figures("agreement", "Judge–human agreement", agreement_rows(doc["agreement"]["overall"]),
+                            note="over this session's verdicts that a human confirmed or overrode "
+                                 "(the latest review of each verdict)"))
     sections.append(Transcript("transcript", "Transcript", [
         TurnText(t["idx"], f"Turn {t['idx']} — {t['action']} ({t['actor']})", t["question"], t["answer"],
                  "s_t " + ("–" if t["score"] is None else f"{t['score']:.3f}")
@@ -428,8 +507,9 @@ def run_document(store: Store, run_id: int) -> dict[str, Any]:
     """The ``viva-run`` JSON document (version :data:`RUN_VERSION`); ``KeyError`` when the run is missing."""
     from engine.bench.rubric import current_rubric, get_version, has_rubric
     from engine.interview.queries import effective_status
-    from engine.metrics.breakdown import run_totals, topic_table, verdict_agreement
-    from engine.metrics.sessions import target_table
+    from engine.metrics.breakdown import run_totals, topic_table
+    from engine.metrics.rubric_board import rubric_leaderboard
+    from engine.metrics.sessions import agreement, target_table
 
     run = store.one("SELECT id, created_at, status, config FROM runs WHERE id = ?", (run_id,))
     if run is None:
@@ -465,9 +545,34 @@ def run_document(store: Store, run_id: int) -> dict[str, Any]:
         "totals": run_totals(store, ids),
         "leaderboard": board,
         "topics": topic_table(store, ids),
-        "agreement": verdict_agreement(store, ids),
+        # (the engine's agreement reads "no ids" as "every session"; a run without sessions has none)
+        "agreement": agreement(store, ids or [-1]),
         "rubrics": list(rubrics.values()),
+        "rubric_board": rubric_leaderboard(store, ids) if ids else [],
     }
+
+
+def rubric_board_table(entries: list[dict[str, Any]]) -> Table:
+    """SedarEval's board (:func:`engine.metrics.rubric_board.rubric_leaderboard`): one row per
+    category at every level (indented by level), one column per target and way of scoring."""
+    columns = ["category"] + [e["target"] + (" (offline estimate)" if e.get("offline_estimate") else "")
+                              for e in entries]
+    order: dict[tuple[str, ...], int] = {}
+    cells: list[dict[tuple[str, ...], dict[str, Any]]] = []
+    for e in entries:
+        mine = {}
+        for c in e["categories"]:
+            order.setdefault(tuple(c["category"]), len(order))
+            mine[tuple(c["category"])] = c
+        cells.append(mine)
+    rows = [["overall", *[e["overall"]["figure"] for e in entries]],
+            ["mean of level-1 categories", *[e["macro"] for e in entries]]]
+    for path in sorted(order, key=lambda p: tuple(order[p[:k]] for k in range(1, len(p) + 1))):
+        rows.append(["· " * (len(path) - 1) + path[-1], *[(m.get(path) or {}).get("figure") for m in cells]])
+    return Table("rubric-board", "Rubric leaderboard (SedarEval)", columns, rows,
+                 ["", *[".1f"] * len(entries)],
+                 note="Σ score × 100 / (count × 5) per category; cannot-judge items are left out and counted "
+                      "in the JSON; offline estimates are never pooled with judge scores")
 
 
 def build_run_report(store: Store, run_id: int) -> Report:
@@ -529,8 +634,32 @@ def build_run_report(store: Store, run_id: int) -> Report:
                                 r["author"], _day(r["written"])] for r in doc["rubrics"]],
                               note="a version used that is not the current one: re-score with "
                                    f"`viva rescore run:{run['id']}`"))
-    sections.append(Figures("agreement", "Judge–human agreement", agreement_rows(doc["agreement"]),
-                            note="over this run's verdicts that a human confirmed or overrode"))
+    rated = [r for r in board if r.get("ratings")]
+    if rated:
+        sections.append(Table("ratings", "Professionalism and Stability",
+                              ["target", "rated", *[label for label, _, _ in RATING_ROWS]],
+                              [[r["target"], f"{r['ratings']['rated']}/{r['ratings']['rated'] + r['ratings']['not_rated']}",
+                                *[r["ratings"][key] for _, key, _ in RATING_ROWS]] for r in rated],
+                              ["", "", *[".1f"] * len(RATING_ROWS)],
+                              note="the judge's 1–10 ratings of whole conversations; the offline kernel does not rate"))
+    graded = [r for r in board if r.get("graded")]
+    if graded:
+        sections.append(Table("graded", "Graded (JudgeAgent)",
+                              ["target", "sessions", "questions", "extension", "evaluation score", "re-answered",
+                               "ACC1", "ACC2", "CR", "CtE", "Δ"],
+                              [[r["target"], r["graded"]["sessions"], r["graded"]["questions"],
+                                r["graded"]["extension_questions"], r["graded"]["evaluation_score"],
+                                *[(r["graded"].get("validation") or {}).get(k)
+                                  for k in ("n", "acc1", "acc2", "cr", "cte", "delta")]] for r in graded],
+                              ["", "", "", "", ".3f", "", ".2f", ".2f", ".2f", ".2f", "+.2f"],
+                              note="evaluation score = Σ gains / questions; Δ = ACC2 − ACC1 = CR − CtE"))
+    if doc["rubric_board"]:
+        sections.append(rubric_board_table(doc["rubric_board"]))
+    sections.append(Figures("agreement", "Judge–human agreement", agreement_rows(doc["agreement"]["overall"]),
+                            note="over this run's verdicts that a human confirmed or overrode "
+                                 "(the latest review of each verdict)"))
+    if doc["agreement"]["overall"]["n"]:
+        sections.append(agreement_groups(doc["agreement"]))
     csv_table = Table("leaderboard", "Leaderboard", [
         "rank", "target", "score", "delta_follow_up", "p_plus", "m_plus", "p_minus", "m_minus", "p_zero", "r_plus",
         "r_minus", "r", "follow_ups", "challenges", "finished", "failed", "unfinished", "tokens_in", "tokens_out",

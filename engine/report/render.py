@@ -1,5 +1,7 @@
 """Render a :class:`~engine.report.model.Report` in one of :data:`FORMATS`, and the two exports.
 
+Every rendering passes :func:`engine.redact.redact` (the exports' choke point for secrets).
+
 Every renderer ends its text with exactly one line break (CSV: ``\\r\\n`` as RFC 4180 asks), so
 writing it to a file or a terminal never adds a blank row; write CSV with ``newline=""``.
 """
@@ -36,7 +38,13 @@ def show(value: Any, fmt: str = "") -> str:
 
 
 def render(report: Report, fmt: str) -> str:
-    """The report as text in ``fmt`` (one of :data:`FORMATS`)."""
+    """The report as text in ``fmt`` (one of :data:`FORMATS`), redacted."""
+    from engine.redact import redact
+
+    return redact(_render(report, fmt))
+
+
+def _render(report: Report, fmt: str) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "json":

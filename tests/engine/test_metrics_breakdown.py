@@ -1,5 +1,5 @@
 """Report breakdowns on hand-made sessions in a real store: criterion rates (effective verdicts),
-the topic table, run totals and judge–human agreement with one pair per reviewed verdict."""
+the topic table and run totals."""
 
 from __future__ import annotations
 
@@ -7,15 +7,7 @@ import pytest
 
 from engine.bench.items import add_item, create_benchmark
 from engine.bench.rubric import create_rubric, current_rubric, edit_rubric
-from engine.metrics.agreement import agreement
-from engine.metrics.breakdown import (
-    NO_TOPIC,
-    criterion_rates,
-    run_totals,
-    topic_table,
-    verdict_agreement,
-    verdict_pairs,
-)
+from engine.metrics.breakdown import NO_TOPIC, criterion_rates, run_totals, topic_table
 from engine.metrics.sessions import target_table
 from engine.store.db import now_iso
 
@@ -38,9 +30,11 @@ def _session(store, item, target, status, turns):
     verdict row in the given order (the last one per criterion is the effective one)."""
     version = current_rubric(store, item).id
     now = now_iso()
+    judged = [t[1] for t in turns if t[1] is not None]
+    score = 100.0 * judged[-1] if judged else None  # the adaptive rule: 100 × the last judged turn's score
     with store.transaction():
         sid = store.insert("sessions", {"item_id": item, "protocol": "adaptive", "target": target, "kernel": "offline",
-                                        "status": status, "rubric_version_id": version, "created_at": now,
+                                        "status": status, "rubric_version_id": version, "score": score, "created_at": now,
                                         "updated_at": now})
         for idx, (action, score, delta, verdicts) in enumerate(turns):
             tid = store.insert("turns", {"session_id": sid, "idx": idx, "question": f"q{idx}", "answer": f"a{idx}",
@@ -101,26 +95,3 @@ def test_topic_table_and_run_totals(store):
     assert totals == {"sessions": 4, "finished": 2, "failed": 1, "unfinished": 1, "targets": 2, "items": 2,
                       "tokens_in": 10 + 11 + 10 + 10 + 10, "tokens_out": 10, "cost": pytest.approx(2.5)}
     assert run_totals(store, []) ["sessions"] == 0 and topic_table(store, []) == []
-
-
-def test_agreement_counts_each_reviewed_verdict_once(store):
-    a, _ = _items(store)
-    sid = _session(store, a, "t1", "finished", [
-        # overridden twice: one pair, the human's latest value against the judge's
-        ("initial", 0.0, None, {"c1": [(True, "judge"), (False, "human"), (True, "human")],
-                                # confirmed: agreement
-                                "c2": [(False, "judge"), (False, "human")],
-                                # overridden: judge met, human not
-                                "c3": [(True, "offline"), (False, "human")]}),
-        # a human row with no machine verdict before it is no pair
-        ("follow-up", 1.0, 1.0, {"c1": [(True, "human")], "c2": [(True, "gold")]}),
-    ])
-    other = _session(store, a, "t2", "finished", [("initial", 1.0, None, {"c1": [(False, "judge"), (True, "human")]})])
-    assert sorted(verdict_pairs(store, [sid])) == sorted([(True, True), (False, False), (True, False)])
-    figures = verdict_agreement(store, [sid])
-    assert figures == agreement([(True, True), (False, False), (True, False)]).as_dict()
-    assert figures["n"] == 3 and figures["raw"] == pytest.approx(2 / 3)
-    # Cohen's κ by hand: p_o = 2/3, judge met 2/3, human met 1/3, p_e = 2/9 + 2/9 = 4/9 -> κ = (2/9)/(5/9) = 0.4
-    assert figures["kappa"] == pytest.approx(0.4)
-    assert verdict_agreement(store)["n"] == 4 and verdict_pairs(store, [other]) == [(False, True)]
-    assert verdict_agreement(store, [])["n"] == 0 and verdict_agreement(store, [])["kappa"] is None

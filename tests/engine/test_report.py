@@ -15,8 +15,8 @@ from html.parser import HTMLParser
 import pytest
 
 from engine.interview.queries import session_detail
-from engine.metrics.breakdown import criterion_rates, run_totals, topic_table, verdict_agreement
-from engine.metrics.sessions import session_metrics, target_table
+from engine.metrics.breakdown import criterion_rates, run_totals, topic_table
+from engine.metrics.sessions import agreement, ratings_table, session_metrics, target_table
 from engine.report import build_run_report, build_session_report, export_run, export_session, render
 from engine.report.escape import csv_text_cell, escape_markdown
 from engine.report.model import BarChart, Figures, LineChart, Row, Table, Transcript
@@ -64,7 +64,7 @@ def test_session_json_is_version_2_with_history_overrides_and_engine_figures(rep
     store, sid = reported.runtime.store, reported.sessions[0]
     doc = json.loads(export_session(store, sid, "json"))
     assert list(doc)[:7] == V1_KEYS and (doc["format"], doc["version"]) == ("viva-session", 2)
-    assert list(doc)[7:] == ["rubric_history", "overrides", "criteria", "agreement", "figures"]
+    assert list(doc)[7:] == ["rubric_history", "overrides", "criteria", "agreement", "ratings", "figures"]
     v1, v2 = reported.versions
     assert [(v["version"], v["current"], v["note"]) for v in doc["rubric_history"]] == [
         (1, False, ""), (2, True, "photosynthesis matters more")]
@@ -78,14 +78,18 @@ def test_session_json_is_version_2_with_history_overrides_and_engine_figures(rep
     # the figures are the engine's, not recomputed
     assert doc["metrics"] == session_metrics(store, sid)
     assert doc["criteria"] == criterion_rates(store, sid)
-    assert doc["agreement"] == verdict_agreement(store, [sid])
+    assert doc["agreement"] == agreement(store, [sid]) and doc["agreement"]["reviewed"] == 2
     detail = session_detail(store, sid)
     assert [t["score"] for t in doc["turns"]] == [t["score"] for t in detail["turns"]]
     summary = {r["label"]: r["value"] for r in doc["figures"]["summary"]}
     assert summary["Score"] == detail["session"]["score"] and summary["tokens in"] == doc["metrics"]["tokens_in"]
     dyn = {r["label"]: r["value"] for r in doc["figures"]["dynamism"]}
     assert dyn["R"] == doc["metrics"]["r"] and dyn["P+"] == doc["metrics"]["p_plus"]
-    assert doc["figures"]["agreement"][2]["value"] == doc["agreement"]["kappa"]
+    assert doc["figures"]["agreement"][2]["value"] == doc["agreement"]["overall"]["kappa"]
+    # Professionalism and Stability: the judge rated the conversation (the engine's per-target figures)
+    assert doc["ratings"] == ratings_table(store, [sid])[doc["session"]["target"]] and doc["ratings"]["rated"] == 1
+    ratings = {r["label"]: r["value"] for r in doc["figures"]["ratings"]}
+    assert ratings["Professionalism"] == doc["ratings"]["professionalism"] and ratings["clarity"] == 9
 
 
 def test_session_model_sections_are_the_documents_numbers(reported):
@@ -189,7 +193,7 @@ def test_run_report_leaderboard_topics_and_totals(reported):
     ids = [s["id"] for s in doc["sessions"]]
     assert doc["leaderboard"] == sorted(target_table(store, ids), key=lambda r: -(r["score"] or 0.0))
     assert doc["topics"] == topic_table(store, ids) and doc["totals"] == run_totals(store, ids)
-    assert doc["agreement"] == verdict_agreement(store, ids)
+    assert doc["agreement"] == agreement(store, ids)
     assert [r["used"] for r in doc["rubrics"]] == [[2, 1], [1]] or [r["used"] for r in doc["rubrics"]] == [[1, 2], [1]]
     chart = report.section("leaderboard-chart")
     assert chart.groups == [r["target"] for r in doc["leaderboard"]]
@@ -202,7 +206,10 @@ def test_run_report_leaderboard_topics_and_totals(reported):
     page = parse_html(export_run(store, run_id, "html"))
     assert len(page.having("rect", "bar")) == 2 + sum(v is not None for row in topics.values for v in row)
     md = export_run(store, run_id, "md")
-    assert "## Leaderboard" in md and "fake-a" in md
+    assert "## Leaderboard" in md and "fake-a" in md and "## Professionalism and Stability" in md
+    ratings = report.section("ratings")
+    assert [(r[0], r[2]) for r in ratings.rows] == [(r["target"], r["ratings"]["professionalism"])
+                                                    for r in doc["leaderboard"]]
 
 
 def test_a_new_figure_is_one_more_row(reported):
@@ -327,6 +334,46 @@ def test_html_report_renders_in_headless_chromium(reported, tmp_path):
     assert len(parsed.having("svg", "chart-line")) == 1 and len(parsed.having("svg", "chart-bars")) == 1
     assert len(parsed.having("circle", "point")) == sum(t["score"] is not None for t in report.data["turns"])
     assert len(parsed.having("rect", "bar")) == len(report.data["criteria"])
-    assert len(parsed.having("table", "figures")) == 3  # summary, Dynamism, agreement
+    assert len(parsed.having("table", "figures")) == sum(isinstance(s, Figures) for s in report.sections) == 4
     assert len(parsed.having("article", "turn")) == TURNS
     assert not parsed.having("script"), "the answer's <script> became an element"
+
+
+def test_graded_session_and_run_reports(home, fake_openai):
+    """A JudgeAgent (graded) run: its figures (evaluation score, ACC1/ACC2/CR/CtE/Δ, the difficulty
+    track) are in the session report, and the run report's graded table is the engine's."""
+    import asyncio
+
+    from engine.bench.items import add_item, create_benchmark
+    from engine.bench.rubric import create_rubric
+    from engine.config import Config
+    from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
+    from engine.runtime import Runtime
+
+    rt = Runtime(home=home, config=Config())
+    options = {"A": "Iron", "B": "Oxygen", "C": "Silicon", "D": "Aluminium"}
+    with rt.store.transaction():
+        bid = create_benchmark(rt.store, "mc", "medqa")
+        for i in range(3):
+            item = add_item(rt.store, bid, i, protocol="graded", topic="geo", question=f"Question {i}: which element?",
+                            options=options, gold="B", reference="Oxygen")
+            create_rubric(rt.store, item, [{"text": "Chooses option B: Oxygen", "answers": ["B"]}], author="importer")
+    fake_openai.rule(lambda r: bool(r.body.get("stream")), "B")
+    run_id = plan_run(rt, RunRequest(bench="mc", targets=[f"openai:right@{fake_openai.base_url}"], kernel="offline"))
+    assert not any(asyncio.run(execute_run(rt, run_id)).values())
+    [sid] = run_sessions(rt, run_id)
+    graded = session_metrics(rt.store, sid)["graded"]
+    report = build_session_report(rt.store, sid)
+    rows = {r.label: r.value for r in report.section("graded").rows}
+    assert rows["evaluation score"] == graded["evaluation_score"] and rows["questions graded"] == graded["questions"]
+    assert rows["ACC1"] == (graded["validation"] or {}).get("acc1")
+    assert [r[1:4] for r in report.section("graded-track").rows] == [[t["phase"], t["asked"], t["right"]]
+                                                                     for t in graded["track"]]
+    for fmt in ("md", "json", "csv", "html"):
+        assert export_session(rt.store, sid, fmt).endswith("\n")
+    run = build_run_report(rt.store, run_id)
+    [row] = run.section("graded").rows
+    [target] = target_table(rt.store, [sid])
+    assert row[0] == target["target"] and row[4] == target["graded"]["evaluation_score"]
+    assert "## Graded (JudgeAgent)" in render(run, "md")
+    rt.close()
