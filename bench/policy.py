@@ -56,7 +56,8 @@ def _train(args: argparse.Namespace) -> int:
     selection = None
     if args.selection:
         data = json.loads(Path(args.selection).read_text(encoding="utf-8"))
-        selection = {"comparison": args.selection, **data.get("selection", {}), "table": data.get("table")}
+        selection = {"command": f"python bench/policy.py compare --steps {data['steps']} --seed {data['seed']}",
+                     **data.get("selection", {}), "table": data.get("table")}
     shipped = train_and_export(config, args.out, sampler=sampler, calibration=args.targets, selection=selection)
     print(f"trained {shipped.result.steps} steps (seed {config.seed}) in {shipped.result.seconds:.1f} s")
     print(f"model: {shipped.path}  sha256 {shipped.sha256}")

@@ -751,6 +751,22 @@ def policy_report(model: Policy, untrained: Policy, sets: Sequence[EvalSet] | No
     return EvalReport(str(getattr(model, "path", model.name)), model.version, out, desc, goals, reward, protocols)
 
 
+def decision_map(policy: Policy, prev_action: str = "follow-up", t: int = 2, turns: int = TURNS,
+                 scores: Sequence[float] = (0.0, 0.2, 0.4, 0.6, 0.8),
+                 deltas: Sequence[float] = (-0.2, -0.1, 0.0, 0.05, 0.1, 0.2, 0.3), cos: float = 0.95) -> str:
+    """The policy's challenge probability over a grid of scores (rows) and Δs (columns), after
+    ``prev_action`` at turn ``t``: what it learned, as text."""
+    from engine.policy.features import state_vector
+
+    lines = [f"p(challenge) after a {prev_action} at t = {t} (cos {cos}); rows s_t, columns Δs_t",
+             "s \\ Δs " + "".join(f"{d:>7.2f}" for d in deltas)]
+    for score in scores:
+        states = np.stack([state_vector(score, d, cos, prev_action, t, turns) for d in deltas])
+        probs = np.asarray(policy.probs(states))[:, CHALLENGE]
+        lines.append(f"{score:>6.1f}  " + "".join(f"{p:>7.2f}" for p in probs))
+    return "\n".join(lines)
+
+
 def evaluation_states(episodes_per_target: int = 5) -> np.ndarray:
     """A fixed set of decision states (the random policy's held-out sessions, seeded) on which two
     models can be compared action by action (the reproducibility check of ``viva policy train``)."""

@@ -217,3 +217,11 @@ def test_truth_file(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(ValueError, match="truth.json"):
         load_truth(path)
+
+
+def test_decision_map_shows_the_rule():
+    from engine.policy.evaluate import decision_map
+
+    text = decision_map(ThresholdPolicy(), scores=(0.2, 0.6), deltas=(-0.1, 0.0, 0.2))
+    rows = [line.split() for line in text.splitlines()[2:]]
+    assert rows == [["0.2", "1.00", "1.00", "0.00"], ["0.6", "1.00", "1.00", "0.00"]]
