@@ -67,12 +67,17 @@ def evaluation_table(model: Policy, untrained: Policy,
     Args:
         model: the policy.
         untrained: the random-init network of its run.
-        reward: the model's training reward (named in the table's header).
+        reward: the model's training reward, named in the table's header; a model file with a card
+            is named by its card's reward instead.
 
     Returns:
         (the held-out rows, the printed tables of both sets).
     """
-    report = policy_report(model, untrained, reward=reward.label if reward else None)
+    label = reward.label if reward else None
+    path = getattr(model, "path", None)
+    if path is not None and read_card(card_path(path)) is not None:
+        label = model_and_untrained(path)[2]
+    report = policy_report(model, untrained, reward=label)
     return report.sets["held-out"], report.text(header=False)
 
 
@@ -158,7 +163,7 @@ def model_and_untrained(model_path: str | Path | None = None) -> tuple[OnnxPolic
         return model, untrained_policy(DEFAULT_SEED), None
     hidden = int(card["training"]["hyperparameters"].get("hidden", HIDDEN))
     r = card.get("reward", {})
-    fields = {k: r[k] for k in ("tau", "mu", "cost", "beta", "unit") if k in r}
+    fields = {k: r[k] for k in ("tau", "mu", "cost", "beta", "unit", "rates") if k in r}
     if "lambda" in r:
         fields["lam"] = r["lambda"]
     reward = RewardSpec(r.get("kind", "outcome"), **fields)

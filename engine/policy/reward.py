@@ -77,7 +77,9 @@ FORMULAS = {
                         "minus the first); untested = covered claims the challenge put at stake for the "
                         "first time in the session, as a share of the item's criteria (simulator "
                         "bookkeeping); rate_term = +1 for a challenge when delta_t <= 0 or a follow-up "
-                        "when delta_t > tau, -1 for the opposite, 0 after turn 0 and for 0 < delta_t <= tau"},
+                        "when delta_t > tau, -1 for the opposite, 0 after turn 0 and for 0 < delta_t <= tau; "
+                        "rates = eir counts only the gaining states (delta_t > tau), rates = fdr only the "
+                        "stagnant ones (delta_t <= 0)"},
 }
 
 

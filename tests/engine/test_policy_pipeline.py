@@ -17,7 +17,8 @@ from tests.engine.test_policy_evaluate import TRUTH, _log
 
 SETS = [EvalSet("held-out", tuple(draw_targets(5, 12)), 6, CRITERIA, 8),
         EvalSet("shifted", tuple(draw_targets(6, 12, SHIFT_RANGES)), 6, SHIFT_CRITERIA, 9)]
-CONFIG = PPOConfig(steps=600, seed=3, envs=64, minibatches=2, epochs=2, reward="measure", mu=0.5, beta=0.05)
+CONFIG = PPOConfig(steps=600, seed=3, envs=64, minibatches=2, epochs=2, reward="measure", mu=0.5, beta=0.05,
+                   rates="eir")
 
 
 def test_train_export_card_and_bit_identical_retraining(tmp_path):
@@ -45,7 +46,7 @@ def test_train_export_card_and_bit_identical_retraining(tmp_path):
 
     report = eval_report(out, sets=SETS)
     assert report.text(header=False) == first.table                  # eval prints what the card recorded
-    assert report.reward == CONFIG.reward_spec().label
+    assert report.reward == CONFIG.reward_spec().label == "measure(mu=0.5,c=0.02,beta=0.05,eir)"
 
 
 def test_eval_report_adds_real_engine_rows(tmp_path, store):
