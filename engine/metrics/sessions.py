@@ -29,6 +29,13 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
         "SELECT idx, action, score, delta, cos, tokens_in, tokens_out, cost, latency_ms FROM turns "
         "WHERE session_id = ? ORDER BY idx", (session_id,))
     latencies = [r["latency_ms"] for r in rows if r["latency_ms"] is not None]
+    protocol = store.one("SELECT protocol FROM sessions WHERE id = ?", (session_id,))
+    extra: dict[str, Any] = {}
+    if protocol and protocol["protocol"] == "graded":
+        graded = graded_session_figures(store, session_id)
+        base = [s["right"] for s in graded["track"] if s["phase"] == "base"]
+        # a graded session's score is 100 × ACC1, its base questions' accuracy (not the last turn's)
+        extra = {"graded": graded, "score": 100.0 * sum(base) / len(base) if base else None}
     return {
         **dyn.as_dict(),
         "scores": [r["score"] for r in rows if r["score"] is not None],
@@ -37,6 +44,7 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
         "tokens_out": sum(r["tokens_out"] for r in rows),
         "cost": sum(r["cost"] for r in rows),
         "mean_latency_ms": sum(latencies) / len(latencies) if latencies else None,
+        **extra,
     }
 
 
@@ -158,6 +166,27 @@ def agreement(store: Store, session_ids: list[int] | None = None) -> dict[str, A
             (r["kind"] or "point", bool(r["judge"]), bool(r["human"])) for r in reviewed).items()},
         "by_benchmark": {k: v.as_dict() for k, v in agreement_by(
             (r["benchmark"] or "-", bool(r["judge"]), bool(r["human"])) for r in reviewed).items()},
+    }
+
+
+def graded_session_figures(store: Store, session_id: int) -> dict[str, Any]:
+    """One graded session's figures so far: questions graded, evaluation score (Σ gains / questions),
+    the difficulty track (difficulty asked and the next one after each base/extension question) and,
+    once re-asked, the validation figures (:func:`engine.metrics.graded.validation`)."""
+    from engine.metrics.graded import validation
+
+    steps = store.query("SELECT phase, item_id, difficulty, correct, gain, average, next_difficulty FROM graded_steps "
+                        "WHERE session_id = ? ORDER BY id", (session_id,))
+    graded = [s for s in steps if s["gain"] is not None]
+    before = {s["item_id"]: bool(s["correct"]) for s in steps if s["phase"] == "base"}
+    after = {s["item_id"]: bool(s["correct"]) for s in steps if s["phase"] == "validation"}
+    pairs = [(before[k], after[k]) for k in before if k in after]
+    return {
+        "questions": len(graded),
+        "evaluation_score": sum(s["gain"] for s in graded) / len(graded) if graded else None,
+        "track": [{"phase": s["phase"], "asked": s["difficulty"], "right": bool(s["correct"]),
+                   "average": s["average"], "next": s["next_difficulty"]} for s in graded],
+        "validation": validation(pairs).as_dict() if pairs else None,
     }
 
 
