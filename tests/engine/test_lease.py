@@ -10,6 +10,7 @@ import time
 import pytest
 
 from engine.events.fold import SessionView
+from engine.interview.run import derive_run_status
 from engine.store.lease import (
     RUN,
     SESSION,
@@ -112,3 +113,12 @@ def test_fold_drops_a_cut_stream_when_the_session_is_resumed():
     view.apply(8, "answer.delta", {"turn": 1, "text": "Partly"})
     view.apply(9, "session.resumed", {"by": "human"})
     assert view.turns[1].answer == "Partly"
+
+
+def test_run_status_is_derived_from_its_sessions():
+    assert derive_run_status([]) == "created"
+    assert derive_run_status(["finished", "running"]) == "running"
+    assert derive_run_status(["failed", "paused"]) == "running"
+    assert derive_run_status(["finished", "finished"]) == "finished"
+    assert derive_run_status(["finished", "failed", "interrupted"]) == "failed"
+    assert derive_run_status(["finished", "interrupted", "created"]) == "interrupted"

@@ -100,6 +100,10 @@ def test_a_second_owner_is_refused_and_a_dead_owners_lease_is_taken_over(tmp_pat
 
     os.kill(owner.pid, signal.SIGKILL)
     owner.wait()
+    from engine.report.model import run_document
+
+    assert store.one("SELECT status FROM runs WHERE id = 1")["status"] == "running"  # what it last wrote
+    assert run_document(store, 1)["run"]["status"] == "interrupted"  # derived from its sessions
     before = fake_openai.count()
     taker = popen(home, "resume", "run:1", "--json")
     wait_for("the new owner to ask the target", lambda: fake_openai.count() > before, [taker])
