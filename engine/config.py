@@ -93,6 +93,17 @@ class InterviewConfig(_Strict):
     offline_threshold: float = Field(default=0.59, gt=0.0, le=1.0)
 
 
+class LocalConfig(_Strict):
+    """The embedded local model (target ``local``): ``threads`` the llama.cpp server computes with.
+
+    ``null`` (the default) means :func:`engine.interview.local.default_threads`: one thread per two
+    cores the process may use, at least one (measured in ``bench/local_threads.py``: a thread more than
+    the free cores makes llama.cpp's spinning threads wait on each other, 10-40 times slower).
+    """
+    threads: int | None = Field(default=None, gt=0, le=256)
+    n_ctx: int = Field(default=2048, ge=256)
+
+
 class Config(_Strict):
     """The whole configuration. ``kernel: null`` (the default) means the offline kernel."""
 
@@ -101,6 +112,7 @@ class Config(_Strict):
     targets: dict[str, ModelConfig] = Field(default_factory=dict)
     retrieval: RetrievalConfig = RetrievalConfig()
     interview: InterviewConfig = InterviewConfig()
+    local: LocalConfig = LocalConfig()
     keys: dict[str, str] = Field(
         default_factory=dict, description="Key remapping for the app: binding id -> keys."
     )

@@ -16,7 +16,7 @@ from engine import events as ev
 ACTIVE = ("running", "paused")
 """Statuses in which a runner is (or should be) applying control events."""
 
-ENDED = ("finished", "failed", "interrupted")
+ENDED = ("finished", "failed", "interrupted", "stopped")
 
 
 @dataclass
@@ -58,6 +58,8 @@ class Turn:
     latency_ms: float | None = None
     tokens_in: int = 0
     tokens_out: int = 0
+    partial: bool = False
+    """The answer was cut by a stop: what arrived before it (not judged; asked again on resume)."""
     rev: int = 0
     """Bumped on every change, so a widget re-renders only turns that changed."""
 
@@ -69,7 +71,7 @@ class Turn:
     @property
     def streaming(self) -> bool:
         """True while the answer is arriving: some text, not yet done."""
-        return not self.done and bool(self.answer)
+        return not self.done and not self.partial and bool(self.answer)
 
     def touch(self) -> None:
         """Mark the turn changed (bump ``rev``) so widgets re-render it."""
@@ -222,6 +224,10 @@ class SessionView:
     def _started(self, seq: int, p: ev.SessionStarted) -> None:
         self.status = "running"
         self.error = None
+        for t in self.turns:
+            if t.partial:  # a resumed session asks a cut turn again: its partial answer goes
+                t.answer, t.partial = "", False
+                t.touch()
         if p.rubric_version_id is not None:
             self.rubric_version_id = p.rubric_version_id
             self.criteria_by_version[p.rubric_version_id] = list(p.criteria or [])
@@ -326,6 +332,18 @@ class SessionView:
     def _interrupted(self, seq: int, p: ev.SessionInterrupted) -> None:
         self.status = "interrupted"
 
+    def _stopped(self, seq: int, p: ev.SessionStopped) -> None:
+        self.status = "stopped"
+        self.pending.clear()
+        if p.turn is not None:
+            t = self._turn_for(int(p.turn))
+            t.answer, t.partial, t.done = p.partial, True, False
+            t.touch()
+            self.notes.append(f"stopped by the evaluator during turn {p.turn} (partial answer kept; "
+                              "resume asks it again)")
+        else:
+            self.notes.append(f"stopped by the evaluator after turn {p.after_turn} (resumable)")
+
 
 _HANDLERS = {
     ev.SESSION_STARTED: SessionView._started,
@@ -346,6 +364,7 @@ _HANDLERS = {
     ev.SESSION_FINISHED: SessionView._finished,
     ev.SESSION_FAILED: SessionView._failed,
     ev.SESSION_INTERRUPTED: SessionView._interrupted,
+    ev.SESSION_STOPPED: SessionView._stopped,
 }
 
 

@@ -3,8 +3,8 @@ step in from the keyboard.
 
 Interventions that steer the runner (pause, resume, force the next action, your own question,
 stop) are ``control.*`` events (``engine.interview.control``); the runner applies them at its next
-step boundary, wherever it runs, and acknowledges each one. Until then the header shows them as
-requested.
+step boundary (a stop at once: the answer in flight is cut), wherever it runs, and acknowledges each
+one. Until then the header shows them as requested.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class LiveScreen(SessionScreen):
         Binding("c", "force('challenge')", "Challenge", id="challenge", tooltip="Force a challenge next"),
         Binding("e", "force('end')", "End", id="end", tooltip="End the interview after this turn"),
         Binding("i", "write_question", "Ask", id="write_question", tooltip="Write the next question"),
-        Binding("x", "stop", "Stop", id="stop", tooltip="Stop the session at the next step"),
+        Binding("x", "stop", "Stop", id="stop", tooltip="Stop the session now (an answer in flight is cut; resumable)"),
         Binding("n", "other_session(1)", "Next session", show=False, id="next_session",
                 tooltip="Show the next session of this run"),
         Binding("p", "other_session(-1)", "Previous session", show=False, id="prev_session",
@@ -138,7 +138,7 @@ class LiveScreen(SessionScreen):
             return True if len(self.run_sessions) > 1 else None
         if action == "resume_session":
             state = self.state
-            ok = state is not None and state.status in ("interrupted", "failed", "created") \
+            ok = state is not None and state.status in ("interrupted", "failed", "created", "stopped") \
                 and not self.viva.is_executing(state.session_id)
             return True if ok else None
         return super().check_action(action, parameters)
@@ -159,7 +159,8 @@ class LiveScreen(SessionScreen):
                     payload = {"action": args[0]} if kind == "force" else {"question": args[0]} if args else {}
                     state.pending[seq] = (kind, payload)
                     self.render_state()
-            self.notify(f"{what} requested; applied at the next step", timeout=3)
+            when = "an answer in flight is cut" if what == "stop" else "applied at the next step"
+            self.notify(f"{what} requested; {when}", timeout=3)
 
         db_work(self, self.viva.engine, fn, state.session_id, *args, name=what, then=written)
 

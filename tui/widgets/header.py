@@ -10,7 +10,7 @@ from tui.state import SessionState
 
 STATUS_STYLES = {
     "running": "bold green", "paused": "bold yellow", "finished": "bold", "failed": "bold red",
-    "interrupted": "bold red", "created": "dim", "replay": "bold cyan",
+    "interrupted": "bold red", "stopped": "bold yellow", "created": "dim", "replay": "bold cyan",
 }
 
 
