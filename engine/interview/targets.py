@@ -83,9 +83,43 @@ def parse_endpoint_spec(spec: str, config: Config, api_key_env: str | None = Non
         return endpoint.model_copy(update={"api_key_env": api_key_env}) if api_key_env else endpoint
     names = ", ".join(sorted(config.targets)) or "none configured"
     raise TargetError(
-        f"unknown target {spec!r}: use openai:MODEL@BASE_URL, python:module:Class, local, "
+        f"unknown target {spec!r}: use openai:MODEL@BASE_URL, python:module:Class, local, kb:NAME, "
         f"or a name from the config's targets ({names})"
     )
+
+
+def is_loopback(base_url: str) -> bool:
+    """Whether an endpoint URL's host is this machine (localhost, 127.0.0.0/8, ::1)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def target_warnings(spec: str, config: Config, api_key_env: str | None = None) -> list[str]:
+    """Things worth telling the user before a run starts (empty when nothing is odd).
+
+    An OpenAI-compatible endpoint on another machine with no key configured gets a warning: the
+    requests go out unauthenticated (a hosted API refuses them; a private server may be open to
+    anyone who can reach it).
+    """
+    if spec == "local" or spec.startswith(("python:", "kb:")):
+        return []
+    try:
+        endpoint = parse_endpoint_spec(spec, config, api_key_env)
+    except TargetError:
+        return []
+    if endpoint.api_key_env or is_loopback(endpoint.base_url):
+        return []
+    return [f"target {spec}: {endpoint.base_url} is not on this machine and no API key is configured; "
+            "requests are sent without one. Pass --api-key-env VAR (or api_key_env in viva.yaml) "
+            "if the endpoint needs a key."]
 
 
 @dataclass

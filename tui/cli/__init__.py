@@ -32,7 +32,7 @@ class VivaGroup(click.Group):
         try:
             return super().invoke(ctx)
         except (ConfigError, StoreError) as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"Error: {exc}", err=True)
             sys.exit(2)
 
 

@@ -164,7 +164,7 @@ def _failed_sessions(engine, run_id: int) -> set[int]:
 def _warn(console: Any, warnings: list[str]) -> None:
     err = _console(True)
     for w in warnings:
-        err.print(f"[yellow]warning:[/] {escape(w)}")
+        err.print(f"[yellow]warning:[/] {escape(w)}", soft_wrap=True)
 
 
 @click.command()
