@@ -39,7 +39,9 @@ class LiveScreen(SessionScreen):
         Binding("p", "other_session(-1)", "Previous session", show=False, id="prev_session",
                 tooltip="Show the previous session of this run"),
         Binding("R", "resume_session", "Resume", show=False, id="resume_session",
-                tooltip="Continue an interrupted session in this app"),
+                tooltip="Continue an interrupted or stopped session in this app"),
+        Binding("l", "leaderboard", "Leaderboard", id="live_leaderboard",
+                tooltip="Targets across sessions (the demo's reference target and local model side by side)"),
     ]
 
     def __init__(self) -> None:
@@ -164,17 +166,34 @@ class LiveScreen(SessionScreen):
 
         db_work(self, self.viva.engine, fn, state.session_id, *args, name=what, then=written)
 
-    def action_pause_resume(self) -> None:
+    def will_be_paused(self) -> bool:
+        """Whether the session is paused once the requests not yet applied are (what space toggles)."""
         state = self.state
         if state is None:
-            return
-        # Where the session will be once the requests not yet applied are: that is what to toggle.
+            return False
         paused = state.status == "paused"
         for seq in sorted(state.pending):
             kind = state.pending[seq][0]
             if kind in ("pause", "resume"):
                 paused = kind == "pause"
-        if paused:
+        return paused
+
+    def describe_binding(self, action: str) -> str | None:
+        """Space says what it will do: Resume while paused (or a pause is on its way), else Pause."""
+        if action == "pause_resume":
+            return "Resume" if self.will_be_paused() else "Pause"
+        return None
+
+    def action_leaderboard(self) -> None:
+        from tui.screens.leaderboard import LeaderboardScreen
+
+        self.app.push_screen(LeaderboardScreen())
+
+    def action_pause_resume(self) -> None:
+        state = self.state
+        if state is None:
+            return
+        if self.will_be_paused():
             self._control(resume, what="resume")
         else:
             self._control(pause, what="pause")

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rich.segment import Segment
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.strip import Strip
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
+from textual.widgets.option_list import OptionDoesNotExist
 
 from engine.api import Engine, RunRequest
 from tui.bridge import db_work
@@ -22,7 +25,7 @@ if TYPE_CHECKING:
     from tui.app import VivaApp
 
 POLICIES = ("onnx", "threshold", "random", "always-follow-up", "always-challenge")
-PROTOCOLS = (("auto", ""), ("adaptive", "adaptive"), ("task", "task"))
+PROTOCOLS = (("auto (each item's own)", ""), ("adaptive", "adaptive"), ("task", "task"))
 
 
 def plan(engine: Engine, request: dict[str, Any]) -> int:
@@ -43,6 +46,23 @@ def benchmarks(engine: Engine) -> list[Any]:
 def items_of(engine: Engine, benchmark: str) -> list[Any]:
     """A benchmark's items."""
     return engine.list_items(benchmark)
+
+
+class MarkedSelectionList(SelectionList):
+    """A selection list whose boxes are empty unless chosen: the choice shows without colour."""
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        segments = list(strip)
+        try:
+            selection = self.get_option_at_index(self.scroll_offset.y + y)
+        except OptionDoesNotExist:
+            return strip
+        if len(segments) < 3 or selection.value in self.selected:
+            return strip
+        box = segments[1]
+        segments[1] = Segment(" " * len(box.text), box.style, box.control)
+        return Strip(segments, strip.cell_length)
 
 
 class NewInterviewDialog(Dialog):
@@ -66,8 +86,8 @@ class NewInterviewDialog(Dialog):
             with VerticalScroll(id="new-form"):
                 yield Label("Benchmark")
                 yield Select([], prompt="loading benchmarks…", id="bench")
-                yield Label("Items (space toggles)")
-                yield SelectionList(id="items")
+                yield Label("Items (space toggles; X marks the chosen ones)")
+                yield MarkedSelectionList(id="items")
                 with Horizontal(classes="form-row"):
                     with Vertical():
                         yield Label("Target")
@@ -80,7 +100,7 @@ class NewInterviewDialog(Dialog):
                                     placeholder="offline, config, openai:MODEL@BASE_URL")
                 with Horizontal(classes="form-row"):
                     with Vertical():
-                        yield Label("Protocol (auto: task items as task)")
+                        yield Label("Protocol")
                         yield Select(PROTOCOLS, value="", allow_blank=False, id="protocol")
                     with Vertical():
                         yield Label("Policy")
@@ -121,7 +141,7 @@ class NewInterviewDialog(Dialog):
         db_work(self, self.viva.engine, items_of, bench, then=self._items, name="load items")
 
     def _items(self, items: list[Any]) -> None:
-        box = self.query_one("#items", SelectionList)
+        box = self.query_one("#items", MarkedSelectionList)
         box.clear_options()
         for i, item in enumerate(items):
             question = item.question.replace("\n", " ")
@@ -141,7 +161,7 @@ class NewInterviewDialog(Dialog):
         if not self.selected_bench:
             self._error("Pick a benchmark.")
             return None
-        items = list(self.query_one("#items", SelectionList).selected)
+        items = list(self.query_one("#items", MarkedSelectionList).selected)
         if not items:
             self._error("Pick at least one item (space toggles).")
             return None
