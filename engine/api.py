@@ -176,7 +176,14 @@ class Engine:
 
     # -- runs -------------------------------------------------------------------------------------
     def plan_run(self, request: RunRequest) -> int:
-        """Validate a request and create the run with one session per (item, target)."""
+        """Validate a request and create the run with one session per (item, target).
+
+        A key given as ``--api-key-env`` is refused first (without printing it), whatever the targets.
+        """
+        if request.api_key_env:
+            from engine.config import check_api_key_env
+
+            check_api_key_env(request.api_key_env, "--api-key-env")
         return _run.plan_run(self.runtime, request)
 
     async def execute_run(self, run_id: int, on_event: Callable[[int, str, dict[str, Any]], None] | None = None
@@ -287,6 +294,19 @@ class Engine:
     def leaderboard(self) -> list[dict[str, Any]]:
         """Every target over its finished sessions, best Score first."""
         return _figures.leaderboard(self._store)
+
+    def rubric_leaderboard(self, session_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
+        """SedarEval's per-category leaderboard (Σ score × 100 / (count × 5), three levels, overall)
+        per target over finished rubric sessions; offline estimates are separate, labelled entries."""
+        from engine.metrics.rubric_board import rubric_leaderboard
+
+        return rubric_leaderboard(self._store, session_ids)
+
+    def rubric_judgement(self, session_id: int) -> dict[str, Any] | None:
+        """A rubric session's latest 0–5 judgement (score, reasoning, status, offline_estimate), or None."""
+        from engine.metrics.rubric_board import session_judgement
+
+        return session_judgement(self._store, session_id)
 
     def agreement(self, session_ids: list[int] | None = None) -> dict[str, Any]:
         """Judge–human verdict agreement from reviewed verdicts."""

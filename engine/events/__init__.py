@@ -35,6 +35,12 @@ SESSION_FAILED = "session.failed"
 SESSION_INTERRUPTED = "session.interrupted"
 SESSION_STOPPED = "session.stopped"
 VERDICT_OVERRIDDEN = "verdict.overridden"
+SESSION_RATED = "session.rated"
+RUBRIC_SCORED = "rubric.scored"
+GRADED_STEP = "graded.step"
+GRADED_EXTENSION = "graded.extension"
+GRADED_FEEDBACK = "graded.feedback"
+GRADED_NOTE = "graded.note"
 CONTROL_PREFIX = "control."
 CONTROL_PAUSE = "control.pause"
 CONTROL_RESUME = "control.resume"
@@ -146,6 +152,35 @@ class Verdicts(Payload):
     rescore: bool = False
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     raw_score: float | None = None
+    criteria: list[dict[str, Any]] | None = None
+    """The criteria of ``rubric_version_id`` when they are not the session's (graded: each base
+    question is its own item with its own rubric)."""
+
+
+@dataclass
+class RubricScored(Payload):
+    """A rubric (SedarEval) session scored once at its end, on turn ``turn`` (the last).
+
+    ``score`` is the 0–5 score (None when the judge could not score: ``status`` ``cannot judge``);
+    ``reasoning`` is the judge's scoring process (or, with ``offline_estimate``, the point-coverage
+    account of the offline free-text judge); ``attempts`` counts the judge's replies read (first
+    ask and re-asks), ``problems`` why each unusable one was rejected; ``prompt_source`` is
+    ``auto_prompt`` (the item's own judge prompt), ``rubric`` (built from the rubric) or
+    ``coverage`` (offline estimate, no LLM).
+    """
+
+    kind = RUBRIC_SCORED
+    turn: int = 0
+    rubric_version_id: int | None = None
+    score: float | None = None
+    max_score: float = 5.0
+    status: str = "scored"
+    reasoning: str = ""
+    attempts: int = 0
+    problems: list[str] = field(default_factory=list)
+    offline_estimate: bool = False
+    prompt_source: str = ""
+    rescore: bool = False
 
 
 @dataclass
@@ -255,6 +290,66 @@ class SessionStopped(Payload):
 
 
 @dataclass
+class SessionRated(Payload):
+    """The judge's 1–10 ratings of a finished adaptive conversation (Professionalism: accuracy,
+    user_satisfaction, clarity; Stability: coherence, question_handling, challenge_handling);
+    ``ratings`` is empty and ``note`` says why when the kernel is offline (never a number)."""
+
+    kind = SESSION_RATED
+    ratings: dict[str, int] = field(default_factory=dict)
+    rationale: str = ""
+    note: str = ""
+
+
+@dataclass
+class GradedStep(Payload):
+    """graded: a question judged; the difficulty track after it (``gain``/``average``/``next`` are
+    null for a validation re-ask, which does not count towards the track)."""
+
+    kind = GRADED_STEP
+    turn: int = 0
+    phase: str = "base"
+    difficulty: str = "medium"
+    correct: bool = False
+    gain: float | None = None
+    average: float | None = None
+    next_difficulty: str | None = None
+
+
+@dataclass
+class GradedExtension(Payload):
+    """graded: an extension question is about to be asked at turn ``turn``: its difficulty, its gold
+    answer (for the judge and the evaluator, never the target) and the path's chunks."""
+
+    kind = GRADED_EXTENSION
+    turn: int = 0
+    difficulty: str = "easy"
+    gold: list[str] = field(default_factory=list)
+    path: list[int] = field(default_factory=list)
+
+
+@dataclass
+class GradedFeedback(Payload):
+    """graded: the batch's feedback (``offline``: the offline kernel's labelled template)."""
+
+    kind = GRADED_FEEDBACK
+    flaws_knowledge: str = ""
+    flaws_capability: str = ""
+    comprehensive_performance: str = ""
+    suggestions: str = ""
+    offline: bool = False
+
+
+@dataclass
+class GradedNote(Payload):
+    """graded: what the protocol could not do and why (``stops_extension``: no more extension rounds)."""
+
+    kind = GRADED_NOTE
+    text: str = ""
+    stops_extension: bool = False
+
+
+@dataclass
 class Control(Payload):
     """A request to a session's runner (``control.<name>``): pause, resume, stop, force, inject, rubric."""
 
@@ -284,7 +379,8 @@ class Unknown(Payload):
 PAYLOADS: dict[str, type[Payload]] = {cls.kind: cls for cls in (
     SessionStarted, PolicyDecided, TurnStarted, AnswerDelta, AnswerReset, AnswerDone, Verdicts,
     VerdictOverridden, RubricUpdated, Intervention, SessionPaused, SessionEndedEarly, TaskStopKeyword,
-    SessionFinished, SessionFailed, SessionInterrupted, SessionStopped)}
+    SessionFinished, SessionFailed, SessionInterrupted, SessionStopped, SessionRated, GradedStep,
+    GradedExtension, GradedFeedback, GradedNote, RubricScored)}
 PAYLOADS[SESSION_RESUMED] = SessionStarted
 PAYLOADS[METRICS] = dict  # type: ignore[assignment]  # the figures of engine.metrics.sessions.session_metrics
 

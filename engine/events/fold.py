@@ -58,6 +58,10 @@ class Turn:
     latency_ms: float | None = None
     tokens_in: int = 0
     tokens_out: int = 0
+    rubric_judgement: dict[str, Any] | None = None
+    """A rubric session's 0–5 judgement stored on this turn (the ``rubric.scored`` payload)."""
+    extra: list[str] = field(default_factory=list)
+    """Lines a protocol attaches to the turn (graded: its difficulty step, the extension's gold answer)."""
     partial: bool = False
     """The answer was cut by a stop: what arrived before it (not judged; asked again on resume)."""
     rev: int = 0
@@ -114,7 +118,12 @@ class SessionView:
         self.pending: dict[int, tuple[str, dict[str, Any]]] = {}
         """Control events written but not yet acknowledged by the runner: seq -> (kind, payload)."""
         self.ended: dict[str, Any] | None = None
+        self.rubric_judgement: dict[str, Any] | None = None
+        """The latest ``rubric.scored`` payload of a rubric session (score 0–5, reasoning, status)."""
         self.notes: list[str] = []
+        self.graded: list[dict[str, Any]] = []
+        """graded: every question's step (phase, difficulty, right, gain, average, next difficulty)."""
+        self.feedback: dict[str, Any] | None = None
         self.last_seq = 0
         self.rev = 0
 
@@ -268,6 +277,8 @@ class SessionView:
         t.score, t.delta, t.cos, t.summary = p.score, p.delta, p.cos, p.summary
         if p.rubric_version_id is not None:
             t.rubric_version_id = p.rubric_version_id
+            if p.criteria is not None:
+                self.criteria_by_version[p.rubric_version_id] = list(p.criteria)
         t.rescored = bool(p.rescore)
         t.done = True
         t.verdicts = {
@@ -275,6 +286,13 @@ class SessionView:
                               v.get("source", "judge"))
             for v in p.verdicts
         }
+        t.touch()
+
+    def _rubric_scored(self, seq: int, p: ev.RubricScored) -> None:
+        judgement = p.as_dict()
+        self.rubric_judgement = judgement
+        t = self._turn_for(int(p.turn))
+        t.rubric_judgement = judgement
         t.touch()
 
     def _overridden(self, seq: int, p: ev.VerdictOverridden) -> None:
@@ -344,6 +362,37 @@ class SessionView:
         else:
             self.notes.append(f"stopped by the evaluator after turn {p.after_turn} (resumable)")
 
+    # graded (JudgeAgent): the figures come from the engine's events, as written
+    def _graded_step(self, seq: int, p: ev.GradedStep) -> None:
+        t = self._turn_for(int(p.turn))
+        mark = "right" if p.correct else "wrong"
+        if p.gain is None:
+            t.extra.append(f"graded {p.phase}: {mark} (re-asked with the suggestions)")
+        else:
+            t.extra.append(f"graded {p.phase} at {p.difficulty}: {mark}, gain {p.gain:+g}, average {p.average:.2f}"
+                           f" -> next {p.next_difficulty}")
+        self.graded.append(p.as_dict())
+        t.touch()
+
+    def _graded_extension(self, seq: int, p: ev.GradedExtension) -> None:
+        t = self._turn_for(int(p.turn))
+        t.extra.append(f"extension question at {p.difficulty}; gold answer: {', '.join(p.gold)}; "
+                       f"knowledge path chunks {p.path}")
+        t.touch()
+
+    def _graded_feedback(self, seq: int, p: ev.GradedFeedback) -> None:
+        self.feedback = p.as_dict()
+        label = "feedback (offline template)" if p.offline else "feedback"
+        if self.turns:
+            self.turns[-1].extra.append(f"{label}: {p.comprehensive_performance} Suggestions: {p.suggestions}")
+            self.turns[-1].touch()
+
+    def _graded_note(self, seq: int, p: ev.GradedNote) -> None:
+        self.notes.append(p.text)
+        if self.turns:
+            self.turns[-1].extra.append(p.text)
+            self.turns[-1].touch()
+
 
 _HANDLERS = {
     ev.SESSION_STARTED: SessionView._started,
@@ -355,6 +404,7 @@ _HANDLERS = {
     ev.ANSWER_DONE: SessionView._done,
     ev.VERDICTS: SessionView._verdicts,
     ev.VERDICT_OVERRIDDEN: SessionView._overridden,
+    ev.RUBRIC_SCORED: SessionView._rubric_scored,
     ev.METRICS: SessionView._metrics,
     ev.RUBRIC_UPDATED: SessionView._rubric,
     ev.INTERVENTION: SessionView._intervention,
@@ -365,6 +415,10 @@ _HANDLERS = {
     ev.SESSION_FAILED: SessionView._failed,
     ev.SESSION_INTERRUPTED: SessionView._interrupted,
     ev.SESSION_STOPPED: SessionView._stopped,
+    ev.GRADED_STEP: SessionView._graded_step,
+    ev.GRADED_EXTENSION: SessionView._graded_extension,
+    ev.GRADED_FEEDBACK: SessionView._graded_feedback,
+    ev.GRADED_NOTE: SessionView._graded_note,
 }
 
 

@@ -246,7 +246,31 @@ MIGRATIONS: list[str] = [
     ALTER TABLE verdicts_v3 RENAME TO verdicts;
     CREATE INDEX verdicts_turn ON verdicts(turn_id);
     """,
-    # 4: a session the evaluator stopped is ``stopped`` (resumable), not finished. SQLite cannot
+    # 4: JudgeAgent's graded protocol: one row per question asked (base, extension, validation) with
+    #    its difficulty, correctness and the running difficulty track after it.
+    """
+    CREATE TABLE graded_steps (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+        phase TEXT NOT NULL CHECK (phase IN ('base', 'extension', 'validation')),
+        item_id INTEGER REFERENCES items(id),
+        difficulty TEXT NOT NULL,
+        labelled INTEGER NOT NULL DEFAULT 0,
+        gold TEXT NOT NULL DEFAULT '[]',
+        correct INTEGER,
+        gain REAL,
+        total REAL,
+        count INTEGER,
+        average REAL,
+        next_difficulty TEXT,
+        path TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (turn_id)
+    );
+    CREATE INDEX graded_steps_session ON graded_steps(session_id);
+    """,
+    # 5: a session the evaluator stopped is ``stopped`` (resumable), not finished. SQLite cannot
     #    change a CHECK in place: the table is rebuilt (foreign keys are off while migrations run).
     """
     CREATE TABLE sessions_v4 (

@@ -77,7 +77,8 @@ def judge_reply(body: dict[str, Any]) -> str:
     user = body["messages"][-1]["content"]
     ids = re.findall(r'"id": "(c\d+)"', user)
     summary = _between(user, "before this answer:\n", "\n\nLatest question")
-    answer = _between(user, "<<<CANDIDATE_ANSWER\n", "\nCANDIDATE_ANSWER>>>")
+    m = re.search(r"<<<CANDIDATE ([0-9a-f]{16})>>>\n(.*?)\n<<<END CANDIDATE \1>>>", user, re.DOTALL)
+    answer = m.group(2) if m else ""
     if "I was wrong" in answer:
         summary = summary.replace("Oxygen is a noble gas.", "")
     new_summary = (summary.replace("(nothing yet)", "").strip() + " " + answer).strip()
@@ -97,6 +98,11 @@ def script_llm_kernel(fake) -> None:
     fake.rule("judge of an oral examination", judge_reply)
     fake.rule("a FOLLOW-UP", lambda body: json.dumps({"question": "What else do you know about oxygen?"}))
     fake.rule("a CHALLENGE", lambda body: json.dumps({"question": "Are you sure about that?"}))
+    fake.rule("You rate an oral examination", json.dumps(RATINGS))
+
+
+RATINGS = {"accuracy": 8, "user_satisfaction": 7, "clarity": 9, "coherence": 6, "question_handling": 8,
+           "challenge_handling": 5, "rationale": "Mostly right; it gave in once under challenge."}
 
 
 def script_target_only(fake, delay: float = 0.0) -> None:

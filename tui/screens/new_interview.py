@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from tui.app import VivaApp
 
 POLICIES = ("onnx", "threshold", "random", "always-follow-up", "always-challenge")
-PROTOCOLS = (("auto (each item's own)", ""), ("adaptive", "adaptive"), ("task", "task"))
+PROTOCOLS = (("auto (each item's own)", ""), ("adaptive", "adaptive"), ("task", "task"), ("graded", "graded"))
 
 
 def plan(engine: Engine, request: dict[str, Any]) -> int:
