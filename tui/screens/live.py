@@ -40,7 +40,7 @@ class LiveScreen(SessionScreen):
                 tooltip="Show the previous session of this run"),
         Binding("R", "resume_session", "Resume", show=False, id="resume_session",
                 tooltip="Continue an interrupted or stopped session in this app"),
-        Binding("l", "leaderboard", "Leaderboard", id="live_leaderboard",
+        Binding("l", "leaderboard", "Leaderboard", show=False, id="live_leaderboard",
                 tooltip="Targets across sessions (the demo's reference target and local model side by side)"),
     ]
 
@@ -116,6 +116,9 @@ class LiveScreen(SessionScreen):
 
     def on_run_ended(self, message: RunEnded) -> None:
         self.refresh_bindings()
+        if message.run_id == self.run_id and len(self.run_sessions) > 1:
+            self.notify("Every session of this run has ended: l shows the leaderboard, n / p the sessions.",
+                        title=f"run {self.run_id}", timeout=10)
 
     # -- availability -------------------------------------------------------------------------
     def session_running(self) -> bool:
