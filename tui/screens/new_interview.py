@@ -34,8 +34,12 @@ def plan(engine: Engine, request: dict[str, Any]) -> int:
 
 
 def known_targets(engine: Engine, config_targets: list[str]) -> list[str]:
-    """Targets worth suggesting: the configured ones, the embedded model and those used before."""
-    return list(dict.fromkeys([*config_targets, "local", *engine.known_targets()]))
+    """Targets worth suggesting: the configured ones, the embedded model, the reference target of each
+    knowledge base (``kb:NAME``) and those used before."""
+    from engine.api import list_kbs
+
+    references = [f"kb:{kb['name']}" for kb in list_kbs(engine.runtime.store)]
+    return list(dict.fromkeys([*config_targets, "local", *references, *engine.known_targets()]))
 
 
 def benchmarks(engine: Engine) -> list[Any]:
@@ -92,7 +96,7 @@ class NewInterviewDialog(Dialog):
                     with Vertical():
                         yield Label("Target")
                         yield Input(value=next(iter(cfg.targets), "local"), id="target",
-                                    placeholder="openai:MODEL@BASE_URL, a configured name, python:mod:Class, local")
+                                    placeholder="openai:MODEL@BASE_URL, a configured name, python:mod:Class, local, kb:NAME")
                     with Vertical():
                         yield Label("Kernel")
                         yield Input(value="config" if cfg.kernel is not None else "offline", id="kernel",
