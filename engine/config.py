@@ -150,8 +150,8 @@ class LocalConfig(_Strict):
     """The embedded local model (target ``local``): ``threads`` the llama.cpp server computes with.
 
     ``null`` (the default) means :func:`engine.interview.local.default_threads`: one thread per two
-    cores the process may use, at least one (measured in ``bench/local_threads.py``: a thread more than
-    the free cores makes llama.cpp's spinning threads wait on each other, 10-40 times slower).
+    cores the process may use, at least one (``bench/local_threads.py``: llama.cpp's threads spin
+    while they wait for each other, so a thread more than the free cores costs far more than it gains).
     """
     threads: int | None = Field(default=None, gt=0, le=256)
     n_ctx: int = Field(default=2048, ge=256)

@@ -54,10 +54,11 @@ def default_threads(cpus: int | None = None) -> int:
     """The server's default thread count: one per two usable cores, at least one, at most 8.
 
     The rule comes from ``bench/local_threads.py``: llama.cpp's threads spin while they wait for
-    each other, so a thread more than the cores actually free costs far more than it gains (on 2
-    cores with one busy, 2 threads were 10-40 times slower than 1), while half the cores loses
-    little when the machine is idle and leaves room for viva's own work (the judge's embeddings,
-    the app) and for whatever else runs.
+    each other, so a thread more than the cores actually free costs far more than it gains. On the
+    project's 2-core machine (shared with other work), 1 thread beat 2 in every run: 31-36 against
+    8-26 tokens/s with no load added, 24-28 against 1.3-26 with one core kept busy (issue 16 saw
+    40 tokens take 1.1 s with 1 thread and 44 s with 2). Half the cores also leaves room for viva's
+    own work (the judge's embeddings, the app) and for whatever else runs.
     """
     cpus = available_cpus() if cpus is None else max(1, int(cpus))
     return max(1, min(8, cpus // 2))
