@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from tui.app import VivaApp
 
 POLICIES = ("onnx", "threshold", "random", "always-follow-up", "always-challenge")
-PROTOCOLS = (("auto (each item's own)", ""), ("adaptive", "adaptive"), ("task", "task"), ("graded", "graded"))
+PROTOCOLS = (("auto (each item's own)", ""), ("adaptive", "adaptive"), ("task", "task"), ("graded", "graded"),
+             ("rubric", "rubric"))
 
 
 def plan(engine: Engine, request: dict[str, Any]) -> int:
