@@ -39,7 +39,7 @@ def test_plain_lines_show_done_rate_eta_and_failures_at_most_every_interval():
     with ProgressDisplay("plain", stream=out, interval=10, clock=clock) as progress:
         progress.add("s", "sessions", 10, "sessions")
         clock.now = 4
-        progress.update("s", advance=2)  # 4 s after the first line: not yet due
+        progress.update("s", advance=2)  # 4 s after the start: not yet due
         clock.now = 10
         progress.update("s", advance=1, failed=1)
         clock.now = 12
@@ -48,10 +48,21 @@ def test_plain_lines_show_done_rate_eta_and_failures_at_most_every_interval():
         progress.update("s", done=10)  # complete: always printed
     lines = out.getvalue().splitlines()
     assert lines == [
-        "sessions 0/10 (0%) · ETA ?",
         "sessions 3/10 (30%) · 0.30 sessions/s · ETA 23s · 1 failed",
         "sessions 10/10 (100%) · 0.50 sessions/s · done · 1 failed",
     ]
+
+
+def test_a_command_that_fails_at_once_prints_no_progress():
+    out, clock = io.StringIO(), Clock()
+    try:
+        with ProgressDisplay("plain", stream=out, interval=10, clock=clock) as progress:
+            progress.add("t", "topics", 2, "topics")
+            progress.update("t", done=0)
+            raise RuntimeError("the kernel is unreachable")
+    except RuntimeError:
+        pass
+    assert out.getvalue() == ""
 
 
 def test_work_done_before_the_start_does_not_count_in_the_rate():
@@ -92,7 +103,7 @@ def test_run_shows_progress_when_piped_and_not_with_quiet(bench_home, fake_opena
             "offline", "--policy", "threshold", "--turns", "2", "--json"]
     result = invoke(bench_home, *args)
     assert result.exit_code == 0, result.output
-    assert "viva: sessions 0/2 (0%)" in result.stderr and "viva: sessions 2/2 (100%)" in result.stderr
+    assert "viva: sessions 2/2 (100%)" in result.stderr
     assert "viva: turns judged 4/4 (100%)" in result.stderr
     assert result.stdout.lstrip().startswith("{"), "stdout stays JSON"
     quiet = invoke(bench_home, *args, "--quiet")
@@ -103,7 +114,7 @@ def test_kb_build_import_and_generate_show_progress(home):
     built = invoke(home, "kb", "build", "docs", str(FIXTURES / "kb" / "docs"))
     assert built.exit_code == 0, built.output
     assert re.search(r"viva: embedding \d+/\d+ \(100%\)", built.stderr)
-    assert "viva: reading files" in built.stderr
+    assert re.search(r"viva: reading files (\d+)/\1 \(100%\)", built.stderr)
     assert "embedding" not in invoke(home, "kb", "build", "docs2", str(FIXTURES / "kb" / "docs"), "--quiet").stderr
 
     imported = invoke(home, "bench", "import", "medqa", str(FIXTURES / "bench" / "medqa.jsonl"))

@@ -3,8 +3,8 @@ stderr is a pipe or a file, nothing with ``--quiet``.
 
 Each task shows done/total, the rate, the time left and the failures. The rate is over the work done
 since the task was first seen (work already done when a resumed run starts does not count), and the
-time left is the work remaining at that rate. Plain lines are written when a task starts, at most
-every ``interval`` seconds while it moves, and when it completes.
+time left is the work remaining at that rate. Plain lines are written every ``interval`` seconds
+while a task moves and when it completes (a command that fails at once prints only its error).
 """
 
 from __future__ import annotations
@@ -146,10 +146,10 @@ class ProgressDisplay:
     def add(self, key: str, label: str, total: int | None = None, unit: str = "items", done: int = 0) -> Task:
         """Start counting a task (``done`` already done before now: not counted in the rate)."""
         task = Task(key, label, unit, total, done, 0, done, self.clock())
+        task.last_line = task.started  # the first plain line comes after ``interval`` (or at the end)
         self.tasks[key] = task
         if self._rich is not None:
             task.handle = self._rich.add_task(label, total=total, completed=done, rate="", failures="")
-        self._maybe_line(task, force=True)
         return task
 
     def update(self, key: str, done: int | None = None, total: int | None = None, advance: int = 0,
@@ -198,8 +198,7 @@ class ProgressDisplay:
             return
         if task.extra.get("printed") == (task.done, task.total, task.failed):
             return  # nothing new to say
-        due = task.last_line is None or self.clock() - task.last_line >= self.interval
-        if force or due:
+        if force or self.clock() - (task.last_line or task.started) >= self.interval:
             self._line(task)
 
     def _line(self, task: Task) -> None:
