@@ -195,7 +195,7 @@ def import_cmd(ctx: click.Context, fmt: str, path: str, name: str | None, kb: st
     rt = get_runtime(ctx)
     labels = {**STAGE_LABELS, "read": "reading lines", "write": "writing items"}
     units = {**STAGE_UNITS, "read": "lines", "write": "items"}
-    with _errors(), ProgressDisplay(choose_mode(quiet), prefix="viva: ") as display:
+    with _errors(), ProgressDisplay(choose_mode(quiet, as_json=as_json), prefix="viva: ") as display:
         summary = run_import(rt.store, rt.home, fmt, path, name, config=rt.config, kb=kb, strict=strict,
                              progress=display.stage(labels, units))
     if as_json:
@@ -265,7 +265,7 @@ def generate(ctx: click.Context, name: str, kb_name: str, topics_file: str, per_
     from tui.cli.progress import ProgressDisplay, choose_mode
 
     rt = get_runtime(ctx)
-    with _errors(), ProgressDisplay(choose_mode(quiet), prefix="viva: ") as display:
+    with _errors(), ProgressDisplay(choose_mode(quiet, as_json=as_json), prefix="viva: ") as display:
         topics = load_topics(topics_file)
         summary = asyncio.run(generate_benchmark(
             rt.store, rt.home, name, kb_name, topics, per_topic=per_topic, seed=seed, config=rt.config,

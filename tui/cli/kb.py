@@ -26,11 +26,11 @@ STAGE_LABELS = {"read": "reading files", "chunk": "chunking", "embed": "embeddin
 STAGE_UNITS = {"read": "files", "chunk": "docs", "embed": "chunks", "index": "chunks", "extract": "chunks"}
 
 
-def _progress(quiet: bool):
+def _progress(quiet: bool, as_json: bool = False):
     """The progress display on stderr (rich on a terminal, plain lines when piped, none with --quiet)."""
     from tui.cli.progress import ProgressDisplay, choose_mode
 
-    return ProgressDisplay(choose_mode(quiet), prefix="viva: ")
+    return ProgressDisplay(choose_mode(quiet, as_json=as_json), prefix="viva: ")
 
 
 @click.group("kb")
@@ -61,7 +61,7 @@ def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: in
 
     rt = _runtime(ctx)
     try:
-        with _progress(quiet) as display:
+        with _progress(quiet, as_json) as display:
             summary = build_kb(rt.store, rt.home, name, list(paths), chunk_chars=chunk_chars, overlap=overlap,
                                text_field=text_field, text_column=text_column, config=rt.config.retrieval,
                                progress=display.stage(STAGE_LABELS, STAGE_UNITS))
@@ -190,7 +190,7 @@ def graph_cmd(ctx: click.Context, name: str, offline: bool, batch_size: int, are
         extractor = OfflineEntityExtractor()
         errors = (KnowledgeBaseError, EmbedderError)
     try:
-        with _progress(quiet) as display:
+        with _progress(quiet, as_json) as display:
             stats = build_graph(rt.store, name, extractor=extractor, config=rt.config.retrieval,
                                 progress=display.stage(STAGE_LABELS, STAGE_UNITS))
     except errors as exc:

@@ -18,13 +18,16 @@ from typing import Any, TextIO
 MODES = ("rich", "plain", "off")
 
 
-def choose_mode(quiet: bool, stream: TextIO | None = None) -> str:
-    """``off`` with --quiet, ``rich`` when the stream is a terminal, else ``plain``."""
+def choose_mode(quiet: bool, stream: TextIO | None = None, as_json: bool = False) -> str:
+    """``off`` with --quiet, ``rich`` when the stream is a terminal, else ``plain``; with --json, only
+    on a terminal (a pipeline that asked for JSON gets no other text)."""
     if quiet:
         return "off"
     stream = stream or sys.stderr
     isatty = getattr(stream, "isatty", None)
-    return "rich" if callable(isatty) and isatty() else "plain"
+    if callable(isatty) and isatty():
+        return "rich"
+    return "off" if as_json else "plain"
 
 
 def fmt_duration(seconds: float | None) -> str:

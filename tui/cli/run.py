@@ -219,14 +219,14 @@ def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, c
         sys.exit(1)
 
 
-def _run_with_progress(engine, run_id: int, console: Any, live: bool, quiet: bool = False):
+def _run_with_progress(engine, run_id: int, console: Any, live: bool, quiet: bool = False, as_json: bool = False):
     """Execute a run with its progress on stderr (sessions and judged turns: done/total, rate, time
     left, failures); with ``--live`` the interviews are printed instead, with ``--quiet`` nothing."""
     from tui.cli.progress import ProgressDisplay, choose_mode
 
     start = engine.run_progress(run_id)
     printer = LivePrinter(console, several=start["sessions"] > 1) if live else None
-    with ProgressDisplay("off" if live else choose_mode(quiet), prefix="viva: ") as progress:
+    with ProgressDisplay("off" if live else choose_mode(quiet, as_json=as_json), prefix="viva: ") as progress:
         progress.add("sessions", "sessions", start["sessions"], "sessions", done=start["done"])
         progress.add("turns", "turns judged", start["turns_planned"], "turns", done=start["turns_judged"])
 
@@ -302,7 +302,7 @@ def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency
         raise click.ClickException(str(exc)) from None
     _console(True).print(f"run {run_id} planned ({bench}); resume with `viva resume run:{run_id}` if interrupted",
                          style="dim")
-    errors = _run_with_progress(engine, run_id, console, live, quiet)
+    errors = _run_with_progress(engine, run_id, console, live, quiet, as_json)
     _report(engine, run_id, errors, as_json, console)
 
 
@@ -325,7 +325,7 @@ def resume(ctx, what, live, quiet, as_json):
     if kind == "run":
         if not engine.run_exists(ident):
             raise click.ClickException(f"run {ident} does not exist; see `viva sessions`")
-        errors = _run_with_progress(engine, ident, console, live, quiet)
+        errors = _run_with_progress(engine, ident, console, live, quiet, as_json)
         _report(engine, ident, errors, as_json, console)
         return
     if not engine.session_exists(ident):
