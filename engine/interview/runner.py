@@ -50,6 +50,16 @@ __all__ = ["SessionRunner", "SessionSpec", "SessionError", "create_session", "st
            "criterion_payload", "FOLLOW_UP", "CHALLENGE", "HUMAN", "INITIAL", "TASK"]
 
 STREAM_FLUSH_SECONDS = 0.1
+STOP_POLL_SECONDS = 0.2
+"""How often a target call in flight checks for a stop request (the stop latency's bound)."""
+
+
+class StopRequested(Exception):
+    """The evaluator stopped the session; ``turn`` is the turn whose answer was cut (with ``partial``)."""
+
+    def __init__(self, turn: int | None = None, partial: str = ""):
+        super().__init__("stopped by the evaluator")
+        self.turn, self.partial = turn, partial
 
 
 def create_session(store: Store, spec: SessionSpec, run_id: int | None = None) -> int:
@@ -171,12 +181,21 @@ class SessionRunner:
 
         def on_reset() -> None:
             buffer.clear()
+            said.clear()
             session.emit(ev.AnswerReset(idx))
+
+        said: list[str] = []  # the whole answer so far (kept if the evaluator stops the call)
+
+        def on_piece(piece: str) -> None:
+            said.append(piece)
+            on_token(piece)
 
         start = time.perf_counter()
         messages = self.protocol.target_messages(history, turn["question"])
-        result = await self.target.reply(messages, on_token, on_reset)
+        result = await self._target_call(messages, on_piece, on_reset)
         flush()
+        if result is None:
+            raise StopRequested(idx, "".join(said))
         # the endpoint's own time when known (not time queued behind its concurrency limit)
         latency = result.latency_ms if result.latency_ms else (time.perf_counter() - start) * 1000
         session.record_answer(turn, result.text, latency, result.tokens_in, result.tokens_out, result.cost)
@@ -199,8 +218,10 @@ class SessionRunner:
             if protocol.finished(rows):
                 return
             await self._checkpoint()
-            if inbox.stop or (inbox.end_after and rows):
-                session.emit(ev.SessionEndedEarly(len(rows) - 1, "stop" if inbox.stop else "end"))
+            if inbox.stop:
+                raise StopRequested()
+            if inbox.end_after and rows:
+                session.emit(ev.SessionEndedEarly(len(rows) - 1, "end"))
                 return
             rows = session.turns()  # an override or a re-score may have changed them
             ask = await protocol.next_question(rows, inbox.steer)
@@ -210,6 +231,48 @@ class SessionRunner:
                 inbox.consumed.add(c.seq)
             session.add_turn(len(rows), ask.question, ask.action, ask.actor, state=ask.state, probs=ask.probs,
                              usage=ask.usage, consumed=ask.consumed)
+
+    # -- stop -------------------------------------------------------------------------------------
+    async def _target_call(self, messages: list[dict[str, str]], on_token: Callable[[str], Any],
+                           on_reset: Callable[[], Any]) -> ChatResult | None:
+        """Ask the target while a watcher polls for a stop request; the first to finish wins.
+
+        Returns the target's answer, or None when a stop came first: the call was cancelled (a
+        streamed answer's connection is closed, so the server stops generating).
+        """
+        call = asyncio.ensure_future(self.target.reply(messages, on_token, on_reset))
+        watcher = asyncio.ensure_future(self._watch_stop())
+        try:
+            await asyncio.wait({call, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (call, watcher):
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(call, watcher, return_exceptions=True)
+        if call.done() and not call.cancelled() and call.exception() is None:
+            return call.result()
+        if watcher.done() and not watcher.cancelled() and watcher.exception() is None and watcher.result():
+            return None
+        return call.result()  # the call's own error (or cancellation) propagates
+
+    async def _watch_stop(self) -> bool:
+        """Return True as soon as a ``control.stop`` is written for this session (polled)."""
+        while not self.inbox.has_pending("stop"):
+            await asyncio.sleep(STOP_POLL_SECONDS)
+        return True
+
+    def _stopped(self, stop: StopRequested) -> None:
+        """Record a stop: the stop control acknowledged, the status ``stopped``, the partial answer
+        of the cut turn (if any) in a ``session.stopped`` event. The session can be resumed: the cut
+        turn has no answer on record, so it is asked again."""
+        self.inbox.poll()  # acknowledges the stop (and applies whatever else is pending)
+        rows = self.session.turns()
+        answered = [r["idx"] for r in rows if r["answer"] is not None]
+        after = max(answered) if answered else -1
+        with self.store.transaction():
+            self.session.update_score()
+            self.session.set_status("stopped")
+            self.session.emit(ev.SessionStopped(after, stop.turn, stop.partial))
 
     async def rescore(self, version_id: int) -> None:
         """Re-judge every stored answer under a rubric version (never re-asks the target)."""
@@ -278,6 +341,8 @@ class SessionRunner:
             await self._finish()
         except LeaseLostError:
             raise  # another process drives the session now: write nothing more
+        except StopRequested as stop:
+            self._stopped(stop)
         except asyncio.CancelledError:
             session.set_status("interrupted")
             session.emit(ev.SessionInterrupted())

@@ -21,70 +21,17 @@ def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-class _Progress:
-    """A rich progress display fed by the engine's ``progress(stage, done, total)`` callback: a bar, the
-    amount done, the rate (MB/s for bytes read, chunks/s for chunks) and the time left (ETA)."""
+STAGE_LABELS = {"ingest": "reading + embedding", "chunks": "chunks staged", "read": "reading files",
+                "chunk": "chunking", "embed": "embedding", "index": "BM25 index", "extract": "extracting entities"}
+STAGE_UNITS = {"ingest": "bytes", "chunks": "chunks", "read": "files", "chunk": "docs", "embed": "chunks",
+               "index": "chunks", "extract": "chunks"}
 
-    LABELS = {"ingest": "reading + embedding", "chunks": "chunks staged", "read": "reading files",
-              "chunk": "chunking", "embed": "embedding", "index": "BM25 index", "extract": "extracting entities"}
-    UNITS = {"ingest": "bytes", "chunks": "chunks", "read": "files", "chunk": "docs", "embed": "chunks",
-             "index": "chunks", "extract": "chunks"}
 
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-        self.tasks: dict[str, Any] = {}
-        self.progress = None
+def _progress(quiet: bool, as_json: bool = False):
+    """The progress display on stderr (rich on a terminal, plain lines when piped, none with --quiet)."""
+    from tui.cli.progress import ProgressDisplay, choose_mode
 
-    def __enter__(self):
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
-            from rich.text import Text
-
-            def amount(value: float, unit: str) -> str:
-                return f"{value / 1e6:,.1f} MB" if unit == "bytes" else f"{value:,.0f}"
-
-            class _Done(ProgressColumn):
-                def render(self, task):
-                    unit = task.fields.get("unit", "items")
-                    done = amount(task.completed, unit)
-                    if task.total is None:
-                        return Text(f"{done} {'' if unit == 'bytes' else unit}".rstrip(), style="progress.download")
-                    return Text(f"{done}/{amount(task.total, unit)}", style="progress.download")
-
-            class _Rate(ProgressColumn):
-                def render(self, task):
-                    # the recent rate (rich's window), else the average since the stage began
-                    speed = task.finished_speed or task.speed or (
-                        task.completed / task.elapsed if task.elapsed and task.completed else None)
-                    unit = task.fields.get("unit", "items")
-                    if not speed:
-                        return Text(f"- {'kB' if unit == 'bytes' else unit}/s", style="progress.data.speed")
-                    if unit == "bytes":
-                        text = f"{speed / 1e6:,.2f} MB/s" if speed >= 1e6 else f"{speed / 1e3:,.1f} kB/s"
-                    else:
-                        text = f"{speed:,.1f} {unit}/s"
-                    return Text(text, style="progress.data.speed")
-
-            self.progress = Progress(TextColumn("{task.description:<20}"), BarColumn(), _Done(), _Rate(),
-                                     TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True),
-                                     transient=False)
-            self.progress.__enter__()
-        return self
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if self.progress is None:
-            return
-        task = self.tasks.get(stage)
-        if task is None:
-            task = self.tasks[stage] = self.progress.add_task(
-                self.LABELS.get(stage, stage), total=total if total > 0 else None, unit=self.UNITS.get(stage, "items"))
-        self.progress.update(task, completed=done, total=total if total > 0 else None)
-
-    def __exit__(self, *exc):
-        if self.progress is not None:
-            self.progress.__exit__(*exc)
-        return False
+    return ProgressDisplay(choose_mode(quiet, as_json=as_json), prefix="viva: ")
 
 
 @click.group("kb")
@@ -102,7 +49,7 @@ def kb() -> None:
 @click.option("--text-field", default=None, help="JSON/JSONL: index only this field of each record.")
 @click.option("--text-column", default=None, help="CSV: index only this column of each row.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.pass_context
 def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: int | None, overlap: int | None,
           text_field: str | None, text_column: str | None, as_json: bool, quiet: bool) -> None:
@@ -117,10 +64,10 @@ def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: in
 
     rt = _runtime(ctx)
     try:
-        with _Progress(enabled=not quiet and not as_json) as progress:
+        with _progress(quiet, as_json) as display:
             summary = build_kb(rt.store, rt.home, name, list(paths), chunk_chars=chunk_chars, overlap=overlap,
                                text_field=text_field, text_column=text_column, config=rt.config.retrieval,
-                               progress=progress)
+                               progress=display.stage(STAGE_LABELS, STAGE_UNITS))
     except (KnowledgeBaseError, EmbedderError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
@@ -220,8 +167,10 @@ def delete_cmd(ctx: click.Context, name: str, yes: bool) -> None:
               help="Chunks per LLM call.")
 @click.option("--area", default=None, help="Domain hint for the LLM extractor (e.g. medicine).")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.pass_context
-def graph_cmd(ctx: click.Context, name: str, offline: bool, batch_size: int, area: str | None, as_json: bool) -> None:
+def graph_cmd(ctx: click.Context, name: str, offline: bool, batch_size: int, area: str | None, as_json: bool,
+              quiet: bool) -> None:
     """Build the context graph of NAME and report its counts.
 
     Entities come from the kernel LLM when one is configured, else from the offline extractor.
@@ -246,8 +195,9 @@ def graph_cmd(ctx: click.Context, name: str, offline: bool, batch_size: int, are
         extractor = OfflineEntityExtractor()
         errors = (KnowledgeBaseError, EmbedderError)
     try:
-        with _Progress(enabled=not as_json) as progress:
-            stats = build_graph(rt.store, name, extractor=extractor, config=rt.config.retrieval, progress=progress)
+        with _progress(quiet, as_json) as display:
+            stats = build_graph(rt.store, name, extractor=extractor, config=rt.config.retrieval,
+                                progress=display.stage(STAGE_LABELS, STAGE_UNITS))
     except errors as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
