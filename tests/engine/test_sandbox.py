@@ -222,6 +222,9 @@ def home_attack(tmp_path: Path, isolated: bool, knows_path: bool) -> tuple[dict,
     code = HOME_ATTACK.replace("KNOWN", repr(str(home)) if knows_path else "")
     if not knows_path:
         code = code.replace("homes = {}", "homes = set()")
+    if not isolated:  # never scan /proc unisolated: that would reach other viva homes on the machine
+        code = code.replace('for pid in {os.getppid()} | {int(p) for p in os.listdir("/proc") if p.isdigit()}:',
+                            "for pid in []:")
     return result_of(stand_in(tmp_path, {"code": code}, {}, home=home, isolated=isolated)), home
 
 
@@ -243,7 +246,9 @@ def test_data_home_is_out_of_reach(tmp_path, knows_path):
 
 
 def test_data_home_attack_works_without_isolation(tmp_path):
-    r, home = home_attack(tmp_path, isolated=False, knows_path=False)
+    # The path is given: an unisolated scan of /proc would find (and damage) every other viva home on
+    # the machine, e.g. a concurrent test run's.
+    r, home = home_attack(tmp_path, isolated=False, knows_path=True)
     assert not r["hit"] and "ESCAPED: planted" in r["reason"] and "updated" in r["reason"]
     assert not home_untouched(home)
 
@@ -336,8 +341,9 @@ def test_killing_the_parent_fails(tmp_path):
 
 
 def test_kill_attack_works_without_isolation(tmp_path):
-    proc = stand_in(tmp_path, {"code": KILL_ATTACK.replace("STAND_IN_MARK", "run_eval_code")}, {},
-                    isolated=False)
+    # Only the parent is shot: unisolated, a search of /proc would also hit other test runs' stand-ins.
+    proc = stand_in(tmp_path, {"code": KILL_ATTACK.replace("STAND_IN_MARK", f"no-such-process-{tmp_path.name}")},
+                    {}, isolated=False)
     assert proc.returncode == -signal.SIGKILL
 
 

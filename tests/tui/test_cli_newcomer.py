@@ -114,8 +114,8 @@ def test_run_shows_progress_when_piped_and_not_with_quiet(bench_home, fake_opena
 def test_kb_build_import_and_generate_show_progress(home):
     built = invoke(home, "kb", "build", "docs", str(FIXTURES / "kb" / "docs"))
     assert built.exit_code == 0, built.output
-    assert re.search(r"viva: embedding \d+/\d+ \(100%\)", built.stderr)
-    assert re.search(r"viva: reading files (\d+)/\1 \(100%\)", built.stderr)
+    assert re.search(r"viva: reading \+ embedding \d+/\d+ \(100%\)", built.stderr)
+    assert re.search(r"viva: BM25 index (\d+)/\1 \(100%\)", built.stderr)
     assert "embedding" not in invoke(home, "kb", "build", "docs2", str(FIXTURES / "kb" / "docs"), "--quiet").stderr
 
     imported = invoke(home, "bench", "import", "medqa", str(FIXTURES / "bench" / "medqa.jsonl"))

@@ -180,9 +180,10 @@ class ProgressDisplay:
         labels, units = labels or {}, units or {}
 
         def progress(stage: str, done: int, total: int) -> None:
+            known = total if total and total > 0 else None  # the engine passes 0 for "not known yet"
             if stage not in self.tasks:
-                self.add(stage, labels.get(stage, stage), total, units.get(stage, "items"))
-            self.update(stage, done=done, total=total)
+                self.add(stage, labels.get(stage, stage), known, units.get(stage, "items"))
+            self.update(stage, done=done, total=known)
 
         return progress
 
