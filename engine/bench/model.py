@@ -120,6 +120,10 @@ class Criterion:
         eval_code: Python checked on the transcript (kind ``code`` only).
         source_chunk_ids: knowledge-base chunks the criterion is grounded in.
         raw: the source text it was parsed from (SedarEval ``score_standard`` line), if any.
+        answers: gold answers (SQuAD spans, the gold option's letter for a multiple-choice item, an
+            imported short answer); such a criterion is judged by :mod:`engine.judge.answers`
+            against the target's reply to the question that carries it, never by similarity.
+        asks: the question that carries the criterion (``None``: the item's own question).
     """
 
     cid: str
@@ -130,12 +134,16 @@ class Criterion:
     eval_code: str | None = None
     source_chunk_ids: list[int] = field(default_factory=list)
     raw: str | None = None
+    answers: list[str] | None = None
+    asks: str | None = None
 
     @classmethod
     def new(cls, text: str, kind: str = "point", weight: float = 1.0, eval_code: str | None = None,
-            source_chunk_ids: list[int] | None = None, raw: str | None = None) -> Criterion:
+            source_chunk_ids: list[int] | None = None, raw: str | None = None, answers: list[str] | None = None,
+            asks: str | None = None) -> Criterion:
         """A criterion not yet in a rubric (cid and ord are assigned when it is saved)."""
-        return cls("", 0, text, kind, weight, eval_code, list(source_chunk_ids or []), raw)
+        return cls("", 0, text, kind, weight, eval_code, list(source_chunk_ids or []), raw,
+                   list(answers) if answers else None, asks)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy."""

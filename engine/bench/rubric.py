@@ -165,6 +165,13 @@ def _check_criterion(c: Criterion, where: str) -> Criterion:
         raise BenchError(f"{where}: source_chunk_ids must be a list of integers, got {ids!r}")
     if c.raw is not None and not isinstance(c.raw, str):
         raise BenchError(f"{where}: raw must be a string or null")
+    if c.answers is not None and (not isinstance(c.answers, list | tuple) or not c.answers
+                                  or not all(isinstance(a, str) and a.strip() for a in c.answers)):
+        raise BenchError(f"{where}: answers must be a non-empty list of non-empty strings, got {c.answers!r}")
+    if c.answers is not None and c.kind != "point":
+        raise BenchError(f"{where}: gold answers are only allowed on criteria of kind 'point' (kind is {c.kind!r})")
+    if c.asks is not None and (not isinstance(c.asks, str) or not c.asks.strip()):
+        raise BenchError(f"{where}: asks must be the question's text or null")
     return c
 
 
@@ -191,14 +198,16 @@ def as_criterion(value: Criterion | dict[str, Any], where: str = "criterion") ->
     if isinstance(value, Criterion):
         c = value
     elif isinstance(value, dict):
-        unknown = set(value) - {"cid", "ord", "text", "kind", "weight", "eval_code", "source_chunk_ids", "raw"}
+        unknown = set(value) - {"cid", "ord", "text", "kind", "weight", "eval_code", "source_chunk_ids", "raw",
+                                "answers", "asks"}
         if unknown:
             raise BenchError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
         if "text" not in value:
             raise BenchError(f"{where}: missing field 'text'")
         c = Criterion(cid=value.get("cid") or "", ord=0, text=value["text"], kind=value.get("kind", "point"),
                       weight=value.get("weight", 1.0), eval_code=value.get("eval_code"),
-                      source_chunk_ids=value.get("source_chunk_ids") or [], raw=value.get("raw"))
+                      source_chunk_ids=value.get("source_chunk_ids") or [], raw=value.get("raw"),
+                      answers=value.get("answers") or None, asks=value.get("asks"))
     else:
         raise BenchError(f"{where}: expected a criterion object, got {type(value).__name__}")
     c = replace(c, source_chunk_ids=list(c.source_chunk_ids or []),
@@ -213,7 +222,8 @@ def as_criterion(value: Criterion | dict[str, Any], where: str = "criterion") ->
 def _load_version(store: Store, row: dict[str, Any]) -> RubricVersion:
     crit = [
         Criterion(cid=r["cid"], ord=r["ord"], text=r["text"], kind=r["kind"], weight=r["weight"],
-                  eval_code=r["eval_code"], source_chunk_ids=loads(r["source_chunk_ids"], []), raw=r["raw"])
+                  eval_code=r["eval_code"], source_chunk_ids=loads(r["source_chunk_ids"], []), raw=r["raw"],
+                  answers=loads(r.get("answers"), None), asks=r.get("asks"))
         for r in store.query("SELECT * FROM criteria WHERE rubric_version_id = ? ORDER BY ord", (row["id"],))
     ]
     return RubricVersion(id=row["id"], rubric_id=row["rubric_id"], version=row["version"],
@@ -299,7 +309,7 @@ def _write_version(store: Store, rubric_id: int, criteria: Sequence[Criterion], 
         db["criteria"].insert_all([
             {"rubric_version_id": vid, "cid": c.cid, "ord": i, "text": c.text, "kind": c.kind,
              "weight": float(c.weight), "eval_code": c.eval_code, "source_chunk_ids": dumps(list(c.source_chunk_ids)),
-             "raw": c.raw}
+             "raw": c.raw, "answers": dumps(list(c.answers)) if c.answers else None, "asks": c.asks}
             for i, c in enumerate(criteria)
         ])
         store.conn.execute("UPDATE rubrics SET current_version_id = ? WHERE id = ?", (vid, rubric_id))

@@ -41,30 +41,41 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
 
 
 def target_table(store: Store, session_ids: Iterable[int]) -> list[dict[str, Any]]:
-    """One row per target over the given sessions: Dynamism figures, tokens, cost, session ids."""
+    """One row per target over the given sessions.
+
+    The Dynamism figures (Score, ΔS_f, P±, M±, R±, R) are over the target's **finished** sessions
+    only: a failed or unfinished session's partial score is not a measurement of the target. The
+    row counts and lists the others (``failed``, ``unfinished``) so nothing is hidden; tokens and
+    cost are over every session (they were spent).
+    """
     ids = list(session_ids)
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
-    rows = store.query(f"SELECT id, target, protocol FROM sessions WHERE id IN ({marks}) ORDER BY id", tuple(ids))
-    by_target: dict[str, list[int]] = {}
+    rows = store.query(f"SELECT id, target, status, pid FROM sessions WHERE id IN ({marks}) ORDER BY id", tuple(ids))
+    by_target: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        by_target.setdefault(r["target"], []).append(r["id"])
+        by_target.setdefault(r["target"], []).append(r)
     table = []
-    for target, sids in by_target.items():
-        dyn = dynamism(turn_records(store, sids))
+    for target, sessions in by_target.items():
+        sids = [s["id"] for s in sessions]
+        finished = [s["id"] for s in sessions if s["status"] == "finished"]
+        failed = [s["id"] for s in sessions if s["status"] == "failed"]
+        unfinished = [s["id"] for s in sessions if s["status"] not in ("finished", "failed")]
+        dyn = dynamism(turn_records(store, finished))
         marks = ",".join("?" * len(sids))
         usage = store.one(
             f"SELECT COALESCE(SUM(tokens_in),0) AS tin, COALESCE(SUM(tokens_out),0) AS tout, "
             f"COALESCE(SUM(cost),0) AS cost FROM turns WHERE session_id IN ({marks})", tuple(sids))
         table.append({"target": target, **dyn.as_dict(), "tokens_in": usage["tin"],
-                      "tokens_out": usage["tout"], "cost": usage["cost"], "sessions": sids})
+                      "tokens_out": usage["tout"], "cost": usage["cost"], "sessions": sids,
+                      "finished": len(finished), "failed": failed, "unfinished": unfinished})
     return table
 
 
 def leaderboard(store: Store) -> list[dict[str, Any]]:
-    """Every target over its finished sessions, best Score first."""
-    ids = [r["id"] for r in store.query("SELECT id FROM sessions WHERE status = 'finished'")]
+    """Every target, best Score first (figures over finished sessions; failed ones counted)."""
+    ids = [r["id"] for r in store.query("SELECT id FROM sessions")]
     rows = target_table(store, ids)
     return sorted(rows, key=lambda r: -(r["score"] or 0.0))
 

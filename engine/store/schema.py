@@ -224,6 +224,12 @@ MIGRATIONS: list[str] = [
     ALTER TABLE verdicts ADD COLUMN in_answer INTEGER;
     ALTER TABLE sessions ADD COLUMN pid INTEGER;
     """,
+    # 3: gold-answer criteria (SQuAD spans, a multiple-choice option, an imported short answer),
+    #    judged against the reply to the question that carries them.
+    """
+    ALTER TABLE criteria ADD COLUMN answers TEXT;
+    ALTER TABLE criteria ADD COLUMN asks TEXT;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tui.app import VivaApp
 
 COLUMNS = [("target", 34), ("Score", 6), ("ΔS_f", 6), ("P+", 5), ("P−", 5), ("R+", 6), ("R−", 6), ("R", 6),
-           ("tokens", 8), ("cost", 8), ("sessions", 8)]
+           ("tokens", 8), ("cost", 8), ("finished", 8), ("failed", 7)]
 
 
 def load_leaderboard(engine: Engine) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -59,9 +59,10 @@ class LeaderboardScreen(ModalScreen):
         for r in rows:
             table.add_row(short(r["target"], 34), _f(r["score"], 1), _f(r["delta_follow_up"]), _f(r["p_plus"], 2),
                           _f(r["p_minus"], 2), _f(r["r_plus"]), _f(r["r_minus"]), _f(r["r"]),
-                          str(r["tokens_in"] + r["tokens_out"]), f"{r['cost']:.4f}", str(len(r["sessions"])))
+                          str(r["tokens_in"] + r["tokens_out"]), f"{r['cost']:.4f}",
+                          f"{r.get('finished', 0)}/{len(r['sessions'])}", str(len(r.get("failed") or [])))
         if not rows:
-            table.add_row("no finished sessions yet", *[""] * (len(COLUMNS) - 1))
+            table.add_row("no sessions yet", *[""] * (len(COLUMNS) - 1))
         note = Text()
         if agree.get("agreement") is None:
             note.append("kernel-vs-human agreement: no verdict reviewed yet (override verdicts with o)", style="dim")

@@ -62,7 +62,8 @@ def run_import(store: Store, home: str | Path, fmt: str, path: str | Path, name:
     if fmt == "squad":
         from engine.bench.importers.squad import import_squad
 
-        return import_squad(store, home, path, name, kb=kb, config=config.retrieval, embedder=embedder)
+        return import_squad(store, home, path, name, kb=kb, config=config.retrieval, embedder=embedder,
+                            window=config.interview.turns)
     if fmt == "jsonl":
         from engine.bench.importers.jsonl import import_jsonl
 

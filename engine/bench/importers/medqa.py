@@ -70,7 +70,7 @@ def parse_row(file: Path, number: int, row: dict[str, Any]) -> ItemDraft:
         if not answer or not answer.strip():
             raise ImportFormatError(file, where, expected("answer", "the gold answer (no options given)", answer))
         gold, reference = answer.strip(), answer.strip()
-        criterion = Criterion.new(f"Answers: {reference}")
+        criterion = Criterion.new(f"Answers: {reference}", answers=[reference])
     else:
         if idx is None and answer is not None:
             matches = [k for k, v in options.items() if _norm(v) == _norm(answer)]
@@ -87,7 +87,7 @@ def parse_row(file: Path, number: int, row: dict[str, Any]) -> ItemDraft:
             raise ImportFormatError(file, where, expected(
                 "answer", f"the text of option {idx} ({options[idx]!r})", answer))
         gold, reference = idx, options[idx]
-        criterion = Criterion.new(f"Chooses option {idx}: {options[idx]}")
+        criterion = Criterion.new(f"Chooses option {idx}: {options[idx]}", answers=[idx])
     difficulty = row.get("difficulty")
     if isinstance(difficulty, str):
         difficulty = difficulty.strip().lower() or None

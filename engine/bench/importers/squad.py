@@ -1,11 +1,13 @@
 """SQuAD JSON -> a knowledge base of the contexts + ``adaptive`` items ("activating static
 benchmarks", TestAgent 3.5).
 
-One item per context paragraph: the initial question is the paragraph's first answerable question;
-its follow-ups (``meta.followups``) are the paragraph's other questions, in order. The rubric has one
-criterion per question ("Answers <question> with <answer>"), so a conversation that goes through
-the follow-ups earns credit as the target's answers agree with the ground truth; challenges contest
-an answer already given. ``gold`` holds the accepted answers of the initial question.
+A paragraph's answerable questions are cut into windows of ``window`` questions (the interview's
+number of turns): each window is one item, whose initial question is the window's first and whose
+follow-ups (``meta.followups``) are the window's other questions, in order, so a T-turn session can
+ask every question of its item. The rubric has one gold-answer criterion per question of the window
+(``answers``: the accepted spans; ``asks``: the question), judged by SQuAD's normalisation, exact
+match and token F1 against the reply to that question (:mod:`engine.judge.answers`); challenges
+contest an answer already given. ``gold`` holds the accepted answers of the initial question.
 
 The contexts are ingested as a knowledge base (one document per paragraph) through
 :func:`engine.knowledge.kb.build_kb`; every item and criterion cites the chunk that holds its answer.
@@ -183,7 +185,8 @@ def _criterion_text(q: _Question) -> str:
 
 
 def import_squad(store: Store, home: str | Path, path: str | Path, name: str | None = None, *,
-                 kb: str | None = None, config: RetrievalConfig | None = None, embedder: Any = None) -> ImportSummary:
+                 kb: str | None = None, config: RetrievalConfig | None = None, embedder: Any = None,
+                 window: int = 6) -> ImportSummary:
     """Import a SQuAD JSON file as a knowledge base plus a benchmark of ``adaptive`` items.
 
     Args:
@@ -195,6 +198,9 @@ def import_squad(store: Store, home: str | Path, path: str | Path, name: str | N
             this same file, refused when it holds other sources.
         config: retrieval settings for the knowledge base build (chunk size, embedder).
         embedder: an embedder to use instead of the configured one.
+        window: questions per item (the initial one and its follow-ups); a paragraph with more
+            questions becomes several items, so a T-turn session can ask every question of its item
+            (default 6, the interview's default number of turns).
 
     Returns:
         The summary: items (contexts), questions, follow-ups, skipped questions by reason.
@@ -216,21 +222,26 @@ def import_squad(store: Store, home: str | Path, path: str | Path, name: str | N
         if not pchunks:
             raise ImportFormatError(file, f"data[{p.article_index}].paragraphs[{p.index}]",
                                     f"the context was not found in knowledge base {kb_name!r} after ingest")
-        q0, rest = p.questions[0], p.questions[1:]
-        criteria = [Criterion.new(_criterion_text(q), source_chunk_ids=_cite(pchunks, q.answers), raw=q.qid)
-                    for q in p.questions]
-        followups = [{"id": q.qid, "question": q.question, "answers": q.answers, "cid": f"c{i + 2}",
-                      "chunk_ids": _cite(pchunks, q.answers)} for i, q in enumerate(rest)]
-        meta = {
-            "article": p.article, "article_index": p.article_index, "paragraph_index": p.index,
-            "context": p.context, "qid": q0.qid, "cid": "c1", "followups": followups,
-            "activated_static": "squad",
-        }
-        drafts.append(ItemDraft(
-            protocol="adaptive", question=q0.question, topic=p.article, ext_id=q0.qid, reference=q0.answers[0],
-            gold=q0.answers, source_chunk_ids=[c["id"] for c in pchunks], criteria=criteria, meta=meta,
-            rubric_note="one criterion per SQuAD question of the context",
-        ).validate(file, f"data[{p.article_index}].paragraphs[{p.index}]"))
+        for start in range(0, len(p.questions), max(1, window)):
+            questions = p.questions[start:start + max(1, window)]
+            q0, rest = questions[0], questions[1:]
+            criteria = [Criterion.new(_criterion_text(q), source_chunk_ids=_cite(pchunks, q.answers), raw=q.qid,
+                                      answers=q.answers, asks=q.question)
+                        for q in questions]
+            followups = [{"id": q.qid, "question": q.question, "answers": q.answers, "cid": f"c{i + 2}",
+                          "chunk_ids": _cite(pchunks, q.answers)} for i, q in enumerate(rest)]
+            meta = {
+                "article": p.article, "article_index": p.article_index, "paragraph_index": p.index,
+                "context": p.context, "qid": q0.qid, "cid": "c1", "followups": followups,
+                "activated_static": "squad", "window": {"first": start, "size": len(questions),
+                                                        "paragraph_questions": len(p.questions)},
+            }
+            drafts.append(ItemDraft(
+                protocol="adaptive", question=q0.question, topic=p.article, ext_id=q0.qid, reference=q0.answers[0],
+                gold=q0.answers, source_chunk_ids=[c["id"] for c in pchunks], criteria=criteria, meta=meta,
+                rubric_note=f"one criterion per SQuAD question of the window (questions {start + 1}-"
+                            f"{start + len(questions)} of the paragraph's {len(p.questions)})",
+            ).validate(file, f"data[{p.article_index}].paragraphs[{p.index}]"))
     ids = write_benchmark(store, name, "squad", drafts, kb_id=kb_id, meta={"path": str(file.resolve())})
     return ImportSummary(
         benchmark=name, source="squad", path=str(file), imported=len(ids), skipped=dict(skips), warnings=warnings,
@@ -238,7 +249,8 @@ def import_squad(store: Store, home: str | Path, path: str | Path, name: str | N
         counts={
             "articles": len({p.article_index for p in paragraphs}),
             "questions": sum(len(p.questions) for p in paragraphs),
-            "follow-ups": sum(len(p.questions) - 1 for p in paragraphs),
+            "paragraphs": len(paragraphs),
+            "follow-ups": sum(len(d.meta["followups"]) for d in drafts),
             "knowledge-base chunks": sum(len(c) for c in chunks.values()),
         },
     )

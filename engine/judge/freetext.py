@@ -1,0 +1,509 @@
+"""The offline free-text judge: does a reply state the fact a criterion states?
+
+For a criterion with no gold span ("Liquid oxygen is pale blue", "States that workers are sterile
+females", a deduction "Claims oxygen is a noble gas"). Deterministic, explainable, no LLM; it uses
+the ONNX sentence embedder once per reply (every candidate and every criterion in one batch).
+
+Rules (:meth:`FreeTextJudge.judge`):
+
+1. **The claim.** Scaffolding is removed from the criterion ("States that", "Mentions", "Claims
+   that", "Incorrectly says", 指出/声称/提到 ...); ``Answers "Q" with "A"`` is judged as the claim
+   "A" to the question "Q", ``Gives "X" as the missing part of: S`` as the claim "X" to the question S.
+2. **The fact words** are the claim's content words (stemmed; numbers and CJK characters
+   included) minus the words of the question: what the answer could have copied from the question
+   proves nothing. When every claim word is in the question (a yes/no question), the fact words are
+   the claim's words and the reply's polarity decides (a bare "No." answers "Is it caused by diet?").
+3. **Candidates** are the reply's sentences and pairs of adjacent sentences. A candidate's
+   ``recall`` is the share of fact words it contains *with the claim's polarity*: a word counts only
+   when it sits in a clause whose negation (not, never, no, none, neither, n't, "is false", "is a
+   myth", 不/没有/并非/不是; scope as in :func:`engine.judge.answers.negation_scopes`) agrees with the
+   claim's. "That is false." / "This is a myth." after a sentence negates that sentence.
+   A candidate whose fact words sit more in disagreeing clauses than in agreeing ones *contradicts*
+   the claim and scores 0.
+4. **Score** of a candidate = ``W_COS * cos + W_RECALL * recall`` where ``cos`` is the cosine between
+   the claim and the question followed by the candidate (the question supplies the context of a
+   terse answer; an echo of the question without the fact earns cos but no recall). A number among
+   the fact words that the candidate lacks caps it at :data:`PARTIAL_SHARE` of the threshold (a
+   different number is a different fact).
+5. **Keyword lists.** A candidate that is a bare list (at least :data:`LIST_MIN_ITEMS` short items
+   separated by commas, semicolons, slashes or line breaks, no verb or function word linking them)
+   makes no claim: it scores at most :data:`KEYWORD_SHARE` of the threshold, unless every item is
+   one of the fact words (an enumeration that is the answer, "Red, green, blue.").
+6. **Deductions** (criteria describing a wrong claim) are met only by a candidate that makes the
+   claim with its polarity: the same score, and in addition at least :data:`DEDUCTION_MIN_RECALL` of
+   the claim's words must be in one clause of the candidate, question words included unless the
+   clause names another subject (so "Workers are sterile females" does not claim "drones are sterile
+   females", and "X is not a noble gas" does not claim "X is a noble gas").
+7. The reply's score is its best candidate's; ``met`` iff score >= threshold. The threshold
+   (:data:`DEFAULT_THRESHOLD`) was picked by ``bench/judge_calibration.py`` on the tune half of
+   ``bench/data/judge_calibration.jsonl``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.judge.answers import chinese_numerals_to_digits, clause_parts, negation_scopes, split_sentences
+
+DEFAULT_THRESHOLD = 0.59
+"""Score needed for a criterion to be met (picked on the calibration set's tune half)."""
+
+W_COS = 0.4
+"""Weight of the claim/candidate cosine in a candidate's score."""
+W_RECALL = 0.6
+"""Weight of the polarity-agreeing fact-word recall in a candidate's score."""
+KEYWORD_SHARE = 0.5
+"""A bare keyword list scores at most this share of the threshold."""
+PARTIAL_SHARE = 0.8
+"""A candidate missing a number of the fact scores at most this share of the threshold."""
+LIST_MIN_ITEMS = 4
+"""Items a bare list needs before it counts as a keyword list (three short items may be an answer)."""
+DEDUCTION_MIN_RECALL = 1.0
+"""Share of a deduction claim's own words (fact words without light verbs) needed in one clause."""
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_CJK}]|\d+(?:[.,]\d+)*%?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
+STOPWORDS = frozenset("""
+a an the and or but if of to in on at by for with from as into onto about over under than then so such that this
+these those there here it its itself they them their theirs he him his she her hers we us our you your i me my
+is are was were be been being am do does did done has have had having can could should would may might will shall
+must also just only very quite really simply some any each all both other another which who whom whose what when
+where why how yes well okay ok sure certainly definitely probably perhaps maybe think believe guess say says said
+know answer question correct correctly right exactly approximately roughly around nearly about called named known
+up down out off again further once more most much many few less least own same too s t d ll m o re ve y
+because since although though while whereas unless until whether
+的 了 是 在 和 与 及 或 吗 呢 吧 啊 个 也 都 就 它 他 她 们 这 那 有 为 要 会 能 很 把 被 让 使 着 过 地 得 之 其 所
+""".split())
+"""Words that carry no fact (negations are not here: they set polarity)."""
+NEGATIONS = frozenset("""not no never none neither nor nothing nobody nowhere cannot can't don't doesn't didn't isn't
+aren't wasn't weren't won't wouldn't shouldn't couldn't hasn't haven't hadn't ain't false untrue myth
+misconception""".split())
+_NEGATION_CJK = re.compile("不|没|并非|未|無|无")
+_REFUTATION = re.compile(
+    r"^\W*(?:but\s+)?(?:that|this|it|which)(?:'s|’s|\s+is|\s+was)\s+(?:(?:simply|just|completely|entirely)\s+)?"
+    r"(?:false|not true|untrue|wrong|incorrect|a myth|a misconception|not the case)\b"
+    r"|^\W*(?:这|那)(?:是|种说法是)?(?:错误的|不对的|不正确的|谣言)", re.IGNORECASE)
+_SCAFFOLD = re.compile(
+    r"^\s*(?:(?:the\s+)?(?:answer|response|reply|target|model|candidate)\s+)?"
+    r"(?:(?:correctly|incorrectly|wrongly|falsely|mistakenly|explicitly|clearly|accurately)\s+)?"
+    r"(?:states?|says?|mentions?|notes?|explains?|claims?|asserts?|argues?|suggests?|indicates?|"
+    r"identifies|identify|points?\s+out|recogni[sz]es?|describes?|reports?|shows?|includes?|"
+    r"gives?|answers?|names?|specifies|specify|tells?|believes?|thinks?)\b"
+    r"(?:\s+that\b)?[\s:,]*"
+    r"|^\s*(?:声称|指出|提到|说明|认为|回答|表示|说出|说|答出)(?:了)?[：:，,]?", re.IGNORECASE)
+_SQUAD = re.compile(r'^Answers\s+"(?P<q>.+?)"\s+with\s+"(?P<a>.+?)"', re.DOTALL)
+_CLOZE = re.compile(r'^Gives\s+"(?P<a>.+?)"\s+as the missing part of:\s*(?P<s>.*)$', re.DOTALL)
+_LIST_SPLIT = re.compile(r"[,;/|•·\n、，；]+")
+_LINKING = frozenset("""is are was were be been being am has have had do does did can could will would shall should
+may might must not no never because since so that which who whom whose when where while if than then by to into
+causes cause caused makes make made gives give gave means mean meant helps help helped uses use used lets let
+produces produce produced leads lead led becomes become became
+是 有 在 会 能 被 把 让 使 为 不 没""".split())
+_SENTENCE_PUNCT = re.compile(r"[.!?。！？]\s*$")
+
+
+_IRREGULAR = dict(pair.split(":") for pair in """ran:run made:make took:take taken:take gave:give given:give
+went:go gone:go came:come grew:grow grown:grow found:find built:build led:lead held:hold kept:keep left:leave
+lay:lie lain:lie laid:lay lost:lose got:get brought:bring thought:think taught:teach sold:sell told:tell said:say
+saw:see seen:see knew:know known:know began:begin begun:begin fell:fall fallen:fall felt:feel rose:rise
+risen:rise spoke:speak spoken:speak wrote:write written:write drove:drive driven:drive ate:eat eaten:eat fed:feed
+bred:breed sent:send spent:spend struck:strike threw:throw thrown:throw wore:wear worn:wear won:win became:become
+meant:mean paid:pay froze:freeze frozen:freeze shone:shine stood:stand understood:understand dug:dig hung:hang
+men:man women:woman children:child feet:foot teeth:tooth mice:mouse geese:goose""".split())
+
+
+def _stem(word: str) -> str:
+    """A light suffix stemmer: plural, -ing, -ed, -ly, -ation and a final -e go; common irregular forms."""
+    word = _IRREGULAR.get(word, word)
+    if not word.isalpha() or len(word) <= 3:
+        return word
+    for suffix in ("ations", "ation", "ings", "ing", "edly", "ied", "ies", "ed", "es", "ly", "s", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            stem = word[: -len(suffix)]
+            if suffix in ("ied", "ies"):
+                stem += "y"
+            if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls":
+                stem = stem[:-1]  # "stopped" -> "stop"
+            return stem
+    return word
+
+
+def _raw_tokens(text: str) -> list[str]:
+    text = chinese_numerals_to_digits(unicodedata.normalize("NFKC", text or "")).lower()
+    out: list[str] = []
+    for tok in _TOKEN.findall(text):
+        tok = tok.replace("’", "'")
+        if tok[0].isdigit():
+            if tok.endswith("%"):
+                out.extend([tok[:-1].replace(",", ""), "percent"])
+            else:
+                out.append(tok.replace(",", ""))
+            continue
+        if tok.endswith("'s"):
+            tok = tok[:-2]
+        out.append(tok)
+    return out
+
+
+def content_stems(text: str) -> list[str]:
+    """The text's content words, stemmed, in order (stopwords and negations removed)."""
+    return [_stem(t) for t in _raw_tokens(text) if t not in STOPWORDS and t not in NEGATIONS
+            and not _NEGATION_CJK.fullmatch(t)]
+
+
+def _negated(text: str) -> bool:
+    return bool(NEGATIONS.intersection(_raw_tokens(text))) or bool(_NEGATION_CJK.search(text))
+
+
+def _is_number(stem: str) -> bool:
+    return stem[:1].isdigit()
+
+
+def claim_of(criterion: str) -> tuple[str, str]:
+    """(claim, extra question context) of a criterion: scaffolding removed.
+
+    ``Answers "Q" with "A"`` -> ("A", "Q"); ``Gives "X" as the missing part of: S`` -> ("X", S);
+    "States that liquid oxygen is pale blue" -> ("liquid oxygen is pale blue", "").
+    """
+    text = (criterion or "").strip()
+    m = _SQUAD.match(text)
+    if m:
+        return m.group("a").strip(), m.group("q").strip()
+    m = _CLOZE.match(text)
+    if m:
+        return m.group("a").strip(), m.group("s").strip()
+    stripped = _SCAFFOLD.sub("", text, count=1).strip()
+    return (stripped or text), ""
+
+
+@dataclass(frozen=True)
+class FactVerdict:
+    """The verdict on one criterion.
+
+    Attributes:
+        met: the reply states the criterion's fact (for a deduction: makes the wrong claim).
+        score: the best candidate's score in [0, 1] (compare with the judge's threshold).
+        rationale: one line: the score's parts and the deciding sentence or reason.
+        sentence: the reply text behind ``score`` ("" when nothing supported the claim).
+        support: the best score of a candidate no rule capped; ``met`` iff ``support >= threshold``
+            at any threshold, so a calibration can sweep thresholds without judging again.
+    """
+
+    met: bool
+    score: float
+    rationale: str
+    sentence: str = ""
+    support: float = 0.0
+
+
+@dataclass
+class _Clause:
+    text: str
+    stems: set[str]
+    negated: bool
+    subject: set[str]  # content stems before the clause's first verb
+
+
+@dataclass
+class _Candidate:
+    text: str
+    clauses: list[_Clause]
+    keyword_list: tuple[str, ...] | None  # the list's items when the candidate is a bare list
+    answer_word: str | None  # "yes"/"no" when the candidate opens with a bare yes or no
+
+
+@dataclass
+class _Claim:
+    text: str
+    context: str
+    stems: list[str]  # all content stems of the claim, unique, in order
+    facts: list[str]  # the fact words: stems not in the question (or all when none is left)
+    given: bool  # every claim word is in the question (yes/no style)
+    negated: bool
+    predicate: set[str]  # the claim's stems after its subject
+
+
+def _keyword_items(sentence: str) -> tuple[str, ...] | None:
+    """The items of a bare keyword list, or None when the text makes a claim."""
+    items = [i.strip(" .!?。！？\t") for i in _LIST_SPLIT.split(sentence)]
+    items = [i for i in items if i]
+    if len(items) < LIST_MIN_ITEMS:
+        return None
+    for item in items:
+        words = _raw_tokens(item)
+        if not words or len([w for w in words if not re.fullmatch(f"[{_CJK}]", w)]) > 3 or len(item) > 24:
+            return None
+        if _LINKING.intersection(words) or any(ch in _LINKING for ch in item if re.fullmatch(f"[{_CJK}]", ch)):
+            return None
+    return tuple(items)
+
+
+_YES = re.compile(r"^\W*(?:yes|yeah|yep|correct|true|indeed|是的|是|对|对的)\W*$", re.IGNORECASE)
+_NO = re.compile(r"^\W*(?:no|nope|nah|false|不|不是|不对|没有)\W*$", re.IGNORECASE)
+
+
+def _candidates(reply: str) -> list[_Candidate]:
+    sentences = split_sentences(reply)
+    if not sentences:
+        return []
+    scoped: list[list[_Clause]] = []
+    for s in sentences:
+        scoped.append([_Clause(text, set(content_stems(text)), neg, set(content_stems(_subject(text))))
+                       for text, neg in negation_scopes(s)])
+    for i, s in enumerate(sentences):  # "That is false." refutes the sentence before it
+        if i and _REFUTATION.search(s):
+            for c in scoped[i - 1]:
+                c.negated = True
+    out = []
+    for i, s in enumerate(sentences):
+        first = clause_parts(s)[0][0] if clause_parts(s) else s
+        answer_word = "yes" if _YES.match(first) else "no" if _NO.match(first) else None
+        out.append(_Candidate(s, scoped[i], _keyword_items(s), answer_word))
+    for i in range(len(sentences) - 1):
+        pair_list = None
+        if out[i].keyword_list and out[i + 1].keyword_list:
+            pair_list = out[i].keyword_list + out[i + 1].keyword_list
+        out.append(_Candidate(f"{sentences[i]} {sentences[i + 1]}", scoped[i] + scoped[i + 1], pair_list,
+                              out[i].answer_word))
+    return out
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+class FreeTextJudge:
+    """Judges criteria that state facts against a reply (see the module docstring for the rules).
+
+    Args:
+        embedder: an object with ``embed(list[str]) -> ndarray`` of L2-normalised rows (default:
+            :func:`engine.knowledge.embed.get_embedder`, loaded on first use).
+        threshold: score needed for ``met`` (default :data:`DEFAULT_THRESHOLD`).
+    """
+
+    def __init__(self, embedder: Any | None = None, threshold: float = DEFAULT_THRESHOLD):
+        """Keep the embedder (or load the default one on first use) and the threshold.
+
+        Raises:
+            ValueError: the threshold is not in (0, 1].
+        """
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+        self._embedder = embedder
+        self.threshold = threshold
+
+    @property
+    def embedder(self) -> Any:
+        """The sentence embedder (loaded on first use)."""
+        if self._embedder is None:
+            from engine.knowledge.embed import get_embedder
+
+            self._embedder = get_embedder()
+        return self._embedder
+
+    def judge(self, criterion_text: str, reply: str, question: str = "", deduction: bool = False) -> FactVerdict:
+        """Judge one criterion against a reply.
+
+        Args:
+            criterion_text: the criterion (a fact, or for a deduction the wrong claim).
+            reply: the target's reply (or all its answers so far).
+            question: the question asked; words the reply could copy from it earn nothing.
+            deduction: the criterion describes a wrong claim; met means the reply makes it.
+        """
+        return self.judge_many([criterion_text], reply, question, [deduction])[0]
+
+    def judge_many(self, criteria: Sequence[str], reply: str, question: str = "",
+                   deductions: Sequence[bool] | None = None) -> list[FactVerdict]:
+        """Judge several criteria against one reply with a single embedding batch.
+
+        Args:
+            criteria: the criteria's texts.
+            reply: the target's reply.
+            question: the question asked.
+            deductions: per criterion, whether it is a deduction (default: none is).
+
+        Returns:
+            One :class:`FactVerdict` per criterion, in order.
+
+        Raises:
+            ValueError: ``deductions`` and ``criteria`` differ in length.
+        """
+        flags = list(deductions) if deductions is not None else [False] * len(criteria)
+        if len(flags) != len(criteria):
+            raise ValueError(f"{len(criteria)} criteria but {len(flags)} deduction flags")
+        claims = [self._claim(c, question) for c in criteria]
+        candidates = _candidates(reply or "")
+        if not candidates:
+            return [FactVerdict(False, 0.0, "offline: no reply to judge") for _ in criteria]
+        contexts = [c.context for c in claims]
+        texts = [c.text for c in claims] + [
+            f"{ctx} {cand.text}".strip() for ctx in _unique(contexts) for cand in candidates]
+        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+        claim_vecs = vectors[: len(claims)]
+        ctx_index = {ctx: len(claims) + k * len(candidates) for k, ctx in enumerate(_unique(contexts))}
+        verdicts = []
+        for i, claim in enumerate(claims):
+            start = ctx_index[claim.context]
+            cos = np.clip(vectors[start: start + len(candidates)] @ claim_vecs[i], 0.0, 1.0)
+            verdicts.append(self._verdict(claim, candidates, cos, flags[i]))
+        return verdicts
+
+    def _claim(self, criterion: str, question: str) -> _Claim:
+        text, extra = claim_of(criterion)
+        context = " ".join(p for p in (question.strip(), extra) if p)
+        stems = _unique(content_stems(text))
+        q_stems = set(content_stems(context))
+        facts = [s for s in stems if s not in q_stems]
+        subject = set(content_stems(_subject(text)))
+        predicate = {s for s in stems if s not in subject} or set(stems)
+        return _Claim(text, context, stems, facts or stems, not facts, _negated(text), predicate)
+
+    def _verdict(self, claim: _Claim, candidates: list[_Candidate], cos: np.ndarray, deduction: bool) -> FactVerdict:
+        best = (0.0, "", "nothing in the reply states the claim")
+        support = 0.0
+        for k, cand in enumerate(candidates):
+            raw, cap, why = self._score(claim, cand, float(cos[k]), deduction)
+            score = raw if cap is None else min(raw, cap * self.threshold)
+            if cap is None:
+                support = max(support, raw)
+            if score > best[0] or (best[0] == 0.0 and not best[1]):
+                best = (score, cand.text, why)
+        score, text, why = best
+        met = support >= self.threshold
+        rel = ">=" if met else "<"
+        shown = f' in "{_short(text)}"' if text else ""
+        return FactVerdict(met, round(score, 4), f"offline: {why}; {score:.2f} {rel} {self.threshold:.2f}{shown}",
+                           text if score > 0 else "", round(support, 4))
+
+    def _score(self, claim: _Claim, cand: _Candidate, cos: float,
+               deduction: bool) -> tuple[float, float | None, str]:
+        """(score, cap, why): ``cap`` is the share of the threshold the score is held to, or None."""
+        facts = claim.facts
+        if claim.given:
+            # a yes/no question: the claim's words are all in the question; the reply's polarity decides
+            said = set().union(*(c.stems for c in cand.clauses))
+            addressed = cand.answer_word is not None or len(said & claim.predicate) * 2 >= len(claim.predicate)
+            if not addressed:
+                return 0.0, None, "does not address the claim"
+            if cand.answer_word is not None:
+                reply_negated = cand.answer_word == "no"
+            else:
+                polarities = {c.negated for c in cand.clauses if c.stems & claim.predicate}
+                if len(polarities) > 1:
+                    return 0.0, None, "both affirms and denies the claim"
+                reply_negated = polarities == {True}
+            if reply_negated != claim.negated:
+                return 0.0, None, "contradicts the claim (polarity)"
+            recall = 1.0
+        else:
+            agree: set[str] = set()
+            disagree: set[str] = set()
+            for c in cand.clauses:
+                (disagree if c.negated != claim.negated else agree).update(c.stems.intersection(facts))
+            disagree -= agree
+            if disagree and len(disagree) >= len(agree):
+                return 0.0, None, f"contradicts the claim (negated: {', '.join(sorted(disagree))})"
+            recall = len(agree) / len(facts)
+        score = W_COS * cos + W_RECALL * recall
+        why = f"cos {cos:.2f}, recall {recall:.2f}"
+        cap: float | None = None
+        missing_numbers = [f for f in facts if _is_number(f) and not any(f in c.stems for c in cand.clauses)]
+        if missing_numbers and not claim.given:
+            cap, why = PARTIAL_SHARE, f"{why}; lacks the number {', '.join(missing_numbers)}"
+        elif cand.keyword_list and not _enumerates(cand.keyword_list, facts):
+            cap, why = KEYWORD_SHARE, f"{why}; a bare keyword list"
+        elif deduction:
+            share = self._claim_in_one_clause(claim, cand)
+            if share < DEDUCTION_MIN_RECALL:
+                cap, why = PARTIAL_SHARE, f"{why}; only {share:.0%} of the claim's own words in one clause"
+        return score, cap, why
+
+    def _claim_in_one_clause(self, claim: _Claim, cand: _Candidate) -> float:
+        """Best share of the claim's required words in one polarity-agreeing clause about the claim.
+
+        Required words are the fact words without light verbs (use, make, cause, ...). A clause whose
+        subject names something that is neither in the claim nor in the question ("Workers are ...",
+        "Modern water systems use ...") is about something else and does not count.
+        """
+        required = [f for f in claim.facts if f not in _LIGHT] or claim.facts
+        if claim.given:
+            required = sorted(claim.predicate - _LIGHT) or sorted(claim.predicate)
+        known = set(claim.stems) | set(content_stems(claim.context))
+        best = 0.0
+        for c in cand.clauses:
+            if c.negated != claim.negated or _foreign_subject(c, known, claim.context + " " + claim.text):
+                continue
+            best = max(best, sum(1 for f in required if f in c.stems) / len(required))
+        return best
+
+
+def _foreign_subject(clause: _Clause, known: set[str], known_text: str) -> bool:
+    """The clause's subject names something else.
+
+    Its head word (the last before the verb, or before the first preposition after the subject's
+    first word: "People with diabetes" -> "people") is neither in the claim nor in the question, or
+    it holds a capitalised word (other than the clause's first) that neither mentions ("In Japan ...").
+    """
+    phrase = _subject(clause.text)
+    words = re.findall(r"[\w'’-]+", phrase)
+    for i, w in enumerate(words[1:], 1):
+        if w.lower() in _PREPOSITIONS:
+            words = words[:i]
+            break
+    content = [w for w in words if w.lower() not in STOPWORDS]
+    if not content:
+        return False
+    head = content_stems(content[-1])
+    if head and head[-1] not in known:
+        return True
+    lowered = known_text.lower()
+    first = re.findall(r"[\w'’-]+", clause.text)[:1]
+    return any(w[:1].isupper() and w.lower() not in lowered
+               for w in re.findall(r"[\w'’-]+", phrase) if [w] != first)
+
+
+_PREPOSITIONS = frozenset("with of in on at from for by about under over near without within like".split())
+
+
+def _enumerates(items: tuple[str, ...], facts: list[str]) -> bool:
+    """Every item of a list (that has content) names a fact word: the list is the answer itself."""
+    stems = [set(content_stems(item)) for item in items]
+    stems = [s for s in stems if s]
+    return bool(stems) and all(s.intersection(facts) for s in stems)
+
+
+_LIGHT = frozenset(_stem(w) for w in """use used uses make made makes get got gets take took takes cause caused causes
+give gave gives keep kept keeps put puts help helped helps let lets go goes went come came comes show showed shows
+become became becomes seem seemed seems need needed needs mean meant means""".split())
+_VERBISH = frozenset("""is are was were has have had can could may might will would should must does do did
+causes cause caused makes make made becomes become became contains contain includes include produces produce
+lies lie consists consist releases release takes take spreads spread occurs occur shows show leads lead reduces
+reduce increases increase requires require affects affect helps help gives give means mean uses use used
+carry carries carried holds hold held closes close closed opens open opened pushed pushes push""".split())
+_CJK_VERBISH = re.compile("是|有|会|不|没|在|能|被|把|以|为|要|吃|住|生活")
+
+
+def _subject(clause: str) -> str:
+    """The words of a clause before its first verb, as written ("" when none is recognised).
+
+    Verbs are a closed list of common ones plus, after the first word, any word ending in -ed.
+    """
+    if re.search(f"[{_CJK}]", clause):
+        m = _CJK_VERBISH.search(clause)
+        return clause[: m.start()] if m else ""
+    for k, m in enumerate(re.finditer(r"[\w'’-]+", clause)):
+        word = m.group().lower()
+        if word in _VERBISH or (k and len(word) > 4 and word.endswith("ed") and not word.endswith("eed")):
+            return clause[: m.start()].strip()
+    return ""
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

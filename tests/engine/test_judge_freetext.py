@@ -1,0 +1,194 @@
+"""The offline free-text judge (engine.judge.freetext) with the real ONNX embedder, loaded once."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.judge.freetext import (
+    DEFAULT_THRESHOLD,
+    KEYWORD_SHARE,
+    PARTIAL_SHARE,
+    FreeTextJudge,
+    claim_of,
+    content_stems,
+)
+from engine.knowledge.embed import get_embedder
+
+
+class CountingEmbedder:
+    """The real embedder, counting its calls (to check that a reply is embedded in one batch)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls = 0
+
+    def embed(self, texts):
+        self.calls += 1
+        return self.inner.embed(texts)
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return CountingEmbedder(get_embedder())
+
+
+@pytest.fixture(scope="module")
+def judge(embedder):
+    return FreeTextJudge(embedder)
+
+
+def test_claim_of_strips_scaffolding():
+    assert claim_of("States that liquid oxygen is pale blue") == ("liquid oxygen is pale blue", "")
+    assert claim_of("Claims oxygen is a noble gas") == ("oxygen is a noble gas", "")
+    assert claim_of("The answer incorrectly says that drones are female") == ("drones are female", "")
+    assert claim_of("Mentions the waggle dance") == ("the waggle dance", "")
+    assert claim_of('Answers "Who won?" with "Denver Broncos"') == ("Denver Broncos", "Who won?")
+    assert claim_of('Gives "48" as the missing part of: The box holds ___ pens.') == (
+        "48", "The box holds ___ pens.")
+    assert claim_of("声称大熊猫以肉类为主食。") == ("大熊猫以肉类为主食。", "")
+    assert claim_of("Liquid oxygen is pale blue.") == ("Liquid oxygen is pale blue.", "")
+
+
+def test_content_stems():
+    assert content_stems("The plates are colliding; they collided.") == ["plat", "collid", "collid"]
+    assert content_stems("About 2,000 eggs, 90% of them") == ["2000", "egg", "90", "percent"]
+    assert content_stems("Liquid oxygen is not pale blue") == ["liquid", "oxygen", "pal", "blu"]  # no negation
+    assert content_stems("大熊猫不冬眠") == ["大", "熊", "猫", "冬", "眠"]
+
+
+Q = "What colour is liquid oxygen?"
+C = "Liquid oxygen is pale blue."
+
+
+@pytest.mark.parametrize("reply", [
+    "Pale blue.",
+    "It is a pale blue liquid.",
+    "Liquid oxygen is pale blue. The colour comes from absorption in the red. It is also attracted to magnets.",
+    "Liquid oxygen, not liquid nitrogen, is pale blue.",  # the negation is about something else
+])
+def test_fact_stated_is_met(judge, reply):
+    v = judge.judge(C, reply, Q)
+    assert v.met, v.rationale
+    assert v.score >= DEFAULT_THRESHOLD and v.support == v.score
+
+
+@pytest.mark.parametrize("reply", [
+    "Liquid oxygen is not pale blue.",
+    "Liquid oxygen is never pale blue.",
+    "Neither liquid nor solid oxygen is pale blue.",
+    "It is false that liquid oxygen is pale blue.",
+    "It is a myth that liquid oxygen is pale blue.",
+    "Liquid oxygen is pale blue. That is false.",
+    "No liquid oxygen is pale blue.",
+])
+def test_negated_fact_is_not_met(judge, reply):
+    v = judge.judge(C, reply, Q)
+    assert not v.met, v.rationale
+
+
+def test_negation_in_chinese(judge):
+    q, c = "大熊猫吃什么？", "大熊猫的食物几乎全是竹子。"
+    assert judge.judge(c, "大熊猫几乎只吃竹子。", q).met
+    for reply in ("大熊猫不吃竹子。", "大熊猫没有吃竹子。", "大熊猫并非以竹子为食。", "大熊猫的食物不是竹子。"):
+        assert not judge.judge(c, reply, q).met, reply
+
+
+def test_question_words_earn_nothing(judge):
+    # an echo of the question with a wrong answer: every word but the fact is the question's
+    v = judge.judge(C, "Liquid oxygen is a colour: liquid oxygen is deep red.", Q)
+    assert not v.met and "recall 0.00" in v.rationale
+    assert not judge.judge(C, "What colour is liquid oxygen? That is a good question.", Q).met
+    assert not judge.judge(C, "I don't know.", Q).met
+    assert not judge.judge(C, "Oxygen makes up about a fifth of the air.", Q).met  # off-topic
+
+
+def test_keyword_list_capped(judge):
+    reply = "oxygen, liquid, pale, blue, crust, abundant, reactive, noble gas, ozone"
+    v = judge.judge(C, reply, Q)
+    assert not v.met and v.support == 0.0
+    assert v.score <= KEYWORD_SHARE * DEFAULT_THRESHOLD + 1e-9 and "keyword list" in v.rationale
+    # the same words in a sentence make a claim
+    assert judge.judge(C, "Liquid oxygen is pale blue and reactive.", Q).met
+    # a list that is nothing but the fact's own words is an enumeration that answers the question
+    enum = judge.judge("The primary colours of light are red, green, blue and violet.", "Red, green, blue, violet.",
+                       "What are the primary colours of light?")
+    assert enum.met, enum.rationale
+
+
+def test_missing_number_is_a_different_fact(judge):
+    q, c = "How many eggs can a queen lay in a day?", "A queen can lay up to 2,000 eggs a day."
+    assert judge.judge(c, "Up to 2000 a day.", q).met
+    v = judge.judge(c, "A queen can lay up to 200 eggs a day.", q)
+    assert not v.met and "lacks the number 2000" in v.rationale
+    assert v.score <= PARTIAL_SHARE * DEFAULT_THRESHOLD + 1e-9
+
+
+def test_yes_no_question_polarity(judge):
+    q, c = "Is type 1 diabetes caused by diet?", "Type 1 diabetes is not caused by diet."
+    assert judge.judge(c, "No.", q).met
+    assert judge.judge(c, "No, diet does not cause it. It is autoimmune.", q).met
+    assert not judge.judge(c, "Yes, type 1 diabetes is caused by diet.", q).met
+    assert not judge.judge(c, "Type 1 diabetes is caused by a diet high in sugar.", q).met
+    assert not judge.judge(c, "Patients need insulin for life.", q).met  # does not address it
+    assert judge.judge("大熊猫不冬眠。", "不冬眠。", "大熊猫冬眠吗？").met
+    assert not judge.judge("大熊猫不冬眠。", "有时候冬眠，有时候不冬眠。", "大熊猫冬眠吗？").met
+
+
+def test_deduction_needs_the_claim_itself(judge):
+    q, d = "What kind of element is oxygen?", "Claims oxygen is a noble gas"
+    assert judge.judge(d, "Oxygen is a noble gas.", q, deduction=True).met
+    assert judge.judge(d, "Like neon, oxygen is a noble gas.", q, deduction=True).met
+    for reply in ("Oxygen is a highly reactive nonmetal.",  # a correct sentence: topical overlap only
+                  "Oxygen is a reactive nonmetal, not a noble gas.",  # the claim, negated
+                  "Oxygen is not a noble gas.",
+                  "Neon is a noble gas; oxygen is a reactive nonmetal."):  # the words, about another subject
+        v = judge.judge(d, reply, q, deduction=True)
+        assert not v.met, (reply, v.rationale)
+    v = judge.judge("Claims that drones are sterile females", "Workers are sterile females, while drones are males.",
+                    "What are drones?", deduction=True)
+    assert not v.met and "one clause" in v.rationale
+
+
+def test_judge_many_is_one_batch_and_agrees_with_judge(judge, embedder):
+    criteria = [C, "Liquid oxygen is attracted to magnets.", "Claims liquid oxygen is red"]
+    flags = [False, False, True]
+    reply = "Liquid oxygen is pale blue. It is attracted to magnets, unlike liquid nitrogen."
+    before = embedder.calls
+    many = judge.judge_many(criteria, reply, Q, flags)
+    assert embedder.calls == before + 1
+    assert [v.met for v in many] == [True, True, False]
+    for c, f, v in zip(criteria, flags, many, strict=True):
+        assert judge.judge(c, reply, Q, f) == v
+    with pytest.raises(ValueError, match="deduction flags"):
+        judge.judge_many(criteria, reply, Q, [False])
+
+
+def test_cloze_and_squad_criteria(judge):
+    cloze = 'Gives "48" as the missing part of: A box of the red pens holds ___ pens.'
+    assert judge.judge(cloze, "It holds 48 pens.").met
+    assert not judge.judge(cloze, "A box of the red pens holds 24 pens.").met
+    squad = 'Answers "What colour is liquid oxygen?" with "pale blue"'
+    assert judge.judge(squad, "Pale blue.").met
+    assert not judge.judge(squad, "Liquid oxygen is a liquid with a colour.").met
+
+
+def test_threshold_and_empty_reply(embedder):
+    with pytest.raises(ValueError, match="threshold"):
+        FreeTextJudge(embedder, threshold=0.0)
+    strict = FreeTextJudge(embedder, threshold=0.99)
+    v = strict.judge(C, "It is a pale blue liquid.", Q)
+    assert not v.met and v.support < 0.99
+    v = FreeTextJudge(embedder).judge(C, "", Q)
+    assert not v.met and v.score == 0.0 and "no reply" in v.rationale
+
+
+def test_calibration_holdout_goals(judge):
+    """The labelled set's holdout half at the shipped threshold (picked on the tune half by
+    bench/judge_calibration.py) meets the goals: accuracy >= 0.9, negated and echo-wrong credited <= 5%."""
+    from bench.judge_calibration import calibrate_facts, goals_met, load_rows
+
+    report = calibrate_facts(load_rows(), judge, splits=("holdout",), threshold=DEFAULT_THRESHOLD)
+    holdout = report["holdout"]
+    assert holdout["rows"] >= 150
+    assert all(goals_met(holdout).values()), holdout
+    assert holdout["per_style"]["keyword-list"]["accuracy"] == 1.0
