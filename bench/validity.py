@@ -128,8 +128,9 @@ def drafts_of_item(item: dict[str, Any]) -> list[Draft]:
       option letter when the item has options, written ``(X) option text``), else ``reference``;
     - ``meta.followups`` (activated static benchmarks such as SQuAD): each follow-up's ``question``
       and ``answers``;
-    - criteria that carry a question and answers (``Answers "<question>" with "<answer>"``, or
-      ``question``/``answers`` fields) and are not covered yet;
+    - criteria that carry a question and answers (the ``asks``/``answers`` fields, or the text
+      ``Answers "<question>" with "<answer>"``) and are not covered yet; a criterion with answers but
+      no question of its own belongs to the item's question;
     - any other scoring criterion, except the first that states the item's own gold, is a *fact*
       (a generated item's key sentence): its gold is its own text and it has no question of its own.
     """
@@ -165,7 +166,7 @@ def drafts_of_item(item: dict[str, Any]) -> list[Draft]:
             continue
         text = str(c.get("text") or "")
         m = _QA_CRITERION.match(text)
-        q = str(c.get("question") or (m["q"] if m else ""))
+        q = str(c.get("asks") or c.get("question") or (m["q"] if m else ""))
         answers = [str(a) for a in (c.get("answers") or ([m["a"]] if m else [])) if str(a).strip()]
         if q or answers:
             if q and answers and vt.squash(q) not in seen:
