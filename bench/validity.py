@@ -28,7 +28,7 @@ items run are imported (SQuAD paragraphs taken round-robin over articles, the fi
 
 Run (from the repository root; CPU is shared, so nice it)::
 
-    nice -n 10 python bench/validity.py                 # 4 items per source, all styles, both policies
+    nice -n 10 python bench/validity.py                 # 3 items per source, all styles, both policies
     nice -n 10 python bench/validity.py --quick         # 2 items, terse + sentence, k, u in {0, .5, 1}
     python bench/validity.py --items 8 --sources squad --policies onnx --keep /tmp/validity
 
@@ -209,7 +209,9 @@ def build_key(items: list[dict[str, Any]], seed: int) -> tuple[list[vt.Entry], d
       another passage, then of the same shape from another topic, then any shape (same topic
       first), the same passage last;
     - ``fact``: other items' facts whose token F1 with every criterion and gold of this item is below
-      0.5 and that name none of its short gold answers; same topic first.
+      0.5 and that name none of its short gold answers; another topic first (facts of one topic often
+      imply each other: "hands must be cleaned before putting gloves on" nearly says "wearing gloves
+      does not replace hand hygiene", so a same-topic fact would not be a clearly wrong answer).
     """
     drafts = [d for it in items for d in drafts_of_item(it)]
     entries: list[vt.Entry] = []
@@ -239,7 +241,7 @@ def build_key(items: list[dict[str, Any]], seed: int) -> tuple[list[vt.Entry], d
                          [o for o in same_kind if o.group != d.group],
                          same_kind]
             else:
-                tiers = [[o for o in same_kind if o.topic == d.topic and o.item != d.item],
+                tiers = [[o for o in same_kind if o.topic != d.topic],
                          [o for o in same_kind if o.item != d.item]]
             for tier in tiers:
                 wrong = _choose([o.golds[0] for o in tier if ok(o.golds[0])], seed, q)
@@ -405,6 +407,8 @@ class StyleFigures:
     mute_score: float | None
     losses: list[tuple[int, int, float | None, float | None]]
     """(oracle session, mute session, oracle score, mute score) where the oracle did not win."""
+    false_credit: list[tuple[int, float]]
+    """(session, score) of the k = 0 target's sessions that scored above 0 (wrong answers credited)."""
 
 
 @dataclass
@@ -421,6 +425,7 @@ class RunFigures:
     failed: list[dict[str, Any]]
     sessions: int
     seconds: float
+    explained: list[str] = field(default_factory=list)
 
 
 def _num(v: Any) -> float:
@@ -503,18 +508,38 @@ def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]],
                 wins += 1
             else:
                 losses.append((o["id"], m["id"], o.get("score"), m.get("score")))
+        zero = spec(vt.target_name(0.0, 0.0, style)) if 0.0 in plan.ks else None
+        false_credit = sorted((r["id"], float(r["score"])) for (t, _), r in by_target_item.items()
+                              if t == zero and r.get("score") and float(r["score"]) > 0)
         styles.append(StyleFigures(
             style, by_k, by_u,
             spearman(list(by_k), [_num(v) for v in by_k.values()]),
             spearman(list(by_u), [_num(v) for v in by_u.values()]),
-            wins, pairs, score(oracle), None if mute_row is None else mute_row.get("score"), losses))
+            wins, pairs, score(oracle), None if mute_row is None else mute_row.get("score"), losses,
+            false_credit))
     fdr, eir, note = rates(home, run_ids, plan)
     return RunFigures(source, policy, int(out["run"]), styles, fdr, eir, note, out.get("failed") or [],
                       len(run_ids), seconds)
 
 
+def explain(home: Home, session_id: int, why: str) -> list[str]:
+    """A session's turns, one line each, from ``viva report SESSION --format json`` (for the report)."""
+    report = home.viva("report", str(session_id), "--format", "json")
+    sess, item = report.get("session") or {}, report.get("item") or {}
+    lines = [f"    s{session_id} ({why}; {str(sess.get('target', '?')).rpartition(':')[2]}, item {item.get('id', '?')}, "
+             f"policy {sess.get('policy', '?')}):"]
+    for t in report.get("turns") or []:
+        met = [v["cid"] for v in t.get("verdicts") or [] if v.get("met")]
+        q = " ".join(str(t.get("question") or "").split())
+        a = " ".join(str(t.get("answer") or "").split())
+        score = t.get("score")
+        lines.append(f"      t{t.get('idx')} {t.get('action', ''):<9} Q: {q[:70]!r} A: {a[:60]!r} "
+                     f"s={_f(score, 2)} met={','.join(met) or '-'}")
+    return lines
+
+
 def run_source(source: str, workdir: Path, plan: Plan, policies: Sequence[str], n_items: int, seed: int,
-               concurrency: int, turns: int | None, log: Any = print) -> list[RunFigures]:
+               concurrency: int, turns: int | None, log: Any = print, explain_n: int = 0) -> list[RunFigures]:
     """Prepare one source in its own data home under ``workdir`` and run every policy on it."""
     home = Home.create(workdir / source)
     bench, pool, extra = prepare(source, home, n_items, seed)
@@ -528,6 +553,12 @@ def run_source(source: str, workdir: Path, plan: Plan, policies: Sequence[str], 
     out = []
     for policy in policies:
         figures = run_policy(source, home, bench, items, extra, plan, policy, seed, concurrency, turns)
+        losses = [(s.style, o) for s in figures.styles for o, _m, _os, _ms in s.losses]
+        credited = [(s.style, sid, sc) for s in figures.styles for sid, sc in s.false_credit]
+        for style, sid in losses[:explain_n]:
+            figures.explained += explain(home, sid, f"oracle not above mute, {style}")
+        for style, sid, sc in credited[:explain_n]:
+            figures.explained += explain(home, sid, f"k=0 credited {sc:.1f}, {style}")
         log(f"[{source}] policy {policy}: run {figures.run}, {figures.sessions} sessions in {figures.seconds:.0f}s"
             + (f", {len(figures.failed)} failed" if figures.failed else ""))
         out.append(figures)
@@ -563,8 +594,13 @@ def format_table(results: list[RunFigures]) -> str:
         if losses:
             shown = ", ".join(f"{st} s{o}={_f(os_, 1)} vs s{m}={_f(ms, 1)}" for st, o, m, os_, ms in losses[:8])
             lines.append(f"    oracle not above mute ({len(losses)}): {shown}{' ...' if len(losses) > 8 else ''}")
+        credited = [(s.style, *c) for s in r.styles for c in s.false_credit]
+        if credited:
+            shown = ", ".join(f"{st} s{sid}={sc:.1f}" for st, sid, sc in credited[:8])
+            lines.append(f"    k=0 sessions scored above 0 ({len(credited)}): {shown}{' ...' if len(credited) > 8 else ''}")
         for fl in r.failed:
             lines.append(f"    session {fl.get('session')} failed: {fl.get('error')}")
+        lines += r.explained
     return "\n".join(lines)
 
 
@@ -596,7 +632,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="2 items, terse+sentence, k and u in {0, 0.5, 1}")
-    ap.add_argument("--items", type=int, default=None, help="items per source (default 4; quick 2)")
+    ap.add_argument("--items", type=int, default=None, help="items per source (default 3; quick 2)")
     ap.add_argument("--sources", default=",".join(SOURCES), help=f"comma-separated: {', '.join(SOURCES)}")
     ap.add_argument("--styles", default=None, help=f"comma-separated: {', '.join(vt.STYLES)} (default all; quick 2)")
     ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated policies (default onnx,threshold)")
@@ -605,9 +641,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--keep", default=None, help="keep the data homes in this folder (default: a temp folder, removed)")
+    ap.add_argument("--explain", type=int, default=1,
+                    help="print the turns of this many suspicious sessions of each kind per run (default 1)")
     ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
     args = ap.parse_args(argv)
-    n_items = args.items or (2 if args.quick else 4)
+    n_items = args.items or (2 if args.quick else 3)
     styles = (args.styles or ("terse,sentence" if args.quick else ",".join(vt.STYLES))).split(",")
     steps = args.steps or (3 if args.quick else 11)
     plan = Plan([s.strip() for s in styles if s.strip()], grid(steps), grid(steps))
@@ -627,7 +665,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for source in sources:
             try:
                 results += run_source(source, workdir, plan, policies, n_items, args.seed, args.concurrency,
-                                      args.turns, log=lambda m: print(m, flush=True))
+                                      args.turns, log=lambda m: print(m, flush=True), explain_n=args.explain)
             except HarnessError as exc:
                 print(f"[{source}] skipped: {exc}", flush=True)
     finally:
