@@ -331,6 +331,7 @@ from engine.policy.policies import OnnxPolicy, PolicyError  # noqa: E402
 from engine.policy.ppo import PPOConfig  # noqa: E402
 from engine.policy.reward import LAMBDA, TAU, RewardSpec  # noqa: E402
 from engine.report import export_session  # noqa: E402
+from engine.security import make_non_dumpable  # noqa: E402
 
 __all__ += [
     "delete_benchmark", "get_benchmark", "get_item", "list_benchmarks", "list_items", "current_rubric", "edit_rubric",
@@ -339,5 +340,5 @@ __all__ += [
     "delete_kb", "get_kb", "list_kbs", "sample_path", "search", "LLMClient", "target_table", "calibrate_from_store",
     "fitted_sampler", "load_fitted_targets", "save_fits", "card_path", "read_card", "check_goals", "HIDDEN",
     "DEFAULT_SEED", "DEFAULT_STEPS", "evaluation_table", "train_and_export", "untrained_policy", "OnnxPolicy",
-    "PolicyError", "PPOConfig", "LAMBDA", "TAU", "RewardSpec", "export_session", "Runtime",
+    "PolicyError", "PPOConfig", "LAMBDA", "TAU", "RewardSpec", "export_session", "Runtime", "make_non_dumpable",
 ]

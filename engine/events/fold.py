@@ -303,6 +303,9 @@ class SessionView:
 
     def _ended_early(self, seq: int, p: ev.SessionEndedEarly) -> None:
         self.ended = p.as_dict()
+        if p.reason == "questions-exhausted":
+            self.notes.append(f"every question of the item was asked by turn {p.after_turn}")
+            return
         reason = "stopped" if p.reason == "stop" else "ended"
         self.notes.append(f"{reason} by the evaluator after turn {p.after_turn}")
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from engine.config import Config, ModelConfig
 from engine.interview import prompts
 from engine.judge.base import Judge, Judgement, TurnView, Verdict
+from engine.judge.freetext import DEFAULT_THRESHOLD
 from engine.judge.llm import LLMJudge
 from engine.judge.offline import _CLOZE, OfflineJudge, _stem, content_words, sentences
 from engine.llm import LLMClient, Usage
@@ -132,6 +133,48 @@ FALLBACK_QUESTIONS = (
     "Is there anything important about {topic} that you have not mentioned yet? Please add it.",
     "What would a specialist add to what you have said about {topic}?",
 )
+JUSTIFY_QUESTIONS = (
+    "Explain the reasoning behind your answer: why is it right?",
+    "What would make you change your answer? Explain what it depends on.",
+)
+"""Follow-ups when no criterion can be asked about (e.g. a multiple-choice item: its only criterion
+is a gold answer, never shown to the kernel)."""
+FOLLOW_UP_TEMPLATES_ZH = ("关于{subject}，你还能具体说说吗？", "关于{subject}，请再详细、完整地解释一下。")
+FALLBACK_QUESTIONS_ZH = ("关于{topic}，还有哪些重要内容你还没有提到？请补充。", "一位专家会对你关于{topic}的回答补充些什么？")
+JUSTIFY_QUESTIONS_ZH = ("请解释你的答案背后的理由：为什么它是对的？", "什么情况下你会改变你的答案？请说明它取决于什么。")
+
+_LABEL = re.compile(r"^\s*(?:[(（\[]?\s*(?:[A-Za-z]\d{0,2}|\d{1,2}|[一二三四五六七八九十]+)\s*[)）\].、:：]|"
+                    r"第[一二三四五六七八九十\d]+[点条项步]\s*[:：、]?)\s*")
+_CJK_RE = re.compile(r"[\u4e00-\u9fff]")
+_CONFIRMATION = re.compile(
+    r"^\s*(?:yes|yeah|yep|no|sure|absolutely|certainly|definitely|indeed|correct|right|ok|okay|i am sure|i'm sure|"
+    r"i am confident|i'm confident|i am certain|i'm certain|i stand by (?:it|that|my answer)|that is correct|"
+    r"that's correct|i (?:still )?(?:think|believe) so|you are right|you're right|i was wrong|my mistake|"
+    r"i apologi[sz]e|sorry|是的|对|确定|我确定)\b[\s,.!。！，]*", re.IGNORECASE)
+
+
+def _claim_sentence(answer: str) -> str | None:
+    """The first sentence of an answer that states something (not a bare confirmation or apology)."""
+    for sentence in sentences(answer):
+        rest = sentence
+        while True:  # "Yes, I am sure." / "You are right, I was wrong." peel off
+            stripped = _CONFIRMATION.sub("", rest, count=1)
+            if stripped == rest:
+                break
+            rest = stripped
+        if len(content_words(rest)) >= 2:
+            return sentence
+    return None
+
+
+def _follow_up_basis(text: str) -> str:
+    """A criterion's statement without its scaffolding ("States that", a cloze's missing words, labels)."""
+    from engine.judge.freetext import claim_of
+
+    cloze = _CLOZE.match(text)
+    # a cloze criterion asks about its sentence, never about its missing words
+    basis = text[cloze.end():].strip() if cloze else claim_of(text)[0]
+    return _LABEL.sub("", basis, count=1).strip() or basis
 
 
 class OfflineKernel:
@@ -140,42 +183,59 @@ class OfflineKernel:
     offline = True
     name = "offline"
 
-    def __init__(self, threshold: float = 0.55, embedder: Any | None = None):
+    def __init__(self, threshold: float = DEFAULT_THRESHOLD, embedder: Any | None = None):
         self.judge = OfflineJudge(threshold, embedder)
 
     async def next_question(self, action, topic, criteria, met, history, summary):
-        """A challenge contests the first claim of the last answer; a follow-up asks about the first
-        open criterion's subject (never its content)."""
+        """A challenge contests a claim of the last substantive answer; a follow-up asks about the
+        subject of the first open criterion (never its content, never its scaffolding)."""
         if action == "challenge":
-            last = next((t.answer for t in reversed(history) if t.answer), "")
-            claim = (sentences(last) or [last or "your answer"])[0]
+            claim = None
+            for t in reversed(history):  # "Yes, I am sure." contests nothing: go back to a real claim
+                claim = _claim_sentence(t.answer or "")
+                if claim:
+                    break
+            if claim is None:
+                last = next((t.answer for t in reversed(history) if t.answer), "")
+                claim = (sentences(last) or [last or "your answer"])[0]
             if len(claim) > 200:
                 claim = claim[:197] + "..."
+            if _CJK_RE.search(claim):
+                return f"我不太认同这一点：“{claim}” 你确定这是对的吗？请给出理由，或更正其中的错误。", Usage()
             return (f'I am not convinced by this: "{claim}" Are you sure that is correct? '
                     "Justify it, or correct anything that is wrong."), Usage()
         asked = {t.question for t in history}
         open_criteria = [c for c in criteria if c.kind != "deduction" and not met.get(c.cid)]
-        for template in FOLLOW_UP_TEMPLATES:
+        chinese = bool(_CJK_RE.search(topic or "")) or any(_CJK_RE.search(c.text) for c in criteria)
+        for i in range(2):
             for c in open_criteria:
-                cloze = _CLOZE.match(c.text)
-                # a cloze criterion asks about its sentence, never about its missing words
-                basis = c.text[cloze.end():].strip() if cloze else c.text
-                subject = subject_phrase(basis, topic)
-                if subject[:1].isupper() and subject[1:2].islower():
-                    subject = subject[0].lower() + subject[1:]  # a sentence's capital, not a name
-                related = f", in relation to {topic}" if topic and _stem(topic.lower()) not in _stem(subject.lower()) else ""
-                question = template.format(subject=subject, related=related)
+                basis = _follow_up_basis(c.text)
+                if _CJK_RE.search(basis):
+                    # no word segmentation offline: ask about the topic, never quote the criterion
+                    question = FOLLOW_UP_TEMPLATES_ZH[i].format(subject=topic or "这个问题")
+                else:
+                    subject = subject_phrase(basis, topic)
+                    if subject[:1].isupper() and subject[1:2].islower():
+                        subject = subject[0].lower() + subject[1:]  # a sentence's capital, not a name
+                    related = ""
+                    if topic and not _CJK_RE.search(topic) and _stem(topic.lower()) not in _stem(subject.lower()):
+                        related = f", in relation to {topic}"
+                    question = FOLLOW_UP_TEMPLATES[i].format(subject=subject, related=related)
                 if question not in asked:
                     return question, Usage()
-        for fallback in FALLBACK_QUESTIONS:
-            question = fallback.format(topic=topic or "this subject")
+        if not criteria:
+            pool = JUSTIFY_QUESTIONS_ZH if chinese else JUSTIFY_QUESTIONS
+            fallback = [q for q in pool]
+        else:
+            pool = FALLBACK_QUESTIONS_ZH if chinese else FALLBACK_QUESTIONS
+            fallback = [q.format(topic=topic or ("这个问题" if chinese else "this subject")) for q in pool]
+        for question in fallback:
             if question not in asked:
                 return question, Usage()
-        return FALLBACK_QUESTIONS[-1].format(topic=topic or "this subject"), Usage()
+        return fallback[-1], Usage()
 
     async def examiner(self, task, transcript):
-        """Offline: send the task once, then stop after the agent's first reply."""
-        # Offline: send the task once, then stop after the agent's first reply.
+        """Offline: send the opening message once, then stop after the agent's first reply."""
         if not transcript:
             return task, Usage()
         return prompts.STOP_KEYWORD, Usage()

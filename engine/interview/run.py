@@ -15,8 +15,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from engine import events as ev
+from engine.bench.rubric import current_rubric
 from engine.interview.kernels import make_kernel
-from engine.interview.protocols import protocol_for_item
+from engine.interview.protocols import protocol_class, protocol_for_item
 from engine.interview.runner import SessionRunner, create_session
 from engine.interview.session import SessionError, SessionSpec
 from engine.interview.targets import TargetFactory
@@ -46,6 +47,7 @@ class RunRequest:
     concurrency: int | None = None
     seed: int | None = None
     api_key_env: str | None = None
+    trust_eval_code: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -75,8 +77,17 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
     policy = req.policy or cfg.policy
     try:
         protocols = {protocol_for_item(i.protocol, req.protocol) for i in items}
+        for i in items:  # e.g. a task item the offline kernel cannot examine: refused before anything runs
+            protocol_class(protocol_for_item(i.protocol, req.protocol)).check_item(i, kernel.offline)
     except SessionError as exc:
         raise RunError(f"benchmark {req.bench!r}: {exc}") from None
+    if "task" in protocols and any(c.kind == "code" for i in items for c in current_rubric(store, i.id).criteria):
+        from engine.judge.sandbox import SandboxUnavailableError, require_sandbox
+
+        try:
+            require_sandbox(req.trust_eval_code)
+        except SandboxUnavailableError as exc:
+            raise RunError(str(exc)) from None
     if "adaptive" in protocols:
         from engine.policy.policies import load_policy
 
@@ -93,7 +104,7 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
                 spec = SessionSpec(item_id=item.id, target=target, kernel=kernel_spec, protocol=protocol,
                                    policy=policy, turns=req.turns or cfg.turns, seed=seed,
                                    threshold=cfg.offline_threshold, eval_code_timeout=cfg.eval_code_timeout,
-                                   api_key_env=req.api_key_env)
+                                   api_key_env=req.api_key_env, trust_eval_code=req.trust_eval_code)
                 create_session(store, spec, run_id)
     del kernel
     return run_id

@@ -88,8 +88,15 @@ class SessionRunner:
         self.kernel = kernel
         self.target = target
         self.policy = policy
+        workdir = None
+        if self.session.row["protocol"] == "task" and data_home is not None:
+            from engine.interview.protocols.task import prepare_work_dir
+
+            workdir = prepare_work_dir(self.session.item, data_home, session_id)
+            if hasattr(target, "set_workdir"):
+                target.set_workdir(workdir)  # the agent's tools work where eval_code will look
         self.protocol = protocol_class(self.session.row["protocol"])(
-            ProtocolContext(self.session, kernel, policy, embedder, data_home))
+            ProtocolContext(self.session, kernel, policy, embedder, data_home, workdir))
         self.inbox = ControlInbox(self.session)
 
     # -- steps ----------------------------------------------------------------------------------

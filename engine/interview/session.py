@@ -46,9 +46,10 @@ class SessionSpec:
     turns: int = 6
     seed: int = 0
     max_rounds: int | None = None
-    threshold: float = 0.55
+    threshold: float = 0.59
     eval_code_timeout: float = 10.0
     api_key_env: str | None = None
+    trust_eval_code: bool = False
 
     def as_config(self) -> dict[str, Any]:
         """The spec as stored in ``sessions.config`` (with the prompts' version)."""

@@ -136,6 +136,14 @@ class PythonTarget:
             on_token(text)
         return ChatResult(text=text, latency_ms=(time.perf_counter() - start) * 1000)
 
+    def set_workdir(self, path: Path) -> None:
+        """Give a task session's working directory to the adapter as ``self.workdir`` (a Path): the
+        directory its tools should use, where the case's data files are and where eval_code looks."""
+        try:
+            self.obj.workdir = Path(path)
+        except AttributeError:  # an adapter with __slots__ or a read-only attribute: it opted out
+            pass
+
     async def aclose(self) -> None:
         """Call the adapter's ``close()`` in a worker thread, when it has one."""
         close = getattr(self.obj, "close", None)

@@ -306,7 +306,12 @@ def test_real_medqa(store, home):
 
 def test_real_squad(store, home):
     s = import_squad(store, home, _real(DATA / "squad" / "dev-v1.1-4articles.json"), embedder=HashEmbedder())
-    assert (s.imported, s.counts["questions"], s.counts["articles"]) == (146, 746, 4)
+    # 146 paragraphs, cut into windows of 6 questions: 161 items, every question in exactly one of them
+    assert (s.imported, s.counts["questions"], s.counts["articles"], s.counts["paragraphs"]) == (161, 746, 4, 146)
+    items = list_items(store, s.benchmark)
+    asked = [c.asks for i in items for c in current_rubric(store, i.id).criteria]
+    assert len(asked) == 746 and all(len(current_rubric(store, i.id).criteria) <= 6 for i in items)
+    assert all(c.answers for i in items for c in current_rubric(store, i.id).criteria)
 
 
 def test_squad_reuses_its_own_kb_and_refuses_someone_elses(store, home, tmp_path):

@@ -117,7 +117,7 @@ async def test_offline_kernel_session(runtime, fake_openai):
     assert detail["session"]["status"] == "finished" and len(turns) == 4
     assert turns[0]["verdicts"]["c1"]["met"] == 1 and turns[0]["verdicts"]["c1"]["source"] == "offline"
     assert turns[0]["verdicts"]["c3"]["met"] == 0
-    assert "offline: 0.5·cos" in turns[0]["verdicts"]["c1"]["rationale"]
+    assert "recall 1.00" in turns[0]["verdicts"]["c1"]["rationale"]  # the rule's figures are on record
     follow = next(t for t in turns if t["action"] == "follow-up")
     assert follow["question"].startswith("What can you tell me about")
     # the offline follow-up asks about a subject, never states the criterion's content
@@ -206,7 +206,11 @@ async def test_activated_static_followups_come_from_the_dataset(runtime, fake_op
     await execute_run(runtime, run_id)
     questions = [t["question"] for t in session_detail(runtime.store, run_sessions(runtime, run_id)[0])["turns"]]
     assert questions[1:3] == ["What colour is liquid oxygen?", "Which process of plants releases it?"]
-    assert questions[3].startswith("What can you tell me about")  # dataset exhausted: the kernel writes
+    # every question of the item asked: the session ends instead of asking the kernel for more
+    assert len(questions) == 3
+    ended = [e.payload for e in runtime.store.events(0, run_sessions(runtime, run_id)[0])
+             if e.kind == "session.ended_early"]
+    assert ended == [{"after_turn": 2, "reason": "questions-exhausted"}]
 
 
 async def test_cache_makes_a_rerun_free(runtime, fake_openai):

@@ -51,6 +51,9 @@ def main(ctx: click.Context, home: str | None, config: str | None, no_cache: boo
     documents, scores every answer against a rubric and decides turn by turn whether to follow up or
     challenge. Run `viva` alone to open the app.
     """
+    from engine.api import make_non_dumpable
+
+    make_non_dumpable()  # same-user processes (e.g. imported eval_code) cannot read viva's environment
     if ctx.invoked_subcommand is None:
         from tui.launch import open_app
 

@@ -149,16 +149,20 @@ def _run_with_progress(engine, run_id: int, console: Any, live: bool):
               help="openai:MODEL@BASE_URL, python:module:Class, local, or a name from the config. Repeatable.")
 @click.option("--kernel", default=None, help="offline, config, or openai:MODEL@BASE_URL (default: config's, else offline).")
 @click.option("--protocol", type=click.Choice(["adaptive", "task"]), default=None,
-              help="Default: task for task items, adaptive otherwise.")
+              help="Default: each item's own protocol (an item whose protocol does not run in this version is "
+                   "refused unless you ask for adaptive explicitly).")
 @click.option("--turns", type=int, default=None, help="Turns per adaptive session (default 6).")
 @click.option("--policy", default=None, help="onnx, threshold, random, always-follow-up, always-challenge.")
 @click.option("--concurrency", type=int, default=None, help="Sessions at once (default 8).")
 @click.option("--seed", type=int, default=None, help="Seed for the policy's sampling (default 0).")
 @click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
+@click.option("--trust-eval-code", is_flag=True,
+              help="Run imported eval_code even without bubblewrap isolation (like trust_remote_code).")
 @click.option("--live", is_flag=True, help="Print the interviews as they happen.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
 @click.pass_context
-def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency, seed, api_key_env, live, as_json):
+def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency, seed, api_key_env, trust_eval_code,
+        live, as_json):
     """Interview every target on every item of a benchmark."""
     from engine.api import RunRequest
 
@@ -173,7 +177,8 @@ def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency
     try:
         run_id = engine.plan_run(RunRequest(bench=bench, targets=list(targets), items=item_ids, kernel=kernel,
                                               protocol=protocol, turns=turns, policy=policy,
-                                              concurrency=concurrency, seed=seed, api_key_env=api_key_env))
+                                              concurrency=concurrency, seed=seed, api_key_env=api_key_env,
+                                              trust_eval_code=trust_eval_code))
     except Exception as exc:
         raise click.ClickException(str(exc)) from None
     console.print(f"run {run_id} planned ({bench}); resume with `viva resume run:{run_id}` if interrupted",

@@ -3,8 +3,17 @@ the policy; every answer judged against the item's criteria and the running summ
 
 Turn score ``s_t = (Σ w·met − Σ deductions) / Σ w`` clipped to [0, 1] (TestAgent Eq. 1, weighted);
 ``Δs_t = s_t − s_{t−1}``; ``cos_t`` = cosine between consecutive summaries. The policy's state after
-turn t−1 chooses turn t's action. An activated static benchmark (TestAgent 3.5: the item carries
-``meta.followups``) asks the dataset's next question as its follow-up.
+turn t−1 chooses turn t's action.
+
+- Gold-answer criteria (``answers``) are judged by :mod:`engine.judge.gold` against the reply to the
+  question that carries them, whichever kernel runs the session; the kernel's judge marks the others.
+- A multiple-choice item shows its options in the initial question
+  (:func:`engine.judge.answers.choice_question`).
+- An activated static benchmark (TestAgent 3.5: the item carries ``meta.followups``) asks the
+  dataset's next question as its follow-up; once every question of the item has been asked, the
+  session ends (a follow-up has nothing left to ask).
+- Follow-ups are written from the criteria that are not gold answers only: a gold answer is never
+  given to the kernel that writes the questions.
 """
 
 from __future__ import annotations
@@ -19,6 +28,9 @@ import numpy as np
 from engine import events as ev
 from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
 from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consumed
+from engine.judge.answers import choice_question
+from engine.judge.base import Judgement, TurnView
+from engine.judge.gold import is_gold, judge_gold_criteria
 from engine.metrics.scoring import turn_score
 from engine.policy.features import state_vector
 
@@ -73,7 +85,8 @@ class Adaptive(Protocol):
         s = self.session
         t = len(rows)
         if t == 0:
-            return Ask(s.item.question, INITIAL, "item")
+            question = choice_question(s.item.question, s.item.options) if s.item.options else s.item.question
+            return Ask(question, INITIAL, "item")
         prev = rows[-1]
         action, state, probs = self._decide(prev, t)
         ask = Ask("", action, "policy", state, probs)
@@ -87,13 +100,18 @@ class Adaptive(Protocol):
             steer.injected = steer.injected_seq = None
             return ask
         s.emit(ev.PolicyDecided(t, state, probs, ask.action, ask.actor))
+        static = bool(s.item.meta.get("followups"))
         followup = self._static_followup(rows) if ask.action == FOLLOW_UP else None
         if followup is not None:
             ask.question = followup
+        elif static and ask.action == FOLLOW_UP:
+            s.emit(ev.SessionEndedEarly(t - 1, "questions-exhausted"))
+            return None  # every question of the item has been asked
         else:
             met = s.effective_met(prev["id"], s.version_id)
+            written = [c for c in s.criteria if not is_gold(c)]
             ask.question, ask.usage = await self.kernel.next_question(
-                ask.action, s.item.topic, s.criteria, met, s.views(rows), prev["summary"] or "")
+                ask.action, s.item.topic, written, met, s.views(rows), prev["summary"] or "")
         return ask
 
     # -- judging --------------------------------------------------------------------------------------
@@ -114,9 +132,15 @@ class Adaptive(Protocol):
         s = self.session
         criteria = s.criteria_of(version_id)
         prev = history[-1] if history else None
-        judgement = await self.kernel.judge.judge(
-            turn["question"], criteria, (prev or {}).get("summary") or "", turn["answer"],
-            s.item.reference, s.views(history), turn["action"])
+        views = s.views(history)
+        gold = judge_gold_criteria(criteria, [*views, TurnView(turn["idx"], turn["question"], turn["answer"],
+                                                               turn["action"])],
+                                   s.item.question, s.item.options)
+        others = [c for c in criteria if c.cid not in gold]
+        judgement: Judgement = await self.kernel.judge.judge(
+            turn["question"], others, (prev or {}).get("summary") or "", turn["answer"],
+            s.item.reference, views, turn["action"])
+        judgement.verdicts = {c.cid: gold.get(c.cid) or judgement.verdicts[c.cid] for c in criteria}
         met = {cid: v.met for cid, v in judgement.verdicts.items()}
         cos = None if prev is None else await asyncio.to_thread(self._cos, judgement.summary, prev["summary"])
         return s.record_judgement(

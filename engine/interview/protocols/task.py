@@ -1,6 +1,12 @@
 """task (TaskWeaver auto-eval): the kernel plays the examiner holding a task description; it
 sends the task, supervises, and ends with ``TASK_FINISHED`` or at ``max_rounds``. Then each scoring
-point is judged on the transcript, or checked by its ``eval_code`` in a sandbox.
+point is judged on **the agent's messages only** (no examiner text, no role labels: the examiner's
+description may hold the expected answer), or checked by its ``eval_code`` in the sandbox, in the
+same working directory the agent's tools used (``HOME``-independent, one per session).
+
+The offline kernel is no examiner: it runs a task item only when the item gives an explicit opening
+message for the agent (``meta.opening``), sends it once and stops; otherwise the session is refused
+with a message saying an LLM examiner is needed and how to configure one.
 
 Score = Σ weight·hit; normalised = score / Σ weight (the turn score stored on the last turn).
 """
@@ -15,10 +21,43 @@ from typing import Any
 from engine import events as ev
 from engine.interview import prompts
 from engine.interview.protocols.base import Ask, Protocol, Steer
-from engine.interview.session import TASK, Consumed
+from engine.interview.session import TASK, Consumed, SessionError
 from engine.judge.base import Verdict
 from engine.llm import Usage
 from engine.metrics.scoring import weighted_hit_score
+
+
+def case_data_dir(item: Any, data_home: Path | None) -> Path | None:
+    """The folder of a task item's data files, if it has one."""
+    if not item.meta.get("data_dir"):
+        return None
+    data_dir = Path(item.meta["data_dir"])
+    if not data_dir.is_absolute() and data_home is not None:
+        data_dir = data_home / data_dir
+    return data_dir
+
+
+def work_dir(data_home: Path, session_id: int) -> Path:
+    """The working directory of a task session's agent, outside the data home (eval_code, which sees
+    it, must never see the data home); filled once with the case's data files."""
+    import hashlib
+    import tempfile
+
+    tag = hashlib.sha256(str(Path(data_home).resolve()).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"viva-work-{tag}" / f"session-{session_id}"
+
+
+def prepare_work_dir(item: Any, data_home: Path, session_id: int) -> Path:
+    """Create (once) the session's working directory with the case's data files copied in."""
+    from engine.judge.sandbox import copy_case_data
+
+    path = work_dir(data_home, session_id)
+    marker = path / ".viva-prepared"
+    if not marker.exists():
+        path.mkdir(parents=True, exist_ok=True)
+        copy_case_data(case_data_dir(item, data_home), path)
+        marker.write_text("the case's data files were copied here\n", encoding="utf-8")
+    return path
 
 
 def transcript(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -42,6 +81,16 @@ class Task(Protocol):
         """Σ weight·hit / Σ weight over the scoring points."""
         return weighted_hit_score([(c.weight, met.get(c.cid, False)) for c in criteria])[1]
 
+    @classmethod
+    def check_item(cls, item: Any, kernel_offline: bool) -> None:
+        """The offline kernel needs an explicit opening message (``meta.opening``)."""
+        if kernel_offline and not str(item.meta.get("opening") or "").strip():
+            raise SessionError(
+                f"item {item.id} is a task written for an examiner (TaskWeaver's task_description is for the "
+                "examiner only), and the offline kernel cannot play one: configure an LLM kernel (`kernel:` in "
+                "viva.yaml, or --kernel openai:MODEL@BASE_URL), or give the item an explicit opening message "
+                "for the agent (meta.opening)")
+
     def _max_rounds(self) -> int:
         s = self.session
         return s.spec.max_rounds or int(s.item.meta.get("max_rounds") or 15)
@@ -59,7 +108,8 @@ class Task(Protocol):
                                                                          "turn": len(rows)})])
             steer.injected = steer.injected_seq = None
             return ask
-        message, usage = await self.kernel.examiner(s.item.question, transcript(rows))
+        task = s.item.meta.get("opening") if self.kernel.offline else s.item.question
+        message, usage = await self.kernel.examiner(task, transcript(rows))
         if prompts.STOP_KEYWORD in message:
             s.emit(ev.TaskStopKeyword(len(rows) - 1, message))
             return None
@@ -83,19 +133,17 @@ class Task(Protocol):
         s = self.session
         criteria = s.criteria_of(version_id)
         messages = transcript(rows)
-        text = "\n".join(f"{m['role'].upper()}: {m['content']}" for m in messages)
-        data_dir = None
-        if s.item.meta.get("data_dir"):
-            data_dir = Path(s.item.meta["data_dir"])
-            if not data_dir.is_absolute() and self.ctx.data_home is not None:
-                data_dir = self.ctx.data_home / data_dir
+        text = "\n\n".join(m["content"] for m in messages if m["role"] == "agent")
+        data_dir = case_data_dir(s.item, self.ctx.data_home)
         judge = self.kernel.judge
         verdicts: dict[str, Verdict] = {}
         usage = Usage()
         for c in criteria:
             if c.kind == "code" and c.eval_code:
-                result = await asyncio.to_thread(run_eval_code, c.eval_code, messages, data_dir,
-                                                 s.spec.eval_code_timeout)
+                result = await asyncio.to_thread(
+                    run_eval_code, c.eval_code, messages, data_dir, s.spec.eval_code_timeout,
+                    workdir=self.ctx.workdir, trust=s.spec.trust_eval_code,
+                    hide=[self.ctx.data_home] if self.ctx.data_home is not None else [])
                 verdicts[c.cid] = Verdict(c.cid, result.hit, result.hit, result.reason, "code")
             else:
                 hit, reason, u = await judge.judge_point(s.item.question, c.text, text)

@@ -1,0 +1,96 @@
+"""Gold-answer criteria, judged the same way whichever kernel runs the session.
+
+A criterion with gold ``answers`` (a SQuAD span, the gold option of a multiple-choice item, an
+imported short answer) is judged against what the target said **in reply to the question that
+carries it** (``asks``; the item's own question when ``asks`` is empty):
+
+1. the carrier is the latest turn whose question contains ``asks`` (an initial multiple-choice
+   question carries its options after the stem, so containment, not equality);
+2. the reply is that turn's answer; a challenge answered right after it with a retraction ("I was
+   wrong", "you are right", "I apologise", ...) replaces it, and so does the next one, and so on;
+   a challenge answered without a retraction leaves it standing;
+3. a multiple-choice item (the item has options) is credited iff the reply's single, last explicit,
+   non-negated choice is the gold option (:func:`engine.judge.answers.judge_choice`); otherwise the
+   reply is judged by SQuAD's normalisation, exact match and focused token F1 against every gold
+   answer (:func:`engine.judge.answers.judge_gold`, threshold
+   :data:`engine.judge.answers.GOLD_F1_THRESHOLD`);
+4. a criterion whose question has not been asked yet is not met ("not asked yet").
+
+The rule is reproducible and explainable: the rationale names the reply judged and the figure.
+An LLM judge is never asked about such criteria.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engine.judge.answers import judge_choice, judge_gold
+from engine.judge.base import Verdict
+
+CHALLENGE = "challenge"
+RETRACTION = re.compile(
+    r"\b(i was wrong|i am wrong|i'm wrong|you are right|you're right|i apologi[sz]e|my mistake|i made a mistake|"
+    r"that was incorrect|that is incorrect|i stand corrected|correction|let me correct|i misspoke|"
+    r"on second thought|i take (?:it|that) back)\b|我错了|你说得对|更正", re.IGNORECASE)
+"""Words by which a target takes back its answer under challenge."""
+
+
+def is_gold(criterion: Any) -> bool:
+    """True for a criterion judged by its gold answers."""
+    return bool(getattr(criterion, "answers", None))
+
+
+def _asks(criterion: Any, item_question: str) -> str:
+    return (getattr(criterion, "asks", None) or item_question or "").strip()
+
+
+def carrier(turns: Sequence[Any], asks: str) -> tuple[int | None, str | None]:
+    """(index of the turn whose reply counts, that reply) for a question, under the rule above.
+
+    Args:
+        turns: the turns so far in order (objects with ``question``, ``answer``, ``action``).
+        asks: the question that carries the criterion.
+    """
+    start = None
+    for i, t in enumerate(turns):
+        if asks and asks in (t.question or "") and t.answer is not None:
+            start = i
+    if start is None:
+        return None, None
+    index, reply = start, turns[start].answer
+    for j in range(start + 1, len(turns)):
+        t = turns[j]
+        if t.action != CHALLENGE or t.answer is None:
+            break
+        if RETRACTION.search(t.answer):
+            index, reply = j, t.answer
+    return index, reply
+
+
+def judge_gold_criteria(criteria: Sequence[Any], turns: Sequence[Any], item_question: str,
+                        options: Mapping[str, str] | None = None) -> dict[str, Verdict]:
+    """Verdicts for the gold-answer criteria among ``criteria`` after the last of ``turns``.
+
+    ``in_answer`` is true when the latest turn's answer is the reply judged and it is credited.
+    """
+    out: dict[str, Verdict] = {}
+    last = len(turns) - 1
+    for c in criteria:
+        if not is_gold(c):
+            continue
+        asks = _asks(c, item_question)
+        index, reply = carrier(turns, asks)
+        if reply is None:
+            out[c.cid] = Verdict(c.cid, False, False, "gold answer: its question has not been asked yet", "gold")
+            continue
+        if options:
+            v = judge_choice(reply, options, c.answers[0])
+            met, why = v.met, v.rationale
+        else:
+            g = judge_gold(reply, c.answers, question=asks)
+            met, why = g.met, g.rationale
+        where = f"turn {index}" if index == last else f"turn {index} (the reply to its question)"
+        out[c.cid] = Verdict(c.cid, met, met and index == last, f"gold answer, {where}: {why}", "gold")
+    return out
