@@ -176,7 +176,14 @@ class Engine:
 
     # -- runs -------------------------------------------------------------------------------------
     def plan_run(self, request: RunRequest) -> int:
-        """Validate a request and create the run with one session per (item, target)."""
+        """Validate a request and create the run with one session per (item, target).
+
+        A key given as ``--api-key-env`` is refused first (without printing it), whatever the targets.
+        """
+        if request.api_key_env:
+            from engine.config import check_api_key_env
+
+            check_api_key_env(request.api_key_env, "--api-key-env")
         return _run.plan_run(self.runtime, request)
 
     async def execute_run(self, run_id: int, on_event: Callable[[int, str, dict[str, Any]], None] | None = None

@@ -8,17 +8,50 @@ the *environment variable* that holds its key (``api_key_env``).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from engine import redact as _redact
 
 CONFIG_FILENAME = "viva.yaml"
 
 
 class ConfigError(Exception):
     """A configuration file that cannot be used; the message names the file and the key path."""
+
+
+_SECRET_FIELD_RE = re.compile(r"(?i)(api[_-]?key|apikey|secret|token|password|passwd|credential)")
+
+
+def check_api_key_env(name: str, source: str = "api_key_env") -> None:
+    """Refuse a value that cannot be the *name* of an environment variable, without printing it.
+
+    A key pasted where its variable's name belongs (``--api-key-env sk-…``, ``api_key_env: sk-…``) is
+    registered as a secret (so it is redacted wherever it might still go) and refused with a message
+    that does not contain it.
+
+    Args:
+        name: the value given.
+        source: where it was given, for the message (``--api-key-env``, ``kernel.api_key_env``).
+
+    Raises:
+        ConfigError: the value looks like a key, or is not a valid variable name.
+    """
+    if _redact.is_env_name(name) and not _redact.looks_like_key(name):
+        return
+    if _redact.looks_like_key(name) or len(name) >= 16:
+        _redact.register_secret(name)
+        raise ConfigError(
+            f"{source}: the value given looks like an API key, not the name of an environment variable "
+            "(it is not shown). Put the key in a variable (export MY_API_KEY=...) and give the variable's "
+            "name, e.g. --api-key-env MY_API_KEY")
+    raise ConfigError(
+        f"{source}: the value given is not a valid environment variable name (letters, digits and _, not "
+        "starting with a digit); give the name of the variable that holds the key, e.g. OPENAI_API_KEY")
 
 
 class _Strict(BaseModel):
@@ -41,9 +74,28 @@ class ModelConfig(_Strict):
     price_in: float = Field(default=0.0, ge=0.0, description="Price per 1M input tokens.")
     price_out: float = Field(default=0.0, ge=0.0, description="Price per 1M output tokens.")
 
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                check_api_key_env(value)
+            except ConfigError as exc:
+                raise ValueError(str(exc).split(": ", 1)[1]) from None
+        return value
+
     def api_key(self) -> str:
-        """The key read from the environment (never stored); a placeholder for keyless local servers."""
+        """The key read from the environment (never stored); a placeholder for keyless local servers.
+
+        The value is registered with :mod:`engine.redact` before it is returned, so nothing viva
+        writes can carry it.
+
+        Raises:
+            ConfigError: ``api_key_env`` is not a variable name (a key given by mistake: not shown),
+                or the variable is not set.
+        """
         if self.api_key_env:
+            check_api_key_env(self.api_key_env, "api_key_env (from the config or --api-key-env)")
             value = os.environ.get(self.api_key_env)
             if not value:
                 raise ConfigError(
@@ -51,6 +103,7 @@ class ModelConfig(_Strict):
                     f"for {self.model}@{self.base_url}. Export it, or remove api_key_env for a "
                     "keyless local server."
                 )
+            _redact.register_secret(value)
             return value
         return "sk-no-key"
 
@@ -131,29 +184,141 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
             return Config()
         path = candidate
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{file}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{file}: cannot read config file ({exc})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{file}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    text = read_text_file(file, ConfigError, "config file")
+    data = load_yaml(text, file, ConfigError)
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: expected a mapping of settings at the top level, got {type(data).__name__}")
+    _register_inline_secrets(data)
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            lines.append(f"{file}: {_key_path(err['loc'])}: {err['msg']} (got {err.get('input')!r})")
-        raise ConfigError("\n".join(lines)) from None
+        raise ConfigError("\n".join(_describe(file, err) for err in exc.errors())) from None
+
+
+def _known_fields() -> set[str]:
+    names: set[str] = set()
+    for model in (ModelConfig, EmbedderConfig, RetrievalConfig, InterviewConfig, Config):
+        names.update(model.model_fields)
+    return names - {"api_key_env"}
+
+
+def _is_secret_name(name: Any) -> bool:
+    """A key-like setting name (``api_key``, ``token``...) that is not one of viva's own fields
+    (``max_tokens``), or ``api_key_env`` (whose value may be a key given by mistake)."""
+    return isinstance(name, str) and name not in _known_fields() and bool(_SECRET_FIELD_RE.search(name))
+
+
+def _is_secret_path(loc: tuple[Any, ...]) -> bool:
+    return any(_is_secret_name(p) for p in loc)
+
+
+def _describe(file: Path, err: Any) -> str:
+    """One line for a validation error; a value given for a key-like field is never printed."""
+    path = _key_path(err["loc"])
+    value = err.get("input")
+    secret = _is_secret_path(err["loc"]) or (isinstance(value, str) and _redact.looks_like_key(value))
+    if err["type"] == "extra_forbidden" and _is_secret_path(err["loc"][-1:]):
+        return (f"{file}: {path}: API keys never go in the config file (the value is not shown); put the key "
+                "in an environment variable and name it with api_key_env, e.g. api_key_env: OPENAI_API_KEY")
+    if secret:
+        return f"{file}: {path}: {err['msg']} (the value given is not shown)"
+    return f"{file}: {path}: {err['msg']} (got {_redact.redact(repr(value))})"
+
+
+def _register_inline_secrets(data: Any, under_secret: bool = False) -> None:
+    """Register every string value under a key-like name (``api_key: ...``) found in the file, so a key
+    written in the config by mistake is redacted wherever it could still travel."""
+    if isinstance(data, dict):
+        for k, v in data.items():
+            _register_inline_secrets(v, under_secret or (_is_secret_name(k) and k != "api_key_env"))
+    elif isinstance(data, list):
+        for v in data:
+            _register_inline_secrets(v, under_secret)
+    elif isinstance(data, str) and (under_secret or _redact.looks_like_key(data)):
+        _redact.register_secret(data)
+
+
+def read_text_file(file: str | os.PathLike[str], error: type[Exception] = ValueError, what: str = "file") -> str:
+    """Read a UTF-8 text file (a BOM is dropped); every problem is one ``error`` naming the file.
+
+    Raises:
+        error: missing, a folder, unreadable, binary (NUL bytes) or not UTF-8 (with the line and byte).
+    """
+    path = Path(file)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{path}: {what} not found") from None
+    except IsADirectoryError:
+        raise error(f"{path}: expected a {what}, got a folder") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise error(f"{path}:{line}: binary data (NUL bytes), not a text {what}; give a UTF-8 YAML file") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise error(f"{path}:{line}: not UTF-8 (invalid byte 0x{data[exc.start]:02x} at byte {exc.start}); "
+                    f"re-save the {what} as UTF-8") from None
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping."""
+
+
+class DuplicateKeyError(yaml.YAMLError):
+    """A mapping that names the same key twice (YAML would silently keep the last)."""
+
+    def __init__(self, key: Any, line: int, first: int):
+        super().__init__(f"duplicate key {key!r} (first given at line {first}); remove one of them")
+        self.key, self.line, self.first = key, line, first
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: dict[Any, int] = {}
+    for key_node, _value in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            first = seen.get(key)
+        except TypeError:  # an unhashable key: SafeLoader reports it
+            continue
+        line = key_node.start_mark.line + 1
+        if first is not None:
+            raise DuplicateKeyError(key, line, first)
+        seen[key] = line
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+StrictLoader = _StrictLoader
+"""The YAML loader of every file viva reads: safe, and a key given twice is :class:`DuplicateKeyError`."""
+
+
+def load_yaml(text: str, file: str | os.PathLike[str], error: type[Exception] = ValueError) -> Any:
+    """Parse YAML, refusing duplicate keys; every problem is one ``error`` naming the file and line.
+
+    Args:
+        text: the YAML text.
+        file: the file it came from (for the message).
+        error: the exception class to raise (``ConfigError``, ``BenchError``...).
+
+    Raises:
+        error: not valid YAML, or a key given twice in one mapping (``FILE:LINE: ...``).
+    """
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except DuplicateKeyError as exc:
+        raise error(f"{file}:{exc.line}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise error(f"{file}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.config import Config, load_config, resolve_home
+from engine.redact import install_log_filter, register_config
 from engine.store import Store, open_store
 
 
@@ -24,6 +25,7 @@ class Runtime:
                use_cache: bool = True) -> Runtime:
         """Resolve ``--home``/``VIVA_HOME``, load ``--config``/``viva.yaml`` and set up logging."""
         runtime = cls(home=resolve_home(home), config=load_config(config_path), use_cache=use_cache)
+        register_config(runtime.config)
         setup_logging(runtime.home)
         return runtime
 
@@ -50,18 +52,22 @@ class Runtime:
 
 
 def setup_logging(home: Path) -> None:
-    """Log viva's own messages to ``HOME/logs/viva.log``. Secrets never reach a log line: the
-    request bodies logged are the redacted ones, and headers are never logged."""
+    """Log viva's own messages to ``HOME/logs/viva.log``. Secrets never reach a log line: every record
+    passes :class:`engine.redact.RedactingFilter` (message, arguments and traceback), and headers are
+    never logged."""
     logger = logging.getLogger("viva")
     (home / "logs").mkdir(parents=True, exist_ok=True)
     target = str((home / "logs" / "viva.log").resolve())
-    if any(getattr(h, "baseFilename", None) == target for h in logger.handlers):
-        return
+    for h in logger.handlers:
+        if getattr(h, "baseFilename", None) == target:
+            install_log_filter(h)
+            return
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
         handler.close()
     handler = logging.FileHandler(target, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    install_log_filter(handler)
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False

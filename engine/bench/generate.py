@@ -28,13 +28,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from engine.bench import prompts
 from engine.bench.importers.base import ItemDraft, write_benchmark
 from engine.bench.items import ensure_free_name
 from engine.bench.model import BenchError, Criterion
-from engine.config import Config
+from engine.config import Config, load_yaml, read_text_file
 from engine.store import Store
 
 RETRIEVE_K = 8
@@ -106,17 +104,11 @@ def load_topics(path: str | Path) -> list[Topic]:
     demonstrations: [{question, good_answer, bad_answer}]}`` (``good``/``bad`` also accepted).
 
     Raises:
-        BenchError: naming the file, the topic and the field.
+        BenchError: naming the file (and line: not UTF-8, binary, not YAML, a key given twice), the
+            topic and the field.
     """
     file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BenchError(f"{file}: topics file not found") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise BenchError(f"{file}{':' + str(mark.line + 1) if mark else ''}: not valid YAML "
-                         f"({getattr(exc, 'problem', exc)})") from None
+    data = load_yaml(read_text_file(file, BenchError, "topics file"), file, BenchError)
     if isinstance(data, dict) and "topics" in data:
         data = data["topics"]
     if not isinstance(data, list) or not data:
@@ -311,6 +303,19 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
 
 
 # -- entry point -------------------------------------------------------------------------------------
+async def _with_kernel_errors(call: Any, kernel: str, topic: Topic) -> Any:
+    """Await a kernel step; a failed LLM call becomes one :class:`BenchError` line saying what to do."""
+    from engine.config import ConfigError
+    from engine.llm import LLMError
+
+    try:
+        return await call
+    except (LLMError, ConfigError) as exc:
+        raise BenchError(f"topic {topic.name!r}: the kernel {kernel} failed: {exc}. Check that the kernel's "
+                         "base_url is right and the server is running, or generate with --offline; "
+                         "nothing was written") from None
+
+
 async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str, topics: Sequence[Topic], *,
                              per_topic: int = 3, seed: int = 0, config: Config | None = None,
                              offline: bool = False, use_cache: bool = True, embedder: Any = None,
@@ -336,8 +341,9 @@ async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str,
         The summary (items per topic, topic criteria, kernel calls, rejected replies, warnings).
 
     Raises:
-        BenchError: the name is taken, the knowledge base is missing or empty for a topic.
-        engine.llm.LLMError: the kernel failed for good (nothing is written; re-running reuses cached calls).
+        BenchError: the name is taken, the knowledge base is missing or empty for a topic, or the kernel
+            failed for good (unreachable, erroring, no valid JSON): one line naming the kernel and the
+            cause (nothing is written; re-running reuses the cached calls).
     """
     config = config or Config()
     if per_topic < 1:
@@ -361,7 +367,7 @@ async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str,
     gen = _KernelGenerator(client, retrieve, summary) if use_llm else None
     for topic in topics:
         if gen is not None:
-            topic_drafts, names = await gen.topic(topic, per_topic, seed)
+            topic_drafts, names = await _with_kernel_errors(gen.topic(topic, per_topic, seed), kernel, topic)
         else:
             topic_drafts, names = _offline_topic(retrieve, topic, per_topic, seed, summary.warnings)
         for i, d in enumerate(topic_drafts):

@@ -34,6 +34,10 @@ SESSION_FINISHED = "session.finished"
 SESSION_FAILED = "session.failed"
 SESSION_INTERRUPTED = "session.interrupted"
 VERDICT_OVERRIDDEN = "verdict.overridden"
+GRADED_STEP = "graded.step"
+GRADED_EXTENSION = "graded.extension"
+GRADED_FEEDBACK = "graded.feedback"
+GRADED_NOTE = "graded.note"
 CONTROL_PREFIX = "control."
 CONTROL_PAUSE = "control.pause"
 CONTROL_RESUME = "control.resume"
@@ -145,6 +149,9 @@ class Verdicts(Payload):
     rescore: bool = False
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     raw_score: float | None = None
+    criteria: list[dict[str, Any]] | None = None
+    """The criteria of ``rubric_version_id`` when they are not the session's (graded: each base
+    question is its own item with its own rubric)."""
 
 
 @dataclass
@@ -242,6 +249,54 @@ class SessionInterrupted(Payload):
 
 
 @dataclass
+class GradedStep(Payload):
+    """graded: a question judged; the difficulty track after it (``gain``/``average``/``next`` are
+    null for a validation re-ask, which does not count towards the track)."""
+
+    kind = GRADED_STEP
+    turn: int = 0
+    phase: str = "base"
+    difficulty: str = "medium"
+    correct: bool = False
+    gain: float | None = None
+    average: float | None = None
+    next_difficulty: str | None = None
+
+
+@dataclass
+class GradedExtension(Payload):
+    """graded: an extension question is about to be asked at turn ``turn``: its difficulty, its gold
+    answer (for the judge and the evaluator, never the target) and the path's chunks."""
+
+    kind = GRADED_EXTENSION
+    turn: int = 0
+    difficulty: str = "easy"
+    gold: list[str] = field(default_factory=list)
+    path: list[int] = field(default_factory=list)
+
+
+@dataclass
+class GradedFeedback(Payload):
+    """graded: the batch's feedback (``offline``: the offline kernel's labelled template)."""
+
+    kind = GRADED_FEEDBACK
+    flaws_knowledge: str = ""
+    flaws_capability: str = ""
+    comprehensive_performance: str = ""
+    suggestions: str = ""
+    offline: bool = False
+
+
+@dataclass
+class GradedNote(Payload):
+    """graded: what the protocol could not do and why (``stops_extension``: no more extension rounds)."""
+
+    kind = GRADED_NOTE
+    text: str = ""
+    stops_extension: bool = False
+
+
+@dataclass
 class Control(Payload):
     """A request to a session's runner (``control.<name>``): pause, resume, stop, force, inject, rubric."""
 
@@ -271,7 +326,7 @@ class Unknown(Payload):
 PAYLOADS: dict[str, type[Payload]] = {cls.kind: cls for cls in (
     SessionStarted, PolicyDecided, TurnStarted, AnswerDelta, AnswerReset, AnswerDone, Verdicts,
     VerdictOverridden, RubricUpdated, Intervention, SessionPaused, SessionEndedEarly, TaskStopKeyword,
-    SessionFinished, SessionFailed, SessionInterrupted)}
+    SessionFinished, SessionFailed, SessionInterrupted, GradedStep, GradedExtension, GradedFeedback, GradedNote)}
 PAYLOADS[SESSION_RESUMED] = SessionStarted
 PAYLOADS[METRICS] = dict  # type: ignore[assignment]  # the figures of engine.metrics.sessions.session_metrics
 

@@ -58,6 +58,8 @@ class Turn:
     latency_ms: float | None = None
     tokens_in: int = 0
     tokens_out: int = 0
+    extra: list[str] = field(default_factory=list)
+    """Lines a protocol attaches to the turn (graded: its difficulty step, the extension's gold answer)."""
     rev: int = 0
     """Bumped on every change, so a widget re-renders only turns that changed."""
 
@@ -113,6 +115,9 @@ class SessionView:
         """Control events written but not yet acknowledged by the runner: seq -> (kind, payload)."""
         self.ended: dict[str, Any] | None = None
         self.notes: list[str] = []
+        self.graded: list[dict[str, Any]] = []
+        """graded: every question's step (phase, difficulty, right, gain, average, next difficulty)."""
+        self.feedback: dict[str, Any] | None = None
         self.last_seq = 0
         self.rev = 0
 
@@ -262,6 +267,8 @@ class SessionView:
         t.score, t.delta, t.cos, t.summary = p.score, p.delta, p.cos, p.summary
         if p.rubric_version_id is not None:
             t.rubric_version_id = p.rubric_version_id
+            if p.criteria is not None:
+                self.criteria_by_version[p.rubric_version_id] = list(p.criteria)
         t.rescored = bool(p.rescore)
         t.done = True
         t.verdicts = {
@@ -326,6 +333,37 @@ class SessionView:
     def _interrupted(self, seq: int, p: ev.SessionInterrupted) -> None:
         self.status = "interrupted"
 
+    # graded (JudgeAgent): the figures come from the engine's events, as written
+    def _graded_step(self, seq: int, p: ev.GradedStep) -> None:
+        t = self._turn_for(int(p.turn))
+        mark = "right" if p.correct else "wrong"
+        if p.gain is None:
+            t.extra.append(f"graded {p.phase}: {mark} (re-asked with the suggestions)")
+        else:
+            t.extra.append(f"graded {p.phase} at {p.difficulty}: {mark}, gain {p.gain:+g}, average {p.average:.2f}"
+                           f" -> next {p.next_difficulty}")
+        self.graded.append(p.as_dict())
+        t.touch()
+
+    def _graded_extension(self, seq: int, p: ev.GradedExtension) -> None:
+        t = self._turn_for(int(p.turn))
+        t.extra.append(f"extension question at {p.difficulty}; gold answer: {', '.join(p.gold)}; "
+                       f"knowledge path chunks {p.path}")
+        t.touch()
+
+    def _graded_feedback(self, seq: int, p: ev.GradedFeedback) -> None:
+        self.feedback = p.as_dict()
+        label = "feedback (offline template)" if p.offline else "feedback"
+        if self.turns:
+            self.turns[-1].extra.append(f"{label}: {p.comprehensive_performance} Suggestions: {p.suggestions}")
+            self.turns[-1].touch()
+
+    def _graded_note(self, seq: int, p: ev.GradedNote) -> None:
+        self.notes.append(p.text)
+        if self.turns:
+            self.turns[-1].extra.append(p.text)
+            self.turns[-1].touch()
+
 
 _HANDLERS = {
     ev.SESSION_STARTED: SessionView._started,
@@ -346,6 +384,10 @@ _HANDLERS = {
     ev.SESSION_FINISHED: SessionView._finished,
     ev.SESSION_FAILED: SessionView._failed,
     ev.SESSION_INTERRUPTED: SessionView._interrupted,
+    ev.GRADED_STEP: SessionView._graded_step,
+    ev.GRADED_EXTENSION: SessionView._graded_extension,
+    ev.GRADED_FEEDBACK: SessionView._graded_feedback,
+    ev.GRADED_NOTE: SessionView._graded_note,
 }
 
 

@@ -58,6 +58,40 @@ class _QuestionOut(BaseModel):
     question: str
 
 
+class _ExtensionOut(BaseModel):
+    question: str
+    answer: str
+
+
+class NeedsLLMKernel(Exception):
+    """The offline kernel cannot honestly write this (e.g. a medium or hard extension question)."""
+
+
+EXTENSION_SYSTEM = """You are the interviewer in a knowledge examination of an AI model (JudgeAgent's interactive
+extension). From the background knowledge below, write ONE new question at difficulty {difficulty}, with a
+concise answer (a short phrase or number) that the background supports:
+- easy: a fill-in-the-blank (cloze) question on one fact of the text;
+- medium: a comprehension question that needs one fact understood in context;
+- hard: a multi-step question that needs facts from more than one of the background passages combined.
+The question must stand on its own (do not mention "the text" or "the passage") and must not contain its answer.
+Reply with only a JSON object: {{"question": "<the question>", "answer": "<the concise answer>"}}"""
+
+
+def _cloze_from(background: str, seed: int) -> tuple[str, str] | None:
+    """An easy extension question: a fill-in-the-blank over a sentence of the path's text."""
+    import random
+
+    from engine.bench.offline import KeySentence, make_question
+
+    rng = random.Random(seed)
+    facts = [s for s in sentences(background) if 40 <= len(s) <= 300]
+    for fact in facts:
+        q = make_question(KeySentence(fact, 0, 1.0), "", set(), rng)
+        if q is not None and q.template == "cloze":
+            return q.core, q.answer
+    return None
+
+
 class LLMKernel:
     """The kernel behind OpenAI-compatible endpoints, with an LLM judge."""
 
@@ -92,6 +126,30 @@ class LLMKernel:
         usage = Usage()
         usage.add(result)
         return result.text.strip(), usage
+
+    async def extension_question(self, difficulty: str, background: str, seed: int) -> tuple[str, str, Usage]:
+        """JudgeAgent's extension question at a difficulty from a knowledge path's text: (question, answer)."""
+        out = await self.kernel.json_result(
+            [{"role": "system", "content": EXTENSION_SYSTEM.format(difficulty=difficulty)},
+             {"role": "user", "content": f"Background knowledge:\n{background}"}], _ExtensionOut,
+            validate=lambda v: None if v.question.strip() and v.answer.strip() else "question and answer are required",
+            max_repairs=self.repairs)
+        usage = Usage()
+        for r in out.results:
+            usage.add(r)
+        return out.value.question.strip(), out.value.answer.strip(), usage
+
+    async def graded_feedback(self, records: Sequence[Any], questions: Sequence[Any]) -> tuple[Any, Usage, bool]:
+        """The judge's feedback on a batch (JSON validated; suggestions that give an answer away are
+        re-asked): (BatchFeedback, usage, offline=False)."""
+        from engine.judge.feedback import BatchFeedback, build_feedback_prompt, feedback_check
+
+        out = await self.judge.client.json_result(build_feedback_prompt(records, nonce="feedback"), BatchFeedback,
+                                                  validate=feedback_check(questions), max_repairs=self.repairs)
+        usage = Usage()
+        for r in out.results:
+            usage.add(r)
+        return out.value, usage, False
 
 
 # -- offline kernel -----------------------------------------------------------------------------
@@ -233,6 +291,37 @@ class OfflineKernel:
             if question not in asked:
                 return question, Usage()
         return fallback[-1], Usage()
+
+    async def extension_question(self, difficulty: str, background: str, seed: int) -> tuple[str, str, Usage]:
+        """Offline: only an easy cloze question from the path's text (scored by the blanked span).
+
+        Raises:
+            NeedsLLMKernel: a medium or hard question, or no sentence fits a cloze.
+        """
+        if difficulty != "easy":
+            raise NeedsLLMKernel(f"a {difficulty} extension question needs an LLM kernel (the offline kernel writes "
+                                 "only easy cloze questions from the knowledge path's text)")
+        made = _cloze_from(background, seed)
+        if made is None:
+            raise NeedsLLMKernel("no sentence of the knowledge path fits a cloze question")
+        return made[0], made[1], Usage()
+
+    async def graded_feedback(self, records: Sequence[Any], questions: Sequence[Any]) -> tuple[Any, Usage, bool]:
+        """Offline: a template, honest about what it is: which questions were missed (never their answers)
+        and a generic method; labelled offline. (BatchFeedback, usage, offline=True)."""
+        from engine.judge.feedback import BatchFeedback
+
+        missed = [r for r in records if not r.correct]
+        lines = [f"- {r.kind} question ({r.difficulty}): {r.question.splitlines()[0][:120]}" for r in missed]
+        knowledge = ("Missed:\n" + "\n".join(lines)) if missed else "No question was missed."
+        feedback = BatchFeedback(
+            flaws_knowledge=knowledge,
+            flaws_capability="offline feedback (no LLM judge): the reasoning behind the answers was not analysed.",
+            comprehensive_performance=f"{len(records) - len(missed)} of {len(records)} questions answered correctly.",
+            suggestions="Read the whole question again, including every option, before answering; check each option "
+                        "against each fact the question states and rule out those that contradict one; answer with "
+                        "a single option.")
+        return feedback, Usage(), True
 
     async def examiner(self, task, transcript):
         """Offline: send the opening message once, then stop after the agent's first reply."""

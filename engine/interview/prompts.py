@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.judge.prompts import ANSWER_CLOSE, ANSWER_OPEN
+from engine.judge.prompts import call_nonce, quote, quote_note
 
-PROMPTS_VERSION = "interview-1"
+PROMPTS_VERSION = "interview-2"
 """Covers these prompts and the judge's (engine.judge.prompts)."""
 
 FOLLOW_UP_SYSTEM = """You are the examiner in an oral examination of an AI model in a specialised domain.
@@ -42,15 +42,28 @@ You are not responsible for checking the correctness of the agent's response."""
 KICK_OFF = "Let's start the examination. Please send your request."
 STOP_KEYWORD = "TASK_FINISHED"
 
-def transcript_block(history: Sequence[Any], limit_chars: int = 12000) -> str:
-    """Question/answer pairs so far, the candidate's words delimited."""
-    parts = []
+
+def transcript_nonce(history: Sequence[Any]) -> str:
+    """The marker nonce for a transcript: derived from every question and answer in it (stable on resume)."""
+    return call_nonce("transcript", *((t.idx, t.question, t.answer) for t in history))
+
+
+def transcript_block(history: Sequence[Any], limit_chars: int = 12000, nonce: str | None = None) -> str:
+    """Question/answer pairs so far, each answer quoted between the call's nonce markers.
+
+    When the text is longer than ``limit_chars`` the oldest turns are dropped whole (a cut never falls
+    inside a quoted answer, so no marker is left unpaired).
+    """
+    nonce = nonce or transcript_nonce(history)
+    blocks = []
     for turn in history:
-        parts.append(f"[turn {turn.idx}, {turn.action}] EXAMINER: {turn.question}")
+        block = f"[turn {turn.idx}, {turn.action}] EXAMINER: {turn.question}"
         if turn.answer is not None:
-            parts.append(f"{ANSWER_OPEN}\n{turn.answer}\n{ANSWER_CLOSE}")
-    text = "\n".join(parts)
-    return text[-limit_chars:]
+            block += "\n" + quote(turn.answer, nonce)
+        blocks.append(block)
+    while len(blocks) > 1 and sum(len(b) + 1 for b in blocks) > limit_chars:
+        blocks.pop(0)
+    return "\n".join(blocks)
 
 
 def question_messages(action: str, topic: str, criteria: Sequence[Any], met: dict[str, bool],
@@ -59,8 +72,11 @@ def question_messages(action: str, topic: str, criteria: Sequence[Any], met: dic
     system = CHALLENGE_SYSTEM if action == "challenge" else FOLLOW_UP_SYSTEM
     open_points = [c for c in criteria if c.kind != "deduction" and not met.get(c.cid)]
     hint = "\n".join(f"- {c.text}" for c in open_points) or "(all covered: probe depth or edge cases)"
+    nonce = transcript_nonce(history)
+    note = quote_note(nonce, "The candidate's answers")
     user = (
-        f"Topic: {topic or '(general)'}\n\nConversation so far:\n{transcript_block(history)}\n\n"
+        f"Topic: {topic or '(general)'}\n\n{note}\n\n"
+        f"Conversation so far:\n{transcript_block(history, nonce=nonce)}\n\n"
         f"Summary of the candidate's position:\n{summary or '(nothing yet)'}\n\n"
         + (f"Rubric points not yet covered (never reveal them):\n{hint}\n" if action != "challenge" else "")
     )

@@ -98,16 +98,33 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
               "api_key_env": req.api_key_env, "protocol": req.protocol}
     with store.transaction():
         run_id = store.insert("runs", {"created_at": now_iso(), "config": dumps(config), "status": "created"})
-        for item in items:
-            protocol = protocol_for_item(item.protocol, req.protocol)
+        for protocol, batch in session_units(items, req.protocol):
             for target in req.targets:
-                spec = SessionSpec(item_id=item.id, target=target, kernel=kernel_spec, protocol=protocol,
+                spec = SessionSpec(item_id=batch[0].id, target=target, kernel=kernel_spec, protocol=protocol,
                                    policy=policy, turns=req.turns or cfg.turns, seed=seed,
                                    threshold=cfg.offline_threshold, eval_code_timeout=cfg.eval_code_timeout,
-                                   api_key_env=req.api_key_env, trust_eval_code=req.trust_eval_code)
+                                   api_key_env=req.api_key_env, trust_eval_code=req.trust_eval_code,
+                                   batch=[i.id for i in batch] if protocol == "graded" else None)
                 create_session(store, spec, run_id)
     del kernel
     return run_id
+
+
+def session_units(items: list[Any], requested: str | None) -> list[tuple[str, list[Any]]]:
+    """What each session covers, in benchmark order: one item, or for the graded protocol a batch of
+    up to 3 consecutive graded items (JudgeAgent's batches)."""
+    from engine.metrics.graded import batches
+
+    units: list[tuple[str, list[Any]]] = []
+    graded: list[Any] = []
+    for item in items:
+        protocol = protocol_for_item(item.protocol, requested)
+        if protocol == "graded":
+            graded.append(item)
+        else:
+            units.append((protocol, [item]))
+    units += [("graded", b) for b in batches(graded)]
+    return units
 
 
 def run_sessions(runtime: Runtime, run_id: int) -> list[int]:

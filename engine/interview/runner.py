@@ -174,7 +174,7 @@ class SessionRunner:
         """Re-judge every stored answer under a rubric version (never re-asks the target)."""
         self.session.switch_rubric(version_id)
         await self.protocol.rescore(self.session.turns(), version_id)
-        self.session.update_score()
+        self.session.update_score(self.protocol.session_score)
 
     async def _finish(self) -> float | None:
         """Drain pending rubric switches, then mark the session finished.
@@ -193,7 +193,7 @@ class SessionRunner:
             with self.store.transaction():
                 if self.inbox.has_pending("rubric"):
                     continue
-                score = self.session.update_score()
+                score = self.session.update_score(self.protocol.session_score)
                 self.session.set_status("finished")
                 from engine.metrics.sessions import session_metrics
 

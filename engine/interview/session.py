@@ -50,6 +50,8 @@ class SessionSpec:
     eval_code_timeout: float = 10.0
     api_key_env: str | None = None
     trust_eval_code: bool = False
+    batch: list[int] | None = None
+    """graded: the base items of the session's batch (the session's item is the first)."""
 
     def as_config(self) -> dict[str, Any]:
         """The spec as stored in ``sessions.config`` (with the prompts' version)."""
@@ -220,7 +222,8 @@ class Session:
                          prev_score: float | None = None, scored_per_turn: bool = True,
                          summary: str | None = None, cos: float | None = None, usage: Usage | None = None,
                          version_id: int | None = None, rescore: bool = False,
-                         extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                         extra: Mapping[str, Any] | None = None, criteria: list[Any] | None = None
+                         ) -> dict[str, Any]:
         """Store a turn's verdicts and score (s_t, Δs_t, cos_t, summary) with the ``verdicts`` event.
 
         Args:
@@ -234,6 +237,7 @@ class Session:
             version_id: the rubric version judged under (default: the session's).
             rescore: true when re-scoring after a rubric edit.
             extra: more fields for the event (e.g. ``raw_score``).
+            criteria: the version's criteria, carried by the event when they are not the session's.
 
         Returns:
             The turn row with the new figures.
@@ -252,7 +256,8 @@ class Session:
                 "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
                 "cost": turn["cost"] + u.cost})
             self.emit(ev.Verdicts(turn["idx"], version_id, score, delta, cos, summary, rescore,
-                                  [verdict_payload(v) for v in verdicts.values()], (extra or {}).get("raw_score")))
+                                  [verdict_payload(v) for v in verdicts.values()], (extra or {}).get("raw_score"),
+                                  [criterion_payload(c) for c in criteria] if criteria is not None else None))
         self.emit_metrics()
         return {**turn, "score": score, "delta": delta, "cos": cos, "summary": summary}
 
@@ -270,10 +275,11 @@ class Session:
             self.store.update("sessions", self.sid, {"rubric_version_id": version_id, "updated_at": now_iso()})
             self.emit(ev.RubricUpdated(version_id, [criterion_payload(c) for c in self.criteria]))
 
-    def update_score(self) -> float | None:
-        """Recompute and store the session score (the rule in the module docstring)."""
-        score = session_score(r["score"] for r in self.store.query(
-            "SELECT score FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,)))
+    def update_score(self, rule: Callable[[list[dict[str, Any]]], float | None] | None = None) -> float | None:
+        """Recompute and store the session score: the protocol's ``rule`` over the turn rows, or the
+        default rule in the module docstring (100 × the last judged turn's score)."""
+        rows = self.store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,))
+        score = rule(rows) if rule is not None else session_score(r["score"] for r in rows)
         with self.store.transaction():
             self.store.update("sessions", self.sid, {"score": score, "updated_at": now_iso()})
         return score

@@ -90,7 +90,8 @@ _REFUTATION = re.compile(
     r"(?:false|not true|untrue|wrong|incorrect|a myth|a misconception|not the case)\b"
     r"|^\W*(?:这|那)(?:是|种说法是)?(?:错误的|不对的|不正确的|谣言)", re.IGNORECASE)
 _SCAFFOLD = re.compile(
-    r"^\s*(?:(?:the\s+)?(?:answer|response|reply|target|model|candidate)\s+)?"
+    r"^\s*(?:(?:the\s+)?(?:answer|response|reply|target|model|candidate|agent)\s+)?"
+    r"(?:(?:should|must|will|has\s+to|needs\s+to)\s+)?"
     r"(?:(?:correctly|incorrectly|wrongly|falsely|mistakenly|explicitly|clearly|accurately)\s+)?"
     r"(?:states?|says?|mentions?|notes?|explains?|claims?|asserts?|argues?|suggests?|indicates?|"
     r"identifies|identify|points?\s+out|recogni[sz]es?|describes?|reports?|shows?|includes?|"

@@ -91,6 +91,7 @@ def judge_gold_criteria(criteria: Sequence[Any], turns: Sequence[Any], item_ques
         else:
             g = judge_gold(reply, c.answers, question=asks)
             met, why = g.met, g.rationale
-        where = f"turn {index}" if index == last else f"turn {index} (the reply to its question)"
+        number = getattr(turns[index], "idx", index)
+        where = f"turn {number}" if index == last else f"turn {number} (the reply to its question)"
         out[c.cid] = Verdict(c.cid, met, met and index == last, f"gold answer, {where}: {why}", "gold")
     return out

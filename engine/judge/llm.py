@@ -3,6 +3,11 @@
 One judge call per turn returns verdicts for all criteria *and* the updated summary (fused, as
 DESIGN.md asks); a task's scoring point is one call returning ``{reason, is_hit}``. Replies are
 JSON validated with pydantic; unknown or missing criterion ids are repaired a bounded number of times.
+
+Hostile answers cannot steer it: the answer is quoted between per-call nonce markers it cannot forge
+(:mod:`engine.judge.prompts`), and the reply's verdict is the last JSON object outside any quoted
+candidate text that is not a copy of an object the candidate wrote, validated by criterion ids
+(:func:`engine.llm.client.extract_json`).
 """
 
 from __future__ import annotations
@@ -57,9 +62,10 @@ class LLMJudge:
                 problems.append("an id appears more than once")
             return "; ".join(problems) or None
 
+        nonce = prompts.call_nonce(len(history), question, summary, answer)
         out = await self.client.json_result(
-            prompts.judge_messages(question, criteria, summary, answer, reference), _JudgeOut,
-            validate=check, max_repairs=self.repairs)
+            prompts.judge_messages(question, criteria, summary, answer, reference, nonce), _JudgeOut,
+            validate=check, max_repairs=self.repairs, quoted=[answer], markers=prompts.markers(nonce))
         usage = Usage()
         for r in out.results:
             usage.add(r)
@@ -68,8 +74,10 @@ class LLMJudge:
 
     async def judge_point(self, task, point, transcript):
         """Whether a scoring point is achieved in the transcript: (hit, reason, usage)."""
+        nonce = prompts.call_nonce(task, point, transcript)
         out = await self.client.json_result(
-            prompts.point_judge_messages(task, point, transcript), _PointOut, max_repairs=self.repairs)
+            prompts.point_judge_messages(task, point, transcript, nonce), _PointOut, max_repairs=self.repairs,
+            quoted=[transcript], markers=prompts.markers(nonce))
         usage = Usage()
         for r in out.results:
             usage.add(r)

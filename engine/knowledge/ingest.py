@@ -248,8 +248,14 @@ def _read_csv(path: Path, text: str, text_column: str | None, report: ReadReport
         dialect = csv.Sniffer().sniff(text[:_SNIFF_BYTES], delimiters=",;\t|")
     except csv.Error:
         dialect = csv.excel
-    reader = csv.DictReader(io.StringIO(text), dialect=dialect)
-    columns = reader.fieldnames or []
+    # strict: a quote that is never closed (or stray text after a closing quote) is an error, not rows
+    # silently merged into one field; the whole file is then refused with the line where it began.
+    reader = csv.DictReader(io.StringIO(text), dialect=dialect, strict=True)
+    try:
+        columns = reader.fieldnames or []
+    except csv.Error as exc:
+        report.bad_files.append(InputIssue(str(path), _csv_problem(exc, 1), line=1))
+        return
     if not columns:
         report.bad_files.append(InputIssue(str(path), "CSV file has no header row"))
         return
@@ -257,9 +263,13 @@ def _read_csv(path: Path, text: str, text_column: str | None, report: ReadReport
         report.bad_files.append(InputIssue(
             str(path), f"no column {text_column!r} (columns: {', '.join(columns)})", line=1))
         return
+    docs: list[SourceDocument] = []
+    skipped: list[InputIssue] = []
+    start = reader.line_num + 1  # the line the next record begins on
     try:
         for row in reader:
-            lineno = reader.line_num
+            lineno = start
+            start = reader.line_num + 1
             if text_column is not None:
                 parts = [row.get(text_column) or ""]
             else:
@@ -268,12 +278,24 @@ def _read_csv(path: Path, text: str, text_column: str | None, report: ReadReport
                          and not _ID_KEY.search(k) and not _looks_numeric(v)]
             body = normalize_text("\n\n".join(p.strip() for p in parts if p and p.strip())).strip()
             if not body:
-                report.bad_records.append(InputIssue(str(path), "row has no text", line=lineno))
+                skipped.append(InputIssue(str(path), "row has no text", line=lineno))
                 continue
-            yield SourceDocument(f"{path}#row{lineno}", _record_title(row) or f"{path.stem} row {lineno}", body,
-                                 {"format": "csv", "file": str(path), "line": lineno})
+            docs.append(SourceDocument(f"{path}#row{lineno}", _record_title(row) or f"{path.stem} row {lineno}",
+                                       body, {"format": "csv", "file": str(path), "line": lineno}))
     except csv.Error as exc:
-        report.bad_files.append(InputIssue(str(path), f"malformed CSV: {exc}", line=reader.line_num))
+        report.bad_files.append(InputIssue(str(path), _csv_problem(exc, start), line=start))
+        return
+    report.bad_records.extend(skipped)
+    yield from docs
+
+
+def _csv_problem(exc: csv.Error, line: int) -> str:
+    """What is wrong with a CSV file whose record starting at ``line`` cannot be parsed, and what to do."""
+    if "unexpected end of data" in str(exc):
+        return (f"malformed CSV: the quoted field opened in the record at line {line} is never closed "
+                "(unterminated quote); close the quote, or write a quote inside a field as \"\"; "
+                "the file was not read")
+    return f"malformed CSV in the record at line {line}: {exc}; the file was not read"
 
 
 def read_file(path: Path, report: ReadReport, text_field: str | None = None,

@@ -4,18 +4,24 @@
   honouring ``Retry-After``;
 - a concurrency limit per endpoint (``max_concurrency`` of its config);
 - JSON outputs validated against a pydantic model, with a bounded number of repair re-asks;
-- every call recorded in ``llm_calls`` (secrets redacted), and the same table used as a cache:
-  an identical request (base_url, model, messages, parameters) is answered from it.
+- every call recorded in ``llm_calls``, and the same table used as a cache: an identical request
+  (base_url, model, messages, parameters) is answered from it;
+- secrets never leave it: answers (streamed pieces too), retry reasons and error messages pass
+  :func:`engine.redact.redact` before anyone sees them (a server that echoes the key in an error
+  body, a model that repeats a key it was shown).
+
+JSON replies are read by :func:`extract_json`: the *last* top-level JSON object outside any quoted
+candidate text, never an object the candidate wrote (see :meth:`LLMClient.json_result`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import hashlib
 import json
 import logging
 import random
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +32,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from pydantic import BaseModel, ValidationError
 
 from engine.config import ModelConfig
+from engine.redact import StreamRedactor, redact
 from engine.store import Store, dumps, now_iso
 
 log = logging.getLogger("viva.llm")
@@ -41,7 +48,7 @@ class LLMError(Exception):
     """An LLM call that failed for good; the message names the endpoint, the model and the cause."""
 
     def __init__(self, message: str, *, status: int | None = None, endpoint: str = ""):
-        super().__init__(message)
+        super().__init__(redact(message))
         self.status = status
         self.endpoint = endpoint
 
@@ -137,14 +144,44 @@ def cache_key(base_url: str, model: str, messages: Sequence[Message], params: di
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    value = exc.response.headers.get("retry-after") if exc.response is not None else None
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value: delay-seconds (``5``, ``1.5``) or an HTTP-date
+    (``Wed, 21 Oct 2015 07:28:00 GMT``, RFC 9110 10.2.3), counted from ``now`` (default: the clock).
+
+    Returns:
+        The wait (0 for a date in the past), or None when the value is neither form.
+    """
     if value is None:
         return None
+    value = value.strip()
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
+        pass
+    else:
+        return max(0.0, seconds) if seconds == seconds else None  # NaN is no answer
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
         return None
+    if when is None:
+        return None
+    if when.tzinfo is None:  # HTTP-dates are GMT; an obsolete form without a zone is read as such
+        from datetime import UTC
+
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    headers = exc.response.headers if exc.response is not None else {}
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    return parse_retry_after(headers.get("retry-after"))
 
 
 class LLMClient:
@@ -181,11 +218,6 @@ class LLMClient:
             params["max_tokens"] = self.endpoint.max_tokens
         params.update({k: v for k, v in overrides.items() if v is not None})
         return params
-
-    def _redact(self, text: str, api_key: str) -> str:
-        if api_key and len(api_key) >= 6 and api_key != "sk-no-key":
-            text = text.replace(api_key, "[REDACTED]")
-        return text
 
     def _cost(self, tokens_in: int, tokens_out: int) -> float:
         return tokens_in / 1e6 * self.endpoint.price_in + tokens_out / 1e6 * self.endpoint.price_out
@@ -227,12 +259,12 @@ class LLMClient:
         params = self._params(params)
         messages = [dict(m) for m in messages]
         key = cache_key(self.identity, self.endpoint.model, messages, params)
-        request_text = self._redact(dumps({"messages": messages, "params": params}), api_key)
+        request_text = redact(dumps({"messages": messages, "params": params}))
 
         if self.use_cache:
             hit = self._from_cache(key)
             if hit is not None:
-                text = json.loads(hit["response"])["text"]
+                text = redact(json.loads(hit["response"])["text"])
                 if on_token is not None and text:
                     on_token(text)
                 call_id = self._record(
@@ -244,13 +276,24 @@ class LLMClient:
 
         retries: list[dict[str, Any]] = []
         attempts = 0
+        shown = StreamRedactor()  # streamed pieces reach on_token redacted, never split inside a secret
+        emit = None
+        if on_token is not None:
+            def emit(piece: str) -> None:
+                safe = shown.feed(piece)
+                if safe:
+                    on_token(safe)
         async with _semaphore(self.endpoint):
             start = time.perf_counter()  # latency excludes time queued behind the endpoint's limit
             while True:
                 attempts += 1
                 try:
                     if stream:
-                        text, t_in, t_out, finish = await self._stream(api_key, messages, params, on_token)
+                        text, t_in, t_out, finish = await self._stream(api_key, messages, params, emit)
+                        if on_token is not None:
+                            rest = shown.flush()
+                            if rest:
+                                on_token(rest)
                     else:
                         text, t_in, t_out, finish = await self._once(api_key, messages, params)
                     break
@@ -261,7 +304,7 @@ class LLMClient:
                             f"{self.role} call to {self.endpoint.base_url} (model {self.endpoint.model}) "
                             f"failed after {attempts} attempt(s): {reason}"
                         )
-                        message = self._redact(message, api_key)
+                        message = redact(message)
                         self._record(
                             cache_key=key, role=self.role, base_url=self.endpoint.base_url,
                             model=self.endpoint.model, request=request_text, error=message,
@@ -272,11 +315,13 @@ class LLMClient:
                         raise LLMError(message, status=status, endpoint=self.endpoint.base_url) from None
                     retries.append({"attempt": attempts, "status": status, "reason": reason[:200], "wait": wait})
                     log.info("%s retry %d after %.2fs: %s", self.label, attempts, wait, reason[:200])
+                    shown.reset()
                     if stream and on_reset is not None:
                         on_reset()
                     await asyncio.sleep(wait)
         latency = (time.perf_counter() - start) * 1000
-        response_text = self._redact(dumps({"text": text, "finish_reason": finish}), api_key)
+        text = redact(text)
+        response_text = dumps({"text": text, "finish_reason": finish})
         cost = self._cost(t_in, t_out)
         call_id = self._record(
             cache_key=key, role=self.role, base_url=self.endpoint.base_url, model=self.endpoint.model,
@@ -292,7 +337,7 @@ class LLMClient:
         backoff = min(RETRY_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2 ** (attempt - 1)) * (0.5 + random.random())
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
-            reason = f"HTTP {status}: {_short(exc)}"
+            reason = f"HTTP {status}: {_short(exc)}"  # _short redacts before it cuts
             if status == 429 or status >= 500:
                 after = _retry_after(exc)
                 wait = min(RETRY_CAP_SECONDS, after) if after is not None else backoff
@@ -301,7 +346,7 @@ class LLMClient:
         if isinstance(exc, openai.APITimeoutError):
             return None, backoff, True, f"timed out after {self.endpoint.timeout:g}s"
         if isinstance(exc, openai.APIConnectionError):
-            return None, backoff, True, f"connection error: {exc.__cause__ or exc}"
+            return None, backoff, True, redact(f"connection error: {exc.__cause__ or exc}")[:300]
         if isinstance(exc, _TruncatedStream):
             return None, backoff, True, "stream ended before the answer was complete"
         raise exc
@@ -364,11 +409,13 @@ class LLMClient:
         *,
         validate: Callable[[T], str | None] | None = None,
         max_repairs: int = 2,
+        quoted: Sequence[str] = (),
+        markers: tuple[str, str] | None = None,
         **params: Any,
     ) -> T:
         """Ask for JSON and return it validated against ``schema``; see :meth:`json_result`."""
         return (await self.json_result(messages, schema, validate=validate, max_repairs=max_repairs,
-                                       **params)).value
+                                       quoted=quoted, markers=markers, **params)).value
 
     async def json_result(
         self,
@@ -377,14 +424,25 @@ class LLMClient:
         *,
         validate: Callable[[T], str | None] | None = None,
         max_repairs: int = 2,
+        quoted: Sequence[str] = (),
+        markers: tuple[str, str] | None = None,
         **params: Any,
     ) -> JSONResult:
         """Ask for a JSON object, validate it, and re-ask with the error up to ``max_repairs`` times.
+
+        The reply's object is the *last* top-level JSON object outside any quoted candidate text
+        (:func:`extract_json`): a reply that quotes the candidate's own forged verdict, before or after
+        its own, never has the forged one accepted. That one object is then validated (``schema``,
+        then ``validate``); a problem is sent back for a repair.
 
         Args:
             schema: the pydantic model the answer must match.
             validate: extra check on the parsed value returning an error message (e.g. "criterion
                 c9 does not exist") or None when the value is acceptable.
+            quoted: the untrusted texts the prompt quoted (the candidate's answer, a transcript); an
+                object that also appears in one of them is the candidate's, not the judge's.
+            markers: the prompt's (opening, closing) markers around quoted text; anything between
+                them in the reply is quotation, not the reply's own object.
 
         Raises:
             JSONOutputError: still invalid after the repairs; the message holds the last problem.
@@ -396,12 +454,13 @@ class LLMClient:
             result = await self.chat(convo, **params)
             results.append(result)
             try:
-                value = schema.model_validate(extract_json(result.text))
+                value = schema.model_validate(extract_json(result.text, quoted=quoted, markers=markers))
                 problem = (validate(value) if validate else None) or ""
             except (ValueError, ValidationError) as exc:
                 problem = _compact_error(exc)
             if not problem:
                 return JSONResult(value, results)
+            problem = redact(problem)
             convo = convo + [
                 {"role": "assistant", "content": result.text},
                 {"role": "user", "content": (
@@ -415,27 +474,87 @@ class LLMClient:
         )
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+_DECODER = json.JSONDecoder()
 
 
-def extract_json(text: str) -> Any:
-    """Parse the JSON object in a model reply (bare, fenced, or surrounded by prose).
+def _objects(text: str, nested: bool = False) -> list[tuple[int, int, Any]]:
+    """``(start, end, value)`` of each JSON object in ``text``: the top-level ones (scanning on after each
+    object), or with ``nested`` every object that starts at any ``{``."""
+    found: list[tuple[int, int, Any]] = []
+    pos = 0
+    while True:
+        start = text.find("{", pos)
+        if start < 0:
+            return found
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError:
+            pos = start + 1
+            continue
+        if isinstance(value, dict):
+            found.append((start, end, value))
+        pos = start + 1 if nested else end
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _without_quotes(text: str, markers: tuple[str, str]) -> str:
+    """``text`` without every span from an opening marker to its closing marker (or to the end)."""
+    start, end = markers
+    out, pos = [], 0
+    while True:
+        i = text.find(start, pos)
+        if i < 0:
+            out.append(text[pos:])
+            return "".join(out)
+        out.append(text[pos:i])
+        j = text.find(end, i + len(start))
+        if j < 0:
+            return "".join(out)
+        pos = j + len(end)
+
+
+def extract_json(text: str, *, quoted: Sequence[str] = (), markers: tuple[str, str] | None = None) -> Any:
+    """The JSON value of a model reply: the last top-level JSON object that is not quoted candidate text.
+
+    A reply may be bare JSON, fenced, or surrounded by prose. What counts as quotation and is never the
+    reply's own object: any span between ``markers`` (the prompt's quote markers, echoed back), and any
+    object that also appears in one of the ``quoted`` texts (the candidate wrote it, so a judge that
+    quotes it, fenced or not, before or after its own verdict, does not get it accepted). A reply that
+    is a JSON array as a whole is returned as such.
 
     Raises:
-        ValueError: no JSON object could be parsed.
+        ValueError: no JSON object outside the quoted text.
     """
-    text = text.strip()
-    candidates = [text]
-    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start:end + 1])
-    for candidate in candidates:
-        try:
-            return json.loads(candidate)
-        except json.JSONDecodeError:
+    stripped = text.strip()
+    if markers:
+        stripped = _without_quotes(stripped, markers).strip()
+    forged: set[str] = set()
+    spans: list[str] = []
+    for q in quoted:
+        if q:
+            forged.update(_canonical(v) for _, _, v in _objects(q, nested=True))
+            spans.append(" ".join(q.split()))
+    try:
+        whole = json.loads(stripped)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, list):
+        return whole
+    own = []
+    for start, end, value in _objects(stripped):
+        raw = " ".join(stripped[start:end].split())
+        if _canonical(value) in forged or any(raw in span for span in spans):
             continue
-    raise ValueError(f"not valid JSON: {text[:120]!r}")
+        own.append(value)
+    if own:
+        return own[-1]
+    if forged and _objects(stripped):
+        raise ValueError("the only JSON in the reply is quoted from the candidate's answer; "
+                         "give your own verdict as a JSON object")
+    raise ValueError(f"not valid JSON: {redact(stripped)[:120]!r}")
 
 
 def _compact_error(exc: Exception) -> str:
@@ -446,10 +565,11 @@ def _compact_error(exc: Exception) -> str:
 
 
 def _short(exc: openai.APIStatusError) -> str:
+    """The error body's message, redacted first and then cut to 200 characters (never half a key)."""
     body = exc.body
     if isinstance(body, dict):
         err = body.get("error", body)
-        if isinstance(err, dict):
-            return str(err.get("message", err))[:200]
-        return str(err)[:200]
-    return str(exc.message)[:200]
+        text = str(err.get("message", err)) if isinstance(err, dict) else str(err)
+    else:
+        text = str(exc.message)
+    return redact(text)[:200]

@@ -52,7 +52,8 @@ def target_table(store: Store, session_ids: Iterable[int]) -> list[dict[str, Any
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
-    rows = store.query(f"SELECT id, target, status, pid FROM sessions WHERE id IN ({marks}) ORDER BY id", tuple(ids))
+    rows = store.query(f"SELECT id, target, status, pid, score FROM sessions WHERE id IN ({marks}) ORDER BY id",
+                       tuple(ids))
     by_target: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_target.setdefault(r["target"], []).append(r)
@@ -63,6 +64,10 @@ def target_table(store: Store, session_ids: Iterable[int]) -> list[dict[str, Any
         failed = [s["id"] for s in sessions if s["status"] == "failed"]
         unfinished = [s["id"] for s in sessions if s["status"] not in ("finished", "failed")]
         dyn = dynamism(turn_records(store, finished))
+        # Score is the mean of the finished sessions' scores, each by its protocol's rule (for
+        # adaptive sessions that is 100 × the last turn's score, TestAgent's Score).
+        scores = [s["score"] for s in sessions if s["status"] == "finished" and s["score"] is not None]
+        dyn.score = sum(scores) / len(scores) if scores else None
         marks = ",".join("?" * len(sids))
         usage = store.one(
             f"SELECT COALESCE(SUM(tokens_in),0) AS tin, COALESCE(SUM(tokens_out),0) AS tout, "
@@ -70,6 +75,9 @@ def target_table(store: Store, session_ids: Iterable[int]) -> list[dict[str, Any
         table.append({"target": target, **dyn.as_dict(), "tokens_in": usage["tin"],
                       "tokens_out": usage["tout"], "cost": usage["cost"], "sessions": sids,
                       "finished": len(finished), "failed": failed, "unfinished": unfinished})
+    graded = graded_table(store, ids)
+    for row in table:
+        row["graded"] = graded.get(row["target"])  # JudgeAgent's figures, when the target has graded sessions
     return table
 
 
@@ -97,3 +105,41 @@ def agreement(store: Store, session_ids: list[int] | None = None) -> dict[str, A
     agreed = sum(1 for r in reviewed if bool(r["kernel"]) == bool(r["human"]))
     return {"reviewed": len(reviewed), "agreed": agreed,
             "agreement": agreed / len(reviewed) if reviewed else None}
+
+
+def graded_table(store: Store, session_ids: Iterable[int]) -> dict[str, dict[str, Any]]:
+    """JudgeAgent's figures per target over its finished graded sessions.
+
+    For each target: ``questions`` (base and extension questions graded), ``evaluation_score``
+    (Σ gains / questions, Algorithm 1), and the validation figures over its base questions
+    (Algorithm 2): ``n``, ``acc1``, ``acc2``, ``cr``, ``cte``, ``delta`` = ACC2 − ACC1 = CR − CtE
+    (the identity is checked by :func:`engine.metrics.graded.validation`).
+    """
+    from engine.metrics.graded import validation
+
+    ids = list(session_ids)
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    sessions = store.query(f"SELECT id, target FROM sessions WHERE id IN ({marks}) AND protocol = 'graded' "
+                           "AND status = 'finished' ORDER BY id", tuple(ids))
+    out: dict[str, dict[str, Any]] = {}
+    by_target: dict[str, list[int]] = {}
+    for s in sessions:
+        by_target.setdefault(s["target"], []).append(s["id"])
+    for target, sids in by_target.items():
+        marks = ",".join("?" * len(sids))
+        steps = store.query(f"SELECT session_id, phase, item_id, correct, gain FROM graded_steps "
+                            f"WHERE session_id IN ({marks}) ORDER BY id", tuple(sids))
+        graded = [s for s in steps if s["phase"] in ("base", "extension") and s["gain"] is not None]
+        before = {(s["session_id"], s["item_id"]): bool(s["correct"]) for s in steps if s["phase"] == "base"}
+        after = {(s["session_id"], s["item_id"]): bool(s["correct"]) for s in steps if s["phase"] == "validation"}
+        pairs = [(before[k], after[k]) for k in before if k in after]
+        v = validation(pairs).as_dict() if pairs else None
+        out[target] = {
+            "sessions": len(sids), "questions": len(graded),
+            "extension_questions": sum(1 for s in graded if s["phase"] == "extension"),
+            "evaluation_score": sum(s["gain"] for s in graded) / len(graded) if graded else None,
+            "validation": v,
+        }
+    return out

@@ -1,7 +1,14 @@
 """Session reports: Markdown, JSON, CSV and HTML, from the store (never from a widget).
 
 The JSON export is a versioned format (``format: viva-session``, ``version: 1``); field order is
-part of it. API keys are never in the store, so never in an export.
+part of it. API keys are never in the store, and every export passes :func:`engine.redact.redact`
+as well (a database written by an older viva, a key-shaped token).
+
+Candidate text is untrusted: in Markdown (and the HTML built from it) every answer, question,
+summary and criterion is escaped (:func:`escape_markdown`), so an answer cannot open a heading, a
+list, a table, a code block or raw HTML; in CSV a text cell starting with ``=``, ``+``, ``-``, ``@``
+(or a tab or carriage return) is prefixed with ``'`` (:func:`csv_text_cell`), so a spreadsheet shows
+it as text instead of running it as a formula.
 """
 
 from __future__ import annotations
@@ -10,8 +17,10 @@ import csv
 import html
 import io
 import json
+import re
 from typing import Any
 
+from engine.redact import redact
 from engine.store import Store, loads
 
 FORMATS = ("md", "json", "csv", "html")
@@ -62,6 +71,40 @@ def session_report(store: Store, session_id: int) -> dict[str, Any]:
     }
 
 
+_MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&#!])")
+_MD_LINE_START = re.compile(r"^(\s*)([-+=>:]|\d+[.)])")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def escape_markdown(text: str | None) -> str:
+    """``text`` as inert Markdown: one paragraph that renders as the text itself.
+
+    Markdown's inline punctuation is backslash-escaped (``\\ ` * _ [ ] < > | ~ & # !``), a line that
+    could start a block (``-``, ``+``, ``=``, ``>``, ``:``, ``1.``) has that character escaped, blank
+    lines are dropped and lines are joined with hard breaks (a trailing backslash), so nothing can
+    open a heading (ATX or setext), list, quote, table, code block or HTML block.
+    """
+    if not text:
+        return ""
+    lines = []
+    for line in str(text).splitlines():
+        if not line.strip():
+            continue
+        line = _MD_INLINE.sub(r"\\\1", line.strip())
+        line = _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2) if len(m.group(2)) == 1
+                                  else m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], line)
+        lines.append(line)
+    return "\\\n".join(lines)
+
+
+def csv_text_cell(value: Any) -> Any:
+    """A CSV cell: text that a spreadsheet would run as a formula (starting with ``= + - @``, a tab or a
+    carriage return) gets a leading ``'``; numbers and None are left as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def _f(value: Any, digits: int = 2) -> str:
     return "–" if value is None else (f"{value:.{digits}f}" if isinstance(value, float) else str(value))
 
@@ -71,46 +114,50 @@ def to_markdown(report: dict[str, Any]) -> str:
     then each turn with its question, answer and met criteria.
     """
     s, m = report["session"], report["metrics"]
-    lines = [f"# viva session {s['id']}: {s['target']}", ""]
-    lines += [f"- status: {s['status']}; protocol: {s['protocol']}; kernel: {s['kernel']}; "
-              f"policy: {s['policy']} {s['policy_version']}; seed {s['seed']}",
+    e = escape_markdown
+    lines = [f"# viva session {s['id']}: {e(s['target'])}", ""]
+    lines += [f"- status: {e(s['status'])}; protocol: {e(s['protocol'])}; kernel: {e(s['kernel'])}; "
+              f"policy: {e(s['policy'])} {e(s['policy_version'])}; seed {s['seed']}",
               f"- Score: **{_f(s['score'], 1)}** / 100; turns: {m['turns']}; tokens: {m['tokens_in']} in, "
               f"{m['tokens_out']} out; cost: {m['cost']:.4f}",
               f"- ΔS_f {_f(m['delta_follow_up'], 3)}; P+ {_f(m['p_plus'])}, M+ {_f(m['m_plus'], 3)}; "
               f"P− {_f(m['p_minus'])}, M− {_f(m['m_minus'], 3)}; R+ {_f(m['r_plus'], 3)}, "
               f"R− {_f(m['r_minus'], 3)}, R {_f(m['r'], 3)}", ""]
     if report["item"]:
-        lines += [f"**Item {report['item']['id']}** ({report['item']['benchmark']}, {report['item']['topic']}): "
-                  f"{report['item']['question']}", ""]
+        it = report["item"]
+        lines += [f"**Item {it['id']}** ({e(it['benchmark'])}, {e(it['topic'])}): {e(it['question'])}", ""]
     if report["rubric"]:
         r = report["rubric"]
-        lines += [f"## Rubric (version {r['version']}, by {r['author']})", "", "| id | kind | weight | criterion |",
+        lines += [f"## Rubric (version {r['version']}, by {e(r['author'])})", "", "| id | kind | weight | criterion |",
                   "|---|---|---|---|"]
-        lines += [f"| {c['cid']} | {c['kind']} | {c['weight']:g} | {c['text'].replace('|', '/')} |" for c in r["criteria"]]
+        lines += [f"| {e(c['cid'])} | {e(c['kind'])} | {c['weight']:g} | {e(c['text']).replace(chr(92) + chr(10), ' ')} |"
+                  for c in r["criteria"]]
         lines.append("")
     lines += ["## Turns", ""]
     for t in report["turns"]:
-        lines += [f"### Turn {t['idx']} — {t['action']} ({t['actor']}): score {_f(t['score'])}, "
-                  f"Δs {_f(t['delta'])}, cos {_f(t['cos'])}", "", f"**Q:** {t['question']}", "",
-                  f"**A:** {t['answer'] or '(no answer)'}", ""]
+        lines += [f"### Turn {t['idx']} — {e(t['action'])} ({e(t['actor'])}): score {_f(t['score'])}, "
+                  f"Δs {_f(t['delta'])}, cos {_f(t['cos'])}", "", f"**Q:** {e(t['question'])}", "",
+                  f"**A:** {e(t['answer']) or '(no answer)'}", ""]
         met = [v for v in t["verdicts"] if v["met"]]
         if t["verdicts"]:
-            lines.append("Met: " + (", ".join(v["cid"] + (" (human)" if v["source"] == "human" else "")
+            lines.append("Met: " + (", ".join(e(v["cid"]) + (" (human)" if v["source"] == "human" else "")
                                              for v in met) or "none"))
             lines.append("")
     return "\n".join(lines)
 
 
 def to_csv(report: dict[str, Any]) -> str:
-    """The report as CSV, one row per turn: figures, tokens, cost, met criterion ids, question, answer."""
+    """The report as CSV, one row per turn: figures, tokens, cost, met criterion ids, question, answer
+    (text cells that a spreadsheet would run as formulas are quoted as text: :func:`csv_text_cell`)."""
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(["session", "turn", "action", "actor", "score", "delta", "cos", "tokens_in", "tokens_out",
                      "cost", "met", "question", "answer"])
     for t in report["turns"]:
-        writer.writerow([report["session"]["id"], t["idx"], t["action"], t["actor"], t["score"], t["delta"], t["cos"],
-                         t["tokens_in"], t["tokens_out"], t["cost"],
-                         " ".join(v["cid"] for v in t["verdicts"] if v["met"]), t["question"], t["answer"]])
+        row = [report["session"]["id"], t["idx"], t["action"], t["actor"], t["score"], t["delta"], t["cos"],
+               t["tokens_in"], t["tokens_out"], t["cost"],
+               " ".join(v["cid"] for v in t["verdicts"] if v["met"]), t["question"], t["answer"]]
+        writer.writerow([csv_text_cell(c) for c in row])
     return buf.getvalue()
 
 
@@ -122,14 +169,14 @@ def to_html(report: dict[str, Any]) -> str:
 
 
 def export_session(store: Store, session_id: int, fmt: str = "md") -> str:
-    """The session report in ``md``, ``json``, ``csv`` or ``html``."""
+    """The session report in ``md``, ``json``, ``csv`` or ``html``, redacted (:func:`engine.redact.redact`)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
     report = session_report(store, session_id)
     if fmt == "json":
-        return json.dumps(report, ensure_ascii=False, indent=2)
+        return redact(json.dumps(report, ensure_ascii=False, indent=2))
     if fmt == "csv":
-        return to_csv(report)
+        return redact(to_csv(report))
     if fmt == "html":
-        return to_html(report)
-    return to_markdown(report)
+        return redact(to_html(report))
+    return redact(to_markdown(report))

@@ -17,6 +17,7 @@ from typing import Any
 
 import sqlite_utils
 
+from engine.redact import redact, redact_in_place
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 DB_FILENAME = "viva.db"
@@ -128,7 +129,7 @@ class Store:
         """Insert one row and return its id (within a transaction when one is open).
 
         Plain SQL on purpose: this is the runner's hot path, and sqlite-utils' ``insert`` inspects the
-        table's schema on every call.
+        table's schema on every call. Text values pass :func:`engine.redact.redact` (no secret is stored).
         """
         _check_identifier(table)
         columns = list(row)
@@ -136,11 +137,12 @@ class Store:
             _check_identifier(column)
         sql = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
                if columns else f"INSERT INTO {table} DEFAULT VALUES")
+        values = [_clean(row[c]) for c in columns]
         with self.transaction():
-            return int(self.conn.execute(sql, [row[c] for c in columns]).lastrowid)  # type: ignore[arg-type]
+            return int(self.conn.execute(sql, values).lastrowid)  # type: ignore[arg-type]
 
     def update(self, table: str, row_id: int, values: dict[str, Any]) -> None:
-        """Update columns of one row by id (within a transaction when one is open)."""
+        """Update columns of one row by id (within a transaction when one is open); text is redacted."""
         _check_identifier(table)
         for column in values:
             _check_identifier(column)
@@ -148,7 +150,7 @@ class Store:
             return
         sql = f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?"
         with self.transaction():
-            self.conn.execute(sql, [*values.values(), row_id])
+            self.conn.execute(sql, [*(_clean(v) for v in values.values()), row_id])
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
         """Run a read query; returns its rows as dicts (column -> value)."""
@@ -161,11 +163,16 @@ class Store:
 
     # -- events -------------------------------------------------------------------------------
     def append_event(self, session_id: int | None, kind: str, payload: dict[str, Any] | None = None) -> int:
-        """Append an event and return its sequence number (global, strictly increasing)."""
+        """Append an event and return its sequence number (global, strictly increasing).
+
+        The payload's strings are redacted *in place* (:func:`engine.redact.redact_in_place`), so a
+        caller that passes the same dict on to a live listener shows exactly what was stored.
+        """
+        body = dumps(redact_in_place(payload if payload is not None else {}))
         with self.transaction():
             cur = self.conn.execute(
                 "INSERT INTO events (session_id, ts, kind, payload) VALUES (?, ?, ?, ?)",
-                (session_id, time.time(), kind, dumps(payload or {})),
+                (session_id, time.time(), kind, body),
             )
             return int(cur.lastrowid)  # type: ignore[arg-type]
 
@@ -225,6 +232,11 @@ class Store:
                 "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?", (session_id,)
             ).fetchone()
         return int(row[0])
+
+
+def _clean(value: Any) -> Any:
+    """A column value on its way in: text redacted, everything else unchanged."""
+    return redact(value) if isinstance(value, str) else value
 
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -229,6 +229,46 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE criteria ADD COLUMN answers TEXT;
     ALTER TABLE criteria ADD COLUMN asks TEXT;
+    CREATE TABLE verdicts_v3 (
+        id INTEGER PRIMARY KEY,
+        turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+        cid TEXT NOT NULL,
+        rubric_version_id INTEGER REFERENCES rubric_versions(id),
+        met INTEGER NOT NULL,
+        rationale TEXT NOT NULL DEFAULT '',
+        source TEXT NOT NULL CHECK (source IN ('judge', 'code', 'human', 'offline', 'gold')),
+        created_at TEXT NOT NULL,
+        in_answer INTEGER
+    );
+    INSERT INTO verdicts_v3 (id, turn_id, cid, rubric_version_id, met, rationale, source, created_at, in_answer)
+        SELECT id, turn_id, cid, rubric_version_id, met, rationale, source, created_at, in_answer FROM verdicts;
+    DROP TABLE verdicts;
+    ALTER TABLE verdicts_v3 RENAME TO verdicts;
+    CREATE INDEX verdicts_turn ON verdicts(turn_id);
+    """,
+    # 4: JudgeAgent's graded protocol: one row per question asked (base, extension, validation) with
+    #    its difficulty, correctness and the running difficulty track after it.
+    """
+    CREATE TABLE graded_steps (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+        phase TEXT NOT NULL CHECK (phase IN ('base', 'extension', 'validation')),
+        item_id INTEGER REFERENCES items(id),
+        difficulty TEXT NOT NULL,
+        labelled INTEGER NOT NULL DEFAULT 0,
+        gold TEXT NOT NULL DEFAULT '[]',
+        correct INTEGER,
+        gain REAL,
+        total REAL,
+        count INTEGER,
+        average REAL,
+        next_difficulty TEXT,
+        path TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (turn_id)
+    );
+    CREATE INDEX graded_steps_session ON graded_steps(session_id);
     """,
 ]
 

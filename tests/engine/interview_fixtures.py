@@ -77,7 +77,8 @@ def judge_reply(body: dict[str, Any]) -> str:
     user = body["messages"][-1]["content"]
     ids = re.findall(r'"id": "(c\d+)"', user)
     summary = _between(user, "before this answer:\n", "\n\nLatest question")
-    answer = _between(user, "<<<CANDIDATE_ANSWER\n", "\nCANDIDATE_ANSWER>>>")
+    m = re.search(r"<<<CANDIDATE ([0-9a-f]{16})>>>\n(.*?)\n<<<END CANDIDATE \1>>>", user, re.DOTALL)
+    answer = m.group(2) if m else ""
     if "I was wrong" in answer:
         summary = summary.replace("Oxygen is a noble gas.", "")
     new_summary = (summary.replace("(nothing yet)", "").strip() + " " + answer).strip()

@@ -24,16 +24,28 @@ from tui.cli.run import demo, resume, run
 
 
 class VivaGroup(click.Group):
-    """Turns configuration and store errors into one clear line and exit code 2."""
+    """Turns the engine's user errors into one clear line (exit code 2 for configuration and store
+    errors, 1 for the others), and routes standard output and error through the engine's redaction
+    (:func:`engine.redact.redacted_std_streams`) for the whole command, so no key is ever printed."""
+
+    def main(self, *args, **kwargs):  # noqa: D102
+        from engine.redact import redacted_std_streams
+
+        with redacted_std_streams():
+            return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context):  # noqa: D102
-        from engine.api import ConfigError, StoreError
+        from engine.api import USER_ERRORS, ConfigError, StoreError
+        from engine.redact import redact
 
         try:
             return super().invoke(ctx)
         except (ConfigError, StoreError) as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {redact(str(exc))}", err=True)
             sys.exit(2)
+        except USER_ERRORS as exc:
+            click.echo(f"error: {redact(str(exc))}", err=True)
+            sys.exit(1)
 
 
 @click.group(cls=VivaGroup, invoke_without_command=True,

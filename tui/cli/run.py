@@ -99,6 +99,17 @@ def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
                       ",".join(map(str, failed)) or "-", str(r["tokens_in"] + r["tokens_out"]),
                       f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
     console.print(table)
+    graded = [(r["target"], r["graded"]) for r in rows if r.get("graded")]
+    if graded:
+        g = Table(title="graded (JudgeAgent): evaluation score and validation by re-answering")
+        for col in ("target", "questions", "extension", "eval score", "N", "ACC1", "ACC2", "CR", "CtE", "Δ"):
+            g.add_column(col, justify="left" if col == "target" else "right")
+        for target, fig in graded:
+            v = fig.get("validation") or {}
+            g.add_row(target, str(fig["questions"]), str(fig["extension_questions"]), _fmt(fig["evaluation_score"]),
+                      str(v.get("n", "-")), _fmt(v.get("acc1")), _fmt(v.get("acc2")), _fmt(v.get("cr")),
+                      _fmt(v.get("cte")), _fmt(v.get("delta")))
+        console.print(g)
 
 
 def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, console: Any,
@@ -148,7 +159,7 @@ def _run_with_progress(engine, run_id: int, console: Any, live: bool):
 @click.option("--target", "targets", multiple=True, required=True,
               help="openai:MODEL@BASE_URL, python:module:Class, local, or a name from the config. Repeatable.")
 @click.option("--kernel", default=None, help="offline, config, or openai:MODEL@BASE_URL (default: config's, else offline).")
-@click.option("--protocol", type=click.Choice(["adaptive", "task"]), default=None,
+@click.option("--protocol", type=click.Choice(["adaptive", "task", "graded"]), default=None,
               help="Default: each item's own protocol (an item whose protocol does not run in this version is "
                    "refused unless you ask for adaptive explicitly).")
 @click.option("--turns", type=int, default=None, help="Turns per adaptive session (default 6).")

@@ -196,6 +196,8 @@ class InterviewPane(ScrollView, can_focus=True):
         else:
             add(Text("waiting for the answer…", style=style("turn--dim")),
                 Text("target", style=target + Style(bold=True)))
+        for note in turn.extra:
+            add(Text(note, style=style("turn--dim")), Text("protocol", style=style("turn--dim")))
         lines.append(Strip.blank(width, Style()))
         return lines
 

@@ -187,11 +187,16 @@ def read_text(path: Path) -> str:
     if path.is_dir():
         raise ImportFormatError(path, "", "expected a file, got a folder")
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(path, "", f"not UTF-8 text (byte {exc.start})") from None
+        data = path.read_bytes()
     except OSError as exc:
         raise ImportFormatError(path, "", f"cannot read ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ImportFormatError(path, f"line {line}", f"not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at "
+                                f"byte {column} of the line); re-save the file as UTF-8") from None
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

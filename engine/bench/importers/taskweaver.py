@@ -94,9 +94,13 @@ def _case_files(root: Path) -> list[tuple[str, Path]]:
 
 
 def _load_yaml(file: Path) -> dict[str, Any]:
+    from engine.config import DuplicateKeyError, StrictLoader
+
     text = read_text(file)
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except DuplicateKeyError as exc:
+        raise ImportFormatError(file, f"line {exc.line}", str(exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from engine.interview.protocols.adaptive import Adaptive
 from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
+from engine.interview.protocols.graded import Graded
 from engine.interview.protocols.task import Task
 from engine.interview.session import SessionError
 
-PROTOCOLS: dict[str, type[Protocol]] = {p.name: p for p in (Adaptive, Task)}
+PROTOCOLS: dict[str, type[Protocol]] = {p.name: p for p in (Adaptive, Task, Graded)}
 """Protocols this version runs, by name."""
 
 PLANNED: dict[str, str] = {
-    "graded": "JudgeAgent's graded protocol (issue 13)",
     "rubric": "SedarEval's rubric protocol (issue 13)",
 }
 """Protocols items can be imported for but that do not run yet, with what they need."""

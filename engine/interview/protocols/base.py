@@ -83,6 +83,12 @@ class Protocol(ABC):
     def score(criteria: Sequence[Any], met: Mapping[str, bool]) -> float:
         """A turn's score in [0, 1] from its effective verdicts."""
 
+    def session_score(self, rows: list[dict[str, Any]]) -> float | None:
+        """The session's score from its turn rows (default: 100 × the last judged turn's score)."""
+        from engine.interview.session import session_score
+
+        return session_score(r["score"] for r in rows)
+
     # -- the loop's questions ---------------------------------------------------------------------------
     @abstractmethod
     def finished(self, rows: list[dict[str, Any]]) -> bool:

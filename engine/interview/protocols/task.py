@@ -146,7 +146,10 @@ class Task(Protocol):
                     hide=[self.ctx.data_home] if self.ctx.data_home is not None else [])
                 verdicts[c.cid] = Verdict(c.cid, result.hit, result.hit, result.reason, "code")
             else:
-                hit, reason, u = await judge.judge_point(s.item.question, c.text, text)
+                # The offline judge discounts what the agent could copy from what it was told (the
+                # examiner's messages); an LLM judge reads the task description for context.
+                told = "\n".join(m["content"] for m in messages if m["role"] == "examiner")
+                hit, reason, u = await judge.judge_point(told if judge.offline else s.item.question, c.text, text)
                 usage.tokens_in += u.tokens_in
                 usage.tokens_out += u.tokens_out
                 usage.cost += u.cost

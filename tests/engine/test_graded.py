@@ -1,0 +1,139 @@
+"""JudgeAgent's graded protocol through the real engine: a hand-worked batch with a scripted LLM
+kernel, judge and target on the fake server (knowledge base and context graph built for real), and
+MedQA-style items with the offline kernel separating a right target from a wrong one."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.bench.items import add_item, create_benchmark
+from engine.bench.rubric import create_rubric
+from engine.config import Config
+from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
+from engine.knowledge.graph import build_graph
+from engine.knowledge.kb import build_kb
+from engine.metrics.sessions import graded_table, target_table
+from engine.runtime import Runtime
+
+FIXTURES = Path(__file__).parent / "fixtures" / "kb"
+
+# Base questions: (question, gold, difficulty label); the target's first and second (validation) answers.
+BASE = [
+    ("Which city did Marie Curie work in?", "Paris", None, "Paris", "Paris"),           # right -> right
+    ("Which element did Marie Curie name after Poland?", "polonium", "hard", "radium", "polonium"),  # wrong -> right
+    ("Who was Marie Curie's husband?", "Pierre Curie", "easy", "Pierre Curie", "Paris"),  # right -> wrong
+]
+EXTENSIONS = [("EXT1: which element did the Curies discover with polonium?", "radium", "radium"),   # right
+              ("EXT2: in which city were the Curies' experiments done?", "Paris", "Paris"),          # right
+              ("EXT3: which element was named after a country?", "polonium", "uranium")]             # wrong
+
+
+@pytest.fixture
+def runtime(home, endpoint, tmp_path):
+    rt = Runtime(home=home, config=Config(kernel=endpoint))
+    src = tmp_path / "graph"
+    shutil.copytree(FIXTURES / "graph", src)
+    build_kb(rt.store, home, "g", [src], chunk_chars=60, overlap=0)
+    build_graph(rt.store, "g")
+    kb_id = rt.store.one("SELECT id FROM knowledge_bases WHERE name = 'g'")["id"]
+    with rt.store.transaction():
+        bid = create_benchmark(rt.store, "curie", "jsonl", kb_id=kb_id)
+        for i, (q, gold, difficulty, _, _) in enumerate(BASE):
+            item = add_item(rt.store, bid, i, protocol="graded", topic="Curie", question=q, gold=gold,
+                            reference=gold, difficulty=difficulty)
+            create_rubric(rt.store, item, [{"text": f"Answers: {gold}", "answers": [gold]}], author="importer")
+    yield rt
+    rt.close()
+
+
+def script(fake) -> list[str]:
+    """Route target, extension-writer and feedback requests; returns the log of asked difficulties."""
+    difficulties: list[str] = []
+    extensions = iter(EXTENSIONS)
+
+    def target(body) -> str:
+        q = body["messages"][-1]["content"]
+        validation = "[suggestions]" in q
+        for question, _, _, first, second in BASE:
+            if question in q:
+                return second if validation else first
+        for question, _, reply in EXTENSIONS:
+            if question in q:
+                return reply
+        return "I don't know."
+
+    def writer(body) -> str:
+        system = body["messages"][0]["content"]
+        difficulties.append(system.split("at difficulty ", 1)[1].split(",", 1)[0])
+        question, answer, _ = next(extensions)
+        return json.dumps({"question": question, "answer": answer})
+
+    fake.rule(lambda r: bool(r.body.get("stream")), target)
+    fake.rule("interactive\nextension", writer)
+    fake.rule("interviewee", json.dumps({
+        "flaws_knowledge": "Gaps in the history of early radioactivity research.",
+        "flaws_capability": "Answers without checking names against the question.",
+        "comprehensive_performance": "Mixed.",
+        "suggestions": "Recall who worked with whom, and where, before answering; check each name you give."}))
+    return difficulties
+
+
+async def test_a_hand_worked_batch(runtime, fake_openai):
+    asked = script(fake_openai)
+    run_id = plan_run(runtime, RunRequest(bench="curie", targets=[f"openai:t@{fake_openai.base_url}"],
+                                          kernel="config"))
+    errors = await execute_run(runtime, run_id)
+    assert not any(errors.values()), errors
+    [sid] = run_sessions(runtime, run_id)
+    steps = runtime.store.query("SELECT phase, difficulty, correct, gain, average, next_difficulty FROM graded_steps "
+                                "WHERE session_id = ? ORDER BY id", (sid,))
+    # gains: +1.5 (unlabelled = medium), -0.2 (hard, wrong), +1 (easy); then the extension rounds
+    assert [s["gain"] for s in steps[:3]] == pytest.approx([1.5, -0.2, 1.0])
+    assert [s["next_difficulty"] for s in steps[:3]] == ["hard", "medium", "medium"]
+    ext = [s for s in steps if s["phase"] == "extension"]
+    assert asked == [s["difficulty"] for s in ext] and len(ext) >= 2
+    # the difficulty moves within the batch: the first two rounds at medium, then hard after 1.06
+    assert asked[:2] == ["medium", "medium"] and (len(asked) < 3 or asked[2] == "hard")
+    averages = [s["average"] for s in steps if s["average"] is not None]
+    assert averages[:5] == pytest.approx([1.5, 0.65, 2.3 / 3, 3.8 / 4, 5.3 / 5])
+    fig = graded_table(runtime.store, [sid])[f"openai:t@{fake_openai.base_url}"]
+    v = fig["validation"]
+    assert (v["n"], v["acc1"], v["acc2"], v["cr"], v["cte"], v["delta"]) == pytest.approx(
+        (3, 2 / 3, 2 / 3, 1 / 3, 1 / 3, 0.0))
+    row = target_table(runtime.store, [sid])[0]
+    assert row["score"] == pytest.approx(100 * 2 / 3)  # the session's score is ACC1
+    kinds = [e.kind for e in runtime.store.events(0, sid)]
+    assert kinds.index("graded.feedback") < kinds.index("turn.started", kinds.index("graded.feedback"))
+
+
+def test_medqa_with_the_offline_kernel_separates_right_from_wrong(home, fake_openai):
+    rt = Runtime(home=home, config=Config())
+    options = {"A": "Iron", "B": "Oxygen", "C": "Silicon", "D": "Aluminium"}
+    with rt.store.transaction():
+        bid = create_benchmark(rt.store, "mc", "medqa")
+        for i in range(6):
+            item = add_item(rt.store, bid, i, protocol="graded", topic="geo", question=f"Question {i}: which element?",
+                            options=options, gold="B", reference="Oxygen")
+            create_rubric(rt.store, item, [{"text": "Chooses option B: Oxygen", "answers": ["B"]}], author="importer")
+    fake_openai.rule(lambda r: "right" in r.body["model"], "B")
+    fake_openai.rule(lambda r: "wrong" in r.body["model"], "The answer is C.")
+    right, wrong = f"openai:right@{fake_openai.base_url}", f"openai:wrong@{fake_openai.base_url}"
+    import asyncio
+
+    run_id = plan_run(rt, RunRequest(bench="mc", targets=[right, wrong], kernel="offline"))
+    errors = asyncio.run(execute_run(rt, run_id))
+    assert not any(errors.values()), errors
+    sessions = rt.store.query("SELECT id, target, score FROM sessions WHERE run_id = ?", (run_id,))
+    assert len(sessions) == 4  # two batches of three per target
+    assert all(s["score"] == 100.0 for s in sessions if s["target"] == right)
+    assert all(s["score"] == 0.0 for s in sessions if s["target"] == wrong)
+    notes = [e.payload["text"] for e in rt.store.events() if e.kind == "graded.note"]
+    assert notes and all("no knowledge base" in n for n in notes)
+    feedback = [e.payload for e in rt.store.events() if e.kind == "graded.feedback"]
+    assert feedback and all(f["offline"] for f in feedback)
+    assert all("Oxygen" not in f["suggestions"] and "option B" not in f["suggestions"] for f in feedback)
+    rt.close()
