@@ -7,16 +7,21 @@ style (terse, sentence, verbose, echo). They run through the real engine and the
 each source in its own temporary data home::
 
     viva bench import squad|medqa ... / viva kb build + viva bench generate --offline
-    viva bench export NAME                                   (-> the answer key)
+    viva bench export NAME                                   (-> the answer key; engine.api.export_jsonl)
     viva run --bench NAME --items ... --target python:validity_targets:k0.50_u0.00_terse ...
              --kernel offline --policy onnx|threshold --json [--protocol adaptive]
-    viva sessions --json                                     (per-session scores)
+    viva sessions --json                                     (per-session scores; Engine.list_sessions)
+    viva report SESSION --format json                        (turns of a suspicious session)
+
+(the export and the session list are read through the engine's facade in this process, the same
+functions those two commands call, to save an interpreter start each).
 
 Figures, per source, policy and answer style:
 
 - ρ(k, Score): Spearman's ρ (``engine.policy.evaluate.spearman``) between k in {0, 0.1, ..., 1}
   (u = 0) and the target's Score (``viva run``'s per-target row: 100 × mean last-turn score).
-- ρ(u, R−): the same between u in {0, ..., 1} (k = 1) and the target's R− = P−·M−.
+- ρ(u, R−): the same between u in {0, 0.2, ..., 1} (k = 1) and the target's R− = P−·M− (n/a when R−
+  is constant or undefined: a policy that never challenges these targets has no R−).
 - oracle > mute: share of items where the oracle (k = 1, u = 0) scores strictly above the mute
   target ("I don't know.") on the same item, with both targets' Scores.
 - FDR / EIR of each policy on these sessions, by the engine's own evaluation of logged sessions
@@ -30,6 +35,7 @@ Run (from the repository root; CPU is shared, so nice it)::
 
     nice -n 10 python bench/validity.py                 # 3 items per source, all styles, both policies
     nice -n 10 python bench/validity.py --quick         # 2 items, terse + sentence, k, u in {0, .5, 1}
+    # the full default is 3 items x (1 mute + 4 styles x (11 k + 5 u)) = 195 sessions per source and policy
     python bench/validity.py --items 8 --sources squad --policies onnx --keep /tmp/validity
 
 Prints figures; asserts nothing (``tests/engine/test_validity.py`` checks the orderings).
@@ -65,10 +71,14 @@ import validity_targets as vt  # noqa: E402
 DATA = next((p / "shared" / "data" for p in ROOT.parents if (p / "shared" / "data").is_dir()),
             ROOT.parent / "shared" / "data")
 """``shared/data`` in the nearest folder above the repository that has one."""
-SQUAD_FILE = Path(os.environ.get("VIVA_VALIDITY_SQUAD", DATA / "squad" / "dev-v1.1-4articles.json"))
-MEDQA_FILE = Path(os.environ.get("VIVA_VALIDITY_MEDQA", DATA / "medqa" / "us_test_sample50.jsonl"))
 DEMO_DOCS = ROOT / "engine" / "demo" / "docs"
 DEMO_TOPICS = ROOT / "engine" / "demo" / "topics.yaml"
+DEFAULT_DATA: dict[str, tuple[Path, ...]] = {
+    "squad": (DATA / "squad" / "dev-v1.1-4articles.json",),
+    "medqa": (DATA / "medqa" / "us_test_sample50.jsonl",),
+    "generated": (DEMO_DOCS, DEMO_TOPICS),
+}
+"""Each source's input: the SQuAD JSON file, the MedQA JSONL file, (documents folder, topics file)."""
 SOURCES = ("squad", "medqa", "generated")
 POLICIES = ("onnx", "threshold")
 VIVA = shutil.which("viva") or str(Path(sys.executable).with_name("viva"))
@@ -298,9 +308,23 @@ class Home:
         return proc.stdout
 
     def export(self, bench: str) -> list[dict[str, Any]]:
-        """The benchmark's items as ``viva bench export`` writes them."""
-        text = self.viva("bench", "export", bench, json_out=False)
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        """The benchmark's items as ``viva bench export`` writes them (``engine.api.export_jsonl``,
+        in this process: one interpreter start less)."""
+        import io
+
+        from engine.api import Engine, export_jsonl
+
+        out = io.StringIO()
+        with Engine.open(self.path) as engine:
+            export_jsonl(engine.runtime.store, bench, out)
+        return [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every session as ``viva sessions --json`` lists it (``Engine.list_sessions``, in this process)."""
+        from engine.api import Engine
+
+        with Engine.open(self.path) as engine:
+            return engine.list_sessions()
 
 
 def squad_subset(path: Path, paragraphs: int, out: Path) -> None:
@@ -340,28 +364,33 @@ POOL = 2
 plausible wrong answers are drawn from."""
 
 
-def prepare(source: str, home: Home, n_items: int, seed: int) -> tuple[str, list[dict[str, Any]], list[str]]:
+def prepare(source: str, home: Home, n_items: int, seed: int, data: Sequence[Path] | None = None
+            ) -> tuple[str, list[dict[str, Any]], list[str]]:
     """Import or generate the source's benchmark in ``home`` (:data:`POOL` × ``n_items`` items); return
     (name, every item, extra run arguments). The items run are :func:`round_robin` over topics."""
+    if source not in DEFAULT_DATA:
+        raise HarnessError(f"unknown source {source!r}; use {', '.join(SOURCES)}")
+    paths = [Path(p) for p in (data or DEFAULT_DATA[source])]
+    for p in paths:
+        if not p.exists():
+            raise HarnessError(f"{p}: {source} input not found (pass --{source} PATH)")
     if source == "squad":
-        if not SQUAD_FILE.is_file():
-            raise HarnessError(f"{SQUAD_FILE}: SQuAD data not found (set VIVA_VALIDITY_SQUAD)")
         subset = home.path / "squad-subset.json"
-        squad_subset(SQUAD_FILE, POOL * n_items, subset)
+        squad_subset(paths[0], POOL * n_items, subset)
         home.viva("bench", "import", "squad", str(subset), "--name", "squad", "--json")
         return "squad", home.export("squad"), []
     if source == "medqa":
-        if not MEDQA_FILE.is_file():
-            raise HarnessError(f"{MEDQA_FILE}: MedQA data not found (set VIVA_VALIDITY_MEDQA)")
         subset = home.path / "medqa-subset.jsonl"
-        lines = [ln for ln in MEDQA_FILE.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        lines = [ln for ln in paths[0].read_text(encoding="utf-8").splitlines() if ln.strip()]
         subset.write_text("\n".join(lines[:POOL * n_items]) + "\n", encoding="utf-8")
         home.viva("bench", "import", "medqa", str(subset), "--name", "medqa", "--json")
         return "medqa", home.export("medqa"), ["--protocol", "adaptive"]
     if source == "generated":
-        home.viva("kb", "build", "demo", str(DEMO_DOCS), "--json", "--quiet")
+        if len(paths) != 2:
+            raise HarnessError("generated: give a documents folder and a topics file")
+        home.viva("kb", "build", "demo", str(paths[0]), "--json", "--quiet")
         per_topic = max(1, math.ceil(POOL * n_items / 2))
-        home.viva("bench", "generate", "generated", "--kb", "demo", "--topics", str(DEMO_TOPICS), "--offline",
+        home.viva("bench", "generate", "generated", "--kb", "demo", "--topics", str(paths[1]), "--offline",
                   "--per-topic", str(per_topic), "--seed", str(seed), "--json")
         return "generated", home.export("generated"), []
     raise HarnessError(f"unknown source {source!r}; use {', '.join(SOURCES)}")
@@ -475,7 +504,7 @@ def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]],
     out = home.viva(*args)
     seconds = time.perf_counter() - start
     rows = {r["target"]: r for r in out["targets"]}
-    listed = {r["id"]: r for r in home.viva("sessions", "--json")}
+    listed = {r["id"]: r for r in home.sessions()}
     run_ids = {sid for r in rows.values() for sid in r["sessions"]}
     by_target_item: dict[tuple[str, int], dict[str, Any]] = {}
     for sid in run_ids:
@@ -539,10 +568,11 @@ def explain(home: Home, session_id: int, why: str) -> list[str]:
 
 
 def run_source(source: str, workdir: Path, plan: Plan, policies: Sequence[str], n_items: int, seed: int,
-               concurrency: int, turns: int | None, log: Any = print, explain_n: int = 0) -> list[RunFigures]:
+               concurrency: int, turns: int | None, log: Any = print, explain_n: int = 0,
+               data: Sequence[Path] | None = None) -> list[RunFigures]:
     """Prepare one source in its own data home under ``workdir`` and run every policy on it."""
     home = Home.create(workdir / source)
-    bench, pool, extra = prepare(source, home, n_items, seed)
+    bench, pool, extra = prepare(source, home, n_items, seed, data)
     items = round_robin(pool, n_items)
     if not items:
         raise HarnessError(f"{source}: no items to run")
@@ -636,10 +666,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sources", default=",".join(SOURCES), help=f"comma-separated: {', '.join(SOURCES)}")
     ap.add_argument("--styles", default=None, help=f"comma-separated: {', '.join(vt.STYLES)} (default all; quick 2)")
     ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated policies (default onnx,threshold)")
-    ap.add_argument("--steps", type=int, default=None, help="grid points for k and u in [0, 1] (default 11; quick 3)")
+    ap.add_argument("--k-steps", type=int, default=None, help="grid points for k in [0, 1] (default 11; quick 3)")
+    ap.add_argument("--u-steps", type=int, default=None, help="grid points for u in [0, 1] (default 6; quick 3)")
     ap.add_argument("--turns", type=int, default=None, help="turns per session (default: the engine's)")
+    ap.add_argument("--squad", default=None, help="SQuAD JSON file (default ../shared/data/squad/...)")
+    ap.add_argument("--medqa", default=None, help="MedQA JSONL file (default ../shared/data/medqa/...)")
+    ap.add_argument("--generated", nargs=2, default=None, metavar=("DOCS", "TOPICS"),
+                    help="documents folder and topics YAML (default engine/demo/docs, engine/demo/topics.yaml)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--concurrency", type=int, default=4, help="sessions at once (default 4: the judge is CPU-bound)")
     ap.add_argument("--keep", default=None, help="keep the data homes in this folder (default: a temp folder, removed)")
     ap.add_argument("--explain", type=int, default=1,
                     help="print the turns of this many suspicious sessions of each kind per run (default 1)")
@@ -647,8 +682,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     n_items = args.items or (2 if args.quick else 3)
     styles = (args.styles or ("terse,sentence" if args.quick else ",".join(vt.STYLES))).split(",")
-    steps = args.steps or (3 if args.quick else 11)
-    plan = Plan([s.strip() for s in styles if s.strip()], grid(steps), grid(steps))
+    k_steps = args.k_steps or (3 if args.quick else 11)
+    u_steps = args.u_steps or (3 if args.quick else 6)
+    if min(k_steps, u_steps) < 2:
+        ap.error("--k-steps and --u-steps need at least 2 points (0 and 1)")
+    plan = Plan([s.strip() for s in styles if s.strip()], grid(k_steps), grid(u_steps))
     for s in plan.styles:
         if s not in vt.STYLES:
             ap.error(f"unknown style {s!r}; use {', '.join(vt.STYLES)}")
@@ -660,12 +698,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     commit = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"], capture_output=True,
                             text=True).stdout.strip()
     print(f"validity benchmark at {commit}: {n_items} items/source, styles {','.join(plan.styles)}, "
-          f"k,u in {plan.ks}, policies {','.join(policies)}, {len(plan.specs())} targets", flush=True)
+          f"k in {plan.ks}, u in {plan.us}, policies {','.join(policies)}, {len(plan.specs())} targets", flush=True)
     try:
         for source in sources:
             try:
+                given = getattr(args, source, None)
+                data = None if given is None else [Path(p) for p in ([given] if isinstance(given, str) else given)]
                 results += run_source(source, workdir, plan, policies, n_items, args.seed, args.concurrency,
-                                      args.turns, log=lambda m: print(m, flush=True), explain_n=args.explain)
+                                      args.turns, log=lambda m: print(m, flush=True), explain_n=args.explain,
+                                      data=data)
             except HarnessError as exc:
                 print(f"[{source}] skipped: {exc}", flush=True)
     finally:

@@ -2,12 +2,14 @@
 through the ``viva`` command line keeps the orderings of issue 12 (oracle above mute in every
 session, Score non-decreasing in knowledge k on average). Orderings only, never absolute figures.
 
-The real run uses the benchmark generated offline from the demo documents that ship with viva, so
-it needs no ../shared/data; the offline kernel, the shipped ONNX embedder and SQLite are real.
+The real run uses a small SQuAD-format file written here (our own paragraphs and questions), so
+it needs no ../shared/data; the offline kernel, the shipped ONNX policy and embedder,
+SQLite and the ``viva`` console script are real.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 
 import pytest
@@ -116,13 +118,53 @@ def test_a_bad_target_name_is_refused():
         vt.__getattr__("k2_u0_terse")
 
 
+PARAGRAPHS = {
+    "Lighthouse of Varn": [
+        ("The lighthouse of Varn was built in 1864 by the engineer Tomas Hale. Its lamp burned whale oil until "
+         "1902, when it was converted to kerosene. The tower stands 41 metres tall and is painted with red and "
+         "white bands.",
+         [("When was the lighthouse of Varn built?", "1864"), ("Who built the lighthouse of Varn?", "Tomas Hale"),
+          ("What did its lamp burn until 1902?", "whale oil"), ("How tall is the tower?", "41 metres")]),
+        ("A keeper named Ada Brun lived in the lighthouse for thirty years. She recorded the weather three times a "
+         "day in a leather logbook. The logbook is now kept in the museum of Lorsk.",
+         [("Who lived in the lighthouse for thirty years?", "Ada Brun"),
+          ("How often did she record the weather?", "three times a day"),
+          ("Where is the logbook kept now?", "the museum of Lorsk")]),
+    ],
+    "Copper beetle": [
+        ("The copper beetle feeds mainly on alder leaves. Adults emerge in late May and live for about six weeks. "
+         "Their shells reflect green light because of thin layers of chitin.",
+         [("What does the copper beetle mainly feed on?", "alder leaves"), ("When do adults emerge?", "late May"),
+          ("How long do adults live?", "about six weeks"),
+          ("Why do their shells reflect green light?", "thin layers of chitin")]),
+        ("Females lay clusters of forty eggs on the underside of leaves. The larvae pupate in the soil after three "
+         "moults. Birds such as the starling are their main predators.",
+         [("How many eggs are in a cluster?", "forty"), ("Where do the larvae pupate?", "in the soil"),
+          ("Which bird is a main predator?", "the starling")]),
+    ],
+}
+def _squad_file(path):
+    data = []
+    for title, paragraphs in PARAGRAPHS.items():
+        paras = []
+        for context, qas in paragraphs:
+            paras.append({"context": context, "qas": [
+                {"id": f"{title[:3]}{len(paras)}{i}", "question": q,
+                 "answers": [{"text": a, "answer_start": context.index(a)}]} for i, (q, a) in enumerate(qas)]})
+        data.append({"title": title, "paragraphs": paras})
+    path.write_text(json.dumps({"version": "1.1", "data": data}), encoding="utf-8")
+    return path
+
+
 def test_small_real_run_keeps_the_orderings(tmp_path):
+    """Two SQuAD-format items of our own, two styles, k in {0, 0.5, 1}, through `viva`."""
+    data = _squad_file(tmp_path / "squad.json")
     plan = validity.Plan(["terse", "sentence"], [0.0, 0.5, 1.0], [0.0])
-    results = validity.run_source("generated", tmp_path, plan, ["onnx"], n_items=2, seed=0, concurrency=8,
-                                  turns=None, log=lambda m: None)
+    results = validity.run_source("squad", tmp_path / "homes", plan, ["onnx"], n_items=2, seed=0, concurrency=8,
+                                  turns=None, log=lambda m: None, data=[data])
     assert len(results) == 1
     run = results[0]
-    assert run.failed == [] and run.sessions == 2 * (len(plan.specs()))
+    assert run.failed == [] and run.sessions == 2 * len(plan.specs())
     for s in run.styles:
         assert s.pairs == 2
         assert s.oracle_wins == s.pairs, f"{s.style}: oracle not above mute in sessions {s.losses}"
