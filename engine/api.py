@@ -285,6 +285,19 @@ class Engine:
         """Every target over its finished sessions, best Score first."""
         return _figures.leaderboard(self._store)
 
+    def rubric_leaderboard(self, session_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
+        """SedarEval's per-category leaderboard (Σ score × 100 / (count × 5), three levels, overall)
+        per target over finished rubric sessions; offline estimates are separate, labelled entries."""
+        from engine.metrics.rubric_board import rubric_leaderboard
+
+        return rubric_leaderboard(self._store, session_ids)
+
+    def rubric_judgement(self, session_id: int) -> dict[str, Any] | None:
+        """A rubric session's latest 0–5 judgement (score, reasoning, status, offline_estimate), or None."""
+        from engine.metrics.rubric_board import session_judgement
+
+        return session_judgement(self._store, session_id)
+
     def agreement(self, session_ids: list[int] | None = None) -> dict[str, Any]:
         """Judge–human verdict agreement from reviewed verdicts."""
         return _figures.agreement(self._store, session_ids)

@@ -34,6 +34,8 @@ SESSION_FINISHED = "session.finished"
 SESSION_FAILED = "session.failed"
 SESSION_INTERRUPTED = "session.interrupted"
 VERDICT_OVERRIDDEN = "verdict.overridden"
+SESSION_RATED = "session.rated"
+RUBRIC_SCORED = "rubric.scored"
 GRADED_STEP = "graded.step"
 GRADED_EXTENSION = "graded.extension"
 GRADED_FEEDBACK = "graded.feedback"
@@ -155,6 +157,32 @@ class Verdicts(Payload):
 
 
 @dataclass
+class RubricScored(Payload):
+    """A rubric (SedarEval) session scored once at its end, on turn ``turn`` (the last).
+
+    ``score`` is the 0–5 score (None when the judge could not score: ``status`` ``cannot judge``);
+    ``reasoning`` is the judge's scoring process (or, with ``offline_estimate``, the point-coverage
+    account of the offline free-text judge); ``attempts`` counts the judge's replies read (first
+    ask and re-asks), ``problems`` why each unusable one was rejected; ``prompt_source`` is
+    ``auto_prompt`` (the item's own judge prompt), ``rubric`` (built from the rubric) or
+    ``coverage`` (offline estimate, no LLM).
+    """
+
+    kind = RUBRIC_SCORED
+    turn: int = 0
+    rubric_version_id: int | None = None
+    score: float | None = None
+    max_score: float = 5.0
+    status: str = "scored"
+    reasoning: str = ""
+    attempts: int = 0
+    problems: list[str] = field(default_factory=list)
+    offline_estimate: bool = False
+    prompt_source: str = ""
+    rescore: bool = False
+
+
+@dataclass
 class VerdictOverridden(Payload):
     """An evaluator overrode a verdict; the figures were recomputed at once."""
 
@@ -249,6 +277,18 @@ class SessionInterrupted(Payload):
 
 
 @dataclass
+class SessionRated(Payload):
+    """The judge's 1–10 ratings of a finished adaptive conversation (Professionalism: accuracy,
+    user_satisfaction, clarity; Stability: coherence, question_handling, challenge_handling);
+    ``ratings`` is empty and ``note`` says why when the kernel is offline (never a number)."""
+
+    kind = SESSION_RATED
+    ratings: dict[str, int] = field(default_factory=dict)
+    rationale: str = ""
+    note: str = ""
+
+
+@dataclass
 class GradedStep(Payload):
     """graded: a question judged; the difficulty track after it (``gain``/``average``/``next`` are
     null for a validation re-ask, which does not count towards the track)."""
@@ -326,7 +366,8 @@ class Unknown(Payload):
 PAYLOADS: dict[str, type[Payload]] = {cls.kind: cls for cls in (
     SessionStarted, PolicyDecided, TurnStarted, AnswerDelta, AnswerReset, AnswerDone, Verdicts,
     VerdictOverridden, RubricUpdated, Intervention, SessionPaused, SessionEndedEarly, TaskStopKeyword,
-    SessionFinished, SessionFailed, SessionInterrupted, GradedStep, GradedExtension, GradedFeedback, GradedNote)}
+    SessionFinished, SessionFailed, SessionInterrupted, SessionRated, GradedStep, GradedExtension, GradedFeedback,
+    GradedNote, RubricScored)}
 PAYLOADS[SESSION_RESUMED] = SessionStarted
 PAYLOADS[METRICS] = dict  # type: ignore[assignment]  # the figures of engine.metrics.sessions.session_metrics
 

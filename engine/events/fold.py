@@ -58,6 +58,8 @@ class Turn:
     latency_ms: float | None = None
     tokens_in: int = 0
     tokens_out: int = 0
+    rubric_judgement: dict[str, Any] | None = None
+    """A rubric session's 0–5 judgement stored on this turn (the ``rubric.scored`` payload)."""
     extra: list[str] = field(default_factory=list)
     """Lines a protocol attaches to the turn (graded: its difficulty step, the extension's gold answer)."""
     rev: int = 0
@@ -114,6 +116,8 @@ class SessionView:
         self.pending: dict[int, tuple[str, dict[str, Any]]] = {}
         """Control events written but not yet acknowledged by the runner: seq -> (kind, payload)."""
         self.ended: dict[str, Any] | None = None
+        self.rubric_judgement: dict[str, Any] | None = None
+        """The latest ``rubric.scored`` payload of a rubric session (score 0–5, reasoning, status)."""
         self.notes: list[str] = []
         self.graded: list[dict[str, Any]] = []
         """graded: every question's step (phase, difficulty, right, gain, average, next difficulty)."""
@@ -278,6 +282,13 @@ class SessionView:
         }
         t.touch()
 
+    def _rubric_scored(self, seq: int, p: ev.RubricScored) -> None:
+        judgement = p.as_dict()
+        self.rubric_judgement = judgement
+        t = self._turn_for(int(p.turn))
+        t.rubric_judgement = judgement
+        t.touch()
+
     def _overridden(self, seq: int, p: ev.VerdictOverridden) -> None:
         t = self._turn_for(int(p.turn))
         prior = t.verdicts.get(p.cid)
@@ -375,6 +386,7 @@ _HANDLERS = {
     ev.ANSWER_DONE: SessionView._done,
     ev.VERDICTS: SessionView._verdicts,
     ev.VERDICT_OVERRIDDEN: SessionView._overridden,
+    ev.RUBRIC_SCORED: SessionView._rubric_scored,
     ev.METRICS: SessionView._metrics,
     ev.RUBRIC_UPDATED: SessionView._rubric,
     ev.INTERVENTION: SessionView._intervention,

@@ -218,7 +218,7 @@ class Session:
             self.emit(ev.AnswerDone(turn["idx"], text, round(latency_ms, 1), tokens_in, tokens_out))
         return self.turn(turn["id"])
 
-    def record_judgement(self, turn: Mapping[str, Any], verdicts: Mapping[str, Verdict], score: float, *,
+    def record_judgement(self, turn: Mapping[str, Any], verdicts: Mapping[str, Verdict], score: float | None, *,
                          prev_score: float | None = None, scored_per_turn: bool = True,
                          summary: str | None = None, cos: float | None = None, usage: Usage | None = None,
                          version_id: int | None = None, rescore: bool = False,
@@ -229,7 +229,7 @@ class Session:
         Args:
             turn: the turn row.
             verdicts: criterion id -> verdict.
-            score: the turn's score from the protocol's rule.
+            score: the turn's score from the protocol's rule (None: the judge could not score it).
             prev_score: the previous turn's score (Δs_t is undefined without one).
             scored_per_turn: false for protocols that score once at the end (no Δs).
             summary, cos: the running summary and cos_t, if the protocol keeps them.
@@ -243,7 +243,7 @@ class Session:
             The turn row with the new figures.
         """
         version_id = self.version_id if version_id is None else version_id
-        delta = score - prev_score if scored_per_turn and prev_score is not None else None
+        delta = score - prev_score if scored_per_turn and prev_score is not None and score is not None else None
         u = usage or Usage()
         with self.store.transaction():
             for v in verdicts.values():

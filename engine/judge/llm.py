@@ -12,6 +12,8 @@ candidate text that is not a copy of an object the candidate wrote, validated by
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
 from engine.judge import prompts
@@ -71,6 +73,21 @@ class LLMJudge:
             usage.add(r)
         verdicts = {v.id: Verdict(v.id, v.met, v.in_answer, v.rationale, "judge") for v in out.value.verdicts}
         return Judgement(verdicts, out.value.summary, usage)
+
+    async def rate(self, turns, topic: str = "", nonce_parts: tuple = ()) -> tuple[Any, Usage]:
+        """Professionalism and Stability ratings (1–10 on six dimensions) of a whole conversation."""
+        import hashlib
+        import random
+
+        from engine.judge.ratings import ConversationRatings, build_rating_prompt
+
+        seed = int(hashlib.sha256(repr(("ratings", *nonce_parts)).encode()).hexdigest()[:12], 16)
+        out = await self.client.json_result(build_rating_prompt(turns, topic=topic, rng=random.Random(seed)),
+                                            ConversationRatings, max_repairs=self.repairs)
+        usage = Usage()
+        for r in out.results:
+            usage.add(r)
+        return out.value, usage
 
     async def judge_point(self, task, point, transcript):
         """Whether a scoring point is achieved in the transcript: (hit, reason, usage)."""

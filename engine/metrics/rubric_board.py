@@ -155,3 +155,105 @@ def rubric_board(rows: Iterable[RubricScore | tuple[str, Sequence[str], float | 
         for level in range(1, len(path) + 1):
             board.categories[level].setdefault(path[:level], CategoryScore()).add(row.score)
     return sorted(boards.values(), key=lambda b: (b.overall.figure is None, -(b.overall.figure or 0.0), b.target))
+
+
+# -- from stored sessions ------------------------------------------------------------------------
+
+JUDGE, OFFLINE_ESTIMATE = "judge", "offline estimate"
+"""How a rubric session was scored: by an LLM judge (0–5), or estimated offline by point coverage."""
+
+
+def session_judgement(store: Any, session_id: int) -> dict[str, Any] | None:
+    """The latest ``rubric.scored`` payload of a session (score 0–5, reasoning, status...), or None."""
+    from engine.store import loads
+
+    row = store.one("SELECT payload FROM events WHERE session_id = ? AND kind = 'rubric.scored' "
+                    "ORDER BY seq DESC LIMIT 1", (session_id,))
+    return None if row is None else loads(row["payload"], {})
+
+
+def rubric_scores(store: Any, session_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
+    """One record per finished rubric session: what the leaderboard counts.
+
+    Rule: the score is 5 × the session's last scored turn score (so a human override of an offline
+    estimate's verdict counts as recomputed); a session with no scored turn whose latest
+    ``rubric.scored`` event says "cannot judge" is counted as such (score None); one with neither
+    (ended by the evaluator before every turn was asked) is ``not judged``. ``scoring`` is
+    :data:`OFFLINE_ESTIMATE` when the judgement was the offline point coverage (the event's
+    ``offline_estimate``; the offline kernel when there is no event), else :data:`JUDGE`. The
+    category is the item's ``meta.category`` cut to its first three levels.
+
+    Args:
+        store: the store.
+        session_ids: only these sessions (default: every stored session).
+
+    Returns:
+        ``{session, target, category, score, status, scoring}`` dicts in session order; ``status``
+        is ``scored``, ``cannot judge`` or ``not judged``.
+    """
+    from engine.store import loads
+
+    sql = "SELECT s.id, s.target, s.kernel, i.meta FROM sessions s JOIN items i ON i.id = s.item_id " \
+          "WHERE s.protocol = 'rubric' AND s.status = 'finished'"
+    params: tuple[Any, ...] = ()
+    if session_ids is not None:
+        ids = list(session_ids)
+        if not ids:
+            return []
+        sql += f" AND s.id IN ({','.join('?' * len(ids))})"
+        params = tuple(ids)
+    out = []
+    for r in store.query(sql + " ORDER BY s.id", params):
+        turn = store.one("SELECT score FROM turns WHERE session_id = ? AND score IS NOT NULL ORDER BY idx DESC "
+                         "LIMIT 1", (r["id"],))
+        event = session_judgement(store, r["id"])
+        offline = bool(event.get("offline_estimate")) if event else r["kernel"] == "offline"
+        if turn is not None:
+            score: float | None = min(FULL_SCORE, max(0.0, FULL_SCORE * float(turn["score"])))
+            status = "scored"
+        else:
+            score = None
+            status = "cannot judge" if event and event.get("status") == "cannot judge" else "not judged"
+        category = (loads(r["meta"], {}) or {}).get("category") or []
+        if isinstance(category, str):
+            category = [category]
+        category = [str(c) for c in category if str(c).strip()][:len(LEVELS)]
+        out.append({"session": r["id"], "target": r["target"], "category": category, "score": score,
+                    "status": status, "scoring": OFFLINE_ESTIMATE if offline else JUDGE})
+    return out
+
+
+def rubric_leaderboard(store: Any, session_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
+    """SedarEval's leaderboard from stored rubric sessions, per target and per category (3 levels).
+
+    Each figure is Σ score × 100 / (count × 5) over the judged sessions (:class:`CategoryScore`);
+    "cannot judge" sessions are left out and counted. Offline estimates are never pooled with judge
+    scores: a target gets one entry per way of scoring, judge entries first.
+
+    Args:
+        store: the store.
+        session_ids: only these sessions (default: every stored session).
+
+    Returns:
+        One entry per (target, scoring): :meth:`TargetBoard.as_dict` plus ``scoring`` (``judge`` or
+        ``offline estimate``), ``offline_estimate`` (bool), ``sessions`` (counted session ids) and
+        ``not_judged`` (finished sessions ended before every turn was asked). Empty when there is
+        no finished rubric session.
+    """
+    records = rubric_scores(store, session_ids)
+    out: list[dict[str, Any]] = []
+    for scoring in (JUDGE, OFFLINE_ESTIMATE):
+        mine = [r for r in records if r["scoring"] == scoring]
+        counted = [r for r in mine if r["status"] != "not judged"]
+        boards = rubric_board(RubricScore(r["target"], r["category"], r["score"]) for r in counted)
+        for board in boards:
+            out.append({**board.as_dict(), "scoring": scoring, "offline_estimate": scoring == OFFLINE_ESTIMATE,
+                        "sessions": [r["session"] for r in counted if r["target"] == board.target],
+                        "not_judged": [r["session"] for r in mine
+                                       if r["target"] == board.target and r["status"] == "not judged"]})
+        judged_targets = {b.target for b in boards}
+        for target in dict.fromkeys(r["target"] for r in mine if r["target"] not in judged_targets):
+            empty = TargetBoard(target)
+            out.append({**empty.as_dict(), "scoring": scoring, "offline_estimate": scoring == OFFLINE_ESTIMATE,
+                        "sessions": [], "not_judged": [r["session"] for r in mine if r["target"] == target]})
+    return out

@@ -29,6 +29,13 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
         "SELECT idx, action, score, delta, cos, tokens_in, tokens_out, cost, latency_ms FROM turns "
         "WHERE session_id = ? ORDER BY idx", (session_id,))
     latencies = [r["latency_ms"] for r in rows if r["latency_ms"] is not None]
+    protocol = store.one("SELECT protocol FROM sessions WHERE id = ?", (session_id,))
+    extra: dict[str, Any] = {}
+    if protocol and protocol["protocol"] == "graded":
+        graded = graded_session_figures(store, session_id)
+        base = [s["right"] for s in graded["track"] if s["phase"] == "base"]
+        # a graded session's score is 100 × ACC1, its base questions' accuracy (not the last turn's)
+        extra = {"graded": graded, "score": 100.0 * sum(base) / len(base) if base else None}
     return {
         **dyn.as_dict(),
         "scores": [r["score"] for r in rows if r["score"] is not None],
@@ -37,6 +44,7 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
         "tokens_out": sum(r["tokens_out"] for r in rows),
         "cost": sum(r["cost"] for r in rows),
         "mean_latency_ms": sum(latencies) / len(latencies) if latencies else None,
+        **extra,
     }
 
 
@@ -76,9 +84,37 @@ def target_table(store: Store, session_ids: Iterable[int]) -> list[dict[str, Any
                       "tokens_out": usage["tout"], "cost": usage["cost"], "sessions": sids,
                       "finished": len(finished), "failed": failed, "unfinished": unfinished})
     graded = graded_table(store, ids)
+    ratings = ratings_table(store, ids)
     for row in table:
         row["graded"] = graded.get(row["target"])  # JudgeAgent's figures, when the target has graded sessions
+        row["ratings"] = ratings.get(row["target"])  # Professionalism / Stability, when rated or not rated
     return table
+
+
+def ratings_table(store: Store, session_ids: Iterable[int]) -> dict[str, dict[str, Any]]:
+    """Professionalism and Stability per target over its finished, rated adaptive sessions
+    (:func:`engine.metrics.ratings.rating_averages`); a session the offline kernel ran counts as
+    not rated, and a target with no rated session shows "not rated: needs an LLM judge"."""
+    from engine.metrics.ratings import NOT_RATED, rating_averages
+
+    ids = list(session_ids)
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = store.query(
+        f"SELECT s.id, s.target, m.name, m.value FROM sessions s JOIN metrics m ON m.scope = 'session' "
+        f"AND m.scope_id = CAST(s.id AS TEXT) AND (m.name = 'rated' OR m.name LIKE 'rating.%') "
+        f"WHERE s.id IN ({marks}) AND s.status = 'finished' ORDER BY s.id", tuple(ids))
+    per_session: dict[int, tuple[str, dict[str, int], bool]] = {}
+    for r in rows:
+        target, values, rated = per_session.get(r["id"], (r["target"], {}, False))
+        if r["name"] == "rated":
+            rated = bool(r["value"])
+        else:
+            values[r["name"][len("rating."):]] = int(r["value"])
+        per_session[r["id"]] = (target, values, rated)
+    pairs = [(target, values if rated else NOT_RATED) for target, values, rated in per_session.values()]
+    return {t: r.as_dict() for t, r in rating_averages(pairs).items()}
 
 
 def leaderboard(store: Store) -> list[dict[str, Any]]:
@@ -89,22 +125,69 @@ def leaderboard(store: Store) -> list[dict[str, Any]]:
 
 
 def agreement(store: Store, session_ids: list[int] | None = None) -> dict[str, Any]:
-    """Kernel-vs-human verdict agreement from overrides: of the verdicts a human reviewed (overrode
-    or confirmed), the share where the human kept the kernel's verdict."""
+    """Judge–human agreement over the verdicts an evaluator reviewed (overrode or confirmed).
+
+    A reviewed verdict pairs the judge's latest verdict with the human's latest one on the same turn,
+    criterion and rubric version. Figures (:func:`engine.metrics.agreement.agreement`): the count,
+    raw agreement, the base rate of "met" for judge and human, and Cohen's κ (None with a reason
+    when undefined), overall, per criterion kind and per benchmark. κ corrects raw agreement for
+    chance: when most verdicts are "met", raw agreement alone misleads.
+
+    Returns:
+        ``{"reviewed", "agreed", "agreement" (raw), "overall", "by_kind", "by_benchmark"}``.
+    """
+    from engine.metrics.agreement import agreement as pair_agreement
+    from engine.metrics.agreement import agreement_by
+
     where = ""
     params: tuple[Any, ...] = ()
     if session_ids:
         where = f"AND t.session_id IN ({','.join('?' * len(session_ids))})"
         params = tuple(session_ids)
     rows = store.query(
-        "SELECT h.turn_id, h.cid, h.met AS human, (SELECT j.met FROM verdicts j WHERE j.turn_id = h.turn_id "
-        "AND j.cid = h.cid AND j.rubric_version_id IS h.rubric_version_id AND j.source != 'human' "
-        "ORDER BY j.id DESC LIMIT 1) AS kernel FROM verdicts h JOIN turns t ON t.id = h.turn_id "
-        f"WHERE h.source = 'human' {where}", params)
-    reviewed = [r for r in rows if r["kernel"] is not None]
-    agreed = sum(1 for r in reviewed if bool(r["kernel"]) == bool(r["human"]))
-    return {"reviewed": len(reviewed), "agreed": agreed,
-            "agreement": agreed / len(reviewed) if reviewed else None}
+        "SELECT h.turn_id, h.cid, h.rubric_version_id AS vid, h.met AS human, h.id AS hid, "
+        "(SELECT j.met FROM verdicts j WHERE j.turn_id = h.turn_id AND j.cid = h.cid "
+        " AND j.rubric_version_id IS h.rubric_version_id AND j.source != 'human' ORDER BY j.id DESC LIMIT 1) AS judge, "
+        "(SELECT c.kind FROM criteria c WHERE c.rubric_version_id = h.rubric_version_id AND c.cid = h.cid) AS kind, "
+        "(SELECT b.name FROM sessions s JOIN benchmarks b ON b.id = s.benchmark_id WHERE s.id = t.session_id) "
+        "AS benchmark FROM verdicts h JOIN turns t ON t.id = h.turn_id "
+        f"WHERE h.source = 'human' {where} ORDER BY h.id", params)
+    latest: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in rows:
+        if r["judge"] is not None:
+            latest[(r["turn_id"], r["cid"], r["vid"])] = r  # the human's latest review wins
+    reviewed = list(latest.values())
+    pairs = [(bool(r["judge"]), bool(r["human"])) for r in reviewed]
+    overall = pair_agreement(pairs)
+    return {
+        "reviewed": overall.n, "agreed": overall.both_met + overall.neither, "agreement": overall.raw,
+        "overall": overall.as_dict(),
+        "by_kind": {k: v.as_dict() for k, v in agreement_by(
+            (r["kind"] or "point", bool(r["judge"]), bool(r["human"])) for r in reviewed).items()},
+        "by_benchmark": {k: v.as_dict() for k, v in agreement_by(
+            (r["benchmark"] or "-", bool(r["judge"]), bool(r["human"])) for r in reviewed).items()},
+    }
+
+
+def graded_session_figures(store: Store, session_id: int) -> dict[str, Any]:
+    """One graded session's figures so far: questions graded, evaluation score (Σ gains / questions),
+    the difficulty track (difficulty asked and the next one after each base/extension question) and,
+    once re-asked, the validation figures (:func:`engine.metrics.graded.validation`)."""
+    from engine.metrics.graded import validation
+
+    steps = store.query("SELECT phase, item_id, difficulty, correct, gain, average, next_difficulty FROM graded_steps "
+                        "WHERE session_id = ? ORDER BY id", (session_id,))
+    graded = [s for s in steps if s["gain"] is not None]
+    before = {s["item_id"]: bool(s["correct"]) for s in steps if s["phase"] == "base"}
+    after = {s["item_id"]: bool(s["correct"]) for s in steps if s["phase"] == "validation"}
+    pairs = [(before[k], after[k]) for k in before if k in after]
+    return {
+        "questions": len(graded),
+        "evaluation_score": sum(s["gain"] for s in graded) / len(graded) if graded else None,
+        "track": [{"phase": s["phase"], "asked": s["difficulty"], "right": bool(s["correct"]),
+                   "average": s["average"], "next": s["next_difficulty"]} for s in graded],
+        "validation": validation(pairs).as_dict() if pairs else None,
+    }
 
 
 def graded_table(store: Store, session_ids: Iterable[int]) -> dict[str, dict[str, Any]]:

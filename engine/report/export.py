@@ -53,6 +53,9 @@ def session_report(store: Store, session_id: int) -> dict[str, Any]:
                           **({"original_met": bool(v["original"]["met"])} if "original" in v else {})}
                          for v in t["verdicts"].values()],
         })
+    from engine.metrics.rubric_board import session_judgement
+
+    judgement = session_judgement(store, session_id) if s["protocol"] == "rubric" else None
     current = versions.get(s["rubric_version_id"]) if s["rubric_version_id"] else None
     if current is None and s["rubric_version_id"]:
         current = get_version(store, s["rubric_version_id"])
@@ -68,6 +71,7 @@ def session_report(store: Store, session_id: int) -> dict[str, Any]:
             "criteria": [{"cid": c.cid, "text": c.text, "kind": c.kind, "weight": c.weight} for c in current.criteria]},
         "turns": turns,
         "metrics": detail["metrics"],
+        **({"rubric_judgement": judgement} if judgement is not None else {}),
     }
 
 
@@ -133,6 +137,13 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines += [f"| {e(c['cid'])} | {e(c['kind'])} | {c['weight']:g} | {e(c['text']).replace(chr(92) + chr(10), ' ')} |"
                   for c in r["criteria"]]
         lines.append("")
+    j = report.get("rubric_judgement")
+    if j:
+        label = " (offline estimate)" if j.get("offline_estimate") else ""
+        score = "cannot judge" if j.get("score") is None else f"{j['score']:g} / {j.get('max_score', 5):g}"
+        lines += [f"## Rubric judgement{label}", "", f"- score: **{score}**{label}; judge replies: "
+                  f"{j.get('attempts', 0)}; prompt: {j.get('prompt_source') or '-'}", "",
+                  (j.get("reasoning") or "").strip() or "(no reasoning)", ""]
     lines += ["## Turns", ""]
     for t in report["turns"]:
         lines += [f"### Turn {t['idx']} — {e(t['action'])} ({e(t['actor'])}): score {_f(t['score'])}, "

@@ -98,6 +98,11 @@ def script_llm_kernel(fake) -> None:
     fake.rule("judge of an oral examination", judge_reply)
     fake.rule("a FOLLOW-UP", lambda body: json.dumps({"question": "What else do you know about oxygen?"}))
     fake.rule("a CHALLENGE", lambda body: json.dumps({"question": "Are you sure about that?"}))
+    fake.rule("You rate an oral examination", json.dumps(RATINGS))
+
+
+RATINGS = {"accuracy": 8, "user_satisfaction": 7, "clarity": 9, "coherence": 6, "question_handling": 8,
+           "challenge_handling": 5, "rationale": "Mostly right; it gave in once under challenge."}
 
 
 def script_target_only(fake, delay: float = 0.0) -> None:

@@ -15,6 +15,7 @@ from engine.metrics.sessions import agreement
 from engine.runtime import Runtime
 from engine.store import loads
 from tests.engine.interview_fixtures import (
+    RATINGS,
     make_bench,
     make_task_bench,
     script_llm_kernel,
@@ -70,9 +71,17 @@ async def test_full_adaptive_session_stores_every_field_and_event(runtime, fake_
     assert ks[0] == "session.started" and ks[-1] == "session.finished"
     assert ks.count("turn.started") == 6 and ks.count("answer.done") == 6 and ks.count("verdicts") == 6
     assert ks.count("policy.decided") == 5
-    # at most 2 kernel/judge calls per adaptive turn: 6 judge calls + 5 question calls
+    # at most 2 kernel/judge calls per adaptive turn: 6 judge calls + 5 question calls; then one
+    # rating call for the whole conversation (Professionalism and Stability)
     kernel_calls = [r for r in fake_openai.chat_requests() if not r.body.get("stream")]
-    assert len(kernel_calls) == 11
+    assert len(kernel_calls) == 12
+    rated = [e.payload for e in runtime.store.events(0, sid) if e.kind == "session.rated"]
+    assert rated == [{"ratings": {k: v for k, v in RATINGS.items() if k != "rationale"},
+                      "rationale": RATINGS["rationale"], "note": ""}]
+    from engine.metrics.sessions import ratings_table
+
+    fig = ratings_table(runtime.store, [sid])[session["target"]]
+    assert fig["professionalism"] == pytest.approx(8.0) and fig["stability"] == pytest.approx(19 / 3)
     assert len([r for r in fake_openai.chat_requests() if r.body.get("stream")]) == 6
 
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from engine import redact
 from engine.store import Store
-from tests.engine.interview_fixtures import judge_reply, make_bench, target_reply
+from tests.engine.interview_fixtures import RATINGS, judge_reply, make_bench, target_reply
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "Zq4Wm8Rt2Yp6Ux0Ib3Nc7Ve5Ka9Ls1Hd"
@@ -57,6 +57,7 @@ def script(fake) -> None:
     fake.rule("judge of an oral examination", judge_reply)
     fake.rule("a FOLLOW-UP", lambda body: json.dumps({"question": "What else do you know about oxygen?"}))
     fake.rule("a CHALLENGE", lambda body: json.dumps({"question": "Are you sure about that?"}))
+    fake.rule("You rate an oral examination", json.dumps(RATINGS))
 
 
 def viva(home: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:

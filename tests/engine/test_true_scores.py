@@ -120,10 +120,14 @@ async def test_multiple_choice_shows_options_and_reads_the_choice(runtime, fake_
     assert scores == {("letter", True): 100.0, ("letter", False): 0.0, ("negated", True): 0.0, ("all", True): 0.0}
 
 
-async def test_graded_items_are_refused_unless_adaptive_is_asked_for(runtime, fake_openai):
-    multiple_choice(runtime.store)
-    with pytest.raises(RunError, match="graded.*issue 13.*--protocol adaptive"):
-        plan_run(runtime, RunRequest(bench="mc", targets=[f"openai:t@{fake_openai.base_url}"], kernel="offline"))
+def test_an_item_runs_under_its_own_protocol_unless_another_is_asked_for():
+    from engine.interview.protocols import protocol_for_item
+    from engine.interview.session import SessionError
+
+    assert protocol_for_item("graded", None) == "graded"
+    assert protocol_for_item("graded", "adaptive") == "adaptive"
+    with pytest.raises(SessionError, match="unknown protocol 'socratic' \\(available: adaptive, task, graded"):
+        protocol_for_item("socratic", None)
 
 
 async def test_follow_ups_on_multiple_choice_never_give_the_answer_away(runtime, fake_openai):

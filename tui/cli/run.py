@@ -25,6 +25,7 @@ class LivePrinter:
         self.console = console
         self.several = several  # several sessions at once: tag lines, print answers whole
         self.streaming: set[tuple[int, int]] = set()
+        self.protocols: dict[int, str] = {}
 
     def __call__(self, sid: int, kind: str, p: dict[str, Any]) -> None:
         c = self.console
@@ -32,6 +33,7 @@ class LivePrinter:
             return
         tag = f"[dim]s{sid}[/] " if self.several else ""
         if kind in ("session.started", "session.resumed"):
+            self.protocols[sid] = p.get("protocol", "")
             c.rule(f"session {sid}: {p['target']} on item {p['item_id']} ({p['protocol']}, kernel {p['kernel']})")
             if kind == "session.resumed":
                 c.print("[dim]resumed: finished turns are not redone[/]")
@@ -54,16 +56,33 @@ class LivePrinter:
             else:
                 c.print()
         elif kind == "verdicts":
+            if p["score"] is None or self.protocols.get(sid) == "rubric":
+                return  # a rubric session's judgement is printed from its rubric.scored event
             met = [v["cid"] for v in p["verdicts"] if v["met"]]
             delta = "" if p["delta"] is None else f"  Δs {p['delta']:+.2f}"
             cos = "" if p.get("cos") is None else f"  cos {p['cos']:.2f}"
             c.print(f"{tag}[yellow]score {p['score']:.2f}{delta}{cos}  met: {', '.join(met) or 'none'}[/]")
+        elif kind == "rubric.scored":
+            c.print(f"{tag}[yellow]{escape(rubric_score_line(p))}[/]")
+            reasoning = (p.get("reasoning") or "").strip()
+            if reasoning:
+                c.print(f"{tag}[dim]{escape(reasoning[:600])}{'…' if len(reasoning) > 600 else ''}[/]")
         elif kind == "session.finished":
             score = p.get("score")
             c.print(f"[bold]session {sid} finished: Score {score:.1f}[/]" if score is not None else
                     f"[bold]session {sid} finished[/]")
         elif kind == "session.failed":
             c.print(f"[bold red]session {sid} failed: {p['error']}[/]")
+
+
+def rubric_score_line(p: dict[str, Any]) -> str:
+    """One line for a ``rubric.scored`` event: the 0–5 score (or "cannot judge") and how it was reached."""
+    label = " (offline estimate)" if p.get("offline_estimate") else ""
+    if p.get("score") is None:
+        problems = "; ".join(p.get("problems") or [])
+        return f"rubric: cannot judge after {p.get('attempts', 0)} judge replies{label} ({problems})"
+    asked = f", {p['attempts']} judge replies" if p.get("attempts", 0) > 1 else ""
+    return f"rubric score {p['score']:g} / {p.get('max_score', 5):g}{label}{asked}"
 
 
 def _console(to_stderr: bool) -> Any:
@@ -99,6 +118,20 @@ def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
                       ",".join(map(str, failed)) or "-", str(r["tokens_in"] + r["tokens_out"]),
                       f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
     console.print(table)
+    rated = [(r["target"], r["ratings"]) for r in rows if r.get("ratings")]
+    if rated:
+        p = Table(title="Professionalism and Stability (judge's 1-10 ratings of whole conversations)")
+        for col in ("target", "rated", "Professionalism", "accuracy", "satisfaction", "clarity", "Stability",
+                    "coherence", "questions", "challenges"):
+            p.add_column(col, justify="left" if col == "target" else "right")
+        for target, fig in rated:
+            def show(v):
+                return f"{v:.1f}" if isinstance(v, int | float) else "needs an LLM judge"
+            p.add_row(target, f"{fig['rated']}/{fig['rated'] + fig['not_rated']}", show(fig["professionalism"]),
+                      show(fig["accuracy"]), show(fig["user_satisfaction"]), show(fig["clarity"]),
+                      show(fig["stability"]), show(fig["coherence"]), show(fig["question_handling"]),
+                      show(fig["challenge_handling"]))
+        console.print(p)
     graded = [(r["target"], r["graded"]) for r in rows if r.get("graded")]
     if graded:
         g = Table(title="graded (JudgeAgent): evaluation score and validation by re-answering")
@@ -112,16 +145,64 @@ def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
         console.print(g)
 
 
+def print_rubric_board(console: Any, entries: list[dict[str, Any]]) -> None:
+    """SedarEval's leaderboard: one column per target (offline estimates labelled), one row per
+    category at every level, with the overall and the mean of the level-1 figures."""
+    from rich.table import Table
+
+    if not entries:
+        return
+    table = Table(title="rubric leaderboard (SedarEval): Σ score × 100 / (count × 5); (n) scored, cj = cannot judge")
+    table.add_column("category")
+    for e in entries:
+        table.add_column(e["target"] + (" (offline estimate)" if e.get("offline_estimate") else ""), justify="right")
+
+    def cell(score: dict[str, Any] | None) -> str:
+        if score is None:
+            return ""
+        text = f"{_fmt(score['figure'], 1)} ({score['count']})"
+        return text + (f" +{score['cannot_judge']} cj" if score["cannot_judge"] else "")
+
+    table.add_row("overall", *[cell(e["overall"]) for e in entries])
+    table.add_row("mean of level-1 categories", *[_fmt(e["macro"], 1) for e in entries])
+    seen: dict[tuple[str, ...], int] = {}
+    by_entry: list[dict[tuple[str, ...], dict[str, Any]]] = []
+    for e in entries:
+        mine = {}
+        for c in e["categories"]:
+            path = tuple(c["category"])
+            seen.setdefault(path, len(seen))
+            mine[path] = c
+        by_entry.append(mine)
+    for path in sorted(seen, key=lambda p: tuple(seen[p[:k]] for k in range(1, len(p) + 1))):
+        table.add_row("  " * (len(path) - 1) + path[-1], *[cell(m.get(path)) for m in by_entry])
+    console.print(table)
+    not_judged = [s for e in entries for s in e.get("not_judged") or []]
+    if not_judged:
+        console.print(f"[dim]rubric sessions ended before every turn was asked (not judged): "
+                      f"{', '.join(map(str, not_judged))}[/]")
+
+
 def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, console: Any,
             targets_as_given: list[str] | None = None) -> None:
-    rows = engine.target_table([r["id"] for r in engine.run_sessions(run_id)])
+    ids = [r["id"] for r in engine.run_sessions(run_id)]
+    rows = engine.target_table(ids)
+    rubric = engine.rubric_leaderboard(ids)
     failed = {sid: e for sid, e in errors.items() if e}
     if as_json:
         click.echo(json.dumps({"run": run_id, "targets": rows,
+                               **({"rubric": rubric} if rubric else {}),
+                               "agreement": engine.agreement(ids),
                                "failed": [{"session": s, "error": e} for s, e in failed.items()]},
                               ensure_ascii=False, indent=2))
     else:
         print_target_table(console, rows)
+        print_rubric_board(console, rubric)
+        agree = engine.agreement(ids)
+        if agree["reviewed"]:
+            o = agree["overall"]
+            kappa = f"κ {o['kappa']:.2f}" if o["kappa"] is not None else f"κ undefined ({o['kappa_note']})"
+            console.print(f"judge–human agreement: {o['n']} reviewed, raw {o['raw']:.0%}, {kappa}")
         console.print(f"run {run_id}: sessions {', '.join(str(s) for r in rows for s in r['sessions'])}")
         for sid, err in failed.items():
             console.print(f"[red]session {sid} failed: {err}[/]")
@@ -159,7 +240,7 @@ def _run_with_progress(engine, run_id: int, console: Any, live: bool):
 @click.option("--target", "targets", multiple=True, required=True,
               help="openai:MODEL@BASE_URL, python:module:Class, local, or a name from the config. Repeatable.")
 @click.option("--kernel", default=None, help="offline, config, or openai:MODEL@BASE_URL (default: config's, else offline).")
-@click.option("--protocol", type=click.Choice(["adaptive", "task", "graded"]), default=None,
+@click.option("--protocol", type=click.Choice(["adaptive", "task", "graded", "rubric"]), default=None,
               help="Default: each item's own protocol (an item whose protocol does not run in this version is "
                    "refused unless you ask for adaptive explicitly).")
 @click.option("--turns", type=int, default=None, help="Turns per adaptive session (default 6).")

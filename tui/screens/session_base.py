@@ -35,6 +35,8 @@ class SessionScreen(Screen):
         Binding("shift+tab", "next_region(-1)", "Previous region", show=False, id="prev_region"),
         Binding("o", "override", "Override", id="override",
                 tooltip="Override the selected verdict (the judge's original is kept)"),
+        Binding("k", "confirm_verdict", "Confirm", id="confirm_verdict",
+                tooltip="Confirm the selected verdict as reviewed (counts in judge–human agreement, κ)"),
         Binding("r", "rubric_editor", "Rubric", id="rubric_editor", tooltip="Open the rubric editor"),
         Binding("s", "show_source", "Source", show=False, id="show_source",
                 tooltip="Read the knowledge-base chunks the selected criterion cites"),
@@ -196,7 +198,7 @@ class SessionScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not self.is_mounted:
             return None
-        if action == "override":
+        if action in ("override", "confirm_verdict"):
             return True if self.can_edit() and self.selected_verdict_target() is not None else None
         if action == "rubric_editor":
             return True if self.can_edit() and self.state is not None and self.state.item_id else None
@@ -223,6 +225,24 @@ class SessionScreen(Screen):
                     then=self.after_override, name="override verdict")
 
         self.app.push_screen(OverrideDialog(turn_idx, cid, crit["text"], turn.verdicts[cid]), done)
+
+    def action_confirm_verdict(self) -> None:
+        """Record that the evaluator agrees with the judge on the selected verdict (a human row with
+        the judge's value: the score does not change; agreement and κ count it)."""
+        target = self.selected_verdict_target()
+        if target is None or self.state is None:
+            return
+        turn_idx, cid = target
+        verdict = self.state.turns[turn_idx].verdicts[cid]
+        judged = verdict.original if verdict.original is not None else verdict
+        sid = self.state.session_id
+        db_work(self, self.viva.engine, lambda e, *a: e.override_verdict(*a), sid, turn_idx, cid, judged.met,
+                "confirmed by the evaluator", then=self.after_confirm, name="confirm verdict")
+
+    def after_confirm(self, result: dict[str, Any]) -> None:
+        """Called when a confirmation is on record."""
+        self.notify(f"turn {result['turn']}: {result['cid']} confirmed as {'met' if result['met'] else 'not met'}",
+                    title="Verdict confirmed")
 
     def after_override(self, result: dict[str, Any]) -> None:
         """Called with ``override_verdict``'s result; the live screen sees the event anyway."""

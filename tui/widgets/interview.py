@@ -42,6 +42,15 @@ def fmt_float(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def rubric_line(judgement: dict) -> str:
+    """A rubric session's judgement in one line: ``score 3 / 5``, or ``cannot judge``, labelled
+    "offline estimate" when no LLM judge gave it."""
+    label = " · offline estimate" if judgement.get("offline_estimate") else ""
+    if judgement.get("score") is None:
+        return f"cannot judge ({judgement.get('attempts', 0)} judge replies){label}"
+    return f"score {judgement['score']:g} / {judgement.get('max_score', 5):g}{label}"
+
+
 def turn_label(turn: Turn) -> str:
     """``follow-up``, ``challenge (forced)``, ``human question``... as the pane and tables show it."""
     label = ACTION_LABELS.get(turn.action, turn.action or "…")
@@ -143,7 +152,7 @@ class InterviewPane(ScrollView, can_focus=True):
         turn = self.state.turns[idx]
         version = self.state.version_label(turn.rubric_version_id)
         width = self._content_width()
-        key = (turn.rev, id(turn), version, idx == self.selected, width)
+        key = (turn.rev, id(turn), version, idx == self.selected, width, self._scored_later(turn))
         if self._keys[idx] == key:
             return
         self._keys[idx] = key
@@ -198,6 +207,12 @@ class InterviewPane(ScrollView, can_focus=True):
                 Text("target", style=target + Style(bold=True)))
         for note in turn.extra:
             add(Text(note, style=style("turn--dim")), Text("protocol", style=style("turn--dim")))
+        judgement = turn.rubric_judgement
+        if judgement is not None:
+            label = style("turn--label")
+            add(Text(rubric_line(judgement), style=label), Text("judge", style=label + Style(bold=True)))
+            if (judgement.get("reasoning") or "").strip():
+                add(Text(judgement["reasoning"].strip(), style=style("turn--dim")), Text(""))
         lines.append(Strip.blank(width, Style()))
         return lines
 
@@ -211,16 +226,24 @@ class InterviewPane(ScrollView, can_focus=True):
                 head.append(f"  Δs {fmt_signed(turn.delta)}",
                             style=style("turn--up") if turn.delta > 0 else style("turn--down") if turn.delta < 0
                             else "")
-            elif turn.idx > 0:
+            elif turn.idx > 0 and not self._scored_at_end():
                 head.append("  Δs –")
             head.append(f"  {version}", style=style("turn--dim"))
             if turn.rescored:
                 head.append(" re-scored", style=style("turn--dim"))
             if any(v.overridden for v in turn.verdicts.values()):
                 head.append(" · overridden", style=style("turn--dim"))
-        elif turn.done:
+        elif turn.done and turn.rubric_judgement is None and not self._scored_later(turn):
             head.append("   judging…", style=style("turn--dim"))
         return head
+
+    def _scored_at_end(self) -> bool:
+        """True when the session's protocol scores once at the end (no Δs, no per-turn judging)."""
+        return self.state is not None and self.state.protocol in ("rubric", "task")
+
+    def _scored_later(self, turn: Turn) -> bool:
+        """True for a turn of a protocol that scores once at the end, other than the last turn."""
+        return self._scored_at_end() and self.state is not None and turn.idx < len(self.state.turns) - 1
 
     @staticmethod
     def _strip(segments: list[Segment], width: int, base: Style) -> Strip:

@@ -89,10 +89,22 @@ class MetricPanel(VerticalScroll, can_focus=True):
                          Text(f"follow-up {bar(fu)} {fu:.2f}\nchallenge {bar(ch)} {ch:.2f}\n"
                               f"→ {decision.get('action')} ({who})"))
         else:
-            grid.add_row("policy", Text("no decision yet" if state.protocol != "task" else "not used (task)",
+            grid.add_row("policy", Text("no decision yet" if state.protocol == "adaptive" else f"not used ({state.protocol})",
                                         style="dim"))
         if pending:
             grid.add_row("requested", Text(", ".join(pending), style="bold yellow"))
+        graded = m.get("graded")
+        if graded is not None:  # JudgeAgent: figures from the engine's metrics event
+            track = " ".join(f"{'✔' if s['right'] else '✘'}{s['asked'][0]}" for s in graded["track"])
+            grid.add_row("eval score", f"{_f(graded['evaluation_score'])}  ({graded['questions']} graded)")
+            grid.add_row("difficulty", track or "–")
+            v = graded.get("validation")
+            if v:
+                grid.add_row("ACC1 / ACC2", f"{_f(v['acc1'])} / {_f(v['acc2'])}")
+                grid.add_row("CR / CtE / Δ", f"{_f(v['cr'])} / {_f(v['cte'])} / {_f(v['delta'])}")
+            else:
+                grid.add_row("validation", Text("after the feedback", style="dim"))
+            return grid
         grid.add_row("ΔS_f", f"{_f(m.get('delta_follow_up'))}  ({m.get('follow_ups', 0)} follow-ups)")
         grid.add_row("challenges", str(m.get("challenges", 0)))
         grid.add_row("P+ / P− / P0", f"{_f(m.get('p_plus'), 2)} / {_f(m.get('p_minus'), 2)} / {_f(m.get('p_zero'), 2)}")

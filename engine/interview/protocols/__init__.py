@@ -10,15 +10,14 @@ from __future__ import annotations
 from engine.interview.protocols.adaptive import Adaptive
 from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
 from engine.interview.protocols.graded import Graded
+from engine.interview.protocols.rubric import Rubric
 from engine.interview.protocols.task import Task
 from engine.interview.session import SessionError
 
-PROTOCOLS: dict[str, type[Protocol]] = {p.name: p for p in (Adaptive, Task, Graded)}
+PROTOCOLS: dict[str, type[Protocol]] = {p.name: p for p in (Adaptive, Task, Graded, Rubric)}
 """Protocols this version runs, by name."""
 
-PLANNED: dict[str, str] = {
-    "rubric": "SedarEval's rubric protocol (issue 13)",
-}
+PLANNED: dict[str, str] = {}
 """Protocols items can be imported for but that do not run yet, with what they need."""
 
 __all__ = ["PROTOCOLS", "PLANNED", "Ask", "Protocol", "ProtocolContext", "Steer", "protocol_class",

@@ -151,6 +151,43 @@ class Adaptive(Protocol):
         """One judge call: verdicts for every criterion and the updated summary; s_t, Δs_t, cos_t."""
         await self._judge(turn, history, self.session.version_id, rescore=False)
 
+    async def finish(self, rows: list[dict[str, Any]]) -> None:
+        """Professionalism and Stability: one judge call rates the whole conversation (1–10 on six
+        dimensions), stored once per session (a resumed session does not rate again; the call is
+        cached). The offline kernel does not rate: it records that an LLM judge is needed."""
+        s = self.session
+        if s.store.one("SELECT 1 AS x FROM metrics WHERE scope = 'session' AND scope_id = ? AND name = 'rated'",
+                       (str(s.sid),)):
+            return
+        answered = [r for r in rows if r["answer"] is not None]
+        if not answered:
+            return
+        judge = self.kernel.judge
+        if getattr(judge, "offline", True) or not hasattr(judge, "rate"):
+            ratings, rationale, note, usage = {}, "", "not rated: needs an LLM judge", None
+        else:
+            out, usage = await judge.rate([(r["question"], r["answer"], r["action"]) for r in answered],
+                                          topic=s.item.topic,
+                                          nonce_parts=tuple((r["question"], r["answer"]) for r in answered))
+            ratings, rationale, note = out.values(), out.rationale, ""
+        from engine.store import dumps, now_iso
+
+        with s.store.transaction():
+            for name, value in ratings.items():
+                s.store.conn.execute(
+                    "INSERT OR REPLACE INTO metrics (scope, scope_id, name, value, meta, created_at) "
+                    "VALUES ('session', ?, ?, ?, '{}', ?)", (str(s.sid), f"rating.{name}", float(value), now_iso()))
+            s.store.conn.execute(
+                "INSERT OR REPLACE INTO metrics (scope, scope_id, name, value, meta, created_at) "
+                "VALUES ('session', ?, 'rated', ?, ?, ?)",
+                (str(s.sid), 1.0 if ratings else 0.0, dumps({"note": note, "rationale": rationale}), now_iso()))
+            if usage is not None and answered:
+                last = answered[-1]
+                s.store.update("turns", last["id"], {"tokens_in": last["tokens_in"] + usage.tokens_in,
+                                                     "tokens_out": last["tokens_out"] + usage.tokens_out,
+                                                     "cost": last["cost"] + usage.cost})
+            s.emit(ev.SessionRated(dict(ratings), rationale, note))
+
     async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:
         """Re-judge every answered turn in order (summaries rebuilt under the new rubric)."""
         history: list[dict[str, Any]] = []
