@@ -485,8 +485,9 @@ def rates(home: Home, session_ids: set[int], plan: Plan) -> tuple[float | None, 
         store.close()
     mine = {t: [s for s in ss if s.session_id in session_ids] for t, ss in logged.items()}
     report = evaluate_logged({t: ss for t, ss in mine.items() if ss}, truth)
-    return report.fdr, report.eir, (f"stagnant states {report.stagnant_states}, gaining states "
-                                    f"{report.gaining_states} (engine.policy.evaluate.evaluate_logged)")
+    states = ", ".join(f"{name} {getattr(report, attr)}" for name, attr in (
+        ("stagnant states", "stagnant_states"), ("gaining states", "gaining_states")) if hasattr(report, attr))
+    return _num(report.fdr), _num(report.eir), f"{states} (engine.policy.evaluate.evaluate_logged)"
 
 
 def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]], extra: list[str],
