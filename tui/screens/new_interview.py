@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from tui.app import VivaApp
 
 POLICIES = ("onnx", "threshold", "random", "always-follow-up", "always-challenge")
-PROTOCOLS = (("auto", ""), ("adaptive", "adaptive"), ("task", "task"), ("graded", "graded"))
+PROTOCOLS = (("auto", ""), ("adaptive", "adaptive"), ("task", "task"), ("graded", "graded"), ("rubric", "rubric"))
 
 
 def plan(engine: Engine, request: dict[str, Any]) -> int:
