@@ -312,6 +312,39 @@ class Engine:
 
         return export_session(self._store, session_id, fmt)
 
+    def export_run(self, run_id: int, fmt: str) -> str:
+        """A run report as text (md, json, csv, html): the leaderboard across targets, per-topic
+        scores, sessions, rubric versions and agreement."""
+        from engine.report import export_run
+
+        return export_run(self._store, run_id, fmt)
+
+    @property
+    def exports_dir(self) -> Path:
+        """Where reports are written by default: the data home's ``exports/``."""
+        return self.home / "exports"
+
+    def default_report_path(self, kind: str, ident: int, fmt: str) -> Path:
+        """``<home>/exports/viva-<kind>-<id>.<ext>`` for a ``session`` or ``run`` report."""
+        from engine.report import EXTENSIONS
+
+        if kind not in ("session", "run"):
+            raise ValueError(f"a report is of a session or a run, not {kind!r}")
+        if fmt not in EXTENSIONS:
+            raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(EXTENSIONS)}")
+        return self.exports_dir / f"viva-{kind}-{ident}{EXTENSIONS[fmt]}"
+
+    def write_report(self, kind: str, ident: int, fmt: str, path: str | Path | None = None) -> Path:
+        """Write a ``session`` or ``run`` report to ``path`` (default :meth:`default_report_path`),
+        creating its folder; returns the absolute path. CSV is written byte for byte (``\r\n``)."""
+        text = self.export_session(ident, fmt) if kind == "session" else self.export_run(ident, fmt)
+        target = Path(path).expanduser() if path else self.default_report_path(kind, ident, fmt)
+        target = target.resolve()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        return target
+
     def chunks(self, chunk_ids: list[int]) -> dict[int, Any]:
         """Knowledge-base chunks by id (what a criterion cites)."""
         return _kb.get_chunks(self._store, chunk_ids)
@@ -350,7 +383,9 @@ from engine.policy.pipeline import (  # noqa: E402
 from engine.policy.policies import OnnxPolicy, PolicyError  # noqa: E402
 from engine.policy.ppo import PPOConfig  # noqa: E402
 from engine.policy.reward import LAMBDA, TAU, RewardSpec  # noqa: E402
-from engine.report import export_session  # noqa: E402
+from engine.report import EXTENSIONS as REPORT_EXTENSIONS  # noqa: E402
+from engine.report import FORMATS as REPORT_FORMATS  # noqa: E402
+from engine.report import export_run, export_session  # noqa: E402
 from engine.security import make_non_dumpable  # noqa: E402
 
 __all__ += [
@@ -360,5 +395,6 @@ __all__ += [
     "delete_kb", "get_kb", "list_kbs", "sample_path", "search", "LLMClient", "target_table", "calibrate_from_store",
     "fitted_sampler", "load_fitted_targets", "save_fits", "card_path", "read_card", "check_goals", "HIDDEN",
     "DEFAULT_SEED", "DEFAULT_STEPS", "evaluation_table", "train_and_export", "untrained_policy", "OnnxPolicy",
-    "PolicyError", "PPOConfig", "LAMBDA", "TAU", "RewardSpec", "export_session", "Runtime", "make_non_dumpable",
+    "PolicyError", "PPOConfig", "LAMBDA", "TAU", "RewardSpec", "export_session", "export_run",
+    "REPORT_FORMATS", "REPORT_EXTENSIONS", "Runtime", "make_non_dumpable",
 ]

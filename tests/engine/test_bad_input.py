@@ -136,14 +136,22 @@ def test_reports_escape_answers(hostile_session):
     md = export_session(store, sid, "md")
     tokens = MarkdownIt("commonmark").enable("table").parse(md)
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
-    assert headings[0].startswith("viva session") and headings[1].startswith("Rubric")
-    assert headings[2] == "Turns" and all(h.startswith("Turn ") for h in headings[3:])
-    assert len(headings) == 3 + 5  # one per turn: the answer's "# Score" and setext "===" are not headings
+    from engine.report import build_session_report
+    from engine.report.model import BarChart, Figures, LineChart, Table, Transcript
+
+    report = build_session_report(store, sid)
+    transcript = [s for s in report.sections if isinstance(s, Transcript)][0]
+    # the report's own headings only: title, sections, one per turn (the answer's "# Score" and setext "===" are not)
+    assert headings == [report.title] + [s.title for s in report.sections] + [t.heading for t in transcript.turns]
+    assert len(transcript.turns) == 5
     assert not any(t.type in ("html_block", "html_inline", "code_block", "fence") for t in tokens)
     inline = [c.type for t in tokens if t.children for c in t.children]
     assert "html_inline" not in inline
     count = {kind: sum(1 for t in tokens if t.type == kind) for kind in ("table_open", "bullet_list_open")}
-    assert count == {"table_open": 1, "bullet_list_open": 1}  # the report's own rubric table and headline list
+    assert count["bullet_list_open"] == 0  # the answer's "- [x]" is no list; the report itself has none
+    tables = [s for s in report.sections if isinstance(s, (Figures, LineChart, BarChart)) or
+              (isinstance(s, Table) and s.rows)]
+    assert count["table_open"] == len(tables)  # every table is one of the report's own
     html_out = MarkdownIt("commonmark").render(md)
     assert "# Score: 100 — all criteria met" in html_out and "&lt;script&gt;" in html_out
 

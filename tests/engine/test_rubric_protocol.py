@@ -321,7 +321,7 @@ async def test_offline_estimate_is_point_coverage_and_labelled(runtime, fake_ope
     assert entry["scoring"] == "offline estimate" and entry["offline_estimate"] is True
     assert entry["overall"]["figure"] == pytest.approx(20.0)
     md = export_session(runtime.store, sid, "md")
-    assert "## Rubric judgement (offline estimate)" in md and "score: **1 / 5** (offline estimate)" in md
+    assert "## Rubric judgement (offline estimate)" in md and "| score | 1 | out of 5; offline estimate" in md
     assert json.loads(export_session(runtime.store, sid, "json"))["rubric_judgement"]["offline_estimate"] is True
 
     # an evaluator's override of an offline verdict recomputes the estimate with the same rule

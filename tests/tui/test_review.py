@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, RadioButton, Static
 
 from engine.api import Engine
 from engine.interview.control import override_verdict
@@ -118,6 +118,53 @@ async def test_leaderboard_and_export(runtime, tmp_path):
         await wait_for(pilot, lambda: (tmp_path / "report.json").exists(), "the report file")
         report = json.loads((tmp_path / "report.json").read_text())
         assert json.dumps(report).count("fake-a") >= 1
+
+
+def notified(app, text: str) -> bool:
+    return any(text in str(n.message) for n in app._notifications)
+
+
+async def test_export_offers_every_format_into_the_exports_folder(runtime):
+    sid = run_to_end(runtime, target="fake-a", turns=2)
+    exports = runtime.home / "exports"
+    app = build_app(Engine(runtime), "review", session_id=sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: loaded(app), "the session to load")
+        await pilot.press("ctrl+e")
+        dialog = await wait_for(pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen, "export dialog")
+        assert [b.id for b in dialog.query(RadioButton)] == ["fmt-html", "fmt-md", "fmt-json", "fmt-csv"]
+        path = dialog.query_one("#export-path", Input)
+        assert path.value == str(exports / f"viva-session-{sid}.html"), "HTML into the data home's exports/"
+        assert str(exports) in str(dialog.query_one("#export-folder", Static).render())
+        await pilot.press("enter")
+        page = exports / f"viva-session-{sid}.html"
+        await wait_for(pilot, lambda: page.exists() and notified(app, str(page)), "the HTML report and its path")
+        assert "<svg" in page.read_text(encoding="utf-8")
+        # CSV, under a relative name: inside the exports folder
+        await pilot.press("ctrl+e")
+        dialog = await wait_for(pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen, "export dialog")
+        await pilot.click("#fmt-csv")
+        path = dialog.query_one("#export-path", Input)
+        assert path.value.endswith(f"viva-session-{sid}.csv")
+        path.value = "mine.csv"
+        await pilot.press("ctrl+s")
+        table = exports / "mine.csv"
+        await wait_for(pilot, lambda: table.exists() and notified(app, str(table)), "the CSV report and its path")
+        data = table.read_bytes()
+        assert data.startswith(b"session,turn,") and data.endswith(b"\r\n") and not data.endswith(b"\r\n\r\n")
+        assert data.count(b"\r\n") == 1 + 2  # header and one row per turn
+        # Markdown; an empty name is refused with a warning
+        await pilot.press("ctrl+e")
+        dialog = await wait_for(pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen, "export dialog")
+        await pilot.click("#fmt-md")
+        dialog.query_one("#export-path", Input).value = ""
+        await pilot.press("ctrl+s")
+        assert app.screen is dialog and notified(app, "Give a file name.")
+        dialog.query_one("#export-path", Input).value = str(exports / f"viva-session-{sid}.md")
+        await pilot.press("ctrl+s")
+        md = exports / f"viva-session-{sid}.md"
+        await wait_for(pilot, lambda: md.exists(), "the Markdown report")
+        assert md.read_text(encoding="utf-8").startswith(f"# viva session {sid}")
 
 
 async def test_review_without_a_session_asks_which(runtime):

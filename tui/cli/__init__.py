@@ -20,6 +20,7 @@ from tui.cli.context import get_engine, get_runtime
 from tui.cli.kb import kb
 from tui.cli.policy import policy
 from tui.cli.report import report
+from tui.cli.rescore import rescore
 from tui.cli.run import demo, resume, run
 
 
@@ -92,7 +93,7 @@ def sessions(ctx: click.Context, as_json: bool) -> None:
     Console().print(table)
 
 
-for _command in (demo, tui, kb, bench, run, resume, review, report, policy):
+for _command in (demo, tui, kb, bench, run, resume, rescore, review, report, policy):
     main.add_command(_command)
 
 __all__ = ["main", "get_engine", "get_runtime"]

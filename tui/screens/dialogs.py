@@ -163,21 +163,32 @@ class JumpDialog(Dialog):
 
 
 class ExportDialog(Dialog):
-    """Choose a format and a file. Returns ``(fmt, path)``."""
+    """Choose a format and a file. Returns ``(fmt, path)`` with an absolute path.
+
+    The file goes to ``folder`` (the data home's ``exports/``) unless another path is typed; a
+    relative path is taken inside ``folder``. The extension follows the chosen format.
+    """
 
     BINDINGS = [Binding("ctrl+s", "export", "Export", id="export_submit")]
 
-    def __init__(self, session_id: int):
+    FORMATS = (("html", "HTML page (charts)"), ("md", "Markdown"), ("json", "JSON"), ("csv", "CSV (turns)"))
+    """(format, label) in the order offered; the first is the default."""
+
+    def __init__(self, session_id: int, folder: str | Path, extensions: dict[str, str] | None = None):
         super().__init__()
         self.session_id = session_id
+        self.folder = Path(folder).expanduser()
+        self.extensions = extensions or {"md": ".md", "json": ".json", "csv": ".csv", "html": ".html"}
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(f"Export the report of session {self.session_id}", classes="dialog-title")
             with RadioSet(id="export-format"):
-                yield RadioButton("Markdown", value=True, id="fmt-md")
-                yield RadioButton("JSON", id="fmt-json")
-            yield Input(value=str(Path.cwd() / f"viva-session-{self.session_id}.md"), id="export-path")
+                for i, (fmt, label) in enumerate(self.FORMATS):
+                    yield RadioButton(label, value=i == 0, id=f"fmt-{fmt}")
+            default = self.folder / f"viva-session-{self.session_id}{self.extensions[self.FORMATS[0][0]]}"
+            yield Input(value=str(default), id="export-path")
+            yield Static(Text(f"folder: {self.folder}"), id="export-folder", classes="dim")
             yield Static("enter or ctrl+s exports, escape cancels", classes="dim")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Export", variant="primary", id="export")
@@ -186,20 +197,31 @@ class ExportDialog(Dialog):
     AUTO_FOCUS = "#export-path"
 
     def _fmt(self) -> str:
-        return "json" if self.query_one("#fmt-json", RadioButton).value else "md"
+        for fmt, _ in self.FORMATS:
+            if self.query_one(f"#fmt-{fmt}", RadioButton).value:
+                return fmt
+        return self.FORMATS[0][0]
 
     def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
         path = self.query_one("#export-path", Input)
         current = Path(path.value)
-        if current.suffix in (".md", ".json"):
-            path.value = str(current.with_suffix("." + self._fmt()))
+        if current.suffix in self.extensions.values():
+            path.value = str(current.with_suffix(self.extensions[self._fmt()]))
+
+    def chosen_path(self) -> Path | None:
+        """The typed path made absolute (relative ones inside the export folder); None if empty."""
+        text = self.query_one("#export-path", Input).value.strip()
+        if not text:
+            return None
+        path = Path(text).expanduser()
+        return path if path.is_absolute() else self.folder / path
 
     def action_export(self) -> None:
-        path = self.query_one("#export-path", Input).value.strip()
-        if not path:
+        path = self.chosen_path()
+        if path is None:
             self.notify("Give a file name.", severity="warning")
             return
-        self.dismiss((self._fmt(), path))
+        self.dismiss((self._fmt(), str(path)))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.action_export()

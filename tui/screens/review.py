@@ -3,12 +3,12 @@
 The replay moves between the points where the figures changed (each judged turn, each re-scored
 turn, each override) with ←/→; ``g`` jumps to a turn. Overrides and rubric edits apply to the end
 of the record, so they are offered there. From here: compare with another session of the same
-item, the leaderboard, and the session report (Markdown or JSON).
+item, the leaderboard, and the session report (HTML with charts, Markdown, JSON or CSV, written
+to the data home's ``exports/`` by default).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -41,13 +41,10 @@ def list_sessions(engine: Engine) -> list[dict[str, Any]]:
     return engine.list_sessions()
 
 
-def write_report(engine: Engine, session_id: int, fmt: str, path: str) -> str:
-    """Export the session report and write it to ``path``; returns the absolute path."""
-    text = engine.export_session(session_id, fmt)
-    target = Path(path).expanduser().resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    return str(target)
+def write_report(engine: Engine, session_id: int, fmt: str, path: str | None = None) -> str:
+    """Write the session report (``path``, default the data home's ``exports/``); returns the
+    absolute path."""
+    return str(engine.write_report("session", session_id, fmt, path))
 
 
 class ReviewScreen(SessionScreen):
@@ -202,6 +199,7 @@ class ReviewScreen(SessionScreen):
         self.app.push_screen(LeaderboardScreen())
 
     def action_export(self) -> None:
+        from engine.api import REPORT_EXTENSIONS
         from tui.screens.dialogs import ExportDialog
 
         sid = self.session_id
@@ -213,10 +211,10 @@ class ReviewScreen(SessionScreen):
                 return
             fmt, path = result
             db_work(self, self.viva.engine, write_report, sid, fmt, path,
-                    then=lambda where: self.notify(f"wrote {where}", title="Report exported"),
+                    then=lambda where: self.notify(f"wrote {where}", title="Report exported", timeout=10),
                     name="export report")
 
-        self.app.push_screen(ExportDialog(sid), chosen)
+        self.app.push_screen(ExportDialog(sid, self.viva.engine.exports_dir, dict(REPORT_EXTENSIONS)), chosen)
 
     def action_pick_session(self) -> None:
         from tui.screens.dialogs import PickSessionDialog
