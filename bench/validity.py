@@ -62,9 +62,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
-for _p in (str(ROOT), str(BENCH)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+# The repository first (bench/engine.py must never shadow the engine package), bench/ last (for
+# validity_targets).
+if str(ROOT) in sys.path:
+    sys.path.remove(str(ROOT))
+sys.path.insert(0, str(ROOT))
+if str(BENCH) not in sys.path:
+    sys.path.append(str(BENCH))
 
 import validity_targets as vt  # noqa: E402
 
@@ -467,9 +471,8 @@ def rates(home: Home, session_ids: set[int], plan: Plan) -> tuple[float | None, 
     Returns ``(None, None, reason)`` when the engine has no such function yet.
     """
     try:
-        from engine.policy.logs import load_sessions, open_store
-
         from engine.policy.evaluate import TargetTruth, evaluate_logged
+        from engine.policy.logs import load_sessions, open_store
     except ImportError as exc:
         return None, None, f"n/a: the engine has no logged-session evaluation ({exc})"
     truth = {}
@@ -485,8 +488,10 @@ def rates(home: Home, session_ids: set[int], plan: Plan) -> tuple[float | None, 
         store.close()
     mine = {t: [s for s in ss if s.session_id in session_ids] for t, ss in logged.items()}
     report = evaluate_logged({t: ss for t, ss in mine.items() if ss}, truth)
-    states = ", ".join(f"{name} {getattr(report, attr)}" for name, attr in (
-        ("stagnant states", "stagnant_states"), ("gaining states", "gaining_states")) if hasattr(report, attr))
+    states = ", ".join(f"{name} {_f(getattr(report, attr)) if isinstance(getattr(report, attr), float) else getattr(report, attr)}"
+                       for name, attr in (("stagnant states", "stagnant_states"), ("gaining states", "gaining_states"),
+                                          ("FDR_f", "fdr_follow_up"), ("challenge share", "challenge_share"),
+                                          ("policy", "version")) if hasattr(report, attr))
     return _num(report.fdr), _num(report.eir), f"{states} (engine.policy.evaluate.evaluate_logged)"
 
 

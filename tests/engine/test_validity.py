@@ -168,6 +168,8 @@ def test_small_real_run_keeps_the_orderings(tmp_path):
     for s in run.styles:
         assert s.pairs == 2
         assert s.oracle_wins == s.pairs, f"{s.style}: oracle not above mute in sessions {s.losses}"
+    # the shipped policy's rates on these sessions, by the engine's own logged-session evaluation
+    assert "evaluate_logged" in run.rates_note and 0.0 <= run.fdr <= 1.0, run.rates_note
     means = [statistics.mean(s.score_by_k[k] for s in run.styles) for k in plan.ks]
     assert all(a <= b for a, b in zip(means, means[1:], strict=False)), means
     assert means[0] < means[-1], means
