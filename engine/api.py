@@ -33,7 +33,7 @@ from engine.bench.importers import run_import
 from engine.bench.model import BenchError, Benchmark, Criterion, Item, RubricVersion
 from engine.bench.rubric import apply_ops
 from engine.config import Config, ConfigError
-from engine.demo import prepare_demo
+from engine.demo import DEMO_TARGETS, prepare_demo
 from engine.interview import control as _control
 from engine.interview import queries as _queries
 from engine.interview import run as _run
@@ -197,6 +197,16 @@ class Engine:
         """Run (or resume) sessions; session id -> error or None."""
         return await _run.execute_sessions(self.runtime, session_ids, concurrency, on_event)
 
+    def run_progress(self, run_id: int) -> dict[str, Any]:
+        """How far a run is: sessions, done, failed, turns judged and planned."""
+        return _figures.run_progress(self._store, run_id)
+
+    def target_warnings(self, specs: Iterable[str], api_key_env: str | None = None) -> list[str]:
+        """Warnings about target specs before a run (e.g. a remote endpoint with no API key)."""
+        from engine.interview.targets import target_warnings
+
+        return [w for spec in specs for w in target_warnings(spec, self.config, api_key_env)]
+
     def resolve_resume(self, what: str) -> tuple[str, int]:
         """``12`` -> (session, 12); ``run:3`` -> (run, 3)."""
         return _run.resolve_resume(self.runtime, what)
@@ -211,7 +221,7 @@ class Engine:
         return _control.resume(self._store, session_id)
 
     def stop(self, session_id: int) -> int:
-        """Ask the runner to stop after the step in flight."""
+        """Ask the runner to stop now (an answer in flight is cut); the session becomes ``stopped``, resumable."""
         return _control.stop(self._store, session_id)
 
     def force(self, session_id: int, action: str) -> int:
@@ -354,7 +364,7 @@ __all__ = [
     "Engine", "USER_ERRORS", "RunRequest", "BenchError", "Benchmark", "Criterion", "Item", "RubricVersion",
     "ConfigError", "StoreError", "RunError", "ControlError", "SessionError", "KnowledgeBaseError",
     "EmbedderError", "LLMError", "apply_ops", "export_jsonl", "generate_benchmark", "load_topics", "run_import",
-    "prepare_demo", "__version__",
+    "prepare_demo", "DEMO_TARGETS", "__version__",
 ]
 
 # -- for the command line's administrative commands (called with ``Engine.runtime``) ------------------

@@ -114,7 +114,9 @@ class EmbedderConfig(_Strict):
     model_path: str | None = None
     tokenizer_path: str | None = None
     max_length: int = Field(default=256, gt=8)
-    batch_size: int = Field(default=32, gt=0)
+    batch_size: int = Field(default=8, gt=0)
+    """Texts per ONNX run. 8 is as fast as 32 here (inputs are sorted by length, so batches pad little)
+    and holds about half the memory: a run's activations grow with batch x tokens², one run per core."""
 
 
 class RetrievalConfig(_Strict):
@@ -146,6 +148,17 @@ class InterviewConfig(_Strict):
     offline_threshold: float = Field(default=0.59, gt=0.0, le=1.0)
 
 
+class LocalConfig(_Strict):
+    """The embedded local model (target ``local``): ``threads`` the llama.cpp server computes with.
+
+    ``null`` (the default) means :func:`engine.interview.local.default_threads`: one thread per two
+    cores the process may use, at least one (``bench/local_threads.py``: llama.cpp's threads spin
+    while they wait for each other, so a thread more than the free cores costs far more than it gains).
+    """
+    threads: int | None = Field(default=None, gt=0, le=256)
+    n_ctx: int = Field(default=2048, ge=256)
+
+
 class Config(_Strict):
     """The whole configuration. ``kernel: null`` (the default) means the offline kernel."""
 
@@ -154,6 +167,7 @@ class Config(_Strict):
     targets: dict[str, ModelConfig] = Field(default_factory=dict)
     retrieval: RetrievalConfig = RetrievalConfig()
     interview: InterviewConfig = InterviewConfig()
+    local: LocalConfig = LocalConfig()
     keys: dict[str, str] = Field(
         default_factory=dict, description="Key remapping for the app: binding id -> keys."
     )

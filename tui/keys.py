@@ -8,6 +8,8 @@ from typing import Any
 from textual.binding import Binding
 from textual.screen import Screen
 
+from tui.widgets.keybar import describe
+
 
 def binding_rows(screen: Screen) -> list[dict[str, Any]]:
     """Active bindings of ``screen`` (its focus chain, the screen and the app), one per action."""
@@ -21,7 +23,7 @@ def binding_rows(screen: Screen) -> list[dict[str, Any]]:
         if row is None:
             rows[ident] = {
                 "key": display, "action": binding.action, "node": active.node,
-                "description": binding.description or binding.action.replace("_", " "),
+                "description": describe(active.node, binding) or binding.action.replace("_", " "),
                 "id": binding.id, "enabled": active.enabled, "tooltip": binding.tooltip or "",
                 "show": binding.show,
             }

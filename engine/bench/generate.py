@@ -319,7 +319,8 @@ async def _with_kernel_errors(call: Any, kernel: str, topic: Topic) -> Any:
 async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str, topics: Sequence[Topic], *,
                              per_topic: int = 3, seed: int = 0, config: Config | None = None,
                              offline: bool = False, use_cache: bool = True, embedder: Any = None,
-                             client: Any = None, progress: Callable[[str], None] | None = None) -> GenerateSummary:
+                             client: Any = None, progress: Callable[[str], None] | None = None,
+                             steps: Callable[[str, int, int], None] | None = None) -> GenerateSummary:
     """Generate a benchmark of ``adaptive`` items from a knowledge base.
 
     Args:
@@ -336,6 +337,7 @@ async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str,
         embedder: an embedder to use for retrieval instead of the configured one.
         client: an LLM client to use instead of building one from ``config.kernel``.
         progress: called with a line of text as each topic is done.
+        steps: called as ``steps("topics", done, total)`` before the first topic and after each one.
 
     Returns:
         The summary (items per topic, topic criteria, kernel calls, rejected replies, warnings).
@@ -365,7 +367,9 @@ async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str,
     summary = GenerateSummary(benchmark=name, kb=kb, kernel=kernel, prompt_version=prompts.PROMPT_VERSION, seed=seed)
     drafts: list[ItemDraft] = []
     gen = _KernelGenerator(client, retrieve, summary) if use_llm else None
-    for topic in topics:
+    if steps:
+        steps("topics", 0, len(topics))
+    for done, topic in enumerate(topics, start=1):
         if gen is not None:
             topic_drafts, names = await _with_kernel_errors(gen.topic(topic, per_topic, seed), kernel, topic)
         else:
@@ -377,6 +381,8 @@ async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str,
         summary.topic_criteria[topic.name] = names
         if progress:
             progress(f"{topic.name}: {len(topic_drafts)} question(s)")
+        if steps:
+            steps("topics", done, len(topics))
     if not drafts:
         raise BenchError(f"no questions could be generated from knowledge base {kb!r} for these topics")
     author = "kernel"

@@ -2,15 +2,17 @@
 
 ``prepare_demo`` builds the ``demo`` knowledge base from ``engine/demo/docs`` (two short public-health
 texts written for viva), generates the ``demo`` benchmark with the offline kernel from
-``engine/demo/topics.yaml``, and plans a run: offline kernel, the embedded local target
-(SmolLM2-135M-Instruct through llama.cpp), the shipped ONNX policy. Everything is reused when it
-already exists, so a second ``viva demo`` starts at once.
+``engine/demo/topics.yaml``, and plans a run: offline kernel, the shipped ONNX policy, and two
+targets side by side: the reference target ``kb:demo`` (it answers with the best-matching sentences
+of the knowledge base, :mod:`engine.interview.reference`: a score that moves, follow-ups and
+challenges worth watching) and the embedded local model (SmolLM2-135M-Instruct through llama.cpp).
+Everything is reused when it already exists, so a second ``viva demo`` starts at once.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from engine.runtime import Runtime
@@ -18,6 +20,8 @@ from engine.runtime import Runtime
 DEMO_DIR = Path(__file__).resolve().parent
 DEMO_KB = "demo"
 DEMO_BENCH = "demo"
+DEMO_TARGETS = (f"kb:{DEMO_KB}", "local")
+"""The reference target (the knowledge base's own sentences) and the embedded local model."""
 
 
 def default_policy() -> str:
@@ -27,9 +31,10 @@ def default_policy() -> str:
     return "onnx" if model_file("policy.onnx").is_file() else "threshold"
 
 
-def prepare_demo(runtime: Runtime, target: str = "local", policy: str | None = None, turns: int = 6,
-                 n_items: int = 1, seed: int = 0, log: Callable[[str], None] = print) -> int:
-    """Build what the demo needs (once) and plan its run; returns the run id."""
+def prepare_demo(runtime: Runtime, targets: Sequence[str] | str = DEMO_TARGETS, policy: str | None = None,
+                 turns: int = 6, n_items: int = 1, seed: int = 0, log: Callable[[str], None] = print) -> int:
+    """Build what the demo needs (once) and plan its run (each item for each target); returns the run id."""
+    targets = [targets] if isinstance(targets, str) else list(targets)
     from engine.bench.generate import generate_benchmark, load_topics
     from engine.bench.items import list_benchmarks, list_items
     from engine.interview.run import RunRequest, plan_run
@@ -55,6 +60,6 @@ def prepare_demo(runtime: Runtime, target: str = "local", policy: str | None = N
             if ids and len(chosen) < n_items:
                 chosen.append(ids.pop(0))
     policy = policy or default_policy()
-    log(f"demo run: target {target}, kernel offline, policy {policy}, {turns} turns, items {chosen}")
-    return plan_run(runtime, RunRequest(bench=DEMO_BENCH, targets=[target], items=chosen, kernel="offline",
+    log(f"demo run: targets {', '.join(targets)}, kernel offline, policy {policy}, {turns} turns, items {chosen}")
+    return plan_run(runtime, RunRequest(bench=DEMO_BENCH, targets=targets, items=chosen, kernel="offline",
                                         policy=policy, turns=turns, seed=seed))

@@ -33,6 +33,7 @@ TASK_STOP_KEYWORD = "task.stop_keyword"
 SESSION_FINISHED = "session.finished"
 SESSION_FAILED = "session.failed"
 SESSION_INTERRUPTED = "session.interrupted"
+SESSION_STOPPED = "session.stopped"
 VERDICT_OVERRIDDEN = "verdict.overridden"
 SESSION_RATED = "session.rated"
 RUBRIC_SCORED = "rubric.scored"
@@ -277,6 +278,18 @@ class SessionInterrupted(Payload):
 
 
 @dataclass
+class SessionStopped(Payload):
+    """The evaluator stopped the session (status ``stopped``, resumable). ``after_turn`` is the last
+    turn with a whole answer; when a target call was cut, ``turn`` is its turn and ``partial`` the
+    answer received so far (kept as partial: not judged, and asked again on resume)."""
+
+    kind = SESSION_STOPPED
+    after_turn: int = -1
+    turn: int | None = None
+    partial: str = ""
+
+
+@dataclass
 class SessionRated(Payload):
     """The judge's 1–10 ratings of a finished adaptive conversation (Professionalism: accuracy,
     user_satisfaction, clarity; Stability: coherence, question_handling, challenge_handling);
@@ -366,8 +379,8 @@ class Unknown(Payload):
 PAYLOADS: dict[str, type[Payload]] = {cls.kind: cls for cls in (
     SessionStarted, PolicyDecided, TurnStarted, AnswerDelta, AnswerReset, AnswerDone, Verdicts,
     VerdictOverridden, RubricUpdated, Intervention, SessionPaused, SessionEndedEarly, TaskStopKeyword,
-    SessionFinished, SessionFailed, SessionInterrupted, SessionRated, GradedStep, GradedExtension, GradedFeedback,
-    GradedNote, RubricScored)}
+    SessionFinished, SessionFailed, SessionInterrupted, SessionStopped, SessionRated, GradedStep,
+    GradedExtension, GradedFeedback, GradedNote, RubricScored)}
 PAYLOADS[SESSION_RESUMED] = SessionStarted
 PAYLOADS[METRICS] = dict  # type: ignore[assignment]  # the figures of engine.metrics.sessions.session_metrics
 

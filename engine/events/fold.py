@@ -16,7 +16,7 @@ from engine import events as ev
 ACTIVE = ("running", "paused")
 """Statuses in which a runner is (or should be) applying control events."""
 
-ENDED = ("finished", "failed", "interrupted")
+ENDED = ("finished", "failed", "interrupted", "stopped")
 
 
 @dataclass
@@ -62,6 +62,8 @@ class Turn:
     """A rubric session's 0–5 judgement stored on this turn (the ``rubric.scored`` payload)."""
     extra: list[str] = field(default_factory=list)
     """Lines a protocol attaches to the turn (graded: its difficulty step, the extension's gold answer)."""
+    partial: bool = False
+    """The answer was cut by a stop: what arrived before it (not judged; asked again on resume)."""
     rev: int = 0
     """Bumped on every change, so a widget re-renders only turns that changed."""
 
@@ -73,7 +75,7 @@ class Turn:
     @property
     def streaming(self) -> bool:
         """True while the answer is arriving: some text, not yet done."""
-        return not self.done and bool(self.answer)
+        return not self.done and not self.partial and bool(self.answer)
 
     def touch(self) -> None:
         """Mark the turn changed (bump ``rev``) so widgets re-render it."""
@@ -231,11 +233,22 @@ class SessionView:
     def _started(self, seq: int, p: ev.SessionStarted) -> None:
         self.status = "running"
         self.error = None
+        for t in self.turns:
+            if t.partial:  # a resumed session asks a cut turn again: its partial answer goes
+                t.answer, t.partial = "", False
+                t.touch()
         if p.rubric_version_id is not None:
             self.rubric_version_id = p.rubric_version_id
             self.criteria_by_version[p.rubric_version_id] = list(p.criteria or [])
         if p.by == "human":
             self.notes.append("resumed by the evaluator")
+        elif p.resumed:
+            # a new runner took the session over: an answer cut off mid-stream is asked again from
+            # the start, so the pieces shown so far are dropped (the runner also writes answer.reset)
+            for t in self.turns:
+                if not t.done and t.answer:
+                    t.answer = ""
+                    t.touch()
 
     def _decided(self, seq: int, p: ev.PolicyDecided) -> None:
         self.decision = p.as_dict()
@@ -344,6 +357,18 @@ class SessionView:
     def _interrupted(self, seq: int, p: ev.SessionInterrupted) -> None:
         self.status = "interrupted"
 
+    def _stopped(self, seq: int, p: ev.SessionStopped) -> None:
+        self.status = "stopped"
+        self.pending.clear()
+        if p.turn is not None:
+            t = self._turn_for(int(p.turn))
+            t.answer, t.partial, t.done = p.partial, True, False
+            t.touch()
+            self.notes.append(f"stopped by the evaluator during turn {p.turn} (partial answer kept; "
+                              "resume asks it again)")
+        else:
+            self.notes.append(f"stopped by the evaluator after turn {p.after_turn} (resumable)")
+
     # graded (JudgeAgent): the figures come from the engine's events, as written
     def _graded_step(self, seq: int, p: ev.GradedStep) -> None:
         t = self._turn_for(int(p.turn))
@@ -396,6 +421,7 @@ _HANDLERS = {
     ev.SESSION_FINISHED: SessionView._finished,
     ev.SESSION_FAILED: SessionView._failed,
     ev.SESSION_INTERRUPTED: SessionView._interrupted,
+    ev.SESSION_STOPPED: SessionView._stopped,
     ev.GRADED_STEP: SessionView._graded_step,
     ev.GRADED_EXTENSION: SessionView._graded_extension,
     ev.GRADED_FEEDBACK: SessionView._graded_feedback,

@@ -45,8 +45,9 @@ def resume(store: Store, session_id: int) -> int:
 
 
 def stop(store: Store, session_id: int) -> int:
-    """Ask the runner to end the session at its next step boundary (recorded as stopped by the
-    evaluator); returns the control event's sequence number.
+    """Ask the runner to stop the session now: a target answer in flight is cut (its partial text is
+    kept), the session becomes ``stopped`` and can be resumed; returns the control event's sequence
+    number.
     """
     return request(store, session_id, "stop")
 

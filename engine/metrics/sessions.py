@@ -226,3 +226,25 @@ def graded_table(store: Store, session_ids: Iterable[int]) -> dict[str, dict[str
             "validation": v,
         }
     return out
+
+
+def run_progress(store: Store, run_id: int) -> dict[str, Any]:
+    """How far a run is: ``sessions``, ``done`` (finished, failed or stopped), ``failed``,
+    ``turns_judged`` and ``turns_planned`` (the adaptive sessions' planned turns; None when the run
+    has task sessions, whose length the examiner decides)."""
+    from engine.store import loads
+
+    rows = store.query("SELECT id, status, protocol, config FROM sessions WHERE run_id = ? ORDER BY id", (run_id,))
+    judged = store.one(
+        "SELECT COUNT(*) AS n FROM turns t JOIN sessions s ON s.id = t.session_id "
+        "WHERE s.run_id = ? AND t.score IS NOT NULL", (run_id,))
+    planned: int | None = 0
+    for r in rows:
+        turns = loads(r["config"], {}).get("turns")
+        if r["protocol"] != "adaptive" or not isinstance(turns, int):
+            planned = None
+            break
+        planned += turns
+    return {"sessions": len(rows), "done": sum(1 for r in rows if r["status"] in ("finished", "failed", "stopped")),
+            "failed": sum(1 for r in rows if r["status"] == "failed"), "turns_judged": judged["n"] if judged else 0,
+            "turns_planned": planned}

@@ -92,10 +92,26 @@ class Store:
                 f"{self.path}: database schema version {current} is newer than this viva "
                 f"({SCHEMA_VERSION}); upgrade viva or use another --home"
             )
-        for number in range(current + 1, SCHEMA_VERSION + 1):
-            script = MIGRATIONS[number - 1]
-            # executescript commits implicitly, so wrap the DDL in an explicit transaction.
-            self.conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
+        if current == SCHEMA_VERSION:
+            return
+        # Foreign keys are off while migrations run, so a migration may rebuild a table that others
+        # reference (SQLite's documented procedure); the references are checked before each commit.
+        self.conn.execute("PRAGMA foreign_keys=OFF")
+        try:
+            before = {tuple(r) for r in self.conn.execute("PRAGMA foreign_key_check").fetchall()}
+            for number in range(current + 1, SCHEMA_VERSION + 1):
+                script = MIGRATIONS[number - 1]
+                # executescript commits implicitly, so wrap the DDL in an explicit transaction.
+                self.conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};")
+                broken = [r for r in map(tuple, self.conn.execute("PRAGMA foreign_key_check").fetchall())
+                          if r not in before]
+                if broken:
+                    self.conn.execute("ROLLBACK")
+                    raise StoreError(f"{self.path}: migration {number} would break {len(broken)} reference(s) "
+                                     f"(first: {tuple(broken[0])}); the database was not changed")
+                self.conn.execute("COMMIT")
+        finally:
+            self.conn.execute("PRAGMA foreign_keys=ON")
 
     # -- transactions -------------------------------------------------------------------------
     @contextmanager

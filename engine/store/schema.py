@@ -270,6 +270,54 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX graded_steps_session ON graded_steps(session_id);
     """,
+    # 5: single ownership of runs and sessions (engine/store/lease.py): who drives one, and when it
+    #    last showed life.
+    """
+    CREATE TABLE leases (
+        scope TEXT NOT NULL CHECK (scope IN ('run', 'session')),
+        ident INTEGER NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        token TEXT NOT NULL,
+        acquired_at REAL NOT NULL,
+        heartbeat_at REAL NOT NULL,
+        PRIMARY KEY (scope, ident)
+    );
+    """,
+    # 6: a session the evaluator stopped is ``stopped`` (resumable), not finished. SQLite cannot
+    #    change a CHECK in place: the table is rebuilt (foreign keys are off while migrations run).
+    """
+    CREATE TABLE sessions_v4 (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+        item_id INTEGER REFERENCES items(id) ON DELETE SET NULL,
+        benchmark_id INTEGER REFERENCES benchmarks(id) ON DELETE SET NULL,
+        protocol TEXT NOT NULL,
+        target TEXT NOT NULL,
+        kernel TEXT NOT NULL,
+        judge TEXT NOT NULL DEFAULT '',
+        policy TEXT NOT NULL DEFAULT '',
+        policy_version TEXT NOT NULL DEFAULT '',
+        seed INTEGER NOT NULL DEFAULT 0,
+        config TEXT NOT NULL DEFAULT '{}',
+        status TEXT NOT NULL DEFAULT 'created'
+            CHECK (status IN ('created', 'running', 'paused', 'finished', 'failed', 'interrupted', 'stopped')),
+        rubric_version_id INTEGER REFERENCES rubric_versions(id),
+        score REAL,
+        error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        pid INTEGER
+    );
+    INSERT INTO sessions_v4 (id, run_id, item_id, benchmark_id, protocol, target, kernel, judge, policy,
+                             policy_version, seed, config, status, rubric_version_id, score, error, created_at,
+                             updated_at, pid)
+        SELECT id, run_id, item_id, benchmark_id, protocol, target, kernel, judge, policy, policy_version, seed,
+               config, status, rubric_version_id, score, error, created_at, updated_at, pid FROM sessions;
+    DROP TABLE sessions;
+    ALTER TABLE sessions_v4 RENAME TO sessions;
+    CREATE INDEX sessions_run ON sessions(run_id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -69,6 +69,10 @@ class FakeOpenAI:
         self.in_flight = 0
         self.max_in_flight = 0
         """The most chat requests being answered at the same moment (concurrency, not timing)."""
+        self.disconnects = 0
+        """Answers the client hung up on before they were complete (a cancelled stream)."""
+        self.pieces_sent: list[int] = []
+        """For each streamed answer, how many pieces were written before it ended or was cut."""
         server = self
         handler = type("Handler", (_Handler,), {"fake": server})
         self.httpd = _Server((host, port), handler)
@@ -206,6 +210,8 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._complete(body, content)
         except (BrokenPipeError, ConnectionResetError):
+            with self.fake._lock:
+                self.fake.disconnects += 1
             return
         finally:
             with self.fake._lock:
@@ -242,9 +248,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
         delay = float(reply.get("token_delay", 0))
+        slot = len(self.fake.pieces_sent)
+        self.fake.pieces_sent.append(0)
         for i, piece in enumerate(pieces):
             delta = {"content": piece} if i else {"role": "assistant", "content": piece}
             send({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+            self.fake.pieces_sent[slot] = i + 1
             if delay:
                 time.sleep(delay)
         if reply.get("truncate"):

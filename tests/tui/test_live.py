@@ -165,10 +165,11 @@ async def test_pause_resume_and_stop(runtime, fake_openai):
                        "the runner to apply both")
         stopped_at = len(app.screen.state.turns)
         await pilot.press("x")
-        await wait_for(pilot, lambda: finished(app), "the stop")
+        await wait_for(pilot, lambda: app.screen.state.status == "stopped", "the stop")
         state = app.screen.state
-        assert state.ended == {"after_turn": stopped_at - 1, "reason": "stop"}
+        assert f"stopped by the evaluator after turn {stopped_at - 1} (resumable)" in state.notes
         assert len(state.turns) == stopped_at < 6
+        assert app.screen.check_action("resume_session", ()) is True, "a stopped session can be resumed"
         # Nothing left to steer: the keys are dimmed.
         for action in ("pause_resume", "follow_up", "challenge", "end", "write_question", "stop"):
             assert app.screen.check_action(action, ()) is None

@@ -42,10 +42,10 @@ class VivaGroup(click.Group):
         try:
             return super().invoke(ctx)
         except (ConfigError, StoreError) as exc:
-            click.echo(f"error: {redact(str(exc))}", err=True)
+            click.echo(f"Error: {redact(str(exc))}", err=True)
             sys.exit(2)
         except USER_ERRORS as exc:
-            click.echo(f"error: {redact(str(exc))}", err=True)
+            click.echo(f"Error: {redact(str(exc))}", err=True)
             sys.exit(1)
 
 

@@ -181,17 +181,23 @@ def show(ctx: click.Context, name: str, item_id: int | None, as_json: bool) -> N
 @click.option("--strict", is_flag=True, help="sedareval: stop at the first bad row (default: import the valid rows "
               "and list each skipped row with its line and reason).")
 @click.option("--json", "as_json", is_flag=True, help="Print the import summary as JSON.")
+@click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.pass_context
 def import_cmd(ctx: click.Context, fmt: str, path: str, name: str | None, kb: str | None, strict: bool,
-               as_json: bool) -> None:
+               as_json: bool, quiet: bool) -> None:
     """Import a benchmark: sedareval (JSONL), taskweaver (folder of cases), medqa (JSONL), squad (JSON) or
     jsonl (viva's own export format). sedareval imports the valid rows and lists each skipped row
     (--strict: all or nothing); the other formats write nothing if any record is bad."""
     from engine.api import run_import
+    from tui.cli.kb import STAGE_LABELS, STAGE_UNITS
+    from tui.cli.progress import ProgressDisplay, choose_mode
 
     rt = get_runtime(ctx)
-    with _errors():
-        summary = run_import(rt.store, rt.home, fmt, path, name, config=rt.config, kb=kb, strict=strict)
+    labels = {**STAGE_LABELS, "read": "reading lines", "write": "writing items"}
+    units = {**STAGE_UNITS, "read": "lines", "write": "items"}
+    with _errors(), ProgressDisplay(choose_mode(quiet, as_json=as_json), prefix="viva: ") as display:
+        summary = run_import(rt.store, rt.home, fmt, path, name, config=rt.config, kb=kb, strict=strict,
+                             progress=display.stage(labels, units))
     if as_json:
         _echo_json(summary.to_dict())
     else:
@@ -246,27 +252,25 @@ def delete(ctx: click.Context, name: str, yes: bool) -> None:
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed (offline question choice, sampling).")
 @click.option("--offline", is_flag=True, help="Use the offline kernel even when a kernel model is configured.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.pass_context
 def generate(ctx: click.Context, name: str, kb_name: str, topics_file: str, per_topic: int, seed: int,
-             offline: bool, as_json: bool) -> None:
+             offline: bool, as_json: bool, quiet: bool) -> None:
     """Generate a benchmark from a knowledge base (TestAgent 2.1): questions per topic, topic criteria,
     then question criteria grounded in retrieved chunks. Uses the configured kernel, or the offline kernel
     (template questions, key facts as criteria) when none is configured or with --offline."""
     import asyncio
 
     from engine.api import generate_benchmark, load_topics
+    from tui.cli.progress import ProgressDisplay, choose_mode
 
     rt = get_runtime(ctx)
-
-    def progress(message: str) -> None:
-        if not as_json:
-            click.echo(message, err=True)
-
-    with _errors():
+    with _errors(), ProgressDisplay(choose_mode(quiet, as_json=as_json), prefix="viva: ") as display:
         topics = load_topics(topics_file)
         summary = asyncio.run(generate_benchmark(
             rt.store, rt.home, name, kb_name, topics, per_topic=per_topic, seed=seed, config=rt.config,
-            offline=offline, use_cache=rt.use_cache, progress=progress))
+            offline=offline, use_cache=rt.use_cache, progress=display.log,
+            steps=display.stage({"topics": "topics"}, {"topics": "topics"})))
     if as_json:
         _echo_json(summary.to_dict())
     else:

@@ -21,54 +21,17 @@ def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-class _Progress:
-    """A rich progress display fed by the engine's ``progress(stage, done, total)`` callback."""
+STAGE_LABELS = {"ingest": "reading + embedding", "chunks": "chunks staged", "read": "reading files",
+                "chunk": "chunking", "embed": "embedding", "index": "BM25 index", "extract": "extracting entities"}
+STAGE_UNITS = {"ingest": "bytes", "chunks": "chunks", "read": "files", "chunk": "docs", "embed": "chunks",
+               "index": "chunks", "extract": "chunks"}
 
-    LABELS = {"read": "reading files", "chunk": "chunking", "embed": "embedding", "index": "BM25 index",
-              "extract": "extracting entities"}
-    UNITS = {"read": "files", "chunk": "docs", "embed": "chunks", "index": "chunks", "extract": "chunks"}
 
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-        self.tasks: dict[str, Any] = {}
-        self.progress = None
+def _progress(quiet: bool, as_json: bool = False):
+    """The progress display on stderr (rich on a terminal, plain lines when piped, none with --quiet)."""
+    from tui.cli.progress import ProgressDisplay, choose_mode
 
-    def __enter__(self):
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            class _Rate(TextColumn):
-                def __init__(self, units: dict[str, str]):
-                    super().__init__("")
-                    self.units = units
-
-                def render(self, task):
-                    from rich.text import Text
-
-                    speed = task.finished_speed or task.speed
-                    unit = task.fields.get("unit", "items")
-                    return Text(f"{speed:,.1f} {unit}/s" if speed else f"- {unit}/s", style="progress.data.speed")
-
-            self.progress = Progress(TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
-                                     _Rate(self.UNITS), TimeElapsedColumn(), console=Console(stderr=True),
-                                     transient=False)
-            self.progress.__enter__()
-        return self
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if self.progress is None:
-            return
-        task = self.tasks.get(stage)
-        if task is None:
-            task = self.tasks[stage] = self.progress.add_task(
-                self.LABELS.get(stage, stage), total=max(total, 0), unit=self.UNITS.get(stage, "items"))
-        self.progress.update(task, completed=done, total=max(total, 0))
-
-    def __exit__(self, *exc):
-        if self.progress is not None:
-            self.progress.__exit__(*exc)
-        return False
+    return ProgressDisplay(choose_mode(quiet, as_json=as_json), prefix="viva: ")
 
 
 @click.group("kb")
@@ -86,23 +49,25 @@ def kb() -> None:
 @click.option("--text-field", default=None, help="JSON/JSONL: index only this field of each record.")
 @click.option("--text-column", default=None, help="CSV: index only this column of each row.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.pass_context
 def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: int | None, overlap: int | None,
           text_field: str | None, text_column: str | None, as_json: bool, quiet: bool) -> None:
     """Create or update knowledge base NAME from files and folders (.txt .md .json .jsonl .csv).
 
     Unchanged documents are skipped (content hash); changed ones are re-chunked and re-embedded;
-    documents no longer found under PATHS are removed. Bad files are reported and skipped.
+    documents no longer found under PATHS are removed. Bad files are reported and skipped. Files are
+    read and written in batches (memory stays bounded), and a build that was killed continues where
+    it stopped when run again with the same settings.
     """
     from engine.api import EmbedderError, KnowledgeBaseError, build_kb
 
     rt = _runtime(ctx)
     try:
-        with _Progress(enabled=not quiet and not as_json) as progress:
+        with _progress(quiet, as_json) as display:
             summary = build_kb(rt.store, rt.home, name, list(paths), chunk_chars=chunk_chars, overlap=overlap,
                                text_field=text_field, text_column=text_column, config=rt.config.retrieval,
-                               progress=progress)
+                               progress=display.stage(STAGE_LABELS, STAGE_UNITS))
     except (KnowledgeBaseError, EmbedderError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
@@ -113,10 +78,12 @@ def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: in
     for issue in summary.bad_records:
         click.echo(f"skipped record: {issue}", err=True)
     s = summary
+    resumed = f", {s.resumed} already staged by an interrupted build" if s.resumed else ""
     click.echo(
         f"{s.name}: {s.documents} documents ({s.added} added, {s.updated} updated, {s.unchanged} unchanged, "
-        f"{s.removed} removed), {s.chunks} chunks; embedded {s.embedded} (cached {s.embeddings_cached}); "
-        f"indexed {s.indexed}{' (index rebuilt)' if s.index_rebuilt else ''}; {s.files_read} files read, "
+        f"{s.removed} removed{resumed}), {s.chunks} chunks; embedded {s.embedded} (cached {s.embeddings_cached}); "
+        f"indexed {s.indexed}{' (index rebuilt)' if s.index_rebuilt else ''}; {s.files_read} files read "
+        f"({s.bytes_read / 1e6:,.1f} MB in {sum(s.seconds.values()):,.1f} s), "
         f"{len(s.bad_files)} files skipped, {len(s.bad_records)} records skipped, {s.files_ignored} ignored")
     if s.graph_cleared:
         click.echo(f"the context graph was cleared because the content changed: run `viva kb graph {s.name}`")
@@ -200,8 +167,10 @@ def delete_cmd(ctx: click.Context, name: str, yes: bool) -> None:
               help="Chunks per LLM call.")
 @click.option("--area", default=None, help="Domain hint for the LLM extractor (e.g. medicine).")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.pass_context
-def graph_cmd(ctx: click.Context, name: str, offline: bool, batch_size: int, area: str | None, as_json: bool) -> None:
+def graph_cmd(ctx: click.Context, name: str, offline: bool, batch_size: int, area: str | None, as_json: bool,
+              quiet: bool) -> None:
     """Build the context graph of NAME and report its counts.
 
     Entities come from the kernel LLM when one is configured, else from the offline extractor.
@@ -226,8 +195,9 @@ def graph_cmd(ctx: click.Context, name: str, offline: bool, batch_size: int, are
         extractor = OfflineEntityExtractor()
         errors = (KnowledgeBaseError, EmbedderError)
     try:
-        with _Progress(enabled=not as_json) as progress:
-            stats = build_graph(rt.store, name, extractor=extractor, config=rt.config.retrieval, progress=progress)
+        with _progress(quiet, as_json) as display:
+            stats = build_graph(rt.store, name, extractor=extractor, config=rt.config.retrieval,
+                                progress=display.stage(STAGE_LABELS, STAGE_UNITS))
     except errors as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:

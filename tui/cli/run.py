@@ -73,6 +73,15 @@ class LivePrinter:
                     f"[bold]session {sid} finished[/]")
         elif kind == "session.failed":
             c.print(f"[bold red]session {sid} failed: {p['error']}[/]")
+        elif kind == "session.stopped":
+            if p.get("turn") is not None:
+                if (sid, p["turn"]) in self.streaming:
+                    c.print()
+                c.print(f"[bold yellow]session {sid} stopped by the evaluator during turn {p['turn']} "
+                        f"(partial answer kept; `viva resume {sid}` asks it again)[/]")
+            else:
+                c.print(f"[bold yellow]session {sid} stopped by the evaluator after turn {p['after_turn']} "
+                        f"(`viva resume {sid}` continues)[/]")
 
 
 def rubric_score_line(p: dict[str, Any]) -> str:
@@ -210,28 +219,44 @@ def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, c
         sys.exit(1)
 
 
-def _run_with_progress(engine, run_id: int, console: Any, live: bool):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _run_with_progress(engine, run_id: int, console: Any, live: bool, quiet: bool = False, as_json: bool = False):
+    """Execute a run with its progress on stderr (sessions and judged turns: done/total, rate, time
+    left, failures); with ``--live`` the interviews are printed instead, with ``--quiet`` nothing."""
+    from tui.cli.progress import ProgressDisplay, choose_mode
 
-    sessions = engine.run_sessions(run_id)
-    total = len(sessions)
-    printer = LivePrinter(console, several=total > 1) if live else None
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, disable=live or not console.is_terminal) as progress:
-        sessions_task = progress.add_task("sessions", total=total)
-        turns_task = progress.add_task("turns judged", total=None)
+    start = engine.run_progress(run_id)
+    printer = LivePrinter(console, several=start["sessions"] > 1) if live else None
+    with ProgressDisplay("off" if live else choose_mode(quiet, as_json=as_json), prefix="viva: ") as progress:
+        progress.add("sessions", "sessions", start["sessions"], "sessions", done=start["done"])
+        progress.add("turns", "turns judged", start["turns_planned"], "turns", done=start["turns_judged"])
 
         def on_event(sid: int, kind: str, payload: dict[str, Any]) -> None:
             if printer is not None:
                 printer(sid, kind, payload)
-            if kind == "verdicts":
-                progress.advance(turns_task)
-            elif kind in ("session.finished", "session.failed"):
-                progress.advance(sessions_task)
+            if kind == "verdicts" and not payload.get("rescore"):
+                progress.update("turns", advance=1)
+            elif kind in ("session.finished", "session.stopped"):
+                progress.update("sessions", advance=1)
+            elif kind == "session.failed":
+                progress.update("sessions", advance=1, failed=1)
 
-        done = sum(1 for r in sessions if r["status"] == "finished")
-        progress.advance(sessions_task, done)
-        return asyncio.run(engine.execute_run(run_id, on_event))
+        errors = asyncio.run(engine.execute_run(run_id, on_event))
+        final = engine.run_progress(run_id)  # the store's count (a target that never started has no event)
+        progress.tasks["sessions"].failed = final["failed"] + sum(
+            1 for sid, e in errors.items() if e and sid not in _failed_sessions(engine, run_id))
+        progress.update("sessions", done=final["done"])
+        progress.update("turns", done=final["turns_judged"])
+        return errors
+
+
+def _failed_sessions(engine, run_id: int) -> set[int]:
+    return {r["id"] for r in engine.run_sessions(run_id) if r["status"] == "failed"}
+
+
+def _warn(console: Any, warnings: list[str]) -> None:
+    err = _console(True)
+    for w in warnings:
+        err.print(f"[yellow]warning:[/] {escape(w)}", soft_wrap=True)
 
 
 @click.command()
@@ -251,10 +276,11 @@ def _run_with_progress(engine, run_id: int, console: Any, live: bool):
 @click.option("--trust-eval-code", is_flag=True,
               help="Run imported eval_code even without bubblewrap isolation (like trust_remote_code).")
 @click.option("--live", is_flag=True, help="Print the interviews as they happen.")
+@click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
 @click.pass_context
 def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency, seed, api_key_env, trust_eval_code,
-        live, as_json):
+        live, quiet, as_json):
     """Interview every target on every item of a benchmark."""
     from engine.api import RunRequest
 
@@ -266,6 +292,7 @@ def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency
             item_ids = [int(x) for x in items.split(",") if x.strip()]
         except ValueError:
             raise click.BadParameter(f"{items!r}: expected comma-separated item ids like 12,13") from None
+    _warn(console, engine.target_warnings(targets, api_key_env))
     try:
         run_id = engine.plan_run(RunRequest(bench=bench, targets=list(targets), items=item_ids, kernel=kernel,
                                               protocol=protocol, turns=turns, policy=policy,
@@ -273,18 +300,19 @@ def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency
                                               trust_eval_code=trust_eval_code))
     except Exception as exc:
         raise click.ClickException(str(exc)) from None
-    console.print(f"run {run_id} planned ({bench}); resume with `viva resume run:{run_id}` if interrupted",
-                  style="dim")
-    errors = _run_with_progress(engine, run_id, console, live)
+    _console(True).print(f"run {run_id} planned ({bench}); resume with `viva resume run:{run_id}` if interrupted",
+                         style="dim")
+    errors = _run_with_progress(engine, run_id, console, live, quiet, as_json)
     _report(engine, run_id, errors, as_json, console)
 
 
 @click.command()
 @click.argument("what")
 @click.option("--live", is_flag=True, help="Print the interviews as they happen.")
+@click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
 @click.pass_context
-def resume(ctx, what, live, as_json):
+def resume(ctx, what, live, quiet, as_json):
     """Continue an interrupted session (12) or run (run:3) where it stopped."""
     from engine.api import RunError
 
@@ -297,7 +325,7 @@ def resume(ctx, what, live, as_json):
     if kind == "run":
         if not engine.run_exists(ident):
             raise click.ClickException(f"run {ident} does not exist; see `viva sessions`")
-        errors = _run_with_progress(engine, ident, console, live)
+        errors = _run_with_progress(engine, ident, console, live, quiet, as_json)
         _report(engine, ident, errors, as_json, console)
         return
     if not engine.session_exists(ident):
@@ -315,25 +343,34 @@ def resume(ctx, what, live, as_json):
 
 
 @click.command()
-@click.option("--headless", is_flag=True, help="Print the interview in the terminal instead of opening the app.")
-@click.option("--target", default="local", show_default=True, help="Target spec (default: the embedded SmolLM2-135M).")
+@click.option("--headless", is_flag=True,
+              help="Print the interviews in the terminal instead of opening the app (the default when the "
+                   "output is not a terminal).")
+@click.option("--target", "targets", multiple=True,
+              help="Target spec, repeatable (default: the reference target kb:demo and the embedded SmolLM2-135M).")
 @click.option("--policy", default=None, help="Policy (default: onnx if models/policy.onnx is shipped, else threshold).")
 @click.option("--turns", type=int, default=6, show_default=True)
 @click.option("--items", "n_items", type=int, default=1, show_default=True, help="How many demo items to run.")
+@click.option("--quiet", is_flag=True, help="Headless: no progress display.")
 @click.pass_context
-def demo(ctx, headless, target, policy, turns, n_items):
-    """Run a demo interview on the embedded defaults (offline kernel, local model, shipped policy)."""
-    from engine.api import prepare_demo
+def demo(ctx, headless, targets, policy, turns, n_items, quiet):
+    """Run a demo on the embedded defaults: the offline kernel and the shipped policy interview the reference
+    target (kb:demo, the knowledge base's own sentences) and the local model; the leaderboard separates them."""
+    from engine.api import DEMO_TARGETS, prepare_demo
 
     engine = get_engine(ctx)
     console = _console(False)
+    if not headless and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        headless = True
+        console.print("not a terminal: printing the demo (the app needs one; `viva review` opens it later)",
+                      style="dim")
     try:
-        run_id = prepare_demo(engine.runtime, target=target, policy=policy, turns=turns, n_items=n_items,
-                              log=lambda m: console.print(m, style="dim"))
+        run_id = prepare_demo(engine.runtime, targets=list(targets) or list(DEMO_TARGETS), policy=policy,
+                              turns=turns, n_items=n_items, log=lambda m: console.print(m, style="dim"))
     except Exception as exc:
         raise click.ClickException(str(exc)) from None
     if headless:
-        errors = _run_with_progress(engine, run_id, console, live=True)
+        errors = _run_with_progress(engine, run_id, console, live=True, quiet=quiet)
         _report(engine, run_id, errors, False, console)
         return
     from tui.launch import open_app

@@ -26,8 +26,19 @@ class Dialog(ModalScreen):
         self.dismiss(None)
 
 
+class ChoiceSet(RadioSet):
+    """A radio set in a form: space picks the highlighted choice, enter submits the form."""
+
+    BINDINGS = [Binding("enter", "screen.submit", "Save", show=False, id="choice_submit")]
+
+
 class OverrideDialog(Dialog):
-    """Set a criterion's verdict for a turn: met or not met, with a note. Returns ``(met, note)``."""
+    """Set a criterion's verdict for a turn: met or not met, with a note. Returns ``(met, note)``.
+
+    The note has the focus (an override is the opposite of the verdict, chosen already): whatever is
+    typed goes into the note, and enter saves, from the note or from the choice. y / n choose from
+    anywhere but the note (tab reaches the choice).
+    """
 
     BINDINGS = [
         Binding("y", "choose(True)", "Met", id="override_met"),
@@ -46,15 +57,15 @@ class OverrideDialog(Dialog):
             yield Static(f"now: {describe_verdict(self.verdict)}", classes="dim")
             if self.verdict.original is not None:
                 yield Static(f"judge's original: {describe_verdict(self.verdict.original)}", classes="dim")
-            with RadioSet(id="override-choice"):
+            with ChoiceSet(id="override-choice"):
                 yield RadioButton("met (y)", value=not self.verdict.met, id="choice-met")
                 yield RadioButton("not met (n)", value=self.verdict.met, id="choice-not-met")
-            yield Input(placeholder="note (why); enter or ctrl+s saves", id="override-note")
+            yield Input(placeholder="note (why); enter saves, tab goes to the choice", id="override-note")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Save", variant="primary", id="save")
                 yield Button("Cancel", id="cancel")
 
-    AUTO_FOCUS = "#override-choice"  # y / n choose there (in the note they are just letters)
+    AUTO_FOCUS = "#override-note"  # typed text is the note; the choice is already the opposite verdict
 
     def action_choose(self, met: bool) -> None:
         self.query_one("#choice-met" if met else "#choice-not-met", RadioButton).value = True
@@ -233,6 +244,12 @@ class ExportDialog(Dialog):
             self.dismiss(None)
 
 
+def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sessions worth comparing with: those with at least one answered turn (a session that failed or
+    was stopped before its first answer has nothing to show side by side)."""
+    return [r for r in rows if (r.get("turns") or 0) > 0]
+
+
 class PickSessionDialog(Dialog):
     """Pick one session from a list. Returns its id."""
 
@@ -243,7 +260,7 @@ class PickSessionDialog(Dialog):
         self.title_text, self.rows = title, rows
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog wide"):
+        with Vertical(classes="dialog wide picker"):
             yield Label(self.title_text, classes="dialog-title")
             yield SessionsTable(id="pick-table")
 

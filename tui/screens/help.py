@@ -14,6 +14,9 @@ from textual.widgets import DataTable, Label, Static
 
 from tui.keys import binding_rows
 
+FIXED = [("key", 12), ("action", 20), ("id", 20), ("now", 9)]
+CHROME = 2 + 4 + 2  # the dialog's border, padding and the table's scrollbar room
+
 
 class HelpScreen(ModalScreen):
     """Keys of the screen below."""
@@ -28,22 +31,27 @@ class HelpScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide", id="help"):
             yield Label(f"Keys · {self.screen_name}", classes="dialog-title")
-            table: DataTable[Any] = DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
-            table.add_column("key", key="key", width=12)
-            table.add_column("action", key="action", width=20)
-            table.add_column("id", key="id", width=20)
-            table.add_column("now", key="now", width=9)
-            table.add_column("what it does", key="what")
-            yield table
+            yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
             yield Static(Text("Remap any key in viva.yaml, by id:  keys: {challenge: C, pause_resume: p}.  "
                               "ctrl+p opens the command palette with every action.", style="dim"))
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
+        for key, width in FIXED:
+            table.add_column(key if key != "now" else "now", key=key, width=width)
+        table.add_column("what it does", key="what", width=self.what_width())
         for row in self.rows:
             now = Text("available") if row["enabled"] else Text("not now", style="dim")
-            table.add_row(row["key"], row["description"], row["id"] or "", now, row["tooltip"])
+            # A description longer than its column wraps onto more lines of the row (never cut).
+            table.add_row(row["key"], row["description"], row["id"] or "", now, Text(row["tooltip"]), height=None)
         table.focus()
+
+    def what_width(self) -> int:
+        """The description column: as wide as the longest description, or what the dialog has left."""
+        longest = max((len(r["tooltip"]) for r in self.rows), default=0)
+        dialog = min(180, int(self.app.size.width * 0.96))
+        left = dialog - CHROME - sum(w + 2 for _, w in FIXED) - 2
+        return max(16, min(longest, left))
 
     def action_close(self) -> None:
         self.dismiss(None)

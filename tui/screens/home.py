@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 class HomeScreen(Screen):
     """The Home screen (mode ``home``)."""
 
+    AUTO_FOCUS = "#sessions"  # the keys (n, w, v, ?) work at once; / goes to the filter
+
     BINDINGS = [
         Binding("n", "new_interview", "New interview", id="new_interview",
                 tooltip="Pick a benchmark item, target, kernel, protocol, policy and turns"),
@@ -134,12 +136,13 @@ class HomeScreen(Screen):
             self.viva.open_review(self.selected["id"])
 
     def action_compare(self) -> None:
-        from tui.screens.dialogs import PickSessionDialog
+        from tui.screens.dialogs import PickSessionDialog, comparable
 
         row = self.selected
         if row is None:
             return
-        others = [r for r in self.query_one(SessionsTable).sessions if r["item"] == row["item"] and r["id"] != row["id"]]
+        others = comparable([r for r in self.query_one(SessionsTable).sessions
+                             if r["item"] == row["item"] and r["id"] != row["id"]])
         if not others:
             self.notify("No other session of this item to compare with.", severity="warning")
             return

@@ -3,8 +3,8 @@ step in from the keyboard.
 
 Interventions that steer the runner (pause, resume, force the next action, your own question,
 stop) are ``control.*`` events (``engine.interview.control``); the runner applies them at its next
-step boundary, wherever it runs, and acknowledges each one. Until then the header shows them as
-requested.
+step boundary (a stop at once: the answer in flight is cut), wherever it runs, and acknowledges each
+one. Until then the header shows them as requested.
 """
 
 from __future__ import annotations
@@ -33,13 +33,15 @@ class LiveScreen(SessionScreen):
         Binding("c", "force('challenge')", "Challenge", id="challenge", tooltip="Force a challenge next"),
         Binding("e", "force('end')", "End", id="end", tooltip="End the interview after this turn"),
         Binding("i", "write_question", "Ask", id="write_question", tooltip="Write the next question"),
-        Binding("x", "stop", "Stop", id="stop", tooltip="Stop the session at the next step"),
+        Binding("x", "stop", "Stop", id="stop", tooltip="Stop the session now (an answer in flight is cut; resumable)"),
         Binding("n", "other_session(1)", "Next session", show=False, id="next_session",
                 tooltip="Show the next session of this run"),
         Binding("p", "other_session(-1)", "Previous session", show=False, id="prev_session",
                 tooltip="Show the previous session of this run"),
         Binding("R", "resume_session", "Resume", show=False, id="resume_session",
-                tooltip="Continue an interrupted session in this app"),
+                tooltip="Continue an interrupted or stopped session in this app"),
+        Binding("l", "leaderboard", "Leaderboard", show=False, id="live_leaderboard",
+                tooltip="Targets across sessions (the demo's reference target and local model side by side)"),
     ]
 
     def __init__(self) -> None:
@@ -114,6 +116,9 @@ class LiveScreen(SessionScreen):
 
     def on_run_ended(self, message: RunEnded) -> None:
         self.refresh_bindings()
+        if message.run_id == self.run_id and len(self.run_sessions) > 1:
+            self.notify("Every session of this run has ended: l shows the leaderboard, n / p the sessions.",
+                        title=f"run {self.run_id}", timeout=10)
 
     # -- availability -------------------------------------------------------------------------
     def session_running(self) -> bool:
@@ -138,7 +143,7 @@ class LiveScreen(SessionScreen):
             return True if len(self.run_sessions) > 1 else None
         if action == "resume_session":
             state = self.state
-            ok = state is not None and state.status in ("interrupted", "failed", "created") \
+            ok = state is not None and state.status in ("interrupted", "failed", "created", "stopped") \
                 and not self.viva.is_executing(state.session_id)
             return True if ok else None
         return super().check_action(action, parameters)
@@ -159,21 +164,39 @@ class LiveScreen(SessionScreen):
                     payload = {"action": args[0]} if kind == "force" else {"question": args[0]} if args else {}
                     state.pending[seq] = (kind, payload)
                     self.render_state()
-            self.notify(f"{what} requested; applied at the next step", timeout=3)
+            when = "an answer in flight is cut" if what == "stop" else "applied at the next step"
+            self.notify(f"{what} requested; {when}", timeout=3)
 
         db_work(self, self.viva.engine, fn, state.session_id, *args, name=what, then=written)
 
-    def action_pause_resume(self) -> None:
+    def will_be_paused(self) -> bool:
+        """Whether the session is paused once the requests not yet applied are (what space toggles)."""
         state = self.state
         if state is None:
-            return
-        # Where the session will be once the requests not yet applied are: that is what to toggle.
+            return False
         paused = state.status == "paused"
         for seq in sorted(state.pending):
             kind = state.pending[seq][0]
             if kind in ("pause", "resume"):
                 paused = kind == "pause"
-        if paused:
+        return paused
+
+    def describe_binding(self, action: str) -> str | None:
+        """Space says what it will do: Resume while paused (or a pause is on its way), else Pause."""
+        if action == "pause_resume":
+            return "Resume" if self.will_be_paused() else "Pause"
+        return None
+
+    def action_leaderboard(self) -> None:
+        from tui.screens.leaderboard import LeaderboardScreen
+
+        self.app.push_screen(LeaderboardScreen())
+
+    def action_pause_resume(self) -> None:
+        state = self.state
+        if state is None:
+            return
+        if self.will_be_paused():
             self._control(resume, what="resume")
         else:
             self._control(pause, what="pause")

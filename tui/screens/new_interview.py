@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rich.segment import Segment
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.strip import Strip
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
+from textual.widgets.option_list import OptionDoesNotExist
 
 from engine.api import Engine, RunRequest
 from tui.bridge import db_work
@@ -22,7 +25,8 @@ if TYPE_CHECKING:
     from tui.app import VivaApp
 
 POLICIES = ("onnx", "threshold", "random", "always-follow-up", "always-challenge")
-PROTOCOLS = (("auto", ""), ("adaptive", "adaptive"), ("task", "task"), ("graded", "graded"), ("rubric", "rubric"))
+PROTOCOLS = (("auto (each item's own)", ""), ("adaptive", "adaptive"), ("task", "task"), ("graded", "graded"),
+             ("rubric", "rubric"))
 
 
 def plan(engine: Engine, request: dict[str, Any]) -> int:
@@ -31,8 +35,12 @@ def plan(engine: Engine, request: dict[str, Any]) -> int:
 
 
 def known_targets(engine: Engine, config_targets: list[str]) -> list[str]:
-    """Targets worth suggesting: the configured ones, the embedded model and those used before."""
-    return list(dict.fromkeys([*config_targets, "local", *engine.known_targets()]))
+    """Targets worth suggesting: the configured ones, the embedded model, the reference target of each
+    knowledge base (``kb:NAME``) and those used before."""
+    from engine.api import list_kbs
+
+    references = [f"kb:{kb['name']}" for kb in list_kbs(engine.runtime.store)]
+    return list(dict.fromkeys([*config_targets, "local", *references, *engine.known_targets()]))
 
 
 def benchmarks(engine: Engine) -> list[Any]:
@@ -43,6 +51,23 @@ def benchmarks(engine: Engine) -> list[Any]:
 def items_of(engine: Engine, benchmark: str) -> list[Any]:
     """A benchmark's items."""
     return engine.list_items(benchmark)
+
+
+class MarkedSelectionList(SelectionList):
+    """A selection list whose boxes are empty unless chosen: the choice shows without colour."""
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        segments = list(strip)
+        try:
+            selection = self.get_option_at_index(self.scroll_offset.y + y)
+        except OptionDoesNotExist:
+            return strip
+        if len(segments) < 3 or selection.value in self.selected:
+            return strip
+        box = segments[1]
+        segments[1] = Segment(" " * len(box.text), box.style, box.control)
+        return Strip(segments, strip.cell_length)
 
 
 class NewInterviewDialog(Dialog):
@@ -66,13 +91,13 @@ class NewInterviewDialog(Dialog):
             with VerticalScroll(id="new-form"):
                 yield Label("Benchmark")
                 yield Select([], prompt="loading benchmarks…", id="bench")
-                yield Label("Items (space toggles)")
-                yield SelectionList(id="items")
+                yield Label("Items (space toggles; X marks the chosen ones)")
+                yield MarkedSelectionList(id="items")
                 with Horizontal(classes="form-row"):
                     with Vertical():
                         yield Label("Target")
                         yield Input(value=next(iter(cfg.targets), "local"), id="target",
-                                    placeholder="openai:MODEL@BASE_URL, a configured name, python:mod:Class, local")
+                                    placeholder="openai:MODEL@BASE_URL, a configured name, python:mod:Class, local, kb:NAME")
                     with Vertical():
                         yield Label("Kernel")
                         yield Input(value="config" if cfg.kernel is not None else "offline", id="kernel",
@@ -80,7 +105,7 @@ class NewInterviewDialog(Dialog):
                                     placeholder="offline, config, openai:MODEL@BASE_URL")
                 with Horizontal(classes="form-row"):
                     with Vertical():
-                        yield Label("Protocol (auto: task items as task)")
+                        yield Label("Protocol")
                         yield Select(PROTOCOLS, value="", allow_blank=False, id="protocol")
                     with Vertical():
                         yield Label("Policy")
@@ -121,7 +146,7 @@ class NewInterviewDialog(Dialog):
         db_work(self, self.viva.engine, items_of, bench, then=self._items, name="load items")
 
     def _items(self, items: list[Any]) -> None:
-        box = self.query_one("#items", SelectionList)
+        box = self.query_one("#items", MarkedSelectionList)
         box.clear_options()
         for i, item in enumerate(items):
             question = item.question.replace("\n", " ")
@@ -141,7 +166,7 @@ class NewInterviewDialog(Dialog):
         if not self.selected_bench:
             self._error("Pick a benchmark.")
             return None
-        items = list(self.query_one("#items", SelectionList).selected)
+        items = list(self.query_one("#items", MarkedSelectionList).selected)
         if not items:
             self._error("Pick at least one item (space toggles).")
             return None

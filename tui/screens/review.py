@@ -31,9 +31,11 @@ def load_review(engine: Engine, session_id: int) -> dict[str, Any]:
 
 
 def sessions_like(engine: Engine, session_id: int) -> list[dict[str, Any]]:
-    """Other sessions of the same item (what a comparison makes sense with)."""
+    """Other sessions of the same item with at least one answer (what a comparison makes sense with)."""
+    from tui.screens.dialogs import comparable
+
     item = engine.session_row(session_id).get("item_id")
-    return engine.sessions_of_item(item, exclude=session_id)
+    return comparable(engine.sessions_of_item(item, exclude=session_id))
 
 
 def list_sessions(engine: Engine) -> list[dict[str, Any]]:

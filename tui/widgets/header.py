@@ -10,12 +10,21 @@ from tui.state import SessionState
 
 STATUS_STYLES = {
     "running": "bold green", "paused": "bold yellow", "finished": "bold", "failed": "bold red",
-    "interrupted": "bold red", "created": "dim", "replay": "bold cyan",
+    "interrupted": "bold red", "stopped": "bold yellow", "created": "dim", "replay": "bold cyan",
 }
 
 
 def short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def turn_position(state: SessionState) -> str:
+    """Where the interview is, in the numbering every screen uses (turns count from 0, as in the pane,
+    the replay and ``g``): the latest turn, then how many of the planned turns are judged."""
+    judged = sum(1 for t in state.turns if t.judged)
+    planned = state.planned_turns
+    latest = f"turn {len(state.turns) - 1}" if state.turns else "no turn yet"
+    return f"  {latest} · {judged}/{planned} judged" if planned else f"  {latest} · {judged} judged"
 
 
 class SessionHeader(Static):
@@ -32,9 +41,7 @@ class SessionHeader(Static):
         line = Text()
         line.append(f"session {state.session_id} ", style="bold")
         line.append(f"● {state.status}", style=STATUS_STYLES.get(state.status, ""))
-        judged = sum(1 for t in state.turns if t.judged)
-        planned = state.planned_turns
-        line.append(f"  turn {judged}/{planned}" if planned else f"  turns {judged}")
+        line.append(turn_position(state))
         line.append(f"  target {short(state.target, 40)}", style="bold")
         item = info.get("benchmark") or ""
         item_id = state.item_id

@@ -199,7 +199,9 @@ class InterviewPane(ScrollView, can_focus=True):
         add(Text(turn.question, style=kernel), Text("examiner", style=kernel + Style(bold=True)))
         if turn.answer or turn.done:
             answer = Text(turn.answer or "(empty answer)", style=target)
-            if not turn.done:
+            if turn.partial:
+                answer.append("  [stopped: partial answer, asked again on resume]", style=style("turn--dim"))
+            elif not turn.done:
                 answer.append("▌")
             add(answer, Text("target", style=target + Style(bold=True)))
         else:
@@ -261,7 +263,7 @@ class InterviewPane(ScrollView, can_focus=True):
             total += len(lines)
         self._offsets, self._total = offsets, total
         height = total or 1
-        streaming = self.state is not None and any(not t.done for t in self.state.turns[-1:])
+        streaming = self.state is not None and any(not t.done and not t.partial for t in self.state.turns[-1:])
         if streaming:
             # A new line every few pieces would mean a layout of the whole screen each time;
             # keep some room below the end while an answer streams, exact size again after.

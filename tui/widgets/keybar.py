@@ -1,5 +1,8 @@
 """The footer: the keys of the screen as they apply now, keys that do not apply dimmed.
 
+A key whose meaning follows the state (space: Pause, or Resume while paused) takes its words from
+its node's ``describe_binding(action)`` when the node has one (see :func:`describe`).
+
 A single widget that redraws one line when the bindings change, where Textual's ``Footer``
 rebuilds a widget per key on every focus change (a full layout pass each time, which showed up
 as key latency while an answer streams). Clicking a key runs its action, as in ``Footer``.
@@ -16,6 +19,16 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 Item = tuple[str, str, bool, str, Any]  # key display, description, enabled, action, node
+
+
+def describe(node: Any, binding: Binding) -> str:
+    """A binding's description now: ``node.describe_binding(action)`` when it answers, else the binding's."""
+    hook = getattr(node, "describe_binding", None)
+    if callable(hook):
+        text = hook(binding.action)
+        if text:
+            return text
+    return binding.description
 
 
 class KeyBar(Widget):
@@ -56,7 +69,7 @@ class KeyBar(Widget):
             if not binding.show or (id(active.node), binding.action) in seen:
                 continue
             seen.add((id(active.node), binding.action))
-            items.append((self.app.get_key_display(binding), binding.description, active.enabled,
+            items.append((self.app.get_key_display(binding), describe(active.node, binding), active.enabled,
                           binding.action, active.node))
         if items != self.items:
             self.items = items

@@ -9,7 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.bench.importers.base import ImportFormatError, ImportSummary, ItemDraft, write_benchmark
+from engine.bench.importers.base import (
+    ImportFormatError,
+    ImportSummary,
+    ItemDraft,
+    ProgressFn,
+    reporting,
+    write_benchmark,
+)
 from engine.bench.model import BenchError
 from engine.config import Config
 from engine.store import Store
@@ -20,7 +27,7 @@ FORMATS = ("sedareval", "taskweaver", "medqa", "squad", "jsonl")
 
 def run_import(store: Store, home: str | Path, fmt: str, path: str | Path, name: str | None = None, *,
                config: Config | None = None, kb: str | None = None, embedder: Any = None,
-               strict: bool = False) -> ImportSummary:
+               strict: bool = False, progress: ProgressFn | None = None) -> ImportSummary:
     """Import a file or folder in one of :data:`FORMATS`.
 
     Args:
@@ -34,6 +41,9 @@ def run_import(store: Store, home: str | Path, fmt: str, path: str | Path, name:
         embedder: SQuAD only: an embedder to use instead of the configured one.
         strict: SedarEval only: the first bad row stops the import (default: skip bad rows, each
             listed with its line and reason in the summary).
+        progress: called as ``progress(stage, done, total)`` while reading (``read``: lines),
+            building a knowledge base (SQuAD: ``read``, ``chunk``, ``embed``, ``index``) and writing
+            (``write``: items).
 
     Returns:
         The import summary.
@@ -42,6 +52,12 @@ def run_import(store: Store, home: str | Path, fmt: str, path: str | Path, name:
         ImportFormatError: bad input (file, line/record, field, what was expected); nothing written.
         BenchError: unknown format, or the name is taken.
     """
+    with reporting(progress):
+        return _run_import(store, home, fmt, path, name, config=config, kb=kb, embedder=embedder, strict=strict)
+
+
+def _run_import(store: Store, home: str | Path, fmt: str, path: str | Path, name: str | None, *,
+                config: Config | None, kb: str | None, embedder: Any, strict: bool) -> ImportSummary:
     config = config or Config()
     if strict and fmt != "sedareval":
         raise BenchError("--strict applies to the sedareval format (the other importers are all-or-nothing)")

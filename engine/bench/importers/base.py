@@ -5,6 +5,10 @@ then :func:`write_benchmark` stores the benchmark, its items and their first rub
 transaction. A bad record therefore raises :class:`ImportFormatError` (naming the file, the line
 or record, the field and what was expected) before anything is written, and a failure during the
 write rolls everything back: no half benchmark is ever left behind.
+
+Progress: within :func:`reporting`, the readers and the write call ``progress(stage, done, total)``
+(stages ``read`` in lines, ``write`` in items; SQuAD's knowledge-base stages too), so a command line
+can show how far an import is without every importer taking a callback.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +27,34 @@ from engine.bench.items import add_item, check_item_fields, create_benchmark, va
 from engine.bench.model import BenchError, Criterion
 from engine.bench.rubric import as_criterion, create_rubric
 from engine.store import Store
+
+ProgressFn = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``, as for knowledge-base builds."""
+
+_PROGRESS: ContextVar[ProgressFn | None] = ContextVar("viva_import_progress", default=None)
+_EVERY = 200  # report at most every this many lines or items (and at the end)
+
+
+@contextmanager
+def reporting(progress: ProgressFn | None) -> Iterator[None]:
+    """Within the block, importers report their progress to ``progress`` (None: to nobody)."""
+    token = _PROGRESS.set(progress)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
+def current_progress() -> ProgressFn | None:
+    """The progress callback of the enclosing :func:`reporting` block, if any."""
+    return _PROGRESS.get()
+
+
+def report(stage: str, done: int, total: int, force: bool = False) -> None:
+    """Report ``done`` of ``total`` for a stage (every ``_EVERY`` steps, at the end, or when forced)."""
+    progress = _PROGRESS.get()
+    if progress is not None and (force or done == total or done % _EVERY == 0):
+        progress(stage, done, total)
 
 
 class ImportFormatError(BenchError):
@@ -205,8 +239,10 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     Raises:
         ImportFormatError: a line is not JSON or not a JSON object (with its line number).
     """
-    text = read_text(path)
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = read_text(path).splitlines()
+    report("read", 0, len(lines), force=True)
+    for number, line in enumerate(lines, start=1):
+        report("read", number, len(lines))
         if not line.strip():
             continue
         try:
@@ -239,9 +275,11 @@ def write_benchmark(store: Store, name: str, source: str, drafts: list[ItemDraft
         BenchError: the name is taken or invalid (nothing is written).
     """
     ids: list[int] = []
+    report("write", 0, len(drafts), force=True)
     with store.transaction():
         bench_id = create_benchmark(store, name, source, kb_id=kb_id, meta=meta)
         for ord_, d in enumerate(drafts):
+            report("write", ord_ + 1, len(drafts))
             item_id = add_item(
                 store, bench_id, ord_, protocol=d.protocol, question=d.question, topic=d.topic, ext_id=d.ext_id,
                 turns=d.turns, reference=d.reference, options=d.options, gold=d.gold, difficulty=d.difficulty,

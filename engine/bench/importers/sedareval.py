@@ -37,6 +37,7 @@ from engine.bench.importers.base import (
     Skips,
     default_name,
     expected,
+    report,
     write_benchmark,
 )
 from engine.bench.items import ensure_free_name
@@ -141,7 +142,10 @@ def read_rows(file: Path) -> Iterator[tuple[int, dict[str, Any] | None, SkippedR
         raise ImportFormatError(file, "", f"cannot read ({exc.strerror})") from None
     if data.startswith(_BOM):
         data = data[len(_BOM):]
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+    raws = data.split(b"\n")
+    report("read", 0, len(raws), force=True)
+    for number, raw in enumerate(raws, start=1):
+        report("read", number, len(raws))
         raw = raw.rstrip(b"\r")
         if not raw.strip():
             continue

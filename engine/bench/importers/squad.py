@@ -26,6 +26,7 @@ from engine.bench.importers.base import (
     ImportSummary,
     ItemDraft,
     Skips,
+    current_progress,
     default_name,
     expected,
     read_text,
@@ -156,7 +157,8 @@ def build_squad_kb(store: Store, home: str | Path, kb_name: str, file: Path, con
     if existing is not None and existing.config.get("paths") != [resolved]:
         raise BenchError(f"knowledge base {kb_name!r} already exists with other sources "
                          f"({', '.join(existing.config.get('paths') or []) or 'unknown'}); pass --kb with another name")
-    summary = build_kb(store, Path(home), kb_name, [file], config=config, embedder=embedder)
+    summary = build_kb(store, Path(home), kb_name, [file], config=config, embedder=embedder,
+                       progress=current_progress())
     chunks: dict[tuple[int, int], list[dict[str, Any]]] = {}
     rows = store.query(
         "SELECT c.id, c.text, c.ord, d.meta FROM chunks c JOIN documents d ON d.id = c.document_id "

@@ -1,0 +1,175 @@
+"""The reference target ``kb:NAME``: answers with the best-matching sentences of a knowledge base.
+
+It is an honest, extractive baseline: it knows exactly what the knowledge base says and nothing
+else, never paraphrases and never reasons. Against a benchmark generated from the same knowledge
+base it shows what a target that quotes its sources can reach (a ceiling for recall of facts, a
+floor for anything that needs reasoning); in a real evaluation it is the baseline a model should
+beat. No model, no network: the knowledge base's own retrieval (:func:`engine.knowledge.retrieval.
+search`, hybrid BM25 + embeddings) and its ONNX encoder.
+
+The rule, for the latest question:
+
+1. retrieve the ``chunks`` best chunks for the question (hybrid retrieval);
+2. split them into sentences and keep whole ones (a fragment cut by chunking, a heading, a line
+   without a full stop or a sentence of fewer than ``MIN_WORDS`` words is dropped);
+3. rank the sentences by ``0.5·cos + 0.5·overlap``: the cosine of their embedding to the question's,
+   and the share of the question's content words (4 letters or more, compared on their first 5
+   letters, so "shortens" meets "shorten") that the sentence contains; ties by retrieval rank, then
+   position;
+4. answer with the best ``sentences`` not already said in an earlier answer of the conversation (a
+   follow-up gets new facts; when every candidate was said, the best ones again), joined in rank
+   order. With no candidate at all: ``"I do not know."``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.config import Config
+from engine.llm import ChatResult
+from engine.store import Store
+
+PREFIX = "kb:"
+SENTENCES = 3
+CHUNKS = 4
+MIN_WORDS = 4
+NO_ANSWER = "I do not know."
+
+_SPLIT = re.compile(r"(?<=[.!?。！？])[\"'”’)\]]*\s+|\n+")
+_WORD = re.compile(r"\w+")
+_FRAGMENT_START = re.compile(r"^[a-z,;:)\]]")
+_END = re.compile(r"[.!?。！？][\"'”’)\]]*$")
+
+
+def is_reference_spec(spec: str) -> bool:
+    """Whether a target spec names the reference target (``kb:NAME``)."""
+    return spec.startswith(PREFIX)
+
+
+def kb_name(spec: str) -> str:
+    """The knowledge base a ``kb:NAME`` spec names (``ValueError`` when empty)."""
+    name = spec[len(PREFIX):].strip()
+    if not name:
+        raise ValueError(f"{spec!r}: expected kb:NAME, the name of a knowledge base (see `viva kb list`)")
+    return name
+
+
+def sentences_of(text: str) -> list[str]:
+    """Whole sentences of a chunk: split at . ! ? (and CJK stops) and line breaks; headings, list
+    markers and fragments cut by chunking are dropped, as are sentences of fewer than ``MIN_WORDS`` words."""
+    out = []
+    parts = [p.strip() for p in _SPLIT.split(text or "") if p and p.strip()]
+    for i, part in enumerate(parts):
+        if part.startswith("#"):
+            continue  # a Markdown heading
+        part = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", part).strip()
+        if len(_WORD.findall(part)) < MIN_WORDS:
+            continue
+        if i == 0 and _FRAGMENT_START.match(part):
+            continue  # the chunk starts inside a sentence (its overlap with the previous chunk)
+        if not _END.search(part):
+            continue  # a title, or the chunk ends inside a sentence
+        out.append(part)
+    return out
+
+
+def _stems(text: str) -> set[str]:
+    """Content words of 4 letters or more, cut to their first 5 letters (a crude, language-light stem)."""
+    return {w[:5] for w in _WORD.findall(text.lower()) if len(w) >= 4 and not w.isdigit()}
+
+
+def _key(sentence: str) -> str:
+    return " ".join(_WORD.findall(sentence.lower()))
+
+
+def choose_sentences(question: str, candidates: list[tuple[int, int, str]], said: set[str],
+                     embed: Callable[[list[str]], np.ndarray], n: int = SENTENCES) -> list[str]:
+    """The ``n`` best candidates for the question (rule 3 and 4 of the module docstring).
+
+    Args:
+        question: the latest question.
+        candidates: ``(retrieval rank, position in the chunk, sentence)``.
+        said: normalised sentences already given in earlier answers.
+        embed: texts -> unit vectors (the knowledge base's encoder).
+        n: how many sentences.
+    """
+    unique: dict[str, tuple[int, int, str]] = {}
+    for rank, pos, sentence in candidates:
+        unique.setdefault(_key(sentence), (rank, pos, sentence))
+    if not unique:
+        return []
+    entries = list(unique.values())
+    vectors = embed([question] + [s for _, _, s in entries])
+    sims = vectors[1:] @ vectors[0]
+    asked = _stems(question)
+    scores = [0.5 * float(sims[i]) + 0.5 * (len(asked & _stems(e[2])) / len(asked) if asked else 0.0)
+              for i, e in enumerate(entries)]
+    order = sorted(range(len(entries)), key=lambda i: (-round(scores[i], 6), entries[i][0], entries[i][1]))
+    fresh = [i for i in order if _key(entries[i][2]) not in said]
+    chosen = (fresh or order)[:n]
+    return [entries[i][2] for i in chosen]
+
+
+class ReferenceTarget:
+    """``kb:NAME``: the extractive reference target (see the module docstring).
+
+    Args:
+        spec: ``kb:NAME``.
+        store: the database (the caller's connection).
+        home: the data home (the BM25 index).
+        config: the configuration (retrieval settings and embedder).
+    """
+
+    def __init__(self, spec: str, store: Store, home: Path, config: Config):
+        from engine.knowledge.kb import get_kb
+
+        self.spec = spec
+        self.kb = kb_name(spec)
+        get_kb(store, self.kb)  # KnowledgeBaseError when it does not exist
+        self.store, self.home, self.config = store, Path(home), config
+        self._vectors: dict[str, np.ndarray] = {}  # sentence -> vector (the same chunks come back)
+
+    def _embed(self, embedder: Any, texts: list[str]) -> np.ndarray:
+        """Vectors of ``texts``; sentences seen before (all but the question) come from a cache."""
+        missing = list(dict.fromkeys(t for t in texts[1:] if t not in self._vectors))
+        if len(self._vectors) + len(missing) > 20_000:
+            self._vectors.clear()
+        fresh = embedder.embed([texts[0], *missing])
+        self._vectors.update(zip(missing, fresh[1:], strict=True))
+        return np.stack([fresh[0], *(self._vectors[t] for t in texts[1:])]) if len(texts) > 1 else fresh[:1]
+
+    def answer(self, messages: list[dict[str, str]]) -> str:
+        """The answer to the conversation's latest question (the rule of the module docstring)."""
+        from engine.knowledge.embed import get_embedder
+        from engine.knowledge.retrieval import search
+
+        question = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+        if not question.strip():
+            return NO_ANSWER
+        said = {_key(s) for m in messages if m.get("role") == "assistant" for s in sentences_of(m["content"])}
+        said |= {_key(m["content"]) for m in messages if m.get("role") == "assistant"}
+        retrieval = self.config.retrieval
+        hits = search(self.store, self.home, self.kb, question, k=CHUNKS, mode=retrieval.mode, config=retrieval)
+        candidates = [(hit.rank, pos, s) for hit in hits for pos, s in enumerate(sentences_of(hit.text))]
+        embedder = get_embedder(retrieval.embedder)
+        chosen = choose_sentences(question, candidates, said, lambda texts: self._embed(embedder, texts))
+        return " ".join(chosen) if chosen else NO_ANSWER
+
+    async def reply(self, messages: list[dict[str, str]], on_token: Callable[[str], Any] | None = None,
+                    on_reset: Callable[[], Any] | None = None) -> ChatResult:
+        """Answer at once (no model: retrieval and the encoder, a few milliseconds)."""
+        start = time.perf_counter()
+        text = self.answer(messages)
+        if on_token is not None:
+            on_token(text)
+        return ChatResult(text=text, latency_ms=(time.perf_counter() - start) * 1000)
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+        return None

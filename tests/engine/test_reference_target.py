@@ -1,0 +1,105 @@
+"""The reference target ``kb:NAME``: the best-matching whole sentences of a knowledge base, new facts on
+follow-ups, and a full session through the engine (real SQLite, real ONNX embedder, offline kernel)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from engine.config import Config
+from engine.demo import DEMO_DIR
+from engine.interview.reference import NO_ANSWER, ReferenceTarget, choose_sentences, sentences_of
+from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
+from engine.interview.targets import TargetError, TargetFactory
+from engine.knowledge.embed import get_embedder
+from engine.knowledge.kb import build_kb
+from engine.runtime import Runtime
+
+DOCS = DEMO_DIR / "docs"
+
+
+@pytest.fixture
+def runtime(home):
+    rt = Runtime(home=home, config=Config())
+    build_kb(rt.store, rt.home, "flu", [DOCS], config=rt.config.retrieval)
+    yield rt
+    rt.store.close()
+
+
+def _doc_text() -> str:
+    return " ".join(re.sub(r"\s+", " ", p.read_text(encoding="utf-8")) for p in sorted(DOCS.glob("*.md")))
+
+
+def test_sentences_of_keeps_whole_sentences_only():
+    chunk = ("ted in winter, so it spreads. # Seasonal influenza\nSeasonal influenza is an acute infection.\n"
+             "- Rest and fluids help most people recover.\nShort one.\nA title without a stop\n"
+             "Antibiotics do not work against the influenza virus. The vaccine is revi")
+    assert sentences_of(chunk) == ["Seasonal influenza is an acute infection.",
+                                   "Rest and fluids help most people recover.",
+                                   "Antibiotics do not work against the influenza virus."]
+
+
+def test_choose_sentences_ranks_by_meaning_and_prefers_new_facts():
+    embed = get_embedder().embed
+    candidates = [(1, 0, "Annual vaccination is the most effective prevention."),
+                  (1, 1, "The virus spreads mainly through droplets released when an infected person coughs."),
+                  (2, 0, "Typical symptoms start suddenly: fever, dry cough and headache.")]
+    question = "How does the influenza virus spread from one person to another?"
+    first = choose_sentences(question, candidates, set(), embed, n=1)
+    assert first == [candidates[1][2]]
+    said = {" ".join(re.findall(r"\w+", first[0].lower()))}
+    again = choose_sentences(question, candidates, said, embed, n=1)
+    assert again and again != first, "a follow-up gets a sentence not said before"
+    everything = {" ".join(re.findall(r"\w+", c[2].lower())) for c in candidates}
+    assert choose_sentences(question, candidates, everything, embed, n=1) == first, "all said: the best again"
+    assert choose_sentences(question, [], set(), embed) == []
+
+
+async def test_reference_target_answers_with_sentences_of_the_knowledge_base(runtime):
+    target = ReferenceTarget("kb:flu", runtime.store, runtime.home, runtime.config)
+    pieces: list[str] = []
+    result = await target.reply([{"role": "user", "content": "Which drug shortens influenza if started early?"}],
+                                on_token=pieces.append)
+    assert "oseltamivir" in result.text and pieces == [result.text]
+    text = _doc_text()
+    for sentence in re.split(r"(?<=[.!?])\s+", result.text):
+        assert sentence in text, f"not a sentence of the documents: {sentence!r}"
+    follow = await target.reply([
+        {"role": "user", "content": "Which drug shortens influenza if started early?"},
+        {"role": "assistant", "content": result.text},
+        {"role": "user", "content": "What else do you know about treating influenza?"}])
+    assert set(re.split(r"(?<=[.!?])\s+", follow.text)).isdisjoint(re.split(r"(?<=[.!?])\s+", result.text))
+    empty = await target.reply([{"role": "user", "content": "   "}])
+    assert empty.text == NO_ANSWER
+
+
+def test_unknown_knowledge_base_is_refused_before_the_run(runtime):
+    factory = TargetFactory(runtime.store, runtime.config, runtime.home)
+    with pytest.raises(TargetError, match="kb build"):
+        factory.validate("kb:nothing-here")
+    with pytest.raises(TargetError, match="kb:NAME"):
+        factory.validate("kb:")
+
+
+async def test_a_session_with_the_reference_target_scores_and_moves(runtime):
+    from engine.bench.generate import generate_benchmark, load_topics
+
+    await generate_benchmark(runtime.store, runtime.home, "flu-bench", "flu", load_topics(DEMO_DIR / "topics.yaml"),
+                             per_topic=1, seed=0, config=runtime.config, offline=True)
+    from engine.bench.items import list_items
+
+    first = list_items(runtime.store, "flu-bench")[0].id
+    run_id = plan_run(runtime, RunRequest(bench="flu-bench", targets=["kb:flu"], items=[first], kernel="offline",
+                                          policy="threshold", turns=3))
+    errors = await execute_run(runtime, run_id)
+    assert set(errors.values()) == {None}
+    text = _doc_text()
+    for sid in run_sessions(runtime, run_id):
+        rows = runtime.store.query("SELECT answer, score FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
+        assert len(rows) == 3 and all(r["score"] is not None for r in rows)
+        for r in rows:
+            assert all(s in text for s in re.split(r"(?<=[.!?])\s+", r["answer"]))
+        assert runtime.store.one("SELECT score FROM sessions WHERE id = ?", (sid,))["score"] > 0
+    assert asyncio.get_running_loop()  # ran inside the test's loop, no thread needed
