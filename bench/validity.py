@@ -1,0 +1,730 @@
+"""Validity benchmark: do viva's figures recover what python targets of KNOWN quality know? (prints figures)
+
+Targets (``bench/validity_targets.py``) answer from an answer key this script writes: knowledge
+``k`` (share of questions answered with the gold answer, else a plausible wrong answer from the same
+source), instability ``u`` (chance to give up a correct answer when challenged), and an answer
+style (terse, sentence, verbose, echo). They run through the real engine and the real command line,
+each source in its own temporary data home::
+
+    viva bench import squad|medqa ... / viva kb build + viva bench generate --offline
+    viva bench export NAME                                   (-> the answer key; engine.api.export_jsonl)
+    viva run --bench NAME --items ... --target python:validity_targets:k0.50_u0.00_terse ...
+             --kernel offline --policy onnx|threshold --json [--protocol adaptive]
+    viva sessions --json                                     (per-session scores; Engine.list_sessions)
+    viva report SESSION --format json                        (turns of a suspicious session)
+
+(the export and the session list are read through the engine's facade in this process, the same
+functions those two commands call, to save an interpreter start each).
+
+Figures, per source, policy and answer style:
+
+- ρ(k, Score): Spearman's ρ (``engine.policy.evaluate.spearman``) between k in {0, 0.1, ..., 1}
+  (u = 0) and the target's Score (``viva run``'s per-target row: 100 × mean last-turn score).
+- ρ(u, R−): the same between u in {0, 0.2, ..., 1} (k = 1) and the target's R− = P−·M− (n/a when R−
+  is constant or undefined: a policy that never challenges these targets has no R−).
+- oracle > mute: share of items where the oracle (k = 1, u = 0) scores strictly above the mute
+  target ("I don't know.") on the same item, with both targets' Scores.
+- FDR / EIR of each policy on these sessions, by the engine's own evaluation of logged sessions
+  (``engine.policy.evaluate.evaluate_logged``) when the engine has it; otherwise ``n/a``.
+
+Sources: SQuAD (``../shared/data/squad``), MedQA (``../shared/data/medqa``, run with
+``--protocol adaptive``) and a benchmark generated offline from ``engine/demo/docs``. Only the
+items run are imported (SQuAD paragraphs taken round-robin over articles, the first MedQA rows).
+
+Run (from the repository root; CPU is shared, so nice it)::
+
+    nice -n 10 python bench/validity.py                 # 3 items per source, all styles, both policies
+    nice -n 10 python bench/validity.py --quick         # 2 items, terse + sentence, k, u in {0, .5, 1}
+    # the full default is 3 items x (1 mute + 4 styles x (11 k + 5 u)) = 195 sessions per source and policy
+    python bench/validity.py --items 8 --sources squad --policies onnx --keep /tmp/validity
+
+Prints figures; asserts nothing (``tests/engine/test_validity.py`` checks the orderings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import string
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+# The repository first (bench/engine.py must never shadow the engine package), bench/ last (for
+# validity_targets).
+if str(ROOT) in sys.path:
+    sys.path.remove(str(ROOT))
+sys.path.insert(0, str(ROOT))
+if str(BENCH) not in sys.path:
+    sys.path.append(str(BENCH))
+
+import validity_targets as vt  # noqa: E402
+
+DATA = next((p / "shared" / "data" for p in ROOT.parents if (p / "shared" / "data").is_dir()),
+            ROOT.parent / "shared" / "data")
+"""``shared/data`` in the nearest folder above the repository that has one."""
+DEMO_DOCS = ROOT / "engine" / "demo" / "docs"
+DEMO_TOPICS = ROOT / "engine" / "demo" / "topics.yaml"
+DEFAULT_DATA: dict[str, tuple[Path, ...]] = {
+    "squad": (DATA / "squad" / "dev-v1.1-4articles.json",),
+    "medqa": (DATA / "medqa" / "us_test_sample50.jsonl",),
+    "generated": (DEMO_DOCS, DEMO_TOPICS),
+}
+"""Each source's input: the SQuAD JSON file, the MedQA JSONL file, (documents folder, topics file)."""
+SOURCES = ("squad", "medqa", "generated")
+POLICIES = ("onnx", "threshold")
+VIVA = shutil.which("viva") or str(Path(sys.executable).with_name("viva"))
+
+
+class HarnessError(RuntimeError):
+    """A step of the benchmark failed (a viva command, missing data)."""
+
+
+# -- answer normalisation (SQuAD's official rule) for choosing wrong answers --------------------------------
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+
+
+def normalize(text: str) -> str:
+    """SQuAD's normalisation: lower case, punctuation and articles removed, whitespace collapsed."""
+    text = "".join(ch for ch in str(text).lower() if ch not in set(string.punctuation))
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def token_f1(a: str, b: str) -> float:
+    """SQuAD token F1 between two texts (after :func:`normalize`)."""
+    x, y = normalize(a).split(), normalize(b).split()
+    common = sum((Counter(x) & Counter(y)).values())
+    if not x or not y or common == 0:
+        return 0.0
+    p, r = common / len(x), common / len(y)
+    return 2 * p * r / (p + r)
+
+
+# -- the answer key --------------------------------------------------------------------------------------------
+_QA_CRITERION = re.compile(r'^Answers "(?P<q>.+)" with "(?P<a>.+?)"', re.DOTALL)
+
+
+@dataclass
+class Draft:
+    """An entry before its wrong answer is chosen."""
+
+    item: int
+    question: str
+    golds: list[str]
+    kind: str
+    topic: str
+    group: str
+    options: dict[str, str] | None = None
+    protected: list[str] = field(default_factory=list)
+
+
+def _contains_word(text: str, word: str) -> bool:
+    w = normalize(word)
+    return bool(w) and re.search(rf"(?<!\w){re.escape(w)}(?!\w)", normalize(text)) is not None
+
+
+def drafts_of_item(item: dict[str, Any]) -> list[Draft]:
+    """The questions of one exported item with their gold answers.
+
+    - the item's own question: gold from ``item.gold`` (a list of accepted answers, a string, or an
+      option letter when the item has options, written ``(X) option text``), else ``reference``;
+    - ``meta.followups`` (activated static benchmarks such as SQuAD): each follow-up's ``question``
+      and ``answers``;
+    - criteria that carry a question and answers (the ``asks``/``answers`` fields, or the text
+      ``Answers "<question>" with "<answer>"``) and are not covered yet; a criterion with answers but
+      no question of its own belongs to the item's question;
+    - any other scoring criterion, except the first that states the item's own gold, is a *fact*
+      (a generated item's key sentence): its gold is its own text and it has no question of its own.
+    """
+    iid = int(item["id"])
+    meta = item.get("meta") or {}
+    topic = str(item.get("topic") or "")
+    group = str(meta.get("context") or meta.get("key_sentence") or iid)
+    options = item.get("options") or None
+    out: list[Draft] = []
+    gold = item.get("gold")
+    golds: list[str] = []
+    kind = "short"
+    if options and isinstance(gold, str) and gold.strip() in options:
+        letter = gold.strip()
+        golds, kind = [f"({letter}) {options[letter]}"], "choice"
+    elif isinstance(gold, list):
+        golds = [str(g) for g in gold if str(g).strip()]
+    elif isinstance(gold, str) and gold.strip():
+        golds = [gold.strip()]
+    elif item.get("reference"):
+        golds = [str(item["reference"]).strip()]
+    if golds:
+        out.append(Draft(iid, str(item["question"]), golds, kind, topic, group, options))
+    seen = {vt.squash(d.question) for d in out}
+    for f in meta.get("followups") or []:
+        q, answers = str(f.get("question") or ""), [str(a) for a in f.get("answers") or [] if str(a).strip()]
+        if q and answers and vt.squash(q) not in seen:
+            seen.add(vt.squash(q))
+            out.append(Draft(iid, q, answers, "short", topic, group))
+    own_gold_used = False
+    for c in item.get("rubric") or []:
+        if c.get("kind", "point") == "deduction":
+            continue
+        text = str(c.get("text") or "")
+        m = _QA_CRITERION.match(text)
+        q = str(c.get("asks") or c.get("question") or (m["q"] if m else ""))
+        answers = [str(a) for a in (c.get("answers") or ([m["a"]] if m else [])) if str(a).strip()]
+        if q or answers:
+            if q and answers and vt.squash(q) not in seen:
+                seen.add(vt.squash(q))
+                out.append(Draft(iid, q, answers, "short", topic, group))
+            continue
+        if not own_gold_used and golds and (any(_contains_word(text, g) for g in golds)
+                                            or (kind == "choice" and options and str(gold) in text)):
+            own_gold_used = True
+            continue
+        if c.get("kind", "point") == "point" and text.strip():
+            out.append(Draft(iid, "", [text.strip()], "fact", topic, group))
+    protected = [str(c.get("text") or "") for c in item.get("rubric") or []] + [g for d in out for g in d.golds]
+    for d in out:
+        d.protected = protected
+    return out
+
+
+def _shape(answer: str) -> tuple[bool, bool]:
+    """What kind of answer it is: (holds a digit, longer than three words)."""
+    return any(ch.isdigit() for ch in answer), len(answer.split()) > 3
+
+
+def _choose(candidates: Sequence[str], *seed: Any) -> str | None:
+    pool = sorted(set(candidates))
+    if not pool:
+        return None
+    return pool[int(vt.draw("wrong", *seed) * len(pool))]
+
+
+def build_key(items: list[dict[str, Any]], seed: int) -> tuple[list[vt.Entry], dict[int, str]]:
+    """Entries (gold and a plausible wrong answer for every question) and the items' questions.
+
+    Wrong answers come from the same source, chosen by a seeded draw among:
+
+    - ``choice``: the item's other options;
+    - ``short``: other questions' gold answers that share no token with any accepted gold answer
+      (SQuAD token F1 = 0) and do not name any gold of this item; first those of the same shape
+      (:func:`_shape`: with or without digits, up to three words or more) from the same topic but
+      another passage, then of the same shape from another topic, then any shape (same topic
+      first), the same passage last;
+    - ``fact``: other items' facts whose token F1 with every criterion and gold of this item is below
+      0.5 and that name none of its short gold answers; another topic first (facts of one topic often
+      imply each other: "hands must be cleaned before putting gloves on" nearly says "wearing gloves
+      does not replace hand hygiene", so a same-topic fact would not be a clearly wrong answer).
+    """
+    drafts = [d for it in items for d in drafts_of_item(it)]
+    entries: list[vt.Entry] = []
+    for n, d in enumerate(drafts):
+        q = d.question or d.golds[0]
+        wrong: str | None = None
+        if d.kind == "choice" and d.options:
+            golds = {d.golds[0]}
+            wrong = _choose([f"({k}) {v}" for k, v in d.options.items() if f"({k}) {v}" not in golds], seed, q)
+        else:
+            same_kind = [o for o in drafts if o.kind == d.kind and o is not d]
+            item_shorts = [g for o in drafts if o.item == d.item and o.kind == "short" for g in o.golds]
+
+            def ok(text: str, d: Draft = d, item_shorts: list[str] = item_shorts) -> bool:
+                if any(_contains_word(text, g) for g in item_shorts):
+                    return False
+                if d.kind == "short":
+                    return all(token_f1(text, g) == 0.0 for g in d.golds)
+                return all(token_f1(text, p) < 0.5 for p in d.protected)
+
+            if d.kind == "short":
+                shape = _shape(d.golds[0])
+                same = [o for o in same_kind if _shape(o.golds[0]) == shape]
+                tiers = [[o for o in same if o.topic == d.topic and o.group != d.group],
+                         [o for o in same if o.topic != d.topic],
+                         [o for o in same_kind if o.topic == d.topic and o.group != d.group],
+                         [o for o in same_kind if o.group != d.group],
+                         same_kind]
+            else:
+                tiers = [[o for o in same_kind if o.topic != d.topic],
+                         [o for o in same_kind if o.item != d.item]]
+            for tier in tiers:
+                wrong = _choose([o.golds[0] for o in tier if ok(o.golds[0])], seed, q)
+                if wrong:
+                    break
+        if not wrong:
+            raise HarnessError(f"no wrong answer available for {q[:80]!r} (item {d.item}); run more items")
+        entries.append(vt.Entry(f"{d.item}:{n}", d.item, d.question, d.golds[0], wrong, d.kind))
+    questions = {int(it["id"]): str(it["question"]) for it in items}
+    return entries, questions
+
+
+# -- viva on the command line ------------------------------------------------------------------------------------
+@dataclass
+class Home:
+    """A temporary data home for one source, with the environment its viva commands run in."""
+
+    path: Path
+    key: Path
+    env: dict[str, str]
+    log: list[str] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, path: Path) -> Home:
+        """A fresh home at ``path``; ``PYTHONPATH`` holds the repository and ``bench/``."""
+        path.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        env["VIVA_HOME"] = str(path)
+        env[vt.KEY_ENV] = str(path / "key.json")
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(BENCH)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env.setdefault("PYTHONHASHSEED", "0")
+        return cls(path, path / "key.json", env)
+
+    def viva(self, *args: str, json_out: bool = True) -> Any:
+        """Run ``viva ARGS`` in this home; parse stdout as JSON when ``json_out``.
+
+        ``viva run`` exits 1 when a session failed but still prints its JSON: that is returned.
+
+        Raises:
+            HarnessError: the command failed without JSON output; the message holds its stderr tail.
+        """
+        cmd = [VIVA, *args]
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, env=self.env, cwd=self.path, capture_output=True, text=True)
+        self.log.append(f"{time.perf_counter() - start:6.1f}s  viva {' '.join(args[:3])} ...")
+        if json_out:
+            try:
+                return json.loads(proc.stdout)
+            except ValueError:
+                pass
+        if proc.returncode != 0 or json_out:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+            raise HarnessError(f"viva {' '.join(args)} exited {proc.returncode}: " + " | ".join(tail))
+        return proc.stdout
+
+    def export(self, bench: str) -> list[dict[str, Any]]:
+        """The benchmark's items as ``viva bench export`` writes them (``engine.api.export_jsonl``,
+        in this process: one interpreter start less)."""
+        import io
+
+        from engine.api import Engine, export_jsonl
+
+        out = io.StringIO()
+        with Engine.open(self.path) as engine:
+            export_jsonl(engine.runtime.store, bench, out)
+        return [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every session as ``viva sessions --json`` lists it (``Engine.list_sessions``, in this process)."""
+        from engine.api import Engine
+
+        with Engine.open(self.path) as engine:
+            return engine.list_sessions()
+
+
+def squad_subset(path: Path, paragraphs: int, out: Path) -> None:
+    """Write the first paragraph of each article, then the second of each... (``paragraphs`` in all)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    articles = data["data"]
+    picked: list[list[dict]] = [[] for _ in articles]
+    depth, taken = 0, 0
+    while taken < paragraphs and any(depth < len(a["paragraphs"]) for a in articles):
+        for ai, a in enumerate(articles):
+            if taken < paragraphs and depth < len(a["paragraphs"]):
+                picked[ai].append(a["paragraphs"][depth])
+                taken += 1
+        depth += 1
+    subset = {"version": data.get("version", ""), "data": [
+        {**{k: v for k, v in a.items() if k != "paragraphs"}, "paragraphs": ps}
+        for a, ps in zip(articles, picked, strict=True) if ps]}
+    out.write_text(json.dumps(subset, ensure_ascii=False), encoding="utf-8")
+
+
+def round_robin(items: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """At most ``n`` items, one per topic in turn (items keep their order within a topic)."""
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for it in items:
+        by_topic.setdefault(str(it.get("topic") or ""), []).append(it)
+    queues = list(by_topic.values())
+    out: list[dict[str, Any]] = []
+    while len(out) < n and any(queues):
+        for q in queues:
+            if q and len(out) < n:
+                out.append(q.pop(0))
+    return out
+
+
+POOL = 2
+"""Each source imports (or generates) this many times the items it runs: the others are the pool that
+plausible wrong answers are drawn from."""
+
+
+def prepare(source: str, home: Home, n_items: int, seed: int, data: Sequence[Path] | None = None
+            ) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """Import or generate the source's benchmark in ``home`` (:data:`POOL` × ``n_items`` items); return
+    (name, every item, extra run arguments). The items run are :func:`round_robin` over topics."""
+    if source not in DEFAULT_DATA:
+        raise HarnessError(f"unknown source {source!r}; use {', '.join(SOURCES)}")
+    paths = [Path(p) for p in (data or DEFAULT_DATA[source])]
+    for p in paths:
+        if not p.exists():
+            raise HarnessError(f"{p}: {source} input not found (pass --{source} PATH)")
+    if source == "squad":
+        subset = home.path / "squad-subset.json"
+        squad_subset(paths[0], POOL * n_items, subset)
+        home.viva("bench", "import", "squad", str(subset), "--name", "squad", "--json")
+        return "squad", home.export("squad"), []
+    if source == "medqa":
+        subset = home.path / "medqa-subset.jsonl"
+        lines = [ln for ln in paths[0].read_text(encoding="utf-8").splitlines() if ln.strip()]
+        subset.write_text("\n".join(lines[:POOL * n_items]) + "\n", encoding="utf-8")
+        home.viva("bench", "import", "medqa", str(subset), "--name", "medqa", "--json")
+        return "medqa", home.export("medqa"), ["--protocol", "adaptive"]
+    if source == "generated":
+        if len(paths) != 2:
+            raise HarnessError("generated: give a documents folder and a topics file")
+        home.viva("kb", "build", "demo", str(paths[0]), "--json", "--quiet")
+        per_topic = max(1, math.ceil(POOL * n_items / 2))
+        home.viva("bench", "generate", "generated", "--kb", "demo", "--topics", str(paths[1]), "--offline",
+                  "--per-topic", str(per_topic), "--seed", str(seed), "--json")
+        return "generated", home.export("generated"), []
+    raise HarnessError(f"unknown source {source!r}; use {', '.join(SOURCES)}")
+
+
+# -- the plan and the figures ------------------------------------------------------------------------------------
+@dataclass
+class Plan:
+    """Which targets run: the k series (u = 0) and the u series (k = 1) per style, and the mute target."""
+
+    styles: list[str]
+    ks: list[float]
+    us: list[float]
+
+    def specs(self) -> list[str]:
+        """Every target spec, the mute target first."""
+        names = [vt.MUTE]
+        for style in self.styles:
+            for k in self.ks:
+                names.append(vt.target_name(k, 0.0, style))
+            for u in self.us:
+                names.append(vt.target_name(1.0, u, style))
+        return [f"python:validity_targets:{n}" for n in dict.fromkeys(names)]
+
+
+def spec(name: str) -> str:
+    """The full target spec of a validity target name."""
+    return f"python:validity_targets:{name}"
+
+
+@dataclass
+class StyleFigures:
+    """The figures of one (source, policy, style)."""
+
+    style: str
+    score_by_k: dict[float, float | None]
+    r_minus_by_u: dict[float, float | None]
+    rho_k: float
+    rho_u: float
+    oracle_wins: int
+    pairs: int
+    oracle_score: float | None
+    mute_score: float | None
+    losses: list[tuple[int, int, float | None, float | None]]
+    """(oracle session, mute session, oracle score, mute score) where the oracle did not win."""
+    false_credit: list[tuple[int, float]]
+    """(session, score) of the k = 0 target's sessions that scored above 0 (wrong answers credited)."""
+
+
+@dataclass
+class RunFigures:
+    """The figures of one (source, policy) run."""
+
+    source: str
+    policy: str
+    run: int
+    styles: list[StyleFigures]
+    fdr: float | None
+    eir: float | None
+    rates_note: str
+    failed: list[dict[str, Any]]
+    sessions: int
+    seconds: float
+    explained: list[str] = field(default_factory=list)
+
+
+def _num(v: Any) -> float:
+    return math.nan if v is None else float(v)
+
+
+def rates(home: Home, session_ids: set[int], plan: Plan) -> tuple[float | None, float | None, str]:
+    """FDR and EIR of the policy that ran these sessions, by the engine's own logged-session evaluation.
+
+    Returns ``(None, None, reason)`` when the engine has no such function yet.
+    """
+    try:
+        from engine.policy.evaluate import TargetTruth, evaluate_logged
+        from engine.policy.logs import load_sessions, open_store
+    except ImportError as exc:
+        return None, None, f"n/a: the engine has no logged-session evaluation ({exc})"
+    truth = {}
+    for style in plan.styles:
+        for k in plan.ks:
+            truth[spec(vt.target_name(k, 0.0, style))] = TargetTruth(k, 0.0)
+        for u in plan.us:
+            truth[spec(vt.target_name(1.0, u, style))] = TargetTruth(1.0, u)
+    store = open_store(home.path / "viva.db")
+    try:
+        logged = load_sessions(store)
+    finally:
+        store.close()
+    mine = {t: [s for s in ss if s.session_id in session_ids] for t, ss in logged.items()}
+    report = evaluate_logged({t: ss for t, ss in mine.items() if ss}, truth)
+    states = ", ".join(f"{name} {_f(getattr(report, attr)) if isinstance(getattr(report, attr), float) else getattr(report, attr)}"
+                       for name, attr in (("stagnant states", "stagnant_states"), ("gaining states", "gaining_states"),
+                                          ("FDR_f", "fdr_follow_up"), ("challenge share", "challenge_share"),
+                                          ("policy", "version")) if hasattr(report, attr))
+    return _num(report.fdr), _num(report.eir), f"{states} (engine.policy.evaluate.evaluate_logged)"
+
+
+def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]], extra: list[str],
+               plan: Plan, policy: str, seed: int, concurrency: int, turns: int | None) -> RunFigures:
+    """One ``viva run`` of every planned target on the items, and its figures."""
+    from engine.policy.evaluate import spearman
+
+    start = time.perf_counter()
+    args = ["run", "--bench", bench, "--items", ",".join(str(it["id"]) for it in items), "--kernel", "offline",
+            "--policy", policy, "--seed", str(seed), "--concurrency", str(concurrency), "--json", *extra]
+    if turns:
+        args += ["--turns", str(turns)]
+    for s in plan.specs():
+        args += ["--target", s]
+    out = home.viva(*args)
+    seconds = time.perf_counter() - start
+    rows = {r["target"]: r for r in out["targets"]}
+    listed = {r["id"]: r for r in home.sessions()}
+    run_ids = {sid for r in rows.values() for sid in r["sessions"]}
+    by_target_item: dict[tuple[str, int], dict[str, Any]] = {}
+    for sid in run_ids:
+        row = listed.get(sid)
+        if row is not None:
+            by_target_item[(row["target"], row["item"])] = row
+
+    def score(name: str) -> float | None:
+        r = rows.get(spec(name))
+        return None if r is None else r.get("score")
+
+    def r_minus(name: str) -> float | None:
+        r = rows.get(spec(name))
+        return None if r is None else r.get("r_minus")
+
+    styles = []
+    mute_row = rows.get(spec(vt.MUTE))
+    for style in plan.styles:
+        by_k = {k: score(vt.target_name(k, 0.0, style)) for k in plan.ks}
+        by_u = {u: r_minus(vt.target_name(1.0, u, style)) for u in plan.us}
+        oracle = vt.target_name(1.0, 0.0, style)
+        wins, pairs, losses = 0, 0, []
+        for it in items:
+            o = by_target_item.get((spec(oracle), it["id"]))
+            m = by_target_item.get((spec(vt.MUTE), it["id"]))
+            if o is None or m is None or o.get("status") != "finished" or m.get("status") != "finished":
+                continue
+            pairs += 1
+            if _num(o.get("score")) > _num(m.get("score")):
+                wins += 1
+            else:
+                losses.append((o["id"], m["id"], o.get("score"), m.get("score")))
+        zero = spec(vt.target_name(0.0, 0.0, style)) if 0.0 in plan.ks else None
+        false_credit = sorted((r["id"], float(r["score"])) for (t, _), r in by_target_item.items()
+                              if t == zero and r.get("score") and float(r["score"]) > 0)
+        styles.append(StyleFigures(
+            style, by_k, by_u,
+            spearman(list(by_k), [_num(v) for v in by_k.values()]),
+            spearman(list(by_u), [_num(v) for v in by_u.values()]),
+            wins, pairs, score(oracle), None if mute_row is None else mute_row.get("score"), losses,
+            false_credit))
+    fdr, eir, note = rates(home, run_ids, plan)
+    return RunFigures(source, policy, int(out["run"]), styles, fdr, eir, note, out.get("failed") or [],
+                      len(run_ids), seconds)
+
+
+def explain(home: Home, session_id: int, why: str) -> list[str]:
+    """A session's turns, one line each, from ``viva report SESSION --format json`` (for the report)."""
+    report = home.viva("report", str(session_id), "--format", "json")
+    sess, item = report.get("session") or {}, report.get("item") or {}
+    lines = [f"    s{session_id} ({why}; {str(sess.get('target', '?')).rpartition(':')[2]}, item {item.get('id', '?')}, "
+             f"policy {sess.get('policy', '?')}):"]
+    for t in report.get("turns") or []:
+        met = [v["cid"] for v in t.get("verdicts") or [] if v.get("met")]
+        q = " ".join(str(t.get("question") or "").split())
+        a = " ".join(str(t.get("answer") or "").split())
+        score = t.get("score")
+        lines.append(f"      t{t.get('idx')} {t.get('action', ''):<9} Q: {q[:70]!r} A: {a[:60]!r} "
+                     f"s={_f(score, 2)} met={','.join(met) or '-'}")
+    return lines
+
+
+def run_source(source: str, workdir: Path, plan: Plan, policies: Sequence[str], n_items: int, seed: int,
+               concurrency: int, turns: int | None, log: Any = print, explain_n: int = 0,
+               data: Sequence[Path] | None = None) -> list[RunFigures]:
+    """Prepare one source in its own data home under ``workdir`` and run every policy on it."""
+    home = Home.create(workdir / source)
+    bench, pool, extra = prepare(source, home, n_items, seed, data)
+    items = round_robin(pool, n_items)
+    if not items:
+        raise HarnessError(f"{source}: no items to run")
+    entries, questions = build_key(pool, seed)
+    vt.write_key(home.key, entries, questions, seed)
+    log(f"[{source}] {len(items)} items, {len(entries)} key questions "
+        f"({', '.join(f'{k} {v}' for k, v in Counter(e.kind for e in entries).items())}); home {home.path}")
+    out = []
+    for policy in policies:
+        figures = run_policy(source, home, bench, items, extra, plan, policy, seed, concurrency, turns)
+        losses = [(s.style, o) for s in figures.styles for o, _m, _os, _ms in s.losses]
+        credited = [(s.style, sid, sc) for s in figures.styles for sid, sc in s.false_credit]
+        for style, sid in losses[:explain_n]:
+            figures.explained += explain(home, sid, f"oracle not above mute, {style}")
+        for style, sid, sc in credited[:explain_n]:
+            figures.explained += explain(home, sid, f"k=0 credited {sc:.1f}, {style}")
+        log(f"[{source}] policy {policy}: run {figures.run}, {figures.sessions} sessions in {figures.seconds:.0f}s"
+            + (f", {len(figures.failed)} failed" if figures.failed else ""))
+        out.append(figures)
+    return out
+
+
+# -- printing -----------------------------------------------------------------------------------------------------
+def _f(v: float | None, digits: int = 3) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+
+
+def format_table(results: list[RunFigures]) -> str:
+    """The figures as plain text: one row per (source, policy, style), then the series and the rates."""
+    head = (f"{'source':<10}{'policy':<10}{'style':<9}{'rho(k,Score)':>13}{'rho(u,R-)':>11}{'oracle>mute':>13}"
+            f"{'oracle':>8}{'mute':>7}{'FDR':>7}{'EIR':>7}")
+    lines = [head, "-" * len(head)]
+    for r in results:
+        for s in r.styles:
+            lines.append(f"{r.source:<10}{r.policy:<10}{s.style:<9}{_f(s.rho_k):>13}{_f(s.rho_u):>11}"
+                         f"{f'{s.oracle_wins}/{s.pairs}':>13}{_f(s.oracle_score, 1):>8}{_f(s.mute_score, 1):>7}"
+                         f"{_f(r.fdr):>7}{_f(r.eir):>7}")
+    lines.append("")
+    lines.append("Score by k (u=0) and R- by u (k=1):")
+    for r in results:
+        for s in r.styles:
+            ks = " ".join(f"{_f(v, 0):>3}" for v in s.score_by_k.values())
+            us = " ".join(_f(v, 2) for v in s.r_minus_by_u.values())
+            lines.append(f"  {r.source:<10}{r.policy:<10}{s.style:<9} Score {ks} | R- {us}")
+    lines.append("")
+    for r in results:
+        lines.append(f"  {r.source} {r.policy} (run {r.run}): FDR/EIR {r.rates_note}")
+        losses = [(s.style, *loss) for s in r.styles for loss in s.losses]
+        if losses:
+            shown = ", ".join(f"{st} s{o}={_f(os_, 1)} vs s{m}={_f(ms, 1)}" for st, o, m, os_, ms in losses[:8])
+            lines.append(f"    oracle not above mute ({len(losses)}): {shown}{' ...' if len(losses) > 8 else ''}")
+        credited = [(s.style, *c) for s in r.styles for c in s.false_credit]
+        if credited:
+            shown = ", ".join(f"{st} s{sid}={sc:.1f}" for st, sid, sc in credited[:8])
+            lines.append(f"    k=0 sessions scored above 0 ({len(credited)}): {shown}{' ...' if len(credited) > 8 else ''}")
+        for fl in r.failed:
+            lines.append(f"    session {fl.get('session')} failed: {fl.get('error')}")
+        lines += r.explained
+    return "\n".join(lines)
+
+
+def as_json(results: list[RunFigures]) -> list[dict[str, Any]]:
+    """The figures as JSON-ready dicts (NaN as null)."""
+    def clean(v: Any) -> Any:
+        if isinstance(v, float) and math.isnan(v):
+            return None
+        if isinstance(v, dict):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [clean(x) for x in v]
+        return v
+
+    out = []
+    for r in results:
+        d = {k: v for k, v in r.__dict__.items() if k != "styles"}
+        d["styles"] = [s.__dict__ for s in r.styles]
+        out.append(clean(d))
+    return out
+
+
+def grid(steps: int) -> list[float]:
+    """``steps`` evenly spaced values from 0 to 1 (``steps`` >= 2)."""
+    return [round(i / (steps - 1), 4) for i in range(steps)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point (see the module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="2 items, terse+sentence, k and u in {0, 0.5, 1}")
+    ap.add_argument("--items", type=int, default=None, help="items per source (default 3; quick 2)")
+    ap.add_argument("--sources", default=",".join(SOURCES), help=f"comma-separated: {', '.join(SOURCES)}")
+    ap.add_argument("--styles", default=None, help=f"comma-separated: {', '.join(vt.STYLES)} (default all; quick 2)")
+    ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated policies (default onnx,threshold)")
+    ap.add_argument("--k-steps", type=int, default=None, help="grid points for k in [0, 1] (default 11; quick 3)")
+    ap.add_argument("--u-steps", type=int, default=None, help="grid points for u in [0, 1] (default 6; quick 3)")
+    ap.add_argument("--turns", type=int, default=None, help="turns per session (default: the engine's)")
+    ap.add_argument("--squad", default=None, help="SQuAD JSON file (default ../shared/data/squad/...)")
+    ap.add_argument("--medqa", default=None, help="MedQA JSONL file (default ../shared/data/medqa/...)")
+    ap.add_argument("--generated", nargs=2, default=None, metavar=("DOCS", "TOPICS"),
+                    help="documents folder and topics YAML (default engine/demo/docs, engine/demo/topics.yaml)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--concurrency", type=int, default=4, help="sessions at once (default 4: the judge is CPU-bound)")
+    ap.add_argument("--keep", default=None, help="keep the data homes in this folder (default: a temp folder, removed)")
+    ap.add_argument("--explain", type=int, default=1,
+                    help="print the turns of this many suspicious sessions of each kind per run (default 1)")
+    ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
+    args = ap.parse_args(argv)
+    n_items = args.items or (2 if args.quick else 3)
+    styles = (args.styles or ("terse,sentence" if args.quick else ",".join(vt.STYLES))).split(",")
+    k_steps = args.k_steps or (3 if args.quick else 11)
+    u_steps = args.u_steps or (3 if args.quick else 6)
+    if min(k_steps, u_steps) < 2:
+        ap.error("--k-steps and --u-steps need at least 2 points (0 and 1)")
+    plan = Plan([s.strip() for s in styles if s.strip()], grid(k_steps), grid(u_steps))
+    for s in plan.styles:
+        if s not in vt.STYLES:
+            ap.error(f"unknown style {s!r}; use {', '.join(vt.STYLES)}")
+    sources = [s.strip() for s in args.sources.split(",") if s.strip()]
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    workdir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="viva-validity-"))
+    start = time.perf_counter()
+    results: list[RunFigures] = []
+    commit = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"], capture_output=True,
+                            text=True).stdout.strip()
+    print(f"validity benchmark at {commit}: {n_items} items/source, styles {','.join(plan.styles)}, "
+          f"k in {plan.ks}, u in {plan.us}, policies {','.join(policies)}, {len(plan.specs())} targets", flush=True)
+    try:
+        for source in sources:
+            try:
+                given = getattr(args, source, None)
+                data = None if given is None else [Path(p) for p in ([given] if isinstance(given, str) else given)]
+                results += run_source(source, workdir, plan, policies, n_items, args.seed, args.concurrency,
+                                      args.turns, log=lambda m: print(m, flush=True), explain_n=args.explain,
+                                      data=data)
+            except HarnessError as exc:
+                print(f"[{source}] skipped: {exc}", flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print()
+    print(format_table(results))
+    print(f"\ntotal {time.perf_counter() - start:.0f}s")
+    if args.json:
+        print(json.dumps(as_json(results), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
