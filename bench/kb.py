@@ -1,25 +1,42 @@
-"""Knowledge-base benchmark: ingest rate by stage, query latency per mode, recall@5 on SQuAD.
+"""Knowledge-base benchmark: ingest rate by stage, query latency per mode, recall@5 on SQuAD; and
+ingest at scale (``--scale``): peak memory and chunks/s on generated corpora of 1x, 10x and 50 MB.
 
 Usage (from the repository root)::
 
     python bench/kb.py                      # ../shared/data/squad
     python bench/kb.py path/to/folder --queries 200 --repeats 3
+    nice -n 10 python bench/kb.py --scale   # about 10 minutes; --base-mb, --budget
 
 Prints figures; asserts nothing. The embedding rate is compared with a naive loop over the same
 chunks in the same run: 32-chunk batches in input order, every batch padded to 256 tokens, a
 default ONNX session. The two are measured alternately (``--repeats`` times, best kept) because
 this machine's cores are shared and timings drift. Recall@5 uses the SQuAD questions of the
 ingested files: a question's gold is the paragraph it was written for.
+
+``--scale``: each build runs in a child process of its own; its peak memory is the child's
+``ru_maxrss`` (``os.wait4``, the same figure ``resource.getrusage`` reports), its rate the chunks
+stored (published or staged) over its wall time. A build that outlives ``--budget`` seconds is
+killed (SIGKILL) and reported as partial; the next build of the same corpus continues from what it
+staged, which the resume row measures. Two embedders: ``model`` (the real ONNX encoder: the figure
+users get) and ``bow`` (a hashed bag of words, labelled as such: the pipeline without the model's
+cost, so the whole 50 MB goes through reading, chunking, staging, publishing and indexing in the
+time available and the memory bound is seen over the whole corpus).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
+import re
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -78,13 +95,212 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values), q)) if values else float("nan")
 
 
+# -- ingest at scale ---------------------------------------------------------------------------------
+
+def vocabulary() -> list[str]:
+    """The words of the shipped demo documents (real words, so token counts are realistic)."""
+    words: set[str] = set()
+    for path in sorted((ROOT / "engine" / "demo" / "docs").glob("*.md")):
+        words.update(w.lower() for w in re.findall(r"[A-Za-z]{2,}", path.read_text(encoding="utf-8")))
+    return sorted(words)
+
+
+def generate_corpus(folder: Path, total_bytes: int, seed: int = 0, file_bytes: int = 48_000) -> dict[str, int]:
+    """Write about ``total_bytes`` of text under ``folder``: ``.txt`` and ``.md`` files (one document
+    each) and ``.jsonl`` files (one document per line), of random sentences over :func:`vocabulary`
+    (seeded; no two paragraphs alike, so nothing is answered from the embedding cache).
+
+    Returns:
+        ``{"files", "bytes"}`` written.
+    """
+    rng = random.Random(seed)
+    words = vocabulary()
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def paragraph() -> str:
+        sentences = []
+        for _ in range(rng.randint(3, 7)):
+            sentence = " ".join(rng.choice(words) for _ in range(rng.randint(8, 20)))
+            sentences.append(sentence[0].upper() + sentence[1:] + ".")
+        return " ".join(sentences)
+
+    written = files = 0
+    while written < total_bytes:
+        kind = rng.choices(["txt", "md", "jsonl"], weights=[6, 2, 2])[0]
+        path = folder / f"doc{files:06d}.{kind}"
+        target = min(file_bytes, total_bytes - written)
+        parts: list[str] = []
+        size = 0
+        while size < target:
+            if kind == "jsonl":
+                line = json.dumps({"id": f"{files}-{len(parts)}", "title": f"record {len(parts)}",
+                                   "text": "\n\n".join(paragraph() for _ in range(rng.randint(1, 3)))})
+                parts.append(line + "\n")
+            else:
+                parts.append(paragraph() + "\n\n")
+            size += len(parts[-1].encode())
+        if kind == "md":
+            parts.insert(0, f"# Generated document {files}\n\n")
+        data = "".join(parts).encode()
+        path.write_bytes(data)
+        written += len(data)
+        files += 1
+    return {"files": files, "bytes": written}
+
+
+class BagOfWordsEmbedder:
+    """A hashed bag of words (crc32 of each word, 384 buckets, L2-normalised): real vectors at almost no
+    cost, so a bench can push a whole large corpus through the pipeline. Labelled ``bow`` in every
+    figure; never the figure of the model."""
+
+    name = "bench-bow-crc32@384"
+    dim = 384
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """One vector per text."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for w in re.findall(r"\w+", text.lower()):
+                out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
+            norm = float(np.linalg.norm(out[i]))
+            out[i] /= norm or 1.0
+        return out
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """One text's vector."""
+        return self.embed([text])[0]
+
+
+def _child(corpus: str, home: str, embedder_kind: str) -> None:
+    """The build measured by :func:`measure` (run as ``bench/kb.py --child``); prints its summary."""
+    embedder = BagOfWordsEmbedder() if embedder_kind == "bow" else get_embedder(RetrievalConfig().embedder)
+    store = Store(Path(home) / "viva.db")
+    if corpus == "-":  # the baseline: imports and the embedder loaded, nothing built
+        embedder.embed(["warm up"])
+        print(json.dumps({"baseline": True}))
+        return
+    summary = build_kb(store, Path(home), "bench", [corpus], embedder=embedder)
+    print(json.dumps(summary.to_dict()))
+
+
+def stored_chunks(home: Path, table: str = "chunks") -> int:
+    """Chunks a (possibly killed) build stored (published or staged), or with ``table="embeddings"``,
+    the vectors it cached."""
+    if not (home / "viva.db").exists():
+        return 0
+    store = Store(home / "viva.db")
+    try:
+        return int(store.one(f"SELECT COUNT(*) AS n FROM {table}")["n"])
+    finally:
+        store.close()
+
+
+def measure(corpus: Path | None, home: Path, embedder_kind: str, budget: float,
+            kill_at_chunks: int | None = None) -> dict[str, object]:
+    """Run one build in a child; kill it at ``budget`` seconds (or once ``kill_at_chunks`` are stored).
+
+    Returns:
+        seconds, peak RSS (MB), chunks stored (by then), chunks/s, whether it finished, its summary.
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    before = stored_chunks(home)
+    vectors_before = stored_chunks(home, "embeddings")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(corpus) if corpus else "-", str(home),
+           embedder_kind]
+    start = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out_file, tempfile.TemporaryFile("w+") as err_file:
+        proc = subprocess.Popen(cmd, stdout=out_file, stderr=err_file, text=True)
+        killed = False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)  # reaped here only: its rusage is ours
+            if pid:
+                break
+            time.sleep(0.5)
+            elapsed = time.perf_counter() - start
+            if not killed and (elapsed > budget or (
+                    kill_at_chunks is not None and stored_chunks(home) - before >= kill_at_chunks)):
+                os.kill(proc.pid, signal.SIGKILL)
+                killed = True
+        proc.returncode = status
+        seconds = time.perf_counter() - start
+        out_file.seek(0)
+        err_file.seek(0)
+        out, err = out_file.read(), err_file.read()
+    summary = json.loads(out) if out.strip() and not killed else None
+    if not killed and status != 0:
+        raise SystemExit(f"child failed ({status}): {err[-2000:]}")
+    chunks = stored_chunks(home) - before if killed or summary is None else int(summary.get("chunks_written", 0))
+    embedded = stored_chunks(home, "embeddings") - vectors_before
+    # finished: chunks stored per second, end to end; killed: chunks embedded per second (the build's
+    # bottleneck; staged chunks lag by up to one batch)
+    rate = (chunks if not killed else embedded) / seconds if seconds else 0.0
+    return {"seconds": seconds, "peak_mb": usage.ru_maxrss / 1024, "chunks": chunks, "embedded": embedded,
+            "rate": rate, "finished": not killed, "killed_by": None if not killed else (
+                "kill_at" if kill_at_chunks is not None and seconds <= budget else "budget"), "summary": summary}
+
+
+def scale_main(args: argparse.Namespace) -> None:
+    """Peak memory and chunks/s at 1x, 10x and 50 MB (see the module docstring)."""
+    with tempfile.TemporaryDirectory(prefix="viva-bench-scale-") as tmp:
+        root = Path(tmp)
+        sizes = [("1x", args.base_mb), ("10x", args.base_mb * 10), ("50 MB", 50.0)]
+        corpora = {}
+        for label, mb in sizes:
+            t = time.perf_counter()
+            info = generate_corpus(root / f"corpus-{label}", int(mb * 1e6), seed=15)
+            corpora[label] = root / f"corpus-{label}"
+            print(f"corpus {label}: {info['bytes'] / 1e6:.2f} MB in {info['files']} files "
+                  f"(generated in {time.perf_counter() - t:.1f} s)", flush=True)
+        print(f"\n{'corpus':<7} {'embedder':<8} {'stored':>8} {'embedded':>9} {'seconds':>8} {'chunks/s':>9} "
+              f"{'peak RSS':>10}  note", flush=True)
+
+        budgets = {"bow": args.bow_budget, "model": args.budget}
+
+        def row(label: str, kind: str, m: dict[str, object], note: str = "") -> None:
+            done = "" if m["finished"] or m["killed_by"] != "budget" else (
+                f"partial: killed at the {budgets[kind]:.0f} s budget (chunks/s: embedded); ")
+            print(f"{label:<7} {kind:<8} {m['chunks']:>8} {m['embedded']:>9} {m['seconds']:>8.1f} {m['rate']:>9.1f} "
+                  f"{m['peak_mb']:>7.0f} MB  {done}{note}", flush=True)
+
+        for kind in ("bow", "model"):
+            base = measure(None, root / f"home-base-{kind}", kind, budgets[kind])
+            row("none", kind, {**base, "chunks": 0, "embedded": 0, "rate": 0.0},
+                "baseline: imports and the embedder loaded")
+        for label, _ in sizes:
+            for kind in ("bow", "model"):
+                m = measure(corpora[label], root / f"home-{label}-{kind}", kind, budgets[kind])
+                row(label, kind, m)
+        # resumable: the 10x build killed once it stored about half its chunks, then built again
+        full = measure(corpora["10x"], root / "home-resume-ref", "bow", args.bow_budget)
+        half = max(1, int(full["chunks"]) // 2)
+        cut = measure(corpora["10x"], root / "home-resume", "bow", args.bow_budget, kill_at_chunks=half)
+        again = measure(corpora["10x"], root / "home-resume", "bow", args.bow_budget)
+        row("10x", "bow", cut, f"kill -9 after {cut['chunks']} of {full['chunks']} chunks were stored")
+        summary = again["summary"] or {}
+        row("10x", "bow", again, f"resumed: {summary.get('resumed', 0)} documents already staged were not redone; "
+                                 f"{summary.get('chunks', 0)} chunks in the knowledge base "
+                                 f"(a clean build: {full['summary']['chunks'] if full['summary'] else '?'})")
+
+
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        _child(*sys.argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", default=[str(ROOT.parent / "shared" / "data" / "squad")])
     parser.add_argument("--queries", type=int, default=0, help="Use at most this many questions (0: all).")
     parser.add_argument("--repeats", type=int, default=2, help="Alternating embedding measurements.")
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--scale", action="store_true", help="Peak memory and chunks/s at 1x, 10x and 50 MB.")
+    parser.add_argument("--base-mb", type=float, default=0.25, help="--scale: size of the 1x corpus in MB.")
+    parser.add_argument("--budget", type=float, default=75.0,
+                        help="--scale: seconds before a build with the model is killed (reported as partial).")
+    parser.add_argument("--bow-budget", type=float, default=300.0,
+                        help="--scale: the same for the bag-of-words builds (the whole corpus, normally).")
     args = parser.parse_args()
+    if args.scale:
+        scale_main(args)
+        return
     paths = [Path(p) for p in args.paths]
 
     config = RetrievalConfig()

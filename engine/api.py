@@ -386,6 +386,7 @@ from engine.policy.network import HIDDEN  # noqa: E402
 from engine.policy.pipeline import (  # noqa: E402
     DEFAULT_SEED,
     DEFAULT_STEPS,
+    eval_report,
     evaluation_table,
     train_and_export,
     untrained_policy,
@@ -404,7 +405,7 @@ __all__ += [
     "resolve_resume", "run_sessions", "LLMEntityExtractor", "OfflineEntityExtractor", "build_graph", "build_kb",
     "delete_kb", "get_kb", "list_kbs", "sample_path", "search", "LLMClient", "target_table", "calibrate_from_store",
     "fitted_sampler", "load_fitted_targets", "save_fits", "card_path", "read_card", "check_goals", "HIDDEN",
-    "DEFAULT_SEED", "DEFAULT_STEPS", "evaluation_table", "train_and_export", "untrained_policy", "OnnxPolicy",
+    "DEFAULT_SEED", "DEFAULT_STEPS", "eval_report", "evaluation_table", "train_and_export", "untrained_policy", "OnnxPolicy",
     "PolicyError", "PPOConfig", "LAMBDA", "TAU", "RewardSpec", "export_session", "export_run",
     "REPORT_FORMATS", "REPORT_EXTENSIONS", "Runtime", "make_non_dumpable",
 ]

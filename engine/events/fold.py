@@ -242,6 +242,13 @@ class SessionView:
             self.criteria_by_version[p.rubric_version_id] = list(p.criteria or [])
         if p.by == "human":
             self.notes.append("resumed by the evaluator")
+        elif p.resumed:
+            # a new runner took the session over: an answer cut off mid-stream is asked again from
+            # the start, so the pieces shown so far are dropped (the runner also writes answer.reset)
+            for t in self.turns:
+                if not t.done and t.answer:
+                    t.answer = ""
+                    t.touch()
 
     def _decided(self, seq: int, p: ev.PolicyDecided) -> None:
         self.decision = p.as_dict()

@@ -23,6 +23,7 @@ from engine.interview.session import SessionError, SessionSpec
 from engine.interview.targets import TargetFactory
 from engine.runtime import Runtime
 from engine.store import dumps, loads, now_iso
+from engine.store.lease import RUN, SESSION, LeaseHeldError, Leases
 
 log = logging.getLogger("viva.run")
 
@@ -132,13 +133,38 @@ def run_sessions(runtime: Runtime, run_id: int) -> list[int]:
     return [r["id"] for r in runtime.store.query("SELECT id FROM sessions WHERE run_id = ? ORDER BY id", (run_id,))]
 
 
+def _take(leases: Leases, scope: str, ids: list[int]) -> None:
+    """Take leases for a run or its sessions; another live owner is a :class:`RunError` naming it."""
+    try:
+        leases.acquire(scope, ids)
+    except LeaseHeldError as exc:
+        leases.release()
+        raise RunError(str(exc)) from None
+    for owner in leases.taken_over:
+        log.info("took over the stale lease of %s %s from %s", owner.scope, owner.ident, owner.describe())
+    leases.taken_over.clear()
+
+
 async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency: int,
-                           on_event: EventCallback | None = None) -> dict[int, str | None]:
-    """Run (or resume) sessions concurrently; returns session id -> error message or None."""
+                           on_event: EventCallback | None = None, leases: Leases | None = None
+                           ) -> dict[int, str | None]:
+    """Run (or resume) sessions concurrently; returns session id -> error message or None.
+
+    Every session is owned before any starts (``engine.store.lease``): while another live process
+    drives one of them, nothing runs and a :class:`RunError` names that process. ``leases``: the
+    caller's (``execute_run``), already holding the run's; by default this call takes its own.
+    """
     from engine.knowledge.embed import get_embedder
     from engine.policy.policies import load_policy
 
     store = runtime.store
+    keeper = None
+    own = leases is None
+    if leases is None:
+        leases = Leases(store)
+    _take(leases, SESSION, session_ids)
+    if own:
+        keeper = asyncio.get_running_loop().create_task(leases.keep_alive())
     embedder = get_embedder(runtime.config.retrieval.embedder)
     factory = TargetFactory(store, runtime.config, runtime.home, runtime.use_cache)
     policies: dict[str, Any] = {}
@@ -157,7 +183,7 @@ async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency
                                  spec.get("api_key_env"))
             callback = (lambda kind, payload, _sid=sid: on_event(_sid, kind, payload)) if on_event else None
             runner = SessionRunner(store, sid, kernel, target, policies.get(row["policy"]), embedder,
-                                   runtime.home, callback)
+                                   runtime.home, callback, leases)
             try:
                 await runner.run()
                 errors[sid] = None
@@ -171,25 +197,71 @@ async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency
         await asyncio.gather(*(one(sid) for sid in session_ids))
     finally:
         factory.close()
+        if keeper is not None:
+            keeper.cancel()
+        leases.release(SESSION, session_ids)
+        if own:
+            leases.release()
     return errors
 
 
+def derive_run_status(statuses: list[str]) -> str:
+    """A run's status from its sessions' effective statuses (one rule, whoever asks):
+
+    ``created`` without sessions; ``running`` while any session is running or paused; ``finished``
+    when all finished; else ``failed`` when any failed; else ``interrupted`` (some were never
+    started or were cut off, none failed: ``viva resume run:N`` continues them).
+    """
+    if not statuses:
+        return "created"
+    if any(s in ("running", "paused") for s in statuses):
+        return "running"
+    if all(s == "finished" for s in statuses):
+        return "finished"
+    if any(s == "failed" for s in statuses):
+        return "failed"
+    return "interrupted"
+
+
+def run_status(runtime_or_store: Any, run_id: int) -> str:
+    """The run's status derived now from its sessions (:func:`derive_run_status`)."""
+    from engine.interview.queries import run_sessions as session_statuses
+
+    store = getattr(runtime_or_store, "store", runtime_or_store)
+    return derive_run_status([r["status"] for r in session_statuses(store, run_id)])
+
+
 async def execute_run(runtime: Runtime, run_id: int, on_event: EventCallback | None = None) -> dict[int, str | None]:
-    """Run every unfinished session of a run."""
+    """Run every unfinished session of a run, as the run's only owner.
+
+    The run and its pending sessions are leased first (``engine.store.lease``): while another live
+    process drives the run, this refuses with a :class:`RunError` naming it, before anything is
+    written; a stale lease (its process gone) is taken over. The run's stored status is derived
+    from its sessions when this ends (:func:`derive_run_status`).
+    """
     store = runtime.store
     run = store.one("SELECT * FROM runs WHERE id = ?", (run_id,))
     if run is None:
         raise RunError(f"run {run_id} does not exist; see `viva sessions`")
     config = loads(run["config"], {})
-    pending = [r["id"] for r in store.query(
-        "SELECT id FROM sessions WHERE run_id = ? AND status != 'finished' ORDER BY id", (run_id,))]
-    with store.transaction():
-        store.update("runs", run_id, {"status": "running"})
-    errors = await execute_sessions(runtime, pending, int(config.get("concurrency") or 8), on_event)
-    status = "failed" if any(errors.values()) else "finished"
-    with store.transaction():
-        store.update("runs", run_id, {"status": status})
-    return errors
+    leases = Leases(store)
+    _take(leases, RUN, [run_id])
+    try:
+        pending = [r["id"] for r in store.query(
+            "SELECT id FROM sessions WHERE run_id = ? AND status != 'finished' ORDER BY id", (run_id,))]
+        _take(leases, SESSION, pending)
+        keeper = asyncio.get_running_loop().create_task(leases.keep_alive())
+        try:
+            with store.transaction():
+                store.update("runs", run_id, {"status": "running"})
+            return await execute_sessions(runtime, pending, int(config.get("concurrency") or 8), on_event, leases)
+        finally:
+            keeper.cancel()
+            leases.release(SESSION)
+            with store.transaction():
+                store.update("runs", run_id, {"status": run_status(store, run_id)})
+    finally:
+        leases.release()
 
 
 def resolve_resume(runtime: Runtime, what: str) -> tuple[str, int]:

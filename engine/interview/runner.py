@@ -44,6 +44,7 @@ from engine.interview.session import (
 from engine.interview.targets import Target
 from engine.llm import ChatResult
 from engine.store import Store, dumps, now_iso
+from engine.store.lease import SESSION, LeaseLostError, Leases
 
 __all__ = ["SessionRunner", "SessionSpec", "SessionError", "create_session", "stable_seed", "verdict_payload",
            "criterion_payload", "FOLLOW_UP", "CHALLENGE", "HUMAN", "INITIAL", "TASK"]
@@ -87,13 +88,17 @@ class SessionRunner:
         embedder: for cos_t between consecutive summaries (``embed(list[str]) -> ndarray``).
         data_home: where a task item's data files are (for eval_code).
         on_event: called in-process with every event written (the CLI's live printer).
+        leases: the caller's leases (``engine.store.lease``), which may already hold this session's;
+            by default the runner takes and keeps its own.
     """
 
     def __init__(self, store: Store, session_id: int, kernel: Any, target: Target, policy: Any,
                  embedder: Any, data_home: Path | None = None,
-                 on_event: Callable[[str, dict[str, Any]], None] | None = None):
+                 on_event: Callable[[str, dict[str, Any]], None] | None = None, leases: Leases | None = None):
         self.store = store
         self.sid = session_id
+        self.leases = leases
+        self._keeper: asyncio.Task[None] | None = None
         self.session = Session(store, session_id, on_event)
         self.kernel = kernel
         self.target = target
@@ -108,6 +113,41 @@ class SessionRunner:
         self.protocol = protocol_class(self.session.row["protocol"])(
             ProtocolContext(self.session, kernel, policy, embedder, data_home, workdir))
         self.inbox = ControlInbox(self.session)
+
+    # -- ownership (engine/store/lease.py) --------------------------------------------------------
+    def _take_lease(self) -> None:
+        """Own the session before touching it: ``LeaseHeldError`` (naming the owner) while another live
+        process drives it; a stale lease is taken over. Without the caller's leases the runner keeps
+        its own alive in the background."""
+        if self.leases is None:
+            leases = Leases(self.store)
+            leases.acquire(SESSION, [self.sid])
+            self.leases = leases
+            self._keeper = asyncio.get_running_loop().create_task(leases.keep_alive())
+        elif not self.leases.holds(SESSION, self.sid):
+            self.leases.acquire(SESSION, [self.sid])
+
+    def _heartbeat(self) -> None:
+        """Refresh the session's lease at every step; ``LeaseLostError`` once another process took it over."""
+        if self.leases is not None:
+            self.leases.beat(SESSION, self.sid)
+
+    def _drop_lease(self) -> None:
+        """Release the session's lease (only if still this runner's) and stop the background heartbeat."""
+        if self._keeper is not None:
+            self._keeper.cancel()
+            self._keeper = None
+        if self.leases is not None:
+            self.leases.release(SESSION, [self.sid])
+
+    def _reset_cut_stream(self) -> None:
+        """On resume: an ``answer.reset`` for a turn whose stream was cut (its pieces are on record but
+        not its answer), so every reader drops them before the answer is streamed again."""
+        for row in self.session.turns():
+            if row["answer"] is None and self.store.one(
+                    "SELECT 1 AS x FROM events WHERE session_id = ? AND kind = ? AND json_extract(payload, '$.turn') = ? "
+                    "LIMIT 1", (self.sid, ev.ANSWER_DELTA, row["idx"])):
+                self.session.emit(ev.AnswerReset(row["idx"]))
 
     # -- steps ----------------------------------------------------------------------------------
     async def _checkpoint(self) -> None:
@@ -164,6 +204,7 @@ class SessionRunner:
     async def _loop(self) -> None:
         session, protocol, inbox = self.session, self.protocol, self.inbox
         while True:
+            self._heartbeat()
             rows = session.turns()
             unanswered = next((r for r in rows if r["answer"] is None), None)
             if unanswered is not None:
@@ -257,19 +298,29 @@ class SessionRunner:
                 if self.inbox.has_pending("rubric"):
                     continue
                 score = self.session.update_score(self.protocol.session_score)
-                self.session.set_status("finished")
+                self.session.set_status("finished", error=None)
                 from engine.metrics.sessions import session_metrics
 
                 self.session.emit(ev.SessionFinished(score, session_metrics(self.store, self.sid)))
             return score
 
     async def run(self) -> dict[str, Any]:
-        """Run or resume the session to its end; returns the session row.
+        """Run or resume the session to its end, as its only owner; returns the session row.
 
-        A failure marks the session ``failed`` with the error (and an event) and re-raises.
+        A failure marks the session ``failed`` with the error (and an event) and re-raises. Another
+        live owner refuses the run (``LeaseHeldError``) before anything is written; a lease lost
+        meanwhile (``LeaseLostError``) stops the runner without touching the session.
         """
         session = self.session
         protocol_class(session.row["protocol"]).check_item(session.item, bool(getattr(self.kernel, "offline", False)))
+        self._take_lease()
+        try:
+            return await self._run_owned()
+        finally:
+            self._drop_lease()
+
+    async def _run_owned(self) -> dict[str, Any]:
+        session = self.session
         resumed = bool(session.turns())
         session.set_status("running", pid=os.getpid(), error=None)
         item = session.item
@@ -279,6 +330,8 @@ class SessionRunner:
             session.spec.turns, session.version_id, [criterion_payload(c) for c in session.criteria], resumed)
         session.emit(ev.SESSION_RESUMED if resumed else ev.SESSION_STARTED,
                      {k: v for k, v in started.as_dict().items() if k != "by"})
+        if resumed:
+            self._reset_cut_stream()
         if self.policy is not None:
             with self.store.transaction():
                 self.store.update("sessions", self.sid, {"policy_version": getattr(self.policy, "version", "")})
@@ -286,6 +339,8 @@ class SessionRunner:
             await self._loop()
             await self.protocol.finish(session.turns())
             await self._finish()
+        except LeaseLostError:
+            raise  # another process drives the session now: write nothing more
         except StopRequested as stop:
             self._stopped(stop)
         except asyncio.CancelledError:

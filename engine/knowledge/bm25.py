@@ -117,6 +117,12 @@ def read_stamp(path: Path) -> int | None:
     return int(data.get("version", -1))
 
 
+WRITER_LIMIT_MB = 32
+"""Whoosh's in-memory posting pool per writer: past it, sorted runs go to disk (and are merged at the
+commit). It bounds the index stage's memory whatever the corpus' size; the pool's real size is a few
+times Whoosh's own estimate, so 128 held hundreds of MB on large corpora."""
+
+
 def _write_stamp(path: Path, version: int) -> None:
     tmp = path / (_STAMP + ".tmp")
     tmp.write_text(json.dumps({"format": INDEX_FORMAT, "version": version}), encoding="utf-8")
@@ -137,7 +143,7 @@ def rebuild_index(path: Path, chunks: Iterable[IndexedChunk], version: int) -> i
         shutil.rmtree(path)
     path.mkdir(parents=True)
     ix = windex.create_in(str(path), _schema())
-    writer = ix.writer(limitmb=128)
+    writer = ix.writer(limitmb=WRITER_LIMIT_MB)
     n = _add(writer, chunks)
     writer.commit()
     ix.close()
@@ -154,7 +160,7 @@ def update_index(path: Path, removed_document_ids: Iterable[int], added: Iterabl
     Returns how many chunks were added.
     """
     ix = windex.open_dir(str(path))
-    writer = ix.writer(timeout=30.0, limitmb=128)
+    writer = ix.writer(timeout=30.0, limitmb=WRITER_LIMIT_MB)
     try:
         for doc_id in removed_document_ids:
             writer.delete_by_term("document_id", str(doc_id))

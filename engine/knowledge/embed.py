@@ -104,7 +104,7 @@ class Embedder:
     """
 
     def __init__(self, model_path: str | Path, tokenizer_path: str | Path, max_length: int = 256,
-                 batch_size: int = 32, label: str | None = None, threads: int | None = None):
+                 batch_size: int = 8, label: str | None = None, threads: int | None = None):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

@@ -9,11 +9,13 @@ field (nested ones too, id-like fields skipped) or the one field named by ``text
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,8 +222,9 @@ def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport
                              {"format": "json", "file": str(path), "record": i})
 
 
-def _read_jsonl(path: Path, text: str, text_field: str | None, report: ReadReport) -> Iterator[SourceDocument]:
-    for lineno, line in enumerate(text.split("\n"), start=1):
+def _read_jsonl(path: Path, lines: Iterable[str], text_field: str | None, report: ReadReport
+                ) -> Iterator[SourceDocument]:
+    for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -244,13 +247,46 @@ def _looks_numeric(value: str) -> bool:
 
 
 def _read_csv(path: Path, text: str, text_column: str | None, report: ReadReport) -> Iterator[SourceDocument]:
+    yield from _read_csv_lines(path, lambda: io.StringIO(text), text_column, report)
+
+
+def _read_csv_lines(path: Path, open_lines: Callable[[], Iterable[str]], text_column: str | None,
+                    report: ReadReport, validate_first: bool = False) -> Iterator[SourceDocument]:
+    """CSV records from a line source. The whole file is refused on a malformed record, so either the
+    records are collected before any is given out, or (``validate_first``, for large files) the file
+    is parsed once to check it and again to give its records out, in constant memory."""
+    if validate_first:
+        probe = ReadReport()
+        for _ in _csv_records(path, open_lines, text_column, probe, keep=False):
+            pass
+        if probe.bad_files:
+            report.bad_files.extend(probe.bad_files)
+            return
+        yield from _csv_records(path, open_lines, text_column, report, keep=False)
+        return
+    yield from _csv_records(path, open_lines, text_column, report, keep=True)
+
+
+def _csv_records(path: Path, open_lines: Callable[[], Iterable[str]], text_column: str | None,
+                 report: ReadReport, keep: bool) -> Iterator[SourceDocument]:
+    """Parse a CSV line source; ``keep``: collect the records and give them out only if the whole file
+    parses (else they are given out as they are read and a malformed record ends the file)."""
+    lines = iter(open_lines())
+    head: list[str] = []
+    size = 0
+    for line in lines:
+        head.append(line)
+        size += len(line)
+        if size >= _SNIFF_BYTES:
+            break
+    sample = "".join(head)[:_SNIFF_BYTES]
     try:
-        dialect = csv.Sniffer().sniff(text[:_SNIFF_BYTES], delimiters=",;\t|")
+        dialect = csv.Sniffer().sniff(sample, delimiters=",;\t|")
     except csv.Error:
         dialect = csv.excel
     # strict: a quote that is never closed (or stray text after a closing quote) is an error, not rows
     # silently merged into one field; the whole file is then refused with the line where it began.
-    reader = csv.DictReader(io.StringIO(text), dialect=dialect, strict=True)
+    reader = csv.DictReader(itertools.chain(head, lines), dialect=dialect, strict=True)
     try:
         columns = reader.fieldnames or []
     except csv.Error as exc:
@@ -280,8 +316,14 @@ def _read_csv(path: Path, text: str, text_column: str | None, report: ReadReport
             if not body:
                 skipped.append(InputIssue(str(path), "row has no text", line=lineno))
                 continue
-            docs.append(SourceDocument(f"{path}#row{lineno}", _record_title(row) or f"{path.stem} row {lineno}",
-                                       body, {"format": "csv", "file": str(path), "line": lineno}))
+            doc = SourceDocument(f"{path}#row{lineno}", _record_title(row) or f"{path.stem} row {lineno}",
+                                 body, {"format": "csv", "file": str(path), "line": lineno})
+            if keep:
+                docs.append(doc)
+            else:
+                report.bad_records.extend(skipped)
+                skipped.clear()
+                yield doc
     except csv.Error as exc:
         report.bad_files.append(InputIssue(str(path), _csv_problem(exc, start), line=start))
         return
@@ -308,7 +350,7 @@ def read_file(path: Path, report: ReadReport, text_field: str | None = None,
     if suffix == ".json":
         docs = list(_read_json(path, text, text_field, report))
     elif suffix == ".jsonl":
-        docs = list(_read_jsonl(path, text, text_field, report))
+        docs = list(_read_jsonl(path, text.split("\n"), text_field, report))
     elif suffix == ".csv":
         docs = list(_read_csv(path, text, text_column, report))
     else:
@@ -320,6 +362,67 @@ def read_file(path: Path, report: ReadReport, text_field: str | None = None,
                                                                          "file": str(path)})]
     report.files_read += 1
     return docs
+
+
+def _utf8_checked(path: Path, report: ReadReport) -> bool:
+    """The checks of whole-file reading (no NUL bytes in the first 8 KB, UTF-8 throughout, the line of
+    the first bad byte) in blocks of 1 MiB, without holding the file; problems go into ``report``."""
+    try:
+        with path.open("rb") as fh:
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            offset = 0  # bytes of the file before ``block``
+            newlines = 0  # newlines in the file before ``block``
+            first = True
+            while True:
+                block = fh.read(1 << 20)
+                if first and b"\x00" in block[:_SNIFF_BYTES]:
+                    report.bad_files.append(InputIssue(str(path), "binary file (NUL bytes), not text"))
+                    return False
+                first = False
+                pending = decoder.getstate()[0]  # bytes of an incomplete character carried over
+                try:
+                    decoder.decode(block, final=not block)
+                except UnicodeDecodeError as exc:
+                    data = pending + block
+                    at = offset - len(pending) + exc.start
+                    line = newlines - pending.count(b"\n") + data[: exc.start].count(b"\n") + 1
+                    report.bad_files.append(InputIssue(
+                        str(path), f"not UTF-8 (invalid byte 0x{data[exc.start]:02x} at line {line}, "
+                        f"byte {at}); convert it to UTF-8"))
+                    return False
+                if not block:
+                    return True
+                offset += len(block)
+                newlines += block.count(b"\n")
+    except OSError as exc:
+        report.bad_files.append(InputIssue(str(path), f"cannot read ({exc.strerror or exc})"))
+        return False
+
+
+def _normalized_lines(path: Path) -> Iterator[str]:
+    """The file's lines, each as :func:`normalize_text` leaves it (universal newlines do its line ends)."""
+    with path.open("r", encoding="utf-8-sig", newline=None) as fh:
+        for line in fh:
+            yield normalize_text(line)
+
+
+def iter_file(path: Path, report: ReadReport, text_field: str | None = None,
+              text_column: str | None = None) -> Iterator[SourceDocument]:
+    """The documents of one supported file, as :func:`read_file` gives them, without holding a whole
+    JSONL or CSV file: their records are read line by line (a CSV file is parsed once to check it,
+    since a malformed record refuses the whole file, then again to give its records out). A text,
+    Markdown or JSON file is one parse, so it is held while it is read."""
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".csv"):
+        yield from read_file(path, report, text_field, text_column)
+        return
+    if not _utf8_checked(path, report):
+        return
+    if suffix == ".jsonl":
+        yield from _read_jsonl(path, (line.rstrip("\n") for line in _normalized_lines(path)), text_field, report)
+    else:
+        yield from _read_csv_lines(path, lambda: _normalized_lines(path), text_column, report, validate_first=True)
+    report.files_read += 1
 
 
 def read_sources(paths: Iterable[str | Path], text_field: str | None = None,

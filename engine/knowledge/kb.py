@@ -5,10 +5,12 @@ documents whose content hash (or the chunking settings) changed are re-chunked, 
 found are removed, and unchanged documents are left alone. Embeddings are cached by chunk hash and
 model, so unchanged text is never embedded twice, even across knowledge bases.
 
-Order of work, so a crash never leaves a half-written knowledge base: read and chunk (no lock),
-embed what is missing (each batch committed to the content-addressed cache), then one SQLite
-transaction for documents and chunks, then the Whoosh index, which records the version it reflects
-and is rebuilt from SQLite by any reader that finds it behind.
+Order of work, so memory stays bounded and a crash never leaves a half-written knowledge base:
+files are read one at a time; new and changed documents are chunked, embedded (each batch committed
+to the content-addressed cache) and staged in batches, each in its own transaction, in a staging
+knowledge base; then one SQLite transaction publishes them; then the Whoosh index, which records the
+version it reflects and is rebuilt from SQLite by any reader that finds it behind. A killed build
+continues from its staged documents (:func:`build_kb`).
 """
 
 from __future__ import annotations
@@ -25,14 +27,22 @@ from engine.config import RetrievalConfig
 from engine.knowledge import bm25
 from engine.knowledge.chunking import Chunk, chunk_text
 from engine.knowledge.embed import Embedder, get_embedder
-from engine.knowledge.ingest import ReadReport, SourceDocument, iter_source_files, read_file
+from engine.knowledge.ingest import ReadReport, SourceDocument, iter_file, iter_source_files
 from engine.knowledge.text import sha256_text
 from engine.store import Store, dumps, loads, now_iso
 
 ProgressFn = Callable[[str, int, int], None]
-"""``progress(stage, done, total)``; stages: ``read``, ``chunk``, ``embed``, ``index``."""
+"""``progress(stage, done, total)``; a build's stages: ``ingest`` (bytes), ``chunks`` (total 0: unknown),
+``index``; the graph's: ``embed``, ``extract``."""
 
 _EMBED_BATCH = 128  # texts per embedder call (and per cache commit and progress update)
+
+SHADOW_PREFIX = ".build:"
+"""An unfinished build of NAME stages its documents in the knowledge base ``.build:NAME`` (a name no user
+knowledge base can have); publishing moves them into NAME in one transaction."""
+
+BATCH_CHARS = 256_000
+"""Characters of new or changed documents held before they are chunked, embedded and written."""
 
 
 class KnowledgeBaseError(Exception):
@@ -75,6 +85,8 @@ class BuildSummary:
     updated: int = 0
     unchanged: int = 0
     removed: int = 0
+    resumed: int = 0
+    """Documents an interrupted build had already staged (not chunked or embedded again)."""
     chunks: int = 0
     chunks_written: int = 0
     embedded: int = 0
@@ -82,6 +94,7 @@ class BuildSummary:
     indexed: int = 0
     index_rebuilt: bool = False
     graph_cleared: bool = False
+    bytes_read: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -112,7 +125,8 @@ def get_kb(store: Store, name: str) -> KnowledgeBase:
     """
     kb = find_kb(store, name)
     if kb is None:
-        names = [r["name"] for r in store.query("SELECT name FROM knowledge_bases ORDER BY name")]
+        names = [r["name"] for r in store.query("SELECT name FROM knowledge_bases WHERE substr(name, 1, 7) != ? "
+                                                "ORDER BY name", (SHADOW_PREFIX,))]
         known = f"existing: {', '.join(names)}" if names else "there are none yet"
         raise KnowledgeBaseError(
             f"no knowledge base named {name!r} ({known}); create it with `viva kb build {name} PATH...`")
@@ -127,8 +141,8 @@ def list_kbs(store: Store) -> list[dict[str, Any]]:
                (SELECT COUNT(*) FROM documents d WHERE d.kb_id = kb.id) AS documents,
                (SELECT COUNT(*) FROM chunks c WHERE c.kb_id = kb.id) AS chunks,
                (SELECT COUNT(*) FROM entities e WHERE e.kb_id = kb.id) AS entities
-        FROM knowledge_bases kb ORDER BY kb.name
-        """
+        FROM knowledge_bases kb WHERE substr(kb.name, 1, 7) != ? ORDER BY kb.name
+        """, (SHADOW_PREFIX,)
     )
     out = []
     for r in rows:
@@ -141,10 +155,11 @@ def list_kbs(store: Store) -> list[dict[str, Any]]:
 
 
 def delete_kb(store: Store, home: Path, name: str) -> None:
-    """Delete a knowledge base, its documents, chunks, graph and index (cached embeddings stay)."""
+    """Delete a knowledge base, its documents, chunks, graph and index, and what an unfinished build of
+    it staged (cached embeddings stay)."""
     kb = get_kb(store, name)
     with store.transaction() as db:
-        db.execute("DELETE FROM knowledge_bases WHERE id = ?", (kb.id,))
+        db.execute("DELETE FROM knowledge_bases WHERE id = ? OR name = ?", (kb.id, _shadow_name(name)))
     bm25.delete_index(home, name)
 
 
@@ -242,22 +257,131 @@ def _settings(kb: KnowledgeBase | None, config: RetrievalConfig, chunk_chars: in
     return cc, ov
 
 
-def _read_all(paths: Sequence[str | Path], text_field: str | None, text_column: str | None,
-              progress: ProgressFn | None) -> tuple[list[SourceDocument], ReadReport]:
-    report = ReadReport()
-    files = list(iter_source_files(paths, report))
-    docs: list[SourceDocument] = []
-    seen: set[str] = set()
-    if progress:
-        progress("read", 0, len(files))
-    for i, file in enumerate(files, start=1):
-        for doc in read_file(file, report, text_field, text_column):
-            if doc.path not in seen:
-                seen.add(doc.path)
-                docs.append(doc)
-        if progress:
-            progress("read", i, len(files))
-    return docs, report
+def _shadow_name(name: str) -> str:
+    return SHADOW_PREFIX + name
+
+
+def _open_staging(store: Store, name: str, settings: dict[str, Any]) -> tuple[int, int]:
+    """The staging knowledge base of ``name``: the one an interrupted build left, when it was made with
+    the same settings on the same version (its documents are kept), else a new, empty one.
+
+    Returns:
+        ``(staging kb id, documents already staged)``.
+    """
+    shadow = find_kb(store, _shadow_name(name))
+    if shadow is not None and shadow.config.get("settings") == settings:
+        staged = store.conn.execute("SELECT COUNT(*) FROM documents WHERE kb_id = ?", (shadow.id,)).fetchone()[0]
+        return shadow.id, int(staged)
+    with store.transaction() as db:
+        if shadow is not None:
+            db.execute("DELETE FROM knowledge_bases WHERE id = ?", (shadow.id,))
+        kb_id = int(db.execute("INSERT INTO knowledge_bases (name, created_at, config) VALUES (?, ?, ?)",
+                               (_shadow_name(name), now_iso(),
+                                dumps({"staging_for": name, "settings": settings}))).lastrowid)
+    return kb_id, 0
+
+
+def _drop_staging(store: Store, shadow_id: int) -> None:
+    with store.transaction() as db:
+        db.execute("DELETE FROM knowledge_bases WHERE id = ?", (shadow_id,))
+
+
+def _rows_by_path(store: Store, kb_id: int, paths: list[str]) -> dict[str, tuple[int, str]]:
+    """path -> (document id, sha256) for those of ``paths`` stored in a knowledge base."""
+    out: dict[str, tuple[int, str]] = {}
+    for start in range(0, len(paths), 500):
+        part = paths[start: start + 500]
+        marks = ",".join("?" * len(part))
+        for row in store.conn.execute(
+                f"SELECT path, id, sha256 FROM documents WHERE kb_id = ? AND path IN ({marks})", (kb_id, *part)):
+            out[row[0]] = (row[1], row[2])
+    return out
+
+
+class _Build:
+    """The state of one streaming build (see :func:`build_kb`)."""
+
+    def __init__(self, store: Store, name: str, live: KnowledgeBase | None, shadow_id: int, cc: int, ov: int,
+                 embedder: Embedder, rechunk_all: bool, progress: ProgressFn | None):
+        self.store, self.name, self.live, self.shadow_id = store, name, live, shadow_id
+        self.cc, self.ov, self.embedder, self.rechunk_all, self.progress = cc, ov, embedder, rechunk_all, progress
+        self.documents = self.unchanged = self.resumed = self.staged_chunks = 0
+        self.embedded = self.cached = 0
+        self.seconds = {"read": 0.0, "chunk": 0.0, "embed": 0.0, "store": 0.0}
+
+    def flush(self, pending: list[tuple[SourceDocument, str]]) -> None:
+        """Chunk, embed and stage a batch of documents (``(document, sha256)``) in one transaction."""
+        if not pending:
+            return
+        store = self.store
+        paths = [d.path for d, _ in pending]
+        live = _rows_by_path(store, self.live.id, paths) if self.live is not None else {}
+        staged = _rows_by_path(store, self.shadow_id, paths)
+        t0 = time.perf_counter()
+        work: list[tuple[SourceDocument, str, list[tuple[Chunk, str]]]] = []
+        for doc, sha in pending:
+            if not self.rechunk_all and live.get(doc.path, (0, ""))[1] == sha:
+                self.unchanged += 1
+            elif staged.get(doc.path, (0, ""))[1] == sha:
+                self.resumed += 1  # staged by an interrupted build: not chunked or embedded again
+            else:
+                work.append((doc, sha, [(c, sha256_text(c.text)) for c in chunk_text(doc.text, self.cc, self.ov)]))
+        self.seconds["chunk"] += time.perf_counter() - t0
+        if not work:
+            return
+        t0 = time.perf_counter()
+        embedded, cached = embed_missing(store, self.embedder, {h: c.text for _, _, cs in work for c, h in cs})
+        self.embedded += embedded
+        self.cached += cached
+        self.seconds["embed"] += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        now = now_iso()
+        with store.transaction() as db:
+            if store.one("SELECT 1 AS x FROM knowledge_bases WHERE id = ?", (self.shadow_id,)) is None:
+                raise KnowledgeBaseError(f"knowledge base {self.name!r} was changed by another build while this one "
+                                         "ran; run the build again")
+            for doc, sha, chunks in work:
+                if doc.path in staged:
+                    db.execute("DELETE FROM documents WHERE id = ?", (staged[doc.path][0],))
+                doc_id = int(db.execute(
+                    "INSERT INTO documents (kb_id, path, title, sha256, n_chars, meta, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (self.shadow_id, doc.path, doc.title, sha, len(doc.text), dumps(doc.meta), now)).lastrowid)
+                store.conn.executemany(
+                    "INSERT INTO chunks (kb_id, document_id, ord, text, sha256, start_char, end_char) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(self.shadow_id, doc_id, c.ord, c.text, h, c.start, c.end) for c, h in chunks])
+                self.staged_chunks += len(chunks)
+        self.seconds["store"] += time.perf_counter() - t0
+        if self.progress:
+            self.progress("chunks", self.staged_chunks, 0)
+
+    def embed_live(self) -> None:
+        """Vectors from this build's embedder for the chunks the knowledge base keeps (its embedder changed)."""
+        if self.live is None or self.live.config.get("embedder") == self.embedder.name:
+            return
+        t0 = time.perf_counter()
+        last = 0
+        while True:
+            rows = self.store.conn.execute(
+                "SELECT id, sha256, text FROM chunks WHERE kb_id = ? AND id > ? ORDER BY id LIMIT 2000",
+                (self.live.id, last)).fetchall()
+            if not rows:
+                break
+            last = rows[-1][0]
+            embedded, cached = embed_missing(self.store, self.embedder, {r[1]: r[2] for r in rows})
+            self.embedded += embedded
+            self.cached += cached
+        self.seconds["embed"] += time.perf_counter() - t0
+
+
+def _index_progress(chunks: Iterable[bm25.IndexedChunk], progress: ProgressFn | None, total: int):
+    done = 0
+    for chunk in chunks:
+        yield chunk
+        done += 1
+        if progress and done % 1000 == 0:
+            progress("index", done, total)
 
 
 def build_kb(
@@ -273,8 +397,20 @@ def build_kb(
     config: RetrievalConfig | None = None,
     embedder: Embedder | None = None,
     progress: ProgressFn | None = None,
+    batch_chars: int = BATCH_CHARS,
 ) -> BuildSummary:
-    """Create or update a knowledge base from files and folders.
+    """Create or update a knowledge base from files and folders, streaming, in bounded memory.
+
+    Files are read one at a time (JSONL and CSV record by record); new and changed documents are
+    chunked, embedded and written in batches of about ``batch_chars`` characters, each batch in its
+    own transaction, into a staging knowledge base (``.build:NAME``). The memory held is one batch
+    (and the largest single document or JSON file), never the corpus. When every file is read,
+    one transaction publishes the staged documents into NAME, removes the documents no longer found
+    and bumps the version; readers never see a half-built knowledge base.
+
+    A build that is killed continues where it stopped: the next build with the same settings finds
+    its staged documents (by path and content hash) and neither chunks nor embeds them again
+    (``resumed``); embeddings are cached by content hash in any case.
 
     Args:
         store: the database.
@@ -287,10 +423,12 @@ def build_kb(
         text_column: CSV: index only this column of each row.
         config: retrieval settings (chunking defaults, embedder); default settings when None.
         embedder: use this embedder instead of the configured one.
-        progress: called as ``progress(stage, done, total)`` while working.
+        progress: called as ``progress(stage, done, total)``: ``ingest`` (bytes of the files read, of
+            all), ``chunks`` (chunks staged so far; total 0: not known ahead), ``index`` (chunks).
+        batch_chars: characters of new or changed documents per staged batch.
 
     Returns:
-        What was read, skipped, added, updated, removed, embedded and indexed.
+        What was read, skipped, added, updated, removed, resumed, embedded and indexed.
 
     Raises:
         KnowledgeBaseError: nothing usable was found (the message lists what was skipped and why),
@@ -300,95 +438,91 @@ def build_kb(
     if not name or "/" in name or "\\" in name or name.startswith("."):
         raise KnowledgeBaseError(f"invalid knowledge base name {name!r}: use letters, digits, '-' or '_'")
     config = config or RetrievalConfig()
-    seconds: dict[str, float] = {}
-    kb = find_kb(store, name)
-    cc, ov = _settings(kb, config, chunk_chars, overlap)
+    live = find_kb(store, name)
+    cc, ov = _settings(live, config, chunk_chars, overlap)
+    embedder = embedder or get_embedder(config.embedder)
+    old_version = live.version if live else 0
+    rechunk_all = live is not None and (live.config.get("chunk_chars"), live.config.get("overlap")) != (cc, ov)
+    settings = {"chunk_chars": cc, "overlap": ov, "embedder": embedder.name, "text_field": text_field,
+                "text_column": text_column, "base_version": old_version}
+    shadow_id, _ = _open_staging(store, name, settings)
+    build = _Build(store, name, live, shadow_id, cc, ov, embedder, rechunk_all, progress)
 
-    t0 = time.perf_counter()
-    docs, report = _read_all(paths, text_field, text_column, progress)
-    seconds["read"] = time.perf_counter() - t0
-    if not docs:
+    report = ReadReport()
+    files = list(iter_source_files(paths, report))
+    sizes = [f.stat().st_size for f in files]
+    total_bytes, done_bytes = sum(sizes), 0
+    conn = store.conn
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS kb_build_seen (path TEXT PRIMARY KEY)")
+    conn.execute("DELETE FROM temp.kb_build_seen")
+    pending: list[tuple[SourceDocument, str]] = []
+    pending_chars = 0
+    if progress:
+        progress("ingest", 0, total_bytes)
+        progress("chunks", 0, 0)
+    for file, size in zip(files, sizes, strict=True):
+        t0 = time.perf_counter()
+        in_file = 0  # characters of this file's documents so far: its progress, for large files
+        for doc in iter_file(file, report, text_field, text_column):
+            in_file += len(doc.text)
+            if conn.execute("INSERT OR IGNORE INTO temp.kb_build_seen (path) VALUES (?)", (doc.path,)).rowcount == 0:
+                continue  # the same document twice: the first wins
+            build.documents += 1
+            pending.append((doc, sha256_text(doc.text)))
+            pending_chars += len(doc.text)
+            if pending_chars >= batch_chars:
+                build.seconds["read"] += time.perf_counter() - t0
+                build.flush(pending)
+                pending, pending_chars = [], 0
+                if progress:  # bytes done: read, and every document in them chunked, embedded and staged
+                    progress("ingest", done_bytes + min(in_file, size), total_bytes)
+                t0 = time.perf_counter()
+        build.seconds["read"] += time.perf_counter() - t0
+        done_bytes += size
+    build.flush(pending)
+    del pending
+    if progress:
+        progress("ingest", total_bytes, total_bytes)
+    if not build.documents:
+        if not store.one("SELECT 1 AS x FROM documents WHERE kb_id = ? LIMIT 1", (shadow_id,)):
+            _drop_staging(store, shadow_id)
         skipped = [str(i) for i in report.bad_files + report.bad_records]
         detail = ("; skipped: " + "; ".join(skipped[:10]) + (" ..." if len(skipped) > 10 else "")) if skipped else ""
         raise KnowledgeBaseError(
             f"no text found in {', '.join(str(p) for p in paths)} ({report.files_read} files read, "
             f"{report.files_ignored} ignored){detail}; knowledge base {name!r} was not changed")
-
-    embedder = embedder or get_embedder(config.embedder)
-    old_version = kb.version if kb else 0
-    rechunk_all = kb is not None and (kb.config.get("chunk_chars"), kb.config.get("overlap")) != (cc, ov)
-    existing: dict[str, tuple[int, str]] = {}
-    if kb is not None:
-        existing = {r["path"]: (r["id"], r["sha256"]) for r in store.query(
-            "SELECT id, path, sha256 FROM documents WHERE kb_id = ?", (kb.id,))}
-
-    doc_hashes = {d.path: sha256_text(d.text) for d in docs}
-    to_write = [d for d in docs if d.path not in existing or rechunk_all or existing[d.path][1] != doc_hashes[d.path]]
-    writing = {d.path for d in to_write}
-    unchanged = [d for d in docs if d.path not in writing]
-    removed_paths = sorted(set(existing) - set(doc_hashes))
+    build.embed_live()
 
     t0 = time.perf_counter()
-    chunked: dict[str, list[Chunk]] = {}
-    if progress:
-        progress("chunk", 0, len(to_write))
-    for i, doc in enumerate(to_write, start=1):
-        chunked[doc.path] = chunk_text(doc.text, cc, ov)
-        if progress and (i % 200 == 0 or i == len(to_write)):
-            progress("chunk", i, len(to_write))
-    seconds["chunk"] = time.perf_counter() - t0
-
-    # Every chunk the knowledge base will hold needs a vector from this embedder.
-    texts_by_hash = {sha256_text(c.text): c.text for cs in chunked.values() for c in cs}
-    if kb is not None and (kb.config.get("embedder") != embedder.name):
-        for row in store.conn.execute(
-            "SELECT c.sha256, c.text FROM chunks c JOIN documents d ON d.id = c.document_id "
-            "WHERE c.kb_id = ?", (kb.id,)):
-            texts_by_hash.setdefault(row[0], row[1])
-    t0 = time.perf_counter()
-    embedded, cached = embed_missing(store, embedder, texts_by_hash, progress)
-    seconds["embed"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    changed = bool(to_write or removed_paths)
-    written_doc_ids: list[int] = []
-    stale_doc_ids: list[int] = []
-    chunks_written = 0
     with store.transaction() as db:
         current = find_kb(store, name)
-        if (current.version if current else 0) != old_version:
+        if (current.version if current else 0) != old_version or not store.one(
+                "SELECT 1 AS x FROM knowledge_bases WHERE id = ?", (shadow_id,)):
             raise KnowledgeBaseError(
                 f"knowledge base {name!r} was changed by another build while this one ran; run the build again")
         now = now_iso()
         base_config = dict(current.config) if current else {}
         if current is None:
-            kb_id = int(db["knowledge_bases"].insert(
-                {"name": name, "created_at": now, "config": dumps({})}).last_pk)  # type: ignore[arg-type]
+            kb_id = int(db.execute("INSERT INTO knowledge_bases (name, created_at, config) VALUES (?, ?, ?)",
+                                   (name, now, dumps({}))).lastrowid)
         else:
             kb_id = current.id
-        for path in removed_paths:
-            stale_doc_ids.append(existing[path][0])
-            db.execute("DELETE FROM documents WHERE id = ?", (existing[path][0],))
-        for doc in to_write:
-            row = {"kb_id": kb_id, "path": doc.path, "title": doc.title, "sha256": doc_hashes[doc.path],
-                   "n_chars": len(doc.text), "meta": dumps(doc.meta), "created_at": now}
-            if doc.path in existing:
-                doc_id = existing[doc.path][0]
-                stale_doc_ids.append(doc_id)
-                db.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
-                db.execute("UPDATE documents SET title = ?, sha256 = ?, n_chars = ?, meta = ? WHERE id = ?",
-                           (doc.title, row["sha256"], row["n_chars"], row["meta"], doc_id))
-            else:
-                doc_id = int(db.execute(
-                    "INSERT INTO documents (kb_id, path, title, sha256, n_chars, meta, created_at) "
-                    "VALUES (:kb_id, :path, :title, :sha256, :n_chars, :meta, :created_at)", row).lastrowid)
-            written_doc_ids.append(doc_id)
-            store.conn.executemany(
-                "INSERT INTO chunks (kb_id, document_id, ord, text, sha256, start_char, end_char) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(kb_id, doc_id, c.ord, c.text, sha256_text(c.text), c.start, c.end) for c in chunked[doc.path]],
-            )
-            chunks_written += len(chunked[doc.path])
+        # staged documents this build did not see (an earlier attempt over other paths) are dropped
+        db.execute("DELETE FROM documents WHERE kb_id = ? AND path NOT IN (SELECT path FROM temp.kb_build_seen)",
+                   (shadow_id,))
+        removed = [r[0] for r in conn.execute(
+            "SELECT id FROM documents WHERE kb_id = ? AND path NOT IN (SELECT path FROM temp.kb_build_seen)", (kb_id,))]
+        replaced = [r[0] for r in conn.execute(
+            "SELECT id FROM documents WHERE kb_id = ? AND path IN (SELECT path FROM documents WHERE kb_id = ?)",
+            (kb_id, shadow_id))]
+        written_doc_ids = [r[0] for r in conn.execute("SELECT id FROM documents WHERE kb_id = ?", (shadow_id,))]
+        chunks_written = conn.execute("SELECT COUNT(*) FROM chunks WHERE kb_id = ?", (shadow_id,)).fetchone()[0]
+        stale_doc_ids = removed + replaced
+        conn.executemany("DELETE FROM documents WHERE id = ?", [(i,) for i in stale_doc_ids])
+        db.execute("UPDATE documents SET kb_id = ? WHERE kb_id = ?", (kb_id, shadow_id))
+        db.execute("UPDATE chunks SET kb_id = ? WHERE kb_id = ?", (kb_id, shadow_id))
+        db.execute("DELETE FROM knowledge_bases WHERE id = ?", (shadow_id,))
+        changed = bool(written_doc_ids or removed)
         graph_cleared = False
         if changed and current is not None:
             graph_cleared = bool(store.one("SELECT 1 AS x FROM entities WHERE kb_id = ? LIMIT 1", (kb_id,)))
@@ -404,8 +538,9 @@ def build_kb(
             built_at=now if version != old_version else base_config.get("built_at", now),
         )
         db.execute("UPDATE knowledge_bases SET config = ? WHERE id = ?", (dumps(base_config), kb_id))
-        total_chunks = store.conn.execute("SELECT COUNT(*) FROM chunks WHERE kb_id = ?", (kb_id,)).fetchone()[0]
-    seconds["store"] = time.perf_counter() - t0
+        total_chunks = conn.execute("SELECT COUNT(*) FROM chunks WHERE kb_id = ?", (kb_id,)).fetchone()[0]
+    conn.execute("DELETE FROM temp.kb_build_seen")
+    build.seconds["store"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
     index_path = bm25.index_dir(home, name)
@@ -415,27 +550,28 @@ def build_kb(
     if stamp == version:
         pass
     elif stamp == old_version and current is not None:
-        added = list(_indexed_chunks(store, kb_id, written_doc_ids))
         if progress:
-            progress("index", 0, len(added))
-        indexed = bm25.update_index(index_path, stale_doc_ids, added, version)
+            progress("index", 0, chunks_written)
+        indexed = bm25.update_index(index_path, stale_doc_ids, _index_progress(
+            _indexed_chunks(store, kb_id, written_doc_ids), progress, chunks_written), version)
     else:
-        all_chunks = list(_indexed_chunks(store, kb_id))
         if progress:
-            progress("index", 0, len(all_chunks))
-        indexed = bm25.rebuild_index(index_path, all_chunks, version)
+            progress("index", 0, total_chunks)
+        indexed = bm25.rebuild_index(index_path, _index_progress(_indexed_chunks(store, kb_id), progress, total_chunks),
+                                     version)
         rebuilt = True
     if progress:
         progress("index", indexed, indexed)
-    seconds["index"] = time.perf_counter() - t0
+    seconds = {**build.seconds, "index": time.perf_counter() - t0}
 
+    n_replaced = len(replaced)
     return BuildSummary(
         name=name, kb_id=kb_id, version=version, files_read=report.files_read,
         files_ignored=report.files_ignored, bad_files=[str(i) for i in report.bad_files],
-        bad_records=[str(i) for i in report.bad_records], documents=len(docs),
-        added=sum(1 for d in to_write if d.path not in existing),
-        updated=sum(1 for d in to_write if d.path in existing), unchanged=len(unchanged),
-        removed=len(removed_paths), chunks=int(total_chunks), chunks_written=chunks_written,
-        embedded=embedded, embeddings_cached=cached, indexed=indexed, index_rebuilt=rebuilt,
-        graph_cleared=graph_cleared, seconds={k: round(v, 4) for k, v in seconds.items()},
+        bad_records=[str(i) for i in report.bad_records], documents=build.documents,
+        added=len(written_doc_ids) - n_replaced, updated=n_replaced, unchanged=build.unchanged,
+        removed=len(removed), resumed=build.resumed, chunks=int(total_chunks), chunks_written=int(chunks_written),
+        embedded=build.embedded, embeddings_cached=build.cached, indexed=indexed, index_rebuilt=rebuilt,
+        graph_cleared=graph_cleared, bytes_read=total_bytes,
+        seconds={k: round(v, 4) for k, v in seconds.items()},
     )

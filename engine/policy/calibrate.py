@@ -1,21 +1,31 @@
 """Calibrate the simulator from logged sessions: fit target parameters per target from the store.
 
-How (``viva policy calibrate``, then ``viva policy train --targets FILE``):
+How (:func:`calibrate_store` on a store file, e.g. the validity benchmark's; ``bench/policy.py
+calibrate --store viva.db``, then ``bench/policy.py train --targets FILE``):
 
-1. Read every finished or interrupted adaptive session with at least two answered turns from the
-   ``sessions`` and ``turns`` tables, grouped by ``sessions.target``. For each session keep, turn by
-   turn, the score ``s_t``, Δs, cos and the action that produced the turn (``turns.action``).
-2. Summarise a target by statistics the simulator's parameters drive: mean ``s_0`` and mean Δs after
-   follow-ups (knowledge ``k``), the shares of challenge turns with Δs < 0 and Δs > 0 and their mean
-   |Δs| (stability ``σ`` and wrongness ``w``), the mean ``1 − cos`` after follow-ups (verbosity ``v``).
+1. Read every finished or interrupted adaptive session with at least two answered turns
+   (:func:`engine.policy.logs.load_sessions`), grouped by target: turn by turn the score ``s_t``,
+   Δs, cos, the action that produced the turn, the item's number of scored criteria and whether
+   it is an activated static item (one criterion per question: ``windowed``, then taken as known
+   instead of fitted).
+2. Summarise a target by statistics the simulator's parameters drive: mean ``s_0``, mean Δs after
+   follow-ups, the share of follow-ups that raise the score and the mean rise when they do
+   (knowledge ``k``; one criterion per question in windowed items gives small, single-step rises),
+   the shares of challenge turns with Δs < 0 and Δs > 0 and their mean |Δs| (stability ``σ``,
+   wrongness ``w``), the share of the score a falling challenge removes (all claims at stake or
+   only the last answer's: ``narrow``), the mean ``1 − cos`` after follow-ups (verbosity ``v``).
 3. Fit by simulation: for a candidate parameter set, simulate sessions that *replay the logged action
-   sequences* (so the fit compares like with like whatever policy or human chose them), compute the
-   same statistics, and minimise the squared distance by coordinate search over grids (``k`` and
-   ``σ`` in steps of 0.05, ``w`` and ``v`` in steps of 0.1, the judge error ``ε`` at 5 points of its
-   range; two rounds, starting from the middle of every range). ``ε`` is only weakly identified
-   (it shows as small score moves of a target that holds); treat its fit as rough.
+   sequences* on items of the logged sizes (so the fit compares like with like whatever policy or
+   human chose them), compute the same statistics, and minimise the squared distance by coordinate
+   search over grids (``k`` and ``σ`` in steps of 0.05, ``w`` and ``v`` in steps of 0.1, the judge
+   error ``ε`` at 5 points, ``windowed`` and ``narrow`` at 0, 1/2, 1; two rounds, starting from
+   the best point of a coarse joint grid over ``k``, ``σ``, ``w``, ``windowed`` and ``narrow``).
+   Each statistic's misfit is divided by its bootstrap standard error over the target's sessions,
+   so a well-measured statistic weighs more than a noisy one. ``ε`` is only weakly identified (it
+   shows as small score moves of a target that holds); treat its fit as rough.
 4. ``train --targets FILE`` then draws each training episode's target from the fitted ones, each
-   parameter jittered uniformly by ±0.05 (clipped to the simulator's ranges).
+   parameter jittered uniformly by ±0.05 (clipped to :data:`BOUNDS`, the parameters' meaningful
+   ranges, not the training ranges: a fitted target may lie outside them).
 
 Turns whose action is neither follow-up nor challenge (an evaluator's own question) are replayed
 as follow-ups and left out of the statistics. Targets with fewer than ``min_sessions`` sessions
@@ -24,6 +34,7 @@ are not fitted.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,7 +43,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.policy.features import ACTIONS
+from engine.policy.logs import LoggedSession, load_sessions, open_store
 from engine.policy.simulator import (
+    PARAM_DEFAULTS,
     PARAM_NAMES,
     PARAM_RANGES,
     SimBatch,
@@ -43,21 +56,15 @@ from engine.store import Store
 
 FOLLOW_UP = ACTIONS.index("follow-up")
 CHALLENGE = ACTIONS.index("challenge")
-STAT_NAMES = ("s0", "follow_up_delta", "challenge_neg_share", "challenge_pos_share",
-              "challenge_abs_delta", "follow_up_novelty")
+STAT_NAMES = ("s0", "follow_up_delta", "follow_up_gain_share", "follow_up_gain_size", "challenge_neg_share",
+              "challenge_pos_share", "challenge_abs_delta", "challenge_drop_ratio", "follow_up_novelty")
+BOUNDS: dict[str, tuple[float, float]] = {
+    "knowledge": (0.0, 1.0), "stability": (0.0, 1.0), "verbosity": (0.0, 2.0), "wrongness": (0.0, 1.0),
+    "judge_error": (0.0, 0.5), "windowed": (0.0, 1.0), "narrow": (0.0, 1.0),
+}
+"""Meaningful range of each parameter (fitted values and jittered draws stay inside)."""
 REPLAYS_PER_SESSION = 8
 FIT_SEED = 11
-
-
-@dataclass
-class LoggedSession:
-    """One logged session: per turn ``t`` the score, Δs, cos and the producing action (−1 at t = 0 or
-    for an action that is neither follow-up nor challenge)."""
-
-    scores: np.ndarray
-    deltas: np.ndarray
-    cos: np.ndarray
-    actions: np.ndarray
 
 
 @dataclass
@@ -77,34 +84,6 @@ class Fit:
                 "observed": self.observed, "simulated": self.simulated, "loss": self.loss}
 
 
-def load_sessions(store: Store) -> dict[str, list[LoggedSession]]:
-    """Logged adaptive sessions grouped by target (see the module docstring for which ones)."""
-    rows = store.query(
-        "SELECT s.id AS session, s.target, t.idx, t.action, t.score, t.delta, t.cos "
-        "FROM sessions s JOIN turns t ON t.session_id = s.id "
-        "WHERE s.protocol = 'adaptive' AND s.status IN ('finished', 'interrupted') "
-        "AND t.answer IS NOT NULL AND t.score IS NOT NULL ORDER BY s.id, t.idx"
-    )
-    grouped: dict[int, list[dict]] = {}
-    targets: dict[int, str] = {}
-    for r in rows:
-        grouped.setdefault(r["session"], []).append(r)
-        targets[r["session"]] = r["target"]
-    out: dict[str, list[LoggedSession]] = {}
-    for sid, turns in grouped.items():
-        if len(turns) < 2:
-            continue
-        scores = np.array([t["score"] for t in turns], dtype=np.float64)
-        deltas = np.array([np.nan if t["delta"] is None else t["delta"] for t in turns], dtype=np.float64)
-        deltas[1:] = np.where(np.isnan(deltas[1:]), np.diff(scores), deltas[1:])
-        deltas[0] = np.nan
-        cos = np.array([np.nan if t["cos"] is None else t["cos"] for t in turns], dtype=np.float64)
-        actions = np.array([ACTIONS.index(t["action"]) if (i and t["action"] in ACTIONS) else -1
-                            for i, t in enumerate(turns)], dtype=np.int64)
-        out.setdefault(targets[sid], []).append(LoggedSession(scores, deltas, cos, actions))
-    return out
-
-
 def statistics(scores: np.ndarray, deltas: np.ndarray, cos: np.ndarray, actions: np.ndarray,
                mask: np.ndarray) -> dict[str, float]:
     """The fitting statistics of a set of sessions given as padded arrays [S, T] (``mask`` marks
@@ -117,14 +96,30 @@ def statistics(scores: np.ndarray, deltas: np.ndarray, cos: np.ndarray, actions:
         values = values[np.isfinite(values)]
         return float(values.mean()) if values.size else float("nan")
 
+    fu_d = deltas[fu]
+    fu_d = fu_d[np.isfinite(fu_d)]
+    before = np.concatenate([np.full((scores.shape[0], 1), np.nan), scores[:, :-1]], axis=1)
+    falls = ch & (deltas < 0) & (before > 0)
     return {
         "s0": mean(scores[:, 0]),
-        "follow_up_delta": mean(deltas[fu]),
+        "follow_up_delta": mean(fu_d),
+        "follow_up_gain_share": float((fu_d > 0).mean()) if fu_d.size else float("nan"),
+        "follow_up_gain_size": mean(fu_d[fu_d > 0]),
         "challenge_neg_share": float((ch_d < 0).mean()) if ch_d.size else float("nan"),
         "challenge_pos_share": float((ch_d > 0).mean()) if ch_d.size else float("nan"),
         "challenge_abs_delta": mean(np.abs(ch_d)),
+        "challenge_drop_ratio": mean(-deltas[falls] / before[falls]),
         "follow_up_novelty": mean(1.0 - cos[fu]),
     }
+
+
+def _sizes(sessions: list[LoggedSession]) -> np.ndarray:
+    return np.array([s.criteria for s in sessions], dtype=np.int64)
+
+
+def _known_windowed(sessions: list[LoggedSession]) -> np.ndarray:
+    """Per session 1.0 / 0.0 when the item's kind is known from the store, NaN otherwise."""
+    return np.array([np.nan if s.windowed is None else float(s.windowed) for s in sessions])
 
 
 def _pad(sessions: list[LoggedSession]) -> tuple[np.ndarray, ...]:
@@ -142,12 +137,19 @@ def _pad(sessions: list[LoggedSession]) -> tuple[np.ndarray, ...]:
     return scores, deltas, cos, actions, mask
 
 
-def _replay(params: TargetParams, actions: np.ndarray, mask: np.ndarray, seed: int) -> dict[str, float]:
-    """Statistics of simulated sessions that replay the logged action sequences."""
+def _replay(params: TargetParams, actions: np.ndarray, mask: np.ndarray, sizes: np.ndarray,
+            windowed: np.ndarray, seed: int) -> dict[str, float]:
+    """Statistics of simulated sessions that replay the logged action sequences on items of the
+    logged sizes and kinds (unknown sizes are drawn from the training range, unknown kinds follow
+    the candidate's ``windowed``)."""
     acts = np.repeat(actions, REPLAYS_PER_SESSION, axis=0)
     msk = np.repeat(mask, REPLAYS_PER_SESSION, axis=0)
     count, turns = acts.shape
-    sim = SimBatch(params_arrays([params], repeat=count), np.random.default_rng(seed), turns=max(turns, 2))
+    arrays = params_arrays([params], repeat=count)
+    known = np.repeat(windowed, REPLAYS_PER_SESSION)
+    arrays["windowed"] = np.where(np.isnan(known), arrays["windowed"], known)
+    sim = SimBatch(arrays, np.random.default_rng(seed), turns=max(turns, 2),
+                   sizes=np.repeat(sizes, REPLAYS_PER_SESSION))
     sim.reset()
     scores = np.full((count, turns), np.nan)
     deltas = np.full((count, turns), np.nan)
@@ -159,12 +161,41 @@ def _replay(params: TargetParams, actions: np.ndarray, mask: np.ndarray, seed: i
     return statistics(scores, deltas, cos, acts, msk)
 
 
-def _loss(observed: Mapping[str, float], simulated: Mapping[str, float]) -> float:
+COARSE: dict[str, tuple[float, ...]] = {
+    "knowledge": (0.2, 0.5, 0.8), "stability": (0.2, 0.5, 0.8), "wrongness": (0.1, 0.5, 0.9),
+    "windowed": (0.0, 0.5, 1.0), "narrow": (0.0, 0.5, 1.0),
+}
+"""The coarse joint grid the coordinate search starts from."""
+BOOTSTRAP = 40
+MIN_SE = 0.01
+MISSING_PENALTY = 4.0
+"""Loss added for a statistic the logs show but a candidate's simulation never produces (2 SE, squared)."""
+
+
+def statistic_errors(scores: np.ndarray, deltas: np.ndarray, cos: np.ndarray, actions: np.ndarray,
+                     mask: np.ndarray, resamples: int = BOOTSTRAP) -> dict[str, float]:
+    """Bootstrap standard error of each observed statistic (sessions resampled; seeded), at least
+    :data:`MIN_SE`: the scale each statistic's misfit is measured in."""
+    rng = np.random.default_rng(FIT_SEED)
+    count = scores.shape[0]
+    draws: dict[str, list[float]] = {name: [] for name in STAT_NAMES}
+    for _ in range(resamples):
+        idx = rng.integers(0, count, size=count)
+        stats = statistics(scores[idx], deltas[idx], cos[idx], actions[idx], mask[idx])
+        for name in STAT_NAMES:
+            if np.isfinite(stats[name]):
+                draws[name].append(stats[name])
+    return {name: max(MIN_SE, float(np.std(v, ddof=1)) if len(v) > 1 else MIN_SE) for name, v in draws.items()}
+
+
+def _loss(observed: Mapping[str, float], simulated: Mapping[str, float], scale: Mapping[str, float]) -> float:
     total = 0.0
     for name in STAT_NAMES:
         o, s = observed[name], simulated[name]
         if np.isfinite(o) and np.isfinite(s):
-            total += (o - s) ** 2
+            total += ((o - s) / scale[name]) ** 2
+        elif np.isfinite(o):
+            total += MISSING_PENALTY
     return total
 
 
@@ -177,22 +208,40 @@ def fit_target(target: str, sessions: list[LoggedSession], rounds: int = 2) -> F
         rounds: passes of the coordinate search.
     """
     scores, deltas, cos, actions, mask = _pad(sessions)
+    sizes = _sizes(sessions)
+    windowed = _known_windowed(sessions)
     observed = statistics(scores, deltas, cos, actions, mask)
+    scale = statistic_errors(scores, deltas, cos, actions, mask)
     grids = {
         "knowledge": np.round(np.arange(0.05, 0.951, 0.05), 2),
         "stability": np.round(np.arange(0.05, 0.951, 0.05), 2),
-        "wrongness": np.round(np.arange(0.0, 0.501, 0.1), 2),
+        "wrongness": np.round(np.arange(0.0, 1.001, 0.1), 2),
         "verbosity": np.round(np.arange(0.1, 0.901, 0.1), 2),
         "judge_error": np.round(np.linspace(*PARAM_RANGES["judge_error"], 5), 4),
+        "windowed": np.array([0.0, 0.5, 1.0]),
+        "narrow": np.array([0.0, 0.5, 1.0]),
     }
+    coarse = dict(COARSE)
+    if not np.isnan(windowed).any():  # every item's kind is known: nothing to fit
+        del grids["windowed"]
+        coarse["windowed"] = (float(windowed.mean()),)
     current = {name: float(np.mean(PARAM_RANGES[name])) for name in PARAM_NAMES}
     best_loss, best_stats = float("inf"), observed
+    # start from the best point of a coarse joint grid (the structure flags and wrongness change
+    # which statistics knowledge and stability drive, so one coordinate at a time can stall)
+    for k, sigma, w, win, nar in itertools.product(*coarse.values()):
+        candidate = dict(current, knowledge=k, stability=sigma, wrongness=w, windowed=win, narrow=nar)
+        stats = _replay(TargetParams(**candidate), actions, mask, sizes, windowed, FIT_SEED)
+        loss = _loss(observed, stats, scale)
+        if loss < best_loss - 1e-12:
+            best_loss, best_stats, start = loss, stats, candidate
+    current = start
     for _ in range(rounds):
         for name in grids:
             for value in grids[name]:
                 candidate = dict(current, **{name: float(value)})
-                stats = _replay(TargetParams(**candidate), actions, mask, FIT_SEED)
-                loss = _loss(observed, stats)
+                stats = _replay(TargetParams(**candidate), actions, mask, sizes, windowed, FIT_SEED)
+                loss = _loss(observed, stats, scale)
                 if loss < best_loss - 1e-12:
                     best_loss, best_stats, current = loss, stats, candidate
     return Fit(target, TargetParams(**current), len(sessions), observed, best_stats, best_loss)
@@ -202,6 +251,19 @@ def calibrate_from_store(store: Store, min_sessions: int = 5) -> list[Fit]:
     """Fit every target of the store that has at least ``min_sessions`` logged adaptive sessions."""
     return [fit_target(target, sessions) for target, sessions in sorted(load_sessions(store).items())
             if len(sessions) >= min_sessions]
+
+
+def calibrate_store(path: str | Path, min_sessions: int = 5) -> list[Fit]:
+    """:func:`calibrate_from_store` on a store file (``viva.db``) or data home, whatever sessions it holds.
+
+    Raises:
+        FileNotFoundError: no store at ``path``.
+    """
+    store = open_store(path)
+    try:
+        return calibrate_from_store(store, min_sessions)
+    finally:
+        store.close()
 
 
 def save_fits(fits: list[Fit], path: str | Path) -> None:
@@ -220,10 +282,10 @@ def load_fitted_targets(path: str | Path) -> list[TargetParams]:
     targets = []
     for entry in data.get("targets", []):
         params = entry.get("params", {})
-        missing = [n for n in PARAM_NAMES if n not in params]
+        missing = [n for n in PARAM_NAMES if n not in params and n not in PARAM_DEFAULTS]
         if missing:
             raise ValueError(f"{path}: target {entry.get('target')!r} lacks {', '.join(missing)}")
-        targets.append(TargetParams(**{n: float(params[n]) for n in PARAM_NAMES}))
+        targets.append(TargetParams(**{n: float(params.get(n, PARAM_DEFAULTS.get(n, 0.0))) for n in PARAM_NAMES}))
     if not targets:
         raise ValueError(f"{path}: no fitted targets")
     return targets
@@ -233,7 +295,7 @@ def fitted_sampler(targets: list[TargetParams], jitter: float = 0.05):
     """A parameter sampler for :func:`engine.policy.ppo.train` drawing from fitted targets.
 
     Each episode takes a fitted target uniformly at random and moves every parameter by a uniform
-    amount in ``[−jitter, +jitter]``, clipped to :data:`engine.policy.simulator.PARAM_RANGES`.
+    amount in ``[−jitter, +jitter]``, clipped to :data:`BOUNDS`.
     """
     base = params_arrays(targets)
 
@@ -241,7 +303,7 @@ def fitted_sampler(targets: list[TargetParams], jitter: float = 0.05):
         pick = rng.integers(0, len(targets), size=count)
         out = {}
         for name in PARAM_NAMES:
-            low, high = PARAM_RANGES[name]
+            low, high = BOUNDS[name]
             out[name] = np.clip(base[name][pick] + rng.uniform(-jitter, jitter, size=count), low, high)
         return out
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from engine.policy import evaluate, simulator
-from engine.policy.evaluate import Goal, PolicyReport
+from engine.policy.evaluate import EvalReport
 from engine.policy.export import IR_VERSION, OPSET
 from engine.policy.features import (
     ACTIONS,
@@ -29,20 +29,20 @@ def card_path(model_path: str | Path) -> Path:
     return Path(model_path).with_suffix(".json")
 
 
-def build_card(result: TrainResult, model_path: str | Path, sha256: str, rows: list[PolicyReport],
-               goals: list[Goal], table: str, calibration: str | None = None,
-               reproducibility: dict[str, Any] | None = None) -> dict[str, Any]:
+def build_card(result: TrainResult, model_path: str | Path, sha256: str, report: EvalReport, table: str,
+               calibration: str | None = None, reproducibility: dict[str, Any] | None = None,
+               selection: dict[str, Any] | None = None) -> dict[str, Any]:
     """The card as a dict.
 
     Args:
         result: the training run.
         model_path: the exported ``.onnx``.
         sha256: its sha256.
-        rows: the evaluation rows (trained first).
-        goals: the checked goals.
-        table: the evaluation table as printed by ``viva policy eval``.
+        report: the evaluation on the held-out and shifted sets.
+        table: the evaluation tables as printed by ``viva policy eval``.
         calibration: the ``--targets`` file the simulator was calibrated from, if any.
         reproducibility: the comparison with the model the file replaced, if any.
+        selection: how the reward was chosen among candidates (``bench/policy.py``), if known.
     """
     cfg = result.config
     return {
@@ -67,12 +67,16 @@ def build_card(result: TrainResult, model_path: str | Path, sha256: str, rows: l
         "reward": cfg.reward_spec().card(),
         "simulator": {
             "turns": cfg.turns,
-            "criteria": [simulator.MIN_CRITERIA, simulator.MAX_CRITERIA],
+            "criteria": list(simulator.CRITERIA),
             "ranges": {k: list(v) for k, v in simulator.PARAM_RANGES.items()},
             "calibrated_from": calibration,
             "embed_dim": simulator.EMBED_DIM,
             "retract_share": simulator.RETRACT_SHARE,
+            "wrong_draw": simulator.WRONG_DRAW,
             "heldout_seed": simulator.HELDOUT_SEED,
+            "shifted": {"seed": simulator.SHIFT_SEED, "criteria": list(simulator.SHIFT_CRITERIA),
+                        "ranges": {k: list(v) for k, v in simulator.SHIFT_RANGES.items()}},
+            "validation_seed": simulator.VALIDATION_SEED,
         },
         "training": {
             "seed": cfg.seed,
@@ -88,16 +92,16 @@ def build_card(result: TrainResult, model_path: str | Path, sha256: str, rows: l
         },
         "evaluation": {
             "protocol": {
-                "targets": evaluate.HELDOUT_TARGETS,
-                "sessions_per_target": evaluate.EPISODES_PER_TARGET,
-                "sim_seed": evaluate.SIM_SEED,
+                "sets": report.protocols,
                 "policy_seed": evaluate.POLICY_SEED,
+                "chunk_targets": evaluate.CHUNK_TARGETS,
+                "bootstrap": evaluate.BOOTSTRAP,
             },
-            "rows": [r.as_dict() for r in rows],
-            "goals": [{"name": g.name, "value": _num(g.value), "target": _num(g.target), "met": g.met}
-                      for g in goals],
+            **report.as_dict(),
+            "rows": [r.as_dict() for r in report.sets["held-out"]],
             "table": table,
         },
+        "selection": selection,
         "reproducibility": {
             "command": _command(cfg),
             "determinism": "one numpy Generator seeded with the seed drives initialisation, simulation, "
@@ -109,18 +113,16 @@ def build_card(result: TrainResult, model_path: str | Path, sha256: str, rows: l
 
 
 def _command(cfg: PPOConfig) -> str:
-    parts = [f"viva policy train --seed {cfg.seed} --steps {cfg.steps}"]
+    parts = [f"python bench/policy.py train --seed {cfg.seed} --steps {cfg.steps}"]
     if cfg.reward != "outcome":
         parts.append(f"--reward {cfg.reward}")
     if cfg.tau != TAU:
         parts.append(f"--tau {cfg.tau}")
-    if cfg.lam != LAMBDA:
+    if cfg.lam != LAMBDA and cfg.reward != "measure":
         parts.append(f"--lam {cfg.lam}")
+    if cfg.reward == "measure":
+        parts.append(f"--mu {cfg.mu:g} --cost {cfg.cost:g} --beta {cfg.beta:g} --rates {cfg.rates} --unit {cfg.unit}")
     return " ".join(parts + ["--out models/policy.onnx"])
-
-
-def _num(value: float) -> float | None:
-    return None if value is None or not np.isfinite(value) else float(value)
 
 
 def write_card(card: dict[str, Any], path: str | Path) -> None:

@@ -1,8 +1,17 @@
-"""Train, export, evaluate and write the card: what ``viva policy train`` does, as one function."""
+"""Train, export, evaluate and write the card; evaluate a shipped model (``viva policy train | eval``).
+
+The two entry points a command line calls:
+
+- :func:`train_and_export`: train with PPO, export to ONNX, evaluate on the held-out and shifted
+  sets, write the card next to the model (and compare with the file it replaces);
+- :func:`eval_report`: evaluate a model file against the baselines on the held-out and shifted
+  sets and, given a store and the targets' ground truth, on the logged real-engine sessions;
+  ``.text()`` is the printed table, ``.as_dict()`` the JSON.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,14 +19,26 @@ from typing import Any
 import numpy as np
 
 from engine.policy.card import build_card, card_path, read_card, write_card
-from engine.policy.evaluate import PolicyReport, check_goals, evaluate_all, evaluation_states, format_table
+from engine.policy.evaluate import (
+    EvalReport,
+    EvalSet,
+    PolicyReport,
+    TargetTruth,
+    evaluate_logged,
+    evaluation_states,
+    load_truth,
+    policy_report,
+)
 from engine.policy.export import export_onnx
+from engine.policy.logs import LoggedSession, load_sessions, open_store
+from engine.policy.network import HIDDEN
 from engine.policy.policies import NetworkPolicy, OnnxPolicy, Policy
 from engine.policy.ppo import PPOConfig, TrainResult, Update, train, untrained_actor
 from engine.policy.reward import RewardSpec
 
 DEFAULT_STEPS = 400_000
 DEFAULT_SEED = 0
+FIXED_RULES = ("threshold", "random", "always-follow-up", "always-challenge")
 
 
 @dataclass
@@ -31,18 +52,33 @@ class Shipped:
     table: str
     card: dict[str, Any]
     comparison: dict[str, Any] | None
+    report: EvalReport | None = None
 
 
-def untrained_policy(seed: int, hidden: int) -> Policy:
+def untrained_policy(seed: int, hidden: int = HIDDEN) -> Policy:
     """The random-init network of a training run with ``seed`` (the "untrained" baseline)."""
     return NetworkPolicy(untrained_actor(seed, hidden), name="untrained", version=f"init-seed{seed}")
 
 
 def evaluation_table(model: Policy, untrained: Policy,
-                     reward: RewardSpec = RewardSpec()) -> tuple[list[PolicyReport], str]:
-    """Evaluate a model against the baselines; return the rows and the printed table."""
-    rows = evaluate_all(model, untrained, reward=reward)
-    return rows, format_table(rows, check_goals(rows), reward)
+                     reward: RewardSpec | None = None) -> tuple[list[PolicyReport], str]:
+    """Evaluate a model against the baselines on the held-out and shifted sets.
+
+    Args:
+        model: the policy.
+        untrained: the random-init network of its run.
+        reward: the model's training reward, named in the table's header; a model file with a card
+            is named by its card's reward instead.
+
+    Returns:
+        (the held-out rows, the printed tables of both sets).
+    """
+    label = reward.label if reward else None
+    path = getattr(model, "path", None)
+    if path is not None and read_card(card_path(path)) is not None:
+        label = model_and_untrained(path)[2]
+    report = policy_report(model, untrained, reward=label)
+    return report.sets["held-out"], report.text(header=False)
 
 
 def compare_models(old: Policy, new: Policy) -> dict[str, Any]:
@@ -60,7 +96,8 @@ def compare_models(old: Policy, new: Policy) -> dict[str, Any]:
 
 
 def train_and_export(config: PPOConfig, out: str | Path, sampler=None, calibration: str | None = None,
-                     on_update: Callable[[Update], None] | None = None) -> Shipped:
+                     on_update: Callable[[Update], None] | None = None,
+                     selection: dict[str, Any] | None = None, sets: Sequence[EvalSet] | None = None) -> Shipped:
     """Train a policy, export it to ``out`` (ONNX) and write its card next to it.
 
     When ``out`` already holds a model, the new one is compared with it before it is replaced
@@ -68,11 +105,14 @@ def train_and_export(config: PPOConfig, out: str | Path, sampler=None, calibrati
     card, which is how the shipped card records that retraining reproduces the shipped file.
 
     Args:
-        config: PPO configuration (seed, steps, ...).
+        config: PPO configuration (seed, steps, reward, ...).
         out: destination ``.onnx``; the card is written to the same name with ``.json``.
         sampler: target parameter sampler (calibration); default uniform ranges.
         calibration: name of the calibration file, recorded in the card.
         on_update: progress callback.
+        selection: how the reward was chosen (``bench/policy.py``), recorded in the card; when
+            absent, the selection recorded in the card being replaced is kept (same reward only).
+        sets: evaluation sets (default: held-out and shifted).
     """
     out = Path(out)
     previous: OnnxPolicy | None = None
@@ -98,8 +138,100 @@ def train_and_export(config: PPOConfig, out: str | Path, sampler=None, calibrati
             comparison["previous_training"] = {
                 k: previous_card.get("training", {}).get(k) for k in ("seed", "steps", "seconds", "platform")
             }
-    rows, table = evaluation_table(model, untrained_policy(config.seed, config.hidden), config.reward_spec())
-    card = build_card(result, out, sha, rows, check_goals(rows), table, calibration,
-                      {"compared_with_previous_file": comparison} if comparison else None)
+    if selection is None and previous_card is not None and previous_card.get("reward") == config.reward_spec().card():
+        selection = previous_card.get("selection")
+    report = policy_report(model, untrained_policy(config.seed, config.hidden), sets=sets,
+                           reward=config.reward_spec().label)
+    table = report.text(header=False)
+    card = build_card(result, out, sha, report, table, calibration,
+                      {"compared_with_previous_file": comparison} if comparison else None, selection)
     write_card(card, card_path(out))
-    return Shipped(result, out, sha, rows, table, card, comparison)
+    return Shipped(result, out, sha, report.sets["held-out"], table, card, comparison, report)
+
+
+# -- evaluating a shipped model -------------------------------------------------------------------
+def model_and_untrained(model_path: str | Path | None = None) -> tuple[OnnxPolicy, Policy, str | None]:
+    """The ONNX model, the untrained network of its run (seed and width from its card; seed
+    :data:`DEFAULT_SEED` without a card) and its training reward's label (None without a card).
+
+    Raises:
+        PolicyError: the model cannot be loaded.
+    """
+    model = OnnxPolicy(model_path)
+    card = read_card(card_path(model.path))
+    if card is None:
+        return model, untrained_policy(DEFAULT_SEED), None
+    hidden = int(card["training"]["hyperparameters"].get("hidden", HIDDEN))
+    r = card.get("reward", {})
+    fields = {k: r[k] for k in ("tau", "mu", "cost", "beta", "unit", "rates") if k in r}
+    if "lambda" in r:
+        fields["lam"] = r["lambda"]
+    reward = RewardSpec(r.get("kind", "outcome"), **fields)
+    return model, untrained_policy(int(card["training"]["seed"]), hidden), reward.label
+
+
+def logged_rows(store_path: str | Path, truth: Mapping[str, TargetTruth], model: Policy) -> list[PolicyReport]:
+    """One real-engine row per policy version found in the store's logged sessions of targets with
+    known truth: role ``trained`` for ``model``'s version, ``baseline`` for the fixed rules,
+    ``candidate`` for any other.
+
+    Raises:
+        FileNotFoundError: no store at ``store_path``.
+        ValueError: no logged session of a target with known truth.
+    """
+    store = open_store(store_path)
+    try:
+        sessions = load_sessions(store)
+    finally:
+        store.close()
+    by_version: dict[str, dict[str, list[LoggedSession]]] = {}
+    names: dict[str, str] = {}
+    for target, group in sessions.items():
+        if target not in truth:
+            continue
+        for s in group:
+            version = s.policy_version or s.policy
+            by_version.setdefault(version, {}).setdefault(target, []).append(s)
+            names[version] = s.policy
+    if not by_version:
+        raise ValueError(f"{store_path}: no finished adaptive session of a target with known truth "
+                         f"(targets with truth: {', '.join(sorted(truth))})")
+    rows = []
+    for version in sorted(by_version, key=lambda v: (v != model.version, v)):
+        name = names[version]
+        role = "trained" if version == model.version else "baseline" if name in FIXED_RULES else "candidate"
+        label = "trained" if role == "trained" else name or version
+        rows.append(evaluate_logged(by_version[version], truth, label, role=role))
+    return rows
+
+
+def eval_report(model_path: str | Path | None = None, store: str | Path | None = None,
+                truth: Mapping[str, TargetTruth] | str | Path | None = None,
+                sets: Sequence[EvalSet] | None = None) -> EvalReport:
+    """What ``viva policy eval`` prints: the model against the baselines on the held-out and shifted
+    simulated sets and, when ``store`` and ``truth`` are given, on the sessions logged there.
+
+    Args:
+        model_path: the ``.onnx`` (default: the shipped ``models/policy.onnx``).
+        store: a viva store (``viva.db`` or a data home) holding real-engine sessions, e.g. from
+            ``bench/validity.py``; one row per policy version that ran them.
+        truth: target -> :class:`~engine.policy.evaluate.TargetTruth`, or a JSON file of
+            ``{"target": {"knowledge": k, "instability": u}}``.
+        sets: simulated sets (default: held-out and shifted).
+
+    Returns:
+        The :class:`~engine.policy.evaluate.EvalReport` (``.text()``, ``.as_dict()``).
+
+    Raises:
+        PolicyError: the model cannot be loaded.
+        ValueError: only one of ``store`` and ``truth`` is given, or the truth file is malformed.
+    """
+    if (store is None) != (truth is None):
+        raise ValueError("give both a store and the targets' truth to evaluate logged sessions, or neither")
+    model, untrained, reward = model_and_untrained(model_path)
+    rows: list[PolicyReport] = []
+    if store is not None and truth is not None:
+        known = load_truth(truth) if isinstance(truth, (str, Path)) else dict(truth)
+        rows = logged_rows(store, known, model)
+    return policy_report(model, untrained, sets=sets, logged_rows=rows, reward=reward)
+

@@ -20,7 +20,7 @@ from engine.policy import network
 from engine.policy.blas import single_thread_blas
 from engine.policy.features import N_FEATURES
 from engine.policy.network import Params
-from engine.policy.reward import LAMBDA, TAU, RewardSpec
+from engine.policy.reward import BETA, COST, LAMBDA, MU, TAU, RewardSpec
 from engine.policy.simulator import TURNS, SimBatch, sample_params
 
 ParamSampler = Callable[[np.random.Generator, int], Mapping[str, np.ndarray]]
@@ -46,10 +46,15 @@ class PPOConfig:
     tau: float = TAU
     lam: float = LAMBDA
     reward: str = "outcome"
+    mu: float = MU
+    cost: float = COST
+    beta: float = BETA
+    unit: str = "claim"
+    rates: str = "both"
 
     def reward_spec(self) -> RewardSpec:
         """The reward this run optimises."""
-        return RewardSpec(self.reward, self.tau, self.lam)
+        return RewardSpec(self.reward, self.tau, self.lam, self.mu, self.cost, self.beta, self.unit, self.rates)
 
     def as_dict(self) -> dict:
         """The configuration as a plain dict."""

@@ -507,6 +507,7 @@ def run_document(store: Store, run_id: int) -> dict[str, Any]:
     """The ``viva-run`` JSON document (version :data:`RUN_VERSION`); ``KeyError`` when the run is missing."""
     from engine.bench.rubric import current_rubric, get_version, has_rubric
     from engine.interview.queries import effective_status
+    from engine.interview.run import derive_run_status
     from engine.metrics.breakdown import run_totals, topic_table
     from engine.metrics.rubric_board import rubric_leaderboard
     from engine.metrics.sessions import agreement, target_table
@@ -539,7 +540,10 @@ def run_document(store: Store, run_id: int) -> dict[str, Any]:
                               "current": cur.version, "author": cur.author, "written": cur.created_at}
     return {
         "format": RUN_FORMAT, "version": RUN_VERSION,
-        "run": {"id": run["id"], "created_at": run["created_at"], "status": run["status"],
+        # the run's status is its sessions' (one rule: engine.interview.run.derive_run_status), so a run
+        # whose process was killed reads as interrupted, not as the "running" it last wrote
+        "run": {"id": run["id"], "created_at": run["created_at"],
+                "status": derive_run_status([r["status"] for r in sessions]),
                 "config": loads(run["config"], {})},
         "sessions": sessions,
         "totals": run_totals(store, ids),

@@ -270,7 +270,21 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX graded_steps_session ON graded_steps(session_id);
     """,
-    # 5: a session the evaluator stopped is ``stopped`` (resumable), not finished. SQLite cannot
+    # 5: single ownership of runs and sessions (engine/store/lease.py): who drives one, and when it
+    #    last showed life.
+    """
+    CREATE TABLE leases (
+        scope TEXT NOT NULL CHECK (scope IN ('run', 'session')),
+        ident INTEGER NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        token TEXT NOT NULL,
+        acquired_at REAL NOT NULL,
+        heartbeat_at REAL NOT NULL,
+        PRIMARY KEY (scope, ident)
+    );
+    """,
+    # 6: a session the evaluator stopped is ``stopped`` (resumable), not finished. SQLite cannot
     #    change a CHECK in place: the table is rebuilt (foreign keys are off while migrations run).
     """
     CREATE TABLE sessions_v4 (

@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.policy.reward import LAMBDA, TAU, RewardSpec, reward
+from engine.policy.reward import LAMBDA, TAU, RewardSpec, rate_term, reward
 from engine.policy.simulator import (
     MAX_CRITERIA,
     MIN_CRITERIA,
     PARAM_RANGES,
+    SHIFT_CRITERIA,
+    SHIFT_RANGES,
     TURNS,
     SimBatch,
     TargetParams,
@@ -17,6 +19,7 @@ from engine.policy.simulator import (
     params_arrays,
     run_episodes,
     sample_params,
+    shifted_targets,
 )
 
 
@@ -25,11 +28,20 @@ def _target(**kw) -> TargetParams:
     return TargetParams(**(base | kw))
 
 
-def _run(target: TargetParams, policy, count=400, seed=0):
+def _run(target: TargetParams, policy, count=400, seed=0, reward=RewardSpec(), **kw):
     def act(states):
         a = policy(states)
         return a, np.zeros((len(a), 2))
-    return run_episodes(params_arrays([target], repeat=count), act, np.random.default_rng(seed))
+    return run_episodes(params_arrays([target], repeat=count), act, np.random.default_rng(seed), reward=reward,
+                        **kw)
+
+
+def schedule(*actions):
+    """The same action sequence in every session (one action per decision)."""
+    def policy(states):
+        t = int(round(float(states[0, 6]) * TURNS))
+        return np.full(len(states), actions[t])
+    return policy
 
 
 def always(action):
@@ -94,6 +106,12 @@ def test_judge_errors_make_a_holding_target_move():
     assert (noisy.deltas[:, 1:] != 0).mean() > 0.1
 
 
+def test_known_share_is_the_items_true_knowledge():
+    ep = _run(_target(knowledge=0.7), always(0), count=500)
+    assert abs(ep.known_share.mean() - 0.7) < 0.03
+    assert (ep.scores[:, -1] <= ep.known_share + 1e-9).all()         # no judge error: never above it
+
+
 def test_item_sizes_and_param_ranges():
     sim = SimBatch(sample_params(np.random.default_rng(0), 500), np.random.default_rng(1))
     sim.reset()
@@ -136,3 +154,81 @@ def test_evidence_reward_scores_the_state_the_decision_was_taken_in():
 def test_unknown_reward_kind():
     with pytest.raises(ValueError, match="outcome"):
         RewardSpec("surprise")
+
+
+def test_windowed_items_ask_one_criterion_per_question():
+    knows_all = _target(knowledge=1.0, windowed=1.0, stability=1.0)
+    ep = _run(knows_all, always(0), count=200, criteria=(8, 8))
+    np.testing.assert_allclose(np.diff(ep.scores, axis=1), 1 / 8)   # one new criterion per follow-up
+    np.testing.assert_allclose(ep.scores[:, 0], 1 / 8)
+    knows_none = _run(_target(knowledge=0.0, wrongness=1.0, windowed=1.0), always(0), count=50)
+    assert (knows_none.scores == 0).all()                            # wrong answers cover nothing
+    open_items = _run(_target(knowledge=1.0, stability=1.0), always(0), count=200, criteria=(8, 8))
+    assert open_items.scores[:, 0].mean() > 0.5                      # an open question draws many out
+
+
+def test_window_used_up_then_stagnates():
+    ep = _run(_target(knowledge=1.0, windowed=1.0, stability=1.0), always(0), count=20, criteria=(4, 4))
+    np.testing.assert_allclose(ep.scores[:, 3:], 1.0)
+    assert (ep.deltas[:, 4:] == 0).all()
+
+
+def test_narrow_challenge_puts_only_the_last_answer_at_stake():
+    # windowed, knows everything, never holds: FU, FU, then challenge -> only the last claim goes
+    narrow = _run(_target(knowledge=1.0, windowed=1.0, narrow=1.0, stability=0.0), schedule(0, 0, 1, 1, 0),
+                  count=100, criteria=(10, 10))
+    np.testing.assert_allclose(narrow.deltas[:, 3], -0.1)
+    np.testing.assert_allclose(narrow.deltas[:, 4], 0.0)             # nothing of that answer left to retract
+    wide = _run(_target(knowledge=1.0, windowed=1.0, narrow=0.0, stability=0.0), schedule(0, 0, 1, 1, 0),
+                count=100, criteria=(10, 10))
+    assert (wide.deltas[:, 3] <= -0.1 + 1e-9).all() and (wide.deltas[:, 3] < -0.1 - 1e-9).any()
+
+
+def test_measure_reward_pays_a_claim_tested_once():
+    spec = RewardSpec("measure", mu=1.0, cost=0.02)
+    target = _target(knowledge=1.0, windowed=1.0, narrow=1.0, stability=1.0)
+    ep = _run(target, schedule(0, 1, 1, 0, 1), count=50, criteria=(10, 10), reward=spec)
+    # FU draws one claim (+0.1); the first challenge tests it (+0.1 − c); the second tests nothing new (−c);
+    # FU draws the next (+0.1); the last challenge tests that new claim (+0.1 − c)
+    np.testing.assert_allclose(ep.rewards, [[0.1, 0.1 - 0.02, -0.02, 0.1, 0.1 - 0.02]] * 50)
+    np.testing.assert_allclose(ep.stake[:, [1, 2, 4]], 0.1)
+
+
+def test_measure_reward_follows_its_formula_on_random_sessions():
+    spec = RewardSpec("measure", mu=0.7, cost=0.03, beta=0.05)
+    rng = np.random.default_rng(5)
+    target = _target(judge_error=0.03, wrongness=0.3, windowed=0.5, narrow=0.5)
+    ep = _run(target, lambda s: (rng.random(len(s)) < 0.5).astype(int), count=300, reward=spec)
+    delta = np.diff(ep.scores, axis=1)
+    delta_t = np.nan_to_num(ep.deltas[:, :-1])                       # float64, as the simulator sees it
+    first = np.zeros_like(delta_t, dtype=bool)
+    first[:, 0] = True
+    base = ep.rewards - delta - 0.05 * rate_term(ep.actions, delta_t, first)
+    follow = ep.actions == 0
+    np.testing.assert_allclose(base[follow], 0.0, atol=1e-6)
+    paid = base[~follow] + 0.03                                      # mu * untested share >= 0
+    assert (paid >= -1e-9).all() and (paid > 0).any()
+    assert (paid <= 0.7 * ep.stake[~follow] + 1e-9).all()            # never more than what was at stake
+
+
+def test_sizes_override_the_drawn_item_sizes():
+    sim = SimBatch(params_arrays([_target()], repeat=3), np.random.default_rng(0), sizes=np.array([2, 0, 15]))
+    sim.reset()
+    assert sim.n[0] == 2 and MIN_CRITERIA <= sim.n[1] <= MAX_CRITERIA and sim.n[2] == 15
+    with pytest.raises(ValueError, match="sizes"):
+        SimBatch(params_arrays([_target()], repeat=3), np.random.default_rng(0), sizes=np.array([2, 3]))
+
+
+def test_shifted_targets_lie_outside_the_training_ranges():
+    targets = shifted_targets(200)
+    for name in ("verbosity", "wrongness", "judge_error"):
+        low, high = PARAM_RANGES[name]
+        values = np.array([getattr(t, name) for t in targets])
+        assert ((values >= high) | (values <= low)).all(), name
+        assert SHIFT_RANGES[name][0] <= values.min() and values.max() <= SHIFT_RANGES[name][1]
+    k = np.array([t.knowledge for t in targets])
+    assert (k < PARAM_RANGES["knowledge"][0]).any() and (k > PARAM_RANGES["knowledge"][1]).any()
+    assert SHIFT_CRITERIA[0] > MAX_CRITERIA
+    sim = SimBatch(params_arrays(targets[:5], repeat=40), np.random.default_rng(0), criteria=SHIFT_CRITERIA)
+    sim.reset()
+    assert sim.n.min() >= SHIFT_CRITERIA[0] and sim.n.max() <= SHIFT_CRITERIA[1]

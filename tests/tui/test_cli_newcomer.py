@@ -74,6 +74,19 @@ def test_work_done_before_the_start_does_not_count_in_the_rate():
     assert out.getvalue().splitlines()[-1] == "turns 9/12 (75%) · 1.00 turns/s · ETA 3s"
 
 
+def test_bytes_show_as_megabytes_and_unknown_totals_as_counts():
+    out, clock = io.StringIO(), Clock()
+    with ProgressDisplay("plain", stream=out, interval=0, clock=clock) as progress:
+        stage = progress.stage({"ingest": "reading + embedding"}, {"ingest": "bytes"})
+        stage("ingest", 0, 0)  # the engine does not know the total yet
+        clock.now = 2
+        stage("ingest", 3_000_000, 0)
+        clock.now = 4
+        stage("ingest", 8_000_000, 8_000_000)
+    assert out.getvalue().splitlines() == ["reading + embedding 3.0 MB · 1.50 MB/s",
+                                           "reading + embedding 8.0 MB/8.0 MB (100%) · 2.00 MB/s · done"]
+
+
 def test_modes_and_durations():
     assert choose_mode(True) == "off"
     assert choose_mode(False, io.StringIO()) == "plain"

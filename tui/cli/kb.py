@@ -21,13 +21,15 @@ def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-STAGE_LABELS = {"read": "reading files", "chunk": "chunking", "embed": "embedding", "index": "BM25 index",
-                "extract": "extracting entities"}
-STAGE_UNITS = {"read": "files", "chunk": "docs", "embed": "chunks", "index": "chunks", "extract": "chunks"}
+STAGE_LABELS = {"ingest": "reading + embedding", "chunks": "chunks staged", "read": "reading files",
+                "chunk": "chunking", "embed": "embedding", "index": "BM25 index", "extract": "extracting entities"}
+STAGE_UNITS = {"ingest": "bytes", "chunks": "chunks", "read": "files", "chunk": "docs", "embed": "chunks",
+               "index": "chunks", "extract": "chunks"}
 
 
 def _progress(quiet: bool, as_json: bool = False):
-    """The progress display on stderr (rich on a terminal, plain lines when piped, none with --quiet)."""
+    """The progress display on stderr (rich on a terminal, plain lines when piped, none with --quiet;
+    with --json only on a terminal)."""
     from tui.cli.progress import ProgressDisplay, choose_mode
 
     return ProgressDisplay(choose_mode(quiet, as_json=as_json), prefix="viva: ")
@@ -55,7 +57,9 @@ def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: in
     """Create or update knowledge base NAME from files and folders (.txt .md .json .jsonl .csv).
 
     Unchanged documents are skipped (content hash); changed ones are re-chunked and re-embedded;
-    documents no longer found under PATHS are removed. Bad files are reported and skipped.
+    documents no longer found under PATHS are removed. Bad files are reported and skipped. Files are
+    read and written in batches (memory stays bounded), and a build that was killed continues where
+    it stopped when run again with the same settings.
     """
     from engine.api import EmbedderError, KnowledgeBaseError, build_kb
 
@@ -75,10 +79,12 @@ def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: in
     for issue in summary.bad_records:
         click.echo(f"skipped record: {issue}", err=True)
     s = summary
+    resumed = f", {s.resumed} already staged by an interrupted build" if s.resumed else ""
     click.echo(
         f"{s.name}: {s.documents} documents ({s.added} added, {s.updated} updated, {s.unchanged} unchanged, "
-        f"{s.removed} removed), {s.chunks} chunks; embedded {s.embedded} (cached {s.embeddings_cached}); "
-        f"indexed {s.indexed}{' (index rebuilt)' if s.index_rebuilt else ''}; {s.files_read} files read, "
+        f"{s.removed} removed{resumed}), {s.chunks} chunks; embedded {s.embedded} (cached {s.embeddings_cached}); "
+        f"indexed {s.indexed}{' (index rebuilt)' if s.index_rebuilt else ''}; {s.files_read} files read "
+        f"({s.bytes_read / 1e6:,.1f} MB in {sum(s.seconds.values()):,.1f} s), "
         f"{len(s.bad_files)} files skipped, {len(s.bad_records)} records skipped, {s.files_ignored} ignored")
     if s.graph_cleared:
         click.echo(f"the context graph was cleared because the content changed: run `viva kb graph {s.name}`")

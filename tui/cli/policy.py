@@ -73,50 +73,25 @@ def train_cmd(steps: int | None, seed: int | None, out: str, reward: str, tau: f
 @policy.command("eval")
 @click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None,
               help="The .onnx model to evaluate (default: the shipped models/policy.onnx).")
+@click.option("--store", "store_path", type=click.Path(exists=True), default=None,
+              help="A viva home or viva.db with real-engine sessions (e.g. from bench/validity.py) to evaluate too.")
+@click.option("--truth", type=click.Path(exists=True, dir_okay=False), default=None,
+              help='JSON {"target": {"knowledge": k, "instability": u}} of the targets in --store.')
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def eval_cmd(model_path: str | None, as_json: bool) -> None:
-    """Evaluate a policy on held-out simulated targets against the baselines."""
-    from engine.api import (
-        DEFAULT_SEED,
-        HIDDEN,
-        OnnxPolicy,
-        PolicyError,
-        RewardSpec,
-        card_path,
-        check_goals,
-        evaluation_table,
-        read_card,
-        untrained_policy,
-    )
+def eval_cmd(model_path: str | None, store_path: str | None, truth: str | None, as_json: bool) -> None:
+    """Evaluate a policy against the baselines on held-out and shifted simulated targets (and on
+    logged real-engine sessions with --store/--truth): a common yardstick, FDR, EIR, challenge share,
+    ρ(k, Score), ρ(1−σ, R−)."""
+    from engine.api import PolicyError, eval_report
 
     try:
-        model = OnnxPolicy(model_path)
-    except PolicyError as exc:
+        report = eval_report(model_path, store_path, truth)
+    except (PolicyError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    card = read_card(card_path(model.path))
-    if card is None:
-        click.echo(f"note: no card {card_path(model.path)}; the untrained baseline uses seed {DEFAULT_SEED}",
-                   err=True)
-        seed, hidden, reward = DEFAULT_SEED, HIDDEN, RewardSpec()
-    else:
-        seed = int(card["training"]["seed"])
-        hidden = int(card["training"]["hyperparameters"].get("hidden", HIDDEN))
-        r = card.get("reward", {})
-        reward = RewardSpec(r.get("kind", "outcome"), r.get("tau", RewardSpec.tau), r.get("lambda", RewardSpec.lam))
-    rows, table = evaluation_table(model, untrained_policy(seed, hidden), reward)
     if as_json:
-        goals = check_goals(rows)
-        payload = {
-            "model": str(model.path),
-            "version": model.version,
-            "rows": [r.as_dict() for r in rows],
-            "goals": [{"name": g.name, "value": _finite(g.value), "target": _finite(g.target), "met": g.met}
-                      for g in goals],
-        }
-        click.echo(json.dumps(payload, indent=2, allow_nan=False))
+        click.echo(json.dumps(report.as_dict(), indent=2, allow_nan=False))
         return
-    click.echo(f"model: {model.path} ({model.version})")
-    click.echo(table)
+    click.echo(report.text())
 
 
 @policy.command("calibrate")

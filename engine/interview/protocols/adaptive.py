@@ -41,6 +41,14 @@ def stable_seed(*parts: Any) -> list[int]:
     return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
 
 
+def _decided_on_record(session: Any, turn: int) -> bool:
+    """Whether a ``policy.decided`` event for this turn is already in the session's log (written
+    before a kill that came before the turn itself was stored)."""
+    return session.store.one(
+        "SELECT 1 AS x FROM events WHERE session_id = ? AND kind = ? AND json_extract(payload, '$.turn') = ? LIMIT 1",
+        (session.sid, ev.POLICY_DECIDED, turn)) is not None
+
+
 class Adaptive(Protocol):
     """The adaptive interview (see the module docstring)."""
 
@@ -99,7 +107,8 @@ class Adaptive(Protocol):
             ask.consumed.append(Consumed(steer.injected_seq, "inject", {"question": steer.injected, "turn": t}))  # type: ignore[arg-type]
             steer.injected = steer.injected_seq = None
             return ask
-        s.emit(ev.PolicyDecided(t, state, probs, ask.action, ask.actor))
+        if not _decided_on_record(s, t):  # a resumed session asks again; the decision is written once
+            s.emit(ev.PolicyDecided(t, state, probs, ask.action, ask.actor))
         static = bool(s.item.meta.get("followups"))
         followup = self._static_followup(rows) if ask.action == FOLLOW_UP else None
         if followup is not None:

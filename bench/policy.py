@@ -1,0 +1,146 @@
+"""The questioning policy from the command line: compare rewards, train, evaluate, calibrate.
+
+    python bench/policy.py compare [--steps 400000] [--seed 0] [--only NAME ...] [--json FILE]
+    python bench/policy.py train --seed 0 --steps 400000 --reward measure --mu 1 --beta 0.05 \\
+        --out models/policy.onnx
+    python bench/policy.py eval [--model FILE] [--store viva.db --truth truth.json] [--json]
+    python bench/policy.py calibrate --store viva.db --out policy-targets.json
+
+``compare`` trains every candidate reward of ``engine/policy/compare.py`` with the same seed and
+steps, prints one table per evaluation set (validation, held-out, shifted) and the reward the
+validation set selects. ``train`` is ``viva policy train`` with every reward option; ``eval`` is
+``viva policy eval`` with the real-engine rows of a store. Training is CPU-bound on one core:
+prefix with ``nice`` on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engine.policy.reward import BETA, COST, KINDS, LAMBDA, MU, RATES, TAU, UNITS  # noqa: E402
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from engine.policy.compare import compare
+
+    def progress(result) -> None:
+        row = result.rows["validation"]
+        print(f"  {result.name}: {result.seconds:.0f} s; validation rho(k,Score) {row.score_rho:.3f}, "
+              f"rho(1-s,R-) {row.instability_rho:.3f}, FDR {row.fdr:.3f}, EIR {row.eir:.3f}",
+              file=sys.stderr, flush=True)
+
+    result = compare(args.steps, args.seed, args.only or None, on_result=progress)
+    print(result.text())
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.as_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from engine.policy.pipeline import train_and_export
+    from engine.policy.ppo import PPOConfig
+
+    config = PPOConfig(steps=args.steps, seed=args.seed, reward=args.reward, tau=args.tau, lam=args.lam,
+                       mu=args.mu, cost=args.cost, beta=args.beta, unit=args.unit, rates=args.rates)
+    sampler = None
+    if args.targets:
+        from engine.policy.calibrate import fitted_sampler, load_fitted_targets
+
+        sampler = fitted_sampler(load_fitted_targets(args.targets))
+    selection = None
+    if args.selection:
+        data = json.loads(Path(args.selection).read_text(encoding="utf-8"))
+        selection = {"command": f"python bench/policy.py compare --steps {data['steps']} --seed {data['seed']}",
+                     **data.get("selection", {}), "table": data.get("table")}
+    shipped = train_and_export(config, args.out, sampler=sampler, calibration=args.targets, selection=selection)
+    print(f"trained {shipped.result.steps} steps (seed {config.seed}) in {shipped.result.seconds:.1f} s")
+    print(f"model: {shipped.path}  sha256 {shipped.sha256}")
+    if shipped.comparison:
+        c = shipped.comparison
+        print(f"compared with the file it replaced ({c['previous_sha256'][:12]}): bit-identical "
+              f"{'yes' if c['bit_identical'] else 'no'}, same actions on {c['same_actions']}/{c['states']} states")
+    print(shipped.table)
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from engine.policy.pipeline import eval_report
+
+    report = eval_report(args.model, args.store, args.truth)
+    print(json.dumps(report.as_dict(), indent=2, allow_nan=False) if args.json else report.text())
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from engine.policy.calibrate import calibrate_store, save_fits
+
+    fits = calibrate_store(args.store, args.min_sessions)
+    if not fits:
+        print(f"{args.store}: no target has {args.min_sessions} or more finished adaptive sessions; nothing to fit",
+              file=sys.stderr)
+        return 1
+    save_fits(fits, args.out)
+    for f in fits:
+        print(f"{f.target[:40]:<41}{f.sessions:>5} sessions  " + "  ".join(
+            f"{k} {v:.2f}" for k, v in f.params.as_dict().items()) + f"  loss {f.loss:.4f}")
+    print(f"wrote {args.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and run the subcommand."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("compare", help="train and compare every candidate reward")
+    p.add_argument("--steps", type=int, default=400_000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--only", nargs="*", help="candidate names (default: all)")
+    p.add_argument("--json", help="write the comparison as JSON to this file")
+    p.set_defaults(run=_compare)
+
+    p = sub.add_parser("train", help="train one reward, export ONNX, write the card")
+    p.add_argument("--steps", type=int, default=400_000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--reward", choices=KINDS, default="outcome")
+    p.add_argument("--tau", type=float, default=TAU)
+    p.add_argument("--lam", type=float, default=LAMBDA)
+    p.add_argument("--mu", type=float, default=MU)
+    p.add_argument("--cost", type=float, default=COST)
+    p.add_argument("--beta", type=float, default=BETA)
+    p.add_argument("--unit", choices=UNITS, default="claim")
+    p.add_argument("--rates", choices=RATES, default="both")
+    p.add_argument("--targets", help="fitted targets from `calibrate` (default: uniform ranges)")
+    p.add_argument("--selection", help="a `compare --json` file whose selection goes into the card")
+    p.add_argument("--out", default="policy.onnx")
+    p.set_defaults(run=_train)
+
+    p = sub.add_parser("eval", help="evaluate a model (simulated sets, and logged sessions)")
+    p.add_argument("--model", default=None, help="the .onnx (default: models/policy.onnx)")
+    p.add_argument("--store", default=None, help="viva.db (or data home) with logged sessions")
+    p.add_argument("--truth", default=None, help='JSON {"target": {"knowledge": k, "instability": u}}')
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=_eval)
+
+    p = sub.add_parser("calibrate", help="fit simulator targets from the sessions of a store")
+    p.add_argument("--store", required=True)
+    p.add_argument("--out", default="policy-targets.json")
+    p.add_argument("--min-sessions", type=int, default=5)
+    p.set_defaults(run=_calibrate)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Train, export, card, retrain bit for bit; evaluate a model file with logged real-engine sessions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.policy.card import read_card
+from engine.policy.evaluate import EvalSet
+from engine.policy.export import file_sha256
+from engine.policy.pipeline import eval_report, train_and_export
+from engine.policy.policies import OnnxPolicy, ThresholdPolicy
+from engine.policy.ppo import PPOConfig
+from engine.policy.simulator import CRITERIA, SHIFT_CRITERIA, SHIFT_RANGES, draw_targets
+from tests.engine.test_policy_evaluate import TRUTH, _log
+
+SETS = [EvalSet("held-out", tuple(draw_targets(5, 12)), 6, CRITERIA, 8),
+        EvalSet("shifted", tuple(draw_targets(6, 12, SHIFT_RANGES)), 6, SHIFT_CRITERIA, 9)]
+CONFIG = PPOConfig(steps=600, seed=3, envs=64, minibatches=2, epochs=2, reward="measure", mu=0.5, beta=0.05,
+                   rates="eir")
+
+
+def test_train_export_card_and_bit_identical_retraining(tmp_path):
+    out = tmp_path / "m" / "policy.onnx"
+    first = train_and_export(CONFIG, out, sets=SETS, selection={"rule": "goals", "chosen": "x"})
+    card = read_card(out.with_suffix(".json"))
+    assert card["sha256"] == file_sha256(out) == first.sha256
+    assert card["training"]["seed"] == 3 and card["training"]["steps"] == 64 * 5 * 2
+    assert card["reward"] == {**CONFIG.reward_spec().card()} and card["reward"]["kind"] == "measure"
+    assert set(card["evaluation"]["sets"]) == {"held-out", "shifted"}
+    labels = [r["label"] for r in card["evaluation"]["sets"]["held-out"]["rows"]]
+    assert labels == ["trained", "untrained", "random", "always-follow-up", "always-challenge", "threshold"]
+    assert card["evaluation"]["protocol"]["sets"]["shifted"]["criteria"] == list(SHIFT_CRITERIA)
+    assert {g["name"] for g in card["evaluation"]["sets"]["held-out"]["goals"]} >= {"trained FDR >= 0.95"}
+    assert "--reward measure --mu 0.5" in card["reproducibility"]["command"]
+    assert card["selection"]["chosen"] == "x"
+    assert "held-out -> shifted" in first.table and card["evaluation"]["table"] == first.table
+
+    again = train_and_export(CONFIG, out, sets=SETS)
+    assert again.comparison["bit_identical"] is True
+    assert again.comparison["same_actions"] == again.comparison["states"]
+    card = read_card(out.with_suffix(".json"))
+    assert card["reproducibility"]["compared_with_previous_file"]["bit_identical"] is True
+    assert card["selection"]["chosen"] == "x"                       # same reward: the selection is kept
+
+    report = eval_report(out, sets=SETS)
+    assert report.text(header=False) == first.table                  # eval prints what the card recorded
+    assert report.reward == CONFIG.reward_spec().label == "measure(mu=0.5,c=0.02,beta=0.05,eir)"
+
+
+def test_eval_report_adds_real_engine_rows(tmp_path, store):
+    model_path = tmp_path / "policy.onnx"
+    train_and_export(CONFIG, model_path, sets=SETS[:1])
+    model = OnnxPolicy(model_path)
+    _log(store, model, sessions_per_target=4)
+    _log(store, ThresholdPolicy(), sessions_per_target=4)
+    truth_file = tmp_path / "truth.json"
+    truth_file.write_text(json.dumps({n: {"knowledge": t.knowledge, "instability": 1 - t.stability}
+                                      for n, t in TRUTH.items()}))
+    report = eval_report(model_path, store.path, truth_file, sets=SETS[:1])
+    real = report.sets["real-engine"]
+    assert [(r.label, r.role) for r in real] == [("trained", "trained"), ("threshold", "baseline")]
+    assert real[1].fdr == 1.0 and real[1].eir == 1.0 and real[0].sessions == 20
+    assert "real-engine" in report.text() and report.goals["real-engine"]
+    payload = report.as_dict()
+    json.dumps(payload, allow_nan=False)
+    assert payload["sets"]["real-engine"]["rows"][0]["version"] == model.version
+    with pytest.raises(ValueError, match="both"):
+        eval_report(model_path, store.path, None, sets=SETS[:1])
