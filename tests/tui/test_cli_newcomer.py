@@ -76,7 +76,7 @@ def test_work_done_before_the_start_does_not_count_in_the_rate():
 
 def test_bytes_show_as_megabytes_and_unknown_totals_as_counts():
     out, clock = io.StringIO(), Clock()
-    with ProgressDisplay("plain", stream=out, interval=0, clock=clock) as progress:
+    with ProgressDisplay("plain", stream=out, interval=1, clock=clock) as progress:
         stage = progress.stage({"ingest": "reading + embedding"}, {"ingest": "bytes"})
         stage("ingest", 0, 0)  # the engine does not know the total yet
         clock.now = 2
@@ -127,9 +127,9 @@ def test_run_shows_progress_when_piped_and_not_with_quiet(bench_home, fake_opena
 def test_kb_build_import_and_generate_show_progress(home):
     built = invoke(home, "kb", "build", "docs", str(FIXTURES / "kb" / "docs"))
     assert built.exit_code == 0, built.output
-    assert re.search(r"viva: embedding \d+/\d+ \(100%\)", built.stderr)
-    assert re.search(r"viva: reading files (\d+)/\1 \(100%\)", built.stderr)
-    assert "embedding" not in invoke(home, "kb", "build", "docs2", str(FIXTURES / "kb" / "docs"), "--quiet").stderr
+    assert re.search(r"viva: reading \+ embedding ([\d.]+ kB)/\1 \(100%\) · [\d.]+ [kM]B/s · done", built.stderr)
+    assert re.search(r"viva: BM25 index (\d+)/\1 \(100%\)", built.stderr)
+    assert "viva:" not in invoke(home, "kb", "build", "docs2", str(FIXTURES / "kb" / "docs"), "--quiet").stderr
 
     imported = invoke(home, "bench", "import", "medqa", str(FIXTURES / "bench" / "medqa.jsonl"))
     assert imported.exit_code == 0, imported.output

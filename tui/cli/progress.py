@@ -82,8 +82,10 @@ class Task:
         return self.total is not None and self.done >= self.total
 
     def amount(self, value: float) -> str:
-        """A count in the task's unit (bytes as MB)."""
-        return f"{value / 1e6:,.1f} MB" if self.unit == "bytes" else str(int(value))
+        """A count in the task's unit (bytes as kB or MB)."""
+        if self.unit == "bytes":
+            return f"{value / 1e6:,.1f} MB" if value >= 1e6 else f"{value / 1e3:,.1f} kB"
+        return str(int(value))
 
     def speed(self, rate: float) -> str:
         """A rate in the task's unit per second (bytes as MB/s or kB/s)."""
