@@ -49,7 +49,7 @@ def test_plain_lines_show_done_rate_eta_and_failures_at_most_every_interval():
     lines = out.getvalue().splitlines()
     assert lines == [
         "sessions 3/10 (30%) · 0.30 sessions/s · ETA 23s · 1 failed",
-        "sessions 10/10 (100%) · 0.50 sessions/s · done · 1 failed",
+        "sessions 10/10 (100%) · 0.50 sessions/s · ETA 0s (done in 20s) · 1 failed",
     ]
 
 
@@ -84,7 +84,7 @@ def test_bytes_show_as_megabytes_and_unknown_totals_as_counts():
         clock.now = 4
         stage("ingest", 8_000_000, 8_000_000)
     assert out.getvalue().splitlines() == ["reading + embedding 3.0 MB · 1.50 MB/s",
-                                           "reading + embedding 8.0 MB/8.0 MB (100%) · 2.00 MB/s · done"]
+                                           "reading + embedding 8.0 MB/8.0 MB (100%) · 2.00 MB/s · ETA 0s (done in 4s)"]
 
 
 def test_modes_and_durations():
@@ -127,7 +127,7 @@ def test_run_shows_progress_when_piped_and_not_with_quiet(bench_home, fake_opena
 def test_kb_build_import_and_generate_show_progress(home):
     built = invoke(home, "kb", "build", "docs", str(FIXTURES / "kb" / "docs"))
     assert built.exit_code == 0, built.output
-    assert re.search(r"viva: reading \+ embedding ([\d.]+ kB)/\1 \(100%\) · [\d.]+ [kM]B/s · done", built.stderr)
+    assert re.search(r"viva: reading \+ embedding ([\d.]+ kB)/\1 \(100%\) · [\d.]+ [kM]B/s · ETA 0s \(done", built.stderr)
     assert re.search(r"viva: BM25 index (\d+)/\1 \(100%\)", built.stderr)
     assert "viva:" not in invoke(home, "kb", "build", "docs2", str(FIXTURES / "kb" / "docs"), "--quiet").stderr
 

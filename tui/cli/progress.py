@@ -104,7 +104,8 @@ class Task:
         if rate is not None:
             parts.append(self.speed(rate))
         if self.total is not None:
-            parts.append("done" if self.complete else f"ETA {fmt_duration(self.eta(now))}")
+            done = f" (done in {fmt_duration(now - self.started)})" if self.complete else ""
+            parts.append(f"ETA {fmt_duration(self.eta(now))}{done}")
         if self.failed:
             parts.append(f"{self.failed} failed")
         return " · ".join(parts)
