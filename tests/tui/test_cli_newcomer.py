@@ -49,7 +49,7 @@ def test_plain_lines_show_done_rate_eta_and_failures_at_most_every_interval():
     lines = out.getvalue().splitlines()
     assert lines == [
         "sessions 3/10 (30%) · 0.30 sessions/s · ETA 23s · 1 failed",
-        "sessions 10/10 (100%) · 0.50 sessions/s · done · 1 failed",
+        "sessions 10/10 (100%) · 0.50 sessions/s · ETA 0s (done in 20s) · 1 failed",
     ]
 
 
@@ -72,6 +72,19 @@ def test_work_done_before_the_start_does_not_count_in_the_rate():
         clock.now = 3
         progress.update("t", advance=3)
     assert out.getvalue().splitlines()[-1] == "turns 9/12 (75%) · 1.00 turns/s · ETA 3s"
+
+
+def test_bytes_show_as_megabytes_and_unknown_totals_as_counts():
+    out, clock = io.StringIO(), Clock()
+    with ProgressDisplay("plain", stream=out, interval=1, clock=clock) as progress:
+        stage = progress.stage({"ingest": "reading + embedding"}, {"ingest": "bytes"})
+        stage("ingest", 0, 0)  # the engine does not know the total yet
+        clock.now = 2
+        stage("ingest", 3_000_000, 0)
+        clock.now = 4
+        stage("ingest", 8_000_000, 8_000_000)
+    assert out.getvalue().splitlines() == ["reading + embedding 3.0 MB · 1.50 MB/s",
+                                           "reading + embedding 8.0 MB/8.0 MB (100%) · 2.00 MB/s · ETA 0s (done in 4s)"]
 
 
 def test_modes_and_durations():
@@ -114,9 +127,9 @@ def test_run_shows_progress_when_piped_and_not_with_quiet(bench_home, fake_opena
 def test_kb_build_import_and_generate_show_progress(home):
     built = invoke(home, "kb", "build", "docs", str(FIXTURES / "kb" / "docs"))
     assert built.exit_code == 0, built.output
-    assert re.search(r"viva: reading \+ embedding \d+/\d+ \(100%\)", built.stderr)
+    assert re.search(r"viva: reading \+ embedding ([\d.]+ kB)/\1 \(100%\) · [\d.]+ [kM]B/s · ETA 0s \(done", built.stderr)
     assert re.search(r"viva: BM25 index (\d+)/\1 \(100%\)", built.stderr)
-    assert "embedding" not in invoke(home, "kb", "build", "docs2", str(FIXTURES / "kb" / "docs"), "--quiet").stderr
+    assert "viva:" not in invoke(home, "kb", "build", "docs2", str(FIXTURES / "kb" / "docs"), "--quiet").stderr
 
     imported = invoke(home, "bench", "import", "medqa", str(FIXTURES / "bench" / "medqa.jsonl"))
     assert imported.exit_code == 0, imported.output

@@ -28,7 +28,8 @@ STAGE_UNITS = {"ingest": "bytes", "chunks": "chunks", "read": "files", "chunk": 
 
 
 def _progress(quiet: bool, as_json: bool = False):
-    """The progress display on stderr (rich on a terminal, plain lines when piped, none with --quiet)."""
+    """The progress display on stderr (rich on a terminal, plain lines when piped, none with --quiet;
+    with --json only on a terminal)."""
     from tui.cli.progress import ProgressDisplay, choose_mode
 
     return ProgressDisplay(choose_mode(quiet, as_json=as_json), prefix="viva: ")

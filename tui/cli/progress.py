@@ -81,18 +81,31 @@ class Task:
         """True once ``done`` reached a known ``total``."""
         return self.total is not None and self.done >= self.total
 
+    def amount(self, value: float) -> str:
+        """A count in the task's unit (bytes as kB or MB)."""
+        if self.unit == "bytes":
+            return f"{value / 1e6:,.1f} MB" if value >= 1e6 else f"{value / 1e3:,.1f} kB"
+        return str(int(value))
+
+    def speed(self, rate: float) -> str:
+        """A rate in the task's unit per second (bytes as MB/s or kB/s)."""
+        if self.unit == "bytes":
+            return f"{rate / 1e6:,.2f} MB/s" if rate >= 1e6 else f"{rate / 1e3:,.1f} kB/s"
+        return f"{rate:.2f} {self.unit}/s" if rate < 10 else f"{rate:,.0f} {self.unit}/s"
+
     def line(self, now: float) -> str:
         """The plain line: ``label done/total (pct) · rate · ETA · failures``."""
         if self.total is not None:
             pct = 100.0 * self.done / self.total if self.total else 100.0
-            parts = [f"{self.label} {self.done}/{self.total} ({pct:.0f}%)"]
+            parts = [f"{self.label} {self.amount(self.done)}/{self.amount(self.total)} ({pct:.0f}%)"]
         else:
-            parts = [f"{self.label} {self.done}"]
+            parts = [f"{self.label} {self.amount(self.done)}"]
         rate = self.rate(now)
         if rate is not None:
-            parts.append(f"{rate:.2f} {self.unit}/s" if rate < 10 else f"{rate:,.0f} {self.unit}/s")
+            parts.append(self.speed(rate))
         if self.total is not None:
-            parts.append("done" if self.complete else f"ETA {fmt_duration(self.eta(now))}")
+            done = f" (done in {fmt_duration(now - self.started)})" if self.complete else ""
+            parts.append(f"ETA {fmt_duration(self.eta(now))}{done}")
         if self.failed:
             parts.append(f"{self.failed} failed")
         return " · ".join(parts)
@@ -170,7 +183,7 @@ class ProgressDisplay:
         if self._rich is not None:
             rate = task.rate(self.clock())
             self._rich.update(task.handle, completed=task.done, total=task.total,
-                              rate="" if rate is None else f"{rate:.2f} {task.unit}/s",
+                              rate="" if rate is None else task.speed(rate),
                               failures=f"{task.failed} failed" if task.failed else "")
         self._maybe_line(task, force=task.complete)
 
@@ -180,7 +193,7 @@ class ProgressDisplay:
         labels, units = labels or {}, units or {}
 
         def progress(stage: str, done: int, total: int) -> None:
-            known = total if total and total > 0 else None  # the engine passes 0 for "not known yet"
+            known = total if total > 0 else None  # 0: not known (yet)
             if stage not in self.tasks:
                 self.add(stage, labels.get(stage, stage), known, units.get(stage, "items"))
             self.update(stage, done=done, total=known)
