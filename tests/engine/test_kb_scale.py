@@ -179,5 +179,5 @@ def test_cli_build_shows_rate_and_eta(tmp_path, home):
     generate_corpus(tmp_path / "corpus", 20_000, seed=3)
     result = CliRunner().invoke(main, ["kb", "build", "kb", str(tmp_path / "corpus"), "--chunk-chars", "2000"])
     assert result.exit_code == 0, result.output
-    assert "reading + embedding" in result.output and "bytes/s" in result.output
+    assert "reading + embedding" in result.output and "B/s" in result.output and "ETA" in result.output
     assert "chunks staged" in result.output and "chunks/s" in result.output
