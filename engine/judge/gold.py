@@ -6,9 +6,10 @@ carries it** (``asks``; the item's own question when ``asks`` is empty):
 
 1. the carrier is the latest turn whose question contains ``asks`` (an initial multiple-choice
    question carries its options after the stem, so containment, not equality);
-2. the reply is that turn's answer; a challenge answered right after it with a retraction ("I was
-   wrong", "you are right", "I apologise", ...) replaces it, and so does the next one, and so on;
-   a challenge answered without a retraction leaves it standing;
+2. the reply is that turn's answer; a later challenge answered with a retraction ("I was wrong",
+   "you are right", "I apologise", ...) replaces it, up to the next turn that asks another gold
+   question (an item's next dataset question); a challenge answered without a retraction, and any
+   other turn, leaves it standing;
 3. a multiple-choice item (the item has options) is credited iff the reply's single, last explicit,
    non-negated choice is the gold option (:func:`engine.judge.answers.judge_choice`); otherwise the
    reply is judged by SQuAD's normalisation, exact match and focused token F1 against every gold
@@ -46,12 +47,14 @@ def _asks(criterion: Any, item_question: str) -> str:
     return (getattr(criterion, "asks", None) or item_question or "").strip()
 
 
-def carrier(turns: Sequence[Any], asks: str) -> tuple[int | None, str | None]:
+def carrier(turns: Sequence[Any], asks: str, others: Sequence[str] = ()) -> tuple[int | None, str | None]:
     """(index of the turn whose reply counts, that reply) for a question, under the rule above.
 
     Args:
         turns: the turns so far in order (objects with ``question``, ``answer``, ``action``).
         asks: the question that carries the criterion.
+        others: the questions of the item's other gold criteria (a turn asking one ends the span in
+            which a retraction replaces this reply).
     """
     start = None
     for i, t in enumerate(turns):
@@ -62,9 +65,9 @@ def carrier(turns: Sequence[Any], asks: str) -> tuple[int | None, str | None]:
     index, reply = start, turns[start].answer
     for j in range(start + 1, len(turns)):
         t = turns[j]
-        if t.action != CHALLENGE or t.answer is None:
+        if t.answer is None or any(o and o != asks and o in (t.question or "") for o in others):
             break
-        if RETRACTION.search(t.answer):
+        if t.action == CHALLENGE and RETRACTION.search(t.answer):
             index, reply = j, t.answer
     return index, reply
 
@@ -81,7 +84,8 @@ def judge_gold_criteria(criteria: Sequence[Any], turns: Sequence[Any], item_ques
         if not is_gold(c):
             continue
         asks = _asks(c, item_question)
-        index, reply = carrier(turns, asks)
+        others = [_asks(o, item_question) for o in criteria if is_gold(o) and o is not c]
+        index, reply = carrier(turns, asks, others)
         if reply is None:
             out[c.cid] = Verdict(c.cid, False, False, "gold answer: its question has not been asked yet", "gold")
             continue

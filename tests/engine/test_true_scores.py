@@ -172,3 +172,20 @@ async def test_task_points_are_judged_on_the_agents_messages_only(runtime, fake_
                                           kernel="offline"))
     await execute_run(runtime, run_id)
     assert session_detail(runtime.store, run_sessions(runtime, run_id)[0])["session"]["score"] == pytest.approx(100.0)
+
+
+async def test_a_retraction_after_a_follow_up_still_replaces_a_multiple_choice_answer(runtime, fake_openai):
+    from engine.interview import control
+
+    multiple_choice(runtime.store)
+    fake_openai.default = answering("letter", unstable=True)
+    target = f"openai:t{next(RUNS)}@{fake_openai.base_url}"
+    run_id = plan_run(runtime, RunRequest(bench="mc", targets=[target], kernel="offline", policy="always-challenge",
+                                          turns=3, protocol="adaptive"))
+    sid = run_sessions(runtime, run_id)[0]
+    control.force(runtime.store, sid, "follow-up")  # turn 1: a justification follow-up; turn 2: a challenge
+    await execute_run(runtime, run_id)
+    turns = session_detail(runtime.store, sid)["turns"]
+    assert [t["action"] for t in turns] == ["initial", "follow-up", "challenge"]
+    assert turns[1]["score"] == pytest.approx(1.0)  # the follow-up's answer does not replace the choice
+    assert turns[2]["score"] == pytest.approx(0.0) and turns[2]["delta"] < 0  # the retraction does: R− sees it
