@@ -3,7 +3,7 @@
     python bench/policy.py compare [--steps 400000] [--seed 0] [--only NAME ...] [--json FILE]
     python bench/policy.py train --seed 0 --steps 400000 --reward measure --mu 1 --beta 0.05 \\
         --out models/policy.onnx
-    python bench/policy.py eval [--model FILE] [--store viva.db --truth truth.json] [--json]
+    python bench/policy.py eval [--model FILE] [--store DIR [--truth truth.json]] [--json]
     python bench/policy.py calibrate --store viva.db --out policy-targets.json
 
 ``compare`` trains every candidate reward of ``engine/policy/compare.py`` with the same seed and
@@ -123,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("eval", help="evaluate a model (simulated sets, and logged sessions)")
     p.add_argument("--model", default=None, help="the .onnx (default: models/policy.onnx)")
-    p.add_argument("--store", default=None, help="viva.db (or data home) with logged sessions")
-    p.add_argument("--truth", default=None, help='JSON {"target": {"knowledge": k, "instability": u}}')
+    p.add_argument("--store", default=None,
+                   help="viva.db, data home or folder of homes (bench/validity.py --keep) with logged sessions")
+    p.add_argument("--truth", default=None, help='JSON {"target": {"knowledge": k, "instability": u}} '
+                   "(default: from target names k<k>_u<u>_<style>)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=_eval)
 

@@ -47,10 +47,18 @@ CANDIDATES: dict[str, dict[str, Any]] = {
        for mu in (0.1, 0.15, 0.2) for beta in (0.0, 0.03, 0.05)},
     **{f"trial-mu{mu:g}-eir0.1": {"reward": "measure", "unit": "trial", "mu": mu, "beta": 0.1, "rates": "eir"}
        for mu in (0.15, 0.2)},
+    **{f"retrial-mu{mu:g}-eir0.1": {"reward": "measure", "unit": "retrial", "mu": mu, "beta": 0.1, "rates": "eir"}
+       for mu in (0.02, 0.05, 0.1, 0.2)},
+    **{f"retrial-mu{mu:g}-beta0": {"reward": "measure", "unit": "retrial", "mu": mu, "beta": 0.0}
+       for mu in (0.05, 0.1)},
+    **{f"stake-mu{mu:g}-eir0.1": {"reward": "measure", "unit": "stake", "mu": mu, "beta": 0.1, "rates": "eir"}
+       for mu in (0.5, 1.0)},
 }
 """The compared rewards: DESIGN's ``outcome`` and the ``evidence`` reading (baselines) and the
 ``measure`` family over μ (what a new test of stability is worth), β (the weight of the rates) and
-which rates the shaping pays (both, or only EIR's), per claim or per trial."""
+which rates the shaping pays (both, or only EIR's), per claim or per trial; and the ``retrial`` and
+``stake`` units, which pay every challenge that puts knowledge at stake, tested before or not (a
+stagnant state's challenge tests stability again when there is nothing new to draw out)."""
 
 REWARD_BASELINES = ("outcome", "evidence", "evidence-lam0")
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -44,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.policy.features import ACTIONS, PREV_ACTIONS, state_batch
-from engine.policy.logs import LoggedSession, load_sessions, open_store
+from engine.policy.logs import LoggedSession, load_store_sessions
 from engine.policy.policies import ConstantPolicy, Policy, RandomPolicy, ThresholdPolicy
 from engine.policy.reward import TAU
 from engine.policy.simulator import (
@@ -406,6 +407,26 @@ def load_truth(path: str | Path) -> dict[str, TargetTruth]:
     return out
 
 
+_TRUTH_NAME = re.compile(r"(?:^|[:/.])k(?P<k>\d+(?:\.\d+)?)_u(?P<u>\d+(?:\.\d+)?)(?:_[A-Za-z]+)?$")
+
+
+def truth_from_names(names: Sequence[str]) -> dict[str, TargetTruth]:
+    """Ground truth read from target names that carry it: the validity benchmark's python targets
+    (``bench/validity_targets.py``) are named ``...:k<k>_u<u>_<style>``, e.g.
+    ``python:validity_targets:k0.50_u0.20_terse`` is knowledge 0.5, instability 0.2 (its chance to
+    give up a correct answer when challenged). Names without it (the mute target, real models)
+    are left out.
+    """
+    out = {}
+    for name in names:
+        m = _TRUTH_NAME.search(name)
+        if m:
+            k, u = float(m["k"]), float(m["u"])
+            if 0.0 <= k <= 1.0 and 0.0 <= u <= 1.0:
+                out[name] = TargetTruth(k, u)
+    return out
+
+
 def evaluate_logged(sessions: Mapping[str, Sequence[LoggedSession]], truth: Mapping[str, TargetTruth],
                     label: str = "logged", policy: Policy | None = None, role: str = "trained",
                     set_name: str = "real-engine") -> PolicyReport:
@@ -472,13 +493,9 @@ def _counterfactual(policy: Policy, s: LoggedSession, rng: np.random.Generator) 
 def evaluate_store(path: str | Path, truth: Mapping[str, TargetTruth], label: str = "real-engine",
                    policy_versions: Sequence[str] | None = None, policy: Policy | None = None,
                    role: str = "trained") -> PolicyReport:
-    """:func:`evaluate_logged` on the sessions of a store file (optionally only those run with
-    ``policy_versions``, e.g. ``[OnnxPolicy().version]`` or ``["threshold:delta<=0"]``)."""
-    store = open_store(path)
-    try:
-        sessions = load_sessions(store, policy_versions=policy_versions)
-    finally:
-        store.close()
+    """:func:`evaluate_logged` on the sessions of a store file, data home or folder of homes
+    (:func:`engine.policy.logs.store_files`; optionally only those run with ``policy_versions``, e.g. ``[OnnxPolicy().version]`` or ``["threshold:delta<=0"]``)."""
+    sessions = load_store_sessions(path, policy_versions=policy_versions)
     return evaluate_logged(sessions, truth, label, policy, role)
 
 

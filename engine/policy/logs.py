@@ -57,6 +57,43 @@ def open_store(path: str | Path) -> Store:
     return Store(p)
 
 
+def store_files(path: str | Path) -> list[Path]:
+    """The store files at ``path``: a ``viva.db`` file, a data home holding one, or a folder of data
+    homes (what ``bench/validity.py --keep DIR`` leaves: one home per source).
+
+    Raises:
+        FileNotFoundError: none there; the message names ``path`` and what to pass instead.
+    """
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    if (p / "viva.db").is_file():
+        return [p / "viva.db"]
+    found = sorted(q / "viva.db" for q in p.iterdir() if (q / "viva.db").is_file()) if p.is_dir() else []
+    if not found:
+        raise FileNotFoundError(f"{p}: no viva store there; pass the viva.db file of a data home, the home "
+                                "folder, or a folder of homes (bench/validity.py --keep DIR)")
+    return found
+
+
+def load_store_sessions(path: str | Path, policy_versions: Iterable[str] | None = None
+                        ) -> dict[str, list[LoggedSession]]:
+    """:func:`load_sessions` over every store at ``path`` (:func:`store_files`), merged by target.
+
+    Raises:
+        FileNotFoundError: no store at ``path``.
+    """
+    out: dict[str, list[LoggedSession]] = {}
+    for file in store_files(path):
+        store = open_store(file)
+        try:
+            for target, group in load_sessions(store, policy_versions=policy_versions).items():
+                out.setdefault(target, []).extend(group)
+        finally:
+            store.close()
+    return out
+
+
 def load_sessions(store: Store, policy_versions: Iterable[str] | None = None,
                   policies: Iterable[str] | None = None) -> dict[str, list[LoggedSession]]:
     """Logged adaptive sessions grouped by target (see the module docstring for which ones).

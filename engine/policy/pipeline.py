@@ -28,9 +28,10 @@ from engine.policy.evaluate import (
     evaluation_states,
     load_truth,
     policy_report,
+    truth_from_names,
 )
 from engine.policy.export import export_onnx
-from engine.policy.logs import LoggedSession, load_sessions, open_store
+from engine.policy.logs import LoggedSession, load_store_sessions
 from engine.policy.network import HIDDEN
 from engine.policy.policies import NetworkPolicy, OnnxPolicy, Policy
 from engine.policy.ppo import PPOConfig, TrainResult, Update, train, untrained_actor
@@ -170,20 +171,28 @@ def model_and_untrained(model_path: str | Path | None = None) -> tuple[OnnxPolic
     return model, untrained_policy(int(card["training"]["seed"]), hidden), reward.label
 
 
-def logged_rows(store_path: str | Path, truth: Mapping[str, TargetTruth], model: Policy) -> list[PolicyReport]:
+def logged_rows(store_path: str | Path, truth: Mapping[str, TargetTruth] | None, model: Policy
+                ) -> list[PolicyReport]:
     """One real-engine row per policy version found in the store's logged sessions of targets with
     known truth: role ``trained`` for ``model``'s version, ``baseline`` for the fixed rules,
     ``candidate`` for any other.
+
+    Args:
+        store_path: a ``viva.db``, a data home or a folder of homes (``bench/validity.py --keep``).
+        truth: target -> truth; None: read from the target names
+            (:func:`~engine.policy.evaluate.truth_from_names`).
+        model: the evaluated model (its version marks the ``trained`` row).
 
     Raises:
         FileNotFoundError: no store at ``store_path``.
         ValueError: no logged session of a target with known truth.
     """
-    store = open_store(store_path)
-    try:
-        sessions = load_sessions(store)
-    finally:
-        store.close()
+    sessions = load_store_sessions(store_path)
+    if truth is None:
+        truth = truth_from_names(list(sessions))
+        if not truth:
+            raise ValueError(f"{store_path}: no logged target name carries its truth (k<k>_u<u>, as the validity "
+                             "benchmark's python targets); pass a truth file")
     by_version: dict[str, dict[str, list[LoggedSession]]] = {}
     names: dict[str, str] = {}
     for target, group in sessions.items():
@@ -209,14 +218,15 @@ def eval_report(model_path: str | Path | None = None, store: str | Path | None =
                 truth: Mapping[str, TargetTruth] | str | Path | None = None,
                 sets: Sequence[EvalSet] | None = None) -> EvalReport:
     """What ``viva policy eval`` prints: the model against the baselines on the held-out and shifted
-    simulated sets and, when ``store`` and ``truth`` are given, on the sessions logged there.
+    simulated sets and, when ``store`` is given, on the sessions logged there.
 
     Args:
         model_path: the ``.onnx`` (default: the shipped ``models/policy.onnx``).
         store: a viva store (``viva.db`` or a data home) holding real-engine sessions, e.g. from
             ``bench/validity.py``; one row per policy version that ran them.
         truth: target -> :class:`~engine.policy.evaluate.TargetTruth`, or a JSON file of
-            ``{"target": {"knowledge": k, "instability": u}}``.
+            ``{"target": {"knowledge": k, "instability": u}}``; None with a store: read from the
+            target names (the validity benchmark's ``k<k>_u<u>_<style>``).
         sets: simulated sets (default: held-out and shifted).
 
     Returns:
@@ -224,14 +234,15 @@ def eval_report(model_path: str | Path | None = None, store: str | Path | None =
 
     Raises:
         PolicyError: the model cannot be loaded.
-        ValueError: only one of ``store`` and ``truth`` is given, or the truth file is malformed.
+        ValueError: a truth without a store, a malformed truth file, or no logged target with a
+            known truth.
     """
-    if (store is None) != (truth is None):
-        raise ValueError("give both a store and the targets' truth to evaluate logged sessions, or neither")
+    if store is None and truth is not None:
+        raise ValueError("a truth file needs a store (--store) whose logged sessions it describes")
     model, untrained, reward = model_and_untrained(model_path)
     rows: list[PolicyReport] = []
-    if store is not None and truth is not None:
-        known = load_truth(truth) if isinstance(truth, (str, Path)) else dict(truth)
+    if store is not None:
+        known = None if truth is None else load_truth(truth) if isinstance(truth, (str, Path)) else dict(truth)
         rows = logged_rows(store, known, model)
     return policy_report(model, untrained, sets=sets, logged_rows=rows, reward=reward)
 

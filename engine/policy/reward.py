@@ -58,10 +58,13 @@ RATES: tuple[str, ...] = ("both", "eir", "fdr")
 """Which side of the rate term ``measure`` pays: both rates, only EIR's gaining states, only FDR's
 stagnant states."""
 
-UNITS: tuple[str, ...] = ("claim", "trial")
+UNITS: tuple[str, ...] = ("claim", "trial", "retrial", "stake")
 """How ``measure`` counts what a challenge tests: ``claim``: the share of the item's criteria that are
 covered claims put at stake for the first time; ``trial``: 1 when at least one such claim is at stake
-(one new observation of the target's stability, whatever its size), else 0."""
+(one new observation of the target's stability, whatever its size), else 0; ``retrial``: 1 when any
+covered claim is at stake, tested before or not (every such challenge is one more Bernoulli draw of
+the target's stability: a target that held once may give way the next time), else 0; ``stake``: the
+share of the item's criteria that are covered claims at stake, tested before or not."""
 
 KINDS: tuple[str, ...] = ("outcome", "evidence", "measure")
 """Reward definitions: ``outcome`` (DESIGN.md), ``evidence`` and ``measure``."""
@@ -79,7 +82,9 @@ FORMULAS = {
                         "bookkeeping); rate_term = +1 for a challenge when delta_t <= 0 or a follow-up "
                         "when delta_t > tau, -1 for the opposite, 0 after turn 0 and for 0 < delta_t <= tau; "
                         "rates = eir counts only the gaining states (delta_t > tau), rates = fdr only the "
-                        "stagnant ones (delta_t <= 0)"},
+                        "stagnant ones (delta_t <= 0); unit = trial: untested is 1 when positive; unit = retrial: "
+                        "untested is replaced by 1 when any covered claim is at stake (tested before or not); "
+                        "unit = stake: by the share of the item's criteria that are covered claims at stake"},
 }
 
 
@@ -184,6 +189,9 @@ class Transition:
     """Covered claims the action (a challenge) put at stake for the first time, share of n."""
     new_covered: np.ndarray
     """Criteria covered for the first time in the session by the produced turn, share of n."""
+    stake: np.ndarray | None = None
+    """Covered claims the action (a challenge) put at stake, tested before or not, share of n (the
+    ``retrial`` and ``stake`` units need it)."""
 
 
 @dataclass(frozen=True)
@@ -225,16 +233,26 @@ class RewardSpec:
     def compute(self, tr: Transition) -> np.ndarray:
         """Rewards of a batch of transitions, whatever the kind."""
         if self.kind == "measure":
-            untested = tr.untested if self.unit == "claim" else (np.asarray(tr.untested) > 0).astype(np.float64)
+            untested = self._tested(tr)
             return measure_reward(tr.action, tr.delta, untested, tr.delta_t, tr.first,
                                   self.mu, self.cost, self.beta, self.tau, self.rates)
         return self(tr.action, tr.delta, tr.cos, tr.delta_t, tr.cos_t)
+
+    def _tested(self, tr: Transition) -> np.ndarray:
+        """What the challenge term of ``measure`` counts, by :data:`UNITS`."""
+        if self.unit in ("claim", "trial"):
+            untested = np.asarray(tr.untested, dtype=np.float64)
+            return untested if self.unit == "claim" else (untested > 0).astype(np.float64)
+        if tr.stake is None:
+            raise ValueError(f"the measure unit {self.unit!r} needs Transition.stake (the covered claims at stake)")
+        stake = np.asarray(tr.stake, dtype=np.float64)
+        return stake if self.unit == "stake" else (stake > 0).astype(np.float64)
 
     @property
     def label(self) -> str:
         """A short name with the constants that matter for the kind (table rows)."""
         if self.kind == "measure":
-            unit = "" if self.unit == "claim" else ",trial"
+            unit = "" if self.unit == "claim" else f",{self.unit}"
             rates = "" if self.rates == "both" or not self.beta else f",{self.rates}"
             return f"measure(mu={self.mu:g},c={self.cost:g},beta={self.beta:g}{rates}{unit})"
         return f"{self.kind}(lambda={self.lam:g})"

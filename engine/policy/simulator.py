@@ -329,7 +329,7 @@ class SimBatch:
         self.ledger = Ledger(self.known_share, untested, stake_share, new_covered)
         rewards = self.reward.compute(Transition(
             action=actions, delta=delta, cos=cos, delta_t=self.delta, cos_t=self.cos, first=first,
-            untested=untested, new_covered=new_covered))
+            untested=untested, new_covered=new_covered, stake=stake_share))
         self.summary, self.score, self.delta, self.cos = summary, score, delta, cos
         prev = np.where(actions == CHALLENGE, PREV_ACTIONS.index("challenge"), PREV_ACTIONS.index("follow-up"))
         states = state_batch(score, delta, cos, prev, self.t, self.turns)

@@ -149,9 +149,10 @@ TRUTH = {f"python:t{i}": TargetParams(knowledge=k, stability=s, verbosity=0.3, w
          for i, (k, s) in enumerate([(0.2, 0.9), (0.4, 0.3), (0.6, 0.7), (0.8, 0.5), (0.9, 0.2)])}
 
 
-def _log(store, policy, sessions_per_target=12, human_turn=None):
-    """Simulate sessions of the TRUTH targets with ``policy`` and write them through the store API."""
-    names = list(TRUTH)
+def _log(store, policy, sessions_per_target=12, human_turn=None, names=None):
+    """Simulate sessions of the TRUTH targets with ``policy`` and write them through the store API
+    (under ``names`` instead of TRUTH's keys when given)."""
+    names = list(names or TRUTH)
     eval_set = EvalSet("log", tuple(TRUTH.values()), sessions_per_target, CRITERIA, 3)
     from engine.policy.evaluate import simulate
 
@@ -217,6 +218,14 @@ def test_truth_file(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(ValueError, match="truth.json"):
         load_truth(path)
+
+
+def test_truth_from_validity_target_names():
+    from engine.policy.evaluate import truth_from_names
+
+    names = ["python:validity_targets:k0.50_u0.20_terse", "python:validity_targets:k1.00_u0.00_echo",
+             "python:validity_targets:mute", "openai:gpt", "python:validity_targets:k1.50_u0.00_terse"]
+    assert truth_from_names(names) == {names[0]: TargetTruth(0.5, 0.2), names[1]: TargetTruth(1.0, 0.0)}
 
 
 def test_decision_map_shows_the_rule():

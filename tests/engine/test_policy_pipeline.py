@@ -66,5 +66,28 @@ def test_eval_report_adds_real_engine_rows(tmp_path, store):
     payload = report.as_dict()
     json.dumps(payload, allow_nan=False)
     assert payload["sets"]["real-engine"]["rows"][0]["version"] == model.version
-    with pytest.raises(ValueError, match="both"):
+    with pytest.raises(ValueError, match="needs a store"):
+        eval_report(model_path, None, truth_file, sets=SETS[:1])
+    with pytest.raises(ValueError, match="no logged target name carries"):
         eval_report(model_path, store.path, None, sets=SETS[:1])
+
+
+def test_eval_report_reads_a_folder_of_validity_homes(tmp_path):
+    """What bench/validity.py --keep DIR leaves: one home per source, targets named k<k>_u<u>_<style>;
+    the truth comes from the names, the sessions of both homes are pooled by target."""
+    from engine.store import Store
+
+    model_path = tmp_path / "policy.onnx"
+    train_and_export(CONFIG, model_path, sets=SETS[:1])
+    names = [f"python:validity_targets:k{t.knowledge:.2f}_u{1 - t.stability:.2f}_terse" for t in TRUTH.values()]
+    for source in ("squad", "medqa"):
+        (tmp_path / "keep" / source).mkdir(parents=True)
+        store = Store(tmp_path / "keep" / source / "viva.db")
+        _log(store, ThresholdPolicy(), sessions_per_target=2, names=names)
+        store.close()
+    report = eval_report(model_path, tmp_path / "keep", sets=SETS[:1])
+    [row] = report.sets["real-engine"]
+    assert (row.label, row.role, row.sessions, row.targets) == ("threshold", "baseline", 20, 5)
+    assert row.fdr == 1.0 and row.eir == 1.0
+    with pytest.raises(FileNotFoundError, match="folder of homes"):
+        eval_report(model_path, tmp_path / "m", sets=SETS[:1])

@@ -40,6 +40,20 @@ def test_trial_unit_counts_one_per_new_test():
     np.testing.assert_allclose(spec.compute(tr), [0.0, 0.2, 0.2])
 
 
+def test_retrial_and_stake_units_count_every_test_of_knowledge_at_stake():
+    # a challenge re-testing claims already tested (untested 0, stake 0.4) still tests stability
+    tr = _tr(action=np.array([1, 1, 1, 0]), delta=np.zeros(4), cos=np.ones(4), delta_t=np.zeros(4),
+             cos_t=np.ones(4), first=np.zeros(4, bool), untested=np.array([0.0, 0.0, 0.25, 0.0]),
+             new_covered=np.zeros(4), stake=np.array([0.0, 0.4, 0.5, 0.0]))
+    np.testing.assert_allclose(RewardSpec("measure", mu=0.1, cost=0.0, unit="retrial").compute(tr), [0, 0.1, 0.1, 0])
+    np.testing.assert_allclose(RewardSpec("measure", mu=1.0, cost=0.0, unit="stake").compute(tr), [0, 0.4, 0.5, 0])
+    np.testing.assert_allclose(RewardSpec("measure", mu=1.0, cost=0.0, unit="claim").compute(tr), [0, 0, 0.25, 0])
+    with pytest.raises(ValueError, match="stake"):
+        RewardSpec("measure", unit="retrial").compute(_tr())
+    assert RewardSpec("measure", mu=0.1, beta=0.1, rates="eir", unit="retrial").label == \
+        "measure(mu=0.1,c=0.02,beta=0.1,eir,retrial)"
+
+
 def test_outcome_and_evidence_through_compute():
     tr = _tr()
     np.testing.assert_allclose(RewardSpec("outcome", tau=0.1, lam=0.5).compute(tr),

@@ -74,13 +74,15 @@ def train_cmd(steps: int | None, seed: int | None, out: str, reward: str, tau: f
 @click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None,
               help="The .onnx model to evaluate (default: the shipped models/policy.onnx).")
 @click.option("--store", "store_path", type=click.Path(exists=True), default=None,
-              help="A viva home or viva.db with real-engine sessions (e.g. from bench/validity.py) to evaluate too.")
+              help="A viva.db, a viva home or a folder of homes (bench/validity.py --keep DIR) whose "
+                   "real-engine sessions to evaluate too.")
 @click.option("--truth", type=click.Path(exists=True, dir_okay=False), default=None,
-              help='JSON {"target": {"knowledge": k, "instability": u}} of the targets in --store.')
+              help='JSON {"target": {"knowledge": k, "instability": u}} of the targets in --store '
+                   "(default: read from target names k<k>_u<u>_<style>, the validity benchmark's).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def eval_cmd(model_path: str | None, store_path: str | None, truth: str | None, as_json: bool) -> None:
     """Evaluate a policy against the baselines on held-out and shifted simulated targets (and on
-    logged real-engine sessions with --store/--truth): a common yardstick, FDR, EIR, challenge share,
+    logged real-engine sessions with --store): a common yardstick, FDR, EIR, challenge share,
     ρ(k, Score), ρ(1−σ, R−)."""
     from engine.api import PolicyError, eval_report
 
