@@ -5,10 +5,13 @@
         --out models/policy.onnx
     python bench/policy.py eval [--model FILE] [--store DIR [--truth truth.json]] [--json]
     python bench/policy.py calibrate --store viva.db --out policy-targets.json
+    python bench/policy.py frontier [--set held-out]
 
 ``compare`` trains every candidate reward of ``engine/policy/compare.py`` with the same seed and
 steps, prints one table per evaluation set (validation, held-out, shifted) and the reward the
-validation set selects. ``train`` is ``viva policy train`` with every reward option; ``eval`` is
+validation set selects. ``frontier`` evaluates fixed rules that buy FDR directly (the rules with
+FDR = EIR = 1 that differ only where the rates do not count, and "challenge a stagnant state with
+probability p"): how much ρ(k, Score) a given FDR costs, whatever the reward. ``train`` is ``viva policy train`` with every reward option; ``eval`` is
 ``viva policy eval`` with the real-engine rows of a store. Training is CPU-bound on one core:
 prefix with ``nice`` on a shared machine.
 """
@@ -93,6 +96,60 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def frontier_policies() -> list:
+    """Fixed rules that trade measurement for FDR (see the module docstring): every rule with
+    FDR = EIR = 1 is the threshold rule except after turn 0 and in the band 0 < Δs <= τ, where the rates
+    do not count (four choices); and "follow up, but challenge a stagnant state (Δs <= 0) with
+    probability p", for some p, and with p = 1 only after a follow-up."""
+    import numpy as np
+
+    from engine.policy.features import DELTA, PREV_FOLLOW_UP, PREV_NONE
+    from engine.policy.policies import Policy
+
+    class Rule(Policy):
+        """Challenge with probability ``p_first`` after turn 0, ``p_stagnant`` when Δs <= 0 (only after a
+        follow-up when ``after_follow_up``), ``p_band`` when 0 < Δs <= τ, never when Δs > τ."""
+
+        def __init__(self, name: str, p_first: float, p_stagnant: float, p_band: float,
+                     after_follow_up: bool = False):
+            self.name = self.version = name
+            self.p = (p_first, p_stagnant, p_band)
+            self.after_follow_up = after_follow_up
+
+        def probs(self, states: np.ndarray) -> np.ndarray:
+            s = np.asarray(states, dtype=np.float32)
+            first = s[:, PREV_NONE] > 0.5
+            stagnant = ~first & (s[:, DELTA] <= 0)
+            if self.after_follow_up:
+                stagnant &= s[:, PREV_FOLLOW_UP] > 0.5
+            band = ~first & (s[:, DELTA] > 0) & (s[:, DELTA] <= TAU)
+            p = np.where(first, self.p[0], np.where(stagnant, self.p[1], np.where(band, self.p[2], 0.0)))
+            return np.stack([1.0 - p, p], axis=1).astype(np.float32)
+
+    rules = [Rule(f"rates=1 t0:{'ch' if a else 'fu'} band:{'ch' if b else 'fu'}", a, 1.0, b)
+             for a in (0.0, 1.0) for b in (0.0, 1.0)]
+    rules += [Rule(f"stagnant p={p:g}", 0.0, p, 0.0) for p in (0.1, 0.25, 0.5)]
+    rules.append(Rule("stagnant after follow-up", 0.0, 1.0, 0.0, after_follow_up=True))
+    return rules
+
+
+def _frontier(args: argparse.Namespace) -> int:
+    from engine.policy.evaluate import (
+        LEGEND,
+        evaluate_policy,
+        format_table,
+        heldout_set,
+        shifted_set,
+        validation_set,
+    )
+
+    eval_set = {"held-out": heldout_set, "shifted": shifted_set, "validation": validation_set}[args.set]()
+    rows = [evaluate_policy(p, eval_set=eval_set) for p in frontier_policies()]
+    print(LEGEND)
+    print(format_table(rows, title=eval_set.describe()))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run the subcommand."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -135,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="policy-targets.json")
     p.add_argument("--min-sessions", type=int, default=5)
     p.set_defaults(run=_calibrate)
+
+    p = sub.add_parser("frontier", help="fixed rules that buy FDR: what it costs in measurement")
+    p.add_argument("--set", choices=("held-out", "shifted", "validation"), default="held-out")
+    p.set_defaults(run=_frontier)
 
     args = parser.parse_args(argv)
     try:

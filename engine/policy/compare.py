@@ -51,8 +51,10 @@ CANDIDATES: dict[str, dict[str, Any]] = {
        for mu in (0.02, 0.05, 0.1, 0.2)},
     **{f"retrial-mu{mu:g}-beta0": {"reward": "measure", "unit": "retrial", "mu": mu, "beta": 0.0}
        for mu in (0.05, 0.1)},
-    **{f"stake-mu{mu:g}-eir0.1": {"reward": "measure", "unit": "stake", "mu": mu, "beta": 0.1, "rates": "eir"}
-       for mu in (0.5, 1.0)},
+    **{f"retrial-mu{mu:g}-eir{beta:g}": {"reward": "measure", "unit": "retrial", "mu": mu, "beta": beta,
+                                         "rates": "eir"} for mu in (0.12, 0.15) for beta in (0.1, 0.2)},
+    **{f"stake-mu{mu:g}-eir{beta:g}": {"reward": "measure", "unit": "stake", "mu": mu, "beta": beta, "rates": "eir"}
+       for mu in (0.5, 0.75, 1.0) for beta in (0.1, 0.2, 0.3)},
 }
 """The compared rewards: DESIGN's ``outcome`` and the ``evidence`` reading (baselines) and the
 ``measure`` family over μ (what a new test of stability is worth), β (the weight of the rates) and

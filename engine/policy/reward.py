@@ -66,6 +66,11 @@ covered claim is at stake, tested before or not (every such challenge is one mor
 the target's stability: a target that held once may give way the next time), else 0; ``stake``: the
 share of the item's criteria that are covered claims at stake, tested before or not."""
 
+SHIPPED: dict[str, object] = {"kind": "measure", "mu": 0.75, "cost": COST, "beta": 0.1, "unit": "claim",
+                              "rates": "eir"}
+"""The reward ``models/policy.onnx`` was trained with (:meth:`RewardSpec.shipped`; the model card
+records the same)."""
+
 KINDS: tuple[str, ...] = ("outcome", "evidence", "measure")
 """Reward definitions: ``outcome`` (DESIGN.md), ``evidence`` and ``measure``."""
 
@@ -237,6 +242,11 @@ class RewardSpec:
             return measure_reward(tr.action, tr.delta, untested, tr.delta_t, tr.first,
                                   self.mu, self.cost, self.beta, self.tau, self.rates)
         return self(tr.action, tr.delta, tr.cos, tr.delta_t, tr.cos_t)
+
+    @classmethod
+    def shipped(cls) -> RewardSpec:
+        """The reward the shipped ``models/policy.onnx`` was trained with (:data:`SHIPPED`)."""
+        return cls(**SHIPPED)
 
     def _tested(self, tr: Transition) -> np.ndarray:
         """What the challenge term of ``measure`` counts, by :data:`UNITS`."""

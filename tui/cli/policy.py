@@ -24,22 +24,41 @@ def policy() -> None:
 @click.option("--out", type=click.Path(dir_okay=False), default="policy.onnx", show_default=True,
               help="Where to write the model; its card goes to the same name with .json. "
                    "Use models/policy.onnx to regenerate the shipped model.")
-@click.option("--reward", type=click.Choice(["outcome", "evidence"]), default="outcome", show_default=True,
-              help="Reward definition: outcome (DESIGN.md, shipped) or the experimental evidence reading.")
+@click.option("--reward", type=click.Choice(["outcome", "evidence", "measure"]), default=None,
+              help="Reward definition (default: the shipped model's, see models/POLICY.md).")
 @click.option("--tau", type=float, default=None, help="Reward threshold τ (default 0.1).")
-@click.option("--lam", type=float, default=None, help="Reward weight λ of the follow-up's 1 − cos (default 0.5).")
+@click.option("--lam", type=float, default=None, help="Weight λ of the follow-up's 1 − cos (outcome, evidence).")
+@click.option("--mu", type=float, default=None, help="measure: weight μ of what a challenge tests.")
+@click.option("--cost", type=float, default=None, help="measure: price c of a challenge.")
+@click.option("--beta", type=float, default=None, help="measure: weight β of the strategic-rate term.")
+@click.option("--unit", type=click.Choice(["claim", "trial", "retrial", "stake"]), default=None,
+              help="measure: what a challenge's test counts.")
+@click.option("--rates", type=click.Choice(["both", "eir", "fdr"]), default=None,
+              help="measure: which states the rate term counts.")
 @click.option("--targets", "targets_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Train on targets fitted by `viva policy calibrate` instead of the uniform ranges.")
-def train_cmd(steps: int | None, seed: int | None, out: str, reward: str, tau: float | None, lam: float | None,
-              targets_file: str | None) -> None:
-    """Train the policy with PPO on the session simulator, export it to ONNX and evaluate it."""
+def train_cmd(steps: int | None, seed: int | None, out: str, reward: str | None, tau: float | None,
+              lam: float | None, mu: float | None, cost: float | None, beta: float | None, unit: str | None,
+              rates: str | None, targets_file: str | None) -> None:
+    """Train the policy with PPO on the session simulator, export it to ONNX and evaluate it.
+
+    Without reward options it trains the shipped model's reward: with the default seed and steps,
+    `--out models/policy.onnx` regenerates the shipped file."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from engine.api import DEFAULT_SEED, DEFAULT_STEPS, LAMBDA, TAU, PPOConfig, train_and_export
+    from engine.api import DEFAULT_SEED, DEFAULT_STEPS, PPOConfig, RewardSpec, train_and_export
 
-    config = PPOConfig(steps=steps or DEFAULT_STEPS, seed=DEFAULT_SEED if seed is None else seed, reward=reward,
-                       tau=TAU if tau is None else tau, lam=LAMBDA if lam is None else lam)
+    spec = RewardSpec.shipped() if reward is None else RewardSpec(reward)
+    given = {"tau": tau, "lam": lam, "mu": mu, "cost": cost, "beta": beta, "unit": unit, "rates": rates}
+    fields = {**spec.as_dict(), **{k: v for k, v in given.items() if v is not None}}
+    try:
+        spec = RewardSpec(**fields)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    config = PPOConfig(steps=steps or DEFAULT_STEPS, seed=DEFAULT_SEED if seed is None else seed, reward=spec.kind,
+                       tau=spec.tau, lam=spec.lam, mu=spec.mu, cost=spec.cost, beta=spec.beta, unit=spec.unit,
+                       rates=spec.rates)
     sampler = None
     if targets_file:
         from engine.api import fitted_sampler, load_fitted_targets
