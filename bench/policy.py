@@ -1,6 +1,7 @@
 """The questioning policy from the command line: compare rewards, train, evaluate, calibrate.
 
     python bench/policy.py compare [--steps 400000] [--seed 0] [--only NAME ...] [--json FILE]
+    python bench/policy.py compare --merge A.json B.json ... [--json FILE]
     python bench/policy.py train --seed 0 --steps 400000 --reward measure --mu 1 --beta 0.05 \\
         --out models/policy.onnx
     python bench/policy.py eval [--model FILE] [--store DIR [--truth truth.json]] [--json]
@@ -38,7 +39,12 @@ def _compare(args: argparse.Namespace) -> int:
               f"rho(1-s,R-) {row.instability_rho:.3f}, FDR {row.fdr:.3f}, EIR {row.eir:.3f}",
               file=sys.stderr, flush=True)
 
-    result = compare(args.steps, args.seed, args.only or None, on_result=progress)
+    if args.merge:
+        from engine.policy.compare import merge
+
+        result = merge([json.loads(Path(f).read_text(encoding="utf-8")) for f in args.merge])
+    else:
+        result = compare(args.steps, args.seed, args.only or None, on_result=progress)
     print(result.text())
     if args.json:
         Path(args.json).write_text(json.dumps(result.as_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
@@ -160,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--only", nargs="*", help="candidate names (default: all)")
     p.add_argument("--json", help="write the comparison as JSON to this file")
+    p.add_argument("--merge", nargs="+", help="instead of training: merge these `compare --json` files "
+                   "(same seed and steps) into one comparison and select again")
     p.set_defaults(run=_compare)
 
     p = sub.add_parser("train", help="train one reward, export ONNX, write the card")

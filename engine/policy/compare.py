@@ -12,8 +12,9 @@ prints as one table per set (the Pareto table of the model card) and as JSON.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -162,3 +163,50 @@ def compare(steps: int, seed: int = 0, names: Sequence[str] | None = None,
                  + [evaluate_policy(p, eval_set=s) for p in baseline_policies()] for s in sets}
     selection = select_candidate([r.rows[sets[0].name] for r in results] + baselines[sets[0].name])
     return Comparison(steps, seed, results, baselines, selection, sets)
+
+
+def _row_from_dict(data: Mapping[str, Any]) -> PolicyReport:
+    """A :class:`PolicyReport` back from its :meth:`~PolicyReport.as_dict` (None was NaN)."""
+    return PolicyReport(**{f.name: (math.nan if data.get(f.name) is None and f.type in ("float", float)
+                                    else data[f.name]) for f in fields(PolicyReport) if f.name in data})
+
+
+def merge(parts: Sequence[Mapping[str, Any]]) -> Comparison:
+    """One comparison from several ``compare`` runs (their :meth:`Comparison.as_dict`), as if all the
+    candidates had been trained in one run: training and evaluation are deterministic for a seed, so
+    a candidate's rows do not depend on the run it was trained in. The baselines are taken from the
+    first part; the selection is made again over every candidate.
+
+    Raises:
+        ValueError: the parts differ in seed, steps or sets, or a candidate appears twice.
+    """
+    if not parts:
+        raise ValueError("nothing to merge")
+    first = parts[0]
+    set_names = list(first["sets"])
+    makers = {"validation": validation_set, "held-out": heldout_set, "shifted": shifted_set}
+    for part in parts[1:]:
+        if (part["seed"], part["steps"], list(part["sets"])) != (first["seed"], first["steps"], set_names):
+            raise ValueError("comparisons to merge must share seed, steps and sets "
+                             f"({part['seed']}, {part['steps']}, {list(part['sets'])} vs "
+                             f"{first['seed']}, {first['steps']}, {set_names})")
+    unknown = [n for n in set_names if n not in makers]
+    if unknown:
+        raise ValueError(f"cannot merge comparisons over the sets {unknown}; known: {', '.join(makers)}")
+    results: list[CandidateResult] = []
+    seen: set[str] = set()
+    for part in parts:
+        for name, cand in part["candidates"].items():
+            if name in seen:
+                raise ValueError(f"candidate {name!r} appears in more than one comparison")
+            seen.add(name)
+            rows = {}
+            for set_name in set_names:
+                data = next(r for r in part["sets"][set_name]["rows"] if r["label"] == name)
+                rows[set_name] = replace(_row_from_dict(data), role="candidate")
+            results.append(CandidateResult(name, PPOConfig(**cand["config"]), float(cand["seconds"]), rows))
+    baselines = {n: [_row_from_dict(r) for r in first["sets"][n]["rows"] if r["role"] == "baseline"]
+                 for n in set_names}
+    sets = [makers[n]() for n in set_names]
+    selection = select_candidate([r.rows[set_names[0]] for r in results] + baselines[set_names[0]])
+    return Comparison(int(first["steps"]), int(first["seed"]), results, baselines, selection, sets)
