@@ -42,12 +42,20 @@ def _compare(args: argparse.Namespace) -> int:
     if args.merge:
         from engine.policy.compare import merge
 
-        result = merge([json.loads(Path(f).read_text(encoding="utf-8")) for f in args.merge])
+        parts = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.merge]
+        result = merge(parts)
+        command = "; ".join([part.get("command") or f"python bench/policy.py compare --steps {part['steps']} "
+                             f"--seed {part['seed']} --only {' '.join(part['candidates'])} --json {f}"
+                             for part, f in zip(parts, args.merge, strict=True)]
+                            + [f"python bench/policy.py compare --merge {' '.join(args.merge)}"])
     else:
         result = compare(args.steps, args.seed, args.only or None, on_result=progress)
+        command = (f"python bench/policy.py compare --steps {args.steps} --seed {args.seed}"
+                   + (f" --only {' '.join(args.only)}" if args.only else ""))
     print(result.text())
     if args.json:
-        Path(args.json).write_text(json.dumps(result.as_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        payload = {**result.as_dict(), "command": command}
+        Path(args.json).write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return 0
 
 
@@ -65,7 +73,8 @@ def _train(args: argparse.Namespace) -> int:
     selection = None
     if args.selection:
         data = json.loads(Path(args.selection).read_text(encoding="utf-8"))
-        selection = {"command": f"python bench/policy.py compare --steps {data['steps']} --seed {data['seed']}",
+        selection = {"command": data.get("command") or f"python bench/policy.py compare --steps {data['steps']} "
+                                                        f"--seed {data['seed']}",
                      **data.get("selection", {}), "table": data.get("table")}
     shipped = train_and_export(config, args.out, sampler=sampler, calibration=args.targets, selection=selection)
     print(f"trained {shipped.result.steps} steps (seed {config.seed}) in {shipped.result.seconds:.1f} s")

@@ -55,7 +55,7 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     **{f"retrial-mu{mu:g}-eir{beta:g}": {"reward": "measure", "unit": "retrial", "mu": mu, "beta": beta,
                                          "rates": "eir"} for mu in (0.12, 0.15) for beta in (0.1, 0.2)},
     **{f"stake-mu{mu:g}-eir{beta:g}": {"reward": "measure", "unit": "stake", "mu": mu, "beta": beta, "rates": "eir"}
-       for mu in (0.5, 0.75, 1.0) for beta in (0.1, 0.2, 0.3)},
+       for mu in (0.5, 0.75, 1.0) for beta in (0.1, 0.2, 0.3, 0.4)},
 }
 """The compared rewards: DESIGN's ``outcome`` and the ``evidence`` reading (baselines) and the
 ``measure`` family over μ (what a new test of stability is worth), β (the weight of the rates) and

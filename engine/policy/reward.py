@@ -15,10 +15,15 @@ simulator's claim bookkeeping, :class:`Transition`).
   - every turn, ``Δs``: the knowledge the target has on record after the turn minus before. Summed
     over a session this is ``s_{T−1} − s_0``: the Score is what is measured, so drawing knowledge
     out pays, and a retraction the session does not recover costs what the Score loses;
-  - a challenge, in addition, ``μ·u − c``: ``u`` is the share of the item's criteria that are
-    covered claims the challenge put at stake **for the first time in the session** (claims not yet
-    tested: the answer reveals instability on them or rules it out), ``c`` the price of a challenge
-    that tests nothing new;
+  - a challenge, in addition, ``μ·u − c``: what the challenge tests, by ``unit``: ``claim`` (the
+    first definition): ``u`` is the share of the item's criteria that are covered claims the
+    challenge put at stake **for the first time in the session**; ``stake`` (the shipped model's):
+    the share of the item's criteria that are covered claims at stake, **tested before or not**
+    (stability is a per-challenge chance: a target that held once may give way the next time, so a
+    re-test of the same knowledge reveals instability or rules it out again, and when a follow-up
+    has nothing new to draw out that is all a turn can still measure); ``trial``/``retrial``: 1 per
+    such challenge whatever its size. ``c`` prices a challenge that tests nothing (nothing covered
+    at stake);
   - optionally ``β·g``, a shaping term for TestAgent's strategic rates on the decision state:
     ``g = +1`` for a challenge when ``Δs_t <= 0`` or a follow-up when ``Δs_t > τ``, ``−1`` for the
     opposite choices, ``0`` after turn 0 and when ``0 < Δs_t <= τ`` (the states FDR and EIR do not
@@ -66,7 +71,7 @@ covered claim is at stake, tested before or not (every such challenge is one mor
 the target's stability: a target that held once may give way the next time), else 0; ``stake``: the
 share of the item's criteria that are covered claims at stake, tested before or not."""
 
-SHIPPED: dict[str, object] = {"kind": "measure", "mu": 0.75, "cost": COST, "beta": 0.1, "unit": "claim",
+SHIPPED: dict[str, object] = {"kind": "measure", "mu": 0.75, "cost": COST, "beta": 0.4, "unit": "stake",
                               "rates": "eir"}
 """The reward ``models/policy.onnx`` was trained with (:meth:`RewardSpec.shipped`; the model card
 records the same)."""

@@ -155,3 +155,8 @@ def test_shipped_model_loads_with_onnxruntime_alone():
     card = json.loads(model_file("policy.json").read_text())
     assert card["sha256"] == file_sha256(model_file("policy.onnx"))
     assert card["features"] == list(FEATURE_NAMES) and card["actions"] == ["follow-up", "challenge"]
+    # `viva policy train` without reward options trains the card's reward (RewardSpec.shipped)
+    from engine.policy.reward import RewardSpec
+
+    assert card["reward"] == RewardSpec.shipped().card()
+    assert card["reproducibility"]["command"].startswith("python bench/policy.py train --seed 0 --steps 400000")
