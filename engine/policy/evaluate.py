@@ -269,8 +269,9 @@ def _pad_sessions(groups: Sequence[Sequence[tuple[LoggedSession, np.ndarray]]]) 
 
 
 def _report(label: str, policy: str, version: str, role: str, set_name: str, batch: _Sessions,
-            knowledge: Sequence[float], instability: Sequence[float]) -> PolicyReport:
-    """Figures from sessions of targets with true ``k`` and ``1 − σ`` (see the module docstring)."""
+            knowledge: Sequence[float], instability: Sequence[float], grids: bool = False) -> PolicyReport:
+    """Figures from sessions of targets with true ``k`` and ``1 − σ`` (see the module docstring;
+    ``grids``: see :func:`grid_masks`)."""
     count, width = batch.scores.shape
     turn = np.arange(width)[None, :]
     # decision states after turns 1 .. len − 2: the choice for the state after turn t sits at t + 1
@@ -301,6 +302,8 @@ def _report(label: str, policy: str, version: str, role: str, set_name: str, bat
         per_target_rminus[g] = r_minus(ch)
         errors.append((abs(float(last[rows].mean()) - float(kappa_s[rows].mean())),
                        abs(instability_estimate(ch) - instability[g])))
+    every = np.ones(targets, dtype=bool)
+    k_rows, u_rows = grid_masks(knowledge, instability) if grids else (every, every)
     err_k = np.array([e[0] for e in errors])
     err_u = np.array([e[1] for e in errors])
     err = err_k + err_u
@@ -314,12 +317,27 @@ def _report(label: str, policy: str, version: str, role: str, set_name: str, bat
         fdr_follow_up=_share(chosen[after_fu] == CHALLENGE),
         eir=_share(chosen[gaining] == FOLLOW_UP), gaining_states=int(gaining.sum()),
         challenge_share=_share(decided[decided >= 0] == CHALLENGE),
-        score_rho=spearman(knowledge, per_target_score),
-        instability_rho=spearman(instability, per_target_rminus),
-        targets=targets, instability_targets=int(np.isfinite(per_target_rminus).sum()),
-        score_rho_se=spearman_se(knowledge, per_target_score),
-        instability_rho_se=spearman_se(instability, per_target_rminus),
+        score_rho=spearman(knowledge[k_rows], per_target_score[k_rows]),
+        instability_rho=spearman(instability[u_rows], per_target_rminus[u_rows]),
+        targets=int(k_rows.sum()), instability_targets=int(np.isfinite(per_target_rminus[u_rows]).sum()),
+        score_rho_se=spearman_se(knowledge[k_rows], per_target_score[k_rows]),
+        instability_rho_se=spearman_se(instability[u_rows], per_target_rminus[u_rows]),
     )
+
+
+def grid_masks(knowledge: Sequence[float], instability: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """The two grids of a designed set of targets (the validity benchmark's: k varied at u = 0, u
+    varied at k = 1): ``ρ(k, Score)`` is taken over the targets of the *lowest* instability in the set
+    and ``ρ(1−σ, R−)`` over those of the *highest* knowledge, so that neither ρ mixes in the other
+    quantity's variation (a retraction lowers the Score of a k = 1 target in proportion to its
+    instability, which is what R− should see, not ρ(k, Score)).
+
+    Returns:
+        (targets of the knowledge grid, targets of the instability grid), boolean masks.
+    """
+    k = np.asarray(knowledge, dtype=np.float64)
+    u = np.asarray(instability, dtype=np.float64)
+    return np.isclose(u, u.min()), np.isclose(k, k.max())
 
 
 def _share(flags: np.ndarray) -> float:
@@ -429,7 +447,7 @@ def truth_from_names(names: Sequence[str]) -> dict[str, TargetTruth]:
 
 def evaluate_logged(sessions: Mapping[str, Sequence[LoggedSession]], truth: Mapping[str, TargetTruth],
                     label: str = "logged", policy: Policy | None = None, role: str = "trained",
-                    set_name: str = "real-engine") -> PolicyReport:
+                    set_name: str = "real-engine", grids: bool = False) -> PolicyReport:
     """Evaluate logged sessions of targets with known ground truth (the real-engine column).
 
     Score, R−, the yardstick and ρ come from the sessions as they were run. The rates (FDR, FDR_f,
@@ -445,6 +463,9 @@ def evaluate_logged(sessions: Mapping[str, Sequence[LoggedSession]], truth: Mapp
         policy: evaluate this policy's choices in the logged states instead of the logged choices.
         role: the row's role.
         set_name: the row's set name.
+        grids: the targets form the validity benchmark's two grids: ρ(k, Score) over the knowledge
+            grid, ρ(1−σ, R−) over the instability grid (:func:`grid_masks`); the column ``targets``
+            then counts the knowledge grid's targets. Error and rates stay over every target.
 
     Raises:
         ValueError: no logged session belongs to a target with known truth.
@@ -470,7 +491,7 @@ def evaluate_logged(sessions: Mapping[str, Sequence[LoggedSession]], truth: Mapp
     instability = [truth[n].instability for n in names]
     version = policy.version if policy else _versions(sessions, names)
     return _report(label, policy.name if policy else "logged", version, role, set_name, _pad_sessions(groups),
-                   knowledge, instability)
+                   knowledge, instability, grids)
 
 
 def _versions(sessions: Mapping[str, Sequence[LoggedSession]], names: Sequence[str]) -> str:

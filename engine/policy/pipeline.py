@@ -180,7 +180,9 @@ def logged_rows(store_path: str | Path, truth: Mapping[str, TargetTruth] | None,
     Args:
         store_path: a ``viva.db``, a data home or a folder of homes (``bench/validity.py --keep``).
         truth: target -> truth; None: read from the target names
-            (:func:`~engine.policy.evaluate.truth_from_names`).
+            (:func:`~engine.policy.evaluate.truth_from_names`), and then the targets are the validity
+            benchmark's two grids: ρ(k, Score) is over the u = 0 grid, ρ(1−σ, R−) over the k = 1 grid
+            (:func:`~engine.policy.evaluate.grid_masks`).
         model: the evaluated model (its version marks the ``trained`` row).
 
     Raises:
@@ -188,6 +190,7 @@ def logged_rows(store_path: str | Path, truth: Mapping[str, TargetTruth] | None,
         ValueError: no logged session of a target with known truth.
     """
     sessions = load_store_sessions(store_path)
+    grids = truth is None
     if truth is None:
         truth = truth_from_names(list(sessions))
         if not truth:
@@ -210,7 +213,7 @@ def logged_rows(store_path: str | Path, truth: Mapping[str, TargetTruth] | None,
         name = names[version]
         role = "trained" if version == model.version else "baseline" if name in FIXED_RULES else "candidate"
         label = "trained" if role == "trained" else name or version
-        rows.append(evaluate_logged(by_version[version], truth, label, role=role))
+        rows.append(evaluate_logged(by_version[version], truth, label, role=role, grids=grids))
     return rows
 
 

@@ -228,6 +228,14 @@ def test_truth_from_validity_target_names():
     assert truth_from_names(names) == {names[0]: TargetTruth(0.5, 0.2), names[1]: TargetTruth(1.0, 0.0)}
 
 
+def test_grid_masks_split_the_validity_design():
+    from engine.policy.evaluate import grid_masks
+
+    k_rows, u_rows = grid_masks([0.0, 0.5, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.5, 1.0])
+    assert k_rows.tolist() == [True, True, True, False, False]
+    assert u_rows.tolist() == [False, False, True, True, True]
+
+
 def test_decision_map_shows_the_rule():
     from engine.policy.evaluate import decision_map
 

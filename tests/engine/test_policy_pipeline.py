@@ -79,7 +79,9 @@ def test_eval_report_reads_a_folder_of_validity_homes(tmp_path):
 
     model_path = tmp_path / "policy.onnx"
     train_and_export(CONFIG, model_path, sets=SETS[:1])
-    names = [f"python:validity_targets:k{t.knowledge:.2f}_u{1 - t.stability:.2f}_terse" for t in TRUTH.values()]
+    # named as the validity benchmark's two grids: k varied at u = 0, u varied at k = 1
+    grid = [(0.2, 0.0), (0.5, 0.0), (1.0, 0.0), (1.0, 0.5), (1.0, 1.0)]
+    names = [f"python:validity_targets:k{k:.2f}_u{u:.2f}_terse" for k, u in grid]
     for source in ("squad", "medqa"):
         (tmp_path / "keep" / source).mkdir(parents=True)
         store = Store(tmp_path / "keep" / source / "viva.db")
@@ -87,7 +89,9 @@ def test_eval_report_reads_a_folder_of_validity_homes(tmp_path):
         store.close()
     report = eval_report(model_path, tmp_path / "keep", sets=SETS[:1])
     [row] = report.sets["real-engine"]
-    assert (row.label, row.role, row.sessions, row.targets) == ("threshold", "baseline", 20, 5)
+    # rho(k, Score) over the u = 0 grid (3 targets), rho(1-sigma, R-) over the k = 1 grid
+    assert (row.label, row.role, row.sessions, row.targets) == ("threshold", "baseline", 20, 3)
+    assert row.instability_targets <= 3
     assert row.fdr == 1.0 and row.eir == 1.0
     with pytest.raises(FileNotFoundError, match="folder of homes"):
         eval_report(model_path, tmp_path / "m", sets=SETS[:1])
