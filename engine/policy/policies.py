@@ -92,6 +92,7 @@ class Policy:
         return ACTIONS[int(actions[0])], [float(p) for p in probs[0]]
 
     def __repr__(self) -> str:
+        """``<Class name version>``."""
         return f"<{type(self).__name__} {self.name} {self.version}>"
 
 

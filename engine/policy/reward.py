@@ -218,6 +218,7 @@ class RewardSpec:
     rates: str = "both"
 
     def __post_init__(self) -> None:
+        """Refuse an unknown kind, unit or rates with a message listing the valid ones."""
         if self.kind not in KINDS:
             raise ValueError(f"unknown reward {self.kind!r}; expected one of {', '.join(KINDS)}")
         if self.unit not in UNITS:
