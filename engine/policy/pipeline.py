@@ -247,5 +247,9 @@ def eval_report(model_path: str | Path | None = None, store: str | Path | None =
     if store is not None:
         known = None if truth is None else load_truth(truth) if isinstance(truth, (str, Path)) else dict(truth)
         rows = logged_rows(store, known, model)
-    return policy_report(model, untrained, sets=sets, logged_rows=rows, reward=reward)
+    report = policy_report(model, untrained, sets=sets, logged_rows=rows, reward=reward)
+    if rows and truth is None:
+        report.descriptions["real-engine"] += ("; truth from the target names, rho(k,Score) over the u = 0 grid "
+                                               "and rho(1-s,R-) over the k = 1 grid")
+    return report
 
