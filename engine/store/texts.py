@@ -19,13 +19,14 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from engine.redact import redact
 from engine.store.delta import Delta, apply_delta, compact, delta_if_smaller
 
 MEMO_LIMIT = 4096
-"""Entries kept in a store's memo before it is emptied (a bound on memory, not on correctness)."""
+"""Entries a store's memo keeps before it forgets the older half (a bound on memory, not on correctness)."""
 
 
 MIN_DELTA_CHARS = 200
@@ -38,8 +39,9 @@ def _sha(text: str) -> bytes:
 
 def _memo(store: Any) -> dict[Any, Any]:
     memo = store.memo
-    if len(memo) > MEMO_LIMIT:
-        memo.clear()
+    if len(memo) > MEMO_LIMIT:  # forget the older half (entries are kept in the order they were learnt)
+        for key in list(islice(memo, len(memo) // 2)):
+            del memo[key]
     return memo
 
 
