@@ -112,14 +112,48 @@ MAX_RENAMES = 3
 
 
 def _match(out: _Builder, offset: int, old: str, new: str, level: int) -> None:
-    """Add the operations turning ``old`` (at ``offset`` in the base) into ``new``, cut into units of ``level``.
+    """Add the operations turning ``old`` (at ``offset`` in the base) into ``new``.
 
-    One pass over the new units (no quadratic matching): a unit found anywhere in ``old`` is copied (the
-    occurrence that continues the previous copy when there is one); a unit that is not is an edit of the
-    old unit expected at that point when that one is gone from the new text (matched finer, or spliced),
-    and inserted otherwise.
+    Level 0 walks the new text line by line: a line found in ``old`` starts a copy that runs as far as the
+    two texts agree (one C-speed comparison, however many lines it spans); a line that is not there is an
+    edit of the old line expected at that point when that one is gone from the new text (matched clause
+    by clause when long, else spliced), and inserted otherwise. Level 1 does the same with the clauses of
+    one edited line. Linear in the length of the texts, no quadratic matching.
     """
-    a, b = _UNITS[level](old), _UNITS[level](new)
+    if level:
+        _match_units(out, offset, old, new)
+        return
+    i = last = 0
+    while i < len(new):
+        end = new.find("\n", i)
+        end = len(new) if end < 0 else end + 1
+        line = new[i:end]
+        j = old.find(line, last)
+        if j < 0:
+            j = old.find(line)
+        if j >= 0:
+            run = _common_prefix(old[j:], new[i:])
+            out.copy(offset + j, offset + j + run)
+            i, last = i + run, j + run
+            continue
+        old_end = old.find("\n", last)
+        old_end = len(old) if old_end < 0 else old_end + 1
+        old_line = old[last:old_end]
+        if old_line and new.find(old_line) < 0:
+            if len(old_line) + len(line) > LONG_UNIT:
+                _match(out, offset + last, old_line, line, 1)
+            else:
+                out.splice(offset + last, old_line, line)
+            last = old_end
+        else:
+            out.insert(line)
+        i = end
+
+
+def _match_units(out: _Builder, offset: int, old: str, new: str) -> None:
+    """Clause by clause: a clause of ``new`` found in ``old`` is copied, one that is not is spliced against
+    the old clause expected there when that one is gone, and inserted otherwise."""
+    a, b = _UNITS[1](old), _UNITS[1](new)
     starts = [offset]
     for unit in a:
         starts.append(starts[-1] + len(unit))
@@ -139,10 +173,7 @@ def _match(out: _Builder, offset: int, old: str, new: str, level: int) -> None:
             out.copy(starts[i], starts[i + 1])
             pos = i + 1
         elif pos < len(a) and a[pos] not in kept:
-            if level + 1 < len(_UNITS) and len(a[pos]) + len(unit) > LONG_UNIT:
-                _match(out, starts[pos], a[pos], unit, level + 1)
-            else:
-                out.splice(starts[pos], a[pos], unit)
+            out.splice(starts[pos], a[pos], unit)
             pos += 1
         else:
             out.insert(unit)
@@ -182,7 +213,8 @@ def make_delta(base: str, new: str) -> Delta:
     out = _Builder()
     # the common head and tail (whole lines) are copied as they are; only the middle is matched
     head = _common_prefix(renamed, new)
-    head = renamed.rfind("\n", 0, head) + 1
+    if head < len(renamed):
+        head = renamed.rfind("\n", 0, head) + 1
     end = len(renamed) - _common_suffix(renamed, new, min(len(renamed), len(new)) - head)
     if 0 < end < len(renamed) and renamed[end - 1] != "\n":
         cut = renamed.find("\n", end)

@@ -29,6 +29,8 @@ MEMO_LIMIT = 4096
 """Entries a store's memo keeps before it forgets the older half (a bound on memory, not on correctness)."""
 
 
+PROBE_AT_ONCE = 16
+"""Messages after the previous request's looked up in one query (more: by bisection)."""
 MIN_DELTA_CHARS = 200
 """A shorter text is stored whole (an edit could save only a few bytes)."""
 
@@ -57,11 +59,6 @@ def put_text(store: Any, text: str, base_id: int | None = None, base_text: str |
     known = memo.get(("sha", sha))
     if known is not None:
         return known
-    row = store.conn.execute("SELECT id FROM texts WHERE sha = ?", (sha,)).fetchone()
-    if row is not None:
-        memo[("sha", sha)] = row[0]
-        memo[("text", row[0])] = text
-        return int(row[0])
     if base_id is not None and ("text", base_id) not in memo and store.conn.execute(
             "SELECT 1 FROM texts WHERE id = ?", (base_id,)).fetchone() is None:
         base_id = delta = None  # a base handed out by a transaction that was rolled back
@@ -70,9 +67,13 @@ def put_text(store: Any, text: str, base_id: int | None = None, base_text: str |
     if delta is None:
         base_id = None
     body = text if delta is None else compact(delta)
-    with store.transaction():
-        text_id = int(store.conn.execute("INSERT INTO texts (sha, base_id, body) VALUES (?, ?, ?)",
-                                         (sha, base_id, body)).lastrowid)
+    with store.transaction():  # one statement for a new text; a text stored before keeps its row
+        cur = store.conn.execute("INSERT OR IGNORE INTO texts (sha, base_id, body) VALUES (?, ?, ?)",
+                                 (sha, base_id, body))
+        if cur.rowcount:
+            text_id = int(cur.lastrowid)  # type: ignore[arg-type]
+        else:
+            text_id = int(store.conn.execute("SELECT id FROM texts WHERE sha = ?", (sha,)).fetchone()[0])
     memo[("sha", sha)] = text_id
     memo[("text", text_id)] = text
     return text_id
@@ -185,15 +186,22 @@ def put_messages(store: Any, messages: Sequence[dict[str, Any]], previous: Seque
         return hit
 
     with store.transaction():
-        # stored prefixes are prefix-closed: the longest one is found from the end, then by bisection
-        # between what the previous request stored and the end
-        found = -1
-        if node_of(len(chains) - 1) is not None:
-            found = len(chains) - 1
-        else:
-            lo, hi = 0, len(chains) - 2
-            if known and node_of(known - 1) is not None:
-                found, lo = known - 1, known
+        # stored prefixes are prefix-closed: the longest one is found among the few messages after what
+        # the previous request stored (one query), else by bisection
+        found = known - 1 if known and node_of(known - 1) is not None else -1
+        tail = list(range(found + 1, len(chains)))
+        if 0 < len(tail) <= PROBE_AT_ONCE:
+            marks = ", ".join("?" * len(tail))
+            rows = store.conn.execute(f"SELECT chain, id, text_id FROM llm_messages WHERE chain IN ({marks})",
+                                      [chains[k] for k in tail]).fetchall()
+            hits = {bytes(r[0]): (int(r[1]), int(r[2])) for r in rows}
+            for k in tail:
+                if chains[k] not in hits:
+                    break
+                memo[("chain", chains[k])] = hits[chains[k]]
+                found = k
+        elif tail:
+            lo, hi = found + 1, len(chains) - 1
             while lo <= hi:
                 mid = (lo + hi) // 2
                 if node_of(mid) is not None:
