@@ -155,6 +155,16 @@ class Verdicts(Payload):
     criteria: list[dict[str, Any]] | None = None
     """The criteria of ``rubric_version_id`` when they are not the session's (graded: each base
     question is its own item with its own rubric)."""
+    summary_base: int | None = None
+    """With ``summary_delta``: the turn whose summary this one edits (``summary`` is then null)."""
+    summary_delta: list[Any] | None = None
+    """The summary as an edit of turn ``summary_base``'s (:mod:`engine.events.encode`)."""
+
+    def summary_text(self, summary_of: Any) -> str | None:
+        """The turn's summary: ``summary``, or the delta applied to ``summary_of(summary_base)``."""
+        from engine.events.encode import decode_summary
+
+        return decode_summary(self.summary, self.summary_base, self.summary_delta, summary_of)
 
 
 @dataclass

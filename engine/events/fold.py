@@ -281,7 +281,8 @@ class SessionView:
 
     def _verdicts(self, seq: int, p: ev.Verdicts) -> None:
         t = self._turn_for(int(p.turn))
-        t.score, t.delta, t.cos, t.summary = p.score, p.delta, p.cos, p.summary
+        summary = p.summary_text(lambda idx: self.turns[idx].summary if 0 <= idx < len(self.turns) else None)
+        t.score, t.delta, t.cos, t.summary = p.score, p.delta, p.cos, summary
         if p.rubric_version_id is not None:
             t.rubric_version_id = p.rubric_version_id
             if p.criteria is not None:
@@ -320,6 +321,8 @@ class SessionView:
 
     def _metrics(self, seq: int, p: dict[str, Any]) -> None:
         self.metrics = dict(p)
+        if "scores" not in p:  # written without the list since schema 7: every judged turn's score
+            self.metrics["scores"] = [t.score for t in self.turns if t.score is not None]
 
     def _rubric(self, seq: int, p: ev.RubricUpdated) -> None:
         self.rubric_version_id = p.rubric_version_id

@@ -10,6 +10,7 @@ from typing import Any
 from engine.interview.session import effective_verdicts
 from engine.metrics.sessions import session_metrics
 from engine.store import Store
+from engine.store.texts import fill_summaries
 
 
 def _alive(pid: int | None) -> bool:
@@ -57,7 +58,7 @@ def session_detail(store: Store, session_id: int) -> dict[str, Any]:
     if session is None:
         raise KeyError(f"session {session_id} does not exist")
     session["status"] = effective_status(session)
-    turns = store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (session_id,))
+    turns = fill_summaries(store, store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (session_id,)))
     for t in turns:
         t["verdicts"] = effective_verdicts(store.query(
             "SELECT * FROM verdicts WHERE turn_id = ? AND rubric_version_id IS ? ORDER BY id",

@@ -22,10 +22,13 @@ from engine import events as ev
 from engine.bench.items import get_item
 from engine.bench.model import Criterion, Item
 from engine.bench.rubric import get_version
+from engine.events.encode import encode_summary
 from engine.interview import prompts
 from engine.judge.base import TurnView, Verdict
 from engine.llm import Usage
+from engine.redact import redact
 from engine.store import Store, dumps, loads, now_iso
+from engine.store.texts import fill_summaries, get_text, put_text
 
 FOLLOW_UP, CHALLENGE, HUMAN, INITIAL, TASK = "follow-up", "challenge", "human", "initial", "task"
 
@@ -99,6 +102,12 @@ def session_row(store: Store, session_id: int) -> dict[str, Any]:
     return row
 
 
+def metrics_payload(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``metrics`` event's payload: the figures without ``scores`` (every judged turn's score, which a
+    reader folds from the ``verdicts`` events; the event stays the same size at every turn)."""
+    return {k: v for k, v in metrics.items() if k != "scores"}
+
+
 def verdict_payload(v: Verdict) -> dict[str, Any]:
     """A verdict as it appears in a ``verdicts`` event."""
     return {"cid": v.cid, "met": v.met, "in_answer": v.in_answer, "rationale": v.rationale, "source": v.source}
@@ -166,12 +175,23 @@ class Session:
 
     # -- reading ----------------------------------------------------------------------------------
     def turns(self) -> list[dict[str, Any]]:
-        """The session's turn rows in order."""
-        return self.store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,))
+        """The session's turn rows in order (each ``summary`` read back from ``texts``)."""
+        return fill_summaries(self.store, self.store.query(
+            "SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,)))
 
     def turn(self, turn_id: int) -> dict[str, Any]:
         """One turn row by id."""
-        return self.store.one("SELECT * FROM turns WHERE id = ?", (turn_id,))  # type: ignore[return-value]
+        return fill_summaries(self.store, [self.store.one("SELECT * FROM turns WHERE id = ?", (turn_id,))])[0]
+
+    def _summary_before(self, idx: int) -> tuple[int | None, str | None]:
+        """(text id, text) of turn ``idx - 1``'s summary, as stored (and as the events have it)."""
+        row = self.store.one("SELECT summary, summary_text FROM turns WHERE session_id = ? AND idx = ?",
+                             (self.sid, idx - 1))
+        if row is None:
+            return None, None
+        if row["summary_text"] is not None:
+            return row["summary_text"], get_text(self.store, row["summary_text"])
+        return None, row["summary"]
 
     @staticmethod
     def views(rows: Iterable[Mapping[str, Any]]) -> list[TurnView]:
@@ -245,19 +265,31 @@ class Session:
         version_id = self.version_id if version_id is None else version_id
         delta = score - prev_score if scored_per_turn and prev_score is not None and score is not None else None
         u = usage or Usage()
+        # the summary is stored once (texts, as an edit of the turn before's when smaller) and the event
+        # carries only its change when the turn before has one (docs/events.md, verdicts)
+        summary_id = edit = None
+        if summary is not None:
+            summary = redact(summary)
+            base_id, base = self._summary_before(turn["idx"])
+            edit = encode_summary(summary, turn["idx"] - 1, base)
         with self.store.transaction():
+            if summary is not None:
+                summary_id = put_text(self.store, summary, base_id, base,
+                                      edit["summary_delta"] if edit is not None and base_id is not None else None)
             for v in verdicts.values():
                 self.store.insert("verdicts", {
                     "turn_id": turn["id"], "cid": v.cid, "rubric_version_id": version_id, "met": int(v.met),
                     "in_answer": int(v.in_answer), "rationale": v.rationale, "source": v.source,
                     "created_at": now_iso()})
             self.store.update("turns", turn["id"], {
-                "score": score, "delta": delta, "cos": cos, "summary": summary, "rubric_version_id": version_id,
+                "score": score, "delta": delta, "cos": cos, "summary": None, "summary_text": summary_id,
+                "rubric_version_id": version_id,
                 "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
                 "cost": turn["cost"] + u.cost})
-            self.emit(ev.Verdicts(turn["idx"], version_id, score, delta, cos, summary, rescore,
+            self.emit(ev.Verdicts(turn["idx"], version_id, score, delta, cos, None if edit else summary, rescore,
                                   [verdict_payload(v) for v in verdicts.values()], (extra or {}).get("raw_score"),
-                                  [criterion_payload(c) for c in criteria] if criteria is not None else None))
+                                  [criterion_payload(c) for c in criteria] if criteria is not None else None,
+                                  **(edit or {})))
         self.emit_metrics()
         return {**turn, "score": score, "delta": delta, "cos": cos, "summary": summary}
 
@@ -265,7 +297,7 @@ class Session:
         """A ``metrics`` event with the session's figures now."""
         from engine.metrics.sessions import session_metrics
 
-        self.emit(ev.METRICS, session_metrics(self.store, self.sid))
+        self.emit(ev.METRICS, metrics_payload(session_metrics(self.store, self.sid)))
 
     def switch_rubric(self, version_id: int) -> None:
         """Score with another rubric version from now on (``rubric.updated`` event)."""
@@ -329,5 +361,5 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
         store.append_event(session_id, ev.VERDICT_OVERRIDDEN, result)
     from engine.metrics.sessions import session_metrics
 
-    store.append_event(session_id, ev.METRICS, session_metrics(store, session_id))
+    store.append_event(session_id, ev.METRICS, metrics_payload(session_metrics(store, session_id)))
     return result

@@ -5,7 +5,9 @@
 - a concurrency limit per endpoint (``max_concurrency`` of its config);
 - JSON outputs validated against a pydantic model, with a bounded number of repair re-asks;
 - every call recorded in ``llm_calls``, and the same table used as a cache: an identical request
-  (base_url, model, messages, parameters) is answered from it;
+  (base_url, model, messages, parameters) is answered from it (by its ``cache_key``); a request's
+  messages are stored once each, as a path of the message tree (:mod:`engine.store.texts`;
+  :func:`engine.store.texts.request_of` and ``response_of`` give a call's request and answer back);
 - secrets never leave it: answers (streamed pieces too), retry reasons and error messages pass
   :func:`engine.redact.redact` before anyone sees them (a server that echoes the key in an error
   body, a model that repeats a key it was shown).
@@ -34,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 from engine.config import ModelConfig
 from engine.redact import StreamRedactor, redact
 from engine.store import Store, dumps, now_iso
+from engine.store.texts import StoredMessage, get_text, put_messages, put_text
 
 log = logging.getLogger("viva.llm")
 
@@ -206,6 +209,11 @@ class LLMClient:
         self.role = role
         self.use_cache = use_cache
         self.session_id = session_id
+        self._previous: list[StoredMessage] | None = None
+        """The messages of this client's last recorded request: those the next request repeats are not
+        redacted or hashed again, and a new one is stored as an edit of the one at its position."""
+        self._last_response: tuple[str, int] | None = None
+        """(text, text id) of this client's last answer: the next is stored as an edit of it when smaller."""
 
     @property
     def label(self) -> str:
@@ -224,15 +232,28 @@ class LLMClient:
 
     def _from_cache(self, key: str) -> dict[str, Any] | None:
         return self.store.one(
-            "SELECT id, response, tokens_in, tokens_out FROM llm_calls "
-            "WHERE cache_key = ? AND error IS NULL AND cached = 0 ORDER BY id DESC LIMIT 1",
+            "SELECT id, response_id, finish_reason, tokens_in, tokens_out FROM llm_calls "
+            "WHERE cache_key = ? AND error IS NULL AND cached = 0 AND response_id IS NOT NULL "
+            "ORDER BY id DESC LIMIT 1",
             (key,),
         )
 
-    def _record(self, **row: Any) -> int:
+    def _record(self, messages: Sequence[Message], params: dict[str, Any], answer: str | None = None,
+                **row: Any) -> int:
+        """Record one call: its request as a path of the message tree (each message stored once), its
+        parameters and its ``answer`` (a text; the same text as a later request's message is one row),
+        with the outcome in ``row``; text is redacted."""
         row.setdefault("session_id", self.session_id)
         row.setdefault("created_at", now_iso())
-        return self.store.insert("llm_calls", row)
+        with self.store.transaction():
+            row["messages_id"], self._previous = put_messages(self.store, messages, self._previous)
+            row["params"] = redact(dumps(params))
+            if answer is not None and "response_id" not in row:
+                answer = redact(answer)
+                last = self._last_response
+                row["response_id"] = put_text(self.store, answer, last[1] if last else None, last[0] if last else None)
+                self._last_response = (answer, row["response_id"])
+            return self.store.insert("llm_calls", row)
 
     async def chat(
         self,
@@ -259,17 +280,16 @@ class LLMClient:
         params = self._params(params)
         messages = [dict(m) for m in messages]
         key = cache_key(self.identity, self.endpoint.model, messages, params)
-        request_text = redact(dumps({"messages": messages, "params": params}))
 
         if self.use_cache:
             hit = self._from_cache(key)
             if hit is not None:
-                text = redact(json.loads(hit["response"])["text"])
+                text = redact(get_text(self.store, hit["response_id"]))
                 if on_token is not None and text:
                     on_token(text)
                 call_id = self._record(
-                    cache_key=key, role=self.role, base_url=self.endpoint.base_url,
-                    model=self.endpoint.model, request=request_text, response=hit["response"],
+                    messages, params, cache_key=key, role=self.role, base_url=self.endpoint.base_url,
+                    model=self.endpoint.model, response_id=hit["response_id"], finish_reason=hit["finish_reason"],
                     tokens_in=hit["tokens_in"], tokens_out=hit["tokens_out"], cached=1,
                 )
                 return ChatResult(text, hit["tokens_in"], hit["tokens_out"], 0.0, 0.0, True, call_id, 0)
@@ -306,8 +326,8 @@ class LLMClient:
                         )
                         message = redact(message)
                         self._record(
-                            cache_key=key, role=self.role, base_url=self.endpoint.base_url,
-                            model=self.endpoint.model, request=request_text, error=message,
+                            messages, params, cache_key=key, role=self.role, base_url=self.endpoint.base_url,
+                            model=self.endpoint.model, error=message,
                             attempts=attempts, retries=dumps(retries),
                             latency_ms=(time.perf_counter() - start) * 1000,
                         )
@@ -321,11 +341,10 @@ class LLMClient:
                     await asyncio.sleep(wait)
         latency = (time.perf_counter() - start) * 1000
         text = redact(text)
-        response_text = dumps({"text": text, "finish_reason": finish})
         cost = self._cost(t_in, t_out)
         call_id = self._record(
-            cache_key=key, role=self.role, base_url=self.endpoint.base_url, model=self.endpoint.model,
-            request=request_text, response=response_text, tokens_in=t_in, tokens_out=t_out,
+            messages, params, cache_key=key, role=self.role, base_url=self.endpoint.base_url,
+            model=self.endpoint.model, answer=text, finish_reason=finish, tokens_in=t_in, tokens_out=t_out,
             latency_ms=latency, cost=cost, attempts=attempts, retries=dumps(retries),
         )
         log.info("%s %s ok in %.0f ms (%d in, %d out, %d attempt(s))",

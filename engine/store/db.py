@@ -76,6 +76,8 @@ class Store:
         self.conn = conn
         self.db = sqlite_utils.Database(conn)
         self._depth = 0
+        self.memo: dict[Any, Any] = {}
+        """What this connection knows of immutable rows (``engine.store.texts``); emptied on rollback."""
         self.migrate()
 
     # -- schema -----------------------------------------------------------------------------
@@ -101,8 +103,21 @@ class Store:
             before = {tuple(r) for r in self.conn.execute("PRAGMA foreign_key_check").fetchall()}
             for number in range(current + 1, SCHEMA_VERSION + 1):
                 script = MIGRATIONS[number - 1]
-                # executescript commits implicitly, so wrap the DDL in an explicit transaction.
-                self.conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};")
+                if callable(script):  # a migration that moves data in Python, in one transaction
+                    self.conn.execute("BEGIN IMMEDIATE")
+                    self._depth = 1
+                    try:
+                        script(self)
+                        self.conn.execute(f"PRAGMA user_version={number}")
+                    except BaseException:
+                        self.conn.execute("ROLLBACK")
+                        raise
+                    finally:
+                        self._depth = 0
+                        self.memo.clear()
+                else:
+                    # executescript commits implicitly, so wrap the DDL in an explicit transaction.
+                    self.conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};")
                 broken = [r for r in map(tuple, self.conn.execute("PRAGMA foreign_key_check").fetchall())
                           if r not in before]
                 if broken:
@@ -130,6 +145,7 @@ class Store:
             yield self.db
         except BaseException:
             self.conn.execute("ROLLBACK")
+            self.memo.clear()  # ids handed out inside the transaction are gone
             raise
         else:
             self.conn.execute("COMMIT")

@@ -6,7 +6,18 @@ migration that has shipped: append a new one.
 
 from __future__ import annotations
 
-MIGRATIONS: list[str] = [
+from collections.abc import Callable
+from typing import Any
+
+
+def _migration_7(store: Any) -> None:
+    """Constant storage per turn: texts and LLM messages stored once (see :mod:`engine.store.migrate_v7`)."""
+    from engine.store.migrate_v7 import migrate
+
+    migrate(store)
+
+
+MIGRATIONS: list[str | Callable[[Any], None]] = [
     # 1: the whole initial schema.
     """
     CREATE TABLE knowledge_bases (
@@ -318,6 +329,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE sessions_v4 RENAME TO sessions;
     CREATE INDEX sessions_run ON sessions(run_id);
     """,
+    # 7: each text once (``texts``: whole, or a delta on another text), LLM requests as paths of a
+    #    message prefix tree (``llm_messages``; ``llm_calls.request`` becomes ``messages_id`` + ``params``),
+    #    turn summaries in ``texts`` (``turns.summary_text``), verdicts events carrying the summary's
+    #    change and metrics events without the per-turn score list. Moves the data (Python).
+    _migration_7,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from engine.config import ModelConfig
 from engine.llm import JSONOutputError, LLMClient, LLMError
 from engine.runtime import setup_logging
+from engine.store.texts import request_of, response_of
 
 
 class Answer(BaseModel):
@@ -25,7 +26,8 @@ async def test_chat_records_call_with_tokens_and_cost(store, endpoint, fake_open
     assert result.tokens_in > 0 and result.tokens_out > 0
     row = store.one("SELECT * FROM llm_calls WHERE id = ?", (result.call_id,))
     assert row["role"] == "target" and row["error"] is None and row["cached"] == 0
-    assert json.loads(row["response"])["text"] == result.text
+    assert response_of(store, result.call_id) == {"text": result.text, "finish_reason": "stop"}
+    assert request_of(store, result.call_id)["messages"] == [{"role": "user", "content": "What is most abundant?"}]
     assert row["cost"] == pytest.approx(result.tokens_in / 1e6 * 1.0 + result.tokens_out / 1e6 * 2.0)
 
 

@@ -188,8 +188,13 @@ async def test_a_judge_that_echoes_the_key_gives_a_redacted_json_error(store, fa
     with pytest.raises(JSONOutputError) as info:
         await LLMClient(store, endpoint, "judge").json([{"role": "user", "content": "JSON"}], Out, max_repairs=1)
     assert PLAIN_KEY[:6] not in str(info.value) and "no valid JSON after 1 repair" in str(info.value)
-    for row in store.query("SELECT request, response FROM llm_calls"):
-        assert PLAIN_KEY[:6] not in row["request"] + (row["response"] or "")
+    from engine.store.texts import request_of, response_of
+
+    stored = [json.dumps([request_of(store, row["id"]), response_of(store, row["id"])], ensure_ascii=False)
+              + row["params"] for row in store.query("SELECT id, params FROM llm_calls")]
+    assert any("my key is" in s for s in stored)  # the repair re-ask quotes the reply, redacted
+    assert all(PLAIN_KEY[:6] not in s for s in stored)
+    assert all(PLAIN_KEY[:6] not in r["body"] for r in store.query("SELECT body FROM texts"))
 
 
 async def test_a_streamed_answer_with_the_key_reaches_on_token_redacted(store, fake_openai, monkeypatch):

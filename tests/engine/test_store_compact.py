@@ -1,0 +1,228 @@
+"""Constant storage per turn (schema 7): texts and messages stored once, events carrying what changed.
+
+Real SQLite, the real fake OpenAI server through the real openai client, the real ONNX embedder. The
+fixture ``fixtures/store_v6`` was written by the engine at schema 6 (``record.py`` there says how).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engine.events.encode import decode_summary, encode_summary
+from engine.llm import cache_key
+from engine.store import Store
+from engine.store.delta import apply_delta, compact, delta_if_smaller, make_delta
+from engine.store.schema import SCHEMA_VERSION
+from engine.store.texts import get_messages, get_text, put_messages, put_text, request_of, response_of
+from tests.engine.fixtures.store_v6.record import TURNS, VOLATILE, record, shown, without
+from tests.engine.interview_fixtures import script_llm_kernel
+
+FIXTURE = Path(__file__).parent / "fixtures" / "store_v6"
+
+
+# -- deltas ---------------------------------------------------------------------------------------
+
+def test_a_delta_always_gives_back_the_text():
+    rng = random.Random(7)
+    words = ["alpha ", "beta", "\n", "gamma.", "c0ffee12deadbeef", "\n\n", "x", "氧气", "<<<A 1234567890abcdef>>>\n"]
+    for _ in range(2000):
+        base = "".join(rng.choice(words) for _ in range(rng.randint(0, 40)))
+        new = list(base)
+        for _ in range(rng.randint(0, 5)):
+            k = rng.randint(0, len(new))
+            roll = rng.random()
+            if roll < 0.4:
+                new.insert(k, rng.choice(words))
+            elif roll < 0.7 and new:
+                del new[min(k, len(new) - 1)]
+            else:
+                new[k:k + 3] = list(rng.choice(words))
+        text = "".join(new)
+        assert apply_delta(base, make_delta(base, text)) == text
+
+
+def test_a_delta_costs_what_changed():
+    summary = "\n".join(f"Sentence {i} the candidate said about oxygen." for i in range(300))
+    grown = summary + "\nLiquid oxygen is pale blue."
+    assert make_delta(summary, grown) == [[0, len(summary)], "\nLiquid oxygen is pale blue."]
+    retracted = summary[:summary.rfind("\n")] + "\nI was wrong about that."
+    assert len(compact(make_delta(summary, retracted))) < 60
+    # a nonce renamed in every quote marker costs one rename, not one edit per marker
+    old = "".join(f"<<<ANSWER 0123456789abcdef>>>\nanswer {i}\n<<<END ANSWER 0123456789abcdef>>>\n" for i in range(100))
+    new = old.replace("0123456789abcdef", "fedcba9876543210") + "<<<ANSWER fedcba9876543210>>>\nnew\n"
+    ops = delta_if_smaller(old, new)
+    assert ops is not None and ops[0] == {"rename": [["0123456789abcdef", "fedcba9876543210"]]}
+    assert len(compact(ops)) < 120 and apply_delta(old, ops) == new
+    assert delta_if_smaller("short", "entirely different") is None  # not smaller: the text is kept whole
+
+
+def test_a_summary_event_decodes_from_the_view_or_is_unknown():
+    base = "Oxygen is abundant.\nPlants release it."
+    edit = encode_summary(base + "\nIt is pale blue.", 3, base)
+    assert edit is not None and edit["summary_base"] == 3
+    assert decode_summary(None, edit["summary_base"], edit["summary_delta"], {3: base}.get) == base + "\nIt is pale blue."
+    assert decode_summary(None, 3, edit["summary_delta"], {}.get) is None  # a reader without the base
+    assert decode_summary("whole", None, None, {}.get) == "whole"  # a payload written before schema 7
+    assert encode_summary("anything", -1, None) is None
+
+
+# -- texts and messages ---------------------------------------------------------------------------
+
+def test_a_conversation_adds_two_messages_per_turn_and_shares_its_system_prompt(store):
+    system = {"role": "system", "content": "You are examined. " * 50}
+    convos = {s: [system, {"role": "user", "content": f"Question 0 of session {s}"}] for s in (1, 2)}
+    previous: dict[int, list] = {1: None, 2: None}
+    nodes = []
+    for turn in range(12):
+        for s, convo in convos.items():
+            last, previous[s] = put_messages(store, convo, previous[s])
+            assert get_messages(store, last) == convo
+            convo += [{"role": "assistant", "content": f"Answer {turn}"},
+                      {"role": "user", "content": f"Question {turn + 1} of session {s}"}]
+        nodes.append(store.one("SELECT COUNT(*) AS n FROM llm_messages")["n"])
+    assert [b - a for a, b in zip(nodes, nodes[1:], strict=False)] == [4] * 11  # 2 new messages x 2 sessions
+    assert store.one("SELECT COUNT(*) AS n FROM llm_messages WHERE role = 'system'")["n"] == 1
+    # the same request again stores nothing new
+    before = store.one("SELECT COUNT(*) AS n FROM texts")["n"]
+    put_messages(store, convos[1][:-2], None)
+    assert store.one("SELECT COUNT(*) AS n FROM texts")["n"] == before
+
+
+def test_texts_are_stored_once_and_a_rollback_forgets_their_ids(store):
+    first = "one text that is long enough to be worth an edit " * 4
+    a = put_text(store, first)
+    assert put_text(store, first) == a and get_text(store, a) == first
+    b = put_text(store, first + "grown by a few words", a, first)
+    assert store.one("SELECT base_id FROM texts WHERE id = ?", (b,))["base_id"] == a
+    with pytest.raises(RuntimeError), store.transaction():
+        lost = put_text(store, "a text rolled back")
+        raise RuntimeError
+    assert store.one("SELECT 1 AS x FROM texts WHERE id = ?", (lost,)) is None
+    again = put_text(store, "a text rolled back")
+    assert get_text(store, again) == "a text rolled back"
+    other = Store(store.path)  # another connection reads the deltas back with no memo
+    assert get_text(other, b) == first + "grown by a few words"
+    other.close()
+
+
+# -- a database at schema 6 -----------------------------------------------------------------------
+
+def _load_fixture(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.executescript((FIXTURE / "store.sql").read_text(encoding="utf-8"))
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 6
+    conn.close()
+
+
+def _logical_bytes(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    total = 0
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+        columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+        if columns:
+            total += conn.execute(f"SELECT COALESCE(SUM({' + '.join(f'COALESCE(length({c}), 0)' for c in columns)}), 0) "
+                                  f"FROM {table}").fetchone()[0]
+    conn.close()
+    return total
+
+
+def test_a_schema_6_database_migrates_and_replays_identically(tmp_path):
+    expected = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
+    assert expected["schema"] == 6
+    path = tmp_path / "viva.db"
+    _load_fixture(path)
+    before = _logical_bytes(path)
+    store = Store(path)
+    assert store.schema_version == SCHEMA_VERSION == 7
+    columns = {r["name"] for r in store.query("PRAGMA table_info(llm_calls)")}
+    assert {"messages_id", "params", "response_id", "finish_reason"} <= columns and "request" not in columns
+    assert store.one("SELECT COUNT(*) AS n FROM turns WHERE summary IS NOT NULL")["n"] == 0
+    for sid, seen in expected["sessions"].items():
+        assert shown(store, int(sid)) == seen  # the fold, the session document and the Markdown report
+    # every request reads back as it was stored, and is the request its cache key was made of
+    calls = store.query("SELECT id, cache_key, base_url, model, params FROM llm_calls ORDER BY id")
+    assert sorted(str(c["id"]) for c in calls) == sorted(expected["requests"])
+    for c in calls:
+        request = request_of(store, c["id"])
+        assert request == expected["requests"][str(c["id"])]
+        assert cache_key(c["base_url"], c["model"], request["messages"], request["params"]) == c["cache_key"]
+    # events carry what changed: the summary as an edit of the turn before's, metrics without the score list
+    events = store.events(0)
+    assert any("summary_delta" in e.payload for e in events if e.kind == "verdicts")
+    assert not any("scores" in e.payload for e in events if e.kind == "metrics")
+    store.close()
+    assert Store(path).schema_version == 7  # opening again migrates nothing
+    after = _logical_bytes(path)
+    assert after < 0.7 * before
+
+
+def test_a_migrated_database_resumes_its_conversation_from_the_cache(tmp_path):
+    """The answers stored before the migration are what the cache gives back after it."""
+    path = tmp_path / "viva.db"
+    _load_fixture(path)
+    raw = sqlite3.connect(path)
+    answers = {r[0]: json.loads(r[1]) for r in raw.execute("SELECT id, response FROM llm_calls WHERE response IS NOT NULL")}
+    raw.close()
+    store = Store(path)
+    for call_id, answer in answers.items():
+        assert response_of(store, call_id) == answer
+    store.close()
+
+
+# -- the same sessions recorded now ---------------------------------------------------------------
+
+def _normalised(value, base_url: str):
+    """What two recordings of the same session share: no timings, clock times, server address or event
+    count (``last_seq``: a streamed answer is coalesced into as many ``answer.delta`` events as time gives)."""
+    return json.loads(json.dumps(without(value, VOLATILE | {"at", "last_seq"})).replace(base_url, "<fake>"))
+
+
+async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fake_openai):
+    expected = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
+    script_llm_kernel(fake_openai)
+    runtime, ids = await record(tmp_path, fake_openai.base_url)
+    for sid in ids:
+        now = shown(runtime.store, sid)
+        then = expected["sessions"][str(sid)]
+        assert _normalised(now["view"], fake_openai.base_url) == _normalised(then["view"], expected["base_url"])
+        assert _normalised(now["document"], fake_openai.base_url) == \
+            _normalised(then["document"], expected["base_url"])
+    calls = fake_openai.count()
+    # a cached re-run of session B (offline kernel) makes no network call and stores no new text
+    from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
+
+    texts = runtime.store.one("SELECT COUNT(*) AS n FROM texts")["n"]
+    again = plan_run(runtime, RunRequest(bench="oxy", targets=[f"openai:fake-target@{fake_openai.base_url}"],
+                                         kernel="offline", policy="threshold", turns=TURNS, seed=3))
+    assert not any((await execute_run(runtime, again)).values())
+    assert fake_openai.count() == calls
+    assert runtime.store.one("SELECT COUNT(*) AS n FROM texts")["n"] == texts
+    b, b2 = (shown(runtime.store, s)["view"] for s in (ids[1], run_sessions(runtime, again)[0]))
+    assert [t["summary"] for t in b["turns"]] == [t["summary"] for t in b2["turns"]]
+    runtime.store.close()
+
+
+# -- bytes per turn -------------------------------------------------------------------------------
+
+def test_bytes_stored_per_turn_stay_flat(tmp_path, fake_openai):
+    """A long session (LLM kernel and judge on the fake server, whose judge's summary keeps every
+    answer): the bytes a turn adds at turn ~100 are no more than at turn ~10 plus a small margin."""
+    from bench.store_bytes import measure, per_turn
+
+    script_llm_kernel(fake_openai)
+    rows = per_turn(asyncio.run(measure(tmp_path, fake_openai, 104)))
+    window = 8  # the scripted target cycles through 8 answers: compare whole cycles (turns 9-16, 97-104)
+
+    def mean(start: int, group: str) -> float:
+        return sum(r[group] for r in rows[start:start + window]) / window
+
+    for group in ("requests", "events", "turns"):
+        early, late = mean(8, group), mean(96, group)
+        assert late <= 1.25 * early + 200, (group, early, late)
+    # before schema 7 the same session stored ~4.8x more request bytes per turn at turn 100 than at 10
