@@ -94,6 +94,37 @@ def first_frame(home: Path, repeat: int) -> tuple[list[float], int]:
     return times, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 
 
+# -- many sessions ------------------------------------------------------------------------------
+def populate(store, n: int, item_id: int, seed: int = 0) -> list[int]:
+    """Write ``n`` finished (some failed) six-turn sessions of one item straight into the store, as a
+    run would leave them (turn rows with actions, scores, Δs, tokens; the store's triggers keep the
+    per-session aggregates). Seeded. Returns the new session ids."""
+    import random
+
+    rng = random.Random(seed)
+    bench = store.one("SELECT benchmark_id FROM items WHERE id = ?", (item_id,))["benchmark_id"]
+    targets = [f"openai:model-{k}@http://127.0.0.1:9/v1" for k in range(12)]
+    actions = ["follow-up", "challenge", "new-question"]
+    ids = []
+    with store.transaction():
+        for k in range(n):
+            status = "failed" if rng.random() < 0.05 else "finished"
+            created = f"2025-{1 + k * 12 // max(n, 1):02d}-{1 + k % 28:02d}T{k % 24:02d}:{k % 60:02d}:00+00:00"
+            score = None if status == "failed" else round(rng.uniform(0, 100), 1)
+            sid = store.conn.execute(
+                "INSERT INTO sessions (run_id, item_id, benchmark_id, protocol, target, kernel, policy, status, score, "
+                "created_at, updated_at) VALUES (NULL, ?, ?, 'adaptive', ?, 'offline', ?, ?, ?, ?, ?)",
+                (item_id, bench, rng.choice(targets), rng.choice(["threshold", "random", "onnx"]), status, score,
+                 created, created)).lastrowid
+            ids.append(sid)
+            store.conn.executemany(
+                "INSERT INTO turns (session_id, idx, question, answer, action, score, delta, tokens_in, tokens_out, "
+                "cost, created_at) VALUES (?, ?, 'q', 'a', ?, ?, ?, ?, ?, 0.0001, ?)",
+                [(sid, t, "initial" if t == 0 else rng.choice(actions), rng.random(),
+                  None if t == 0 else round(rng.uniform(-0.3, 0.3), 3), 200, 50, created) for t in range(6)])
+    return ids
+
+
 # -- helpers -----------------------------------------------------------------------------------
 SERVER = """
 import sys

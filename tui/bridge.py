@@ -184,12 +184,13 @@ NEW_ROWS_AT_ONCE = 200
 
 
 def follow_sessions(node: DOMNode, engine: Engine, query_of: Callable[[], str],
-                    interval: float = LIST_INTERVAL) -> Worker:
+                    loaded_of: Callable[[], list[int]] | None = None, interval: float = LIST_INTERVAL) -> Worker:
     """Post what changed in the session list whenever the store changes, never the whole list.
 
     Every ``interval`` seconds: the event log after the last seen sequence number names the sessions
     that changed (streamed answer pieces excluded); new sessions are the ids past the last seen one;
-    every few seconds, sessions whose process died (now listed as interrupted). Only those rows are
+    every few seconds, sessions whose process died (now listed as interrupted) and the rows on show
+    (``loaded_of()``; a writer may change a row without an event). Only those rows are
     read, with the current filter (``query_of()``), and posted as :class:`SessionRowsChanged`; the
     benchmarks as :class:`BenchmarksChanged` when they change.
     """
@@ -222,6 +223,8 @@ def follow_sessions(node: DOMNode, engine: Engine, query_of: Callable[[], str],
                 if now - last_orphans > LIST_FULL_REFRESH:
                     current = set(local.orphaned_sessions())
                     changed.update(current ^ orphans)
+                    if loaded_of is not None:
+                        changed.update(loaded_of())
                     orphans, last_orphans = current, now
                 query = query_of()
                 if reset:

@@ -72,7 +72,7 @@ class HomeScreen(Screen):
         self.query_one("#home-title", Static).update(title)
         table = self.query_one(SessionsTable)
         table.focus()
-        follow_sessions(self, self.viva.engine, lambda: table.query_text)
+        follow_sessions(self, self.viva.engine, lambda: table.query_text, lambda: list(table.shown_ids))
         table.reload()
 
     # -- data ---------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
@@ -52,6 +53,9 @@ class SessionsTable(DataTable):
     table order, ``total`` the filtered count in the store.
     """
 
+    BINDINGS = [Binding("home", "scroll_top", "First", show=False),
+                Binding("end", "scroll_bottom", "Last loaded", show=False)]
+
     def __init__(self, *, id: str | None = None, loader: Loader = list_page):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.loader = loader
@@ -91,13 +95,13 @@ class SessionsTable(DataTable):
         if generation != self.generation or query != self.query_text:
             return
         rows, total = page
-        self.loading = False
         self.total = total
         if offset == 0:
             self.set_rows(rows, total)
         else:
             known = set(self.by_id)
             self._append([r for r in rows if r["id"] not in known])
+        self.loading = False  # only now: adding rows moves the cursor, which may ask for the next page
         self.loaded_once = True
         self.post_message(self.Loaded(self))
 
