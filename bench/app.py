@@ -172,12 +172,14 @@ def writer(home: Path, base_url: str, n: int = 4) -> subprocess.Popen:
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def home_keys(home: Path, presses: int, big: bool) -> tuple[list[float], int, float, float]:
+def home_keys(home: Path, presses: int, big: bool) -> tuple[list[float], int, float, float, dict[str, list[float]]]:
     """Key latencies (ms) on Home in tmux; also keys without a visible effect, the first frame with
-    rows as tmux shows it (s), and the mean cost of one capture-pane (ms, the resolution)."""
+    rows as tmux shows it (s), the mean cost of one capture-pane (ms, the resolution) and the
+    latencies by key."""
     name = f"viva-bench-{os.getpid()}"
     tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", f"{VIVA} --home {home}")
     latencies: list[float] = []
+    by_key: dict[str, list[float]] = {}
     missed = 0
     captures: list[float] = []
     try:
@@ -209,12 +211,13 @@ def home_keys(home: Path, presses: int, big: bool) -> tuple[list[float], int, fl
                 missed += 1
             else:
                 latencies.append((seen - t0) * 1000)
+                by_key.setdefault(key, []).append(latencies[-1])
             time.sleep(0.1)
     finally:
         tmux("send-keys", "-t", name, "C-q")
         time.sleep(1.0)
         tmux("kill-session", "-t", name)
-    return latencies, missed, first, 1000 * statistics.mean(captures) if captures else float("nan")
+    return latencies, missed, first, 1000 * statistics.mean(captures) if captures else float("nan"), by_key
 
 
 def home_figures(sessions: int, presses: int, repeat: int) -> None:
@@ -240,7 +243,7 @@ def home_figures(sessions: int, presses: int, repeat: int) -> None:
             proc = writer(home, base_url)
             try:
                 time.sleep(3.0)
-                latencies, missed, first, capture = home_keys(home, presses, big=sessions > 100)
+                latencies, missed, first, capture, by_key = home_keys(home, presses, big=sessions > 100)
             finally:
                 proc.terminate()
                 proc.wait()
@@ -254,6 +257,8 @@ def home_figures(sessions: int, presses: int, repeat: int) -> None:
                   f"max {max(latencies):.0f} ms   (goal p95 < 100 ms; capture-pane resolution {capture:.0f} ms; "
                   f"first frame with rows in tmux {first:.2f} s)" + (f"; {missed} without a visible effect"
                                                                     if missed else ""), flush=True)
+            print("    by key: " + ", ".join(f"{k} p50 {pct(v, 0.5):.0f} ms / p95 {pct(v, 0.95):.0f} ms ({len(v)})"
+                                          for k, v in by_key.items()), flush=True)
     finally:
         shutil.rmtree(home, ignore_errors=True)
 

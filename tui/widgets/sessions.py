@@ -21,7 +21,7 @@ from tui.widgets.header import STATUS_STYLES, short
 
 COLUMNS = [("id", 5), ("target", 28), ("benchmark / item", 22), ("protocol", 9), ("status", 11),
            ("turns", 5), ("score", 6), ("date", 16)]
-PAGE = 100
+PAGE = 50
 """Rows fetched per page."""
 AHEAD = 20
 """The next page is fetched when the cursor comes this close to the last loaded row."""
