@@ -134,6 +134,7 @@ class Embedder:
     def __init__(self, model_path: str | Path, tokenizer_path: str | Path, max_length: int = 256,
                  batch_size: int = 8, label: str | None = None, threads: int | None = None,
                  cache_dir: str | Path | None = None):
+        """Load the tokenizer and the ONNX session (``cache_dir``: where the optimised graph is kept)."""
         from tokenizers import Tokenizer
 
         self.model_path = Path(model_path)
