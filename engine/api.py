@@ -44,14 +44,16 @@ from engine.knowledge import kb as _kb
 from engine.knowledge.embed import EmbedderError
 from engine.knowledge.kb import KnowledgeBaseError
 from engine.llm import LLMError
+from engine.metrics import listing as _listing
 from engine.metrics import sessions as _figures
+from engine.metrics.listing import SessionFilterError
 from engine.policy.policies import PolicyError as _PolicyError
 from engine.runtime import Runtime
 from engine.store import StoreError
 
 USER_ERRORS: tuple[type[Exception], ...] = (
     ConfigError, StoreError, BenchError, KnowledgeBaseError, EmbedderError, RunError, ControlError,
-    SessionError, LLMError, _PolicyError)
+    SessionError, LLMError, _PolicyError, SessionFilterError)
 """Errors that carry a message for the user (the command line prints them as one line)."""
 
 
@@ -106,9 +108,32 @@ class Engine:
         return self.runtime.store
 
     # -- sessions -------------------------------------------------------------------------------
-    def list_sessions(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """Sessions newest first (id, status, protocol, target, item, benchmark, turns, score...)."""
-        return _queries.list_sessions(self._store, limit)
+    def list_sessions(self, limit: int | None = None, offset: int = 0, query: str = "",
+                      ids: list[int] | None = None) -> list[dict[str, Any]]:
+        """Sessions newest first (id, status, protocol, target, item, benchmark, turns, score...),
+        filtered and paged in the store: ``limit`` rows (None: all) after ``offset``, matching the
+        filter string ``query`` (:mod:`engine.metrics.listing`), only ``ids`` when given.
+
+        Raises:
+            SessionFilterError: a bad filter term.
+        """
+        return _listing.list_sessions(self._store, limit, offset, query, ids=ids)
+
+    def count_sessions(self, query: str = "") -> int:
+        """How many sessions match the filter string ``query`` (all of them when empty)."""
+        return _listing.count_sessions(self._store, query)
+
+    def session_changes(self, after: int) -> tuple[int, list[int]]:
+        """``(last event seq, ids of sessions whose listed columns may have changed since ``after``)``."""
+        return _listing.session_changes(self._store, after)
+
+    def orphaned_sessions(self) -> list[int]:
+        """Sessions marked running or paused whose process is gone (listed as interrupted)."""
+        return _listing.orphaned_sessions(self._store)
+
+    def catalogue_token(self) -> tuple[Any, ...]:
+        """A value that changes when sessions are added or removed, or benchmarks or items change."""
+        return _listing.catalogue_token(self._store)
 
     def session_exists(self, session_id: int) -> bool:
         """Whether a session with this id is stored."""
@@ -122,9 +147,21 @@ class Engine:
         """A session with its turns, each turn's effective verdicts, and its metrics."""
         return _queries.session_detail(self._store, session_id)
 
-    def sessions_of_item(self, item_id: int | None, exclude: int | None = None) -> list[dict[str, Any]]:
-        """Sessions on the same item (for compare), newest first."""
-        return [r for r in self.list_sessions() if r["item"] == item_id and r["id"] != exclude]
+    def sessions_of_item(self, item_id: int | None, exclude: int | None = None, limit: int | None = None,
+                         offset: int = 0, answered_only: bool = False, query: str = "") -> list[dict[str, Any]]:
+        """Sessions on the same item (for compare), newest first, paged in the store; with
+        ``answered_only`` only those with an answered turn (something to show side by side)."""
+        if item_id is None:
+            return []
+        return _listing.list_sessions(self._store, limit, offset, query, item=item_id, exclude=exclude,
+                                      answered_only=answered_only)
+
+    def count_sessions_of_item(self, item_id: int | None, exclude: int | None = None,
+                               answered_only: bool = False, query: str = "") -> int:
+        """How many sessions :meth:`sessions_of_item` lists, unpaged."""
+        if item_id is None:
+            return 0
+        return _listing.count_sessions(self._store, query, item=item_id, exclude=exclude, answered_only=answered_only)
 
     def run_sessions(self, run_id: int) -> list[dict[str, Any]]:
         """A run's sessions: id and effective status, in order."""
@@ -364,7 +401,7 @@ __all__ = [
     "Engine", "USER_ERRORS", "RunRequest", "BenchError", "Benchmark", "Criterion", "Item", "RubricVersion",
     "ConfigError", "StoreError", "RunError", "ControlError", "SessionError", "KnowledgeBaseError",
     "EmbedderError", "LLMError", "apply_ops", "export_jsonl", "generate_benchmark", "load_topics", "run_import",
-    "prepare_demo", "DEMO_TARGETS", "__version__",
+    "prepare_demo", "DEMO_TARGETS", "__version__", "SessionFilterError",
 ]
 
 # -- for the command line's administrative commands (called with ``Engine.runtime``) ------------------

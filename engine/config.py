@@ -114,9 +114,11 @@ class EmbedderConfig(_Strict):
     model_path: str | None = None
     tokenizer_path: str | None = None
     max_length: int = Field(default=256, gt=8)
-    batch_size: int = Field(default=8, gt=0)
-    """Texts per ONNX run. 8 is as fast as 32 here (inputs are sorted by length, so batches pad little)
-    and holds about half the memory: a run's activations grow with batch x tokens², one run per core."""
+    batch_size: int = Field(default=4, gt=0)
+    """Texts per ONNX run. With one single-threaded run per core, 4 was the fastest setting in every
+    round of ``bench/kb.py``'s peak measurement (batch 4, 8, 16; one session on all cores at 8, 32) on
+    the 2-core test machine, and it holds the least memory: a run's activations grow with batch x
+    tokens², one run per core."""
 
 
 class RetrievalConfig(_Strict):

@@ -27,6 +27,9 @@ class Runtime:
         runtime = cls(home=resolve_home(home), config=load_config(config_path), use_cache=use_cache)
         register_config(runtime.config)
         setup_logging(runtime.home)
+        from engine.knowledge.embed import set_cache_dir
+
+        set_cache_dir(runtime.home / "cache")  # the embedder's optimised graph, made once per machine
         return runtime
 
     @property

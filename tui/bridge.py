@@ -8,7 +8,7 @@ Every piece of engine work runs off the UI thread (Textual guide, "Workers"):
   the coroutine, so the runner records the session as interrupted;
 - :func:`follow_session`: follows one session's events (written by this app's runner or by
   ``viva run`` in another process) with the engine's follower and posts them as messages;
-- :func:`follow_sessions`: refreshes the session list when anything is written.
+- :func:`follow_sessions`: posts the session list's changed rows when anything is written.
 
 Results come back with ``app.call_from_thread``; errors surface as worker errors, which the app
 turns into one notification naming the worker.
@@ -27,10 +27,17 @@ from textual.worker import Worker, get_current_worker
 
 from engine import events as ev
 from engine.api import Engine
-from tui.messages import AnswerStreamed, MetricsUpdated, SessionEvents, SessionOpened, SessionsChanged
+from tui.messages import (
+    AnswerStreamed,
+    BenchmarksChanged,
+    MetricsUpdated,
+    SessionEvents,
+    SessionOpened,
+    SessionRowsChanged,
+)
 
 FOLLOW_INTERVAL = 0.05
-LIST_INTERVAL = 0.5
+LIST_INTERVAL = 0.25
 LIST_FULL_REFRESH = 5.0
 
 
@@ -172,27 +179,61 @@ def follow_session(node: DOMNode, engine: Engine, session_id: int, interval: flo
                            exit_on_error=False, exclusive=True)
 
 
-def list_everything(engine: Engine) -> tuple[list[dict[str, Any]], list[Any]]:
-    """The session list and the benchmarks, as Home shows them."""
-    return engine.list_sessions(), engine.list_benchmarks()
+NEW_ROWS_AT_ONCE = 200
+"""More new sessions than this at once (a large run planned): the list reloads its first page."""
 
 
-def follow_sessions(node: DOMNode, engine: Engine, interval: float = LIST_INTERVAL) -> Worker:
-    """Post the session list now and again whenever the store changes (and every few seconds, so
-    a session whose process died shows as interrupted)."""
+def follow_sessions(node: DOMNode, engine: Engine, query_of: Callable[[], str],
+                    loaded_of: Callable[[], list[int]] | None = None, interval: float = LIST_INTERVAL) -> Worker:
+    """Post what changed in the session list whenever the store changes, never the whole list.
+
+    Every ``interval`` seconds: the event log after the last seen sequence number names the sessions
+    that changed (streamed answer pieces excluded); new sessions are the ids past the last seen one;
+    every few seconds, sessions whose process died (now listed as interrupted) and the rows on show
+    (``loaded_of()``; a writer may change a row without an event). Only those rows are
+    read, with the current filter (``query_of()``), and posted as :class:`SessionRowsChanged`; the
+    benchmarks as :class:`BenchmarksChanged` when they change.
+    """
 
     def work() -> None:
         worker = get_current_worker()
         with thread_engine(engine) as local:
-            signature: tuple[Any, ...] | None = None
-            last_full = 0.0
+            seq, _ = local.session_changes(1 << 62)  # the current end of the log
+            catalogue: tuple[Any, ...] | None = None
+            orphans = set(local.orphaned_sessions())
+            last_orphans = time.monotonic()
             while not worker.is_cancelled:
-                current = local.change_token()
+                token = local.catalogue_token()  # (last session id, sessions, benchmarks..., items)
+                changed: set[int] = set()
+                recount = reset = False
+                if token != catalogue:
+                    if catalogue is None or token[2:] != catalogue[2:]:
+                        node.post_message(BenchmarksChanged(local.list_benchmarks()))
+                    if catalogue is not None and token[:2] != catalogue[:2]:
+                        grown = token[0] - catalogue[0]
+                        recount = True
+                        if grown != token[1] - catalogue[1] or grown > NEW_ROWS_AT_ONCE:
+                            reset = True  # sessions were deleted, or a large run was planned
+                        else:
+                            changed.update(range(catalogue[0] + 1, token[0] + 1))
+                    catalogue = token
+                seq, ids = local.session_changes(seq)
+                changed.update(ids)
                 now = time.monotonic()
-                if current != signature or now - last_full > LIST_FULL_REFRESH:
-                    signature, last_full = current, now
-                    sessions, benchmarks = list_everything(local)
-                    node.post_message(SessionsChanged(sessions, benchmarks))
+                if now - last_orphans > LIST_FULL_REFRESH:
+                    current = set(local.orphaned_sessions())
+                    changed.update(current ^ orphans)
+                    if loaded_of is not None:
+                        changed.update(loaded_of())
+                    orphans, last_orphans = current, now
+                query = query_of()
+                if reset:
+                    node.post_message(SessionRowsChanged(query, [], [], None, reset=True))
+                elif changed:
+                    rows = local.list_sessions(query=query, ids=sorted(changed))
+                    gone = sorted(changed - {r["id"] for r in rows})
+                    total = local.count_sessions(query) if recount or (query and (rows or gone)) else None
+                    node.post_message(SessionRowsChanged(query, rows, gone, total))
                 worker.cancelled_event.wait(interval)
 
     return node.run_worker(work, thread=True, name="session list", group="follow-list",

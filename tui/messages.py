@@ -75,18 +75,34 @@ class MetricsUpdated(Message):
         return isinstance(message, MetricsUpdated) and message.session_id == self.session_id
 
 
-class SessionsChanged(Message):
-    """The session list (and benchmarks) after something was written (coalesced)."""
+class SessionRowsChanged(Message):
+    """Session rows that changed (read with the filter ``query``): ``rows`` to update or add,
+    ``gone`` no longer listed, ``total`` the new filtered count (None: unchanged); ``reset``: reload
+    the first page instead."""
 
     bubble = False  # for the screen that asked; nothing above it listens
 
-    def __init__(self, sessions: list[dict[str, Any]], benchmarks: list[Any]):
+    def __init__(self, query: str, rows: list[dict[str, Any]], gone: list[int], total: int | None,
+                 reset: bool = False):
         super().__init__()
-        self.sessions = sessions
+        self.query = query
+        self.rows = rows
+        self.gone = gone
+        self.total = total
+        self.reset = reset
+
+
+class BenchmarksChanged(Message):
+    """The benchmarks after one was added, removed or changed."""
+
+    bubble = False
+
+    def __init__(self, benchmarks: list[Any]):
+        super().__init__()
         self.benchmarks = benchmarks
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, SessionsChanged)
+        return isinstance(message, BenchmarksChanged)
 
 
 class TurnSelected(Message):

@@ -33,23 +33,14 @@ def effective_status(row: dict[str, Any]) -> str:
     return status
 
 
-def list_sessions(store: Store, limit: int | None = None) -> list[dict[str, Any]]:
-    """Sessions newest first: id, status, protocol, target, kernel, policy, item, benchmark, turns,
-    score (0-100), created_at, run_id."""
-    sql = (
-        "SELECT s.id, s.status, s.pid, s.protocol, s.target, s.kernel, s.policy, s.item_id AS item, "
-        "b.name AS benchmark, i.topic AS topic, s.score, s.created_at, s.run_id, "
-        "(SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id AND t.answer IS NOT NULL) AS turns "
-        "FROM sessions s LEFT JOIN benchmarks b ON b.id = s.benchmark_id "
-        "LEFT JOIN items i ON i.id = s.item_id ORDER BY s.id DESC"
-    )
-    if limit:
-        sql += f" LIMIT {int(limit)}"
-    rows = store.query(sql)
-    for r in rows:
-        r["status"] = effective_status(r)
-        r.pop("pid", None)
-    return rows
+def list_sessions(store: Store, limit: int | None = None, offset: int = 0, query: str = "",
+                  **where: Any) -> list[dict[str, Any]]:
+    """Sessions newest first, filtered and paged in the store (:func:`engine.metrics.listing.list_sessions`):
+    id, status, protocol, target, kernel, policy, item, benchmark, topic, turns, score (0-100),
+    created_at, run_id."""
+    from engine.metrics.listing import list_sessions as page
+
+    return page(store, limit, offset, query, **where)
 
 
 def session_detail(store: Store, session_id: int) -> dict[str, Any]:

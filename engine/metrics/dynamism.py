@@ -64,11 +64,64 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+@dataclass
+class DeltaSums:
+    """What the Dynamism figures need of a set of turns, as counts and sums (so the store can keep
+    them per session and add them up per target: ``session_stats``, migration 8)."""
+
+    follow_ups: int = 0
+    follow_sum: float = 0.0
+    challenges: int = 0
+    plus_n: int = 0
+    plus_sum: float = 0.0
+    minus_n: int = 0
+    minus_sum: float = 0.0  # of |Δs| over challenge turns with Δs < 0
+
+    def add(self, t: TurnRecord) -> None:
+        """Count one turn (turns without a Δs count for nothing)."""
+        if t.delta is None:
+            return
+        if t.action == FOLLOW_UP:
+            self.follow_ups += 1
+            self.follow_sum += t.delta
+        elif t.action == CHALLENGE:
+            self.challenges += 1
+            if t.delta > 0:
+                self.plus_n += 1
+                self.plus_sum += t.delta
+            elif t.delta < 0:
+                self.minus_n += 1
+                self.minus_sum += -t.delta
+
+
+def dynamism_from_sums(conversations: int, last_scores: Sequence[float], sums: DeltaSums) -> Dynamism:
+    """The Dynamism figures from the conversations' count, their last-turn scores and the Δs sums."""
+    n = sums.challenges
+    p_plus = sums.plus_n / n if n else None
+    p_minus = sums.minus_n / n if n else None
+    m_plus = (sums.plus_sum / sums.plus_n if sums.plus_n else None) if n else None
+    m_minus = (sums.minus_sum / sums.minus_n if sums.minus_n else None) if n else None
+    if n:
+        r_plus, r_minus, r = robustness(p_plus or 0.0, m_plus or 0.0, p_minus or 0.0, m_minus or 0.0)
+    else:
+        r_plus = r_minus = r = None
+    mean_last = _mean(last_scores)
+    return Dynamism(
+        conversations=conversations,
+        score=None if mean_last is None else 100.0 * mean_last,
+        delta_follow_up=sums.follow_sum / sums.follow_ups if sums.follow_ups else None,
+        follow_ups=sums.follow_ups,
+        challenges=n,
+        p_plus=p_plus, m_plus=m_plus, p_minus=p_minus, m_minus=m_minus,
+        p_zero=(1.0 - (p_plus or 0.0) - (p_minus or 0.0)) if n else None,
+        r_plus=r_plus, r_minus=r_minus, r=r,
+    )
+
+
 def dynamism(conversations: Iterable[Sequence[TurnRecord]]) -> Dynamism:
     """Compute the Dynamism figures over conversations (each a list of turns in order)."""
     last_scores: list[float] = []
-    follow_deltas: list[float] = []
-    challenge_deltas: list[float] = []
+    sums = DeltaSums()
     count = 0
     for turns in conversations:
         count += 1
@@ -76,31 +129,5 @@ def dynamism(conversations: Iterable[Sequence[TurnRecord]]) -> Dynamism:
         if scored:
             last_scores.append(scored[-1].score)  # type: ignore[arg-type]
         for t in turns:
-            if t.delta is None:
-                continue
-            if t.action == FOLLOW_UP:
-                follow_deltas.append(t.delta)
-            elif t.action == CHALLENGE:
-                challenge_deltas.append(t.delta)
-    n = len(challenge_deltas)
-    plus = [d for d in challenge_deltas if d > 0]
-    minus = [-d for d in challenge_deltas if d < 0]
-    p_plus = len(plus) / n if n else None
-    p_minus = len(minus) / n if n else None
-    m_plus = _mean(plus) if n else None
-    m_minus = _mean(minus) if n else None
-    if n:
-        r_plus, r_minus, r = robustness(p_plus or 0.0, m_plus or 0.0, p_minus or 0.0, m_minus or 0.0)
-    else:
-        r_plus = r_minus = r = None
-    mean_last = _mean(last_scores)
-    return Dynamism(
-        conversations=count,
-        score=None if mean_last is None else 100.0 * mean_last,
-        delta_follow_up=_mean(follow_deltas),
-        follow_ups=len(follow_deltas),
-        challenges=n,
-        p_plus=p_plus, m_plus=m_plus, p_minus=p_minus, m_minus=m_minus,
-        p_zero=(1.0 - (p_plus or 0.0) - (p_minus or 0.0)) if n else None,
-        r_plus=r_plus, r_minus=r_minus, r=r,
-    )
+            sums.add(t)
+    return dynamism_from_sums(count, last_scores, sums)

@@ -193,8 +193,12 @@ def rubric_scores(store: Any, session_ids: Iterable[int] | None = None) -> list[
     """
     from engine.store import loads
 
-    sql = "SELECT s.id, s.target, s.kernel, i.meta FROM sessions s JOIN items i ON i.id = s.item_id " \
-          "WHERE s.protocol = 'rubric' AND s.status = 'finished'"
+    # one query: each session's last scored turn and latest judgement come with its row
+    sql = "SELECT s.id, s.target, s.kernel, i.meta, " \
+          "(SELECT t.score FROM turns t WHERE t.session_id = s.id AND t.score IS NOT NULL ORDER BY t.idx DESC " \
+          "LIMIT 1) AS last_score, (SELECT e.payload FROM events e WHERE e.session_id = s.id AND " \
+          "e.kind = 'rubric.scored' ORDER BY e.seq DESC LIMIT 1) AS judgement " \
+          "FROM sessions s JOIN items i ON i.id = s.item_id WHERE s.protocol = 'rubric' AND s.status = 'finished'"
     params: tuple[Any, ...] = ()
     if session_ids is not None:
         ids = list(session_ids)
@@ -204,12 +208,10 @@ def rubric_scores(store: Any, session_ids: Iterable[int] | None = None) -> list[
         params = tuple(ids)
     out = []
     for r in store.query(sql + " ORDER BY s.id", params):
-        turn = store.one("SELECT score FROM turns WHERE session_id = ? AND score IS NOT NULL ORDER BY idx DESC "
-                         "LIMIT 1", (r["id"],))
-        event = session_judgement(store, r["id"])
+        event = None if r["judgement"] is None else loads(r["judgement"], {})
         offline = bool(event.get("offline_estimate")) if event else r["kernel"] == "offline"
-        if turn is not None:
-            score: float | None = min(FULL_SCORE, max(0.0, FULL_SCORE * float(turn["score"])))
+        if r["last_score"] is not None:
+            score: float | None = min(FULL_SCORE, max(0.0, FULL_SCORE * float(r["last_score"])))
             status = "scored"
         else:
             score = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from engine.metrics.dynamism import TurnRecord, dynamism
+from engine.metrics.dynamism import DeltaSums, TurnRecord, dynamism, dynamism_from_sums
 from engine.store import Store
 
 
@@ -48,40 +48,52 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
     }
 
 
-def target_table(store: Store, session_ids: Iterable[int]) -> list[dict[str, Any]]:
-    """One row per target over the given sessions.
+def _id_filter(ids: list[int] | None, column: str = "s.id") -> tuple[str, tuple[Any, ...]]:
+    """``AND column IN (...)`` for a list of ids, nothing for None (every session)."""
+    if ids is None:
+        return "", ()
+    return f" AND {column} IN ({','.join('?' * len(ids))})", tuple(ids)
+
+
+def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[str, Any]]:
+    """One row per target over the given sessions (None: every stored session).
 
     The Dynamism figures (Score, ΔS_f, P±, M±, R±, R) are over the target's **finished** sessions
     only: a failed or unfinished session's partial score is not a measurement of the target. The
     row counts and lists the others (``failed``, ``unfinished``) so nothing is hidden; tokens and
-    cost are over every session (they were spent).
+    cost are over every session (they were spent). The Δs counts and sums, tokens and cost are read
+    from ``session_stats`` (one row per session, kept by the store), so the table costs one query
+    whatever the number of turns.
     """
-    ids = list(session_ids)
-    if not ids:
+    ids = None if session_ids is None else list(session_ids)
+    if ids is not None and not ids:
         return []
-    marks = ",".join("?" * len(ids))
-    rows = store.query(f"SELECT id, target, status, pid, score FROM sessions WHERE id IN ({marks}) ORDER BY id",
-                       tuple(ids))
+    cond, params = _id_filter(ids)
+    rows = store.query(
+        "SELECT s.id, s.target, s.status, s.score, st.follow_ups, st.follow_sum, st.challenges, st.plus_n, "
+        "st.plus_sum, st.minus_n, st.minus_sum, st.tokens_in, st.tokens_out, st.cost FROM sessions s "
+        f"LEFT JOIN session_stats st ON st.session_id = s.id WHERE 1{cond} ORDER BY s.id", params)
     by_target: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_target.setdefault(r["target"], []).append(r)
     table = []
     for target, sessions in by_target.items():
         sids = [s["id"] for s in sessions]
-        finished = [s["id"] for s in sessions if s["status"] == "finished"]
+        finished = [s for s in sessions if s["status"] == "finished"]
         failed = [s["id"] for s in sessions if s["status"] == "failed"]
         unfinished = [s["id"] for s in sessions if s["status"] not in ("finished", "failed")]
-        dyn = dynamism(turn_records(store, finished))
+        sums = DeltaSums()
+        for s in finished:
+            for name in ("follow_ups", "follow_sum", "challenges", "plus_n", "plus_sum", "minus_n", "minus_sum"):
+                setattr(sums, name, getattr(sums, name) + (s[name] or 0))
         # Score is the mean of the finished sessions' scores, each by its protocol's rule (for
         # adaptive sessions that is 100 × the last turn's score, TestAgent's Score).
-        scores = [s["score"] for s in sessions if s["status"] == "finished" and s["score"] is not None]
+        scores = [s["score"] for s in finished if s["score"] is not None]
+        dyn = dynamism_from_sums(len(finished), [], sums)
         dyn.score = sum(scores) / len(scores) if scores else None
-        marks = ",".join("?" * len(sids))
-        usage = store.one(
-            f"SELECT COALESCE(SUM(tokens_in),0) AS tin, COALESCE(SUM(tokens_out),0) AS tout, "
-            f"COALESCE(SUM(cost),0) AS cost FROM turns WHERE session_id IN ({marks})", tuple(sids))
-        table.append({"target": target, **dyn.as_dict(), "tokens_in": usage["tin"],
-                      "tokens_out": usage["tout"], "cost": usage["cost"], "sessions": sids,
+        table.append({"target": target, **dyn.as_dict(), "tokens_in": sum(s["tokens_in"] or 0 for s in sessions),
+                      "tokens_out": sum(s["tokens_out"] or 0 for s in sessions),
+                      "cost": sum(s["cost"] or 0.0 for s in sessions), "sessions": sids,
                       "finished": len(finished), "failed": failed, "unfinished": unfinished})
     graded = graded_table(store, ids)
     ratings = ratings_table(store, ids)
@@ -91,20 +103,20 @@ def target_table(store: Store, session_ids: Iterable[int]) -> list[dict[str, Any
     return table
 
 
-def ratings_table(store: Store, session_ids: Iterable[int]) -> dict[str, dict[str, Any]]:
+def ratings_table(store: Store, session_ids: Iterable[int] | None) -> dict[str, dict[str, Any]]:
     """Professionalism and Stability per target over its finished, rated adaptive sessions
     (:func:`engine.metrics.ratings.rating_averages`); a session the offline kernel ran counts as
     not rated, and a target with no rated session shows "not rated: needs an LLM judge"."""
     from engine.metrics.ratings import NOT_RATED, rating_averages
 
-    ids = list(session_ids)
-    if not ids:
+    ids = None if session_ids is None else list(session_ids)
+    if ids is not None and not ids:
         return {}
-    marks = ",".join("?" * len(ids))
+    cond, params = _id_filter(ids)
     rows = store.query(
         f"SELECT s.id, s.target, m.name, m.value FROM sessions s JOIN metrics m ON m.scope = 'session' "
         f"AND m.scope_id = CAST(s.id AS TEXT) AND (m.name = 'rated' OR m.name LIKE 'rating.%') "
-        f"WHERE s.id IN ({marks}) AND s.status = 'finished' ORDER BY s.id", tuple(ids))
+        f"WHERE s.status = 'finished'{cond} ORDER BY s.id", params)
     per_session: dict[int, tuple[str, dict[str, int], bool]] = {}
     for r in rows:
         target, values, rated = per_session.get(r["id"], (r["target"], {}, False))
@@ -119,8 +131,7 @@ def ratings_table(store: Store, session_ids: Iterable[int]) -> dict[str, dict[st
 
 def leaderboard(store: Store) -> list[dict[str, Any]]:
     """Every target, best Score first (figures over finished sessions; failed ones counted)."""
-    ids = [r["id"] for r in store.query("SELECT id FROM sessions")]
-    rows = target_table(store, ids)
+    rows = target_table(store, None)
     return sorted(rows, key=lambda r: -(r["score"] or 0.0))
 
 
@@ -190,7 +201,7 @@ def graded_session_figures(store: Store, session_id: int) -> dict[str, Any]:
     }
 
 
-def graded_table(store: Store, session_ids: Iterable[int]) -> dict[str, dict[str, Any]]:
+def graded_table(store: Store, session_ids: Iterable[int] | None) -> dict[str, dict[str, Any]]:
     """JudgeAgent's figures per target over its finished graded sessions.
 
     For each target: ``questions`` (base and extension questions graded), ``evaluation_score``
@@ -200,12 +211,12 @@ def graded_table(store: Store, session_ids: Iterable[int]) -> dict[str, dict[str
     """
     from engine.metrics.graded import validation
 
-    ids = list(session_ids)
-    if not ids:
+    ids = None if session_ids is None else list(session_ids)
+    if ids is not None and not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    sessions = store.query(f"SELECT id, target FROM sessions WHERE id IN ({marks}) AND protocol = 'graded' "
-                           "AND status = 'finished' ORDER BY id", tuple(ids))
+    cond, params = _id_filter(ids, "id")
+    sessions = store.query(f"SELECT id, target FROM sessions WHERE protocol = 'graded' "
+                           f"AND status = 'finished'{cond} ORDER BY id", params)
     out: dict[str, dict[str, Any]] = {}
     by_target: dict[str, list[int]] = {}
     for s in sessions:

@@ -336,4 +336,77 @@ MIGRATIONS: list[str | Callable[[Any], None]] = [
     _migration_7,
 ]
 
+
+def _stats_terms(row: str) -> dict[str, str]:
+    """What one turn row (``NEW`` or ``OLD``) adds to its session's ``session_stats`` row."""
+    follow = f"{row}.action = 'follow-up' AND {row}.delta IS NOT NULL"
+    challenge = f"{row}.action = 'challenge' AND {row}.delta IS NOT NULL"
+    return {
+        "answered": f"CASE WHEN {row}.answer IS NOT NULL THEN 1 ELSE 0 END",
+        "follow_ups": f"CASE WHEN {follow} THEN 1 ELSE 0 END",
+        "follow_sum": f"CASE WHEN {follow} THEN {row}.delta ELSE 0.0 END",
+        "challenges": f"CASE WHEN {challenge} THEN 1 ELSE 0 END",
+        "plus_n": f"CASE WHEN {challenge} AND {row}.delta > 0 THEN 1 ELSE 0 END",
+        "plus_sum": f"CASE WHEN {challenge} AND {row}.delta > 0 THEN {row}.delta ELSE 0.0 END",
+        "minus_n": f"CASE WHEN {challenge} AND {row}.delta < 0 THEN 1 ELSE 0 END",
+        "minus_sum": f"CASE WHEN {challenge} AND {row}.delta < 0 THEN -{row}.delta ELSE 0.0 END",
+        "tokens_in": f"COALESCE({row}.tokens_in, 0)",
+        "tokens_out": f"COALESCE({row}.tokens_out, 0)",
+        "cost": f"COALESCE({row}.cost, 0.0)",
+    }
+
+
+def _stats_migration() -> str:
+    """Migration 8 (see its comment in ``MIGRATIONS``)."""
+    new, old = _stats_terms("NEW"), _stats_terms("OLD")
+    add = ", ".join(f"{c} = {c} + ({t})" for c, t in new.items())
+    sub = ", ".join(f"{c} = {c} - ({t})" for c, t in old.items())
+    change = ", ".join(f"{c} = {c} + ({new[c]}) - ({old[c]})" for c in new)
+    backfill = ", ".join(f"SUM({t})" for t in _stats_terms("turns").values())
+    return f"""
+    CREATE TABLE session_stats (
+        session_id INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        answered INTEGER NOT NULL DEFAULT 0,
+        follow_ups INTEGER NOT NULL DEFAULT 0,
+        follow_sum REAL NOT NULL DEFAULT 0,
+        challenges INTEGER NOT NULL DEFAULT 0,
+        plus_n INTEGER NOT NULL DEFAULT 0,
+        plus_sum REAL NOT NULL DEFAULT 0,
+        minus_n INTEGER NOT NULL DEFAULT 0,
+        minus_sum REAL NOT NULL DEFAULT 0,
+        tokens_in INTEGER NOT NULL DEFAULT 0,
+        tokens_out INTEGER NOT NULL DEFAULT 0,
+        cost REAL NOT NULL DEFAULT 0
+    );
+    INSERT INTO session_stats (session_id, {", ".join(new)})
+        SELECT session_id, {backfill} FROM turns GROUP BY session_id;
+    CREATE TRIGGER session_stats_insert AFTER INSERT ON turns BEGIN
+        INSERT INTO session_stats (session_id) VALUES (NEW.session_id) ON CONFLICT (session_id) DO NOTHING;
+        UPDATE session_stats SET {add} WHERE session_id = NEW.session_id;
+    END;
+    CREATE TRIGGER session_stats_update AFTER UPDATE OF session_id, answer, action, delta, tokens_in, tokens_out, cost
+        ON turns WHEN OLD.session_id = NEW.session_id BEGIN
+        UPDATE session_stats SET {change} WHERE session_id = NEW.session_id;
+    END;
+    CREATE TRIGGER session_stats_move AFTER UPDATE OF session_id ON turns WHEN OLD.session_id != NEW.session_id BEGIN
+        UPDATE session_stats SET {sub} WHERE session_id = OLD.session_id;
+        INSERT INTO session_stats (session_id) VALUES (NEW.session_id) ON CONFLICT (session_id) DO NOTHING;
+        UPDATE session_stats SET {add} WHERE session_id = NEW.session_id;
+    END;
+    CREATE TRIGGER session_stats_delete AFTER DELETE ON turns BEGIN
+        UPDATE session_stats SET {sub} WHERE session_id = OLD.session_id;
+    END;
+    CREATE INDEX sessions_status ON sessions(status);
+    CREATE INDEX sessions_item ON sessions(item_id, id);
+    CREATE INDEX verdicts_human ON verdicts(turn_id) WHERE source = 'human';
+    """
+
+
+# 8: per-session aggregates kept by the store (the session list's answered turns, the leaderboard's
+#    Dynamism sums, tokens and cost), maintained by triggers on ``turns`` whichever code writes them,
+#    so listing and ranking 10,000 sessions reads one row per session instead of every turn; and the
+#    indexes the session list, compare picker and agreement figures filter on. Generated from
+#    :func:`_stats_terms`: like every migration, never change it once shipped; append a new one.
+MIGRATIONS.append(_stats_migration())
+
 SCHEMA_VERSION = len(MIGRATIONS)

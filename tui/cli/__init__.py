@@ -74,23 +74,41 @@ def main(ctx: click.Context, home: str | None, config: str | None, no_cache: boo
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (a list of the page's rows) instead of a table.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="Sessions per page.")
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Skip this many (newest) sessions first.")
+@click.option("--all", "every", is_flag=True, help="Every session (no page).")
+@click.option("--filter", "query", default="", metavar="TEXT",
+              help="Words and field:value terms, all must match: target:, bench:, item:, status:, protocol:, "
+                   "policy:, kernel:, date:, id:, run:, score>N (as Home's filter).")
 @click.pass_context
-def sessions(ctx: click.Context, as_json: bool) -> None:
-    """List interview sessions (id, status, target, item, turns, score)."""
-    rows = get_engine(ctx).list_sessions()
+def sessions(ctx: click.Context, as_json: bool, limit: int, offset: int, every: bool, query: str) -> None:
+    """List interview sessions, newest first, a page at a time (id, status, target, item, turns, score)."""
+    from engine.api import SessionFilterError
+
+    engine = get_engine(ctx)
+    try:
+        rows = engine.list_sessions(limit=None if every else limit, offset=offset, query=query)
+        total = len(rows) + offset if every else engine.count_sessions(query)
+    except SessionFilterError as exc:
+        raise click.BadParameter(str(exc), param_hint="--filter") from None
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
-        return
-    from rich.console import Console
-    from rich.table import Table
+    else:
+        from rich.console import Console
+        from rich.table import Table
 
-    table = Table("id", "status", "protocol", "target", "item", "turns", "score", "created")
-    for r in rows:
-        score = "" if r["score"] is None else f"{r['score']:.1f}"
-        table.add_row(str(r["id"]), r["status"], r["protocol"], r["target"], str(r["item"] or ""),
-                      str(r["turns"]), score, r["created_at"][:19])
-    Console().print(table)
+        table = Table("id", "status", "protocol", "target", "item", "turns", "score", "created")
+        for r in rows:
+            score = "" if r["score"] is None else f"{r['score']:.1f}"
+            table.add_row(str(r["id"]), r["status"], r["protocol"], r["target"], str(r["item"] or ""),
+                          str(r["turns"]), score, r["created_at"][:19])
+        Console().print(table)
+    if not every and (offset or offset + len(rows) < total):
+        more = f"; --offset {offset + len(rows)} for the next page" if offset + len(rows) < total else ""
+        first = offset + 1 if rows else offset
+        click.echo(f"sessions {first}-{offset + len(rows)} of {total}{more}, --all for every one", err=True)
 
 
 for _command in (demo, tui, kb, bench, run, resume, rescore, review, report, policy):

@@ -251,22 +251,38 @@ def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class PickSessionDialog(Dialog):
-    """Pick one session from a list. Returns its id."""
+    """Pick one session from a list paged from the store. Returns its id.
+
+    ``rows`` is the first page, ``total`` how many there are, ``loader`` fetches further pages
+    (:data:`tui.widgets.sessions.Loader`) when the cursor nears the end; without one, ``rows`` is all.
+    """
 
     BINDINGS = [Binding("enter", "pick", "Pick", id="pick_session", priority=True)]
 
-    def __init__(self, title: str, rows: list[dict[str, Any]]):
+    def __init__(self, title: str, rows: list[dict[str, Any]], total: int | None = None, loader: Any = None):
         super().__init__()
-        self.title_text, self.rows = title, rows
+        self.title_text, self.first, self.total, self.loader = title, rows, total, loader
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The sessions loaded so far (the first page until the cursor asks for more)."""
+        if not self.is_mounted:
+            return list(self.first)
+        return self.query_one(SessionsTable).sessions
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide picker"):
             yield Label(self.title_text, classes="dialog-title")
-            yield SessionsTable(id="pick-table")
+            if self.loader is not None:
+                yield SessionsTable(id="pick-table", loader=self.loader)
+            else:
+                yield SessionsTable(id="pick-table")
 
     def on_mount(self) -> None:
         table = self.query_one(SessionsTable)
-        table.set_rows(self.rows)
+        table.set_rows(self.first, self.total if self.loader is not None else None)
+        table.loaded_once = self.loader is not None
+        table.border_subtitle = f"{self.total if self.total is not None else len(self.first)} session(s)"
         table.focus()
 
     def action_pick(self) -> None:

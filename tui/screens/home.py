@@ -1,7 +1,8 @@
 """Home: every session in a filterable table, the benchmarks, and "new interview".
 
 The list follows the store: a session started here or by ``viva run`` in another terminal shows
-up, and its status changes, without a refresh.
+up, and its status changes, without a refresh. The store filters and pages the list; the events say
+which sessions changed, and only those rows are read and redrawn.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
-from tui.bridge import follow_sessions
+from tui.bridge import db_work, follow_sessions
 from tui.filters import FilterError
-from tui.messages import SessionsChanged
+from tui.messages import BenchmarksChanged, SessionRowsChanged
 from tui.widgets.keybar import KeyBar
 from tui.widgets.sessions import SessionsTable
 
@@ -69,12 +70,32 @@ class HomeScreen(Screen):
         title.append(" · oral examinations of language models", style="dim")
         title.append(f" · home {self.viva.engine.home}", style="dim")
         self.query_one("#home-title", Static).update(title)
-        self.query_one(SessionsTable).focus()
-        follow_sessions(self, self.viva.engine)
+        table = self.query_one(SessionsTable)
+        table.focus()
+        follow_sessions(self, self.viva.engine, lambda: table.query_text, lambda: list(table.shown_ids))
+        table.reload()
 
     # -- data ---------------------------------------------------------------------------------
-    def on_sessions_changed(self, message: SessionsChanged) -> None:
-        self.query_one(SessionsTable).set_rows(message.sessions)
+    def on_sessions_table_loaded(self, message: SessionsTable.Loaded) -> None:
+        self._count()
+        self.refresh_bindings()
+
+    def on_session_rows_changed(self, message: SessionRowsChanged) -> None:
+        table = self.query_one(SessionsTable)
+        if message.reset:
+            table.reload()
+            return
+        table.apply_changes(message.query, message.rows, message.gone, message.total)
+        self._count()
+        self.refresh_bindings()
+
+    def _count(self) -> None:
+        table = self.query_one(SessionsTable)
+        loaded = len(table.shown_ids)
+        table.border_subtitle = (f"{table.total} session(s)" if loaded >= table.total
+                                 else f"{loaded} of {table.total} session(s) loaded")
+
+    def on_benchmarks_changed(self, message: BenchmarksChanged) -> None:
         self.benchmarks = message.benchmarks
         table = self.query_one("#benchmarks", DataTable)
         keep = table.cursor_row
@@ -84,8 +105,6 @@ class HomeScreen(Screen):
             table.add_row(b.name, b.source, str(b.n_items), protocols, b.kb or "", key=b.name)
         if message.benchmarks:
             table.move_cursor(row=min(keep or 0, len(message.benchmarks) - 1), animate=False)
-        self.query_one(SessionsTable).border_subtitle = f"{len(message.sessions)} session(s)"
-        self.refresh_bindings()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id != "filter":
@@ -136,18 +155,23 @@ class HomeScreen(Screen):
             self.viva.open_review(self.selected["id"])
 
     def action_compare(self) -> None:
-        from tui.screens.dialogs import PickSessionDialog, comparable
+        from tui.screens.dialogs import PickSessionDialog
+        from tui.screens.review import sessions_like
 
         row = self.selected
         if row is None:
             return
-        others = comparable([r for r in self.query_one(SessionsTable).sessions
-                             if r["item"] == row["item"] and r["id"] != row["id"]])
-        if not others:
-            self.notify("No other session of this item to compare with.", severity="warning")
-            return
-        self.app.push_screen(PickSessionDialog(f"Compare session {row['id']} with…", others),
-                             lambda other: other is not None and self.viva.open_compare(row["id"], other))
+        sid = row["id"]
+
+        def picked(found: tuple[list[dict[str, Any]], int, Any]) -> None:
+            rows, total, loader = found
+            if not rows:
+                self.notify("No other session of this item to compare with.", severity="warning")
+                return
+            self.app.push_screen(PickSessionDialog(f"Compare session {sid} with…", rows, total, loader),
+                                 lambda other: other is not None and self.viva.open_compare(sid, other))
+
+        db_work(self, self.viva.engine, sessions_like, sid, then=picked, name="find sessions to compare")
 
     def action_leaderboard(self) -> None:
         from tui.screens.leaderboard import LeaderboardScreen

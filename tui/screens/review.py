@@ -30,17 +30,28 @@ def load_review(engine: Engine, session_id: int) -> dict[str, Any]:
     return {"row": row, "criteria": criteria, "labels": labels, "events": engine.events(session_id)}
 
 
-def sessions_like(engine: Engine, session_id: int) -> list[dict[str, Any]]:
-    """Other sessions of the same item with at least one answer (what a comparison makes sense with)."""
-    from tui.screens.dialogs import comparable
+def sessions_like(engine: Engine, session_id: int) -> tuple[list[dict[str, Any]], int, Any]:
+    """Other sessions of the same item with at least one answer (what a comparison makes sense with):
+    the first page, how many there are, and the loader of further pages (paged in the store)."""
+    from tui.widgets.sessions import PAGE
 
     item = engine.session_row(session_id).get("item_id")
-    return comparable(engine.sessions_of_item(item, exclude=session_id))
+
+    def loader(eng: Engine, query: str, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+        rows = eng.sessions_of_item(item, exclude=session_id, limit=limit, offset=offset, answered_only=True,
+                                    query=query)
+        return rows, eng.count_sessions_of_item(item, exclude=session_id, answered_only=True, query=query)
+
+    rows, total = loader(engine, "", 0, PAGE)
+    return rows, total, loader
 
 
-def list_sessions(engine: Engine) -> list[dict[str, Any]]:
-    """Every session, newest first."""
-    return engine.list_sessions()
+def list_sessions(engine: Engine) -> tuple[list[dict[str, Any]], int, Any]:
+    """The first page of every session, newest first, the count, and the loader of further pages."""
+    from tui.widgets.sessions import PAGE, list_page
+
+    rows, total = list_page(engine, "", 0, PAGE)
+    return rows, total, list_page
 
 
 def write_report(engine: Engine, session_id: int, fmt: str, path: str | None = None) -> str:
@@ -186,11 +197,12 @@ class ReviewScreen(SessionScreen):
         if sid is None:
             return
 
-        def picked(rows: list[dict[str, Any]]) -> None:
+        def picked(found: tuple[list[dict[str, Any]], int, Any]) -> None:
+            rows, total, loader = found
             if not rows:
                 self.notify("No other session of this item to compare with.", severity="warning")
                 return
-            self.app.push_screen(PickSessionDialog(f"Compare session {sid} with…", rows),
+            self.app.push_screen(PickSessionDialog(f"Compare session {sid} with…", rows, total, loader),
                                  lambda other: other is not None and self.viva.open_compare(sid, other))
 
         db_work(self, self.viva.engine, sessions_like, sid, then=picked, name="find sessions to compare")
@@ -221,11 +233,12 @@ class ReviewScreen(SessionScreen):
     def action_pick_session(self) -> None:
         from tui.screens.dialogs import PickSessionDialog
 
-        def picked(rows: list[dict[str, Any]]) -> None:
+        def picked(found: tuple[list[dict[str, Any]], int, Any]) -> None:
+            rows, total, loader = found
             if not rows:
                 self.notify("No sessions yet: start one from Home (n) or with `viva run`.", severity="warning")
                 return
-            self.app.push_screen(PickSessionDialog("Review which session?", rows),
+            self.app.push_screen(PickSessionDialog("Review which session?", rows, total, loader),
                                  lambda sid: sid is not None and self.attach(sid))
 
         db_work(self, self.viva.engine, list_sessions, then=picked, name="list sessions")

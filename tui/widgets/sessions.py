@@ -1,62 +1,184 @@
-"""The session table: one row per session, filtered by the Home screen's filter string."""
+"""The session table: one row per session, newest first, read from the store a page at a time.
+
+The store filters, counts and pages (``Engine.list_sessions``); the table holds the pages loaded so
+far, fetches the next one when the cursor nears the end, and changes single rows when the events
+say a session changed (:meth:`SessionsTable.apply_changes`), so 10,000 sessions cost one page.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import DataTable
 
+from tui.bridge import db_work
 from tui.filters import compile_filter
 from tui.widgets.header import STATUS_STYLES, short
 
 COLUMNS = [("id", 5), ("target", 28), ("benchmark / item", 22), ("protocol", 9), ("status", 11),
            ("turns", 5), ("score", 6), ("date", 16)]
+PAGE = 50
+"""Rows fetched per page."""
+AHEAD = 20
+"""The next page is fetched when the cursor comes this close to the last loaded row."""
+
+Loader = Callable[[Any, str, int, int], tuple[list[dict[str, Any]], int]]
+"""``loader(engine, query, offset, limit) -> (rows, total)``: one page from the store (in a worker thread)."""
+
+
+def list_page(engine: Any, query: str, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """One page of every session (Home), with the filtered total."""
+    return engine.list_sessions(limit=limit, offset=offset, query=query), engine.count_sessions(query)
+
+
+def cells(r: dict[str, Any]) -> list[Any]:
+    """A session row's cells, in :data:`COLUMNS` order."""
+    item = f"{r.get('benchmark') or '?'}/{r.get('item') or '?'}"
+    if r.get("topic"):
+        item += f" {r['topic']}"
+    score = "" if r.get("score") is None else f"{r['score']:.1f}"
+    return [str(r["id"]), short(r["target"], 28), short(item, 22), r["protocol"],
+            Text(r["status"], style=STATUS_STYLES.get(r["status"], "")), str(r["turns"]), score,
+            (r.get("created_at") or "")[:16].replace("T", " ")]
 
 
 class SessionsTable(DataTable):
-    """Sessions newest first; ``sessions`` keeps the full list, ``shown_ids`` the filtered ids."""
+    """Sessions newest first, paged from the store.
 
-    def __init__(self, *, id: str | None = None):
+    ``sessions`` holds the loaded rows (a prefix of the filtered list), ``shown_ids`` their ids in
+    table order, ``total`` the filtered count in the store.
+    """
+
+    BINDINGS = [Binding("home", "scroll_top", "First", show=False),
+                Binding("end", "scroll_bottom", "Last loaded", show=False)]
+
+    def __init__(self, *, id: str | None = None, loader: Loader = list_page):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.loader = loader
         self.sessions: list[dict[str, Any]] = []
         self.shown_ids: list[int] = []
+        self.by_id: dict[int, dict[str, Any]] = {}
+        self.total = 0
         self.query_text = ""
+        self.generation = 0  # bumped by every reload; pages of an older one are dropped
+        self.loading = False
+        self.loaded_once = False
 
     def on_mount(self) -> None:
         for name, width in COLUMNS:
             self.add_column(name, key=name, width=width)
 
-    def set_rows(self, rows: list[dict[str, Any]]) -> None:
-        self.sessions = rows
-        self._fill()
+    # -- loading --------------------------------------------------------------------------------
+    def reload(self) -> None:
+        """Fetch the first page again (at least as many rows as are loaded) for the current filter."""
+        self.generation += 1
+        generation, query = self.generation, self.query_text
+        keep = max(PAGE, len(self.sessions))
+        self.loading = True
+        db_work(self, self.app.engine, self.loader, query, 0, keep,
+                then=lambda page: self._page(generation, query, 0, page), name="session list")
+
+    def load_more(self) -> None:
+        """Fetch the next page, unless every row is loaded or a fetch is under way."""
+        if self.loading or len(self.sessions) >= self.total:
+            return
+        generation, query, offset = self.generation, self.query_text, len(self.sessions)
+        self.loading = True
+        db_work(self, self.app.engine, self.loader, query, offset, PAGE,
+                then=lambda page: self._page(generation, query, offset, page), name="session list page")
+
+    def _page(self, generation: int, query: str, offset: int, page: tuple[list[dict[str, Any]], int]) -> None:
+        if generation != self.generation or query != self.query_text:
+            return
+        rows, total = page
+        self.total = total
+        if offset == 0:
+            self.set_rows(rows, total)
+        else:
+            known = set(self.by_id)
+            self._append([r for r in rows if r["id"] not in known])
+        self.loading = False  # only now: adding rows moves the cursor, which may ask for the next page
+        self.loaded_once = True
+        self.post_message(self.Loaded(self))
+
+    class Loaded(Message):
+        """Rows were loaded (a first page, a reload or the next page)."""
+
+        def __init__(self, table: SessionsTable):
+            super().__init__()
+            self.table = table
+
+    def set_rows(self, rows: list[dict[str, Any]], total: int | None = None) -> None:
+        """Show exactly these rows (the cursor stays on its session when it is among them)."""
+        keep = self.selected_session["id"] if self.selected_session else None
+        self.clear()
+        self.sessions, self.shown_ids, self.by_id = [], [], {}
+        self.total = len(rows) if total is None else total
+        self._append(rows)
+        if keep in self.by_id:
+            self.move_cursor(row=self.shown_ids.index(keep), animate=False)
+
+    def _append(self, rows: list[dict[str, Any]]) -> None:
+        for r in rows:
+            self.sessions.append(r)
+            self.shown_ids.append(r["id"])
+            self.by_id[r["id"]] = r
+            self.add_row(*cells(r), key=str(r["id"]))
 
     def set_filter(self, text: str) -> None:
         """Apply a filter string (see ``tui.filters``); raises ``FilterError`` on a bad term."""
         compile_filter(text)
         self.query_text = text
-        self._fill()
+        self.reload()
 
+    # -- live changes -----------------------------------------------------------------------------
+    def apply_changes(self, query: str, rows: list[dict[str, Any]], gone: list[int], total: int | None) -> None:
+        """Change only the rows that changed: ``rows`` (matching ``query``) are updated in place or
+        added in id order; ``gone`` (no longer matching) are removed; ``total`` replaces the count."""
+        if query != self.query_text:
+            return  # computed for another filter; the reload under way covers it
+        keep = self.selected_session["id"] if self.selected_session else None
+        added = False
+        for r in rows:
+            old = self.by_id.get(r["id"])
+            if old is not None:
+                new_cells = cells(r)
+                for (name, _), before, after in zip(COLUMNS, cells(old), new_cells, strict=True):
+                    if str(before) != str(after):
+                        self.update_cell(str(r["id"]), name, after)
+                self.by_id[r["id"]] = r
+                self.sessions[self.shown_ids.index(r["id"])] = r
+            elif not self.shown_ids or r["id"] > self.shown_ids[-1] or len(self.sessions) >= self.total:
+                self.add_row(*cells(r), key=str(r["id"]))
+                self.by_id[r["id"]] = r
+                added = True
+        for sid in gone:
+            if sid in self.by_id:
+                self.remove_row(str(sid))
+                del self.by_id[sid]
+                added = True
+        if added:
+            self.sort("id", key=lambda v: int(str(v)), reverse=True)
+            self.shown_ids = [int(str(row.key.value)) for row in self.ordered_rows]
+            self.sessions = [self.by_id[sid] for sid in self.shown_ids]
+            if keep in self.by_id:
+                self.move_cursor(row=self.shown_ids.index(keep), animate=False)
+        if total is not None:
+            self.total = total
+
+    # -- selection ----------------------------------------------------------------------------------
     @property
     def selected_session(self) -> dict[str, Any] | None:
+        """The session under the cursor, or None."""
         if not self.shown_ids or self.cursor_row is None or self.cursor_row >= len(self.shown_ids):
             return None
-        sid = self.shown_ids[self.cursor_row]
-        return next((r for r in self.sessions if r["id"] == sid), None)
+        return self.by_id.get(self.shown_ids[self.cursor_row])
 
-    def _fill(self) -> None:
-        keep = self.selected_session["id"] if self.selected_session else None
-        match = compile_filter(self.query_text)
-        shown = [r for r in self.sessions if match(r)]
-        self.clear()
-        self.shown_ids = [r["id"] for r in shown]
-        for r in shown:
-            item = f"{r.get('benchmark') or '?'}/{r.get('item') or '?'}"
-            if r.get("topic"):
-                item += f" {r['topic']}"
-            score = "" if r.get("score") is None else f"{r['score']:.1f}"
-            self.add_row(str(r["id"]), short(r["target"], 28), short(item, 22), r["protocol"],
-                         Text(r["status"], style=STATUS_STYLES.get(r["status"], "")), str(r["turns"]), score,
-                         (r.get("created_at") or "")[:16].replace("T", " "), key=str(r["id"]))
-        if keep in self.shown_ids:
-            self.move_cursor(row=self.shown_ids.index(keep), animate=False)
+    def watch_cursor_coordinate(self, old: Any, new: Any) -> None:
+        super().watch_cursor_coordinate(old, new)
+        if self.loaded_once and new.row >= len(self.shown_ids) - AHEAD:
+            self.load_more()

@@ -1,0 +1,209 @@
+"""The session list as the store serves it: filtered, counted and paged in SQL, never in Python.
+
+A filter string (the Home screen's and ``viva sessions --filter``) is words and ``field:value`` terms,
+all of which must match: ``flu running``, ``target:gpt-4o``, ``bench:medqa status:finished``,
+``score>=50``, ``date:2025-11``, ``item:12``, ``run:3``. Free words match any listed column, case-
+insensitively; ``id``, ``item`` and ``run`` match exactly, other fields by substring. The status is
+the *effective* one: a session marked running or paused whose process is gone reads ``interrupted``.
+
+Answered turns come from ``session_stats`` (kept by the store's triggers, migration 8), so one page
+of 10,000 sessions costs one indexed query, not a count per row.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from engine.store import Store
+
+DELTA_KINDS = ("answer.delta",)
+"""Event kinds that change no column of the session list (streamed answer pieces)."""
+
+FIELDS: dict[str, str] = {
+    "target": "s.target",
+    "bench": "b.name",
+    "benchmark": "b.name",
+    "item": "s.item_id",
+    "topic": "i.topic",
+    "status": "s.status_now",
+    "protocol": "s.protocol",
+    "policy": "s.policy",
+    "kernel": "s.kernel",
+    "date": "s.created_at",
+    "id": "s.id",
+    "run": "s.run_id",
+}
+"""Filter field -> SQL column of the listing query."""
+
+_EXACT = {"id", "item", "run"}
+_WORDS = ("s.id", "s.target", "b.name", "s.item_id", "i.topic", "s.status_now", "s.protocol", "s.policy", "s.kernel",
+          "s.created_at", "s.run_id", "s.score", "COALESCE(st.answered, 0)")
+_SCORE = re.compile(r"^score(<=|>=|<|>|=)(\d+(?:\.\d+)?)$")
+
+
+class SessionFilterError(ValueError):
+    """A filter term the session list does not understand (the message says which and what works)."""
+
+
+def _like(value: str) -> str:
+    return "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def compile_filter(query: str) -> tuple[str, list[Any]]:
+    """A filter string as a SQL condition over the listing query, with its parameters.
+
+    Raises:
+        SessionFilterError: an unknown ``field:`` name.
+    """
+    clauses: list[str] = []
+    params: list[Any] = []
+    for term in (query or "").split():
+        low = term.lower()
+        m = _SCORE.match(low)
+        if m:
+            op = "=" if m.group(1) == "=" else m.group(1)
+            if op == "=":
+                clauses.append("(s.score IS NOT NULL AND ABS(s.score - ?) < 1e-9)")
+            else:
+                clauses.append(f"(s.score IS NOT NULL AND s.score {op} ?)")
+            params.append(float(m.group(2)))
+            continue
+        if ":" in low and not low.startswith(("openai:", "python:")):
+            name, _, value = low.partition(":")
+            if name not in FIELDS:
+                raise SessionFilterError(f"unknown filter field {name!r}; use one of {', '.join(sorted(FIELDS))}, "
+                                         "or score>N")
+            column = FIELDS[name]
+            if name in _EXACT:
+                clauses.append(f"LOWER(CAST({column} AS TEXT)) = ?")
+                params.append(value)
+            else:
+                clauses.append(f"LOWER(COALESCE(CAST({column} AS TEXT), '')) LIKE ? ESCAPE '\\'")
+                params.append(_like(value))
+            continue
+        clauses.append("(" + " OR ".join(f"LOWER(COALESCE(CAST({c} AS TEXT), '')) LIKE ? ESCAPE '\\'"
+                                         for c in _WORDS) + ")")
+        params.extend([_like(low)] * len(_WORDS))
+    return " AND ".join(clauses) or "1", params
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def orphaned_sessions(store: Store) -> list[int]:
+    """Sessions marked running or paused whose process is gone (they read ``interrupted``)."""
+    rows = store.query("SELECT id, pid FROM sessions WHERE status IN ('running', 'paused')")
+    return [r["id"] for r in rows if not _alive(r["pid"])]
+
+
+def _listing_sql(columns: str, orphans: list[int]) -> tuple[str, list[Any]]:
+    status = "s.status"
+    params: list[Any] = []
+    if orphans:
+        status = f"CASE WHEN s.id IN ({','.join('?' * len(orphans))}) THEN 'interrupted' ELSE s.status END"
+        params = list(orphans)
+    sql = (f"SELECT {columns} FROM (SELECT s.*, {status} AS status_now FROM sessions s) s "
+           "LEFT JOIN benchmarks b ON b.id = s.benchmark_id LEFT JOIN items i ON i.id = s.item_id "
+           "LEFT JOIN session_stats st ON st.session_id = s.id")
+    return sql, params
+
+
+_COLUMNS = ("s.id AS id, s.status_now AS status, s.protocol AS protocol, s.target AS target, s.kernel AS kernel, "
+            "s.policy AS policy, s.item_id AS item, b.name AS benchmark, i.topic AS topic, s.score AS score, "
+            "s.created_at AS created_at, s.run_id AS run_id, COALESCE(st.answered, 0) AS turns")
+
+
+def _where(query: str, ids: list[int] | None, item: int | None, exclude: int | None,
+           answered_only: bool) -> tuple[str, list[Any]]:
+    cond, params = compile_filter(query)
+    clauses = [cond]
+    if ids is not None:
+        clauses.append(f"s.id IN ({','.join('?' * len(ids))})" if ids else "0")
+        params = params + list(ids)
+    if item is not None:
+        clauses.append("s.item_id = ?")
+        params.append(item)
+    if exclude is not None:
+        clauses.append("s.id != ?")
+        params.append(exclude)
+    if answered_only:
+        clauses.append("COALESCE(st.answered, 0) > 0")
+    return " AND ".join(clauses), params
+
+
+def list_sessions(store: Store, limit: int | None = None, offset: int = 0, query: str = "",
+                  ids: list[int] | None = None, item: int | None = None, exclude: int | None = None,
+                  answered_only: bool = False) -> list[dict[str, Any]]:
+    """Sessions newest first, filtered and paged in the store.
+
+    Args:
+        limit: at most this many rows (None: all).
+        offset: skip this many rows first.
+        query: a filter string (module docstring).
+        ids: only these sessions.
+        item: only sessions of this item; ``exclude``: not this session.
+        answered_only: only sessions with at least one answered turn.
+
+    Returns:
+        Rows with id, status (effective), protocol, target, kernel, policy, item, benchmark, topic,
+        score (0-100 or None), created_at, run_id and turns (answered).
+
+    Raises:
+        SessionFilterError: a bad filter term.
+    """
+    sql, params = _listing_sql(_COLUMNS, orphaned_sessions(store))
+    where, more = _where(query, ids, item, exclude, answered_only)
+    sql += f" WHERE {where} ORDER BY s.id DESC"
+    params += more
+    if limit is not None:
+        sql += " LIMIT ? OFFSET ?"
+        params += [max(0, int(limit)), max(0, int(offset))]
+    elif offset:
+        sql += " LIMIT -1 OFFSET ?"
+        params.append(max(0, int(offset)))
+    return store.query(sql, tuple(params))
+
+
+def count_sessions(store: Store, query: str = "", item: int | None = None, exclude: int | None = None,
+                   answered_only: bool = False) -> int:
+    """How many sessions :func:`list_sessions` would list with the same filter, unpaged."""
+    sql, params = _listing_sql("COUNT(*) AS n", orphaned_sessions(store))
+    where, more = _where(query, None, item, exclude, answered_only)
+    row = store.one(f"{sql} WHERE {where}", tuple(params + more))
+    return int(row["n"]) if row else 0
+
+
+def session_changes(store: Store, after: int) -> tuple[int, list[int]]:
+    """Sessions whose listed columns may have changed since event ``after``.
+
+    Returns:
+        ``(last event seq, session ids)``: the ids of sessions with an event after ``after`` other
+        than streamed answer pieces (which change no listed column), newest first.
+    """
+    last = store.one("SELECT COALESCE(MAX(seq), 0) AS seq FROM events")
+    top = int(last["seq"]) if last else 0
+    if top <= after:
+        return top, []
+    marks = ",".join("?" * len(DELTA_KINDS))
+    rows = store.query(f"SELECT DISTINCT session_id FROM events WHERE seq > ? AND seq <= ? AND session_id IS NOT NULL "
+                       f"AND kind NOT IN ({marks}) ORDER BY session_id DESC", (after, top, *DELTA_KINDS))
+    return top, [r["session_id"] for r in rows]
+
+
+def catalogue_token(store: Store) -> tuple[Any, ...]:
+    """A cheap value that changes when sessions are added or removed or benchmarks or items change."""
+    row = store.one("SELECT (SELECT COALESCE(MAX(id), 0) FROM sessions) AS last, (SELECT COUNT(*) FROM sessions) AS n, "
+                    "(SELECT COALESCE(MAX(id), 0) FROM benchmarks) AS bench, (SELECT COUNT(*) FROM benchmarks) AS "
+                    "benches, (SELECT COUNT(*) FROM items) AS items")
+    return tuple(row.values()) if row else ()
