@@ -284,7 +284,7 @@ class FreeTextJudge:
 
     Args:
         embedder: an object with ``embed(list[str]) -> ndarray`` of L2-normalised rows (default:
-            :func:`engine.knowledge.embed.get_embedder`, loaded on first use).
+            :func:`engine.knowledge.embed.get_embedding_service`: cached and coalesced, loaded on first use).
         threshold: score needed for ``met`` (default :data:`DEFAULT_THRESHOLD`).
     """
 
@@ -303,9 +303,9 @@ class FreeTextJudge:
     def embedder(self) -> Any:
         """The sentence embedder (loaded on first use)."""
         if self._embedder is None:
-            from engine.knowledge.embed import get_embedder
+            from engine.knowledge.embed import get_embedding_service
 
-            self._embedder = get_embedder()
+            self._embedder = get_embedding_service()
         return self._embedder
 
     def judge(self, criterion_text: str, reply: str, question: str = "", deduction: bool = False) -> FactVerdict:
