@@ -258,7 +258,7 @@ class Session:
             self.emit(ev.Verdicts(turn["idx"], version_id, score, delta, cos, summary, rescore,
                                   [verdict_payload(v) for v in verdicts.values()], (extra or {}).get("raw_score"),
                                   [criterion_payload(c) for c in criteria] if criteria is not None else None))
-        self.emit_metrics()
+            self.emit_metrics()  # one transaction per step: verdicts, turn, their event and the metrics
         return {**turn, "score": score, "delta": delta, "cos": cos, "summary": summary}
 
     def emit_metrics(self) -> None:
