@@ -130,11 +130,12 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
         marks = _turn_marks(runtime.store, sid)
         walls += [(b[1] - a[1]) * 1000 for a, b in zip(marks[1:], marks[2:], strict=False)]  # adaptive turns
     n_turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
+    embed = get_embedding_service(runtime.config.retrieval.embedder).stats()
     kj = runtime.store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE role IN ('kernel', 'judge')")["n"]
     return {"p50_ms": statistics.median(walls), "p95_ms": _percentile(walls, 0.95),
             "cpu_ms_per_turn": 1000 * cpu / n_turns, "sql_per_turn": statements[0] / n_turns,
-            "kernel_judge_calls_per_turn": kj / n_turns,
-            "embed": get_embedding_service(runtime.config.retrieval.embedder).stats()}
+            "kernel_judge_calls_per_turn": kj / n_turns, "texts_embedded_per_turn": (embed["embedded"] - 1) / n_turns,
+            "embed_runs_per_turn": (embed["runs"] - 1) / n_turns}
 
 
 async def _worker(home: Path, base_url: str, session_ids: list[int]) -> None:
@@ -337,7 +338,8 @@ def main() -> None:
                 print(f"overhead per adaptive turn, {name}, {setting} ({policy} policy, response cache "
                       f"{'on' if cache else 'off'}): p50 {pair(r, 'p50_ms')} ms, p95 {pair(r, 'p95_ms')} ms; "
                       f"engine CPU {pair(r, 'cpu_ms_per_turn')} ms/turn; SQL {pair(r, 'sql_per_turn', '{:.0f}')} "
-                      f"statements/turn; kernel+judge calls/turn {r['after']['kernel_judge_calls_per_turn']:.2f}"
+                      f"statements/turn; texts embedded/turn {pair(r, 'texts_embedded_per_turn')} in "
+                      f"{pair(r, 'embed_runs_per_turn')} ONNX calls; kernel+judge calls/turn {r['after']['kernel_judge_calls_per_turn']:.2f}"
                       f"   goal: {goal}", flush=True)
     if "concurrency" in only:
         for workers in [int(w) for w in args.workers.split(",")]:

@@ -354,6 +354,10 @@ class EmbeddingService:
         """
         texts = list(texts)
         if not self.enabled or not texts:
+            if texts:
+                with self._lock:
+                    self.runs += 1
+                    self.embedded += len(texts)
             return self.embedder.embed(texts)
         keys, missing, out = self._lookup(texts)
         if missing:
@@ -366,7 +370,7 @@ class EmbeddingService:
         """Embed texts from the event loop without blocking it (same result as :meth:`embed`)."""
         texts = list(texts)
         if not self.enabled:
-            return await asyncio.to_thread(self.embedder.embed, texts)
+            return await asyncio.to_thread(self.embed, texts)
         if not texts:
             return self.embedder.embed(texts)
         keys, missing, out = self._lookup(texts)
@@ -381,7 +385,7 @@ class EmbeddingService:
         return self.embed([text])[0]
 
     def stats(self) -> dict[str, int]:
-        """Cache hits and misses (texts), coalesced runs and texts embedded so far."""
+        """Cache hits and misses (texts), encoder runs and texts embedded so far (passed through too)."""
         return {"hits": self.hits, "misses": self.misses, "runs": self.runs, "embedded": self.embedded,
                 "cached": len(self._cache)}
 
