@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -54,8 +55,14 @@ def serve(latency: float) -> None:
     def delayed(fn):
         return lambda body: {"content": fn(body), "delay": latency} if latency else fn(body)
 
+    def distinct_reply(body):
+        """The scripted answer, naming its item: sessions differ, so no summary is shared across sessions
+        by the embedding cache (real sessions' summaries differ too)."""
+        item = re.search(r"\(item (\d+)\)", next((m["content"] for m in body["messages"] if m["role"] == "user"), ""))
+        return f"{target_reply(body)} This holds for item {item.group(1) if item else '?'}."
+
     with FakeOpenAI() as fake:
-        fake.rule(lambda r: bool(r.body.get("stream")), delayed(target_reply))
+        fake.rule(lambda r: bool(r.body.get("stream")), delayed(distinct_reply))
         fake.rule("judge of an oral examination", delayed(judge_reply))
         fake.rule("a FOLLOW-UP", delayed(lambda b: json.dumps({"question": "What else do you know about oxygen?"})))
         fake.rule("a CHALLENGE", delayed(lambda b: json.dumps({"question": "Are you sure about that?"})))
