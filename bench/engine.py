@@ -1,148 +1,372 @@
-"""Engine benchmarks against the fake OpenAI server (prints figures; asserts nothing).
+"""Engine benchmarks against the fake OpenAI server in its own process (prints figures; asserts nothing).
 
-1. Overhead per turn: with zero server latency, the time of each adaptive turn that is not spent
-   waiting on the server (turn wall time − Σ latency of that turn's calls), p50 / p95.
-2. Concurrency: 64 sessions at once with 200 ms server latency per call; throughput as a fraction of
-   the ideal (every session's calls back to back at exactly the server latency).
-3. Calls and tokens per adaptive turn (kernel + judge, and target).
+Every measurement runs in a fresh Python process (``--child``) that starts its own fake server
+process (``--serve``), so neither the server's threads nor an earlier measurement's caches share the
+engine's interpreter. Figures are medians over ``--repeat`` runs (default 3).
 
-Run: ``python bench/engine.py [--sessions 64] [--latency 0.2] [--turns 6]``
-The kernel is an LLM kernel on the fake server (scripted judge), so every kernel/judge step is a
-real HTTP call through the real openai client.
+1. **Overhead per adaptive turn** (zero server latency; sessions one at a time): the wall time
+   between consecutive ``turn.started`` events, nothing subtracted, so the openai client's CPU,
+   localhost HTTP and the server's own (tiny) time all count as overhead: an upper bound. Also the
+   engine process's CPU per turn (all its threads, ONNX included) and SQL statements per turn. For
+   the LLM kernel (every kernel/judge step an HTTP call) and the default offline kernel; for the
+   *bare* setting (threshold policy, no LLM response cache) and the *default* one (ONNX policy,
+   response cache on).
+2. **Concurrency**: N sessions at once, ``--latency`` seconds per call (LLM kernel, default policy
+   and cache): throughput as a fraction of the ideal (each session's calls back to back at exactly
+   the latency). ``--workers W`` spreads the run's sessions over W processes sharing the store
+   (``execute_sessions`` on a share each; SQLite WAL), timed from a common start signal.
+3. **Time per turn vs turn index** (offline kernel, one session of ``--long-turns`` turns): the
+   median turn time around turn 1, 50 and 200, and the bytes stored per turn (the session's rows in
+   events, llm_calls, turns and verdicts, allocated to the turn they were written in).
+
+``--baseline`` repeats each measurement with ``VIVA_EMBED_CACHE=0`` (the embedding service off:
+every text re-embedded, as before it existed) for a before/after in the same run.
+
+Run: ``python bench/engine.py [--quick] [--repeat 3] [--sessions 64,256] [--latency 0.2] [--turns 6]
+[--long-turns 200] [--workers 1,2] [--baseline]``
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.config import Config, ModelConfig  # noqa: E402
-from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions  # noqa: E402
-from engine.runtime import Runtime  # noqa: E402
-from tests.engine.interview_fixtures import judge_reply, make_bench, target_reply  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 
+# -- the fake server, in its own process ------------------------------------------------------------
 
-def script(fake: FakeOpenAI, latency: float) -> None:
-    import json
+def serve(latency: float) -> None:
+    """Run the scripted fake server until stdin closes; print its base URL first."""
+    from tests.engine.interview_fixtures import RATINGS, judge_reply, target_reply
+    from tests.fakes.openai_server import FakeOpenAI
 
     def delayed(fn):
-        return lambda body: {"content": fn(body), "delay": latency}
+        return lambda body: {"content": fn(body), "delay": latency} if latency else fn(body)
 
-    fake.rule(lambda r: bool(r.body.get("stream")), delayed(target_reply))
-    fake.rule("judge of an oral examination", delayed(judge_reply))
-    fake.rule("a FOLLOW-UP", delayed(lambda b: json.dumps({"question": "What else do you know about oxygen?"})))
-    fake.rule("a CHALLENGE", delayed(lambda b: json.dumps({"question": "Are you sure about that?"})))
+    def distinct_reply(body):
+        """The scripted answer, naming its item: sessions differ, so no summary is shared across sessions
+        by the embedding cache (real sessions' summaries differ too)."""
+        item = re.search(r"\(item (\d+)\)", next((m["content"] for m in body["messages"] if m["role"] == "user"), ""))
+        return f"{target_reply(body)} This holds for item {item.group(1) if item else '?'}."
+
+    with FakeOpenAI() as fake:
+        fake.rule(lambda r: bool(r.body.get("stream")), delayed(distinct_reply))
+        fake.rule("judge of an oral examination", delayed(judge_reply))
+        fake.rule("a FOLLOW-UP", delayed(lambda b: json.dumps({"question": "What else do you know about oxygen?"})))
+        fake.rule("a CHALLENGE", delayed(lambda b: json.dumps({"question": "Are you sure about that?"})))
+        fake.rule("You rate an oral examination", delayed(lambda b: json.dumps(RATINGS)))
+        print(fake.base_url, flush=True)
+        sys.stdin.read()  # until the parent closes the pipe
 
 
-def percentile(values: list[float], q: float) -> float:
+class Server:
+    """The fake server as a child process."""
+
+    def __init__(self, latency: float):
+        self.proc = subprocess.Popen([sys.executable, __file__, "--serve", str(latency)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.base_url = self.proc.stdout.readline().strip()  # type: ignore[union-attr]
+        if not self.base_url:
+            raise SystemExit("the fake server process did not start")
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.stdin.close()  # type: ignore[union-attr]
+        self.proc.wait(timeout=10)
+
+
+# -- one measurement, in a child process -------------------------------------------------------------
+
+def _runtime(home: Path, base_url: str, use_cache: bool):
+    from engine.config import Config, ModelConfig
+    from engine.runtime import Runtime
+
+    endpoint = ModelConfig(base_url=base_url, model="bench-model", max_concurrency=1024, timeout=60, max_retries=0)
+    return Runtime(home=home, config=Config(kernel=endpoint, targets={"t": endpoint}), use_cache=use_cache)
+
+
+def _plan(runtime, sessions: int, turns: int, kernel: str, policy: str, concurrency: int) -> int:
+    from engine.interview.run import RunRequest, plan_run
+    from tests.engine.interview_fixtures import make_bench
+
+    make_bench(runtime.store, name="b", n_items=sessions)
+    return plan_run(runtime, RunRequest(bench="b", targets=["t"], kernel=kernel, policy=policy, turns=turns,
+                                        concurrency=concurrency, seed=0))
+
+
+def _turn_marks(store, sid: int) -> list[tuple[int, float]]:
+    events = store.events(0, sid, limit=10**7)
+    return [(e.seq, e.ts) for e in events if e.kind == "turn.started"] + [
+        (e.seq, e.ts) for e in events if e.kind == "session.finished"]
+
+
+async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool, sessions: int,
+                           turns: int) -> dict[str, Any]:
+    """Zero-latency server; sessions one at a time; per-turn wall, CPU and SQL statements."""
+    from engine.interview.run import execute_run, run_sessions
+    from engine.knowledge.embed import get_embedding_service
+
+    with Server(0.0) as server:
+        runtime = _runtime(home, server.base_url, use_cache)
+        run_id = _plan(runtime, sessions, turns, kernel, policy, 1)
+        get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
+        statements = [0]
+        runtime.store.conn.set_trace_callback(lambda sql: statements.__setitem__(0, statements[0] + 1))
+        cpu = time.process_time()
+        errors = await execute_run(runtime, run_id)
+        cpu = time.process_time() - cpu
+        runtime.store.conn.set_trace_callback(None)
+    if any(errors.values()):
+        raise SystemExit(f"sessions failed: {errors}")
+    walls = []
+    for sid in run_sessions(runtime, run_id):
+        marks = _turn_marks(runtime.store, sid)
+        walls += [(b[1] - a[1]) * 1000 for a, b in zip(marks[1:], marks[2:], strict=False)]  # adaptive turns
+    n_turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
+    embed = get_embedding_service(runtime.config.retrieval.embedder).stats()
+    kj = runtime.store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE role IN ('kernel', 'judge')")["n"]
+    return {"p50_ms": statistics.median(walls), "p95_ms": _percentile(walls, 0.95),
+            "cpu_ms_per_turn": 1000 * cpu / n_turns, "sql_per_turn": statements[0] / n_turns,
+            "kernel_judge_calls_per_turn": kj / n_turns, "texts_embedded_per_turn": (embed["embedded"] - 1) / n_turns,
+            "embed_runs_per_turn": (embed["runs"] - 1) / n_turns}
+
+
+async def _worker(home: Path, base_url: str, session_ids: list[int]) -> None:
+    """A worker process: loads everything, waits for ``go`` on stdin, runs its share, prints its times."""
+    from engine.interview.run import execute_sessions
+    from engine.knowledge.embed import get_embedding_service
+
+    runtime = _runtime(home, base_url, True)
+    get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
+    from engine.policy.policies import load_policy
+
+    load_policy("onnx")
+    print("ready", flush=True)
+    sys.stdin.readline()
+    start = time.time()
+    errors = await execute_sessions(runtime, session_ids, len(session_ids))
+    print(json.dumps({"start": start, "end": time.time(), "failed": sum(1 for e in errors.values() if e)}), flush=True)
+
+
+async def measure_concurrency(home: Path, sessions: int, latency: float, turns: int, workers: int) -> dict[str, Any]:
+    """N sessions at once at ``latency`` per call, over ``workers`` processes sharing the store."""
+    from engine.interview.run import run_sessions
+
+    with Server(latency) as server:
+        runtime = _runtime(home, server.base_url, True)
+        run_id = _plan(runtime, sessions, turns, "config", "onnx", sessions)
+        ids = run_sessions(runtime, run_id)
+        shares = [ids[k::workers] for k in range(workers)]
+        procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(home), server.base_url,
+                                   ",".join(map(str, share))], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, env=os.environ) for share in shares]
+        for p in procs:
+            if p.stdout.readline().strip() != "ready":  # type: ignore[union-attr]
+                raise SystemExit("a worker did not start")
+        go = time.time()
+        for p in procs:
+            p.stdin.write("go\n")  # type: ignore[union-attr]
+            p.stdin.flush()  # type: ignore[union-attr]
+        results = [json.loads(p.stdout.readline()) for p in procs]  # type: ignore[union-attr]
+        for p in procs:
+            p.stdin.close()  # type: ignore[union-attr]
+            p.wait(timeout=30)
+    if any(r["failed"] for r in results):
+        raise SystemExit(f"sessions failed: {results}")
+    elapsed = max(r["end"] for r in results) - go
+    calls = runtime.store.one("SELECT COUNT(*) * 1.0 / COUNT(DISTINCT session_id) AS n FROM llm_calls")["n"]
+    ideal = calls * latency
+    return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": ideal / elapsed, "calls_per_session": calls}
+
+
+def _row_bytes(row: dict[str, Any]) -> int:
+    return sum(len(v.encode()) if isinstance(v, str) else len(v) if isinstance(v, bytes) else 8
+               for v in row.values() if v is not None)
+
+
+async def measure_long(home: Path, turns: int) -> dict[str, Any]:
+    """One offline-kernel session of ``turns`` turns: turn time and bytes stored, by turn index."""
+    from engine.interview.run import execute_run, run_sessions
+
+    with Server(0.0) as server:
+        runtime = _runtime(home, server.base_url, False)
+        run_id = _plan(runtime, 1, turns, "offline", "onnx", 1)
+        errors = await execute_run(runtime, run_id)
+    if any(errors.values()):
+        raise SystemExit(f"session failed: {errors}")
+    store = runtime.store
+    sid = run_sessions(runtime, run_id)[0]
+    marks = _turn_marks(store, sid)
+    walls = [(b[1] - a[1]) * 1000 for a, b in zip(marks, marks[1:], strict=False)]
+    per_turn = [0] * len(walls)
+
+    def turn_of(value: float, index: int) -> int | None:
+        for t in range(len(walls)):
+            if marks[t][index] <= value < marks[t + 1][index] or (t == len(walls) - 1 and value >= marks[t][index]):
+                return t
+        return None
+
+    for e in store.query("SELECT * FROM events WHERE session_id = ?", (sid,)):
+        t = turn_of(e["seq"], 0)
+        if t is not None:
+            per_turn[t] += _row_bytes(e)
+    from datetime import datetime
+
+    for c in store.query("SELECT * FROM llm_calls WHERE session_id = ?", (sid,)):
+        t = turn_of(datetime.fromisoformat(c["created_at"]).timestamp(), 1)
+        if t is not None:
+            per_turn[t] += _row_bytes(c)
+    for r in store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (sid,)):
+        if r["idx"] < len(per_turn):
+            per_turn[r["idx"]] += _row_bytes(r)
+    for v in store.query("SELECT v.*, t.idx FROM verdicts v JOIN turns t ON t.id = v.turn_id WHERE t.session_id = ?",
+                         (sid,)):
+        if v["idx"] < len(per_turn):
+            per_turn[v["idx"]] += _row_bytes(v) - 8
+
+    def around(k: int) -> tuple[float, float]:
+        window = range(max(1, k - 2), min(len(walls), k + 3))
+        return statistics.median(walls[t] for t in window), statistics.median(per_turn[t] for t in window)
+
+    out = {"turns": len(walls)}
+    for k in (1, 50, 200):
+        if k < len(walls) or k == len(walls):
+            out[f"t{k}_ms"], out[f"t{k}_bytes"] = around(min(k, len(walls) - 1))
+    return out
+
+
+def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     k = (len(ordered) - 1) * q
     lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-async def run_once(home: Path, fake: FakeOpenAI, sessions: int, turns: int, concurrency: int) -> tuple[Runtime, int, float]:
-    endpoint = ModelConfig(base_url=fake.base_url, model="bench-kernel", max_concurrency=max(64, concurrency),
-                           timeout=30, max_retries=0)
-    runtime = Runtime(home=home, config=Config(kernel=endpoint, targets={"t": endpoint}), use_cache=False)
-    make_bench(runtime.store, name="b", n_items=sessions)
-    run_id = plan_run(runtime, RunRequest(bench="b", targets=["t"], kernel="config", policy="threshold",
-                                          turns=turns, concurrency=concurrency))
-    start = time.perf_counter()
-    errors = await execute_run(runtime, run_id)
-    elapsed = time.perf_counter() - start
-    failed = [e for e in errors.values() if e]
-    if failed:
-        raise SystemExit(f"{len(failed)} sessions failed: {failed[0]}")
-    return runtime, run_id, elapsed
+def child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one measurement described by ``spec`` in a temporary home; returns its figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        kind = spec.pop("kind")
+        fn = {"overhead": measure_overhead, "concurrency": measure_concurrency, "long": measure_long}[kind]
+        return asyncio.run(fn(home, **spec))
 
 
-def overhead_per_turn(runtime: Runtime, run_id: int) -> list[float]:
-    """Turn wall time (event timestamps) minus the latency of the calls made during it."""
-    store = runtime.store
-    out = []
-    for sid in run_sessions(runtime, run_id):
-        events = store.events(0, sid)
-        marks = [e.ts for e in events if e.kind == "turn.started"] + [
-            e.ts for e in events if e.kind == "session.finished"]
-        # the question of turn t is written before turn.started(t): count its call in turn t-1's window
-        calls = store.query("SELECT latency_ms, created_at FROM llm_calls WHERE session_id = ? ORDER BY id", (sid,))
-        from datetime import datetime
+# -- the parent: runs children, prints the table ---------------------------------------------------------
 
-        call_times = [(datetime.fromisoformat(c["created_at"]).timestamp(), c["latency_ms"] / 1000) for c in calls]
-        for a, b in zip(marks, marks[1:], strict=False):
-            waited = sum(lat for end, lat in call_times if a < end <= b + 0.002)
-            out.append(max(0.0, (b - a) - waited))
+def run_child(spec: dict[str, Any], cached: bool) -> dict[str, Any]:
+    env = {**os.environ, "VIVA_EMBED_CACHE": "1" if cached else "0", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True, text=True,
+                         env=env, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"measurement {spec} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-key median of numeric figures over repeated runs."""
+    out: dict[str, Any] = {}
+    for key, value in runs[0].items():
+        if isinstance(value, int | float):
+            out[key] = statistics.median(r[key] for r in runs)
+        else:
+            out[key] = value
     return out
 
 
-class TimedEmbedder:
-    """Wraps the embedder to measure the engine's own ONNX time per turn (cos of summaries)."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.seconds = 0.0
-        self.calls = 0
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def embed(self, texts):
-        start = time.perf_counter()
-        try:
-            return self.inner.embed(texts)
-        finally:
-            self.seconds += time.perf_counter() - start
-            self.calls += 1
-
-
-async def main() -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sessions", default="64,256", help="concurrent sessions, comma-separated")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--turns", type=int, default=6)
+    parser.add_argument("--long-turns", type=int, default=200)
+    parser.add_argument("--workers", default="1", help="worker processes for the concurrency figure, e.g. 1,2")
+    parser.add_argument("--baseline", action="store_true", help="also run with the embedding service off")
+    parser.add_argument("--only", default="overhead,concurrency,long", help="which measurements")
+    parser.add_argument("--quick", action="store_true", help="1 run each, 64 sessions, 60 long turns")
+    parser.add_argument("--json", type=Path, help="write every figure here")
+    parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve is not None:
+        return serve(args.serve)
+    if args.child:
+        print(json.dumps(child(json.loads(args.child))))
+        return None
+    if args.worker:
+        home, url, ids = args.worker
+        return asyncio.run(_worker(Path(home), url, [int(x) for x in ids.split(",")]))
+    if args.quick:
+        args.repeat, args.sessions, args.long_turns = 1, "64", 60
+    only = set(args.only.split(","))
+    modes = [("after", True)] + ([("before", False)] if args.baseline else [])
+    figures: dict[str, Any] = {}
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = float("nan")
+    print(f"bench/engine.py: medians of {args.repeat}; load average at start {load:.2f}; "
+          f"'before' = VIVA_EMBED_CACHE=0 (embedding service off)", flush=True)
 
-    import engine.knowledge.embed as embed_module
+    def measure(name: str, spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        result = {}
+        for label, cached in modes:
+            result[label] = medians([run_child(dict(spec), cached) for _ in range(args.repeat)])
+        figures[name] = result
+        return result
 
-    timed = TimedEmbedder(embed_module.get_embedder())
-    embed_module.get_embedder = lambda config=None: timed  # the runner imports it at call time
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI() as fake:
-        script(fake, 0.0)
-        runtime, run_id, elapsed = await run_once(Path(tmp) / "a", fake, 8, args.turns, 1)
-        over = overhead_per_turn(runtime, run_id)
-        embed_ms = 1000 * timed.seconds / max(1, len(over))
-        print(f"overhead per turn (zero latency, {len(over)} turns): p50 {1000 * statistics.median(over):.2f} ms, "
-              f"p95 {1000 * percentile(over, 0.95):.2f} ms   goal: p50 < 5 ms")
-        print(f"  of which ONNX embedding of summaries (cos_t): {embed_ms:.2f} ms per turn on average; "
-              f"the rest (SQLite, events, policy, client): ~{1000 * statistics.median(over) - embed_ms:.2f} ms")
-        turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
-        kj = runtime.store.one("SELECT COUNT(*) AS n, SUM(tokens_in + tokens_out) AS tok FROM llm_calls "
-                               "WHERE role IN ('kernel', 'judge')")
-        tg = runtime.store.one("SELECT COUNT(*) AS n, SUM(tokens_in + tokens_out) AS tok FROM llm_calls "
-                               "WHERE role = 'target'")
-        print(f"kernel+judge calls per adaptive turn: {kj['n'] / turns:.2f} ({kj['tok'] / turns:.0f} tokens); "
-              f"target calls per turn: {tg['n'] / turns:.2f} ({tg['tok'] / turns:.0f} tokens)   goal: <= 2")
+    def pair(result: dict[str, dict[str, Any]], key: str, fmt: str = "{:.1f}") -> str:
+        text = fmt.format(result["after"][key])
+        if "before" in result:
+            text += f" (before {fmt.format(result['before'][key])})"
+        return text
 
-        fake.reset()
-        script(fake, args.latency)
-        runtime, run_id, elapsed = await run_once(Path(tmp) / "b", fake, args.sessions, args.turns, args.sessions)
-        calls_per_session = runtime.store.one(
-            "SELECT COUNT(*) * 1.0 / COUNT(DISTINCT session_id) AS n FROM llm_calls")["n"]
-        ideal = calls_per_session * args.latency
-        print(f"{args.sessions} concurrent sessions x {args.turns} turns at {args.latency * 1000:.0f} ms/call: "
-              f"{elapsed:.2f} s, ideal {ideal:.2f} s ({calls_per_session:.0f} serial calls per session) -> "
-              f"throughput {ideal / elapsed:.2f} of ideal   goal: >= 0.8")
+    if "overhead" in only:
+        for kernel, goal in (("config", "p50 < 5 ms"), ("offline", "p50 < 10 ms")):
+            for setting, policy, cache in (("bare", "threshold", False), ("default", "onnx", True)):
+                r = measure(f"overhead.{kernel}.{setting}", {"kind": "overhead", "kernel": kernel, "policy": policy,
+                                                             "use_cache": cache, "sessions": 8, "turns": args.turns})
+                name = "LLM kernel" if kernel == "config" else "offline kernel"
+                print(f"overhead per adaptive turn, {name}, {setting} ({policy} policy, response cache "
+                      f"{'on' if cache else 'off'}): p50 {pair(r, 'p50_ms')} ms, p95 {pair(r, 'p95_ms')} ms; "
+                      f"engine CPU {pair(r, 'cpu_ms_per_turn')} ms/turn; SQL {pair(r, 'sql_per_turn', '{:.0f}')} "
+                      f"statements/turn; texts embedded/turn {pair(r, 'texts_embedded_per_turn')} in "
+                      f"{pair(r, 'embed_runs_per_turn')} ONNX calls; kernel+judge calls/turn {r['after']['kernel_judge_calls_per_turn']:.2f}"
+                      f"   goal: {goal}", flush=True)
+    if "concurrency" in only:
+        for workers in [int(w) for w in args.workers.split(",")]:
+            for n in [int(s) for s in args.sessions.split(",")]:
+                r = measure(f"concurrency.{n}.w{workers}", {"kind": "concurrency", "sessions": n,
+                                                            "latency": args.latency, "turns": args.turns,
+                                                            "workers": workers})
+                print(f"{n} sessions x {args.turns} turns at {args.latency * 1000:.0f} ms/call, {workers} process(es): "
+                      f"{pair(r, 'elapsed_s', '{:.2f}')} s, ideal {r['after']['ideal_s']:.2f} s -> "
+                      f"{pair(r, 'ratio', '{:.2f}')} of ideal   goal: >= 0.8", flush=True)
+    if "long" in only:
+        r = measure("long", {"kind": "long", "turns": args.long_turns})
+        cells = [f"turn {k}: {pair(r, f't{k}_ms', '{:.0f}')} ms, {pair(r, f't{k}_bytes', '{:.0f}')} bytes"
+                 for k in (1, 50, 200) if f"t{k}_ms" in r["after"]]
+        print("time and bytes stored per turn, offline kernel (median of 5 turns around): " + "; ".join(cells)
+              + "   goal: flat", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+    return None
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -103,11 +103,27 @@ class ControlInbox:
         self.consumed: set[int] = set()
         self._loaded = False
         self._floor = 0  # controls at or below this sequence number are all consumed
+        self._scanned = 0  # events up to this sequence number have been read
+        self._known: dict[int, dict[str, Any]] = {}  # control events read and above the floor
 
     def _rows(self, after: int) -> list[dict[str, Any]]:
-        return self.session.store.query(
-            "SELECT seq, kind, payload FROM events WHERE session_id = ? AND seq > ? AND kind LIKE 'control.%' "
-            "ORDER BY seq", (self.session.sid, after))
+        """The session's control events with ``seq > after``, in order.
+
+        Only events written since the last read are scanned (the read also returns the session's
+        newest event, whatever its kind, as the new scan horizon): a seq is assigned under the
+        write lock, so an event committed later always has a higher seq than every event a read
+        saw. Control rows already read are kept (they never change), so a poll costs O(new events),
+        not O(the session's events) as a long session's stop watcher otherwise would.
+        """
+        sid = self.session.sid
+        fresh = self.session.store.query(
+            "SELECT seq, kind, payload FROM events WHERE session_id = ? AND seq > ? AND (kind LIKE 'control.%' "
+            "OR seq = (SELECT MAX(seq) FROM events WHERE session_id = ?)) ORDER BY seq", (sid, self._scanned, sid))
+        for row in fresh:
+            if row["kind"].startswith("control."):
+                self._known[row["seq"]] = row
+            self._scanned = max(self._scanned, row["seq"])
+        return [row for seq, row in sorted(self._known.items()) if seq > after]
 
     def _load_consumed(self) -> None:
         if self._loaded:
@@ -176,3 +192,4 @@ class ControlInbox:
         pending = [r["seq"] for r in rows if r["seq"] not in self.consumed]
         if rows:
             self._floor = (min(pending) - 1) if pending else rows[-1]["seq"]
+            self._known = {seq: row for seq, row in self._known.items() if seq > self._floor}

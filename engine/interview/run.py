@@ -154,7 +154,7 @@ async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency
     drives one of them, nothing runs and a :class:`RunError` names that process. ``leases``: the
     caller's (``execute_run``), already holding the run's; by default this call takes its own.
     """
-    from engine.knowledge.embed import get_embedder
+    from engine.knowledge.embed import get_embedding_service
     from engine.policy.policies import load_policy
 
     store = runtime.store
@@ -165,7 +165,7 @@ async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency
     _take(leases, SESSION, session_ids)
     if own:
         keeper = asyncio.get_running_loop().create_task(leases.keep_alive())
-    embedder = get_embedder(runtime.config.retrieval.embedder)
+    embedder = get_embedding_service(runtime.config.retrieval.embedder)  # shared: one cache, coalesced runs
     factory = TargetFactory(store, runtime.config, runtime.home, runtime.use_cache)
     policies: dict[str, Any] = {}
     semaphore = asyncio.Semaphore(max(1, concurrency))
@@ -286,7 +286,7 @@ async def rescore_session(runtime: Runtime, session_id: int, version_id: int) ->
     For a session that is running in some process, use ``control.switch_rubric`` instead: its
     runner re-scores at the next step boundary.
     """
-    from engine.knowledge.embed import get_embedder
+    from engine.knowledge.embed import get_embedding_service
     from engine.metrics.sessions import session_metrics
 
     store = runtime.store
@@ -297,7 +297,7 @@ async def rescore_session(runtime: Runtime, session_id: int, version_id: int) ->
     kernel = make_kernel(row["kernel"], runtime.config, store, runtime.use_cache, session_id,
                          spec.get("api_key_env"))
     runner = SessionRunner(store, session_id, kernel, _NoTarget(row["target"]), None,
-                           get_embedder(runtime.config.retrieval.embedder), runtime.home)
+                           get_embedding_service(runtime.config.retrieval.embedder), runtime.home)
     await runner.rescore(version_id)
     return session_metrics(store, session_id)
 

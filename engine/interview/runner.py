@@ -52,6 +52,11 @@ __all__ = ["SessionRunner", "SessionSpec", "SessionError", "create_session", "st
 STREAM_FLUSH_SECONDS = 0.1
 STOP_POLL_SECONDS = 0.2
 """How often a target call in flight checks for a stop request (the stop latency's bound)."""
+STEP_BEAT_SECONDS = 1.0
+"""A step refreshes the session's lease only when the last refresh is older than this (a write
+transaction saved per step). Safe: another process takes a lease over only after
+``engine.store.lease.STALE_SECONDS`` (30 s) without a heartbeat, and any step after such a gap beats,
+so the loss is still noticed before the step writes anything."""
 
 
 class StopRequested(Exception):
@@ -99,6 +104,7 @@ class SessionRunner:
         self.sid = session_id
         self.leases = leases
         self._keeper: asyncio.Task[None] | None = None
+        self._beat_at = float("-inf")
         self.session = Session(store, session_id, on_event)
         self.kernel = kernel
         self.target = target
@@ -128,9 +134,11 @@ class SessionRunner:
             self.leases.acquire(SESSION, [self.sid])
 
     def _heartbeat(self) -> None:
-        """Refresh the session's lease at every step; ``LeaseLostError`` once another process took it over."""
-        if self.leases is not None:
+        """Refresh the session's lease at a step (at most every :data:`STEP_BEAT_SECONDS`);
+        ``LeaseLostError`` once another process took it over."""
+        if self.leases is not None and time.monotonic() - self._beat_at >= STEP_BEAT_SECONDS:
             self.leases.beat(SESSION, self.sid)
+            self._beat_at = time.monotonic()
 
     def _drop_lease(self) -> None:
         """Release the session's lease (only if still this runner's) and stop the background heartbeat."""

@@ -290,7 +290,7 @@ class Session:
                                   [verdict_payload(v) for v in verdicts.values()], (extra or {}).get("raw_score"),
                                   [criterion_payload(c) for c in criteria] if criteria is not None else None,
                                   **(edit or {})))
-        self.emit_metrics()
+            self.emit_metrics()  # one transaction per step: verdicts, turn, their event and the metrics
         return {**turn, "score": score, "delta": delta, "cos": cos, "summary": summary}
 
     def emit_metrics(self) -> None:

@@ -45,6 +45,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -119,6 +120,7 @@ meant:mean paid:pay froze:freeze frozen:freeze shone:shine stood:stand understoo
 men:man women:woman children:child feet:foot teeth:tooth mice:mouse geese:goose""".split())
 
 
+@lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     """A light suffix stemmer: plural, -ing, -ed, -ly, -ation and a final -e go; common irregular forms."""
     word = _IRREGULAR.get(word, word)
@@ -154,8 +156,14 @@ def _raw_tokens(text: str) -> list[str]:
 
 def content_stems(text: str) -> list[str]:
     """The text's content words, stemmed, in order (stopwords and negations removed)."""
-    return [_stem(t) for t in _raw_tokens(text) if t not in STOPWORDS and t not in NEGATIONS
-            and not _NEGATION_CJK.fullmatch(t)]
+    return list(_content_stems(text))
+
+
+@lru_cache(maxsize=4096)
+def _content_stems(text: str) -> tuple[str, ...]:
+    # Memoised (a pure function): a session's judge sees the same questions and sentences every turn.
+    return tuple(_stem(t) for t in _raw_tokens(text) if t not in STOPWORDS and t not in NEGATIONS
+                 and not _NEGATION_CJK.fullmatch(t))
 
 
 def _negated(text: str) -> bool:
@@ -284,7 +292,7 @@ class FreeTextJudge:
 
     Args:
         embedder: an object with ``embed(list[str]) -> ndarray`` of L2-normalised rows (default:
-            :func:`engine.knowledge.embed.get_embedder`, loaded on first use).
+            :func:`engine.knowledge.embed.get_embedding_service`: cached and coalesced, loaded on first use).
         threshold: score needed for ``met`` (default :data:`DEFAULT_THRESHOLD`).
     """
 
@@ -303,9 +311,9 @@ class FreeTextJudge:
     def embedder(self) -> Any:
         """The sentence embedder (loaded on first use)."""
         if self._embedder is None:
-            from engine.knowledge.embed import get_embedder
+            from engine.knowledge.embed import get_embedding_service
 
-            self._embedder = get_embedder()
+            self._embedder = get_embedding_service()
         return self._embedder
 
     def judge(self, criterion_text: str, reply: str, question: str = "", deduction: bool = False) -> FactVerdict:

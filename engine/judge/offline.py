@@ -67,9 +67,9 @@ class OfflineJudge:
     def embedder(self) -> Any:
         """The ONNX sentence embedder (loaded on first use)."""
         if self._embedder is None:
-            from engine.knowledge.embed import get_embedder
+            from engine.knowledge.embed import get_embedding_service
 
-            self._embedder = get_embedder()
+            self._embedder = get_embedding_service()
         return self._embedder
 
     @property

@@ -58,6 +58,7 @@ class Adaptive(Protocol):
     def __init__(self, ctx: ProtocolContext):
         super().__init__(ctx)
         self._vectors: dict[str, np.ndarray] = {}
+        self._decisions_checked = False
 
     @staticmethod
     def score(criteria: Sequence[Any], met: Mapping[str, bool]) -> float:
@@ -107,8 +108,12 @@ class Adaptive(Protocol):
             ask.consumed.append(Consumed(steer.injected_seq, "inject", {"question": steer.injected, "turn": t}))  # type: ignore[arg-type]
             steer.injected = steer.injected_seq = None
             return ask
-        if not _decided_on_record(s, t):  # a resumed session asks again; the decision is written once
+        # A resumed session asks again; the decision is written once. Only this runner's first decision
+        # can already be on record (a kill between a decision and its turn): later ones cannot, as this
+        # runner owns the session (lease), so the log is searched once per runner, not every turn.
+        if self._decisions_checked or not _decided_on_record(s, t):
             s.emit(ev.PolicyDecided(t, state, probs, ask.action, ask.actor))
+        self._decisions_checked = True
         static = bool(s.item.meta.get("followups"))
         followup = self._static_followup(rows) if ask.action == FOLLOW_UP else None
         if followup is not None:
