@@ -17,6 +17,7 @@ from engine.config import Config
 from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
 from engine.knowledge.embed import CACHE_ENV, EmbeddingService, get_embedder, get_embedding_service
 from engine.runtime import Runtime
+from engine.store.texts import fill_summaries
 from tests.engine.interview_fixtures import ANSWERS, is_target, make_bench
 
 WORDS = ("Oxygen is the most abundant element in the Earth's crust , plants release oxygen through "
@@ -142,8 +143,9 @@ async def _run_session(home, fake, monkeypatch, cached: bool):
             streamed[e.payload["turn"]] = streamed.get(e.payload["turn"], "") + e.payload["text"]
             continue
         events.append((e.kind, _timeless(e.payload)))
-    turns = store.query("SELECT idx, question, answer, action, actor, state, probs, score, delta, cos, summary "
-                        "FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
+    turns = fill_summaries(store, store.query(
+        "SELECT idx, question, answer, action, actor, state, probs, score, delta, cos, summary, summary_text "
+        "FROM turns WHERE session_id = ? ORDER BY idx", (sid,)))
     verdicts = store.query("SELECT t.idx, v.cid, v.met, v.in_answer, v.rationale FROM verdicts v JOIN turns t "
                            "ON t.id = v.turn_id WHERE t.session_id = ? ORDER BY v.id", (sid,))
     runtime.close()
