@@ -598,6 +598,7 @@ def run_source(source: str, workdir: Path, plan: Plan, policies: Sequence[str], 
         log(f"[{source}] policy {policy}: run {figures.run}, {figures.sessions} sessions in {figures.seconds:.0f}s"
             + (f", {len(figures.failed)} failed" if figures.failed else ""))
         out.append(figures)
+    log(f"[{source}] viva commands: " + "; ".join(line.strip() for line in home.log))
     return out
 
 

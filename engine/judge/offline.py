@@ -36,9 +36,16 @@ why how also into about over under more most other some any each all both only v
 _CLOZE = re.compile(r'^Gives "(?P<answer>.+?)" as the missing part of:', re.DOTALL)
 
 
+_HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
+
+
 def sentences(text: str) -> list[str]:
-    """The sentences of a text (split at . ! ? and their CJK forms, and at line breaks)."""
-    return [s.strip() for s in _SENTENCE.split(text or "") if len(s.strip()) > 2]
+    """The sentences of a text (split at . ! ? and their CJK forms, and at line breaks).
+
+    A piece without a letter or digit (a stray "--") is dropped; a short answer ("48", "No") is a
+    sentence like any other.
+    """
+    return [s.strip() for s in _SENTENCE.split(text or "") if _HAS_WORD.search(s)]
 
 
 def content_words(text: str) -> list[str]:
@@ -80,12 +87,26 @@ class OfflineJudge:
         return self._facts
 
     def summary_of(self, history: Sequence[TurnView], answer: str, action: str) -> str:
-        """Every answer sentence so far; a retraction under challenge drops the contested answer."""
-        kept: list[list[str]] = [sentences(t.answer) for t in history if t.answer]
-        if action == "challenge" and RETRACTION.search(answer or "") and kept:
-            kept.pop()  # the contested answer is replaced by the correction
-        kept.append(sentences(answer))
-        return "\n".join(s for group in kept for s in group)
+        """Every answer sentence so far, with each retraction applied for the rest of the session.
+
+        Answers are grouped: an answer to a question, then the replies to the challenges that follow
+        it. A challenge's reply that retracts ("I was wrong", :data:`engine.judge.gold.RETRACTION`)
+        replaces its whole group (the contested answer and any reply that upheld it); any other
+        challenge reply joins the group. The rule is applied to every turn, not only the latest, so a
+        retracted answer stays withdrawn in later turns' summaries.
+        """
+        groups: list[list[str]] = []
+        turns = [(t.action, t.answer) for t in history if t.answer] + [(action, answer or "")]
+        for act, text in turns:
+            said = sentences(text)
+            if act == "challenge" and groups:
+                if RETRACTION.search(text):
+                    groups[-1] = said  # the contested answer is replaced by the correction
+                else:
+                    groups[-1] = groups[-1] + said
+            else:
+                groups.append(said)
+        return "\n".join(s for group in groups for s in group)
 
     async def judge(self, question, criteria, summary, answer, reference, history, action) -> Judgement:
         """Verdicts for every criterion against the running summary (see the module docstring)."""

@@ -1,0 +1,73 @@
+"""The offline judge's running summary, short answers, cloze criteria and its shared vector cache
+(the real ONNX embedder)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.judge.base import TurnView
+from engine.judge.freetext import VectorCache, claim_of
+from engine.judge.offline import OfflineJudge, sentences
+
+
+def _t(idx, question, answer, action):
+    return TurnView(idx, question, answer, action)
+
+
+def test_a_retraction_stays_applied_in_later_turns():
+    judge = OfflineJudge()
+    history = [_t(0, "Q1", "Helium is second.", "initial"),
+               _t(1, 'I am not convinced by this: "Helium is second."', "Yes, I am sure. Helium is second.",
+                  "challenge"),
+               _t(2, "Challenge again", "You are right, I was wrong. Neon is second.", "challenge")]
+    later = judge.summary_of(history, "Oxygen has eight protons.", "follow-up")
+    # the contested answer and the reply that upheld it are both gone, the correction stays
+    assert "Helium" not in later
+    assert later.splitlines() == ["You are right, I was wrong.", "Neon is second.", "Oxygen has eight protons."]
+    # a challenge upheld without retraction keeps everything
+    kept = judge.summary_of(history[:2], "Oxygen has eight protons.", "follow-up")
+    assert kept.count("Helium is second.") == 2
+
+
+def test_short_answers_are_sentences():
+    assert sentences("48") == ["48"]
+    assert sentences("No.") == ["No."]
+    assert sentences("-- ...") == []
+
+
+def test_a_cloze_claim_is_judged_against_its_blanked_sentence():
+    claim, context = claim_of('Gives "48" as the missing part of: Start within 48 hours of symptoms.')
+    assert (claim, context) == ("48", "Start within ____ hours of symptoms.")
+    judge = OfflineJudge()
+    crit = 'Gives "48" as the missing part of: Start within 48 hours of symptoms.'
+    q = 'Fill in the blank: "Start within ____ hours of symptoms."'
+    assert judge.facts.judge(crit, "48", q).met
+    assert not judge.facts.judge(crit, "65", q).met
+
+
+class _Counting:
+    """The real embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.texts = inner, inner.name, 0
+
+    def embed(self, texts):
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
+def test_the_vector_cache_returns_the_embedders_own_vectors_and_embeds_each_text_once():
+    judge = OfflineJudge()
+    real = _Counting(judge.embedder)
+    cache = VectorCache(size=3)
+    texts = ["Oxygen is a gas.", "Neon is a noble gas.", "Oxygen is a gas."]
+    first = cache.embed(real, texts)
+    assert real.texts == 2  # the repeated text once
+    assert np.allclose(first, real.inner.embed(texts), atol=1e-6)
+    again = cache.embed(real, texts[:2])
+    assert real.texts == 2 and np.array_equal(again, first[:2])
+    cache.embed(real, ["a", "b"])  # evicts the least recently used
+    assert len(cache._vectors) == 3
+    # an embedder without a name (no identity to key by) is called directly
+    anonymous = type("Anon", (), {"embed": staticmethod(lambda ts: np.ones((len(ts), 2)))})()
+    assert cache.embed(anonymous, ["x"]).shape == (1, 2)
