@@ -230,12 +230,14 @@ class _Candidate:
     clauses: list[_Clause]
     keyword_list: tuple[str, ...] | None  # the list's items when the candidate is a bare list
     answer_word: str | None  # "yes"/"no" when the candidate opens with a bare yes or no
+    asked: str = ""  # the question the candidate's sentences answered (the context of its cosine)
 
 
 @dataclass
 class _Claim:
     text: str
     context: str
+    extra: str  # the criterion's own question context (a SQuAD question, a cloze's blanked sentence)
     stems: list[str]  # all content stems of the claim, unique, in order
     facts: list[str]  # the fact words: stems not in the question (or all when none is left)
     given: bool  # every claim word is in the question (yes/no style)
@@ -262,8 +264,18 @@ _YES = re.compile(r"^\W*(?:yes|yeah|yep|correct|true|indeed|是的|是|对|对�
 _NO = re.compile(r"^\W*(?:no|nope|nah|false|不|不是|不对|没有)\W*$", re.IGNORECASE)
 
 
-def _candidates(reply: str) -> list[_Candidate]:
-    sentences = split_sentences(reply)
+Reply = str | Sequence[tuple[str, str]]
+"""A reply to judge: one text, or (question, answer) pieces (a running summary of several turns)."""
+
+
+def _candidates(reply: Reply, question: str = "") -> list[_Candidate]:
+    segments = [(question, reply)] if isinstance(reply, str) else list(reply)
+    sentences: list[str] = []
+    asked: list[str] = []
+    for q, text in segments:
+        for s in split_sentences(text or ""):
+            sentences.append(s)
+            asked.append((q or "").strip())
     if not sentences:
         return []
     scoped: list[list[_Clause]] = []
@@ -278,13 +290,14 @@ def _candidates(reply: str) -> list[_Candidate]:
     for i, s in enumerate(sentences):
         first = clause_parts(s)[0][0] if clause_parts(s) else s
         answer_word = "yes" if _YES.match(first) else "no" if _NO.match(first) else None
-        out.append(_Candidate(s, scoped[i], _keyword_items(s), answer_word))
+        out.append(_Candidate(s, scoped[i], _keyword_items(s), answer_word, asked[i]))
     for i in range(len(sentences) - 1):
         pair_list = None
         if out[i].keyword_list and out[i + 1].keyword_list:
             pair_list = out[i].keyword_list + out[i + 1].keyword_list
+        pair_asked = asked[i] if asked[i] == asked[i + 1] else " ".join(p for p in (asked[i], asked[i + 1]) if p)
         out.append(_Candidate(f"{sentences[i]} {sentences[i + 1]}", scoped[i] + scoped[i + 1], pair_list,
-                              out[i].answer_word))
+                              out[i].answer_word, pair_asked))
     return out
 
 
@@ -388,14 +401,17 @@ class FreeTextJudge:
         """
         return self.judge_many([criterion_text], reply, question, [deduction])[0]
 
-    def judge_many(self, criteria: Sequence[str], reply: str, question: str = "",
+    def judge_many(self, criteria: Sequence[str], reply: Reply, question: str = "",
                    deductions: Sequence[bool] | None = None) -> list[FactVerdict]:
         """Judge several criteria against one reply with a single embedding batch.
 
         Args:
             criteria: the criteria's texts.
-            reply: the target's reply.
-            question: the question asked.
+            reply: the target's reply; or, for a summary of several turns, its (question, answer)
+                pieces in order: each sentence's cosine then takes the question it answered as its
+                context (rule 4), and candidates still pair adjacent sentences across pieces.
+            question: the question asked (for a summary: every question asked); its words are
+                never fact words (rule 2).
             deductions: per criterion, whether it is a deduction (default: none is).
 
         Returns:
@@ -408,18 +424,18 @@ class FreeTextJudge:
         if len(flags) != len(criteria):
             raise ValueError(f"{len(criteria)} criteria but {len(flags)} deduction flags")
         claims = [self._claim(c, question) for c in criteria]
-        candidates = _candidates(reply or "")
+        candidates = _candidates(reply or "", question)
         if not candidates:
             return [FactVerdict(False, 0.0, "offline: no reply to judge") for _ in criteria]
-        contexts = [c.context for c in claims]
+        extras = _unique([c.extra for c in claims])
         texts = [c.text for c in claims] + [
-            f"{ctx} {cand.text}".strip() for ctx in _unique(contexts) for cand in candidates]
+            " ".join(p for p in (cand.asked, extra, cand.text) if p) for extra in extras for cand in candidates]
         vectors = VECTORS.embed(self.embedder, texts)
         claim_vecs = vectors[: len(claims)]
-        ctx_index = {ctx: len(claims) + k * len(candidates) for k, ctx in enumerate(_unique(contexts))}
+        ctx_index = {extra: len(claims) + k * len(candidates) for k, extra in enumerate(extras)}
         verdicts = []
         for i, claim in enumerate(claims):
-            start = ctx_index[claim.context]
+            start = ctx_index[claim.extra]
             cos = np.clip(vectors[start: start + len(candidates)] @ claim_vecs[i], 0.0, 1.0)
             verdicts.append(self._verdict(claim, candidates, cos, flags[i]))
         return verdicts
@@ -432,7 +448,7 @@ class FreeTextJudge:
         facts = [s for s in stems if s not in q_stems]
         subject = set(content_stems(_subject(text)))
         predicate = {s for s in stems if s not in subject} or set(stems)
-        return _Claim(text, context, stems, facts or stems, not facts, _negated(text), predicate)
+        return _Claim(text, context, extra, stems, facts or stems, not facts, _negated(text), predicate)
 
     def _verdict(self, claim: _Claim, candidates: list[_Candidate], cos: np.ndarray, deduction: bool) -> FactVerdict:
         best = (0.0, "", "nothing in the reply states the claim")

@@ -7,8 +7,8 @@
   picked on the tune half of ``bench/data/judge_calibration.jsonl`` (``bench/judge_calibration.py``).
 - Gold-answer criteria never reach this judge: the protocol judges them by
   :mod:`engine.judge.gold` whichever kernel runs the session.
-- The summary is every answer sentence so far, minus the contested answer when the target retracts
-  under challenge.
+- The summary is every answer sentence so far, with the question it answered (the context of its
+  cosine), minus the contested answer when the target retracts under challenge.
 
 Honest and reproducible: for the demo, CI and air-gapped checks. It cannot rate qualities such as
 clarity; figures that need an LLM judge say so instead of printing a number.
@@ -86,27 +86,33 @@ class OfflineJudge:
             self._facts = FreeTextJudge(self.embedder, self.threshold)
         return self._facts
 
-    def summary_of(self, history: Sequence[TurnView], answer: str, action: str) -> str:
-        """Every answer sentence so far, with each retraction applied for the rest of the session.
+    def summary_parts(self, history: Sequence[TurnView], question: str, answer: str,
+                      action: str) -> list[tuple[str, str]]:
+        """Every answer sentence so far with the question it answered, each retraction applied.
 
         Answers are grouped: an answer to a question, then the replies to the challenges that follow
-        it. A challenge's reply that retracts ("I was wrong", :data:`engine.judge.gold.RETRACTION`)
-        replaces its whole group (the contested answer and any reply that upheld it); any other
-        challenge reply joins the group. The rule is applied to every turn, not only the latest, so a
-        retracted answer stays withdrawn in later turns' summaries.
+        it (they answer the same question). A challenge's reply that retracts ("I was wrong",
+        :data:`engine.judge.gold.RETRACTION`) replaces its whole group (the contested answer and any
+        reply that upheld it); any other challenge reply joins the group. The rule is applied to
+        every turn, not only the latest, so a retracted answer stays withdrawn in later summaries.
         """
-        groups: list[list[str]] = []
-        turns = [(t.action, t.answer) for t in history if t.answer] + [(action, answer or "")]
-        for act, text in turns:
+        groups: list[tuple[str, list[str]]] = []
+        turns = [(t.action, t.question, t.answer) for t in history if t.answer]
+        turns.append((action, question, answer or ""))
+        for act, asked, text in turns:
             said = sentences(text)
             if act == "challenge" and groups:
                 if RETRACTION.search(text):
-                    groups[-1] = said  # the contested answer is replaced by the correction
+                    groups[-1] = (groups[-1][0], said)  # the contested answer is replaced by the correction
                 else:
-                    groups[-1] = groups[-1] + said
+                    groups[-1] = (groups[-1][0], groups[-1][1] + said)
             else:
-                groups.append(said)
-        return "\n".join(s for group in groups for s in group)
+                groups.append((asked or "", said))
+        return [(asked, s) for asked, group in groups for s in group]
+
+    def summary_of(self, history: Sequence[TurnView], answer: str, action: str, question: str = "") -> str:
+        """The running summary's text: :meth:`summary_parts`' sentences, one a line."""
+        return "\n".join(s for _, s in self.summary_parts(history, question, answer, action))
 
     async def judge(self, question, criteria, summary, answer, reference, history, action) -> Judgement:
         """Verdicts for every criterion against the running summary (see the module docstring)."""
@@ -114,11 +120,13 @@ class OfflineJudge:
         return await asyncio.to_thread(self._judge, question, criteria, answer, history, action)
 
     def _judge(self, question, criteria, answer, history, action) -> Judgement:
-        new_summary = self.summary_of(history, answer, action)
+        parts = self.summary_parts(history, question or "", answer, action)
+        new_summary = "\n".join(s for _, s in parts)
         asked = " ".join([t.question for t in history if t.question] + [question or ""])
         texts = [c.text for c in criteria]
         deductions = [c.kind == "deduction" for c in criteria]
-        overall = self.facts.judge_many(texts, new_summary, asked, deductions) if criteria else []
+        # each summary sentence is judged in the context of the question it answered
+        overall = self.facts.judge_many(texts, parts, asked, deductions) if criteria else []
         latest = self.facts.judge_many(texts, answer or "", question or "", deductions) if criteria else []
         verdicts: dict[str, Verdict] = {}
         for c, v, a in zip(criteria, overall, latest, strict=True):

@@ -71,3 +71,20 @@ def test_the_vector_cache_returns_the_embedders_own_vectors_and_embeds_each_text
     # an embedder without a name (no identity to key by) is called directly
     anonymous = type("Anon", (), {"embed": staticmethod(lambda ts: np.ones((len(ts), 2)))})()
     assert cache.embed(anonymous, ["x"]).shape == (1, 2)
+
+
+def test_summary_pieces_keep_the_question_each_sentence_answered():
+    judge = OfflineJudge()
+    history = [_t(0, "When should antivirals start?", "Within 48 hours.", "initial"),
+               _t(1, "Who is most at risk?", "Adults over 65.", "follow-up")]
+    parts = judge.summary_parts(history, "Anything else?", "No.", "follow-up")
+    assert parts == [("When should antivirals start?", "Within 48 hours."),
+                     ("Who is most at risk?", "Adults over 65."), ("Anything else?", "No.")]
+    crit = "Antivirals should start within 48 hours of the first symptoms."
+    one_piece = judge.facts.judge_many([crit], [("When should antivirals start?", "Within 48 hours.")],
+                                       "When should antivirals start?")[0]
+    as_text = judge.facts.judge(crit, "Within 48 hours.", "When should antivirals start?")
+    assert (one_piece.met, one_piece.score) == (as_text.met, as_text.score)
+    # in a summary, the terse answer keeps its own question as context: still met
+    asked = " ".join(q for q, _ in parts)
+    assert judge.facts.judge_many([crit], parts, asked)[0].met
