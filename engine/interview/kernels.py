@@ -212,7 +212,8 @@ _CONFIRMATION = re.compile(
 
 
 def _claim_sentence(answer: str) -> str | None:
-    """The first sentence of an answer that states something (not a bare confirmation or apology)."""
+    """The first sentence of an answer that states something (not a bare confirmation or apology):
+    one content word is enough, so a terse answer is contested itself, not an older, longer one."""
     for sentence in sentences(answer):
         rest = sentence
         while True:  # "Yes, I am sure." / "You are right, I was wrong." peel off
@@ -220,7 +221,7 @@ def _claim_sentence(answer: str) -> str | None:
             if stripped == rest:
                 break
             rest = stripped
-        if len(content_words(rest)) >= 2:
+        if content_words(rest):  # a terse answer ("1864") is a claim; a bare "Yes, I am sure." is not
             return sentence
     return None
 

@@ -60,6 +60,21 @@ def _stem(word: str) -> str:
     return word
 
 
+def _contested(groups: Sequence[tuple[str, list[str]]], challenge: str) -> int:
+    """Index of the group a challenge contests: the latest, unless only an earlier one is quoted."""
+    text = " ".join(challenge.split())
+
+    def quoted(group: tuple[str, list[str]]) -> bool:
+        return any(" ".join(s.split()) in text for s in group[1] if len(s.strip()) > 1)
+
+    if quoted(groups[-1]):
+        return len(groups) - 1
+    for i in range(len(groups) - 2, -1, -1):
+        if quoted(groups[i]):
+            return i
+    return len(groups) - 1
+
+
 class OfflineJudge:
     """The deterministic judge (no LLM); see the module docstring for its rules."""
 
@@ -90,10 +105,11 @@ class OfflineJudge:
                       action: str) -> list[tuple[str, str]]:
         """Every answer sentence so far with the question it answered, each retraction applied.
 
-        Answers are grouped: an answer to a question, then the replies to the challenges that follow
-        it (they answer the same question). A challenge's reply that retracts ("I was wrong",
-        :data:`engine.judge.gold.RETRACTION`) replaces its whole group (the contested answer and any
-        reply that upheld it); any other challenge reply joins the group. The rule is applied to
+        Answers are grouped: an answer to a question, then the replies to the challenges of it. A
+        challenge contests the latest group, unless it quotes a sentence of an earlier group and none
+        of the latest (then that group). A challenge's reply that retracts ("I was wrong",
+        :data:`engine.judge.gold.RETRACTION`) replaces the whole contested group (the answer and any
+        reply that upheld it); any other challenge reply joins it. The rule is applied to
         every turn, not only the latest, so a retracted answer stays withdrawn in later summaries.
         """
         groups: list[tuple[str, list[str]]] = []
@@ -102,10 +118,11 @@ class OfflineJudge:
         for act, asked, text in turns:
             said = sentences(text)
             if act == "challenge" and groups:
+                at = _contested(groups, asked or "")
                 if RETRACTION.search(text):
-                    groups[-1] = (groups[-1][0], said)  # the contested answer is replaced by the correction
+                    groups[at] = (groups[at][0], said)  # the contested answer is replaced by the correction
                 else:
-                    groups[-1] = (groups[-1][0], groups[-1][1] + said)
+                    groups[at] = (groups[at][0], groups[at][1] + said)
             else:
                 groups.append((asked or "", said))
         return [(asked, s) for asked, group in groups for s in group]

@@ -88,3 +88,15 @@ def test_summary_pieces_keep_the_question_each_sentence_answered():
     # in a summary, the terse answer keeps its own question as context: still met
     asked = " ".join(q for q, _ in parts)
     assert judge.facts.judge_many([crit], parts, asked)[0].met
+
+
+def test_a_retraction_replaces_the_answer_the_challenge_quotes():
+    judge = OfflineJudge()
+    history = [_t(0, "Q1", "Severe illness occurs mostly in older adults.", "initial"),
+               _t(1, "Anything else?", "48", "follow-up")]
+    challenge = 'I am not convinced by this: "Severe illness occurs mostly in older adults." Are you sure?'
+    parts = judge.summary_parts(history, challenge, "You are right, I was wrong. It is children.", "challenge")
+    assert [s for _, s in parts] == ["You are right, I was wrong.", "It is children.", "48"]
+    # quoting nothing (or the latest answer) contests the latest answer
+    parts = judge.summary_parts(history, "Are you sure?", "You are right, I was wrong. 65", "challenge")
+    assert [s for _, s in parts] == ["Severe illness occurs mostly in older adults.", "You are right, I was wrong.", "65"]
