@@ -8,8 +8,9 @@ each source in its own temporary data home::
 
     viva bench import squad|medqa ... / viva kb build + viva bench generate --offline
     viva bench export NAME                                   (-> the answer key; engine.api.export_jsonl)
-    viva run --bench NAME --items ... --target python:validity_targets:k0.50_u0.00_terse ...
+    viva run --bench NAME --items K-ITEMS --target ...mute --target ...k0.50_u0.00_terse ...
              --kernel offline --policy onnx|threshold --json [--protocol adaptive]
+    viva run --bench NAME --items U-ITEMS --target ...k1.00_u0.20_terse ...      (the u series)
     viva sessions --json                                     (per-session scores; Engine.list_sessions)
     viva report SESSION --format json                        (turns of a suspicious session)
 
@@ -31,12 +32,21 @@ Sources: SQuAD (``../shared/data/squad``), MedQA (``../shared/data/medqa``, run 
 ``--protocol adaptive``) and a benchmark generated offline from ``engine/demo/docs``. Only the
 items run are imported (SQuAD paragraphs taken round-robin over articles, the first MedQA rows).
 
+Each policy runs twice: the mute target and the k series on the k items, the u series on the u items
+(R− is a rate over challenges and a policy challenges about once a session, so the u series needs
+more items; defaults in :data:`ITEMS`). All targets of a run share one ``viva run`` process (the
+engine runs ``--concurrency`` sessions at once; the offline judge's sentence vectors are cached for
+the process, :class:`engine.judge.freetext.VectorCache`). The policy's draws are common to all
+targets (seeded by run seed, item and turn), and the targets' own draws are too, so two targets
+differ only where their parameters make them differ.
+
 Run (from the repository root; CPU is shared, so nice it)::
 
-    nice -n 10 python bench/validity.py                 # 3 items per source, all styles, both policies
-    nice -n 10 python bench/validity.py --quick         # 2 items, terse + sentence, k, u in {0, .5, 1}
-    # the full default is 3 items x (1 mute + 4 styles x (11 k + 5 u)) = 195 sessions per source and policy
-    python bench/validity.py --items 8 --sources squad --policies onnx --keep /tmp/validity
+    nice -n 10 python bench/validity.py                 # k/u items: squad 6/24, medqa 6/24, generated 4/8
+    nice -n 10 python bench/validity.py --quick         # 2 k items, terse + sentence, k, u in {0, .5, 1}
+    # the default is, per policy, K x (1 mute + 4 styles x 11 k) + U x 4 styles x 6 u sessions:
+    # squad and medqa 6 x 45 + 24 x 24 = 846, generated 4 x 45 + 8 x 24 = 372
+    python bench/validity.py --items 8 --u-items 40 --sources squad --policies onnx --keep /tmp/validity
 
 Prints figures; asserts nothing (``tests/engine/test_validity.py`` checks the orderings).
 """
@@ -56,6 +66,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -713,6 +724,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--generated", nargs=2, default=None, metavar=("DOCS", "TOPICS"),
                     help="documents folder and topics YAML (default engine/demo/docs, engine/demo/topics.yaml)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=len(SOURCES),
+                    help="sources run side by side, each in its own viva processes (default: all)")
     ap.add_argument("--concurrency", type=int, default=4, help="sessions at once (default 4: the judge is CPU-bound)")
     ap.add_argument("--keep", default=None, help="keep the data homes in this folder (default: a temp folder, removed)")
     ap.add_argument("--explain", type=int, default=1,
@@ -739,16 +752,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = {s: (args.items or table.get(s, (3, 3))[0], args.u_items or table.get(s, (3, 3))[1]) for s in sources}
     print(f"validity benchmark at {commit}: items (k, u) {counts}, styles {','.join(plan.styles)}, "
           f"k in {plan.ks}, u in {plan.us}, policies {','.join(policies)}, {len(plan.specs())} targets", flush=True)
+    def one_source(source: str) -> list[RunFigures]:
+        try:
+            given = getattr(args, source, None)
+            data = None if given is None else [Path(p) for p in ([given] if isinstance(given, str) else given)]
+            return run_source(source, workdir, plan, policies, counts[source][0], args.seed, args.concurrency,
+                              args.turns, log=lambda m: print(m, flush=True), explain_n=args.explain, data=data,
+                              u_items=counts[source][1])
+        except HarnessError as exc:
+            print(f"[{source}] skipped: {exc}", flush=True)
+            return []
+
     try:
-        for source in sources:
-            try:
-                given = getattr(args, source, None)
-                data = None if given is None else [Path(p) for p in ([given] if isinstance(given, str) else given)]
-                results += run_source(source, workdir, plan, policies, counts[source][0], args.seed,
-                                      args.concurrency, args.turns, log=lambda m: print(m, flush=True),
-                                      explain_n=args.explain, data=data, u_items=counts[source][1])
-            except HarnessError as exc:
-                print(f"[{source}] skipped: {exc}", flush=True)
+        # Sources are independent (each its own data home and viva processes): run them side by side.
+        # A SQuAD or MedQA run is mostly single-threaded Python, the generated one mostly ONNX, so on
+        # two cores they overlap well.
+        with ThreadPoolExecutor(max(1, min(args.jobs, len(sources)))) as pool:
+            for figures in pool.map(one_source, sources):
+                results += figures
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
