@@ -266,6 +266,8 @@ class OfflineKernel:
         asked = {t.question for t in history}
         open_criteria = [c for c in criteria if c.kind != "deduction" and not met.get(c.cid)]
         chinese = bool(_CJK_RE.search(topic or "")) or any(_CJK_RE.search(c.text) for c in criteria)
+        # a cloze's missing words are its answer: no follow-up may name them (of any criterion)
+        hidden = [m.group("answer").lower() for c in criteria if (m := _CLOZE.match(c.text))]
         for i in range(2):
             for c in open_criteria:
                 basis = _follow_up_basis(c.text)
@@ -280,6 +282,8 @@ class OfflineKernel:
                     if topic and not _CJK_RE.search(topic) and _stem(topic.lower()) not in _stem(subject.lower()):
                         related = f", in relation to {topic}"
                     question = FOLLOW_UP_TEMPLATES[i].format(subject=subject, related=related)
+                    if any(re.search(rf"(?<!\w){re.escape(h)}(?!\w)", subject.lower()) for h in hidden if h):
+                        continue
                 if question not in asked:
                     return question, Usage()
         if not criteria:

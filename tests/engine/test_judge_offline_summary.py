@@ -120,3 +120,17 @@ def test_a_challenge_quoting_a_restated_question_does_not_carry_it():
     turns = [_t(0, q, f"{q} itself", "initial"),
              _t(1, f'I am not convinced by this: "{q}" Are you sure?', f"Yes, I am sure. {q} itself", "challenge")]
     assert carrier(turns, q) == (0, f"{q} itself")
+
+
+def test_an_offline_follow_up_never_names_a_cloze_answer():
+    import asyncio
+    from types import SimpleNamespace
+
+    from engine.interview.kernels import OfflineKernel
+
+    crit = [SimpleNamespace(cid="c1", kind="point",
+                            text='Gives "Wearing" as the missing part of: Wearing gloves does not replace hand hygiene.'),
+            SimpleNamespace(cid="c2", kind="point", text="Germs are carried on the hands of health workers.")]
+    history = [_t(0, 'Fill in the blank: "____ gloves does not replace hand hygiene."', "Soap", "initial")]
+    q, _ = asyncio.run(OfflineKernel().next_question("follow-up", "hand hygiene", crit, {}, history, ""))
+    assert "wearing" not in q.lower() and "germs" in q.lower(), q
