@@ -109,7 +109,8 @@ class OfflineJudge:
         challenge contests the latest group, unless it quotes a sentence of an earlier group and none
         of the latest (then that group). A challenge's reply that retracts ("I was wrong",
         :data:`engine.judge.gold.RETRACTION`) replaces the whole contested group (the answer and any
-        reply that upheld it); any other challenge reply joins it. The rule is applied to
+        reply that upheld it) and withdraws its sentences where an earlier answer said them in the same
+        words; any other challenge reply joins it. The rule is applied to
         every turn, not only the latest, so a retracted answer stays withdrawn in later summaries.
         """
         groups: list[tuple[str, list[str]]] = []
@@ -120,7 +121,11 @@ class OfflineJudge:
             if act == "challenge" and groups:
                 at = _contested(groups, asked or "")
                 if RETRACTION.search(text):
-                    groups[at] = (groups[at][0], said)  # the contested answer is replaced by the correction
+                    # the contested answer is replaced by the correction, and withdrawn where it was
+                    # said before in the same words
+                    withdrawn = {" ".join(x.split()) for x in groups[at][1]}
+                    groups = [(q, [x for x in g if " ".join(x.split()) not in withdrawn]) for q, g in groups]
+                    groups[at] = (groups[at][0], said)
                 else:
                     groups[at] = (groups[at][0], groups[at][1] + said)
             else:

@@ -134,3 +134,12 @@ def test_an_offline_follow_up_never_names_a_cloze_answer():
     history = [_t(0, 'Fill in the blank: "____ gloves does not replace hand hygiene."', "Soap", "initial")]
     q, _ = asyncio.run(OfflineKernel().next_question("follow-up", "hand hygiene", crit, {}, history, ""))
     assert "wearing" not in q.lower() and "germs" in q.lower(), q
+
+
+def test_a_retraction_withdraws_the_claim_where_it_was_said_before():
+    judge = OfflineJudge()
+    history = [_t(0, "Q1", "Germs travel on hands.", "initial"), _t(1, "Q2", "Soap is needed.", "follow-up"),
+               _t(2, "Anything else?", "Germs travel on hands.", "follow-up")]
+    parts = judge.summary_parts(history, 'I am not convinced by this: "Germs travel on hands."',
+                                "You are right, I was wrong. Germs travel by air.", "challenge")
+    assert [s for _, s in parts] == ["Soap is needed.", "You are right, I was wrong.", "Germs travel by air."]
