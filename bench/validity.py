@@ -8,8 +8,9 @@ each source in its own temporary data home::
 
     viva bench import squad|medqa ... / viva kb build + viva bench generate --offline
     viva bench export NAME                                   (-> the answer key; engine.api.export_jsonl)
-    viva run --bench NAME --items ... --target python:validity_targets:k0.50_u0.00_terse ...
+    viva run --bench NAME --items K-ITEMS --target ...mute --target ...k0.50_u0.00_terse ...
              --kernel offline --policy onnx|threshold --json [--protocol adaptive]
+    viva run --bench NAME --items U-ITEMS --target ...k1.00_u0.20_terse ...      (the u series)
     viva sessions --json                                     (per-session scores; Engine.list_sessions)
     viva report SESSION --format json                        (turns of a suspicious session)
 
@@ -31,12 +32,21 @@ Sources: SQuAD (``../shared/data/squad``), MedQA (``../shared/data/medqa``, run 
 ``--protocol adaptive``) and a benchmark generated offline from ``engine/demo/docs``. Only the
 items run are imported (SQuAD paragraphs taken round-robin over articles, the first MedQA rows).
 
+Each policy runs twice: the mute target and the k series on the k items, the u series on the u items
+(R− is a rate over challenges and a policy challenges about once a session, so the u series needs
+more items; defaults in :data:`ITEMS`). All targets of a run share one ``viva run`` process (the
+engine runs ``--concurrency`` sessions at once; the offline judge's sentence vectors are cached for
+the process, :class:`engine.judge.freetext.VectorCache`). The policy's draws are common to all
+targets (seeded by run seed, item and turn), and the targets' own draws are too, so two targets
+differ only where their parameters make them differ.
+
 Run (from the repository root; CPU is shared, so nice it)::
 
-    nice -n 10 python bench/validity.py                 # 3 items per source, all styles, both policies
-    nice -n 10 python bench/validity.py --quick         # 2 items, terse + sentence, k, u in {0, .5, 1}
-    # the full default is 3 items x (1 mute + 4 styles x (11 k + 5 u)) = 195 sessions per source and policy
-    python bench/validity.py --items 8 --sources squad --policies onnx --keep /tmp/validity
+    nice -n 10 python bench/validity.py                 # k/u items: squad 6/24, medqa 6/24, generated 4/8
+    nice -n 10 python bench/validity.py --quick         # 2 k items, terse + sentence, k, u in {0, .5, 1}
+    # the default is, per policy, K x (1 mute + 4 styles x 11 k) + U x 4 styles x 6 u sessions:
+    # squad and medqa 6 x 45 + 24 x 24 = 846, generated 4 x 45 + 8 x 24 = 372
+    python bench/validity.py --items 8 --u-items 40 --sources squad --policies onnx --keep /tmp/validity
 
 Prints figures; asserts nothing (``tests/engine/test_validity.py`` checks the orderings).
 """
@@ -56,6 +66,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -364,6 +375,12 @@ def round_robin(items: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
 
 
 POOL = 2
+ITEMS: dict[str, tuple[int, int]] = {"squad": (6, 24), "medqa": (6, 24), "generated": (4, 8)}
+"""Default (k items, u items) per source. R− is a rate over challenges and the policy challenges about
+once a session, so the u series needs more items than Score's k series; the generated benchmark's
+sessions cost more (free-text judging embeds every answer) and challenge more often, so it runs fewer."""
+QUICK_ITEMS: dict[str, tuple[int, int]] = {"squad": (2, 8), "medqa": (2, 8), "generated": (2, 4)}
+"""The same for ``--quick``."""
 """Each source imports (or generates) this many times the items it runs: the others are the pool that
 plausible wrong answers are drawn from."""
 
@@ -411,13 +428,17 @@ class Plan:
 
     def specs(self) -> list[str]:
         """Every target spec, the mute target first."""
-        names = [vt.MUTE]
-        for style in self.styles:
-            for k in self.ks:
-                names.append(vt.target_name(k, 0.0, style))
-            for u in self.us:
-                names.append(vt.target_name(1.0, u, style))
-        return [f"python:validity_targets:{n}" for n in dict.fromkeys(names)]
+        return list(dict.fromkeys(self.k_specs() + self.u_specs()))
+
+    def k_specs(self) -> list[str]:
+        """The mute target and the k series (u = 0) of every style: the run on the k items."""
+        names = [vt.MUTE] + [vt.target_name(k, 0.0, style) for style in self.styles for k in self.ks]
+        return [spec(n) for n in dict.fromkeys(names)]
+
+    def u_specs(self) -> list[str]:
+        """The u series (k = 1) of every style: the run on the u items."""
+        return [spec(n) for n in dict.fromkeys(vt.target_name(1.0, u, style) for style in self.styles
+                                                for u in self.us)]
 
 
 def spec(name: str) -> str:
@@ -458,6 +479,7 @@ class RunFigures:
     failed: list[dict[str, Any]]
     sessions: int
     seconds: float
+    u_run: int | None = None
     explained: list[str] = field(default_factory=list)
 
 
@@ -495,25 +517,39 @@ def rates(home: Home, session_ids: set[int], plan: Plan) -> tuple[float | None, 
     return _num(report.fdr), _num(report.eir), f"{states} (engine.policy.evaluate.evaluate_logged)"
 
 
-def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]], extra: list[str],
-               plan: Plan, policy: str, seed: int, concurrency: int, turns: int | None) -> RunFigures:
-    """One ``viva run`` of every planned target on the items, and its figures."""
-    from engine.policy.evaluate import spearman
-
-    start = time.perf_counter()
+def _viva_run(home: Home, bench: str, items: list[dict[str, Any]], specs: list[str], extra: list[str],
+              policy: str, seed: int, concurrency: int, turns: int | None) -> dict[str, Any]:
+    """``viva run --json`` of ``specs`` on ``items`` (every target on every item, one process)."""
     args = ["run", "--bench", bench, "--items", ",".join(str(it["id"]) for it in items), "--kernel", "offline",
             "--policy", policy, "--seed", str(seed), "--concurrency", str(concurrency), "--json", *extra]
     if turns:
         args += ["--turns", str(turns)]
-    for s in plan.specs():
+    for s in specs:
         args += ["--target", s]
-    out = home.viva(*args)
+    return home.viva(*args)
+
+
+def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]], extra: list[str],
+               plan: Plan, policy: str, seed: int, concurrency: int, turns: int | None,
+               u_items: list[dict[str, Any]] | None = None) -> RunFigures:
+    """Two ``viva run``s with one policy and their figures: the mute target and the k series on
+    ``items``; the u series on ``u_items`` (default: ``items``).
+
+    R− is a rate over challenges, and a policy challenges a target about once a session: the u series
+    needs more items than Score's k series for the same precision (``--u-items``)."""
+    from engine.policy.evaluate import spearman
+
+    start = time.perf_counter()
+    out_k = _viva_run(home, bench, items, plan.k_specs(), extra, policy, seed, concurrency, turns)
+    out_u = _viva_run(home, bench, u_items or items, plan.u_specs(), extra, policy, seed, concurrency, turns)
     seconds = time.perf_counter() - start
-    rows = {r["target"]: r for r in out["targets"]}
+    rows = {r["target"]: r for r in out_k["targets"]}
+    u_rows = {r["target"]: r for r in out_u["targets"]}
     listed = {r["id"]: r for r in home.sessions()}
-    run_ids = {sid for r in rows.values() for sid in r["sessions"]}
+    k_ids = {sid for r in rows.values() for sid in r["sessions"]}
+    run_ids = k_ids | {sid for r in u_rows.values() for sid in r["sessions"]}
     by_target_item: dict[tuple[str, int], dict[str, Any]] = {}
-    for sid in run_ids:
+    for sid in k_ids:
         row = listed.get(sid)
         if row is not None:
             by_target_item[(row["target"], row["item"])] = row
@@ -523,7 +559,7 @@ def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]],
         return None if r is None else r.get("score")
 
     def r_minus(name: str) -> float | None:
-        r = rows.get(spec(name))
+        r = u_rows.get(spec(name))
         return None if r is None else r.get("r_minus")
 
     styles = []
@@ -553,8 +589,9 @@ def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]],
             wins, pairs, score(oracle), None if mute_row is None else mute_row.get("score"), losses,
             false_credit))
     fdr, eir, note = rates(home, run_ids, plan)
-    return RunFigures(source, policy, int(out["run"]), styles, fdr, eir, note, out.get("failed") or [],
-                      len(run_ids), seconds)
+    return RunFigures(source, policy, int(out_k["run"]), styles, fdr, eir, note,
+                      (out_k.get("failed") or []) + (out_u.get("failed") or []), len(run_ids), seconds,
+                      u_run=int(out_u["run"]))
 
 
 def explain(home: Home, session_id: int, why: str) -> list[str]:
@@ -575,20 +612,23 @@ def explain(home: Home, session_id: int, why: str) -> list[str]:
 
 def run_source(source: str, workdir: Path, plan: Plan, policies: Sequence[str], n_items: int, seed: int,
                concurrency: int, turns: int | None, log: Any = print, explain_n: int = 0,
-               data: Sequence[Path] | None = None) -> list[RunFigures]:
-    """Prepare one source in its own data home under ``workdir`` and run every policy on it."""
+               data: Sequence[Path] | None = None, u_items: int | None = None) -> list[RunFigures]:
+    """Prepare one source in its own data home under ``workdir`` and run every policy on it
+    (``n_items`` items for the k series, ``u_items`` for the u series, default ``n_items``)."""
     home = Home.create(workdir / source)
-    bench, pool, extra = prepare(source, home, n_items, seed, data)
-    items = round_robin(pool, n_items)
+    n_u = u_items or n_items
+    bench, pool, extra = prepare(source, home, max(n_items, n_u), seed, data)
+    ordered = round_robin(pool, len(pool))
+    items, items_u = ordered[:n_items], ordered[:n_u]
     if not items:
         raise HarnessError(f"{source}: no items to run")
     entries, questions = build_key(pool, seed)
     vt.write_key(home.key, entries, questions, seed)
-    log(f"[{source}] {len(items)} items, {len(entries)} key questions "
+    log(f"[{source}] {len(items)} items for k, {len(items_u)} for u, {len(entries)} key questions "
         f"({', '.join(f'{k} {v}' for k, v in Counter(e.kind for e in entries).items())}); home {home.path}")
     out = []
     for policy in policies:
-        figures = run_policy(source, home, bench, items, extra, plan, policy, seed, concurrency, turns)
+        figures = run_policy(source, home, bench, items, extra, plan, policy, seed, concurrency, turns, items_u)
         losses = [(s.style, o) for s in figures.styles for o, _m, _os, _ms in s.losses]
         credited = [(s.style, sid, sc) for s in figures.styles for sid, sc in s.false_credit]
         for style, sid in losses[:explain_n]:
@@ -598,6 +638,7 @@ def run_source(source: str, workdir: Path, plan: Plan, policies: Sequence[str], 
         log(f"[{source}] policy {policy}: run {figures.run}, {figures.sessions} sessions in {figures.seconds:.0f}s"
             + (f", {len(figures.failed)} failed" if figures.failed else ""))
         out.append(figures)
+    log(f"[{source}] viva commands: " + "; ".join(line.strip() for line in home.log))
     return out
 
 
@@ -668,7 +709,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="2 items, terse+sentence, k and u in {0, 0.5, 1}")
-    ap.add_argument("--items", type=int, default=None, help="items per source (default 3; quick 2)")
+    ap.add_argument("--items", type=int, default=None,
+                    help="items per source for the k series and mute (default: squad 6, medqa 6, generated 4; quick 2)")
+    ap.add_argument("--u-items", type=int, default=None,
+                    help="items per source for the u series (default: squad 24, medqa 24, generated 8; quick 8, 8, 4)")
     ap.add_argument("--sources", default=",".join(SOURCES), help=f"comma-separated: {', '.join(SOURCES)}")
     ap.add_argument("--styles", default=None, help=f"comma-separated: {', '.join(vt.STYLES)} (default all; quick 2)")
     ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated policies (default onnx,threshold)")
@@ -680,13 +724,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--generated", nargs=2, default=None, metavar=("DOCS", "TOPICS"),
                     help="documents folder and topics YAML (default engine/demo/docs, engine/demo/topics.yaml)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=len(SOURCES),
+                    help="sources run side by side, each in its own viva processes (default: all)")
     ap.add_argument("--concurrency", type=int, default=4, help="sessions at once (default 4: the judge is CPU-bound)")
     ap.add_argument("--keep", default=None, help="keep the data homes in this folder (default: a temp folder, removed)")
     ap.add_argument("--explain", type=int, default=1,
                     help="print the turns of this many suspicious sessions of each kind per run (default 1)")
     ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
     args = ap.parse_args(argv)
-    n_items = args.items or (2 if args.quick else 3)
     styles = (args.styles or ("terse,sentence" if args.quick else ",".join(vt.STYLES))).split(",")
     k_steps = args.k_steps or (3 if args.quick else 11)
     u_steps = args.u_steps or (3 if args.quick else 6)
@@ -703,18 +748,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: list[RunFigures] = []
     commit = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"], capture_output=True,
                             text=True).stdout.strip()
-    print(f"validity benchmark at {commit}: {n_items} items/source, styles {','.join(plan.styles)}, "
+    table = QUICK_ITEMS if args.quick else ITEMS
+    counts = {s: (args.items or table.get(s, (3, 3))[0], args.u_items or table.get(s, (3, 3))[1]) for s in sources}
+    print(f"validity benchmark at {commit}: items (k, u) {counts}, styles {','.join(plan.styles)}, "
           f"k in {plan.ks}, u in {plan.us}, policies {','.join(policies)}, {len(plan.specs())} targets", flush=True)
+    def one_source(source: str) -> list[RunFigures]:
+        try:
+            given = getattr(args, source, None)
+            data = None if given is None else [Path(p) for p in ([given] if isinstance(given, str) else given)]
+            return run_source(source, workdir, plan, policies, counts[source][0], args.seed, args.concurrency,
+                              args.turns, log=lambda m: print(m, flush=True), explain_n=args.explain, data=data,
+                              u_items=counts[source][1])
+        except HarnessError as exc:
+            print(f"[{source}] skipped: {exc}", flush=True)
+            return []
+
     try:
-        for source in sources:
-            try:
-                given = getattr(args, source, None)
-                data = None if given is None else [Path(p) for p in ([given] if isinstance(given, str) else given)]
-                results += run_source(source, workdir, plan, policies, n_items, args.seed, args.concurrency,
-                                      args.turns, log=lambda m: print(m, flush=True), explain_n=args.explain,
-                                      data=data)
-            except HarnessError as exc:
-                print(f"[{source}] skipped: {exc}", flush=True)
+        # Sources are independent (each its own data home and viva processes): run them side by side.
+        # A SQuAD or MedQA run is mostly single-threaded Python, the generated one mostly ONNX, so on
+        # two cores they overlap well.
+        with ThreadPoolExecutor(max(1, min(args.jobs, len(sources)))) as pool:
+            for figures in pool.map(one_source, sources):
+                results += figures
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)

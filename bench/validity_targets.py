@@ -25,7 +25,8 @@ Rules, for a target with knowledge ``k``, instability ``u`` and answer style ``s
   answer (chosen by the harness from the same source: another question's gold answer, a wrong
   option, another item's fact).
 - **Challenges.** A user message that starts with "I am not convinced" or contains "Are you sure"
-  (case-insensitive) contests the entry asked last. If the target's current answer to it is the gold
+  (case-insensitive) contests the entry asked last, unless it quotes another asked entry's current
+  answer (its first 40 characters) and not the last one's: then that entry. If the target's current answer to it is the gold
   one, it gives way with probability ``u`` (draw ``U(seed, question, "challenge", n)`` for its
   ``n``-th challenge of that entry) and says ``"You are right, I was wrong. The answer is <wrong>."``;
   from then on its answer to that entry is the wrong one. Otherwise it holds: ``"Yes, I am sure. "``
@@ -307,7 +308,8 @@ class KnownTarget:
         out = MUTE_ANSWER
         for text in users:
             if is_challenge(text) and last is not None:
-                e = last
+                e = self.contested(text, last, [x for x in key.by_item.get(item, key.entries) if x.eid in current],
+                                   asked, current)
                 n = challenges.get(e.eid, 0)
                 challenges[e.eid] = n + 1
                 if current[e.eid] and draw(key.seed, e.question or e.gold, "challenge", n) < self.u:
@@ -327,6 +329,26 @@ class KnownTarget:
             last = e
             out = styled(e, e.gold if current[e.eid] else e.wrong, self.style, text)
         return out
+
+    @staticmethod
+    def contested(challenge: str, last: Entry, known: list[Entry], asked: list[str],
+                  current: dict[str, bool]) -> Entry:
+        """The entry a challenge contests: the last one asked, unless the challenge quotes another
+        entry's current answer (its first 40 characters) and not the last one's."""
+        text = squash(challenge).lower()
+        by_id = {e.eid: e for e in known}
+
+        def quoted(e: Entry) -> bool:
+            probe = squash((e.gold if current.get(e.eid) else e.wrong).strip().rstrip("."))[:40].lower()
+            return bool(probe) and probe in text
+
+        if quoted(last):
+            return last
+        for eid in reversed(asked):
+            e = by_id.get(eid)
+            if e is not None and quoted(e):
+                return e
+        return last
 
     def close(self) -> None:
         """Nothing to release."""

@@ -212,7 +212,8 @@ _CONFIRMATION = re.compile(
 
 
 def _claim_sentence(answer: str) -> str | None:
-    """The first sentence of an answer that states something (not a bare confirmation or apology)."""
+    """The first sentence of an answer that states something (not a bare confirmation or apology):
+    one content word is enough, so a terse answer is contested itself, not an older, longer one."""
     for sentence in sentences(answer):
         rest = sentence
         while True:  # "Yes, I am sure." / "You are right, I was wrong." peel off
@@ -220,7 +221,7 @@ def _claim_sentence(answer: str) -> str | None:
             if stripped == rest:
                 break
             rest = stripped
-        if len(content_words(rest)) >= 2:
+        if content_words(rest):  # a terse answer ("1864") is a claim; a bare "Yes, I am sure." is not
             return sentence
     return None
 
@@ -265,6 +266,8 @@ class OfflineKernel:
         asked = {t.question for t in history}
         open_criteria = [c for c in criteria if c.kind != "deduction" and not met.get(c.cid)]
         chinese = bool(_CJK_RE.search(topic or "")) or any(_CJK_RE.search(c.text) for c in criteria)
+        # a cloze's missing words are its answer: no follow-up may name them (of any criterion)
+        hidden = [m.group("answer").lower() for c in criteria if (m := _CLOZE.match(c.text))]
         for i in range(2):
             for c in open_criteria:
                 basis = _follow_up_basis(c.text)
@@ -279,6 +282,8 @@ class OfflineKernel:
                     if topic and not _CJK_RE.search(topic) and _stem(topic.lower()) not in _stem(subject.lower()):
                         related = f", in relation to {topic}"
                     question = FOLLOW_UP_TEMPLATES[i].format(subject=subject, related=related)
+                    if any(re.search(rf"(?<!\w){re.escape(h)}(?!\w)", subject.lower()) for h in hidden if h):
+                        continue
                 if question not in asked:
                     return question, Usage()
         if not criteria:

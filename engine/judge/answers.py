@@ -19,7 +19,8 @@ Crediting rule of :func:`judge_gold` (``met``):
    when every sentence is read, the whole reply.
 2. Only the reply's *answer region* is read: its first sentence, the sentences that begin within its
    first :data:`LEAD_WORDS` words (so a short preamble such as "Good question." does not hide the
-   answer), and any sentence that opens with a conclusion ("So", "Therefore", "In short", "The answer
+   answer; a sentence with no word beyond the question's and filler, such as the question restated
+   or "Yes, I am sure.", uses up none of them), and any sentence that opens with a conclusion ("So", "Therefore", "In short", "The answer
    is", ...). An answer stated up front with elaboration after it counts; a pasted paragraph that
    holds the gold in a later sentence does not.
 3. A candidate's *focused F1* against a gold answer is SQuAD's token F1 after removing filler words
@@ -297,13 +298,19 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
     return [(c.text, c.negated) for c in _sentence_clauses(sentence)]
 
 
-def _answer_region(sentences: list[str]) -> list[int]:
-    """Indices of the sentences read: the first, those starting within LEAD_WORDS words, conclusions."""
-    chosen, words = [], 0
+def _answer_region(sentences: list[str], question_stems: set[str] | None = None) -> list[int]:
+    """Indices of the sentences read: the first, those starting within LEAD_WORDS words, conclusions.
+
+    A sentence that says nothing beyond the question's words and filler (the question restated,
+    "Yes, I am sure.") does not use up the lead words: the answer after it is still up front.
+    """
+    chosen, words = [], 0.0
+    q = question_stems or set()
     for i, s in enumerate(sentences):
         if i == 0 or words < LEAD_WORDS or _CONCLUSION.search(s):
             chosen.append(i)
-        words += _word_count(s)
+        if any(t not in FILLER and _stem(t) not in q for t in _judge_tokens(s)):
+            words += _word_count(s)
     return chosen
 
 
@@ -372,7 +379,7 @@ def judge_gold(reply: str, golds: Sequence[str] | str, question: str = "",
     if not sentences:
         return GoldVerdict(False, em, 0.0, golds[0], "no reply to judge")
     clauses = [_sentence_clauses(s) for s in sentences]
-    region = _answer_region(sentences)
+    region = _answer_region(sentences, q_stems)
     candidates: list[tuple[str, list[_Clause]]] = []
     for i in region:
         if len(clauses[i]) > 1:

@@ -42,7 +42,9 @@ Rules (:meth:`FreeTextJudge.judge`):
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -174,10 +176,21 @@ def _is_number(stem: str) -> bool:
     return stem[:1].isdigit()
 
 
+def _blanked(sentence: str, answer: str) -> str:
+    """A cloze's sentence with its missing part shown as a blank (the question the target was asked).
+
+    The criterion's sentence is the completed one; as context it must not hold the answer, or the
+    answer's words would count as words the reply copied from the question.
+    """
+    at = sentence.lower().find(answer.lower()) if answer else -1
+    return sentence if at < 0 else f"{sentence[:at]}____{sentence[at + len(answer):]}"
+
+
 def claim_of(criterion: str) -> tuple[str, str]:
     """(claim, extra question context) of a criterion: scaffolding removed.
 
-    ``Answers "Q" with "A"`` -> ("A", "Q"); ``Gives "X" as the missing part of: S`` -> ("X", S);
+    ``Answers "Q" with "A"`` -> ("A", "Q"); ``Gives "X" as the missing part of: S`` -> ("X", S with X
+    blanked as ``____``);
     "States that liquid oxygen is pale blue" -> ("liquid oxygen is pale blue", "").
     """
     text = (criterion or "").strip()
@@ -186,7 +199,7 @@ def claim_of(criterion: str) -> tuple[str, str]:
         return m.group("a").strip(), m.group("q").strip()
     m = _CLOZE.match(text)
     if m:
-        return m.group("a").strip(), m.group("s").strip()
+        return m.group("a").strip(), _blanked(m.group("s").strip(), m.group("a").strip())
     stripped = _SCAFFOLD.sub("", text, count=1).strip()
     return (stripped or text), ""
 
@@ -225,12 +238,14 @@ class _Candidate:
     clauses: list[_Clause]
     keyword_list: tuple[str, ...] | None  # the list's items when the candidate is a bare list
     answer_word: str | None  # "yes"/"no" when the candidate opens with a bare yes or no
+    asked: str = ""  # the question the candidate's sentences answered (the context of its cosine)
 
 
 @dataclass
 class _Claim:
     text: str
     context: str
+    extra: str  # the criterion's own question context (a SQuAD question, a cloze's blanked sentence)
     stems: list[str]  # all content stems of the claim, unique, in order
     facts: list[str]  # the fact words: stems not in the question (or all when none is left)
     given: bool  # every claim word is in the question (yes/no style)
@@ -257,8 +272,18 @@ _YES = re.compile(r"^\W*(?:yes|yeah|yep|correct|true|indeed|是的|是|对|对�
 _NO = re.compile(r"^\W*(?:no|nope|nah|false|不|不是|不对|没有)\W*$", re.IGNORECASE)
 
 
-def _candidates(reply: str) -> list[_Candidate]:
-    sentences = split_sentences(reply)
+Reply = str | Sequence[tuple[str, str]]
+"""A reply to judge: one text, or (question, answer) pieces (a running summary of several turns)."""
+
+
+def _candidates(reply: Reply, question: str = "") -> list[_Candidate]:
+    segments = [(question, reply)] if isinstance(reply, str) else list(reply)
+    sentences: list[str] = []
+    asked: list[str] = []
+    for q, text in segments:
+        for s in split_sentences(text or ""):
+            sentences.append(s)
+            asked.append((q or "").strip())
     if not sentences:
         return []
     scoped: list[list[_Clause]] = []
@@ -273,18 +298,75 @@ def _candidates(reply: str) -> list[_Candidate]:
     for i, s in enumerate(sentences):
         first = clause_parts(s)[0][0] if clause_parts(s) else s
         answer_word = "yes" if _YES.match(first) else "no" if _NO.match(first) else None
-        out.append(_Candidate(s, scoped[i], _keyword_items(s), answer_word))
+        out.append(_Candidate(s, scoped[i], _keyword_items(s), answer_word, asked[i]))
     for i in range(len(sentences) - 1):
         pair_list = None
         if out[i].keyword_list and out[i + 1].keyword_list:
             pair_list = out[i].keyword_list + out[i + 1].keyword_list
+        pair_asked = asked[i] if asked[i] == asked[i + 1] else " ".join(p for p in (asked[i], asked[i + 1]) if p)
         out.append(_Candidate(f"{sentences[i]} {sentences[i + 1]}", scoped[i] + scoped[i + 1], pair_list,
-                              out[i].answer_word))
+                              out[i].answer_word, pair_asked))
     return out
 
 
 def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
+
+
+VECTOR_CACHE_SIZE = 50_000
+"""Sentence vectors the process keeps (:class:`VectorCache`; 384 floats each: about 75 MB when full)."""
+
+
+class VectorCache:
+    """A process-wide, bounded (least recently used) store of sentence vectors by (embedder, text).
+
+    A judge embeds the same texts again and again: every turn re-judges the answers so far, and the
+    sessions of a run ask the same items of many targets. The embedder's vector of a text does not
+    depend on the batch it is computed in (rows are padded and masked, each pooled on its own), so a
+    stored vector is the one a fresh call would return. Only embedders that carry a ``name`` (the
+    model's file digest and length, :class:`engine.knowledge.embed.Embedder`) are cached; any other
+    object is called directly.
+    """
+
+    def __init__(self, size: int = VECTOR_CACHE_SIZE):
+        """Keep at most ``size`` vectors."""
+        self.size = size
+        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def embed(self, embedder: Any, texts: Sequence[str]) -> np.ndarray:
+        """``embedder.embed(texts)`` as a float32 array, embedding only the texts not stored yet."""
+        name = getattr(embedder, "name", None)
+        if not isinstance(name, str) or not name or self.size <= 0:
+            return np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for t in texts:
+                v = self._vectors.get((name, t))
+                if v is not None:
+                    self._vectors.move_to_end((name, t))
+                    found[t] = v
+        missing = _unique([t for t in texts if t not in found])
+        self.hits += len(texts) - sum(1 for t in texts if t not in found)
+        self.misses += len(missing)
+        if missing:
+            fresh = np.asarray(embedder.embed(missing), dtype=np.float32)
+            with self._lock:
+                for t, v in zip(missing, fresh, strict=True):
+                    found[t] = v
+                    self._vectors[(name, t)] = v
+                    self._vectors.move_to_end((name, t))
+                while len(self._vectors) > self.size:
+                    self._vectors.popitem(last=False)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([found[t] for t in texts])
+
+
+VECTORS = VectorCache()
+"""The cache every :class:`FreeTextJudge` of the process shares."""
 
 
 class FreeTextJudge:
@@ -327,14 +409,17 @@ class FreeTextJudge:
         """
         return self.judge_many([criterion_text], reply, question, [deduction])[0]
 
-    def judge_many(self, criteria: Sequence[str], reply: str, question: str = "",
+    def judge_many(self, criteria: Sequence[str], reply: Reply, question: str = "",
                    deductions: Sequence[bool] | None = None) -> list[FactVerdict]:
         """Judge several criteria against one reply with a single embedding batch.
 
         Args:
             criteria: the criteria's texts.
-            reply: the target's reply.
-            question: the question asked.
+            reply: the target's reply; or, for a summary of several turns, its (question, answer)
+                pieces in order: each sentence's cosine then takes the question it answered as its
+                context (rule 4), and candidates still pair adjacent sentences across pieces.
+            question: the question asked (for a summary: every question asked); its words are
+                never fact words (rule 2).
             deductions: per criterion, whether it is a deduction (default: none is).
 
         Returns:
@@ -347,18 +432,18 @@ class FreeTextJudge:
         if len(flags) != len(criteria):
             raise ValueError(f"{len(criteria)} criteria but {len(flags)} deduction flags")
         claims = [self._claim(c, question) for c in criteria]
-        candidates = _candidates(reply or "")
+        candidates = _candidates(reply or "", question)
         if not candidates:
             return [FactVerdict(False, 0.0, "offline: no reply to judge") for _ in criteria]
-        contexts = [c.context for c in claims]
+        extras = _unique([c.extra for c in claims])
         texts = [c.text for c in claims] + [
-            f"{ctx} {cand.text}".strip() for ctx in _unique(contexts) for cand in candidates]
-        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+            " ".join(p for p in (cand.asked, extra, cand.text) if p) for extra in extras for cand in candidates]
+        vectors = VECTORS.embed(self.embedder, texts)
         claim_vecs = vectors[: len(claims)]
-        ctx_index = {ctx: len(claims) + k * len(candidates) for k, ctx in enumerate(_unique(contexts))}
+        ctx_index = {extra: len(claims) + k * len(candidates) for k, extra in enumerate(extras)}
         verdicts = []
         for i, claim in enumerate(claims):
-            start = ctx_index[claim.context]
+            start = ctx_index[claim.extra]
             cos = np.clip(vectors[start: start + len(candidates)] @ claim_vecs[i], 0.0, 1.0)
             verdicts.append(self._verdict(claim, candidates, cos, flags[i]))
         return verdicts
@@ -371,7 +456,7 @@ class FreeTextJudge:
         facts = [s for s in stems if s not in q_stems]
         subject = set(content_stems(_subject(text)))
         predicate = {s for s in stems if s not in subject} or set(stems)
-        return _Claim(text, context, stems, facts or stems, not facts, _negated(text), predicate)
+        return _Claim(text, context, extra, stems, facts or stems, not facts, _negated(text), predicate)
 
     def _verdict(self, claim: _Claim, candidates: list[_Candidate], cos: np.ndarray, deduction: bool) -> FactVerdict:
         best = (0.0, "", "nothing in the reply states the claim")

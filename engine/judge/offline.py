@@ -7,8 +7,8 @@
   picked on the tune half of ``bench/data/judge_calibration.jsonl`` (``bench/judge_calibration.py``).
 - Gold-answer criteria never reach this judge: the protocol judges them by
   :mod:`engine.judge.gold` whichever kernel runs the session.
-- The summary is every answer sentence so far, minus the contested answer when the target retracts
-  under challenge.
+- The summary is every answer sentence so far, with the question it answered (the context of its
+  cosine), minus the contested answer when the target retracts under challenge.
 
 Honest and reproducible: for the demo, CI and air-gapped checks. It cannot rate qualities such as
 clarity; figures that need an LLM judge say so instead of printing a number.
@@ -36,9 +36,16 @@ why how also into about over under more most other some any each all both only v
 _CLOZE = re.compile(r'^Gives "(?P<answer>.+?)" as the missing part of:', re.DOTALL)
 
 
+_HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
+
+
 def sentences(text: str) -> list[str]:
-    """The sentences of a text (split at . ! ? and their CJK forms, and at line breaks)."""
-    return [s.strip() for s in _SENTENCE.split(text or "") if len(s.strip()) > 2]
+    """The sentences of a text (split at . ! ? and their CJK forms, and at line breaks).
+
+    A piece without a letter or digit (a stray "--") is dropped; a short answer ("48", "No") is a
+    sentence like any other.
+    """
+    return [s.strip() for s in _SENTENCE.split(text or "") if _HAS_WORD.search(s)]
 
 
 def content_words(text: str) -> list[str]:
@@ -51,6 +58,21 @@ def _stem(word: str) -> str:
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
+
+
+def _contested(groups: Sequence[tuple[str, list[str]]], challenge: str) -> int:
+    """Index of the group a challenge contests: the latest, unless only an earlier one is quoted."""
+    text = " ".join(challenge.split())
+
+    def quoted(group: tuple[str, list[str]]) -> bool:
+        return any(" ".join(s.split()) in text for s in group[1] if len(s.strip()) > 1)
+
+    if quoted(groups[-1]):
+        return len(groups) - 1
+    for i in range(len(groups) - 2, -1, -1):
+        if quoted(groups[i]):
+            return i
+    return len(groups) - 1
 
 
 class OfflineJudge:
@@ -79,13 +101,40 @@ class OfflineJudge:
             self._facts = FreeTextJudge(self.embedder, self.threshold)
         return self._facts
 
-    def summary_of(self, history: Sequence[TurnView], answer: str, action: str) -> str:
-        """Every answer sentence so far; a retraction under challenge drops the contested answer."""
-        kept: list[list[str]] = [sentences(t.answer) for t in history if t.answer]
-        if action == "challenge" and RETRACTION.search(answer or "") and kept:
-            kept.pop()  # the contested answer is replaced by the correction
-        kept.append(sentences(answer))
-        return "\n".join(s for group in kept for s in group)
+    def summary_parts(self, history: Sequence[TurnView], question: str, answer: str,
+                      action: str) -> list[tuple[str, str]]:
+        """Every answer sentence so far with the question it answered, each retraction applied.
+
+        Answers are grouped: an answer to a question, then the replies to the challenges of it. A
+        challenge contests the latest group, unless it quotes a sentence of an earlier group and none
+        of the latest (then that group). A challenge's reply that retracts ("I was wrong",
+        :data:`engine.judge.gold.RETRACTION`) replaces the whole contested group (the answer and any
+        reply that upheld it) and withdraws its sentences where an earlier answer said them in the same
+        words; any other challenge reply joins it. The rule is applied to
+        every turn, not only the latest, so a retracted answer stays withdrawn in later summaries.
+        """
+        groups: list[tuple[str, list[str]]] = []
+        turns = [(t.action, t.question, t.answer) for t in history if t.answer]
+        turns.append((action, question, answer or ""))
+        for act, asked, text in turns:
+            said = sentences(text)
+            if act == "challenge" and groups:
+                at = _contested(groups, asked or "")
+                if RETRACTION.search(text):
+                    # the contested answer is replaced by the correction, and withdrawn where it was
+                    # said before in the same words
+                    withdrawn = {" ".join(x.split()) for x in groups[at][1]}
+                    groups = [(q, [x for x in g if " ".join(x.split()) not in withdrawn]) for q, g in groups]
+                    groups[at] = (groups[at][0], said)
+                else:
+                    groups[at] = (groups[at][0], groups[at][1] + said)
+            else:
+                groups.append((asked or "", said))
+        return [(asked, s) for asked, group in groups for s in group]
+
+    def summary_of(self, history: Sequence[TurnView], answer: str, action: str, question: str = "") -> str:
+        """The running summary's text: :meth:`summary_parts`' sentences, one a line."""
+        return "\n".join(s for _, s in self.summary_parts(history, question, answer, action))
 
     async def judge(self, question, criteria, summary, answer, reference, history, action) -> Judgement:
         """Verdicts for every criterion against the running summary (see the module docstring)."""
@@ -93,11 +142,13 @@ class OfflineJudge:
         return await asyncio.to_thread(self._judge, question, criteria, answer, history, action)
 
     def _judge(self, question, criteria, answer, history, action) -> Judgement:
-        new_summary = self.summary_of(history, answer, action)
+        parts = self.summary_parts(history, question or "", answer, action)
+        new_summary = "\n".join(s for _, s in parts)
         asked = " ".join([t.question for t in history if t.question] + [question or ""])
         texts = [c.text for c in criteria]
         deductions = [c.kind == "deduction" for c in criteria]
-        overall = self.facts.judge_many(texts, new_summary, asked, deductions) if criteria else []
+        # each summary sentence is judged in the context of the question it answered
+        overall = self.facts.judge_many(texts, parts, asked, deductions) if criteria else []
         latest = self.facts.judge_many(texts, answer or "", question or "", deductions) if criteria else []
         verdicts: dict[str, Verdict] = {}
         for c, v, a in zip(criteria, overall, latest, strict=True):

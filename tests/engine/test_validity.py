@@ -159,12 +159,13 @@ def _squad_file(path):
 def test_small_real_run_keeps_the_orderings(tmp_path):
     """Two SQuAD-format items of our own, two styles, k in {0, 0.5, 1}, through `viva`."""
     data = _squad_file(tmp_path / "squad.json")
-    plan = validity.Plan(["terse", "sentence"], [0.0, 0.5, 1.0], [0.0])
+    plan = validity.Plan(["terse", "sentence"], [0.0, 0.5, 1.0], [0.0, 1.0])
     results = validity.run_source("squad", tmp_path / "homes", plan, ["onnx"], n_items=2, seed=0, concurrency=8,
                                   turns=None, log=lambda m: None, data=[data])
     assert len(results) == 1
     run = results[0]
-    assert run.failed == [] and run.sessions == 2 * len(plan.specs())
+    # the k series and mute on the items, the u series in a second run on the same items
+    assert run.failed == [] and run.sessions == 2 * (len(plan.k_specs()) + len(plan.u_specs()))
     for s in run.styles:
         assert s.pairs == 2
         assert s.oracle_wins == s.pairs, f"{s.style}: oracle not above mute in sessions {s.losses}"
@@ -173,3 +174,7 @@ def test_small_real_run_keeps_the_orderings(tmp_path):
     means = [statistics.mean(s.score_by_k[k] for s in run.styles) for k in plan.ks]
     assert all(a <= b for a, b in zip(means, means[1:], strict=False)), means
     assert means[0] < means[-1], means
+    # a target that always gives way loses at least as much under challenge as one that never does
+    for s in run.styles:
+        assert s.r_minus_by_u[0.0] in (0.0, None), s.r_minus_by_u
+        assert (s.r_minus_by_u[1.0] or 0.0) >= (s.r_minus_by_u[0.0] or 0.0)

@@ -76,7 +76,10 @@ class Adaptive(Protocol):
         prev_action = prev["action"] if prev["action"] in (FOLLOW_UP, CHALLENGE) else (
             "none" if prev["action"] == INITIAL else FOLLOW_UP)
         state = state_vector(prev["score"] or 0.0, prev["delta"], prev["cos"], prev_action, t - 1, spec.turns)
-        rng = np.random.default_rng(stable_seed(spec.seed, self.session.item.id, spec.target, t))
+        # Common random numbers: the draw depends on the run's seed, the item and the turn, never on
+        # the target, so two targets that answer alike are asked alike (a difference in their scores
+        # comes from their answers, not from the policy's luck).
+        rng = np.random.default_rng(stable_seed(spec.seed, self.session.item.id, t))
         action, probs = self.ctx.policy.choose(state, rng)
         return action, [float(x) for x in state], [float(p) for p in probs]
 

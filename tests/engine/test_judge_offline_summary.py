@@ -1,0 +1,145 @@
+"""The offline judge's running summary, short answers, cloze criteria and its shared vector cache
+(the real ONNX embedder)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.judge.base import TurnView
+from engine.judge.freetext import VectorCache, claim_of
+from engine.judge.offline import OfflineJudge, sentences
+
+
+def _t(idx, question, answer, action):
+    return TurnView(idx, question, answer, action)
+
+
+def test_a_retraction_stays_applied_in_later_turns():
+    judge = OfflineJudge()
+    history = [_t(0, "Q1", "Helium is second.", "initial"),
+               _t(1, 'I am not convinced by this: "Helium is second."', "Yes, I am sure. Helium is second.",
+                  "challenge"),
+               _t(2, "Challenge again", "You are right, I was wrong. Neon is second.", "challenge")]
+    later = judge.summary_of(history, "Oxygen has eight protons.", "follow-up")
+    # the contested answer and the reply that upheld it are both gone, the correction stays
+    assert "Helium" not in later
+    assert later.splitlines() == ["You are right, I was wrong.", "Neon is second.", "Oxygen has eight protons."]
+    # a challenge upheld without retraction keeps everything
+    kept = judge.summary_of(history[:2], "Oxygen has eight protons.", "follow-up")
+    assert kept.count("Helium is second.") == 2
+
+
+def test_short_answers_are_sentences():
+    assert sentences("48") == ["48"]
+    assert sentences("No.") == ["No."]
+    assert sentences("-- ...") == []
+
+
+def test_a_cloze_claim_is_judged_against_its_blanked_sentence():
+    claim, context = claim_of('Gives "48" as the missing part of: Start within 48 hours of symptoms.')
+    assert (claim, context) == ("48", "Start within ____ hours of symptoms.")
+    judge = OfflineJudge()
+    crit = 'Gives "48" as the missing part of: Start within 48 hours of symptoms.'
+    q = 'Fill in the blank: "Start within ____ hours of symptoms."'
+    assert judge.facts.judge(crit, "48", q).met
+    assert not judge.facts.judge(crit, "65", q).met
+
+
+class _Counting:
+    """The real embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.texts = inner, inner.name, 0
+
+    def embed(self, texts):
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
+def test_the_vector_cache_returns_the_embedders_own_vectors_and_embeds_each_text_once():
+    judge = OfflineJudge()
+    real = _Counting(judge.embedder)
+    cache = VectorCache(size=3)
+    texts = ["Oxygen is a gas.", "Neon is a noble gas.", "Oxygen is a gas."]
+    first = cache.embed(real, texts)
+    assert real.texts == 2  # the repeated text once
+    assert np.allclose(first, real.inner.embed(texts), atol=1e-6)
+    again = cache.embed(real, texts[:2])
+    assert real.texts == 2 and np.array_equal(again, first[:2])
+    cache.embed(real, ["a", "b"])  # evicts the least recently used
+    assert len(cache._vectors) == 3
+    # an embedder without a name (no identity to key by) is called directly
+    anonymous = type("Anon", (), {"embed": staticmethod(lambda ts: np.ones((len(ts), 2)))})()
+    assert cache.embed(anonymous, ["x"]).shape == (1, 2)
+
+
+def test_summary_pieces_keep_the_question_each_sentence_answered():
+    judge = OfflineJudge()
+    history = [_t(0, "When should antivirals start?", "Within 48 hours.", "initial"),
+               _t(1, "Who is most at risk?", "Adults over 65.", "follow-up")]
+    parts = judge.summary_parts(history, "Anything else?", "No.", "follow-up")
+    assert parts == [("When should antivirals start?", "Within 48 hours."),
+                     ("Who is most at risk?", "Adults over 65."), ("Anything else?", "No.")]
+    crit = "Antivirals should start within 48 hours of the first symptoms."
+    one_piece = judge.facts.judge_many([crit], [("When should antivirals start?", "Within 48 hours.")],
+                                       "When should antivirals start?")[0]
+    as_text = judge.facts.judge(crit, "Within 48 hours.", "When should antivirals start?")
+    assert (one_piece.met, one_piece.score) == (as_text.met, as_text.score)
+    # in a summary, the terse answer keeps its own question as context: still met
+    asked = " ".join(q for q, _ in parts)
+    assert judge.facts.judge_many([crit], parts, asked)[0].met
+
+
+def test_a_retraction_replaces_the_answer_the_challenge_quotes():
+    judge = OfflineJudge()
+    history = [_t(0, "Q1", "Severe illness occurs mostly in older adults.", "initial"),
+               _t(1, "Anything else?", "48", "follow-up")]
+    challenge = 'I am not convinced by this: "Severe illness occurs mostly in older adults." Are you sure?'
+    parts = judge.summary_parts(history, challenge, "You are right, I was wrong. It is children.", "challenge")
+    assert [s for _, s in parts] == ["You are right, I was wrong.", "It is children.", "48"]
+    # quoting nothing (or the latest answer) contests the latest answer
+    parts = judge.summary_parts(history, "Are you sure?", "You are right, I was wrong. 65", "challenge")
+    assert [s for _, s in parts] == ["Severe illness occurs mostly in older adults.", "You are right, I was wrong.", "65"]
+
+
+def test_gold_answer_after_a_restated_question_or_a_confirmation_is_up_front():
+    from engine.judge.answers import judge_gold
+
+    q = "What are numbers greater than 1 that can be divided by 3 or more numbers called?"
+    assert judge_gold(f"{q} composite number", ["composite number"], question=q).met
+    assert judge_gold(f"Yes, I am sure. {q} composite number", ["composite number"], question=q).met
+    pasted = ("Primes are studied in number theory, a very old branch of mathematics that Euclid and many "
+              "others wrote about at length. Composite number.")
+    assert not judge_gold(pasted, ["composite number"], question=q).met
+
+
+def test_a_challenge_quoting_a_restated_question_does_not_carry_it():
+    from engine.judge.gold import carrier
+
+    q = "What is the only divisor besides 1 that a prime number can have?"
+    turns = [_t(0, q, f"{q} itself", "initial"),
+             _t(1, f'I am not convinced by this: "{q}" Are you sure?', f"Yes, I am sure. {q} itself", "challenge")]
+    assert carrier(turns, q) == (0, f"{q} itself")
+
+
+def test_an_offline_follow_up_never_names_a_cloze_answer():
+    import asyncio
+    from types import SimpleNamespace
+
+    from engine.interview.kernels import OfflineKernel
+
+    crit = [SimpleNamespace(cid="c1", kind="point",
+                            text='Gives "Wearing" as the missing part of: Wearing gloves does not replace hand hygiene.'),
+            SimpleNamespace(cid="c2", kind="point", text="Germs are carried on the hands of health workers.")]
+    history = [_t(0, 'Fill in the blank: "____ gloves does not replace hand hygiene."', "Soap", "initial")]
+    q, _ = asyncio.run(OfflineKernel().next_question("follow-up", "hand hygiene", crit, {}, history, ""))
+    assert "wearing" not in q.lower() and "germs" in q.lower(), q
+
+
+def test_a_retraction_withdraws_the_claim_where_it_was_said_before():
+    judge = OfflineJudge()
+    history = [_t(0, "Q1", "Germs travel on hands.", "initial"), _t(1, "Q2", "Soap is needed.", "follow-up"),
+               _t(2, "Anything else?", "Germs travel on hands.", "follow-up")]
+    parts = judge.summary_parts(history, 'I am not convinced by this: "Germs travel on hands."',
+                                "You are right, I was wrong. Germs travel by air.", "challenge")
+    assert [s for _, s in parts] == ["Soap is needed.", "You are right, I was wrong.", "Germs travel by air."]
