@@ -36,7 +36,7 @@ Each policy runs twice: the mute target and the k series on the k items, the u s
 (R− is a rate over challenges and a policy challenges about once a session, so the u series needs
 more items; defaults in :data:`ITEMS`). All targets of a run share one ``viva run`` process (the
 engine runs ``--concurrency`` sessions at once; the offline judge's sentence vectors are cached for
-the process, :class:`engine.judge.freetext.VectorCache`). The policy's draws are common to all
+the process, :class:`engine.knowledge.embed.EmbeddingService`). The policy's draws are common to all
 targets (seeded by run seed, item and turn), and the targets' own draws are too, so two targets
 differ only where their parameters make them differ.
 

@@ -42,9 +42,7 @@ Rules (:meth:`FreeTextJudge.judge`):
 from __future__ import annotations
 
 import re
-import threading
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -313,60 +311,6 @@ def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-VECTOR_CACHE_SIZE = 50_000
-"""Sentence vectors the process keeps (:class:`VectorCache`; 384 floats each: about 75 MB when full)."""
-
-
-class VectorCache:
-    """A process-wide, bounded (least recently used) store of sentence vectors by (embedder, text).
-
-    A judge embeds the same texts again and again: every turn re-judges the answers so far, and the
-    sessions of a run ask the same items of many targets. The embedder's vector of a text does not
-    depend on the batch it is computed in (rows are padded and masked, each pooled on its own), so a
-    stored vector is the one a fresh call would return. Only embedders that carry a ``name`` (the
-    model's file digest and length, :class:`engine.knowledge.embed.Embedder`) are cached; any other
-    object is called directly.
-    """
-
-    def __init__(self, size: int = VECTOR_CACHE_SIZE):
-        """Keep at most ``size`` vectors."""
-        self.size = size
-        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def embed(self, embedder: Any, texts: Sequence[str]) -> np.ndarray:
-        """``embedder.embed(texts)`` as a float32 array, embedding only the texts not stored yet."""
-        name = getattr(embedder, "name", None)
-        if not isinstance(name, str) or not name or self.size <= 0:
-            return np.asarray(embedder.embed(list(texts)), dtype=np.float32)
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for t in texts:
-                v = self._vectors.get((name, t))
-                if v is not None:
-                    self._vectors.move_to_end((name, t))
-                    found[t] = v
-        missing = _unique([t for t in texts if t not in found])
-        self.hits += len(texts) - sum(1 for t in texts if t not in found)
-        self.misses += len(missing)
-        if missing:
-            fresh = np.asarray(embedder.embed(missing), dtype=np.float32)
-            with self._lock:
-                for t, v in zip(missing, fresh, strict=True):
-                    found[t] = v
-                    self._vectors[(name, t)] = v
-                    self._vectors.move_to_end((name, t))
-                while len(self._vectors) > self.size:
-                    self._vectors.popitem(last=False)
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([found[t] for t in texts])
-
-
-VECTORS = VectorCache()
-"""The cache every :class:`FreeTextJudge` of the process shares."""
 
 
 class FreeTextJudge:
@@ -438,7 +382,7 @@ class FreeTextJudge:
         extras = _unique([c.extra for c in claims])
         texts = [c.text for c in claims] + [
             " ".join(p for p in (cand.asked, extra, cand.text) if p) for extra in extras for cand in candidates]
-        vectors = VECTORS.embed(self.embedder, texts)
+        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)  # the service caches
         claim_vecs = vectors[: len(claims)]
         ctx_index = {extra: len(claims) + k * len(candidates) for k, extra in enumerate(extras)}
         verdicts = []

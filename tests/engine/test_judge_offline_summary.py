@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from engine.judge.base import TurnView
-from engine.judge.freetext import VectorCache, claim_of
+from engine.judge.freetext import claim_of
 from engine.judge.offline import OfflineJudge, sentences
 
 
@@ -43,34 +41,6 @@ def test_a_cloze_claim_is_judged_against_its_blanked_sentence():
     q = 'Fill in the blank: "Start within ____ hours of symptoms."'
     assert judge.facts.judge(crit, "48", q).met
     assert not judge.facts.judge(crit, "65", q).met
-
-
-class _Counting:
-    """The real embedder, counting the texts it is asked to embed."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.texts = inner, inner.name, 0
-
-    def embed(self, texts):
-        self.texts += len(texts)
-        return self.inner.embed(texts)
-
-
-def test_the_vector_cache_returns_the_embedders_own_vectors_and_embeds_each_text_once():
-    judge = OfflineJudge()
-    real = _Counting(judge.embedder)
-    cache = VectorCache(size=3)
-    texts = ["Oxygen is a gas.", "Neon is a noble gas.", "Oxygen is a gas."]
-    first = cache.embed(real, texts)
-    assert real.texts == 2  # the repeated text once
-    assert np.allclose(first, real.inner.embed(texts), atol=1e-6)
-    again = cache.embed(real, texts[:2])
-    assert real.texts == 2 and np.array_equal(again, first[:2])
-    cache.embed(real, ["a", "b"])  # evicts the least recently used
-    assert len(cache._vectors) == 3
-    # an embedder without a name (no identity to key by) is called directly
-    anonymous = type("Anon", (), {"embed": staticmethod(lambda ts: np.ones((len(ts), 2)))})()
-    assert cache.embed(anonymous, ["x"]).shape == (1, 2)
 
 
 def test_summary_pieces_keep_the_question_each_sentence_answered():
