@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import sqlite3
 from pathlib import Path
 
@@ -183,6 +184,16 @@ def _normalised(value, base_url: str):
     return json.loads(json.dumps(without(value, VOLATILE | {"at", "last_seq"})).replace(base_url, "<fake>"))
 
 
+_OFFLINE_RATIONALE = re.compile(r'"offline: (?:[^"\\]|\\.)*"')
+
+
+def _recorded(value, base_url: str):
+    """:func:`_normalised`, with the offline judge's rationales masked: the fixture was recorded before the
+    offline judge took each sentence in the context of its own question (issue 12), which moved the cosines
+    and the sentence its rationale quotes (not one verdict). The migration test above compares everything."""
+    return json.loads(_OFFLINE_RATIONALE.sub('"offline: <rationale>"', json.dumps(_normalised(value, base_url))))
+
+
 async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fake_openai):
     expected = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
     script_llm_kernel(fake_openai)
@@ -190,9 +201,8 @@ async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fa
     for sid in ids:
         now = shown(runtime.store, sid)
         then = expected["sessions"][str(sid)]
-        assert _normalised(now["view"], fake_openai.base_url) == _normalised(then["view"], expected["base_url"])
-        assert _normalised(now["document"], fake_openai.base_url) == \
-            _normalised(then["document"], expected["base_url"])
+        assert _recorded(now["view"], fake_openai.base_url) == _recorded(then["view"], expected["base_url"])
+        assert _recorded(now["document"], fake_openai.base_url) == _recorded(then["document"], expected["base_url"])
     calls = fake_openai.count()
     # a cached re-run of session B (offline kernel) makes no network call and stores no new text
     from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
