@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine.store.lease import pid_alive
+
 log = logging.getLogger("viva.local")
 
 PR_SET_PDEATHSIG = 1
@@ -138,16 +140,6 @@ def run_dir(home: Path) -> Path:
     return path
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
@@ -158,7 +150,7 @@ def _cmdline(pid: int) -> str:
 def _is_our_server(record: dict[str, Any]) -> bool:
     """Whether the pid in a pidfile is still that server (not a reused pid)."""
     pid = int(record.get("pid") or 0)
-    if pid <= 0 or not _alive(pid):
+    if pid <= 0 or not pid_alive(pid):
         return False
     cmd = _cmdline(pid)
     if not cmd:  # no /proc: trust the pid only if it is alive
@@ -168,7 +160,7 @@ def _is_our_server(record: dict[str, Any]) -> bool:
 
 def _owner_alive(record: dict[str, Any]) -> bool:
     owner = int(record.get("owner") or 0)
-    return owner > 0 and _alive(owner)
+    return owner > 0 and pid_alive(owner)
 
 
 def _kill_group(pid: int, pgid: int | None, sig: int) -> None:
@@ -200,9 +192,9 @@ def reap_stale_servers(home: Path, timeout: float = 5.0) -> list[int]:
         if _is_our_server(record):
             _kill_group(pid, record.get("pgid"), signal.SIGTERM)
             deadline = time.monotonic() + timeout
-            while _alive(pid) and time.monotonic() < deadline:
+            while pid_alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            if _alive(pid):
+            if pid_alive(pid):
                 _kill_group(pid, record.get("pgid"), signal.SIGKILL)
             log.warning("stopped a local model server (pid %s) left by viva pid %s", pid, record.get("owner"))
             reaped.append(pid)

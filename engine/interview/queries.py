@@ -4,31 +4,19 @@ Figures (session metrics, target tables, leaderboard, agreement) live in :mod:`e
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from engine.interview.session import effective_verdicts
 from engine.metrics.sessions import session_metrics
 from engine.store import Store
+from engine.store.lease import pid_alive
 from engine.store.texts import fill_summaries
-
-
-def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def effective_status(row: dict[str, Any]) -> str:
     """A session marked running or paused whose process is gone was interrupted."""
     status = row["status"]
-    if status in ("running", "paused") and not _alive(row.get("pid")):
+    if status in ("running", "paused") and not pid_alive(row.get("pid")):
         return "interrupted"
     return status
 

@@ -12,11 +12,11 @@ of 10,000 sessions costs one indexed query, not a count per row.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 from engine.store import Store
+from engine.store.lease import pid_alive
 
 DELTA_KINDS = ("answer.delta",)
 """Event kinds that change no column of the session list (streamed answer pieces)."""
@@ -89,22 +89,10 @@ def compile_filter(query: str) -> tuple[str, list[Any]]:
     return " AND ".join(clauses) or "1", params
 
 
-def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def orphaned_sessions(store: Store) -> list[int]:
     """Sessions marked running or paused whose process is gone (they read ``interrupted``)."""
     rows = store.query("SELECT id, pid FROM sessions WHERE status IN ('running', 'paused')")
-    return [r["id"] for r in rows if not _alive(r["pid"])]
+    return [r["id"] for r in rows if not pid_alive(r["pid"])]
 
 
 def _listing_sql(columns: str, orphans: list[int]) -> tuple[str, list[Any]]:
