@@ -8,7 +8,9 @@ a string (the content), a dict, or a callable ``f(request_body) -> reply``. A di
 - ``status`` (+ ``retry_after``, ``message``): an HTTP error instead of an answer;
 - ``delay``: seconds to wait before answering (past the client timeout = a timeout fault);
 - ``truncate``: for streams, send part of the answer then drop the connection;
-- ``token_delay``: seconds between streamed pieces.
+- ``token_delay``: seconds between streamed pieces;
+- ``body``: for a non-streamed request, this JSON object is sent as the whole 200 response, verbatim
+  (servers that differ from OpenAI's shape: content parts, no usage, no choices).
 
 Every request is logged (``requests``) with its arrival time, so tests assert on what reached the
 server: counts ("the cache answered"), and gaps ("the Retry-After wait was honoured").
@@ -203,6 +205,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(int(reply["status"]), {"error": {
                     "message": reply.get("message", f"scripted status {reply['status']}"),
                     "type": "fake"}}, headers)
+                return
+            if reply.get("body") is not None and not body.get("stream"):
+                self._send_json(200, reply["body"])
                 return
             content = str(reply.get("content", ""))
             if body.get("stream"):
