@@ -131,13 +131,20 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
     with Server(0.0) as server:
         runtime = _runtime(home, server.base_url, use_cache)
         run_id = _plan(runtime, sessions, turns, kernel, policy, 1)
-        get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
+        service = get_embedding_service(runtime.config.retrieval.embedder)
+        service.embed(["warm up"])
+        embedded: list[list[str]] = []  # every ONNX call's texts, replayed below
+        encoder = service.embedder
+        encode = encoder.embed
+        encoder.embed = lambda texts, *a, **k: (embedded.append(list(texts)), encode(texts, *a, **k))[1]
         statements = [0]
         runtime.store.conn.set_trace_callback(lambda sql: statements.__setitem__(0, statements[0] + 1))
         cpu = time.process_time()
         errors = await execute_run(runtime, run_id)
         cpu = time.process_time() - cpu
         runtime.store.conn.set_trace_callback(None)
+        encoder.embed = encode
+        parts = await _floor_parts(runtime, server.base_url, embedded, encode)
     if any(errors.values()):
         raise SystemExit(f"sessions failed: {errors}")
     walls = []
@@ -147,10 +154,43 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
     n_turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
     embed = get_embedding_service(runtime.config.retrieval.embedder).stats()
     kj = runtime.store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE role IN ('kernel', 'judge')")["n"]
+    client_ms, onnx_ms = (1000 * parts[0] / n_turns, 1000 * parts[1] / n_turns)
     return {"p50_ms": statistics.median(walls), "p95_ms": _percentile(walls, 0.95),
-            "cpu_ms_per_turn": 1000 * cpu / n_turns, "sql_per_turn": statements[0] / n_turns,
+            "cpu_ms_per_turn": 1000 * cpu / n_turns, "client_floor_ms_per_turn": client_ms,
+            "embed_floor_ms_per_turn": onnx_ms, "own_cpu_ms_per_turn": 1000 * cpu / n_turns - client_ms - onnx_ms, "sql_per_turn": statements[0] / n_turns,
             "kernel_judge_calls_per_turn": kj / n_turns, "texts_embedded_per_turn": (embed["embedded"] - 1) / n_turns,
             "embed_runs_per_turn": (embed["runs"] - 1) / n_turns}
+
+
+async def _floor_parts(runtime, base_url: str, embedded: list[list[str]], encode) -> tuple[float, float]:
+    """CPU seconds of the parts a run keeps, for exactly this run's work: every recorded LLM call sent
+    again through the bare openai SDK (the low-level ``post`` with plain JSON, streamed for the target, as
+    ``LLMClient`` sends it) to the same server, and every ONNX embedding call run again (the same texts,
+    the same batches, no cache). What the engine spends beyond these is its own overhead."""
+    import openai
+
+    from engine.store.texts import request_of
+
+    sdk = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+    calls = runtime.store.query("SELECT id, role, model FROM llm_calls WHERE cached = 0 AND error IS NULL ORDER BY id")
+    requests = [(c, request_of(runtime.store, c["id"])) for c in calls]
+    client_cpu = time.process_time()
+    for call, request in requests:
+        body = {"model": call["model"], "messages": request["messages"], **request["params"]}
+        if call["role"] == "target":
+            stream = await sdk.post("/chat/completions", cast_to=object, stream=True,
+                                    stream_cls=openai.AsyncStream[object],
+                                    body={**body, "stream": True, "stream_options": {"include_usage": True}})
+            async for _ in stream:
+                pass
+        else:
+            await sdk.post("/chat/completions", cast_to=object, body=body)
+    client_cpu = time.process_time() - client_cpu
+    await sdk.close()
+    onnx_cpu = time.process_time()
+    for texts in embedded:
+        encode(texts)
+    return client_cpu, time.process_time() - onnx_cpu
 
 
 async def _worker(home: Path, base_url: str, session_ids: list[int]) -> None:
@@ -459,7 +499,10 @@ def main() -> None:
                       f"{'on' if cache else 'off'}): p50 {pair(r, 'p50_ms')} ms, p95 {pair(r, 'p95_ms')} ms; "
                       f"engine CPU {pair(r, 'cpu_ms_per_turn')} ms/turn; SQL {pair(r, 'sql_per_turn', '{:.0f}')} "
                       f"statements/turn; texts embedded/turn {pair(r, 'texts_embedded_per_turn')} in "
-                      f"{pair(r, 'embed_runs_per_turn')} ONNX calls; kernel+judge calls/turn {r['after']['kernel_judge_calls_per_turn']:.2f}"
+                      f"{pair(r, 'embed_runs_per_turn')} ONNX calls; kernel+judge calls/turn {r['after']['kernel_judge_calls_per_turn']:.2f}; "
+                      f"of the CPU: the same calls through the bare openai SDK {pair(r, 'client_floor_ms_per_turn')} ms, "
+                      f"the same ONNX embedding calls {pair(r, 'embed_floor_ms_per_turn')} ms, the engine's own "
+                      f"{pair(r, 'own_cpu_ms_per_turn')} ms"
                       f"   goal: {goal}", flush=True)
     if "concurrency" in only:
         for workers in [int(w) for w in args.workers.split(",")]:
