@@ -193,6 +193,90 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
     return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": ideal / elapsed, "calls_per_session": calls}
 
 
+async def measure_client(home: Path, calls: int) -> dict[str, Any]:
+    """CPU per call (this process, all threads) of what a turn must keep: the openai client itself and one
+    embedding, against the fake server in its own process (zero latency).
+
+    Rows: the SDK as documented (``chat.completions.create``: request and response built into pydantic
+    objects), the SDK's low-level ``post`` with plain JSON (what ``LLMClient`` sends), and ``LLMClient.chat``
+    end to end (cache lookup, recording the call in the store); each non-streamed (a judge's JSON verdict)
+    and streamed (a target's answer, a piece per word). Plus one embedding of a new two-sentence text
+    through the embedding service (what the adaptive protocol needs per turn for cos_t). Interleaved in
+    rounds so drifts in machine load hit every row alike; the median of the rounds' per-call figures.
+    """
+    import openai
+
+    from engine.knowledge.embed import get_embedding_service
+    from engine.llm.client import LLMClient
+    from tests.engine.interview_fixtures import judge_reply
+
+    judge_messages = [{"role": "system", "content": "You are the judge of an oral examination. " * 40},
+                      {"role": "user", "content": "Criteria: c1 oxygen is reactive; c2 liquid oxygen is pale blue. "
+                                                  "Answer: Oxygen is very reactive and liquid oxygen is pale blue."}]
+    target_messages = [{"role": "system", "content": "Answer the examiner's question."},
+                       {"role": "user", "content": "What is the most abundant element in the Earth's crust?"}]
+    with Server(0.0) as server:
+        runtime = _runtime(home, server.base_url, False)
+        service = get_embedding_service(runtime.config.retrieval.embedder)
+        service.embed(["warm up"])
+        sdk = openai.AsyncOpenAI(base_url=server.base_url, api_key="bench", max_retries=0)
+        endpoint = runtime.config.kernel
+        client = LLMClient(runtime.store, endpoint, role="judge", use_cache=False, session_id=None)
+        target = LLMClient(runtime.store, endpoint, role="target", use_cache=False, session_id=None)
+        model = endpoint.model
+
+        async def sdk_once(i: int) -> None:
+            await sdk.chat.completions.create(model=model, messages=judge_messages + [
+                {"role": "user", "content": f"call {i}"}])  # type: ignore[arg-type]
+
+        async def sdk_stream(i: int) -> None:
+            stream = await sdk.chat.completions.create(model=model, stream=True, messages=target_messages + [
+                {"role": "user", "content": f"call {i}"}])  # type: ignore[arg-type]
+            async for _ in stream:
+                pass
+
+        async def post_once(i: int) -> None:
+            await sdk.post("/chat/completions", cast_to=object, body={
+                "model": model, "messages": judge_messages + [{"role": "user", "content": f"call {i}"}]})
+
+        async def post_stream(i: int) -> None:
+            stream = await sdk.post("/chat/completions", cast_to=object, stream=True,
+                                    stream_cls=openai.AsyncStream[object], body={
+                                        "model": model, "stream": True,
+                                        "messages": target_messages + [{"role": "user", "content": f"call {i}"}]})
+            async for _ in stream:
+                pass
+
+        async def ours_once(i: int) -> None:
+            await client.chat(judge_messages + [{"role": "user", "content": f"call {i}"}])
+
+        async def ours_stream(i: int) -> None:
+            await target.chat(target_messages + [{"role": "user", "content": f"call {i}"}], stream=True,
+                              on_token=lambda piece: None)
+
+        async def embed(i: int) -> None:
+            await asyncio.get_running_loop().run_in_executor(None, service.embed, [
+                f"Oxygen is the most abundant element in the crust, item {i}. Plants release oxygen through "
+                f"photosynthesis (case {i * 7 + 3})."])
+
+        rows = {"sdk_create": sdk_once, "sdk_create_stream": sdk_stream, "sdk_post_plain": post_once,
+                "sdk_post_plain_stream": post_stream, "llmclient_chat": ours_once,
+                "llmclient_chat_stream": ours_stream, "embed_one_text": embed}
+        per: dict[str, list[float]] = {name: [] for name in rows}
+        counter = 0
+        for _ in range(5):
+            for name, fn in rows.items():
+                await fn(counter)  # warm the connection and the code path
+                counter += 1
+                cpu = time.process_time()
+                for _ in range(calls):
+                    await fn(counter)
+                    counter += 1
+                per[name].append(1000 * (time.process_time() - cpu) / calls)
+        await sdk.close()
+    return {f"{name}_cpu_ms": statistics.median(values) for name, values in per.items()}
+
+
 def _row_bytes(row: dict[str, Any]) -> int:
     return sum(len(v.encode()) if isinstance(v, str) else len(v) if isinstance(v, bytes) else 8
                for v in row.values() if v is not None)
@@ -261,7 +345,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         kind = spec.pop("kind")
-        fn = {"overhead": measure_overhead, "concurrency": measure_concurrency, "long": measure_long}[kind]
+        fn = {"overhead": measure_overhead, "concurrency": measure_concurrency, "long": measure_long,
+              "client": measure_client}[kind]
         return asyncio.run(fn(home, **spec))
 
 
@@ -296,7 +381,7 @@ def main() -> None:
     parser.add_argument("--long-turns", type=int, default=200)
     parser.add_argument("--workers", default="1", help="worker processes for the concurrency figure, e.g. 1,2")
     parser.add_argument("--baseline", action="store_true", help="also run with the embedding service off")
-    parser.add_argument("--only", default="overhead,concurrency,long", help="which measurements")
+    parser.add_argument("--only", default="client,overhead,concurrency,long", help="which measurements")
     parser.add_argument("--quick", action="store_true", help="1 run each, 64 sessions, 60 long turns")
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)
@@ -336,6 +421,16 @@ def main() -> None:
             text += f" (before {fmt.format(result['before'][key])})"
         return text
 
+    if "client" in only:
+        r = measure("client", {"kind": "client", "calls": 40})["after"]
+        print("CPU per call, this process (the parts a turn keeps; fake server in its own process): "
+              f"openai SDK chat.completions.create {r['sdk_create_cpu_ms']:.2f} ms, streamed "
+              f"{r['sdk_create_stream_cpu_ms']:.2f} ms; SDK post with plain JSON {r['sdk_post_plain_cpu_ms']:.2f} ms, "
+              f"streamed {r['sdk_post_plain_stream_cpu_ms']:.2f} ms; LLMClient.chat (cache lookup, recorded) "
+              f"{r['llmclient_chat_cpu_ms']:.2f} ms, streamed {r['llmclient_chat_stream_cpu_ms']:.2f} ms; one new "
+              f"text embedded {r['embed_one_text_cpu_ms']:.2f} ms. An LLM-kernel turn (1 streamed call, 2 JSON calls, "
+              f"1 text) needs at least {r['sdk_post_plain_stream_cpu_ms'] + 2 * r['sdk_post_plain_cpu_ms'] + r['embed_one_text_cpu_ms']:.1f} ms "
+              "of these parts", flush=True)
     if "overhead" in only:
         for kernel, goal in (("config", "p50 < 5 ms"), ("offline", "p50 < 10 ms")):
             for setting, policy, cache in (("bare", "threshold", False), ("default", "onnx", True)):

@@ -27,16 +27,17 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import openai
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from pydantic import BaseModel, ValidationError
 
 from engine.config import ModelConfig
 from engine.redact import StreamRedactor, redact
 from engine.store import Store, dumps, now_iso
 from engine.store.texts import StoredMessage, get_text, put_messages, put_text
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger("viva.llm")
 
@@ -129,6 +130,8 @@ def _semaphore(endpoint: ModelConfig) -> asyncio.Semaphore:
 
 
 def _client(endpoint: ModelConfig, api_key: str) -> openai.AsyncOpenAI:
+    import openai  # imported when the first call is made: listing sessions never pays for it
+
     key = (_loop_id(), endpoint.base_url, hashlib.sha256(api_key.encode()).hexdigest(), endpoint.timeout)
     client = _clients.get(key)
     if client is None:
@@ -353,6 +356,8 @@ class LLMClient:
 
     def _classify(self, exc: Exception, attempt: int) -> tuple[int | None, float, bool, str]:
         """(status, wait seconds, retryable, reason) for an exception from one attempt."""
+        import openai
+
         backoff = min(RETRY_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2 ** (attempt - 1)) * (0.5 + random.random())
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
@@ -372,43 +377,49 @@ class LLMClient:
 
     async def _once(self, api_key: str, messages: list[Message], params: dict[str, Any]):
         client = _client(self.endpoint, api_key)
-        # The client's low-level post: the same transport, auth and errors as chat.completions.create,
-        # without re-validating our already-plain JSON body (a measurable cost per call in a large run).
-        resp = await client.post("/chat/completions", cast_to=ChatCompletion,
+        # The client's low-level post: the same transport, auth, retries' errors and status handling as
+        # chat.completions.create, with the JSON body read as plain data (``cast_to=object``): neither our
+        # already-plain request nor the response is re-validated or built into pydantic objects, a
+        # measurable share of a turn's CPU (``bench/engine.py``). The fields are read defensively below.
+        resp = await client.post("/chat/completions", cast_to=object,
                                  body={"model": self.endpoint.model, "messages": messages, **params})
-        if not resp.choices:
+        choices = resp.get("choices") if isinstance(resp, dict) else None
+        if not choices or not isinstance(choices[0], dict):
             raise LLMError(f"{self.endpoint.base_url} returned no choices", endpoint=self.endpoint.base_url)
-        choice = resp.choices[0]
-        text = choice.message.content or ""
-        usage = resp.usage
-        t_in = usage.prompt_tokens if usage else 0
-        t_out = usage.completion_tokens if usage else 0
-        return text, t_in, t_out, choice.finish_reason
+        choice = choices[0]
+        text = _content((choice.get("message") or {}).get("content"))
+        t_in, t_out = _usage(resp.get("usage"))
+        return text, t_in, t_out, choice.get("finish_reason")
 
     async def _stream(self, api_key: str, messages: list[Message], params: dict[str, Any],
                       on_token: Callable[[str], Any] | None):
+        import openai
+
         client = _client(self.endpoint, api_key)
         pieces: list[str] = []
         finish = None
         t_in = t_out = 0
         try:
             stream = await client.post(
-                "/chat/completions", cast_to=ChatCompletion, stream=True,
-                stream_cls=openai.AsyncStream[ChatCompletionChunk],
+                "/chat/completions", cast_to=object, stream=True, stream_cls=openai.AsyncStream[object],
                 body={"model": self.endpoint.model, "messages": messages, "stream": True,
                       "stream_options": {"include_usage": True}, **params},
             )
-            async for chunk in stream:
-                if chunk.usage:
-                    t_in, t_out = chunk.usage.prompt_tokens, chunk.usage.completion_tokens
-                for choice in chunk.choices:
-                    piece = choice.delta.content if choice.delta else None
+            async for chunk in stream:  # plain dicts (see _once)
+                if not isinstance(chunk, dict):
+                    continue
+                if chunk.get("usage"):
+                    t_in, t_out = _usage(chunk["usage"])
+                for choice in chunk.get("choices") or ():
+                    if not isinstance(choice, dict):
+                        continue
+                    piece = _content((choice.get("delta") or {}).get("content"))
                     if piece:
                         pieces.append(piece)
                         if on_token is not None:
                             on_token(piece)
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
+                    if choice.get("finish_reason"):
+                        finish = choice["finish_reason"]
         except (openai.APIError, openai.APIConnectionError):
             raise
         except Exception as exc:  # httpx read errors mid-stream surface unwrapped
@@ -491,6 +502,27 @@ class LLMClient:
             f"after {max_repairs} repair(s): {problem}",
             endpoint=self.endpoint.base_url,
         )
+
+
+def _content(value: Any) -> str:
+    """A message's or delta's ``content`` as text: a string, or the text parts of a list of parts."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(p.get("text") or "" for p in value if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
+
+
+def _usage(value: Any) -> tuple[int, int]:
+    """(prompt tokens, completion tokens) of a ``usage`` object; 0 for a missing or malformed count."""
+    if not isinstance(value, dict):
+        return 0, 0
+
+    def count(name: str) -> int:
+        n = value.get(name)
+        return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0
+
+    return count("prompt_tokens"), count("completion_tokens")
 
 
 _DECODER = json.JSONDecoder()

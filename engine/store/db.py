@@ -185,6 +185,19 @@ class Store:
         with self.transaction():
             return int(self.conn.execute(sql, values).lastrowid)  # type: ignore[arg-type]
 
+    def insert_many(self, table: str, rows: list[dict[str, Any]]) -> None:
+        """Insert rows that share their columns (those of the first) in one statement run
+        (``executemany``), within a transaction when one is open; text is redacted as by :meth:`insert`."""
+        if not rows:
+            return
+        _check_identifier(table)
+        columns = list(rows[0])
+        for column in columns:
+            _check_identifier(column)
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        with self.transaction():
+            self.conn.executemany(sql, [[_clean(row[c]) for c in columns] for row in rows])
+
     def update(self, table: str, row_id: int, values: dict[str, Any]) -> None:
         """Update columns of one row by id (within a transaction when one is open); text is redacted."""
         _check_identifier(table)

@@ -31,6 +31,25 @@ async def test_chat_records_call_with_tokens_and_cost(store, endpoint, fake_open
     assert row["cost"] == pytest.approx(result.tokens_in / 1e6 * 1.0 + result.tokens_out / 1e6 * 2.0)
 
 
+async def test_other_servers_response_shapes(store, endpoint, fake_openai):
+    """Responses are read as plain JSON: content given as a list of parts, a missing usage and a
+    missing finish reason are read as such; a response without choices is a clear error."""
+    fake_openai.push(
+        {"body": {"choices": [{"message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Oxygen "}, {"type": "image_url"}, {"type": "text", "text": "is 21%."}]}}]}},
+        {"body": {"choices": [{"message": {"content": None}, "finish_reason": "length"}],
+                  "usage": {"prompt_tokens": 7, "completion_tokens": "many"}}},
+        {"body": {"id": "x", "choices": []}},
+    )
+    client = LLMClient(store, endpoint, role="target", use_cache=False)
+    first = await client.chat([{"role": "user", "content": "How much oxygen is in air?"}])
+    assert (first.text, first.tokens_in, first.tokens_out, first.finish_reason) == ("Oxygen is 21%.", 0, 0, None)
+    second = await client.chat([{"role": "user", "content": "Again?"}])
+    assert (second.text, second.tokens_in, second.tokens_out, second.finish_reason) == ("", 7, 0, "length")
+    with pytest.raises(LLMError, match="returned no choices"):
+        await client.chat([{"role": "user", "content": "Once more?"}])
+
+
 async def test_malformed_json_is_repaired_once(store, endpoint, fake_openai):
     fake_openai.push('{"answer": "oxygen", "confidence": ', '{"answer": "oxygen", "confidence": 0.9}')
     client = LLMClient(store, endpoint, role="judge")
