@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import __version__
 from engine.bench.model import BenchError, Benchmark, Criterion, Item, RubricVersion
-from engine.home import ConfigError
+from engine.home import DEFAULT_THEME, ConfigError
 from engine.metrics import listing as _listing
 from engine.metrics.listing import SessionFilterError
 from engine.runtime import Runtime
@@ -153,6 +153,14 @@ class Engine:
     def config(self) -> Config:
         """The loaded configuration."""
         return self.runtime.config
+
+    def ui_settings(self) -> tuple[str, dict[str, str]]:
+        """The app's theme and key remapping (binding id -> keys) from the configuration; without a
+        configuration file, the defaults, without building the configuration (the first frame does
+        not need it)."""
+        if not self.runtime.config_loaded:
+            return DEFAULT_THEME, {}
+        return self.config.theme, dict(self.config.keys)
 
     @property
     def use_cache(self) -> bool:

@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine import redact as _redact
-from engine.home import CONFIG_FILENAME, ConfigError, config_file, resolve_home  # noqa: F401 (re-exported)
+from engine.home import CONFIG_FILENAME, DEFAULT_THEME, ConfigError, config_file, resolve_home  # noqa: F401
 
 _SECRET_FIELD_RE = re.compile(r"(?i)(api[_-]?key|apikey|secret|token|password|passwd|credential)")
 
@@ -167,7 +167,7 @@ class Config(_Strict):
     keys: dict[str, str] = Field(
         default_factory=dict, description="Key remapping for the app: binding id -> keys."
     )
-    theme: str = "textual-dark"
+    theme: str = DEFAULT_THEME
 
 
 def _key_path(loc: tuple[Any, ...]) -> str:

@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 
 CONFIG_FILENAME = "viva.yaml"
+DEFAULT_THEME = "textual-dark"
+"""The app's theme when the configuration names none."""
 
 
 class ConfigError(Exception):

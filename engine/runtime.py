@@ -45,6 +45,11 @@ class Runtime:
             self._config = Config()
         return self._config
 
+    @property
+    def config_loaded(self) -> bool:
+        """Whether the configuration object exists yet (given, read from a file, or built on use)."""
+        return self._config is not None
+
     @classmethod
     def create(cls, home: str | Path | None = None, config_path: str | Path | None = None,
                use_cache: bool = True) -> Runtime:

@@ -63,13 +63,14 @@ class VivaApp(App[None]):
         self.executing: dict[int, set[int]] = {}
         """Runs this app is executing: run id -> its session ids."""
         self.resuming: set[int] = set()
-        self.dark_theme = engine.config.theme if engine.config.theme != LIGHT_THEME else DARK_THEME
+        self.start_theme, self.start_keys = engine.ui_settings()
+        self.dark_theme = self.start_theme if self.start_theme != LIGHT_THEME else DARK_THEME
 
     # -- start --------------------------------------------------------------------------------
     def on_mount(self) -> None:
-        self.theme = self.engine.config.theme
-        if self.engine.config.keys:
-            self.set_keymap(self.engine.config.keys)
+        self.theme = self.start_theme
+        if self.start_keys:
+            self.set_keymap(self.start_keys)
         if self.start == "live":
             if self.start_run_id is not None and self.execute:
                 self.start_run(self.start_run_id)
