@@ -90,3 +90,13 @@ def test_a_config_file_is_still_read_and_checked_at_once(tmp_path):
     (tmp_path / "viva.yaml").write_text("interview:\n  turns: 0\n")
     out = run_viva(["--home", str(tmp_path / "h"), "sessions"], tmp_path)
     assert out.returncode == 2 and "viva.yaml" in out.stderr and "interview.turns" in out.stderr
+
+
+def test_the_embedder_cache_dir_reaches_the_embedder_whether_it_is_imported_before_or_after(tmp_path):
+    after = ("import sys\nfrom engine.runtime import Runtime\n"
+             f"rt = Runtime.create({str(tmp_path / 'a')!r})\n"
+             "assert 'engine.knowledge.embed' not in sys.modules\n"
+             "import engine.knowledge.embed as e\nassert e._CACHE_DIR == rt.home / 'cache', e._CACHE_DIR\n")
+    before = ("import engine.knowledge.embed as e\nfrom engine.runtime import Runtime\n"
+              f"rt = Runtime.create({str(tmp_path / 'b')!r})\nassert e._CACHE_DIR == rt.home / 'cache', e._CACHE_DIR\n")
+    assert "numpy" in heavy_imports(after, tmp_path) and "numpy" in heavy_imports(before, tmp_path)
