@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sqlite3
@@ -19,6 +18,8 @@ from engine.redact import redact, redact_in_place
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    import asyncio
+
     import sqlite_utils
 
 DB_FILENAME = "viva.db"
@@ -278,6 +279,8 @@ class Store:
         stop: asyncio.Event | None = None,
     ) -> AsyncIterator[Event]:
         """Follow the event log from ``after``: yields new events as any process writes them."""
+        import asyncio  # here: listing sessions never needs it
+
         last = after
         while stop is None or not stop.is_set():
             batch = self.events(last, session_id)
