@@ -84,6 +84,14 @@ class Server:
     def __enter__(self) -> Server:
         return self
 
+    def cpu_seconds(self) -> float | None:
+        """The server process's CPU time so far (Linux ``/proc``; None elsewhere)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
     def __exit__(self, *exc: object) -> None:
         self.proc.stdin.close()  # type: ignore[union-attr]
         self.proc.wait(timeout=10)
@@ -123,13 +131,20 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
     with Server(0.0) as server:
         runtime = _runtime(home, server.base_url, use_cache)
         run_id = _plan(runtime, sessions, turns, kernel, policy, 1)
-        get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
+        service = get_embedding_service(runtime.config.retrieval.embedder)
+        service.embed(["warm up"])
+        embedded: list[list[str]] = []  # every ONNX call's texts, replayed below
+        encoder = service.embedder
+        encode = encoder.embed
+        encoder.embed = lambda texts, *a, **k: (embedded.append(list(texts)), encode(texts, *a, **k))[1]
         statements = [0]
         runtime.store.conn.set_trace_callback(lambda sql: statements.__setitem__(0, statements[0] + 1))
         cpu = time.process_time()
         errors = await execute_run(runtime, run_id)
         cpu = time.process_time() - cpu
         runtime.store.conn.set_trace_callback(None)
+        encoder.embed = encode
+        parts = await _floor_parts(runtime, server.base_url, embedded, encode)
     if any(errors.values()):
         raise SystemExit(f"sessions failed: {errors}")
     walls = []
@@ -139,10 +154,43 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
     n_turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
     embed = get_embedding_service(runtime.config.retrieval.embedder).stats()
     kj = runtime.store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE role IN ('kernel', 'judge')")["n"]
+    client_ms, onnx_ms = (1000 * parts[0] / n_turns, 1000 * parts[1] / n_turns)
     return {"p50_ms": statistics.median(walls), "p95_ms": _percentile(walls, 0.95),
-            "cpu_ms_per_turn": 1000 * cpu / n_turns, "sql_per_turn": statements[0] / n_turns,
+            "cpu_ms_per_turn": 1000 * cpu / n_turns, "client_floor_ms_per_turn": client_ms,
+            "embed_floor_ms_per_turn": onnx_ms, "own_cpu_ms_per_turn": 1000 * cpu / n_turns - client_ms - onnx_ms, "sql_per_turn": statements[0] / n_turns,
             "kernel_judge_calls_per_turn": kj / n_turns, "texts_embedded_per_turn": (embed["embedded"] - 1) / n_turns,
             "embed_runs_per_turn": (embed["runs"] - 1) / n_turns}
+
+
+async def _floor_parts(runtime, base_url: str, embedded: list[list[str]], encode) -> tuple[float, float]:
+    """CPU seconds of the parts a run keeps, for exactly this run's work: every recorded LLM call sent
+    again through the bare openai SDK (the low-level ``post`` with plain JSON, streamed for the target, as
+    ``LLMClient`` sends it) to the same server, and every ONNX embedding call run again (the same texts,
+    the same batches, no cache). What the engine spends beyond these is its own overhead."""
+    import openai
+
+    from engine.store.texts import request_of
+
+    sdk = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+    calls = runtime.store.query("SELECT id, role, model FROM llm_calls WHERE cached = 0 AND error IS NULL ORDER BY id")
+    requests = [(c, request_of(runtime.store, c["id"])) for c in calls]
+    client_cpu = time.process_time()
+    for call, request in requests:
+        body = {"model": call["model"], "messages": request["messages"], **request["params"]}
+        if call["role"] == "target":
+            stream = await sdk.post("/chat/completions", cast_to=object, stream=True,
+                                    stream_cls=openai.AsyncStream[object],
+                                    body={**body, "stream": True, "stream_options": {"include_usage": True}})
+            async for _ in stream:
+                pass
+        else:
+            await sdk.post("/chat/completions", cast_to=object, body=body)
+    client_cpu = time.process_time() - client_cpu
+    await sdk.close()
+    onnx_cpu = time.process_time()
+    for texts in embedded:
+        encode(texts)
+    return client_cpu, time.process_time() - onnx_cpu
 
 
 async def _worker(home: Path, base_url: str, session_ids: list[int]) -> None:
@@ -157,9 +205,10 @@ async def _worker(home: Path, base_url: str, session_ids: list[int]) -> None:
     load_policy("onnx")
     print("ready", flush=True)
     sys.stdin.readline()
-    start = time.time()
+    start, cpu = time.time(), time.process_time()
     errors = await execute_sessions(runtime, session_ids, len(session_ids))
-    print(json.dumps({"start": start, "end": time.time(), "failed": sum(1 for e in errors.values() if e)}), flush=True)
+    print(json.dumps({"start": start, "end": time.time(), "cpu": time.process_time() - cpu,
+                      "failed": sum(1 for e in errors.values() if e)}), flush=True)
 
 
 async def measure_concurrency(home: Path, sessions: int, latency: float, turns: int, workers: int) -> dict[str, Any]:
@@ -177,11 +226,12 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
         for p in procs:
             if p.stdout.readline().strip() != "ready":  # type: ignore[union-attr]
                 raise SystemExit("a worker did not start")
-        go = time.time()
+        go, server_cpu = time.time(), server.cpu_seconds()
         for p in procs:
             p.stdin.write("go\n")  # type: ignore[union-attr]
             p.stdin.flush()  # type: ignore[union-attr]
         results = [json.loads(p.stdout.readline()) for p in procs]  # type: ignore[union-attr]
+        server_cpu = (server.cpu_seconds() or 0.0) - (server_cpu or 0.0)
         for p in procs:
             p.stdin.close()  # type: ignore[union-attr]
             p.wait(timeout=30)
@@ -189,8 +239,17 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
         raise SystemExit(f"sessions failed: {results}")
     elapsed = max(r["end"] for r in results) - go
     calls = runtime.store.one("SELECT COUNT(*) * 1.0 / COUNT(DISTINCT session_id) AS n FROM llm_calls")["n"]
+    n_turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
     ideal = calls * latency
-    return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": ideal / elapsed, "calls_per_session": calls}
+    # The CPU a turn costs the machine from the start signal to the last session's end (the workers and
+    # the server; the server is our fake, so its share stands in for the network stack's and a proxy's),
+    # and the ratio the cores allow at that cost: a run cannot end before its CPU time / cores.
+    cpu = sum(r["cpu"] for r in results) + server_cpu
+    cores = os.cpu_count() or 1
+    return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": ideal / elapsed, "calls_per_session": calls,
+            "engine_cpu_ms_per_turn": 1000 * sum(r["cpu"] for r in results) / n_turns,
+            "server_cpu_ms_per_turn": 1000 * server_cpu / n_turns, "cores": cores,
+            "cpu_bound_ratio": min(1.0, ideal / (cpu / cores))}
 
 
 async def measure_client(home: Path, calls: int) -> dict[str, Any]:
@@ -208,7 +267,6 @@ async def measure_client(home: Path, calls: int) -> dict[str, Any]:
 
     from engine.knowledge.embed import get_embedding_service
     from engine.llm.client import LLMClient
-    from tests.engine.interview_fixtures import judge_reply
 
     judge_messages = [{"role": "system", "content": "You are the judge of an oral examination. " * 40},
                       {"role": "user", "content": "Criteria: c1 oxygen is reactive; c2 liquid oxygen is pale blue. "
@@ -441,7 +499,10 @@ def main() -> None:
                       f"{'on' if cache else 'off'}): p50 {pair(r, 'p50_ms')} ms, p95 {pair(r, 'p95_ms')} ms; "
                       f"engine CPU {pair(r, 'cpu_ms_per_turn')} ms/turn; SQL {pair(r, 'sql_per_turn', '{:.0f}')} "
                       f"statements/turn; texts embedded/turn {pair(r, 'texts_embedded_per_turn')} in "
-                      f"{pair(r, 'embed_runs_per_turn')} ONNX calls; kernel+judge calls/turn {r['after']['kernel_judge_calls_per_turn']:.2f}"
+                      f"{pair(r, 'embed_runs_per_turn')} ONNX calls; kernel+judge calls/turn {r['after']['kernel_judge_calls_per_turn']:.2f}; "
+                      f"of the CPU: the same calls through the bare openai SDK {pair(r, 'client_floor_ms_per_turn')} ms, "
+                      f"the same ONNX embedding calls {pair(r, 'embed_floor_ms_per_turn')} ms, the engine's own "
+                      f"{pair(r, 'own_cpu_ms_per_turn')} ms"
                       f"   goal: {goal}", flush=True)
     if "concurrency" in only:
         for workers in [int(w) for w in args.workers.split(",")]:
@@ -451,7 +512,10 @@ def main() -> None:
                                                             "workers": workers})
                 print(f"{n} sessions x {args.turns} turns at {args.latency * 1000:.0f} ms/call, {workers} process(es): "
                       f"{pair(r, 'elapsed_s', '{:.2f}')} s, ideal {r['after']['ideal_s']:.2f} s -> "
-                      f"{pair(r, 'ratio', '{:.2f}')} of ideal   goal: >= 0.8", flush=True)
+                      f"{pair(r, 'ratio', '{:.2f}')} of ideal   goal: >= 0.8; CPU per turn: engine "
+                      f"{pair(r, 'engine_cpu_ms_per_turn')} ms + fake server {pair(r, 'server_cpu_ms_per_turn')} ms, so "
+                      f"{r['after']['cores']} cores allow at most {pair(r, 'cpu_bound_ratio', '{:.2f}')} of ideal",
+                      flush=True)
     if "long" in only:
         r = measure("long", {"kind": "long", "turns": args.long_turns})
         cells = [f"turn {k}: {pair(r, f't{k}_ms', '{:.0f}')} ms, {pair(r, f't{k}_bytes', '{:.0f}')} bytes"
