@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sqlite3
@@ -13,12 +12,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from engine.redact import redact, redact_in_place
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    import asyncio
+
+    import sqlite_utils
 
 DB_FILENAME = "viva.db"
 
@@ -73,12 +75,23 @@ class Store:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute("PRAGMA recursive_triggers=ON")  # as sqlite-utils sets it, whether or not .db is used
         self.conn = conn
-        self.db = sqlite_utils.Database(conn)
+        self._db: sqlite_utils.Database | None = None
         self._depth = 0
         self.memo: dict[Any, Any] = {}
         """What this connection knows of immutable rows (``engine.store.texts``); emptied on rollback."""
         self.migrate()
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """The sqlite-utils view of the connection, made on first use (importing sqlite-utils, which
+        imports numpy, costs more than opening the store and listing sessions)."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
 
     # -- schema -----------------------------------------------------------------------------
     @property
@@ -266,6 +279,8 @@ class Store:
         stop: asyncio.Event | None = None,
     ) -> AsyncIterator[Event]:
         """Follow the event log from ``after``: yields new events as any process writes them."""
+        import asyncio  # here: listing sessions never needs it
+
         last = after
         while stop is None or not stop.is_set():
             batch = self.events(last, session_id)
