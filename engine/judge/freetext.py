@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -67,6 +68,8 @@ LIST_MIN_ITEMS = 4
 """Items a bare list needs before it counts as a keyword list (three short items may be an answer)."""
 DEDUCTION_MIN_RECALL = 1.0
 """Share of a deduction claim's own words (fact words without light verbs) needed in one clause."""
+_MEMO_CLAIMS = 64
+"""Claim signatures whose candidate scores a judge keeps (:meth:`FreeTextJudge._memo_of`)."""
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|\d+(?:[.,]\d+)*%?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
@@ -222,21 +225,22 @@ class FactVerdict:
     support: float = 0.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Clause:
     text: str
-    stems: set[str]
+    stems: frozenset[str]
     negated: bool
-    subject: set[str]  # content stems before the clause's first verb
+    subject: frozenset[str]  # content stems before the clause's first verb
 
 
 @dataclass
 class _Candidate:
     text: str
-    clauses: list[_Clause]
+    clauses: tuple[_Clause, ...]
     keyword_list: tuple[str, ...] | None  # the list's items when the candidate is a bare list
     answer_word: str | None  # "yes"/"no" when the candidate opens with a bare yes or no
     asked: str = ""  # the question the candidate's sentences answered (the context of its cosine)
+    key: tuple = ()  # what its clauses, list and yes/no follow from: its sentences and their refutations
 
 
 @dataclass
@@ -274,41 +278,70 @@ Reply = str | Sequence[tuple[str, str]]
 """A reply to judge: one text, or (question, answer) pieces (a running summary of several turns)."""
 
 
+@lru_cache(maxsize=1 << 14)
+def _split(text: str) -> tuple[str, ...]:
+    # Memoised (pure): a running summary brings back every earlier answer each turn.
+    return tuple(split_sentences(text))
+
+
+@lru_cache(maxsize=1 << 14)
+def _sentence_facts(sentence: str) -> tuple[tuple[_Clause, ...], tuple[str, ...] | None, str | None, bool]:
+    """(clauses, keyword-list items, opening yes/no, refutes the sentence before) of one sentence.
+
+    A pure function of the sentence, memoised: a summary's earlier sentences are analysed once.
+    """
+    clauses = tuple(_Clause(text, frozenset(content_stems(text)), neg, frozenset(content_stems(_subject(text))))
+                    for text, neg in negation_scopes(sentence))
+    parts = clause_parts(sentence)
+    first = parts[0][0] if parts else sentence
+    answer_word = "yes" if _YES.match(first) else "no" if _NO.match(first) else None
+    return clauses, _keyword_items(sentence), answer_word, bool(_REFUTATION.search(sentence))
+
+
 def _candidates(reply: Reply, question: str = "") -> list[_Candidate]:
     segments = [(question, reply)] if isinstance(reply, str) else list(reply)
     sentences: list[str] = []
     asked: list[str] = []
     for q, text in segments:
-        for s in split_sentences(text or ""):
+        q = (q or "").strip()
+        for s in _split(text or ""):
             sentences.append(s)
-            asked.append((q or "").strip())
+            asked.append(q)
     if not sentences:
         return []
-    scoped: list[list[_Clause]] = []
-    for s in sentences:
-        scoped.append([_Clause(text, set(content_stems(text)), neg, set(content_stems(_subject(text))))
-                       for text, neg in negation_scopes(s)])
-    for i, s in enumerate(sentences):  # "That is false." refutes the sentence before it
-        if i and _REFUTATION.search(s):
-            for c in scoped[i - 1]:
-                c.negated = True
-    out = []
-    for i, s in enumerate(sentences):
-        first = clause_parts(s)[0][0] if clause_parts(s) else s
-        answer_word = "yes" if _YES.match(first) else "no" if _NO.match(first) else None
-        out.append(_Candidate(s, scoped[i], _keyword_items(s), answer_word, asked[i]))
+    facts = [_sentence_facts(s) for s in sentences]
+    scoped = [f[0] for f in facts]
+    for i, f in enumerate(facts):  # "That is false." refutes the sentence before it
+        if i and f[3]:
+            scoped[i - 1] = tuple(replace(c, negated=True) for c in scoped[i - 1])
+    refuted = [i + 1 < len(facts) and facts[i + 1][3] for i in range(len(facts))]
+    out = [_Candidate(s, scoped[i], facts[i][1], facts[i][2], asked[i], (s, refuted[i]))
+           for i, s in enumerate(sentences)]
     for i in range(len(sentences) - 1):
         pair_list = None
         if out[i].keyword_list and out[i + 1].keyword_list:
             pair_list = out[i].keyword_list + out[i + 1].keyword_list
         pair_asked = asked[i] if asked[i] == asked[i + 1] else " ".join(p for p in (asked[i], asked[i + 1]) if p)
         out.append(_Candidate(f"{sentences[i]} {sentences[i + 1]}", scoped[i] + scoped[i + 1], pair_list,
-                              out[i].answer_word, pair_asked))
+                              out[i].answer_word, pair_asked,
+                              (sentences[i], refuted[i], sentences[i + 1], refuted[i + 1])))
     return out
 
 
 def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
+
+
+@dataclass
+class FactJob:
+    """One reply's judging work (:meth:`FreeTextJudge.prepare`): its claims and candidates, and the
+    texts whose vectors :meth:`FreeTextJudge.complete` needs (claims first, then each context's
+    candidates)."""
+
+    claims: list[_Claim]
+    candidates: list[_Candidate]
+    flags: list[bool]
+    texts: list[str]
 
 
 
@@ -332,6 +365,7 @@ class FreeTextJudge:
             raise ValueError(f"threshold must be in (0, 1], got {threshold}")
         self._embedder = embedder
         self.threshold = threshold
+        self._memos: OrderedDict[Any, dict[Any, tuple[float, float | None, str, bool]]] = OrderedDict()
 
     @property
     def embedder(self) -> Any:
@@ -372,24 +406,48 @@ class FreeTextJudge:
         Raises:
             ValueError: ``deductions`` and ``criteria`` differ in length.
         """
+        job = self.prepare(criteria, reply, question, deductions)
+        vectors = self.embedder.embed(job.texts) if job.texts else None  # the service caches
+        return self.complete(job, vectors)
+
+    def prepare(self, criteria: Sequence[str], reply: Reply, question: str = "",
+                deductions: Sequence[bool] | None = None) -> FactJob:
+        """The first half of :meth:`judge_many`: the claims, the candidates and the texts to embed.
+
+        A caller judging several replies at once (the offline judge: the summary and the latest
+        answer) embeds every job's ``texts`` in one batch and passes each job its rows to
+        :meth:`complete`. Same arguments as :meth:`judge_many`.
+
+        Raises:
+            ValueError: ``deductions`` and ``criteria`` differ in length.
+        """
         flags = list(deductions) if deductions is not None else [False] * len(criteria)
         if len(flags) != len(criteria):
             raise ValueError(f"{len(criteria)} criteria but {len(flags)} deduction flags")
         claims = [self._claim(c, question) for c in criteria]
         candidates = _candidates(reply or "", question)
         if not candidates:
-            return [FactVerdict(False, 0.0, "offline: no reply to judge") for _ in criteria]
+            return FactJob(claims, candidates, flags, [])
         extras = _unique([c.extra for c in claims])
         texts = [c.text for c in claims] + [
             " ".join(p for p in (cand.asked, extra, cand.text) if p) for extra in extras for cand in candidates]
-        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)  # the service caches
+        return FactJob(claims, candidates, flags, texts)
+
+    def complete(self, job: FactJob, vectors: Any) -> list[FactVerdict]:
+        """The second half of :meth:`judge_many`: verdicts from the vectors of ``job.texts``, in order
+        (``None`` when the job has no texts: nothing to judge)."""
+        claims, candidates = job.claims, job.candidates
+        if not candidates:
+            return [FactVerdict(False, 0.0, "offline: no reply to judge") for _ in claims]
+        vectors = np.asarray(vectors, dtype=np.float32)
         claim_vecs = vectors[: len(claims)]
+        extras = _unique([c.extra for c in claims])
         ctx_index = {extra: len(claims) + k * len(candidates) for k, extra in enumerate(extras)}
         verdicts = []
         for i, claim in enumerate(claims):
             start = ctx_index[claim.extra]
             cos = np.clip(vectors[start: start + len(candidates)] @ claim_vecs[i], 0.0, 1.0)
-            verdicts.append(self._verdict(claim, candidates, cos, flags[i]))
+            verdicts.append(self._verdict(claim, candidates, cos, job.flags[i]))
         return verdicts
 
     def _claim(self, criterion: str, question: str) -> _Claim:
@@ -405,8 +463,15 @@ class FreeTextJudge:
     def _verdict(self, claim: _Claim, candidates: list[_Candidate], cos: np.ndarray, deduction: bool) -> FactVerdict:
         best = (0.0, "", "nothing in the reply states the claim")
         support = 0.0
+        memo = self._memo_of(claim)
         for k, cand in enumerate(candidates):
-            raw, cap, why = self._score(claim, cand, float(cos[k]), deduction)
+            c = float(cos[k])
+            key = (cand.key, c)
+            raw, cap, why, final = memo.get(key) or memo.setdefault(key, self._base_score(claim, cand, c))
+            if deduction and not final and cap is None:
+                share = self._claim_in_one_clause(claim, cand)
+                if share < DEDUCTION_MIN_RECALL:
+                    cap, why = PARTIAL_SHARE, f"{why}; only {share:.0%} of the claim's own words in one clause"
             score = raw if cap is None else min(raw, cap * self.threshold)
             if cap is None:
                 support = max(support, raw)
@@ -419,25 +484,53 @@ class FreeTextJudge:
         return FactVerdict(met, round(score, 4), f"offline: {why}; {score:.2f} {rel} {self.threshold:.2f}{shown}",
                            text if score > 0 else "", round(support, 4))
 
+    def _memo_of(self, claim: _Claim) -> dict[Any, tuple[float, float | None, str, bool]]:
+        """The :meth:`_base_score` results kept for claims with these fact words and polarity.
+
+        A running summary brings its earlier candidates back every turn; their scores depend only on
+        what the key names (the candidate's sentences and refutations, the cosine, and the claim's
+        fact words, predicate and polarity), so each is computed once. The deduction rule, which also
+        reads the question's words, is applied after the memo.
+        """
+        key = (tuple(claim.facts), claim.given, frozenset(claim.predicate), claim.negated)
+        memo = self._memos.get(key)
+        if memo is None:
+            memo = self._memos[key] = {}
+            while len(self._memos) > _MEMO_CLAIMS:
+                self._memos.popitem(last=False)
+        else:
+            self._memos.move_to_end(key)
+        return memo
+
     def _score(self, claim: _Claim, cand: _Candidate, cos: float,
                deduction: bool) -> tuple[float, float | None, str]:
         """(score, cap, why): ``cap`` is the share of the threshold the score is held to, or None."""
+        score, cap, why, final = self._base_score(claim, cand, cos)
+        if deduction and not final and cap is None:
+            share = self._claim_in_one_clause(claim, cand)
+            if share < DEDUCTION_MIN_RECALL:
+                cap, why = PARTIAL_SHARE, f"{why}; only {share:.0%} of the claim's own words in one clause"
+        return score, cap, why
+
+    def _base_score(self, claim: _Claim, cand: _Candidate, cos: float) -> tuple[float, float | None, str, bool]:
+        """(score, cap, why, final) before the deduction rule; ``final``: a contradiction or a claim not
+        addressed (score 0, no rule applies after it)."""
         facts = claim.facts
         if claim.given:
             # a yes/no question: the claim's words are all in the question; the reply's polarity decides
             said = set().union(*(c.stems for c in cand.clauses))
             addressed = cand.answer_word is not None or len(said & claim.predicate) * 2 >= len(claim.predicate)
             if not addressed:
-                return 0.0, None, "does not address the claim"
+                return 0.0, None, "does not address the claim", True
             if cand.answer_word is not None:
                 reply_negated = cand.answer_word == "no"
             else:
                 polarities = {c.negated for c in cand.clauses if c.stems & claim.predicate}
                 if len(polarities) > 1:
-                    return 0.0, None, "both affirms and denies the claim"
+                    return 0.0, None, "both affirms and denies the claim", True
                 reply_negated = polarities == {True}
             if reply_negated != claim.negated:
-                return 0.0, None, "contradicts the claim (polarity)"
+                return 0.0, None, "contradicts the claim (polarity)", True
             recall = 1.0
         else:
             agree: set[str] = set()
@@ -446,7 +539,7 @@ class FreeTextJudge:
                 (disagree if c.negated != claim.negated else agree).update(c.stems.intersection(facts))
             disagree -= agree
             if disagree and len(disagree) >= len(agree):
-                return 0.0, None, f"contradicts the claim (negated: {', '.join(sorted(disagree))})"
+                return 0.0, None, f"contradicts the claim (negated: {', '.join(sorted(disagree))})", True
             recall = len(agree) / len(facts)
         score = W_COS * cos + W_RECALL * recall
         why = f"cos {cos:.2f}, recall {recall:.2f}"
@@ -456,11 +549,7 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; lacks the number {', '.join(missing_numbers)}"
         elif cand.keyword_list and not _enumerates(cand.keyword_list, facts):
             cap, why = KEYWORD_SHARE, f"{why}; a bare keyword list"
-        elif deduction:
-            share = self._claim_in_one_clause(claim, cand)
-            if share < DEDUCTION_MIN_RECALL:
-                cap, why = PARTIAL_SHARE, f"{why}; only {share:.0%} of the claim's own words in one clause"
-        return score, cap, why
+        return score, cap, why, False
 
     def _claim_in_one_clause(self, claim: _Claim, cand: _Candidate) -> float:
         """Best share of the claim's required words in one polarity-agreeing clause about the claim.
@@ -472,12 +561,18 @@ class FreeTextJudge:
         required = [f for f in claim.facts if f not in _LIGHT] or claim.facts
         if claim.given:
             required = sorted(claim.predicate - _LIGHT) or sorted(claim.predicate)
-        known = set(claim.stems) | set(content_stems(claim.context))
+        known: set[str] | None = None
         best = 0.0
         for c in cand.clauses:
-            if c.negated != claim.negated or _foreign_subject(c, known, claim.context + " " + claim.text):
+            if c.negated != claim.negated:
                 continue
-            best = max(best, sum(1 for f in required if f in c.stems) / len(required))
+            share = sum(1 for f in required if f in c.stems) / len(required)
+            if share <= best:
+                continue  # cannot raise the best: the subject check is not needed
+            if known is None:
+                known = set(claim.stems) | set(content_stems(claim.context))
+            if not _foreign_subject(c, known, claim.context + " " + claim.text):
+                best = share
         return best
 
 
