@@ -342,6 +342,8 @@ class FactJob:
     candidates: list[_Candidate]
     flags: list[bool]
     texts: list[str]
+    decided: list[bool | None] | None = None  # met_only: per claim, met when known without cosines
+    pending: list[list[int]] | None = None  # met_only: per claim, the candidates whose cosine decides
 
 
 
@@ -459,6 +461,78 @@ class FreeTextJudge:
         subject = set(content_stems(_subject(text)))
         predicate = {s for s in stems if s not in subject} or set(stems)
         return _Claim(text, context, extra, stems, facts or stems, not facts, _negated(text), predicate)
+
+    def prepare_met(self, criteria: Sequence[str], reply: Reply, question: str = "",
+                    deductions: Sequence[bool] | None = None) -> FactJob:
+        """Like :meth:`prepare` for a caller that needs only ``met`` (:meth:`complete_met`): texts only
+        for the candidates whose cosine can decide it.
+
+        A candidate's raw score ``W_COS * cos + W_RECALL * recall`` lies between its values at cos 0
+        and cos 1 (cosines are clipped to [0, 1]); the caps, contradictions and the deduction rule do
+        not depend on the cosine. A criterion is met without any cosine when an uncapped candidate
+        reaches the threshold at cos 0, and unmet when none reaches it at cos 1; otherwise the
+        candidates in between are embedded.
+        """
+        job = self.prepare(criteria, reply, question, deductions)
+        decided: list[bool | None] = []
+        pending: list[list[int]] = []
+        for i, claim in enumerate(job.claims):
+            memo = self._memo_of(claim)
+            met, between = False, []
+            for k, cand in enumerate(job.candidates):
+                low = self._raw(claim, cand, 0.0, job.flags[i], memo)
+                if low is None:
+                    continue
+                if low >= self.threshold:
+                    met, between = True, []
+                    break
+                high = self._raw(claim, cand, 1.0, job.flags[i], memo)
+                if high is not None and high >= self.threshold:
+                    between.append(k)
+            decided.append(met if met or not between else None)
+            pending.append(between)
+        texts: list[str] = []
+        for i, claim in enumerate(job.claims):
+            if decided[i] is None:
+                texts.append(claim.text)
+                texts += [" ".join(p for p in (job.candidates[k].asked, claim.extra, job.candidates[k].text) if p)
+                          for k in pending[i]]
+        return FactJob(job.claims, job.candidates, job.flags, _unique(texts), decided, pending)
+
+    def complete_met(self, job: FactJob, vectors: Any) -> list[bool]:
+        """``met`` per criterion from :meth:`prepare_met`'s job and the vectors of its ``texts`` (equal to
+        :meth:`complete`'s ``met``: the same scores, each cosine from a block of the same shape)."""
+        if job.decided is None or job.pending is None:
+            raise ValueError("complete_met needs a job from prepare_met")
+        row = {t: r for r, t in enumerate(job.texts)}
+        out = []
+        for i, claim in enumerate(job.claims):
+            if job.decided[i] is not None:
+                out.append(job.decided[i])
+                continue
+            vecs = np.asarray(vectors, dtype=np.float32)
+            # the cosines as complete() computes them: the whole block of the claim's candidates (rows
+            # not needed left at zero), so each row's product is the same operation as there
+            block = np.zeros((len(job.candidates), vecs.shape[1]), dtype=np.float32)
+            for k in job.pending[i]:
+                cand = job.candidates[k]
+                block[k] = vecs[row[" ".join(p for p in (cand.asked, claim.extra, cand.text) if p)]]
+            cos = np.clip(block @ vecs[row[claim.text]], 0.0, 1.0)
+            memo = self._memo_of(claim)
+            raws = [self._raw(claim, job.candidates[k], float(cos[k]), job.flags[i], memo) for k in job.pending[i]]
+            out.append(any(r is not None and r >= self.threshold for r in raws))
+        return out
+
+    def _raw(self, claim: _Claim, cand: _Candidate, cos: float, deduction: bool, memo: dict) -> float | None:
+        """A candidate's raw score at this cosine, or None when a cap or contradiction keeps it out of
+        the support (as in :meth:`_verdict`)."""
+        key = (cand.key, cos)
+        raw, cap, _why, final = memo.get(key) or memo.setdefault(key, self._base_score(claim, cand, cos))
+        if final or cap is not None:  # a contradiction scores 0 (the threshold is > 0)
+            return None
+        if deduction and self._claim_in_one_clause(claim, cand) < DEDUCTION_MIN_RECALL:
+            return None
+        return raw
 
     def _verdict(self, claim: _Claim, candidates: list[_Candidate], cos: np.ndarray, deduction: bool) -> FactVerdict:
         best = (0.0, "", "nothing in the reply states the claim")

@@ -155,8 +155,9 @@ class OfflineJudge:
         texts = [c.text for c in criteria]
         deductions = [c.kind == "deduction" for c in criteria]
         # each summary sentence is judged in the context of the question it answered
+        # the latest answer alone only sets in_answer (met): cosines are embedded only where they decide it
         jobs = [self.facts.prepare(texts, parts, asked, deductions),
-                self.facts.prepare(texts, answer or "", question or "", deductions)] if criteria else []
+                self.facts.prepare_met(texts, answer or "", question or "", deductions)] if criteria else []
         # One batch for the turn: both jobs' texts and, when the embedder keeps vectors (the embedding
         # service), the new summary: the adaptive protocol's cos_t then finds it in the cache. Vectors
         # are batch-invariant, so the verdicts equal those of separate runs; texts seen before are hits.
@@ -164,11 +165,15 @@ class OfflineJudge:
         wanted = list(dict.fromkeys([t for job in jobs for t in job.texts] + ([new_summary] if keeps else [])))
         vectors = self.embedder.embed(wanted) if wanted else None
         row = {t: i for i, t in enumerate(wanted)}
-        overall, latest = ([self.facts.complete(job, vectors[[row[t] for t in job.texts]] if job.texts else None)
-                            for job in jobs] if jobs else ([], []))
+
+        def rows(job: Any) -> Any:
+            return vectors[[row[t] for t in job.texts]] if job.texts else None
+
+        overall = self.facts.complete(jobs[0], rows(jobs[0])) if jobs else []
+        latest = self.facts.complete_met(jobs[1], rows(jobs[1])) if jobs else []
         verdicts: dict[str, Verdict] = {}
         for c, v, a in zip(criteria, overall, latest, strict=True):
-            verdicts[c.cid] = Verdict(c.cid, v.met, a.met, v.rationale, "offline")
+            verdicts[c.cid] = Verdict(c.cid, v.met, a, v.rationale, "offline")
         return Judgement(verdicts, new_summary, Usage())
 
     async def judge_point(self, task, point, transcript):

@@ -75,3 +75,22 @@ def test_cached_lookup_embeds_nothing():
     assert service.stats()["runs"] == 0 and service.stats()["hits"] == 0
     vec = service.embed(["now embedded"])
     assert (service.cached(["now embedded"]) == vec).all()
+
+
+def test_met_only_equals_the_full_verdicts_met():
+    judge = OfflineJudge(embedder=EmbeddingService(get_embedder())).facts
+    texts = [c.text for c in CRITERIA] + ["Oxygen boils at minus 183 degrees", "Is oxygen a metal?"]
+    flags = [c.kind == "deduction" for c in CRITERIA] + [False, False]
+    replies = [a for _, a, _ in TURNS] + ["Oxygen boils at -183 degrees.", "It boils at 90 K.", "No.",
+                                          "Plants, algae, bacteria, oceans.", "Oxygen is not a metal, it is a gas."]
+    questions = ["", "What do you know about oxygen?", 'I am not convinced by this: "Oxygen is a gas." Sure?']
+    decided = pending = 0
+    for reply in replies:
+        for question in questions:
+            full = [v.met for v in judge.judge_many(texts, reply, question, flags)]
+            job = judge.prepare_met(texts, reply, question, flags)
+            vectors = judge.embedder.embed(job.texts) if job.texts else None
+            assert judge.complete_met(job, vectors) == full, (reply, question)
+            decided += sum(d is not None for d in job.decided)
+            pending += sum(d is None for d in job.decided)
+    assert decided and pending  # both ways were taken
