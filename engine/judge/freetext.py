@@ -505,12 +505,12 @@ class FreeTextJudge:
         if job.decided is None or job.pending is None:
             raise ValueError("complete_met needs a job from prepare_met")
         row = {t: r for r, t in enumerate(job.texts)}
+        vecs = np.asarray(vectors, dtype=np.float32) if job.texts else None
         out = []
         for i, claim in enumerate(job.claims):
-            if job.decided[i] is not None:
-                out.append(job.decided[i])
+            if job.decided[i] is not None or vecs is None:
+                out.append(bool(job.decided[i]))
                 continue
-            vecs = np.asarray(vectors, dtype=np.float32)
             # the cosines as complete() computes them: the whole block of the claim's candidates (rows
             # not needed left at zero), so each row's product is the same operation as there
             block = np.zeros((len(job.candidates), vecs.shape[1]), dtype=np.float32)
@@ -575,16 +575,6 @@ class FreeTextJudge:
         else:
             self._memos.move_to_end(key)
         return memo
-
-    def _score(self, claim: _Claim, cand: _Candidate, cos: float,
-               deduction: bool) -> tuple[float, float | None, str]:
-        """(score, cap, why): ``cap`` is the share of the threshold the score is held to, or None."""
-        score, cap, why, final = self._base_score(claim, cand, cos)
-        if deduction and not final and cap is None:
-            share = self._claim_in_one_clause(claim, cand)
-            if share < DEDUCTION_MIN_RECALL:
-                cap, why = PARTIAL_SHARE, f"{why}; only {share:.0%} of the claim's own words in one clause"
-        return score, cap, why
 
     def _base_score(self, claim: _Claim, cand: _Candidate, cos: float) -> tuple[float, float | None, str, bool]:
         """(score, cap, why, final) before the deduction rule; ``final``: a contradiction or a claim not
