@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -67,6 +68,8 @@ LIST_MIN_ITEMS = 4
 """Items a bare list needs before it counts as a keyword list (three short items may be an answer)."""
 DEDUCTION_MIN_RECALL = 1.0
 """Share of a deduction claim's own words (fact words without light verbs) needed in one clause."""
+_MEMO_CLAIMS = 64
+"""Claim signatures whose candidate scores a judge keeps (:meth:`FreeTextJudge._memo_of`)."""
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|\d+(?:[.,]\d+)*%?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
@@ -222,21 +225,22 @@ class FactVerdict:
     support: float = 0.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Clause:
     text: str
-    stems: set[str]
+    stems: frozenset[str]
     negated: bool
-    subject: set[str]  # content stems before the clause's first verb
+    subject: frozenset[str]  # content stems before the clause's first verb
 
 
 @dataclass
 class _Candidate:
     text: str
-    clauses: list[_Clause]
+    clauses: tuple[_Clause, ...]
     keyword_list: tuple[str, ...] | None  # the list's items when the candidate is a bare list
     answer_word: str | None  # "yes"/"no" when the candidate opens with a bare yes or no
     asked: str = ""  # the question the candidate's sentences answered (the context of its cosine)
+    key: tuple = ()  # what its clauses, list and yes/no follow from: its sentences and their refutations
 
 
 @dataclass
@@ -274,41 +278,72 @@ Reply = str | Sequence[tuple[str, str]]
 """A reply to judge: one text, or (question, answer) pieces (a running summary of several turns)."""
 
 
+@lru_cache(maxsize=1 << 14)
+def _split(text: str) -> tuple[str, ...]:
+    # Memoised (pure): a running summary brings back every earlier answer each turn.
+    return tuple(split_sentences(text))
+
+
+@lru_cache(maxsize=1 << 14)
+def _sentence_facts(sentence: str) -> tuple[tuple[_Clause, ...], tuple[str, ...] | None, str | None, bool]:
+    """(clauses, keyword-list items, opening yes/no, refutes the sentence before) of one sentence.
+
+    A pure function of the sentence, memoised: a summary's earlier sentences are analysed once.
+    """
+    clauses = tuple(_Clause(text, frozenset(content_stems(text)), neg, frozenset(content_stems(_subject(text))))
+                    for text, neg in negation_scopes(sentence))
+    parts = clause_parts(sentence)
+    first = parts[0][0] if parts else sentence
+    answer_word = "yes" if _YES.match(first) else "no" if _NO.match(first) else None
+    return clauses, _keyword_items(sentence), answer_word, bool(_REFUTATION.search(sentence))
+
+
 def _candidates(reply: Reply, question: str = "") -> list[_Candidate]:
     segments = [(question, reply)] if isinstance(reply, str) else list(reply)
     sentences: list[str] = []
     asked: list[str] = []
     for q, text in segments:
-        for s in split_sentences(text or ""):
+        q = (q or "").strip()
+        for s in _split(text or ""):
             sentences.append(s)
-            asked.append((q or "").strip())
+            asked.append(q)
     if not sentences:
         return []
-    scoped: list[list[_Clause]] = []
-    for s in sentences:
-        scoped.append([_Clause(text, set(content_stems(text)), neg, set(content_stems(_subject(text))))
-                       for text, neg in negation_scopes(s)])
-    for i, s in enumerate(sentences):  # "That is false." refutes the sentence before it
-        if i and _REFUTATION.search(s):
-            for c in scoped[i - 1]:
-                c.negated = True
-    out = []
-    for i, s in enumerate(sentences):
-        first = clause_parts(s)[0][0] if clause_parts(s) else s
-        answer_word = "yes" if _YES.match(first) else "no" if _NO.match(first) else None
-        out.append(_Candidate(s, scoped[i], _keyword_items(s), answer_word, asked[i]))
+    facts = [_sentence_facts(s) for s in sentences]
+    scoped = [f[0] for f in facts]
+    for i, f in enumerate(facts):  # "That is false." refutes the sentence before it
+        if i and f[3]:
+            scoped[i - 1] = tuple(replace(c, negated=True) for c in scoped[i - 1])
+    refuted = [i + 1 < len(facts) and facts[i + 1][3] for i in range(len(facts))]
+    out = [_Candidate(s, scoped[i], facts[i][1], facts[i][2], asked[i], (s, refuted[i]))
+           for i, s in enumerate(sentences)]
     for i in range(len(sentences) - 1):
         pair_list = None
         if out[i].keyword_list and out[i + 1].keyword_list:
             pair_list = out[i].keyword_list + out[i + 1].keyword_list
         pair_asked = asked[i] if asked[i] == asked[i + 1] else " ".join(p for p in (asked[i], asked[i + 1]) if p)
         out.append(_Candidate(f"{sentences[i]} {sentences[i + 1]}", scoped[i] + scoped[i + 1], pair_list,
-                              out[i].answer_word, pair_asked))
+                              out[i].answer_word, pair_asked,
+                              (sentences[i], refuted[i], sentences[i + 1], refuted[i + 1])))
     return out
 
 
 def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
+
+
+@dataclass
+class FactJob:
+    """One reply's judging work (:meth:`FreeTextJudge.prepare`): its claims and candidates, and the
+    texts whose vectors :meth:`FreeTextJudge.complete` needs (claims first, then each context's
+    candidates)."""
+
+    claims: list[_Claim]
+    candidates: list[_Candidate]
+    flags: list[bool]
+    texts: list[str]
+    decided: list[bool | None] | None = None  # met_only: per claim, met when known without cosines
+    pending: list[list[int]] | None = None  # met_only: per claim, the candidates whose cosine decides
 
 
 
@@ -332,6 +367,7 @@ class FreeTextJudge:
             raise ValueError(f"threshold must be in (0, 1], got {threshold}")
         self._embedder = embedder
         self.threshold = threshold
+        self._memos: OrderedDict[Any, dict[Any, tuple[float, float | None, str, bool]]] = OrderedDict()
 
     @property
     def embedder(self) -> Any:
@@ -372,24 +408,48 @@ class FreeTextJudge:
         Raises:
             ValueError: ``deductions`` and ``criteria`` differ in length.
         """
+        job = self.prepare(criteria, reply, question, deductions)
+        vectors = self.embedder.embed(job.texts) if job.texts else None  # the service caches
+        return self.complete(job, vectors)
+
+    def prepare(self, criteria: Sequence[str], reply: Reply, question: str = "",
+                deductions: Sequence[bool] | None = None) -> FactJob:
+        """The first half of :meth:`judge_many`: the claims, the candidates and the texts to embed.
+
+        A caller judging several replies at once (the offline judge: the summary and the latest
+        answer) embeds every job's ``texts`` in one batch and passes each job its rows to
+        :meth:`complete`. Same arguments as :meth:`judge_many`.
+
+        Raises:
+            ValueError: ``deductions`` and ``criteria`` differ in length.
+        """
         flags = list(deductions) if deductions is not None else [False] * len(criteria)
         if len(flags) != len(criteria):
             raise ValueError(f"{len(criteria)} criteria but {len(flags)} deduction flags")
         claims = [self._claim(c, question) for c in criteria]
         candidates = _candidates(reply or "", question)
         if not candidates:
-            return [FactVerdict(False, 0.0, "offline: no reply to judge") for _ in criteria]
+            return FactJob(claims, candidates, flags, [])
         extras = _unique([c.extra for c in claims])
         texts = [c.text for c in claims] + [
             " ".join(p for p in (cand.asked, extra, cand.text) if p) for extra in extras for cand in candidates]
-        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)  # the service caches
+        return FactJob(claims, candidates, flags, texts)
+
+    def complete(self, job: FactJob, vectors: Any) -> list[FactVerdict]:
+        """The second half of :meth:`judge_many`: verdicts from the vectors of ``job.texts``, in order
+        (``None`` when the job has no texts: nothing to judge)."""
+        claims, candidates = job.claims, job.candidates
+        if not candidates:
+            return [FactVerdict(False, 0.0, "offline: no reply to judge") for _ in claims]
+        vectors = np.asarray(vectors, dtype=np.float32)
         claim_vecs = vectors[: len(claims)]
+        extras = _unique([c.extra for c in claims])
         ctx_index = {extra: len(claims) + k * len(candidates) for k, extra in enumerate(extras)}
         verdicts = []
         for i, claim in enumerate(claims):
             start = ctx_index[claim.extra]
             cos = np.clip(vectors[start: start + len(candidates)] @ claim_vecs[i], 0.0, 1.0)
-            verdicts.append(self._verdict(claim, candidates, cos, flags[i]))
+            verdicts.append(self._verdict(claim, candidates, cos, job.flags[i]))
         return verdicts
 
     def _claim(self, criterion: str, question: str) -> _Claim:
@@ -402,11 +462,90 @@ class FreeTextJudge:
         predicate = {s for s in stems if s not in subject} or set(stems)
         return _Claim(text, context, extra, stems, facts or stems, not facts, _negated(text), predicate)
 
+    def prepare_met(self, criteria: Sequence[str], reply: Reply, question: str = "",
+                    deductions: Sequence[bool] | None = None) -> FactJob:
+        """Like :meth:`prepare` for a caller that needs only ``met`` (:meth:`complete_met`): texts only
+        for the candidates whose cosine can decide it.
+
+        A candidate's raw score ``W_COS * cos + W_RECALL * recall`` lies between its values at cos 0
+        and cos 1 (cosines are clipped to [0, 1]); the caps, contradictions and the deduction rule do
+        not depend on the cosine. A criterion is met without any cosine when an uncapped candidate
+        reaches the threshold at cos 0, and unmet when none reaches it at cos 1; otherwise the
+        candidates in between are embedded.
+        """
+        job = self.prepare(criteria, reply, question, deductions)
+        decided: list[bool | None] = []
+        pending: list[list[int]] = []
+        for i, claim in enumerate(job.claims):
+            memo = self._memo_of(claim)
+            met, between = False, []
+            for k, cand in enumerate(job.candidates):
+                low = self._raw(claim, cand, 0.0, job.flags[i], memo)
+                if low is None:
+                    continue
+                if low >= self.threshold:
+                    met, between = True, []
+                    break
+                high = self._raw(claim, cand, 1.0, job.flags[i], memo)
+                if high is not None and high >= self.threshold:
+                    between.append(k)
+            decided.append(met if met or not between else None)
+            pending.append(between)
+        texts: list[str] = []
+        for i, claim in enumerate(job.claims):
+            if decided[i] is None:
+                texts.append(claim.text)
+                texts += [" ".join(p for p in (job.candidates[k].asked, claim.extra, job.candidates[k].text) if p)
+                          for k in pending[i]]
+        return FactJob(job.claims, job.candidates, job.flags, _unique(texts), decided, pending)
+
+    def complete_met(self, job: FactJob, vectors: Any) -> list[bool]:
+        """``met`` per criterion from :meth:`prepare_met`'s job and the vectors of its ``texts`` (equal to
+        :meth:`complete`'s ``met``: the same scores, each cosine from a block of the same shape)."""
+        if job.decided is None or job.pending is None:
+            raise ValueError("complete_met needs a job from prepare_met")
+        row = {t: r for r, t in enumerate(job.texts)}
+        vecs = np.asarray(vectors, dtype=np.float32) if job.texts else None
+        out = []
+        for i, claim in enumerate(job.claims):
+            if job.decided[i] is not None or vecs is None:
+                out.append(bool(job.decided[i]))
+                continue
+            # the cosines as complete() computes them: the whole block of the claim's candidates (rows
+            # not needed left at zero), so each row's product is the same operation as there
+            block = np.zeros((len(job.candidates), vecs.shape[1]), dtype=np.float32)
+            for k in job.pending[i]:
+                cand = job.candidates[k]
+                block[k] = vecs[row[" ".join(p for p in (cand.asked, claim.extra, cand.text) if p)]]
+            cos = np.clip(block @ vecs[row[claim.text]], 0.0, 1.0)
+            memo = self._memo_of(claim)
+            raws = [self._raw(claim, job.candidates[k], float(cos[k]), job.flags[i], memo) for k in job.pending[i]]
+            out.append(any(r is not None and r >= self.threshold for r in raws))
+        return out
+
+    def _raw(self, claim: _Claim, cand: _Candidate, cos: float, deduction: bool, memo: dict) -> float | None:
+        """A candidate's raw score at this cosine, or None when a cap or contradiction keeps it out of
+        the support (as in :meth:`_verdict`)."""
+        key = (cand.key, cos)
+        raw, cap, _why, final = memo.get(key) or memo.setdefault(key, self._base_score(claim, cand, cos))
+        if final or cap is not None:  # a contradiction scores 0 (the threshold is > 0)
+            return None
+        if deduction and self._claim_in_one_clause(claim, cand) < DEDUCTION_MIN_RECALL:
+            return None
+        return raw
+
     def _verdict(self, claim: _Claim, candidates: list[_Candidate], cos: np.ndarray, deduction: bool) -> FactVerdict:
         best = (0.0, "", "nothing in the reply states the claim")
         support = 0.0
+        memo = self._memo_of(claim)
         for k, cand in enumerate(candidates):
-            raw, cap, why = self._score(claim, cand, float(cos[k]), deduction)
+            c = float(cos[k])
+            key = (cand.key, c)
+            raw, cap, why, final = memo.get(key) or memo.setdefault(key, self._base_score(claim, cand, c))
+            if deduction and not final and cap is None:
+                share = self._claim_in_one_clause(claim, cand)
+                if share < DEDUCTION_MIN_RECALL:
+                    cap, why = PARTIAL_SHARE, f"{why}; only {share:.0%} of the claim's own words in one clause"
             score = raw if cap is None else min(raw, cap * self.threshold)
             if cap is None:
                 support = max(support, raw)
@@ -419,25 +558,43 @@ class FreeTextJudge:
         return FactVerdict(met, round(score, 4), f"offline: {why}; {score:.2f} {rel} {self.threshold:.2f}{shown}",
                            text if score > 0 else "", round(support, 4))
 
-    def _score(self, claim: _Claim, cand: _Candidate, cos: float,
-               deduction: bool) -> tuple[float, float | None, str]:
-        """(score, cap, why): ``cap`` is the share of the threshold the score is held to, or None."""
+    def _memo_of(self, claim: _Claim) -> dict[Any, tuple[float, float | None, str, bool]]:
+        """The :meth:`_base_score` results kept for claims with these fact words and polarity.
+
+        A running summary brings its earlier candidates back every turn; their scores depend only on
+        what the key names (the candidate's sentences and refutations, the cosine, and the claim's
+        fact words, predicate and polarity), so each is computed once. The deduction rule, which also
+        reads the question's words, is applied after the memo.
+        """
+        key = (tuple(claim.facts), claim.given, frozenset(claim.predicate), claim.negated)
+        memo = self._memos.get(key)
+        if memo is None:
+            memo = self._memos[key] = {}
+            while len(self._memos) > _MEMO_CLAIMS:
+                self._memos.popitem(last=False)
+        else:
+            self._memos.move_to_end(key)
+        return memo
+
+    def _base_score(self, claim: _Claim, cand: _Candidate, cos: float) -> tuple[float, float | None, str, bool]:
+        """(score, cap, why, final) before the deduction rule; ``final``: a contradiction or a claim not
+        addressed (score 0, no rule applies after it)."""
         facts = claim.facts
         if claim.given:
             # a yes/no question: the claim's words are all in the question; the reply's polarity decides
             said = set().union(*(c.stems for c in cand.clauses))
             addressed = cand.answer_word is not None or len(said & claim.predicate) * 2 >= len(claim.predicate)
             if not addressed:
-                return 0.0, None, "does not address the claim"
+                return 0.0, None, "does not address the claim", True
             if cand.answer_word is not None:
                 reply_negated = cand.answer_word == "no"
             else:
                 polarities = {c.negated for c in cand.clauses if c.stems & claim.predicate}
                 if len(polarities) > 1:
-                    return 0.0, None, "both affirms and denies the claim"
+                    return 0.0, None, "both affirms and denies the claim", True
                 reply_negated = polarities == {True}
             if reply_negated != claim.negated:
-                return 0.0, None, "contradicts the claim (polarity)"
+                return 0.0, None, "contradicts the claim (polarity)", True
             recall = 1.0
         else:
             agree: set[str] = set()
@@ -446,7 +603,7 @@ class FreeTextJudge:
                 (disagree if c.negated != claim.negated else agree).update(c.stems.intersection(facts))
             disagree -= agree
             if disagree and len(disagree) >= len(agree):
-                return 0.0, None, f"contradicts the claim (negated: {', '.join(sorted(disagree))})"
+                return 0.0, None, f"contradicts the claim (negated: {', '.join(sorted(disagree))})", True
             recall = len(agree) / len(facts)
         score = W_COS * cos + W_RECALL * recall
         why = f"cos {cos:.2f}, recall {recall:.2f}"
@@ -456,11 +613,7 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; lacks the number {', '.join(missing_numbers)}"
         elif cand.keyword_list and not _enumerates(cand.keyword_list, facts):
             cap, why = KEYWORD_SHARE, f"{why}; a bare keyword list"
-        elif deduction:
-            share = self._claim_in_one_clause(claim, cand)
-            if share < DEDUCTION_MIN_RECALL:
-                cap, why = PARTIAL_SHARE, f"{why}; only {share:.0%} of the claim's own words in one clause"
-        return score, cap, why
+        return score, cap, why, False
 
     def _claim_in_one_clause(self, claim: _Claim, cand: _Candidate) -> float:
         """Best share of the claim's required words in one polarity-agreeing clause about the claim.
@@ -472,12 +625,18 @@ class FreeTextJudge:
         required = [f for f in claim.facts if f not in _LIGHT] or claim.facts
         if claim.given:
             required = sorted(claim.predicate - _LIGHT) or sorted(claim.predicate)
-        known = set(claim.stems) | set(content_stems(claim.context))
+        known: set[str] | None = None
         best = 0.0
         for c in cand.clauses:
-            if c.negated != claim.negated or _foreign_subject(c, known, claim.context + " " + claim.text):
+            if c.negated != claim.negated:
                 continue
-            best = max(best, sum(1 for f in required if f in c.stems) / len(required))
+            share = sum(1 for f in required if f in c.stems) / len(required)
+            if share <= best:
+                continue  # cannot raise the best: the subject check is not needed
+            if known is None:
+                known = set(claim.stems) | set(content_stems(claim.context))
+            if not _foreign_subject(c, known, claim.context + " " + claim.text):
+                best = share
         return best
 
 

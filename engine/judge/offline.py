@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from engine.judge.base import Judgement, TurnView, Verdict
@@ -45,7 +46,13 @@ def sentences(text: str) -> list[str]:
     A piece without a letter or digit (a stray "--") is dropped; a short answer ("48", "No") is a
     sentence like any other.
     """
-    return [s.strip() for s in _SENTENCE.split(text or "") if _HAS_WORD.search(s)]
+    return list(_sentences(text or ""))
+
+
+@lru_cache(maxsize=1 << 14)
+def _sentences(text: str) -> tuple[str, ...]:
+    # Memoised (pure): the running summary brings back every earlier answer each turn.
+    return tuple(s.strip() for s in _SENTENCE.split(text) if _HAS_WORD.search(s))
 
 
 def content_words(text: str) -> list[str]:
@@ -117,7 +124,7 @@ class OfflineJudge:
         turns = [(t.action, t.question, t.answer) for t in history if t.answer]
         turns.append((action, question, answer or ""))
         for act, asked, text in turns:
-            said = sentences(text)
+            said = list(_sentences(text))
             if act == "challenge" and groups:
                 at = _contested(groups, asked or "")
                 if RETRACTION.search(text):
@@ -148,11 +155,25 @@ class OfflineJudge:
         texts = [c.text for c in criteria]
         deductions = [c.kind == "deduction" for c in criteria]
         # each summary sentence is judged in the context of the question it answered
-        overall = self.facts.judge_many(texts, parts, asked, deductions) if criteria else []
-        latest = self.facts.judge_many(texts, answer or "", question or "", deductions) if criteria else []
+        # the latest answer alone only sets in_answer (met): cosines are embedded only where they decide it
+        jobs = [self.facts.prepare(texts, parts, asked, deductions),
+                self.facts.prepare_met(texts, answer or "", question or "", deductions)] if criteria else []
+        # One batch for the turn: both jobs' texts and, when the embedder keeps vectors (the embedding
+        # service), the new summary: the adaptive protocol's cos_t then finds it in the cache. Vectors
+        # are batch-invariant, so the verdicts equal those of separate runs; texts seen before are hits.
+        keeps = bool(new_summary) and getattr(self.embedder, "enabled", False) is True
+        wanted = list(dict.fromkeys([t for job in jobs for t in job.texts] + ([new_summary] if keeps else [])))
+        vectors = self.embedder.embed(wanted) if wanted else None
+        row = {t: i for i, t in enumerate(wanted)}
+
+        def rows(job: Any) -> Any:
+            return vectors[[row[t] for t in job.texts]] if job.texts else None
+
+        overall = self.facts.complete(jobs[0], rows(jobs[0])) if jobs else []
+        latest = self.facts.complete_met(jobs[1], rows(jobs[1])) if jobs else []
         verdicts: dict[str, Verdict] = {}
         for c, v, a in zip(criteria, overall, latest, strict=True):
-            verdicts[c.cid] = Verdict(c.cid, v.met, a.met, v.rationale, "offline")
+            verdicts[c.cid] = Verdict(c.cid, v.met, a, v.rationale, "offline")
         return Judgement(verdicts, new_summary, Usage())
 
     async def judge_point(self, task, point, transcript):

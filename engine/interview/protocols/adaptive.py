@@ -144,6 +144,20 @@ class Adaptive(Protocol):
             self._vectors.pop(next(iter(self._vectors)))
         return float(np.clip(self._vectors[a] @ self._vectors[b], -1.0, 1.0))
 
+    async def _cos_of(self, a: str | None, b: str | None) -> float | None:
+        """:meth:`_cos` off the event loop, or on it when both vectors are known already (the offline
+        judge embeds its new summary with its verdicts' texts: a cache hit, no thread hop)."""
+        if not a or not b:
+            return None
+        missing = [t for t in (a, b) if t not in self._vectors]
+        cached = getattr(self.ctx.embedder, "cached", None)
+        found = cached(missing) if missing and cached is not None else None
+        if missing and found is None:
+            return await asyncio.to_thread(self._cos, a, b)
+        for text, vec in zip(missing, found if missing else [], strict=True):
+            self._vectors[text] = vec
+        return self._cos(a, b)
+
     async def _judge(self, turn: dict[str, Any], history: list[dict[str, Any]], version_id: int,
                      rescore: bool) -> dict[str, Any]:
         s = self.session
@@ -159,7 +173,7 @@ class Adaptive(Protocol):
             s.item.reference, views, turn["action"])
         judgement.verdicts = {c.cid: gold.get(c.cid) or judgement.verdicts[c.cid] for c in criteria}
         met = {cid: v.met for cid, v in judgement.verdicts.items()}
-        cos = None if prev is None else await asyncio.to_thread(self._cos, judgement.summary, prev["summary"])
+        cos = None if prev is None else await self._cos_of(judgement.summary, prev["summary"])
         return s.record_judgement(
             turn, judgement.verdicts, self.score(criteria, met), prev_score=None if prev is None else prev["score"],
             summary=judgement.summary, cos=cos, usage=judgement.usage, version_id=version_id, rescore=rescore)
