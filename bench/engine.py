@@ -13,8 +13,8 @@ engine's interpreter. Figures are medians over ``--repeat`` runs (default 3).
    response cache on).
 2. **Concurrency**: N sessions at once, ``--latency`` seconds per call (LLM kernel, default policy
    and cache): throughput as a fraction of the ideal (each session's calls back to back at exactly
-   the latency). ``--workers W`` spreads the run's sessions over W processes sharing the store
-   (``execute_sessions`` on a share each; SQLite WAL), timed from a common start signal.
+   the latency). ``--workers W`` runs it as ``viva run --workers W`` does (``execute_run(..., workers=W)``:
+   sessions handed out to W processes sharing the store, SQLite WAL), timed from the first session's start.
 3. **Time per turn vs turn index** (offline kernel, one session of ``--long-turns`` turns): the
    median turn time around turn 1, 50 and 200, and the bytes stored per turn (the session's rows in
    events, llm_calls, turns and verdicts, allocated to the turn they were written in).
@@ -145,52 +145,32 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
             "embed_runs_per_turn": (embed["runs"] - 1) / n_turns}
 
 
-async def _worker(home: Path, base_url: str, session_ids: list[int]) -> None:
-    """A worker process: loads everything, waits for ``go`` on stdin, runs its share, prints its times."""
-    from engine.interview.run import execute_sessions
-    from engine.knowledge.embed import get_embedding_service
-
-    runtime = _runtime(home, base_url, True)
-    get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
-    from engine.policy.policies import load_policy
-
-    load_policy("onnx")
-    print("ready", flush=True)
-    sys.stdin.readline()
-    start = time.time()
-    errors = await execute_sessions(runtime, session_ids, len(session_ids))
-    print(json.dumps({"start": start, "end": time.time(), "failed": sum(1 for e in errors.values() if e)}), flush=True)
-
-
 async def measure_concurrency(home: Path, sessions: int, latency: float, turns: int, workers: int) -> dict[str, Any]:
-    """N sessions at once at ``latency`` per call, over ``workers`` processes sharing the store."""
-    from engine.interview.run import run_sessions
+    """N sessions at once at ``latency`` per call, over ``workers`` processes sharing the store: the product's
+    path (``execute_run(..., workers=W)``; 1 = in this process), timed from the first ``session.started`` to
+    the last ``session.finished`` event (a worker's start-up before its first session is ``start_s``)."""
+    from engine.interview.run import execute_run
+    from engine.knowledge.embed import get_embedding_service
+    from engine.policy.policies import load_policy
 
     with Server(latency) as server:
         runtime = _runtime(home, server.base_url, True)
         run_id = _plan(runtime, sessions, turns, "config", "onnx", sessions)
-        ids = run_sessions(runtime, run_id)
-        shares = [ids[k::workers] for k in range(workers)]
-        procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(home), server.base_url,
-                                   ",".join(map(str, share))], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, env=os.environ) for share in shares]
-        for p in procs:
-            if p.stdout.readline().strip() != "ready":  # type: ignore[union-attr]
-                raise SystemExit("a worker did not start")
-        go = time.time()
-        for p in procs:
-            p.stdin.write("go\n")  # type: ignore[union-attr]
-            p.stdin.flush()  # type: ignore[union-attr]
-        results = [json.loads(p.stdout.readline()) for p in procs]  # type: ignore[union-attr]
-        for p in procs:
-            p.stdin.close()  # type: ignore[union-attr]
-            p.wait(timeout=30)
-    if any(r["failed"] for r in results):
-        raise SystemExit(f"sessions failed: {results}")
-    elapsed = max(r["end"] for r in results) - go
+        if workers == 1:  # loaded before the clock starts, as a worker does before it takes a session
+            get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
+            load_policy("onnx")
+        called = time.time()
+        errors = await execute_run(runtime, run_id, workers=workers)
+    if any(errors.values()):
+        raise SystemExit(f"sessions failed: {errors}")
+    marks = runtime.store.one("SELECT MIN(CASE WHEN kind = 'session.started' THEN ts END) AS a, "
+                              "MAX(CASE WHEN kind = 'session.finished' THEN ts END) AS b FROM events")
+    elapsed = marks["b"] - marks["a"]
     calls = runtime.store.one("SELECT COUNT(*) * 1.0 / COUNT(DISTINCT session_id) AS n FROM llm_calls")["n"]
+    processes = runtime.store.one("SELECT COUNT(DISTINCT pid) AS n FROM sessions")["n"]
     ideal = calls * latency
-    return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": ideal / elapsed, "calls_per_session": calls}
+    return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": ideal / elapsed, "calls_per_session": calls,
+            "start_s": marks["a"] - called, "processes": processes}
 
 
 def _row_bytes(row: dict[str, Any]) -> int:
@@ -301,16 +281,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
         return serve(args.serve)
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return None
-    if args.worker:
-        home, url, ids = args.worker
-        return asyncio.run(_worker(Path(home), url, [int(x) for x in ids.split(",")]))
     if args.quick:
         args.repeat, args.sessions, args.long_turns = 1, "64", 60
     only = set(args.only.split(","))
@@ -356,7 +332,9 @@ def main() -> None:
                                                             "workers": workers})
                 print(f"{n} sessions x {args.turns} turns at {args.latency * 1000:.0f} ms/call, {workers} process(es): "
                       f"{pair(r, 'elapsed_s', '{:.2f}')} s, ideal {r['after']['ideal_s']:.2f} s -> "
-                      f"{pair(r, 'ratio', '{:.2f}')} of ideal   goal: >= 0.8", flush=True)
+                      f"{pair(r, 'ratio', '{:.2f}')} of ideal (sessions ran in {r['after']['processes']:.0f} "
+                      f"process(es); first session {r['after']['start_s']:.2f} s after the call)   goal: >= 0.8",
+                      flush=True)
     if "long" in only:
         r = measure("long", {"kind": "long", "turns": args.long_turns})
         cells = [f"turn {k}: {pair(r, f't{k}_ms', '{:.0f}')} ms, {pair(r, f't{k}_bytes', '{:.0f}')} bytes"
