@@ -32,8 +32,8 @@ them (then kills what is left after :data:`EXIT_GRACE` seconds), releases its le
 A parent killed outright closes the pipes too, with the same effect.
 
 Per-endpoint limits (``max_concurrency`` of the endpoints named in the configuration) are divided
-among the workers, rounded up, so the run as a whole keeps them; ``concurrency`` (sessions at once) is
-the run's total, also divided.
+among the workers, rounded up; ``concurrency`` (sessions at once) is the run's total, shared among
+the workers (never more workers than that).
 """
 
 from __future__ import annotations
@@ -125,8 +125,8 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
     Args:
         runtime: the parent's home, configuration and store (the workers open their own).
         session_ids: the sessions to run or resume.
-        concurrency: sessions at once over all workers (each gets its share, rounded up).
-        workers: processes to start (never more than there are sessions).
+        concurrency: sessions at once over all workers (shared among them as evenly as it divides).
+        workers: processes to start (never more than there are sessions, nor than ``concurrency``).
         on_event: called with ``(session id, kind, payload)`` for each event the workers write.
         leases: the caller's, holding the sessions' leases (``execute_run``); by default this call
             takes them (a :class:`~engine.interview.run.RunError` naming another live owner).
@@ -147,8 +147,9 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
         leases = Leases(store)
     _take(leases, SESSION, ids)
     keeper = asyncio.get_running_loop().create_task(leases.keep_alive()) if own else None
-    count = max(1, min(workers, len(ids)))
-    slots = max(1, math.ceil(concurrency / count))
+    concurrency = max(1, concurrency)
+    count = max(1, min(workers, len(ids), concurrency))
+    shares = [concurrency // count + (1 if i < concurrency % count else 0) for i in range(count)]
     resume = f"`viva resume run:{run_id}`" if run_id is not None else "`viva resume`"
     pending: collections.deque[int] = collections.deque(ids)
     deaths: collections.Counter[int] = collections.Counter()
@@ -156,8 +157,7 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
     wanted = set(ids)
     after = store.last_seq()
     hello = {"home": str(runtime.home), "config": worker_config(runtime.config, count),
-             "use_cache": runtime.use_cache, "slots": slots, "cache_dir": _cache_dir(),
-             "api_key_envs": _api_key_envs(store, ids)}
+             "use_cache": runtime.use_cache, "cache_dir": _cache_dir(), "api_key_envs": _api_key_envs(store, ids)}
     pool: list[_Worker] = []
     state = {"spawned": False, "closing": False}
 
@@ -246,9 +246,9 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "engine.interview.workers", stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
-            w = _Worker(index, proc, slots)
+            w = _Worker(index, proc, shares[index])
             pool.append(w)
-            w.send(hello)
+            w.send({**hello, "slots": shares[index]})
             readers += [asyncio.create_task(read_stdout(w)), asyncio.create_task(read_stderr(w))]
         state["spawned"] = True
         settle()

@@ -185,3 +185,24 @@ def test_ctrl_c_stops_every_worker_and_the_run_resumes(tmp_path, fake_openai):
     assert json.loads(out)["failed"] == []
     assert [r["status"] for r in store.query("SELECT status FROM sessions")] == ["finished"] * 4
     store.close()
+
+
+def test_workers_come_from_the_option_or_the_config_and_are_documented(home):
+    from click.testing import CliRunner
+
+    from engine.interview.workers import execute_on_workers  # noqa: F401 - the module imports cleanly
+    from engine.store import loads
+    from tui.cli import main
+
+    runtime = Runtime(home=home, config=Config.model_validate({"interview": {"workers": 3}}))
+    make_bench(runtime.store, n_items=1)
+    planned = plan_run(runtime, RunRequest(bench="oxy", targets=["openai:m@http://127.0.0.1:9/v1"], kernel="offline", policy="threshold"))
+    given = plan_run(runtime, RunRequest(bench="oxy", targets=["openai:m@http://127.0.0.1:9/v1"], kernel="offline", policy="threshold",
+                                         workers=2))
+    configs = {r["id"]: loads(r["config"]) for r in runtime.store.query("SELECT id, config FROM runs")}
+    assert configs[planned]["workers"] == 3 and configs[given]["workers"] == 2
+    runtime.close()
+    text = CliRunner().invoke(main, ["run", "--help"]).output
+    assert "--workers" in text and "Processes to spread the sessions over" in text
+    bad = CliRunner().invoke(main, ["--home", str(home), "run", "--bench", "oxy", "--target", "t", "--workers", "0"])
+    assert bad.exit_code == 2 and "--workers" in bad.output
