@@ -84,6 +84,14 @@ class Server:
     def __enter__(self) -> Server:
         return self
 
+    def cpu_seconds(self) -> float | None:
+        """The server process's CPU time so far (Linux ``/proc``; None elsewhere)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
     def __exit__(self, *exc: object) -> None:
         self.proc.stdin.close()  # type: ignore[union-attr]
         self.proc.wait(timeout=10)
@@ -123,13 +131,20 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
     with Server(0.0) as server:
         runtime = _runtime(home, server.base_url, use_cache)
         run_id = _plan(runtime, sessions, turns, kernel, policy, 1)
-        get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
+        service = get_embedding_service(runtime.config.retrieval.embedder)
+        service.embed(["warm up"])
+        embedded: list[list[str]] = []  # every ONNX call's texts, replayed below
+        encoder = service.embedder
+        encode = encoder.embed
+        encoder.embed = lambda texts, *a, **k: (embedded.append(list(texts)), encode(texts, *a, **k))[1]
         statements = [0]
         runtime.store.conn.set_trace_callback(lambda sql: statements.__setitem__(0, statements[0] + 1))
         cpu = time.process_time()
         errors = await execute_run(runtime, run_id)
         cpu = time.process_time() - cpu
         runtime.store.conn.set_trace_callback(None)
+        encoder.embed = encode
+        parts = await _floor_parts(runtime, server.base_url, embedded, encode)
     if any(errors.values()):
         raise SystemExit(f"sessions failed: {errors}")
     walls = []
@@ -139,10 +154,43 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
     n_turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
     embed = get_embedding_service(runtime.config.retrieval.embedder).stats()
     kj = runtime.store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE role IN ('kernel', 'judge')")["n"]
+    client_ms, onnx_ms = (1000 * parts[0] / n_turns, 1000 * parts[1] / n_turns)
     return {"p50_ms": statistics.median(walls), "p95_ms": _percentile(walls, 0.95),
-            "cpu_ms_per_turn": 1000 * cpu / n_turns, "sql_per_turn": statements[0] / n_turns,
+            "cpu_ms_per_turn": 1000 * cpu / n_turns, "client_floor_ms_per_turn": client_ms,
+            "embed_floor_ms_per_turn": onnx_ms, "own_cpu_ms_per_turn": 1000 * cpu / n_turns - client_ms - onnx_ms, "sql_per_turn": statements[0] / n_turns,
             "kernel_judge_calls_per_turn": kj / n_turns, "texts_embedded_per_turn": (embed["embedded"] - 1) / n_turns,
             "embed_runs_per_turn": (embed["runs"] - 1) / n_turns}
+
+
+async def _floor_parts(runtime, base_url: str, embedded: list[list[str]], encode) -> tuple[float, float]:
+    """CPU seconds of the parts a run keeps, for exactly this run's work: every recorded LLM call sent
+    again through the bare openai SDK (the low-level ``post`` with plain JSON, streamed for the target, as
+    ``LLMClient`` sends it) to the same server, and every ONNX embedding call run again (the same texts,
+    the same batches, no cache). What the engine spends beyond these is its own overhead."""
+    import openai
+
+    from engine.store.texts import request_of
+
+    sdk = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+    calls = runtime.store.query("SELECT id, role, model FROM llm_calls WHERE cached = 0 AND error IS NULL ORDER BY id")
+    requests = [(c, request_of(runtime.store, c["id"])) for c in calls]
+    client_cpu = time.process_time()
+    for call, request in requests:
+        body = {"model": call["model"], "messages": request["messages"], **request["params"]}
+        if call["role"] == "target":
+            stream = await sdk.post("/chat/completions", cast_to=object, stream=True,
+                                    stream_cls=openai.AsyncStream[object],
+                                    body={**body, "stream": True, "stream_options": {"include_usage": True}})
+            async for _ in stream:
+                pass
+        else:
+            await sdk.post("/chat/completions", cast_to=object, body=body)
+    client_cpu = time.process_time() - client_cpu
+    await sdk.close()
+    onnx_cpu = time.process_time()
+    for texts in embedded:
+        encode(texts)
+    return client_cpu, time.process_time() - onnx_cpu
 
 
 async def measure_concurrency(home: Path, sessions: int, latency: float, turns: int, workers: int) -> dict[str, Any]:
@@ -159,18 +207,117 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
         if workers == 1:  # loaded before the clock starts, as a worker does before it takes a session
             get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
             load_policy("onnx")
-        called = time.time()
+        called, cpu, children, server_cpu = time.time(), time.process_time(), _children_cpu(), server.cpu_seconds()
         errors = await execute_run(runtime, run_id, workers=workers)
+        engine_cpu = time.process_time() - cpu + _children_cpu() - children  # the workers are reaped by now
+        server_cpu = (server.cpu_seconds() or 0.0) - (server_cpu or 0.0)
     if any(errors.values()):
         raise SystemExit(f"sessions failed: {errors}")
     marks = runtime.store.one("SELECT MIN(CASE WHEN kind = 'session.started' THEN ts END) AS a, "
                               "MAX(CASE WHEN kind = 'session.finished' THEN ts END) AS b FROM events")
     elapsed = marks["b"] - marks["a"]
     calls = runtime.store.one("SELECT COUNT(*) * 1.0 / COUNT(DISTINCT session_id) AS n FROM llm_calls")["n"]
+    n_turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
     processes = runtime.store.one("SELECT COUNT(DISTINCT pid) AS n FROM sessions")["n"]
     ideal = calls * latency
+    # The CPU a turn costs the machine (the engine's processes and the server; the server is our fake, so its
+    # share stands in for the network stack's and a proxy's), and the ratio the cores allow at that cost: a
+    # run cannot end before its CPU time / cores. With workers, their start-up (imports, models) counts too.
+    cores = os.cpu_count() or 1
     return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": ideal / elapsed, "calls_per_session": calls,
-            "start_s": marks["a"] - called, "processes": processes}
+            "start_s": marks["a"] - called, "processes": processes,
+            "engine_cpu_ms_per_turn": 1000 * engine_cpu / n_turns,
+            "server_cpu_ms_per_turn": 1000 * server_cpu / n_turns, "cores": cores,
+            "cpu_bound_ratio": min(1.0, ideal / ((engine_cpu + server_cpu) / cores))}
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's reaped children (the worker processes, once they have exited)."""
+    times = os.times()
+    return times.children_user + times.children_system
+
+
+async def measure_client(home: Path, calls: int) -> dict[str, Any]:
+    """CPU per call (this process, all threads) of what a turn must keep: the openai client itself and one
+    embedding, against the fake server in its own process (zero latency).
+
+    Rows: the SDK as documented (``chat.completions.create``: request and response built into pydantic
+    objects), the SDK's low-level ``post`` with plain JSON (what ``LLMClient`` sends), and ``LLMClient.chat``
+    end to end (cache lookup, recording the call in the store); each non-streamed (a judge's JSON verdict)
+    and streamed (a target's answer, a piece per word). Plus one embedding of a new two-sentence text
+    through the embedding service (what the adaptive protocol needs per turn for cos_t). Interleaved in
+    rounds so drifts in machine load hit every row alike; the median of the rounds' per-call figures.
+    """
+    import openai
+
+    from engine.knowledge.embed import get_embedding_service
+    from engine.llm.client import LLMClient
+
+    judge_messages = [{"role": "system", "content": "You are the judge of an oral examination. " * 40},
+                      {"role": "user", "content": "Criteria: c1 oxygen is reactive; c2 liquid oxygen is pale blue. "
+                                                  "Answer: Oxygen is very reactive and liquid oxygen is pale blue."}]
+    target_messages = [{"role": "system", "content": "Answer the examiner's question."},
+                       {"role": "user", "content": "What is the most abundant element in the Earth's crust?"}]
+    with Server(0.0) as server:
+        runtime = _runtime(home, server.base_url, False)
+        service = get_embedding_service(runtime.config.retrieval.embedder)
+        service.embed(["warm up"])
+        sdk = openai.AsyncOpenAI(base_url=server.base_url, api_key="bench", max_retries=0)
+        endpoint = runtime.config.kernel
+        client = LLMClient(runtime.store, endpoint, role="judge", use_cache=False, session_id=None)
+        target = LLMClient(runtime.store, endpoint, role="target", use_cache=False, session_id=None)
+        model = endpoint.model
+
+        async def sdk_once(i: int) -> None:
+            await sdk.chat.completions.create(model=model, messages=judge_messages + [
+                {"role": "user", "content": f"call {i}"}])  # type: ignore[arg-type]
+
+        async def sdk_stream(i: int) -> None:
+            stream = await sdk.chat.completions.create(model=model, stream=True, messages=target_messages + [
+                {"role": "user", "content": f"call {i}"}])  # type: ignore[arg-type]
+            async for _ in stream:
+                pass
+
+        async def post_once(i: int) -> None:
+            await sdk.post("/chat/completions", cast_to=object, body={
+                "model": model, "messages": judge_messages + [{"role": "user", "content": f"call {i}"}]})
+
+        async def post_stream(i: int) -> None:
+            stream = await sdk.post("/chat/completions", cast_to=object, stream=True,
+                                    stream_cls=openai.AsyncStream[object], body={
+                                        "model": model, "stream": True,
+                                        "messages": target_messages + [{"role": "user", "content": f"call {i}"}]})
+            async for _ in stream:
+                pass
+
+        async def ours_once(i: int) -> None:
+            await client.chat(judge_messages + [{"role": "user", "content": f"call {i}"}])
+
+        async def ours_stream(i: int) -> None:
+            await target.chat(target_messages + [{"role": "user", "content": f"call {i}"}], stream=True,
+                              on_token=lambda piece: None)
+
+        async def embed(i: int) -> None:
+            await asyncio.get_running_loop().run_in_executor(None, service.embed, [
+                f"Oxygen is the most abundant element in the crust, item {i}. Plants release oxygen through "
+                f"photosynthesis (case {i * 7 + 3})."])
+
+        rows = {"sdk_create": sdk_once, "sdk_create_stream": sdk_stream, "sdk_post_plain": post_once,
+                "sdk_post_plain_stream": post_stream, "llmclient_chat": ours_once,
+                "llmclient_chat_stream": ours_stream, "embed_one_text": embed}
+        per: dict[str, list[float]] = {name: [] for name in rows}
+        counter = 0
+        for _ in range(5):
+            for name, fn in rows.items():
+                await fn(counter)  # warm the connection and the code path
+                counter += 1
+                cpu = time.process_time()
+                for _ in range(calls):
+                    await fn(counter)
+                    counter += 1
+                per[name].append(1000 * (time.process_time() - cpu) / calls)
+        await sdk.close()
+    return {f"{name}_cpu_ms": statistics.median(values) for name, values in per.items()}
 
 
 def _row_bytes(row: dict[str, Any]) -> int:
@@ -241,7 +388,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         kind = spec.pop("kind")
-        fn = {"overhead": measure_overhead, "concurrency": measure_concurrency, "long": measure_long}[kind]
+        fn = {"overhead": measure_overhead, "concurrency": measure_concurrency, "long": measure_long,
+              "client": measure_client}[kind]
         return asyncio.run(fn(home, **spec))
 
 
@@ -276,7 +424,7 @@ def main() -> None:
     parser.add_argument("--long-turns", type=int, default=200)
     parser.add_argument("--workers", default="1", help="worker processes for the concurrency figure, e.g. 1,2")
     parser.add_argument("--baseline", action="store_true", help="also run with the embedding service off")
-    parser.add_argument("--only", default="overhead,concurrency,long", help="which measurements")
+    parser.add_argument("--only", default="client,overhead,concurrency,long", help="which measurements")
     parser.add_argument("--quick", action="store_true", help="1 run each, 64 sessions, 60 long turns")
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)
@@ -312,6 +460,16 @@ def main() -> None:
             text += f" (before {fmt.format(result['before'][key])})"
         return text
 
+    if "client" in only:
+        r = measure("client", {"kind": "client", "calls": 40})["after"]
+        print("CPU per call, this process (the parts a turn keeps; fake server in its own process): "
+              f"openai SDK chat.completions.create {r['sdk_create_cpu_ms']:.2f} ms, streamed "
+              f"{r['sdk_create_stream_cpu_ms']:.2f} ms; SDK post with plain JSON {r['sdk_post_plain_cpu_ms']:.2f} ms, "
+              f"streamed {r['sdk_post_plain_stream_cpu_ms']:.2f} ms; LLMClient.chat (cache lookup, recorded) "
+              f"{r['llmclient_chat_cpu_ms']:.2f} ms, streamed {r['llmclient_chat_stream_cpu_ms']:.2f} ms; one new "
+              f"text embedded {r['embed_one_text_cpu_ms']:.2f} ms. An LLM-kernel turn (1 streamed call, 2 JSON calls, "
+              f"1 text) needs at least {r['sdk_post_plain_stream_cpu_ms'] + 2 * r['sdk_post_plain_cpu_ms'] + r['embed_one_text_cpu_ms']:.1f} ms "
+              "of these parts", flush=True)
     if "overhead" in only:
         for kernel, goal in (("config", "p50 < 5 ms"), ("offline", "p50 < 10 ms")):
             for setting, policy, cache in (("bare", "threshold", False), ("default", "onnx", True)):
@@ -322,7 +480,10 @@ def main() -> None:
                       f"{'on' if cache else 'off'}): p50 {pair(r, 'p50_ms')} ms, p95 {pair(r, 'p95_ms')} ms; "
                       f"engine CPU {pair(r, 'cpu_ms_per_turn')} ms/turn; SQL {pair(r, 'sql_per_turn', '{:.0f}')} "
                       f"statements/turn; texts embedded/turn {pair(r, 'texts_embedded_per_turn')} in "
-                      f"{pair(r, 'embed_runs_per_turn')} ONNX calls; kernel+judge calls/turn {r['after']['kernel_judge_calls_per_turn']:.2f}"
+                      f"{pair(r, 'embed_runs_per_turn')} ONNX calls; kernel+judge calls/turn {r['after']['kernel_judge_calls_per_turn']:.2f}; "
+                      f"of the CPU: the same calls through the bare openai SDK {pair(r, 'client_floor_ms_per_turn')} ms, "
+                      f"the same ONNX embedding calls {pair(r, 'embed_floor_ms_per_turn')} ms, the engine's own "
+                      f"{pair(r, 'own_cpu_ms_per_turn')} ms"
                       f"   goal: {goal}", flush=True)
     if "concurrency" in only:
         for workers in [int(w) for w in args.workers.split(",")]:
@@ -332,8 +493,10 @@ def main() -> None:
                                                             "workers": workers})
                 print(f"{n} sessions x {args.turns} turns at {args.latency * 1000:.0f} ms/call, {workers} process(es): "
                       f"{pair(r, 'elapsed_s', '{:.2f}')} s, ideal {r['after']['ideal_s']:.2f} s -> "
-                      f"{pair(r, 'ratio', '{:.2f}')} of ideal (sessions ran in {r['after']['processes']:.0f} "
-                      f"process(es); first session {r['after']['start_s']:.2f} s after the call)   goal: >= 0.8",
+                      f"{pair(r, 'ratio', '{:.2f}')} of ideal   goal: >= 0.8; CPU per turn: engine "
+                      f"{pair(r, 'engine_cpu_ms_per_turn')} ms + fake server {pair(r, 'server_cpu_ms_per_turn')} ms, so "
+                      f"{r['after']['cores']} cores allow at most {pair(r, 'cpu_bound_ratio', '{:.2f}')} of ideal "
+                      f"(sessions ran in {r['after']['processes']:.0f} process(es))",
                       flush=True)
     if "long" in only:
         r = measure("long", {"kind": "long", "turns": args.long_turns})

@@ -21,40 +21,110 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import __version__
-from engine import events as ev
-from engine.bench import items as _items
-from engine.bench import rubric as _rubric
-from engine.bench.export import export_jsonl
-from engine.bench.generate import generate_benchmark, load_topics
-from engine.bench.importers import run_import
 from engine.bench.model import BenchError, Benchmark, Criterion, Item, RubricVersion
-from engine.bench.rubric import apply_ops
-from engine.config import Config, ConfigError
-from engine.demo import DEMO_TARGETS, prepare_demo
-from engine.interview import control as _control
-from engine.interview import queries as _queries
-from engine.interview import run as _run
-from engine.interview.control import ControlError
-from engine.interview.run import RunError, RunRequest
-from engine.interview.session import SessionError
-from engine.knowledge import kb as _kb
-from engine.knowledge.embed import EmbedderError
-from engine.knowledge.kb import KnowledgeBaseError
-from engine.llm import LLMError
+from engine.home import DEFAULT_THEME, ConfigError
 from engine.metrics import listing as _listing
-from engine.metrics import sessions as _figures
 from engine.metrics.listing import SessionFilterError
-from engine.policy.policies import PolicyError as _PolicyError
 from engine.runtime import Runtime
+from engine.security import make_non_dumpable
 from engine.store import StoreError
 
-USER_ERRORS: tuple[type[Exception], ...] = (
-    ConfigError, StoreError, BenchError, KnowledgeBaseError, EmbedderError, RunError, ControlError,
-    SessionError, LLMError, _PolicyError, SessionFilterError)
-"""Errors that carry a message for the user (the command line prints them as one line)."""
+if TYPE_CHECKING:
+    from engine import events as ev
+    from engine.config import Config
+    from engine.interview.run import RunRequest
+
+# Start-up stays light: this module imports only what opening a data home and listing sessions need
+# (configuration, store, listing). Everything else (the interview machinery, the LLM client, the
+# embedder, the policy, the reports) is imported by the method that uses it, and the names
+# re-exported for the command line (the table below, and USER_ERRORS) on first access through the
+# module's ``__getattr__``, so ``viva sessions`` never loads openai, onnxruntime or tokenizers.
+_LAZY: dict[str, str] = {
+    # errors and types
+    "RunRequest": "engine.interview.run", "RunError": "engine.interview.run",
+    "ControlError": "engine.interview.control", "SessionError": "engine.interview.session",
+    "KnowledgeBaseError": "engine.knowledge.kb", "EmbedderError": "engine.knowledge.embed",
+    "LLMError": "engine.llm", "PolicyError": "engine.policy.policies", "OnnxPolicy": "engine.policy.policies",
+    # benchmarks and rubrics
+    "apply_ops": "engine.bench.rubric", "current_rubric": "engine.bench.rubric", "edit_rubric": "engine.bench.rubric",
+    "has_rubric": "engine.bench.rubric", "list_versions": "engine.bench.rubric",
+    "restore_version": "engine.bench.rubric", "export_jsonl": "engine.bench.export",
+    "generate_benchmark": "engine.bench.generate", "load_topics": "engine.bench.generate",
+    "run_import": "engine.bench.importers", "delete_benchmark": "engine.bench.items",
+    "get_benchmark": "engine.bench.items", "get_item": "engine.bench.items", "list_benchmarks": "engine.bench.items",
+    "list_items": "engine.bench.items", "prepare_demo": "engine.demo", "DEMO_TARGETS": "engine.demo",
+    # runs
+    "list_sessions": "engine.interview.queries", "execute_run": "engine.interview.run",
+    "execute_sessions": "engine.interview.run", "plan_run": "engine.interview.run",
+    "resolve_resume": "engine.interview.run", "run_sessions": "engine.interview.run",
+    # knowledge
+    "LLMEntityExtractor": "engine.knowledge.entities", "OfflineEntityExtractor": "engine.knowledge.entities",
+    "build_graph": "engine.knowledge.graph", "build_kb": "engine.knowledge.kb", "delete_kb": "engine.knowledge.kb",
+    "get_kb": "engine.knowledge.kb", "list_kbs": "engine.knowledge.kb", "sample_path": "engine.knowledge.paths",
+    "search": "engine.knowledge.retrieval", "LLMClient": "engine.llm",
+    # figures, policy, reports
+    "target_table": "engine.metrics.sessions", "calibrate_from_store": "engine.policy.calibrate",
+    "fitted_sampler": "engine.policy.calibrate", "load_fitted_targets": "engine.policy.calibrate",
+    "save_fits": "engine.policy.calibrate", "card_path": "engine.policy.card", "read_card": "engine.policy.card",
+    "check_goals": "engine.policy.evaluate", "HIDDEN": "engine.policy.network",
+    "DEFAULT_SEED": "engine.policy.pipeline", "DEFAULT_STEPS": "engine.policy.pipeline",
+    "eval_report": "engine.policy.pipeline", "evaluation_table": "engine.policy.pipeline",
+    "train_and_export": "engine.policy.pipeline", "untrained_policy": "engine.policy.pipeline",
+    "PPOConfig": "engine.policy.ppo", "LAMBDA": "engine.policy.reward", "TAU": "engine.policy.reward",
+    "RewardSpec": "engine.policy.reward", "export_run": "engine.report", "export_session": "engine.report",
+    "REPORT_EXTENSIONS": "engine.report:EXTENSIONS", "REPORT_FORMATS": "engine.report:FORMATS",
+}
+
+_USER_ERROR_NAMES = ("ConfigError", "StoreError", "BenchError", "KnowledgeBaseError", "EmbedderError", "RunError",
+                     "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError")
+
+
+def __getattr__(name: str) -> Any:
+    """Import a re-exported name (or build :data:`USER_ERRORS`) on first access, then keep it."""
+    if name == "USER_ERRORS":
+        value: Any = tuple(globals()[n] if n in globals() else __getattr__(n) for n in _USER_ERROR_NAMES)
+    elif name in _LAZY:
+        import importlib
+
+        module, _, attr = _LAZY[name].partition(":")
+        value = getattr(importlib.import_module(module), attr or name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | {"USER_ERRORS"})
+
+
+class _Module:
+    """A module imported on first use of one of its attributes (the facade's methods call through it)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(self._name), attr)
+
+
+_queries = _Module("engine.interview.queries")
+_control = _Module("engine.interview.control")
+_run = _Module("engine.interview.run")
+_items = _Module("engine.bench.items")
+_rubric = _Module("engine.bench.rubric")
+_figures = _Module("engine.metrics.sessions")
+_kb = _Module("engine.knowledge.kb")
+
+
+USER_ERRORS: tuple[type[Exception], ...]
+"""Errors that carry a message for the user (the command line prints them as one line); built on
+first access (it imports the modules that define them)."""
 
 
 class Engine:
@@ -83,6 +153,14 @@ class Engine:
     def config(self) -> Config:
         """The loaded configuration."""
         return self.runtime.config
+
+    def ui_settings(self) -> tuple[str, dict[str, str]]:
+        """The app's theme and key remapping (binding id -> keys) from the configuration; without a
+        configuration file, the defaults, without building the configuration (the first frame does
+        not need it)."""
+        if not self.runtime.config_loaded:
+            return DEFAULT_THEME, {}
+        return self.config.theme, dict(self.config.keys)
 
     @property
     def use_cache(self) -> bool:
@@ -402,52 +480,5 @@ class Engine:
         return _kb.get_chunks(self._store, chunk_ids)
 
 
-__all__ = [
-    "Engine", "USER_ERRORS", "RunRequest", "BenchError", "Benchmark", "Criterion", "Item", "RubricVersion",
-    "ConfigError", "StoreError", "RunError", "ControlError", "SessionError", "KnowledgeBaseError",
-    "EmbedderError", "LLMError", "apply_ops", "export_jsonl", "generate_benchmark", "load_topics", "run_import",
-    "prepare_demo", "DEMO_TARGETS", "__version__", "SessionFilterError",
-]
-
-# -- for the command line's administrative commands (called with ``Engine.runtime``) ------------------
-from engine.bench.items import delete_benchmark, get_benchmark, get_item, list_benchmarks, list_items  # noqa: E402
-from engine.bench.rubric import current_rubric, edit_rubric, has_rubric, list_versions, restore_version  # noqa: E402
-from engine.interview.queries import list_sessions  # noqa: E402
-from engine.interview.run import execute_run, execute_sessions, plan_run, resolve_resume, run_sessions  # noqa: E402
-from engine.knowledge.entities import LLMEntityExtractor, OfflineEntityExtractor  # noqa: E402
-from engine.knowledge.graph import build_graph  # noqa: E402
-from engine.knowledge.kb import build_kb, delete_kb, get_kb, list_kbs  # noqa: E402
-from engine.knowledge.paths import sample_path  # noqa: E402
-from engine.knowledge.retrieval import search  # noqa: E402
-from engine.llm import LLMClient  # noqa: E402
-from engine.metrics.sessions import target_table  # noqa: E402
-from engine.policy.calibrate import calibrate_from_store, fitted_sampler, load_fitted_targets, save_fits  # noqa: E402
-from engine.policy.card import card_path, read_card  # noqa: E402
-from engine.policy.evaluate import check_goals  # noqa: E402
-from engine.policy.network import HIDDEN  # noqa: E402
-from engine.policy.pipeline import (  # noqa: E402
-    DEFAULT_SEED,
-    DEFAULT_STEPS,
-    eval_report,
-    evaluation_table,
-    train_and_export,
-    untrained_policy,
-)
-from engine.policy.policies import OnnxPolicy, PolicyError  # noqa: E402
-from engine.policy.ppo import PPOConfig  # noqa: E402
-from engine.policy.reward import LAMBDA, TAU, RewardSpec  # noqa: E402
-from engine.report import EXTENSIONS as REPORT_EXTENSIONS  # noqa: E402
-from engine.report import FORMATS as REPORT_FORMATS  # noqa: E402
-from engine.report import export_run, export_session  # noqa: E402
-from engine.security import make_non_dumpable  # noqa: E402
-
-__all__ += [
-    "delete_benchmark", "get_benchmark", "get_item", "list_benchmarks", "list_items", "current_rubric", "edit_rubric",
-    "has_rubric", "list_versions", "restore_version", "list_sessions", "execute_run", "execute_sessions", "plan_run",
-    "resolve_resume", "run_sessions", "LLMEntityExtractor", "OfflineEntityExtractor", "build_graph", "build_kb",
-    "delete_kb", "get_kb", "list_kbs", "sample_path", "search", "LLMClient", "target_table", "calibrate_from_store",
-    "fitted_sampler", "load_fitted_targets", "save_fits", "card_path", "read_card", "check_goals", "HIDDEN",
-    "DEFAULT_SEED", "DEFAULT_STEPS", "eval_report", "evaluation_table", "train_and_export", "untrained_policy", "OnnxPolicy",
-    "PolicyError", "PPOConfig", "LAMBDA", "TAU", "RewardSpec", "export_session", "export_run",
-    "REPORT_FORMATS", "REPORT_EXTENSIONS", "Runtime", "make_non_dumpable",
-]
+__all__ = ["Engine", "USER_ERRORS", "Runtime", "BenchError", "Benchmark", "Criterion", "Item", "RubricVersion",
+           "ConfigError", "StoreError", "SessionFilterError", "make_non_dumpable", "__version__", *_LAZY]

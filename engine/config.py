@@ -16,13 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine import redact as _redact
-
-CONFIG_FILENAME = "viva.yaml"
-
-
-class ConfigError(Exception):
-    """A configuration file that cannot be used; the message names the file and the key path."""
-
+from engine.home import CONFIG_FILENAME, DEFAULT_THEME, ConfigError, config_file, resolve_home  # noqa: F401
 
 _SECRET_FIELD_RE = re.compile(r"(?i)(api[_-]?key|apikey|secret|token|password|passwd|credential)")
 
@@ -176,7 +170,7 @@ class Config(_Strict):
     keys: dict[str, str] = Field(
         default_factory=dict, description="Key remapping for the app: binding id -> keys."
     )
-    theme: str = "textual-dark"
+    theme: str = DEFAULT_THEME
 
 
 def _key_path(loc: tuple[Any, ...]) -> str:
@@ -197,12 +191,9 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         ConfigError: the file is missing, is not YAML, or a value is wrong; the message names the
             file, the key path and what is expected.
     """
-    if path is None:
-        candidate = (cwd or Path.cwd()) / CONFIG_FILENAME
-        if not candidate.exists():
-            return Config()
-        path = candidate
-    file = Path(path)
+    file = config_file(path, cwd)
+    if file is None:
+        return Config()
     text = read_text_file(file, ConfigError, "config file")
     data = load_yaml(text, file, ConfigError)
     if data is None:
@@ -338,11 +329,3 @@ def load_yaml(text: str, file: str | os.PathLike[str], error: type[Exception] = 
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         raise error(f"{file}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
-
-
-def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """The data home: ``--home``, else ``VIVA_HOME``, else ``./.viva``; created if missing."""
-    chosen = Path(home or os.environ.get("VIVA_HOME") or ".viva").expanduser()
-    chosen.mkdir(parents=True, exist_ok=True)
-    (chosen / "logs").mkdir(exist_ok=True)
-    return chosen

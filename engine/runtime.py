@@ -3,33 +3,72 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engine.config import Config, load_config, resolve_home
+from engine.home import config_file, resolve_home
 from engine.redact import install_log_filter, register_config
 from engine.store import Store, open_store
 
+if TYPE_CHECKING:
+    from engine.config import Config
 
-@dataclass
+
 class Runtime:
-    """The data home, configuration and cache switch chosen on the command line."""
+    """The data home, configuration and cache switch chosen on the command line.
 
-    home: Path
-    config: Config
-    use_cache: bool = True
-    _store: Store | None = field(default=None, repr=False)
+    Args:
+        home: the data home.
+        config: the configuration; None means every default, built on first use of :attr:`config`
+            (so a command that needs no setting never imports the validation machinery).
+        use_cache: whether LLM calls are answered from the cache.
+        _store: an open store for this runtime (else opened on first use of :attr:`store`).
+    """
+
+    def __init__(self, home: Path, config: Config | None = None, use_cache: bool = True,
+                 _store: Store | None = None):
+        self.home = home
+        self._config = config
+        self.use_cache = use_cache
+        self._store = _store
+
+    def __repr__(self) -> str:
+        return f"Runtime(home={self.home!r}, use_cache={self.use_cache!r})"
+
+    @property
+    def config(self) -> Config:
+        """The configuration (every default when none was given)."""
+        if self._config is None:
+            from engine.config import Config
+
+            self._config = Config()
+        return self._config
+
+    @property
+    def config_loaded(self) -> bool:
+        """Whether the configuration object exists yet (given, read from a file, or built on use)."""
+        return self._config is not None
 
     @classmethod
     def create(cls, home: str | Path | None = None, config_path: str | Path | None = None,
                use_cache: bool = True) -> Runtime:
-        """Resolve ``--home``/``VIVA_HOME``, load ``--config``/``viva.yaml`` and set up logging."""
-        runtime = cls(home=resolve_home(home), config=load_config(config_path), use_cache=use_cache)
-        register_config(runtime.config)
-        setup_logging(runtime.home)
-        from engine.knowledge.embed import set_cache_dir
+        """Resolve ``--home``/``VIVA_HOME``, load ``--config``/``viva.yaml`` and set up logging.
 
-        set_cache_dir(runtime.home / "cache")  # the embedder's optimised graph, made once per machine
+        A configuration file is loaded and validated now (its errors and keys are known at once);
+        without one the defaults are built when first used (they name no key to register).
+        """
+        home_path = resolve_home(home)
+        file = config_file(config_path)
+        config = None
+        if file is not None:
+            from engine.config import load_config
+
+            config = load_config(file)
+            register_config(config)
+        runtime = cls(home=home_path, config=config, use_cache=use_cache)
+        setup_logging(runtime.home)
+        set_embed_cache_dir(runtime.home / "cache")  # the embedder's optimised graph, made once per machine
         return runtime
 
     @property
@@ -45,13 +84,25 @@ class Runtime:
 
     def connect(self) -> Runtime:
         """The same home and configuration on a new database connection (for another thread)."""
-        return Runtime(self.home, self.config, self.use_cache, open_store(self.home))
+        return Runtime(self.home, self._config, self.use_cache, open_store(self.home))
 
     def close(self) -> None:
         """Close this runtime's database connection, if open."""
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def set_embed_cache_dir(path: Path) -> None:
+    """Where embedders keep their optimised graph: set in :mod:`engine.knowledge.embed` when it is
+    loaded, else kept for it in :mod:`engine.knowledge` (importing the embedder, numpy and
+    onnxruntime just to store a path would slow every command down)."""
+    import engine.knowledge
+
+    engine.knowledge.EMBED_CACHE_DIR = path
+    embed = sys.modules.get("engine.knowledge.embed")
+    if embed is not None:
+        embed.set_cache_dir(path)
 
 
 def setup_logging(home: Path) -> None:

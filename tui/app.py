@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -24,8 +24,10 @@ from tui.bridge import engine_work
 from tui.keys import binding_rows
 from tui.messages import RunEnded, RunStarted, SessionRescored
 from tui.screens.home import HomeScreen
-from tui.screens.live import LiveScreen
-from tui.screens.review import ReviewScreen
+
+if TYPE_CHECKING:
+    from tui.screens.live import LiveScreen
+    from tui.screens.review import ReviewScreen
 
 LIGHT_THEME = "textual-light"
 DARK_THEME = "textual-dark"
@@ -55,21 +57,40 @@ class VivaApp(App[None]):
         self.start_session_id = session_id
         self.execute = execute
         self.home_screen = HomeScreen()
-        self.live_screen = LiveScreen()
-        self.review_screen = ReviewScreen()
+        self._live_screen: LiveScreen | None = None  # made on first use: Home's first frame needs neither
+        self._review_screen: ReviewScreen | None = None
         self.add_mode("home", lambda: self.home_screen)
         self.add_mode("live", lambda: self.live_screen)
         self.add_mode("review", lambda: self.review_screen)
         self.executing: dict[int, set[int]] = {}
         """Runs this app is executing: run id -> its session ids."""
         self.resuming: set[int] = set()
-        self.dark_theme = engine.config.theme if engine.config.theme != LIGHT_THEME else DARK_THEME
+        self.start_theme, self.start_keys = engine.ui_settings()
+        self.dark_theme = self.start_theme if self.start_theme != LIGHT_THEME else DARK_THEME
+
+    @property
+    def live_screen(self) -> LiveScreen:
+        """The live screen (mode ``live``), made on first use."""
+        if self._live_screen is None:
+            from tui.screens.live import LiveScreen
+
+            self._live_screen = LiveScreen()
+        return self._live_screen
+
+    @property
+    def review_screen(self) -> ReviewScreen:
+        """The review screen (mode ``review``), made on first use."""
+        if self._review_screen is None:
+            from tui.screens.review import ReviewScreen
+
+            self._review_screen = ReviewScreen()
+        return self._review_screen
 
     # -- start --------------------------------------------------------------------------------
     def on_mount(self) -> None:
-        self.theme = self.engine.config.theme
-        if self.engine.config.keys:
-            self.set_keymap(self.engine.config.keys)
+        self.theme = self.start_theme
+        if self.start_keys:
+            self.set_keymap(self.start_keys)
         if self.start == "live":
             if self.start_run_id is not None and self.execute:
                 self.start_run(self.start_run_id)
@@ -172,8 +193,8 @@ class VivaApp(App[None]):
 
     def _broadcast(self, make: Callable[[], Message]) -> None:
         """Post a fresh copy of a message to each mode's screen (a message is handled once)."""
-        for screen in (self.home_screen, self.live_screen, self.review_screen):
-            if screen.is_attached:
+        for screen in (self.home_screen, self._live_screen, self._review_screen):
+            if screen is not None and screen.is_attached:
                 screen.post_message(make())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

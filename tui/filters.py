@@ -26,6 +26,7 @@ _FIELDS = {
     "run": ("run_id",),
 }
 _SCORE = re.compile(r"^score(<=|>=|<|>|=)(\d+(?:\.\d+)?)$")
+_SCORE_LIKE = re.compile(r"^score(<=|>=|<|>|=)")
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<": lambda a, b: a < b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
     ">=": lambda a, b: a >= b, "=": lambda a, b: abs(a - b) < 1e-9,
@@ -47,7 +48,7 @@ def compile_filter(query: str) -> Callable[[Row], bool]:
     """Turn a filter string into a predicate over rows of ``list_sessions``.
 
     Raises:
-        FilterError: an unknown ``field:`` name.
+        FilterError: an unknown ``field:`` name, or a score comparison without a number (``score>abc``).
     """
     tests: list[Callable[[Row], bool]] = []
     for term in query.split():
@@ -57,6 +58,9 @@ def compile_filter(query: str) -> Callable[[Row], bool]:
             op, bound = _OPS[m.group(1)], float(m.group(2))
             tests.append(lambda r, op=op, bound=bound: r.get("score") is not None and op(r["score"], bound))
             continue
+        if _SCORE_LIKE.match(low):
+            raise FilterError(f"{term!r} compares the score with something that is not a number; "
+                              "write e.g. score>=50 or score<10.5")
         if ":" in low and not low.startswith(("openai:", "python:")):
             name, _, value = low.partition(":")
             if name not in _FIELDS:

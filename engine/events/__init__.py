@@ -10,7 +10,8 @@ app, the CLI printer, reports and tests show.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+import copy
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from engine.store.db import Event
@@ -58,8 +59,23 @@ class Payload:
     kind = ""
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON object stored in ``events.payload``."""
-        return asdict(self)
+        """The JSON object stored in ``events.payload``: what ``dataclasses.asdict`` gives (nested payloads
+        as dicts, containers copied, so redacting the stored form never touches this object), without its
+        deep copy of every scalar (a payload is emitted several times per turn)."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+
+def _plain(value: Any) -> Any:
+    """A payload field as stored: dataclasses as dicts, lists/tuples/dicts copied, scalars as they are."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    return copy.deepcopy(value)
 
 
 @dataclass

@@ -201,12 +201,14 @@ class SessionRunner:
         start = time.perf_counter()
         messages = self.protocol.target_messages(history, turn["question"])
         result = await self._target_call(messages, on_piece, on_reset)
-        flush()
         if result is None:
+            flush()
             raise StopRequested(idx, "".join(said))
         # the endpoint's own time when known (not time queued behind its concurrency limit)
         latency = result.latency_ms if result.latency_ms else (time.perf_counter() - start) * 1000
-        session.record_answer(turn, result.text, latency, result.tokens_in, result.tokens_out, result.cost)
+        with self.store.transaction():  # the last pieces and the answer: one commit
+            flush()
+            session.record_answer(turn, result.text, latency, result.tokens_in, result.tokens_out, result.cost)
         return result
 
     async def _loop(self) -> None:

@@ -276,11 +276,11 @@ class Session:
             if summary is not None:
                 summary_id = put_text(self.store, summary, base_id, base,
                                       edit["summary_delta"] if edit is not None and base_id is not None else None)
-            for v in verdicts.values():
-                self.store.insert("verdicts", {
-                    "turn_id": turn["id"], "cid": v.cid, "rubric_version_id": version_id, "met": int(v.met),
-                    "in_answer": int(v.in_answer), "rationale": v.rationale, "source": v.source,
-                    "created_at": now_iso()})
+            created = now_iso()
+            self.store.insert_many("verdicts", [{
+                "turn_id": turn["id"], "cid": v.cid, "rubric_version_id": version_id, "met": int(v.met),
+                "in_answer": int(v.in_answer), "rationale": v.rationale, "source": v.source,
+                "created_at": created} for v in verdicts.values()])
             self.store.update("turns", turn["id"], {
                 "score": score, "delta": delta, "cos": cos, "summary": None, "summary_text": summary_id,
                 "rubric_version_id": version_id,

@@ -11,3 +11,12 @@ fast):
 - ``engine.knowledge.entities``: ``OfflineEntityExtractor``, ``LLMEntityExtractor``;
 - ``engine.knowledge.paths``: ``sample_path`` -> ``KnowledgePath``.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EMBED_CACHE_DIR: Path | None = None
+"""Where embedders keep their optimised ONNX graph, as :meth:`engine.runtime.Runtime.create` set it
+before :mod:`engine.knowledge.embed` was imported (that module starts from this value; afterwards its
+``set_cache_dir`` rules). Kept here so opening a data home does not import numpy and onnxruntime."""

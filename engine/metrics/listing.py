@@ -41,6 +41,7 @@ _EXACT = {"id", "item", "run"}
 _WORDS = ("s.id", "s.target", "b.name", "s.item_id", "i.topic", "s.status_now", "s.protocol", "s.policy", "s.kernel",
           "s.created_at", "s.run_id", "s.score", "COALESCE(st.answered, 0)")
 _SCORE = re.compile(r"^score(<=|>=|<|>|=)(\d+(?:\.\d+)?)$")
+_SCORE_LIKE = re.compile(r"^score(<=|>=|<|>|=)")
 
 
 class SessionFilterError(ValueError):
@@ -55,7 +56,8 @@ def compile_filter(query: str) -> tuple[str, list[Any]]:
     """A filter string as a SQL condition over the listing query, with its parameters.
 
     Raises:
-        SessionFilterError: an unknown ``field:`` name.
+        SessionFilterError: an unknown ``field:`` name, or a score comparison without a number
+            (``score>abc``).
     """
     clauses: list[str] = []
     params: list[Any] = []
@@ -70,6 +72,9 @@ def compile_filter(query: str) -> tuple[str, list[Any]]:
                 clauses.append(f"(s.score IS NOT NULL AND s.score {op} ?)")
             params.append(float(m.group(2)))
             continue
+        if _SCORE_LIKE.match(low):
+            raise SessionFilterError(f"{term!r} compares the score with something that is not a number; "
+                                     "write e.g. score>=50 or score<10.5")
         if ":" in low and not low.startswith(("openai:", "python:")):
             name, _, value = low.partition(":")
             if name not in FIELDS:

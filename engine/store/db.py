@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sqlite3
@@ -13,12 +12,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from engine.redact import redact, redact_in_place
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    import asyncio
+
+    import sqlite_utils
 
 DB_FILENAME = "viva.db"
 
@@ -73,12 +75,23 @@ class Store:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute("PRAGMA recursive_triggers=ON")  # as sqlite-utils sets it, whether or not .db is used
         self.conn = conn
-        self.db = sqlite_utils.Database(conn)
+        self._db: sqlite_utils.Database | None = None
         self._depth = 0
         self.memo: dict[Any, Any] = {}
         """What this connection knows of immutable rows (``engine.store.texts``); emptied on rollback."""
         self.migrate()
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """The sqlite-utils view of the connection, made on first use (importing sqlite-utils, which
+        imports numpy, costs more than opening the store and listing sessions)."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
 
     # -- schema -----------------------------------------------------------------------------
     @property
@@ -173,6 +186,19 @@ class Store:
         with self.transaction():
             return int(self.conn.execute(sql, values).lastrowid)  # type: ignore[arg-type]
 
+    def insert_many(self, table: str, rows: list[dict[str, Any]]) -> None:
+        """Insert rows that share their columns (those of the first) in one statement run
+        (``executemany``), within a transaction when one is open; text is redacted as by :meth:`insert`."""
+        if not rows:
+            return
+        _check_identifier(table)
+        columns = list(rows[0])
+        for column in columns:
+            _check_identifier(column)
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        with self.transaction():
+            self.conn.executemany(sql, [[_clean(row[c]) for c in columns] for row in rows])
+
     def update(self, table: str, row_id: int, values: dict[str, Any]) -> None:
         """Update columns of one row by id (within a transaction when one is open); text is redacted."""
         _check_identifier(table)
@@ -253,6 +279,8 @@ class Store:
         stop: asyncio.Event | None = None,
     ) -> AsyncIterator[Event]:
         """Follow the event log from ``after``: yields new events as any process writes them."""
+        import asyncio  # here: listing sessions never needs it
+
         last = after
         while stop is None or not stop.is_set():
             batch = self.events(last, session_id)

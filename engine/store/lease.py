@@ -16,7 +16,6 @@ heartbeat (:class:`LeaseLostError`) and writes nothing more.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 import socket
@@ -204,6 +203,8 @@ class Leases:
     async def keep_alive(self, interval: float = HEARTBEAT_SECONDS) -> None:
         """Beat every ``interval`` seconds until cancelled. A lost lease is dropped from :attr:`held`
         and the others are kept alive; the holder's own next :meth:`beat` of it raises."""
+        import asyncio  # here: listing sessions never needs it
+
         while True:
             await asyncio.sleep(interval)
             if not self.held:

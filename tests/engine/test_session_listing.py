@@ -107,6 +107,9 @@ def test_the_sql_filter_and_the_apps_filter_rule_agree(tmp_path):
     assert [r["id"] for r in list_sessions(store, query="status:interrupted")] == [9, 8]
     with pytest.raises(SessionFilterError, match="unknown filter field 'colour'"):
         list_sessions(store, query="colour:red")
+    for bad in ("score>abc", "score>=", "score<-5"):
+        with pytest.raises(SessionFilterError, match="not a number"):
+            list_sessions(store, query=bad)
 
 
 def test_pages_join_up_and_ids_select(tmp_path):

@@ -237,20 +237,27 @@ class _Handler(BaseHTTPRequestHandler):
         })
 
     def _stream(self, body: dict[str, Any], content: str, reply: dict[str, Any]) -> None:
+        """Server-sent events in HTTP/1.1 chunked transfer encoding on a kept-alive connection, as
+        OpenAI-compatible servers send them; a ``truncate`` reply drops the connection mid-answer."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Connection", "close")
+        self.send_header("Transfer-Encoding", "chunked")
+        if reply.get("truncate"):
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
-        self.close_connection = True
         pieces = re.findall(r"\S+\s*|\s+", content) or [""]
         if reply.get("truncate"):
             pieces = pieces[: max(1, len(pieces) // 2)]
         base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
                 "model": body.get("model", self.fake.model)}
 
-        def send(obj: dict[str, Any]) -> None:
-            self.wfile.write(f"data: {json.dumps(obj)}\n\n".encode())
+        def write(data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
+
+        def send(obj: dict[str, Any]) -> None:
+            write(f"data: {json.dumps(obj)}\n\n".encode())
 
         delay = float(reply.get("token_delay", 0))
         slot = len(self.fake.pieces_sent)
@@ -262,11 +269,12 @@ class _Handler(BaseHTTPRequestHandler):
             if delay:
                 time.sleep(delay)
         if reply.get("truncate"):
-            return  # drop the connection: no finish_reason, no [DONE]
+            return  # drop the connection: no finish_reason, no [DONE], no last chunk
         send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         if (body.get("stream_options") or {}).get("include_usage"):
             send({**base, "choices": [], "usage": self._usage(body, content)})
-        self.wfile.write(b"data: [DONE]\n\n")
+        write(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
 

@@ -75,3 +75,36 @@ async def test_compare_picker_pages_the_sessions_of_the_item(runtime):
         assert pick.shown_ids == others
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen.id == "compare", "the comparison")
+
+
+def _drawn(table: SessionsTable) -> list[tuple[tuple[str, object], ...]]:
+    """The table's visible lines as drawn: each segment's text and style."""
+    return [tuple((s.text, s.style) for s in table.render_line(y)) for y in range(table.size.height)]
+
+
+async def test_a_changed_row_is_drawn_as_a_fresh_table_draws_it_and_no_other_line_changes(runtime):
+    newest = sorted(_many(runtime, 30), reverse=True)
+
+    async def opened(pilot) -> SessionsTable:
+        table = pilot.app.screen.query_one(SessionsTable)
+        await wait_for(pilot, lambda: table.row_count == 30, "the rows")
+        await pilot.press("down")  # the cursor on the second row: the changed rows are not under it
+        await pilot.pause()
+        return table
+
+    app = build_app(Engine(runtime), "home")
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = await opened(pilot)
+        before = _drawn(table)
+        for sid, status in ((newest[0], "failed"), (newest[2], "stopped")):  # another writer
+            runtime.store.update("sessions", sid, {"status": status})
+            runtime.store.append_event(sid, "session.failed", {"error": "gone"})
+        await wait_for(pilot, lambda: (table.by_id[newest[0]]["status"], table.by_id[newest[2]]["status"])
+                       == ("failed", "stopped"), "the changed rows")
+        await pilot.pause()
+        after = _drawn(table)
+    async with build_app(Engine(runtime), "home").run_test(size=(120, 40)) as pilot:
+        fresh = _drawn(await opened(pilot))
+    assert after == fresh, "the updated table draws exactly what a table loaded now draws"
+    differ = [y for y, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+    assert len(differ) == 2 and "failed" in "".join(t for t, _ in after[differ[0]]), differ

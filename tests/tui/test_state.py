@@ -136,3 +136,5 @@ def test_session_filter():
     assert ids("openai:gpt-4o@https://x") == [1], "a target spec is a word, not a field"
     with pytest.raises(FilterError, match="unknown filter field 'colour'"):
         compile_filter("colour:red")
+    with pytest.raises(FilterError, match="not a number"):
+        compile_filter("score>abc")

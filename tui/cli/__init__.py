@@ -36,17 +36,18 @@ class VivaGroup(click.Group):
             return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context):  # noqa: D102
-        from engine.api import USER_ERRORS, ConfigError, StoreError
-        from engine.redact import redact
-
         try:
             return super().invoke(ctx)
-        except (ConfigError, StoreError) as exc:
+        except Exception as exc:
+            # The engine's error classes are looked up only now: building USER_ERRORS imports the
+            # modules that define them, which a command that succeeds never needs.
+            from engine.api import USER_ERRORS, ConfigError, StoreError
+            from engine.redact import redact
+
+            if not isinstance(exc, USER_ERRORS):
+                raise
             click.echo(f"Error: {redact(str(exc))}", err=True)
-            sys.exit(2)
-        except USER_ERRORS as exc:
-            click.echo(f"Error: {redact(str(exc))}", err=True)
-            sys.exit(1)
+            sys.exit(2 if isinstance(exc, (ConfigError, StoreError)) else 1)
 
 
 @click.group(cls=VivaGroup, invoke_without_command=True,

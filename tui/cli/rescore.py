@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from typing import Any
@@ -53,6 +52,8 @@ def rescore(ctx, what, version, force, as_json):
     """Re-score a session (12) or every session of a run (run:3) with a rubric version, from the
     stored answers: the target is never asked again. A session that is running takes the new
     version at its next step (queued for its runner)."""
+    import asyncio  # here, not at the top: `viva sessions` and `--help` never need it
+
     from engine.api import USER_ERRORS
 
     kind, ident = parse_subject(what)

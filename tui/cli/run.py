@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from typing import Any
@@ -242,6 +241,8 @@ def _run_with_progress(engine, run_id: int, console: Any, live: bool, quiet: boo
             elif kind == "session.failed":
                 progress.update("sessions", advance=1, failed=1)
 
+        import asyncio  # here, not at the top: `viva sessions` and `--help` never need it
+
         errors = asyncio.run(engine.execute_run(run_id, on_event, workers))
         final = engine.run_progress(run_id)  # the store's count (a target that never started has no event)
         progress.tasks["sessions"].failed = final["failed"] + sum(
@@ -339,6 +340,8 @@ def resume(ctx, what, live, quiet, as_json, workers):
     if not engine.session_exists(ident):
         raise click.ClickException(f"session {ident} does not exist; see `viva sessions`")
     printer = LivePrinter(console) if live else None
+    import asyncio  # here, not at the top: `viva sessions` and `--help` never need it
+
     errors = asyncio.run(engine.execute_sessions([ident], 1, printer))
     rows = engine.target_table([ident])
     if as_json:
