@@ -207,10 +207,16 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
         if workers == 1:  # loaded before the clock starts, as a worker does before it takes a session
             get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
             load_policy("onnx")
-        called, cpu, children, server_cpu = time.time(), time.process_time(), _children_cpu(), server.cpu_seconds()
+        called, cpu, server_cpu = time.time(), time.process_time(), server.cpu_seconds()
         errors = await execute_run(runtime, run_id, workers=workers)
-        engine_cpu = time.process_time() - cpu + _children_cpu() - children  # the workers are reaped by now
+        engine_cpu = time.process_time() - cpu
         server_cpu = (server.cpu_seconds() or 0.0) - (server_cpu or 0.0)
+        startup_cpu = 0.0
+        if workers > 1:  # the workers' CPU after they were ready (their start-up is reported apart)
+            from engine.interview.workers import last_workers
+
+            engine_cpu += sum(w["cpu_s"] - w["startup_cpu_s"] for w in last_workers)
+            startup_cpu = sum(w["startup_cpu_s"] for w in last_workers)
     if any(errors.values()):
         raise SystemExit(f"sessions failed: {errors}")
     marks = runtime.store.one("SELECT MIN(CASE WHEN kind = 'session.started' THEN ts END) AS a, "
@@ -222,19 +228,13 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
     ideal = calls * latency
     # The CPU a turn costs the machine (the engine's processes and the server; the server is our fake, so its
     # share stands in for the network stack's and a proxy's), and the ratio the cores allow at that cost: a
-    # run cannot end before its CPU time / cores. With workers, their start-up (imports, models) counts too.
+    # run cannot end before its CPU time / cores. A worker's start-up (imports, models) is ``startup_cpu_s``.
     cores = os.cpu_count() or 1
     return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": ideal / elapsed, "calls_per_session": calls,
-            "start_s": marks["a"] - called, "processes": processes,
+            "start_s": marks["a"] - called, "processes": processes, "startup_cpu_s": startup_cpu,
             "engine_cpu_ms_per_turn": 1000 * engine_cpu / n_turns,
             "server_cpu_ms_per_turn": 1000 * server_cpu / n_turns, "cores": cores,
             "cpu_bound_ratio": min(1.0, ideal / ((engine_cpu + server_cpu) / cores))}
-
-
-def _children_cpu() -> float:
-    """CPU seconds of this process's reaped children (the worker processes, once they have exited)."""
-    times = os.times()
-    return times.children_user + times.children_system
 
 
 async def measure_client(home: Path, calls: int) -> dict[str, Any]:
@@ -496,7 +496,8 @@ def main() -> None:
                       f"{pair(r, 'ratio', '{:.2f}')} of ideal   goal: >= 0.8; CPU per turn: engine "
                       f"{pair(r, 'engine_cpu_ms_per_turn')} ms + fake server {pair(r, 'server_cpu_ms_per_turn')} ms, so "
                       f"{r['after']['cores']} cores allow at most {pair(r, 'cpu_bound_ratio', '{:.2f}')} of ideal "
-                      f"(sessions ran in {r['after']['processes']:.0f} process(es))",
+                      f"(sessions ran in {r['after']['processes']:.0f} process(es); workers' start-up "
+                      f"{r['after']['startup_cpu_s']:.1f} s CPU, not counted)",
                       flush=True)
     if "long" in only:
         r = measure("long", {"kind": "long", "turns": args.long_turns})

@@ -46,6 +46,7 @@ import math
 import os
 import signal
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,11 @@ EXIT_GRACE = 30.0
 
 FOLLOW_INTERVAL = 0.1
 """Seconds between the parent's reads of the event log while workers run."""
+
+last_workers: list[dict[str, Any]] = []
+"""What the workers of this process's last :func:`execute_on_workers` reported: per worker its ``pid``,
+``sessions`` run, ``startup_cpu_s`` (CPU seconds until it was ready: interpreter, imports, models) and
+``cpu_s`` (CPU seconds in all, when it exited normally). ``bench/engine.py`` reads it."""
 
 
 def worker_config(config: Config, workers: int) -> dict[str, Any]:
@@ -95,6 +101,7 @@ class _Worker:
     stopping: bool = False
     inflight: set[int] = field(default_factory=set)
     stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=20))
+    stats: dict[str, Any] = field(default_factory=dict)
 
     @property
     def alive(self) -> bool:
@@ -214,9 +221,13 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
                 continue
             if "ready" in msg:
                 w.ready = True
+                w.stats.update(pid=w.proc.pid, sessions=0, startup_cpu_s=msg.get("cpu"))
+            elif "bye" in msg:
+                w.stats["cpu_s"] = msg.get("cpu")
             elif "done" in msg:
                 sid = int(msg["done"])
                 w.inflight.discard(sid)
+                w.stats["sessions"] = w.stats.get("sessions", 0) + 1
                 if sid in wanted:
                     errors[sid] = msg.get("error")
             dispatch()
@@ -269,6 +280,7 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
         leases.release(SESSION, [sid for sid in ids if leases.holds(SESSION, sid)])
         if own:
             leases.release()
+        last_workers[:] = [w.stats for w in pool]
     missing = [sid for sid in ids if sid not in errors]
     for sid in missing:  # cannot happen unless a worker broke the protocol
         errors[sid] = f"RunError: no worker reported session {sid}; {resume} continues it"
@@ -352,7 +364,7 @@ async def _serve(reader: asyncio.StreamReader, out: Any) -> int:
     keeper = loop.create_task(leases.keep_alive())
     pool = SessionPool(runtime, int(hello["slots"]), None, leases)
     await loop.run_in_executor(None, get_embedding_service(runtime.config.retrieval.embedder).embed, ["warm up"])
-    send({"ready": os.getpid()})
+    send({"ready": os.getpid(), "cpu": time.process_time()})
     tasks: set[asyncio.Task[Any]] = set()
     interrupted = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, interrupted.set)
@@ -396,6 +408,8 @@ async def _serve(reader: asyncio.StreamReader, out: Any) -> int:
         keeper.cancel()
         leases.release()
         runtime.close()
+    if stopped:
+        send({"bye": os.getpid(), "cpu": time.process_time()})
     return 0 if stopped else 3
 
 
