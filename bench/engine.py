@@ -13,8 +13,8 @@ engine's interpreter. Figures are medians over ``--repeat`` runs (default 3).
    response cache on).
 2. **Concurrency**: N sessions at once, ``--latency`` seconds per call (LLM kernel, default policy
    and cache): throughput as a fraction of the ideal (each session's calls back to back at exactly
-   the latency). ``--workers W`` spreads the run's sessions over W processes sharing the store
-   (``execute_sessions`` on a share each; SQLite WAL), timed from a common start signal.
+   the latency). ``--workers W`` runs it as ``viva run --workers W`` does (``execute_run(..., workers=W)``:
+   sessions handed out to W processes sharing the store, SQLite WAL), timed from the first session's start.
 3. **Time per turn vs turn index** (offline kernel, one session of ``--long-turns`` turns): the
    median turn time around turn 1, 50 and 200, and the bytes stored per turn (the session's rows in
    events, llm_calls, turns and verdicts, allocated to the turn they were written in).
@@ -193,63 +193,48 @@ async def _floor_parts(runtime, base_url: str, embedded: list[list[str]], encode
     return client_cpu, time.process_time() - onnx_cpu
 
 
-async def _worker(home: Path, base_url: str, session_ids: list[int]) -> None:
-    """A worker process: loads everything, waits for ``go`` on stdin, runs its share, prints its times."""
-    from engine.interview.run import execute_sessions
-    from engine.knowledge.embed import get_embedding_service
-
-    runtime = _runtime(home, base_url, True)
-    get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
-    from engine.policy.policies import load_policy
-
-    load_policy("onnx")
-    print("ready", flush=True)
-    sys.stdin.readline()
-    start, cpu = time.time(), time.process_time()
-    errors = await execute_sessions(runtime, session_ids, len(session_ids))
-    print(json.dumps({"start": start, "end": time.time(), "cpu": time.process_time() - cpu,
-                      "failed": sum(1 for e in errors.values() if e)}), flush=True)
-
-
 async def measure_concurrency(home: Path, sessions: int, latency: float, turns: int, workers: int) -> dict[str, Any]:
-    """N sessions at once at ``latency`` per call, over ``workers`` processes sharing the store."""
-    from engine.interview.run import run_sessions
+    """N sessions at once at ``latency`` per call, over ``workers`` processes sharing the store: the product's
+    path (``execute_run(..., workers=W)``; 1 = in this process), timed from the first ``session.started`` to
+    the last ``session.finished`` event (a worker's start-up before its first session is ``start_s``)."""
+    from engine.interview.run import execute_run
+    from engine.knowledge.embed import get_embedding_service
+    from engine.policy.policies import load_policy
 
     with Server(latency) as server:
         runtime = _runtime(home, server.base_url, True)
         run_id = _plan(runtime, sessions, turns, "config", "onnx", sessions)
-        ids = run_sessions(runtime, run_id)
-        shares = [ids[k::workers] for k in range(workers)]
-        procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(home), server.base_url,
-                                   ",".join(map(str, share))], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, env=os.environ) for share in shares]
-        for p in procs:
-            if p.stdout.readline().strip() != "ready":  # type: ignore[union-attr]
-                raise SystemExit("a worker did not start")
-        go, server_cpu = time.time(), server.cpu_seconds()
-        for p in procs:
-            p.stdin.write("go\n")  # type: ignore[union-attr]
-            p.stdin.flush()  # type: ignore[union-attr]
-        results = [json.loads(p.stdout.readline()) for p in procs]  # type: ignore[union-attr]
+        if workers == 1:  # loaded before the clock starts, as a worker does before it takes a session
+            get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
+            load_policy("onnx")
+        called, cpu, server_cpu = time.time(), time.process_time(), server.cpu_seconds()
+        errors = await execute_run(runtime, run_id, workers=workers)
+        engine_cpu = time.process_time() - cpu
         server_cpu = (server.cpu_seconds() or 0.0) - (server_cpu or 0.0)
-        for p in procs:
-            p.stdin.close()  # type: ignore[union-attr]
-            p.wait(timeout=30)
-    if any(r["failed"] for r in results):
-        raise SystemExit(f"sessions failed: {results}")
-    elapsed = max(r["end"] for r in results) - go
+        startup_cpu = 0.0
+        if workers > 1:  # the workers' CPU after they were ready (their start-up is reported apart)
+            from engine.interview.workers import last_workers
+
+            engine_cpu += sum(w["cpu_s"] - w["startup_cpu_s"] for w in last_workers)
+            startup_cpu = sum(w["startup_cpu_s"] for w in last_workers)
+    if any(errors.values()):
+        raise SystemExit(f"sessions failed: {errors}")
+    marks = runtime.store.one("SELECT MIN(CASE WHEN kind = 'session.started' THEN ts END) AS a, "
+                              "MAX(CASE WHEN kind = 'session.finished' THEN ts END) AS b FROM events")
+    elapsed = marks["b"] - marks["a"]
     calls = runtime.store.one("SELECT COUNT(*) * 1.0 / COUNT(DISTINCT session_id) AS n FROM llm_calls")["n"]
     n_turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
+    processes = runtime.store.one("SELECT COUNT(DISTINCT pid) AS n FROM sessions")["n"]
     ideal = calls * latency
-    # The CPU a turn costs the machine from the start signal to the last session's end (the workers and
-    # the server; the server is our fake, so its share stands in for the network stack's and a proxy's),
-    # and the ratio the cores allow at that cost: a run cannot end before its CPU time / cores.
-    cpu = sum(r["cpu"] for r in results) + server_cpu
+    # The CPU a turn costs the machine (the engine's processes and the server; the server is our fake, so its
+    # share stands in for the network stack's and a proxy's), and the ratio the cores allow at that cost: a
+    # run cannot end before its CPU time / cores. A worker's start-up (imports, models) is ``startup_cpu_s``.
     cores = os.cpu_count() or 1
     return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": ideal / elapsed, "calls_per_session": calls,
-            "engine_cpu_ms_per_turn": 1000 * sum(r["cpu"] for r in results) / n_turns,
+            "start_s": marks["a"] - called, "processes": processes, "startup_cpu_s": startup_cpu,
+            "engine_cpu_ms_per_turn": 1000 * engine_cpu / n_turns,
             "server_cpu_ms_per_turn": 1000 * server_cpu / n_turns, "cores": cores,
-            "cpu_bound_ratio": min(1.0, ideal / (cpu / cores))}
+            "cpu_bound_ratio": min(1.0, ideal / ((engine_cpu + server_cpu) / cores))}
 
 
 async def measure_client(home: Path, calls: int) -> dict[str, Any]:
@@ -444,16 +429,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
         return serve(args.serve)
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return None
-    if args.worker:
-        home, url, ids = args.worker
-        return asyncio.run(_worker(Path(home), url, [int(x) for x in ids.split(",")]))
     if args.quick:
         args.repeat, args.sessions, args.long_turns = 1, "64", 60
     only = set(args.only.split(","))
@@ -514,7 +495,9 @@ def main() -> None:
                       f"{pair(r, 'elapsed_s', '{:.2f}')} s, ideal {r['after']['ideal_s']:.2f} s -> "
                       f"{pair(r, 'ratio', '{:.2f}')} of ideal   goal: >= 0.8; CPU per turn: engine "
                       f"{pair(r, 'engine_cpu_ms_per_turn')} ms + fake server {pair(r, 'server_cpu_ms_per_turn')} ms, so "
-                      f"{r['after']['cores']} cores allow at most {pair(r, 'cpu_bound_ratio', '{:.2f}')} of ideal",
+                      f"{r['after']['cores']} cores allow at most {pair(r, 'cpu_bound_ratio', '{:.2f}')} of ideal "
+                      f"(sessions ran in {r['after']['processes']:.0f} process(es); workers' start-up "
+                      f"{r['after']['startup_cpu_s']:.1f} s CPU, not counted)",
                       flush=True)
     if "long" in only:
         r = measure("long", {"kind": "long", "turns": args.long_turns})

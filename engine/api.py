@@ -301,10 +301,15 @@ class Engine:
             check_api_key_env(request.api_key_env, "--api-key-env")
         return _run.plan_run(self.runtime, request)
 
-    async def execute_run(self, run_id: int, on_event: Callable[[int, str, dict[str, Any]], None] | None = None
-                          ) -> dict[int, str | None]:
-        """Run every unfinished session of a run; session id -> error or None."""
-        return await _run.execute_run(self.runtime, run_id, on_event)
+    async def execute_run(self, run_id: int, on_event: Callable[[int, str, dict[str, Any]], None] | None = None,
+                          workers: int | None = None) -> dict[int, str | None]:
+        """Run every unfinished session of a run; session id -> error or None.
+
+        ``workers``: processes to spread the sessions over (default: the run's own setting, from
+        ``--workers`` or ``interview.workers``; 1 runs them in this process). ``on_event`` is called
+        in this process either way (from the store's event log when workers write it).
+        """
+        return await _run.execute_run(self.runtime, run_id, on_event, workers)
 
     async def execute_sessions(self, session_ids: list[int], concurrency: int = 1,
                                on_event: Callable[[int, str, dict[str, Any]], None] | None = None

@@ -129,8 +129,8 @@ class RetrievalConfig(_Strict):
 
 class InterviewConfig(_Strict):
     """Defaults of an interview: turns per session, the policy, the reward's tau and lambda, the seed,
-    sessions run at once, the task protocol's round limit, judge JSON repairs, the ``eval_code`` timeout
-    (seconds) and the offline judge's threshold.
+    sessions run at once, the worker processes they are spread over, the task protocol's round limit,
+    judge JSON repairs, the ``eval_code`` timeout (seconds) and the offline judge's threshold.
     """
     turns: int = Field(default=6, gt=0, le=100)
     policy: str = "onnx"
@@ -138,6 +138,9 @@ class InterviewConfig(_Strict):
     lam: float = Field(default=0.5, ge=0.0)
     seed: int = 0
     concurrency: int = Field(default=8, gt=0)
+    workers: int = Field(default=1, gt=0, le=64)
+    """Processes a run's sessions are spread over (``viva run --workers``); 1 runs them in viva's own
+    process. ``concurrency`` stays the total of sessions at once, shared among the workers."""
     max_rounds: int = Field(default=15, gt=0)
     judge_repairs: int = Field(default=2, ge=0)
     eval_code_timeout: float = Field(default=10.0, gt=0)

@@ -46,6 +46,7 @@ class RunRequest:
     turns: int | None = None
     policy: str | None = None
     concurrency: int | None = None
+    workers: int | None = None
     seed: int | None = None
     api_key_env: str | None = None
     trust_eval_code: bool = False
@@ -96,7 +97,7 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
     seed = cfg.seed if req.seed is None else req.seed
     config = {"bench": req.bench, "targets": req.targets, "kernel": kernel_spec, "policy": policy,
               "turns": req.turns or cfg.turns, "seed": seed, "concurrency": req.concurrency or cfg.concurrency,
-              "api_key_env": req.api_key_env, "protocol": req.protocol}
+              "workers": req.workers or cfg.workers, "api_key_env": req.api_key_env, "protocol": req.protocol}
     with store.transaction():
         run_id = store.insert("runs", {"created_at": now_iso(), "config": dumps(config), "status": "created"})
         for protocol, batch in session_units(items, req.protocol):
@@ -145,6 +146,68 @@ def _take(leases: Leases, scope: str, ids: list[int]) -> None:
     leases.taken_over.clear()
 
 
+class SessionPool:
+    """What the sessions one process runs share: the embedding service (one cache, coalesced ONNX
+    runs), the target factory, the loaded policies and a limit of ``concurrency`` sessions at once.
+
+    ``execute_sessions`` runs a fixed list through one pool; a worker process
+    (:mod:`engine.interview.workers`) runs the sessions its parent hands it, one :meth:`run_one` each.
+
+    Args:
+        runtime: this process's home, configuration and store.
+        concurrency: sessions run at once through :meth:`run_one`.
+        on_event: called in-process with ``(session id, kind, payload)`` for every event written.
+        leases: the owner whose leases the sessions' runners take (or already hold).
+    """
+
+    def __init__(self, runtime: Runtime, concurrency: int, on_event: EventCallback | None = None,
+                 leases: Leases | None = None):
+        from engine.knowledge.embed import get_embedding_service
+
+        self.runtime = runtime
+        self.on_event = on_event
+        self.leases = leases
+        self.embedder = get_embedding_service(runtime.config.retrieval.embedder)
+        self.factory = TargetFactory(runtime.store, runtime.config, runtime.home, runtime.use_cache)
+        self.policies: dict[str, Any] = {}
+        self.semaphore = asyncio.Semaphore(max(1, concurrency))
+
+    async def run_one(self, sid: int) -> str | None:
+        """Run (or resume) one session to its end; its error message, or None when it ended well.
+
+        A failure is recorded on the session by its runner and returned here; cancelling the call
+        interrupts the session (status ``interrupted``, resumable) and propagates.
+        """
+        from engine.policy.policies import load_policy
+
+        runtime, store, on_event = self.runtime, self.runtime.store, self.on_event
+        async with self.semaphore:
+            row = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
+            spec = loads(row["config"], {})
+            self.factory.api_key_env = spec.get("api_key_env")
+            target = self.factory.make(row["target"], sid)
+            if row["protocol"] == "adaptive" and row["policy"] not in self.policies:
+                self.policies[row["policy"]] = load_policy(row["policy"])
+            kernel = make_kernel(row["kernel"], runtime.config, store, runtime.use_cache, sid,
+                                 spec.get("api_key_env"))
+            callback = (lambda kind, payload, _sid=sid: on_event(_sid, kind, payload)) if on_event else None
+            runner = SessionRunner(store, sid, kernel, target, self.policies.get(row["policy"]), self.embedder,
+                                   runtime.home, callback, self.leases)
+            try:
+                await runner.run()
+                return None
+            except Exception as exc:  # recorded on the session by the runner; the others go on
+                error = f"{type(exc).__name__}: {exc}"
+                log.warning("session %s failed: %s", sid, error)
+                return error
+            finally:
+                await target.aclose()
+
+    def close(self) -> None:
+        """Close what the target factory opened (e.g. the local model's server)."""
+        self.factory.close()
+
+
 async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency: int,
                            on_event: EventCallback | None = None, leases: Leases | None = None
                            ) -> dict[int, str | None]:
@@ -154,49 +217,23 @@ async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency
     drives one of them, nothing runs and a :class:`RunError` names that process. ``leases``: the
     caller's (``execute_run``), already holding the run's; by default this call takes its own.
     """
-    from engine.knowledge.embed import get_embedding_service
-    from engine.policy.policies import load_policy
-
-    store = runtime.store
     keeper = None
     own = leases is None
     if leases is None:
-        leases = Leases(store)
+        leases = Leases(runtime.store)
     _take(leases, SESSION, session_ids)
     if own:
         keeper = asyncio.get_running_loop().create_task(leases.keep_alive())
-    embedder = get_embedding_service(runtime.config.retrieval.embedder)  # shared: one cache, coalesced runs
-    factory = TargetFactory(store, runtime.config, runtime.home, runtime.use_cache)
-    policies: dict[str, Any] = {}
-    semaphore = asyncio.Semaphore(max(1, concurrency))
+    pool = SessionPool(runtime, concurrency, on_event, leases)
     errors: dict[int, str | None] = {}
 
     async def one(sid: int) -> None:
-        async with semaphore:
-            row = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
-            spec = loads(row["config"], {})
-            factory.api_key_env = spec.get("api_key_env")
-            target = factory.make(row["target"], sid)
-            if row["protocol"] == "adaptive" and row["policy"] not in policies:
-                policies[row["policy"]] = load_policy(row["policy"])
-            kernel = make_kernel(row["kernel"], runtime.config, store, runtime.use_cache, sid,
-                                 spec.get("api_key_env"))
-            callback = (lambda kind, payload, _sid=sid: on_event(_sid, kind, payload)) if on_event else None
-            runner = SessionRunner(store, sid, kernel, target, policies.get(row["policy"]), embedder,
-                                   runtime.home, callback, leases)
-            try:
-                await runner.run()
-                errors[sid] = None
-            except Exception as exc:  # recorded on the session by the runner; the others go on
-                errors[sid] = f"{type(exc).__name__}: {exc}"
-                log.warning("session %s failed: %s", sid, errors[sid])
-            finally:
-                await target.aclose()
+        errors[sid] = await pool.run_one(sid)
 
     try:
         await asyncio.gather(*(one(sid) for sid in session_ids))
     finally:
-        factory.close()
+        pool.close()
         if keeper is not None:
             keeper.cancel()
         leases.release(SESSION, session_ids)
@@ -231,13 +268,20 @@ def run_status(runtime_or_store: Any, run_id: int) -> str:
     return derive_run_status([r["status"] for r in session_statuses(store, run_id)])
 
 
-async def execute_run(runtime: Runtime, run_id: int, on_event: EventCallback | None = None) -> dict[int, str | None]:
+async def execute_run(runtime: Runtime, run_id: int, on_event: EventCallback | None = None,
+                      workers: int | None = None) -> dict[int, str | None]:
     """Run every unfinished session of a run, as the run's only owner.
 
     The run and its pending sessions are leased first (``engine.store.lease``): while another live
     process drives the run, this refuses with a :class:`RunError` naming it, before anything is
     written; a stale lease (its process gone) is taken over. The run's stored status is derived
     from its sessions when this ends (:func:`derive_run_status`).
+
+    ``workers``: processes to spread the sessions over (default: the run's ``workers``, planned from
+    ``--workers`` or ``interview.workers``; 1 runs them in this process). With more than one, the
+    sessions are handed out one at a time to worker processes sharing the store
+    (:func:`engine.interview.workers.execute_on_workers`) and ``on_event`` is fed from the store's
+    event log.
     """
     store = runtime.store
     run = store.one("SELECT * FROM runs WHERE id = ?", (run_id,))
@@ -254,7 +298,13 @@ async def execute_run(runtime: Runtime, run_id: int, on_event: EventCallback | N
         try:
             with store.transaction():
                 store.update("runs", run_id, {"status": "running"})
-            return await execute_sessions(runtime, pending, int(config.get("concurrency") or 8), on_event, leases)
+            concurrency = int(config.get("concurrency") or 8)
+            count = max(1, int(workers or config.get("workers") or 1))
+            if count > 1 and len(pending) > 1:
+                from engine.interview.workers import execute_on_workers
+
+                return await execute_on_workers(runtime, pending, concurrency, count, on_event, leases, run_id)
+            return await execute_sessions(runtime, pending, concurrency, on_event, leases)
         finally:
             keeper.cancel()
             leases.release(SESSION)

@@ -218,9 +218,11 @@ def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, c
         sys.exit(1)
 
 
-def _run_with_progress(engine, run_id: int, console: Any, live: bool, quiet: bool = False, as_json: bool = False):
+def _run_with_progress(engine, run_id: int, console: Any, live: bool, quiet: bool = False, as_json: bool = False,
+                       workers: int | None = None):
     """Execute a run with its progress on stderr (sessions and judged turns: done/total, rate, time
-    left, failures); with ``--live`` the interviews are printed instead, with ``--quiet`` nothing."""
+    left, failures); with ``--live`` the interviews are printed instead, with ``--quiet`` nothing.
+    ``workers``: processes to spread the sessions over (None: the run's own setting)."""
     from tui.cli.progress import ProgressDisplay, choose_mode
 
     start = engine.run_progress(run_id)
@@ -241,7 +243,7 @@ def _run_with_progress(engine, run_id: int, console: Any, live: bool, quiet: boo
 
         import asyncio  # here, not at the top: `viva sessions` and `--help` never need it
 
-        errors = asyncio.run(engine.execute_run(run_id, on_event))
+        errors = asyncio.run(engine.execute_run(run_id, on_event, workers))
         final = engine.run_progress(run_id)  # the store's count (a target that never started has no event)
         progress.tasks["sessions"].failed = final["failed"] + sum(
             1 for sid, e in errors.items() if e and sid not in _failed_sessions(engine, run_id))
@@ -272,6 +274,9 @@ def _warn(console: Any, warnings: list[str]) -> None:
 @click.option("--turns", type=int, default=None, help="Turns per adaptive session (default 6).")
 @click.option("--policy", default=None, help="onnx, threshold, random, always-follow-up, always-challenge.")
 @click.option("--concurrency", type=int, default=None, help="Sessions at once (default 8).")
+@click.option("--workers", type=click.IntRange(1, 64), default=None,
+              help="Processes to spread the sessions over, sharing the store (default 1: this process; "
+                   "interview.workers in the config). --concurrency stays the total, shared among them.")
 @click.option("--seed", type=int, default=None, help="Seed for the policy's sampling (default 0).")
 @click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
 @click.option("--trust-eval-code", is_flag=True,
@@ -280,8 +285,8 @@ def _warn(console: Any, warnings: list[str]) -> None:
 @click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
 @click.pass_context
-def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency, seed, api_key_env, trust_eval_code,
-        live, quiet, as_json):
+def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency, workers, seed, api_key_env,
+        trust_eval_code, live, quiet, as_json):
     """Interview every target on every item of a benchmark."""
     from engine.api import RunRequest
 
@@ -297,7 +302,8 @@ def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency
     try:
         run_id = engine.plan_run(RunRequest(bench=bench, targets=list(targets), items=item_ids, kernel=kernel,
                                               protocol=protocol, turns=turns, policy=policy,
-                                              concurrency=concurrency, seed=seed, api_key_env=api_key_env,
+                                              concurrency=concurrency, workers=workers, seed=seed,
+                                              api_key_env=api_key_env,
                                               trust_eval_code=trust_eval_code))
     except Exception as exc:
         raise click.ClickException(str(exc)) from None
@@ -312,8 +318,10 @@ def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency
 @click.option("--live", is_flag=True, help="Print the interviews as they happen.")
 @click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
+@click.option("--workers", type=click.IntRange(1, 64), default=None,
+              help="A run: processes to spread its sessions over (default: as the run was planned).")
 @click.pass_context
-def resume(ctx, what, live, quiet, as_json):
+def resume(ctx, what, live, quiet, as_json, workers):
     """Continue an interrupted session (12) or run (run:3) where it stopped."""
     from engine.api import RunError
 
@@ -326,7 +334,7 @@ def resume(ctx, what, live, quiet, as_json):
     if kind == "run":
         if not engine.run_exists(ident):
             raise click.ClickException(f"run {ident} does not exist; see `viva sessions`")
-        errors = _run_with_progress(engine, ident, console, live, quiet, as_json)
+        errors = _run_with_progress(engine, ident, console, live, quiet, as_json, workers)
         _report(engine, ident, errors, as_json, console)
         return
     if not engine.session_exists(ident):

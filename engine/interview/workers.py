@@ -1,0 +1,436 @@
+"""A run's sessions spread over worker processes that share the store (``viva run --workers N``).
+
+Where one core of Python is the ceiling (engine CPU per turn times sessions at once), the sessions of
+a run go to ``N`` processes, each with its own interpreter, event loop, database connection and
+embedding service, all writing the same SQLite file (WAL: readers never wait, one writer at a time).
+
+**The parent** (:func:`execute_on_workers`, called by ``engine.interview.run.execute_run``) holds the
+run's lease and, until it hands a session out, that session's lease. It starts each worker with
+``python -m engine.interview.workers`` (a fresh interpreter: nothing of the parent's event loop, ONNX
+session or SQLite connection is inherited) and sends it, on its stdin, the data home, the
+configuration (endpoints name the environment variables of their keys; the keys themselves reach a
+worker only through the environment it inherits) and its number of slots. Then it hands out session
+ids one at a time: a worker gets a new one each time one of its sessions ends, so a worker with long
+sessions takes fewer and none sits idle while sessions wait. The parent follows progress by reading
+the store's event log and calls ``on_event`` with each event of the run's sessions, as the in-process
+path does.
+
+**A worker** runs each session it is handed through one :class:`~engine.interview.run.SessionPool`;
+its runner takes the session's lease and writes everything to the store; the worker reports
+``{"done": id, "error": ...}`` on its stdout.
+
+**A worker that dies** (killed, out of memory) leaves its sessions leased by a dead pid, which frees
+them at once (``engine.store.lease``): the parent takes their leases back and hands them to the
+workers still alive, at most once per session (a session in flight in two workers that died is
+reported failed rather than tried a third time); with no worker left, what remains is reported and
+``viva resume run:N`` continues it.
+
+**Interrupt** (Ctrl-C reaches the parent; workers ignore SIGINT so it is not delivered twice): the
+parent closes every worker's stdin; a worker whose stdin closes without ``stop`` cancels its
+sessions (each is marked ``interrupted`` with its event, resumable) and exits; the parent waits for
+them (then kills what is left after :data:`EXIT_GRACE` seconds), releases its leases and re-raises.
+A parent killed outright closes the pipes too, with the same effect.
+
+Per-endpoint limits (``max_concurrency`` of the endpoints named in the configuration) are divided
+among the workers, rounded up; ``concurrency`` (sessions at once) is the run's total, shared among
+the workers (never more workers than that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+import math
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.config import Config
+from engine.runtime import Runtime
+from engine.store.lease import SESSION, LeaseHeldError, Leases
+
+log = logging.getLogger("viva.workers")
+
+EXIT_GRACE = 30.0
+"""Seconds a worker gets to mark its sessions interrupted and exit before it is killed."""
+
+FOLLOW_INTERVAL = 0.1
+"""Seconds between the parent's reads of the event log while workers run."""
+
+last_workers: list[dict[str, Any]] = []
+"""What the workers of this process's last :func:`execute_on_workers` reported: per worker its ``pid``,
+``sessions`` run, ``startup_cpu_s`` (CPU seconds until it was ready: interpreter, imports, models) and
+``cpu_s`` (CPU seconds in all, when it exited normally). ``bench/engine.py`` reads it."""
+
+
+def worker_config(config: Config, workers: int) -> dict[str, Any]:
+    """The configuration a worker runs with, as JSON data: the parent's, with each configured
+    endpoint's ``max_concurrency`` divided among ``workers`` (rounded up)."""
+    data = config.model_dump(mode="json")
+    for role in ("kernel", "judge"):
+        if data.get(role):
+            data[role]["max_concurrency"] = math.ceil(data[role]["max_concurrency"] / workers)
+    for endpoint in (data.get("targets") or {}).values():
+        endpoint["max_concurrency"] = math.ceil(endpoint["max_concurrency"] / workers)
+    return data
+
+
+def worker_env() -> dict[str, str]:
+    """The environment of a worker: the parent's (API keys included: they never travel otherwise),
+    with this engine's source tree first on ``PYTHONPATH`` so the worker runs the same code."""
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([root, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
+    return env
+
+
+@dataclass
+class _Worker:
+    """The parent's handle on one worker process."""
+
+    index: int
+    proc: asyncio.subprocess.Process
+    slots: int
+    ready: bool = False
+    stopping: bool = False
+    inflight: set[int] = field(default_factory=set)
+    stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=20))
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.returncode is None
+
+    def send(self, message: dict[str, Any]) -> None:
+        stdin = self.proc.stdin
+        if stdin is None or stdin.is_closing():
+            return
+        stdin.write((json.dumps(message) + "\n").encode())
+
+    def close_stdin(self) -> None:
+        stdin = self.proc.stdin
+        if stdin is not None and not stdin.is_closing():
+            stdin.close()
+
+    def describe_exit(self) -> str:
+        last = next((line for line in reversed(self.stderr) if line.strip()), "")
+        tail = f": {last.strip()[:300]}" if last else ""
+        return f"worker process {self.proc.pid} exited with code {self.proc.returncode}{tail}"
+
+
+async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurrency: int, workers: int,
+                             on_event: Any = None, leases: Leases | None = None,
+                             run_id: int | None = None) -> dict[int, str | None]:
+    """Run sessions over ``workers`` processes sharing the store; session id -> error or None.
+
+    Args:
+        runtime: the parent's home, configuration and store (the workers open their own).
+        session_ids: the sessions to run or resume.
+        concurrency: sessions at once over all workers (shared among them as evenly as it divides).
+        workers: processes to start (never more than there are sessions, nor than ``concurrency``).
+        on_event: called with ``(session id, kind, payload)`` for each event the workers write.
+        leases: the caller's, holding the sessions' leases (``execute_run``); by default this call
+            takes them (a :class:`~engine.interview.run.RunError` naming another live owner).
+        run_id: the run, for the messages that say how to resume.
+
+    Raises:
+        asyncio.CancelledError: interrupted; the workers have marked their sessions interrupted.
+    """
+    from engine.interview.run import _take
+
+    store = runtime.store
+    ids = list(dict.fromkeys(int(s) for s in session_ids))
+    errors: dict[int, str | None] = {}
+    if not ids:
+        return errors
+    own = leases is None
+    if leases is None:
+        leases = Leases(store)
+    _take(leases, SESSION, ids)
+    keeper = asyncio.get_running_loop().create_task(leases.keep_alive()) if own else None
+    concurrency = max(1, concurrency)
+    count = max(1, min(workers, len(ids), concurrency))
+    shares = [concurrency // count + (1 if i < concurrency % count else 0) for i in range(count)]
+    resume = f"`viva resume run:{run_id}`" if run_id is not None else "`viva resume`"
+    pending: collections.deque[int] = collections.deque(ids)
+    deaths: collections.Counter[int] = collections.Counter()
+    done = asyncio.Event()
+    wanted = set(ids)
+    after = store.last_seq()
+    hello = {"home": str(runtime.home), "config": worker_config(runtime.config, count),
+             "use_cache": runtime.use_cache, "cache_dir": _cache_dir(), "api_key_envs": _api_key_envs(store, ids)}
+    pool: list[_Worker] = []
+    state = {"spawned": False, "closing": False}
+
+    def settle() -> None:
+        if len(errors) == len(ids) or (state["spawned"] and not any(w.alive for w in pool)):
+            done.set()
+
+    def dispatch() -> None:
+        for w in sorted((w for w in pool if w.ready and w.alive and not w.stopping),
+                        key=lambda w: len(w.inflight)):
+            while pending and len(w.inflight) < w.slots:
+                sid = pending.popleft()
+                leases.release(SESSION, [sid])  # the worker's runner takes it now
+                w.inflight.add(sid)
+                w.send({"session": sid})
+
+    def lost(w: _Worker) -> None:
+        """A worker ended: hand its unfinished sessions to the others (once), or report them."""
+        if state["closing"]:  # interrupted: the worker marked its sessions interrupted itself
+            w.inflight.clear()
+            return
+        reason = w.describe_exit()
+        if w.inflight or not w.stopping:
+            log.warning("%s with sessions %s in flight", reason, sorted(w.inflight))
+        alive = [x for x in pool if x.alive and not x.stopping]
+        for sid in sorted(w.inflight):
+            deaths[sid] += 1
+            if deaths[sid] >= 2 or not alive:
+                errors[sid] = f"RunError: {reason}; {resume} continues the session"
+                continue
+            try:
+                leases.acquire(SESSION, [sid])  # its owner is gone: taken over at once
+            except LeaseHeldError as exc:
+                errors[sid] = f"RunError: {exc}"
+                continue
+            pending.appendleft(sid)
+        w.inflight.clear()
+        if not alive:
+            while pending:
+                errors[pending.popleft()] = f"RunError: no worker process left ({reason}); {resume} continues it"
+        dispatch()
+        settle()
+
+    async def read_stdout(w: _Worker) -> None:
+        assert w.proc.stdout is not None
+        while True:
+            line = await w.proc.stdout.readline()
+            if not line:
+                break
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                log.warning("worker %s wrote %r", w.proc.pid, line[:200])
+                continue
+            if "ready" in msg:
+                w.ready = True
+                w.stats.update(pid=w.proc.pid, sessions=0, startup_cpu_s=msg.get("cpu"))
+            elif "bye" in msg:
+                w.stats["cpu_s"] = msg.get("cpu")
+            elif "done" in msg:
+                sid = int(msg["done"])
+                w.inflight.discard(sid)
+                w.stats["sessions"] = w.stats.get("sessions", 0) + 1
+                if sid in wanted:
+                    errors[sid] = msg.get("error")
+            dispatch()
+            settle()
+        await w.proc.wait()
+        lost(w)
+
+    async def read_stderr(w: _Worker) -> None:
+        assert w.proc.stderr is not None
+        while True:
+            line = await w.proc.stderr.readline()
+            if not line:
+                return
+            w.stderr.append(line.decode(errors="replace"))
+
+    async def follow() -> None:
+        nonlocal after
+        while True:
+            after = _feed(store, after, wanted, on_event)
+            await asyncio.sleep(FOLLOW_INTERVAL)
+
+    readers: list[asyncio.Task[Any]] = []
+    follower = asyncio.get_running_loop().create_task(follow()) if on_event is not None else None
+    try:
+        env = worker_env()
+        for index in range(count):
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "engine.interview.workers", stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+            w = _Worker(index, proc, shares[index])
+            pool.append(w)
+            w.send({**hello, "slots": shares[index]})
+            readers += [asyncio.create_task(read_stdout(w)), asyncio.create_task(read_stderr(w))]
+        state["spawned"] = True
+        settle()
+        await done.wait()
+        for w in pool:
+            if not w.stopping:
+                w.stopping = True
+                w.send({"stop": True})
+        await asyncio.gather(*readers)
+    finally:
+        state["closing"] = True
+        await asyncio.shield(_wind_down(pool, readers))
+        if follower is not None:
+            follower.cancel()
+            after = _feed(store, after, wanted, on_event)  # what the workers wrote last
+        if keeper is not None:
+            keeper.cancel()
+        leases.release(SESSION, [sid for sid in ids if leases.holds(SESSION, sid)])
+        if own:
+            leases.release()
+        last_workers[:] = [w.stats for w in pool]
+    missing = [sid for sid in ids if sid not in errors]
+    for sid in missing:  # cannot happen unless a worker broke the protocol
+        errors[sid] = f"RunError: no worker reported session {sid}; {resume} continues it"
+    return {sid: errors[sid] for sid in ids}
+
+
+async def _wind_down(pool: list[_Worker], readers: list[asyncio.Task[Any]]) -> None:
+    """Close every worker's stdin (a worker told ``stop`` exits; one that was not interrupts its
+    sessions and exits); kill any still running after :data:`EXIT_GRACE` seconds."""
+    for w in pool:
+        w.close_stdin()
+    for w in pool:
+        if w.alive:
+            try:
+                await asyncio.wait_for(w.proc.wait(), EXIT_GRACE)
+            except TimeoutError:
+                log.warning("worker %s did not exit in %.0f s; killed", w.proc.pid, EXIT_GRACE)
+                w.proc.kill()
+                await w.proc.wait()
+    await asyncio.gather(*readers, return_exceptions=True)
+
+
+def _feed(store: Any, after: int, wanted: set[int], on_event: Any) -> int:
+    """Call ``on_event`` with every event of ``wanted`` sessions after ``after``; the last seq read."""
+    if on_event is None:
+        return after
+    while True:
+        batch = store.events(after, None)
+        for event in batch:
+            after = event.seq
+            if event.session_id in wanted:
+                on_event(event.session_id, event.kind, event.payload)
+        if len(batch) < 10_000:
+            return after
+
+
+def _cache_dir() -> str | None:
+    """The embedder's graph cache of this process (``set_cache_dir``), for the workers to share."""
+    from engine.knowledge import embed
+
+    cache = getattr(embed, "_CACHE_DIR", None)
+    return None if cache is None else str(cache)
+
+
+def _api_key_envs(store: Any, ids: list[int]) -> list[str]:
+    """The ``--api-key-env`` names the sessions were planned with (names only, never values)."""
+    from engine.store import loads
+
+    names: set[str] = set()
+    for row in store.query(f"SELECT config FROM sessions WHERE id IN ({','.join('?' * len(ids))})", tuple(ids)):
+        name = loads(row["config"], {}).get("api_key_env")
+        if name:
+            names.add(name)
+    return sorted(names)
+
+
+# -- the worker process -----------------------------------------------------------------------------
+
+async def _serve(reader: asyncio.StreamReader, out: Any) -> int:
+    """A worker's life: read the parent's hello, run each session it is handed, report each end."""
+    from engine.interview.run import SessionPool
+    from engine.knowledge.embed import get_embedding_service, set_cache_dir
+    from engine.redact import register_config
+    from engine.runtime import setup_logging
+
+    def send(message: dict[str, Any]) -> None:
+        out.write(json.dumps(message) + "\n")
+        out.flush()
+
+    line = await reader.readline()
+    if not line:
+        return 0
+    hello = json.loads(line)
+    home = Path(hello["home"])
+    runtime = Runtime(home, Config.model_validate(hello["config"]), bool(hello["use_cache"]))
+    register_config(runtime.config, hello.get("api_key_envs") or [])
+    setup_logging(home)
+    set_cache_dir(hello.get("cache_dir"))
+    leases = Leases(runtime.store)
+    loop = asyncio.get_running_loop()
+    keeper = loop.create_task(leases.keep_alive())
+    pool = SessionPool(runtime, int(hello["slots"]), None, leases)
+    await loop.run_in_executor(None, get_embedding_service(runtime.config.retrieval.embedder).embed, ["warm up"])
+    send({"ready": os.getpid(), "cpu": time.process_time()})
+    tasks: set[asyncio.Task[Any]] = set()
+    interrupted = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, interrupted.set)
+
+    async def one(sid: int) -> None:
+        try:
+            error = await pool.run_one(sid)
+        except Exception as exc:  # e.g. the session's target cannot be made: reported, the others go on
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning("session %s failed: %s", sid, error)
+        send({"done": sid, "error": error})
+
+    stopped = False
+    waiter = loop.create_task(interrupted.wait())
+    try:
+        while True:
+            getter = loop.create_task(reader.readline())
+            finished, _ = await asyncio.wait({getter, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if waiter in finished:
+                getter.cancel()
+                break
+            line = getter.result()
+            if not line:
+                break  # the parent is gone or interrupted: interrupt what runs
+            msg = json.loads(line)
+            if msg.get("stop"):
+                stopped = True
+                break
+            task = loop.create_task(one(int(msg["session"])))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        if stopped:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        else:
+            for task in list(tasks):
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        waiter.cancel()
+        pool.close()
+        keeper.cancel()
+        leases.release()
+        runtime.close()
+    if stopped:
+        send({"bye": os.getpid(), "cpu": time.process_time()})
+    return 0 if stopped else 3
+
+
+async def _main_async() -> int:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)  # anything a library prints goes to stderr, never into the protocol
+    sys.stdout = sys.stderr
+    return await _serve(reader, out)
+
+
+def main() -> int:
+    """Entry point of ``python -m engine.interview.workers`` (started by :func:`execute_on_workers`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the parent, which tells the workers
+    from engine.security import make_non_dumpable
+
+    make_non_dumpable()
+    return asyncio.run(_main_async())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
