@@ -323,12 +323,9 @@ class SessionRunner:
         """
         session = self.session
         protocol_class(session.row["protocol"]).check_item(session.item, bool(getattr(self.kernel, "offline", False)))
-        from engine.llm.client import sharing_clients
-
         self._take_lease()
         try:
-            async with sharing_clients():
-                return await self._run_owned()
+            return await self._run_owned()
         finally:
             self._drop_lease()
 

@@ -19,7 +19,7 @@ candidate text, never an object the candidate wrote (see :meth:`LLMClient.json_r
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import atexit
 import email.utils
 import hashlib
 import json
@@ -27,7 +27,7 @@ import logging
 import random
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -119,6 +119,9 @@ class JSONResult:
 # to reuse its id).
 _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
     weakref.WeakKeyDictionary())
+# Clients are kept for their loop's life (making one costs tens of ms: the SDK loads the CA bundle), and
+# let go before the interpreter tears its modules down, where the SDK's finaliser would fail noisily.
+atexit.register(_per_loop.clear)
 
 
 def _loop_state() -> dict[tuple[Any, ...], Any]:
@@ -127,27 +130,6 @@ def _loop_state() -> dict[tuple[Any, ...], Any]:
     if state is None:
         state = _per_loop[loop] = {}
     return state
-
-
-@contextlib.asynccontextmanager
-async def sharing_clients() -> AsyncIterator[None]:
-    """Use this event loop's LLM clients for the block; the last block still using them closes them.
-
-    A session runs inside one (``SessionRunner.run``): its connections are closed when the loop's last
-    session ends, not left for the interpreter's exit (where the SDK's finaliser fails noisily).
-    """
-    state = _loop_state()
-    state[("holders",)] = state.get(("holders",), 0) + 1
-    try:
-        yield
-    finally:
-        state[("holders",)] -= 1
-        if not state[("holders",)]:
-            keys = [k for k in state if k[0] == "client"]
-            clients = [state.pop(k) for k in keys]
-            for client in clients:
-                with contextlib.suppress(Exception):
-                    await client.close()
 
 
 def _semaphore(endpoint: ModelConfig) -> asyncio.Semaphore:
