@@ -292,14 +292,18 @@ async def _wind_down(pool: list[_Worker], readers: list[asyncio.Task[Any]]) -> N
     sessions and exits); kill any still running after :data:`EXIT_GRACE` seconds."""
     for w in pool:
         w.close_stdin()
-    for w in pool:
-        if w.alive:
-            try:
-                await asyncio.wait_for(w.proc.wait(), EXIT_GRACE)
-            except TimeoutError:
-                log.warning("worker %s did not exit in %.0f s; killed", w.proc.pid, EXIT_GRACE)
-                w.proc.kill()
-                await w.proc.wait()
+
+    async def settle(w: _Worker) -> None:
+        if not w.alive:
+            return
+        try:
+            await asyncio.wait_for(w.proc.wait(), EXIT_GRACE)
+        except TimeoutError:
+            log.warning("worker %s did not exit in %.0f s; killed", w.proc.pid, EXIT_GRACE)
+            w.proc.kill()
+            await w.proc.wait()
+
+    await asyncio.gather(*(settle(w) for w in pool))  # one grace period for all, not one each
     await asyncio.gather(*readers, return_exceptions=True)
 
 
