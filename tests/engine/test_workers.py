@@ -137,9 +137,16 @@ def test_a_killed_worker_loses_no_work(tmp_path, fake_openai):
     runtime.close()
 
 
+def _interruptible() -> None:
+    """Ctrl-C as a terminal delivers it: a shell that starts a job in the background without job control
+    (as CI may run the suite) leaves SIGINT ignored, and an ignored signal is inherited across exec."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _viva(home: Path, *args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "tui", "--home", str(home), *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_interruptible, **kw)
 
 
 def test_ctrl_c_stops_every_worker_and_the_run_resumes(tmp_path, fake_openai):
