@@ -13,6 +13,7 @@ of 10,000 sessions costs one indexed query, not a count per row.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from engine.store import Store
@@ -48,6 +49,48 @@ class SessionFilterError(ValueError):
     """A filter term the session list does not understand (the message says which and what works)."""
 
 
+@dataclass(frozen=True)
+class FilterTerm:
+    """One term of a filter string, lower-cased: a score comparison (``op``, ``bound``), a
+    ``field:value`` (``field``, ``value``, ``exact`` for ``id``/``item``/``run``) or a free word."""
+
+    kind: str
+    """``score``, ``field`` or ``word``."""
+    value: str = ""
+    field: str = ""
+    exact: bool = False
+    op: str = ""
+    bound: float = 0.0
+
+
+def parse_filter(query: str) -> list[FilterTerm]:
+    """The terms of a filter string: the one reading of the filter language, which the store's SQL
+    (:func:`compile_filter`) and the app's in-memory filter both compile from.
+
+    Raises:
+        SessionFilterError: an unknown ``field:`` name, or a score comparison without a number
+            (``score>abc``).
+    """
+    terms: list[FilterTerm] = []
+    for term in (query or "").split():
+        low = term.lower()
+        m = _SCORE.match(low)
+        if m:
+            terms.append(FilterTerm("score", op=m.group(1), bound=float(m.group(2))))
+        elif _SCORE_LIKE.match(low):
+            raise SessionFilterError(f"{term!r} compares the score with something that is not a number; "
+                                     "write e.g. score>=50 or score<10.5")
+        elif ":" in low and not low.startswith(("openai:", "python:")):  # a target spec is a word
+            name, _, value = low.partition(":")
+            if name not in FIELDS:
+                raise SessionFilterError(f"unknown filter field {name!r}; use one of {', '.join(sorted(FIELDS))}, "
+                                         "or score>N")
+            terms.append(FilterTerm("field", value, name, name in _EXACT))
+        else:
+            terms.append(FilterTerm("word", low))
+    return terms
+
+
 def _like(value: str) -> str:
     return "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
@@ -56,41 +99,29 @@ def compile_filter(query: str) -> tuple[str, list[Any]]:
     """A filter string as a SQL condition over the listing query, with its parameters.
 
     Raises:
-        SessionFilterError: an unknown ``field:`` name, or a score comparison without a number
-            (``score>abc``).
+        SessionFilterError: a bad term (:func:`parse_filter`).
     """
     clauses: list[str] = []
     params: list[Any] = []
-    for term in (query or "").split():
-        low = term.lower()
-        m = _SCORE.match(low)
-        if m:
-            op = "=" if m.group(1) == "=" else m.group(1)
-            if op == "=":
+    for t in parse_filter(query):
+        if t.kind == "score":
+            if t.op == "=":
                 clauses.append("(s.score IS NOT NULL AND ABS(s.score - ?) < 1e-9)")
             else:
-                clauses.append(f"(s.score IS NOT NULL AND s.score {op} ?)")
-            params.append(float(m.group(2)))
-            continue
-        if _SCORE_LIKE.match(low):
-            raise SessionFilterError(f"{term!r} compares the score with something that is not a number; "
-                                     "write e.g. score>=50 or score<10.5")
-        if ":" in low and not low.startswith(("openai:", "python:")):
-            name, _, value = low.partition(":")
-            if name not in FIELDS:
-                raise SessionFilterError(f"unknown filter field {name!r}; use one of {', '.join(sorted(FIELDS))}, "
-                                         "or score>N")
-            column = FIELDS[name]
-            if name in _EXACT:
+                clauses.append(f"(s.score IS NOT NULL AND s.score {t.op} ?)")
+            params.append(t.bound)
+        elif t.kind == "field":
+            column = FIELDS[t.field]
+            if t.exact:
                 clauses.append(f"LOWER(CAST({column} AS TEXT)) = ?")
-                params.append(value)
+                params.append(t.value)
             else:
                 clauses.append(f"LOWER(COALESCE(CAST({column} AS TEXT), '')) LIKE ? ESCAPE '\\'")
-                params.append(_like(value))
-            continue
-        clauses.append("(" + " OR ".join(f"LOWER(COALESCE(CAST({c} AS TEXT), '')) LIKE ? ESCAPE '\\'"
-                                         for c in _WORDS) + ")")
-        params.extend([_like(low)] * len(_WORDS))
+                params.append(_like(t.value))
+        else:
+            clauses.append("(" + " OR ".join(f"LOWER(COALESCE(CAST({c} AS TEXT), '')) LIKE ? ESCAPE '\\'"
+                                             for c in _WORDS) + ")")
+            params.extend([_like(t.value)] * len(_WORDS))
     return " AND ".join(clauses) or "1", params
 
 

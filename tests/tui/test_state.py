@@ -138,3 +138,7 @@ def test_session_filter():
         compile_filter("colour:red")
     with pytest.raises(FilterError, match="not a number"):
         compile_filter("score>abc")
+    from engine.metrics.listing import FIELDS
+    from tui.filters import _FIELDS
+
+    assert set(_FIELDS) == set(FIELDS), "every field the engine parses has row columns in the app"
