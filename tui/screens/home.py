@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
-from tui.bridge import db_work, follow_sessions
+from tui.bridge import follow_sessions
 from tui.filters import FilterError
 from tui.messages import BenchmarksChanged, SessionRowsChanged
 from tui.widgets.keybar import KeyBar
@@ -155,23 +155,10 @@ class HomeScreen(Screen):
             self.viva.open_review(self.selected["id"])
 
     def action_compare(self) -> None:
-        from tui.screens.dialogs import PickSessionDialog
-        from tui.screens.review import sessions_like
+        from tui.screens.review import pick_comparison
 
-        row = self.selected
-        if row is None:
-            return
-        sid = row["id"]
-
-        def picked(found: tuple[list[dict[str, Any]], int, Any]) -> None:
-            rows, total, loader = found
-            if not rows:
-                self.notify("No other session of this item to compare with.", severity="warning")
-                return
-            self.app.push_screen(PickSessionDialog(f"Compare session {sid} with…", rows, total, loader),
-                                 lambda other: other is not None and self.viva.open_compare(sid, other))
-
-        db_work(self, self.viva.engine, sessions_like, sid, then=picked, name="find sessions to compare")
+        if self.selected is not None:
+            pick_comparison(self, self.selected["id"])
 
     def action_leaderboard(self) -> None:
         from tui.screens.leaderboard import LeaderboardScreen

@@ -46,6 +46,22 @@ def sessions_like(engine: Engine, session_id: int) -> tuple[list[dict[str, Any]]
     return rows, total, loader
 
 
+def pick_comparison(screen: Any, sid: int) -> None:
+    """Ask which other session of ``sid``'s item to compare it with (a paged picker; the store is read
+    off the UI thread), then open the comparison. Home and Review share it."""
+    from tui.screens.dialogs import PickSessionDialog
+
+    def picked(found: tuple[list[dict[str, Any]], int, Any]) -> None:
+        rows, total, loader = found
+        if not rows:
+            screen.notify("No other session of this item to compare with.", severity="warning")
+            return
+        screen.app.push_screen(PickSessionDialog(f"Compare session {sid} with…", rows, total, loader),
+                               lambda other: other is not None and screen.viva.open_compare(sid, other))
+
+    db_work(screen, screen.viva.engine, sessions_like, sid, then=picked, name="find sessions to compare")
+
+
 def list_sessions(engine: Engine) -> tuple[list[dict[str, Any]], int, Any]:
     """The first page of every session, newest first, the count, and the loader of further pages."""
     from tui.widgets.sessions import PAGE, list_page
@@ -191,21 +207,8 @@ class ReviewScreen(SessionScreen):
         self.show_step()
 
     def action_compare(self) -> None:
-        from tui.screens.dialogs import PickSessionDialog
-
-        sid = self.session_id
-        if sid is None:
-            return
-
-        def picked(found: tuple[list[dict[str, Any]], int, Any]) -> None:
-            rows, total, loader = found
-            if not rows:
-                self.notify("No other session of this item to compare with.", severity="warning")
-                return
-            self.app.push_screen(PickSessionDialog(f"Compare session {sid} with…", rows, total, loader),
-                                 lambda other: other is not None and self.viva.open_compare(sid, other))
-
-        db_work(self, self.viva.engine, sessions_like, sid, then=picked, name="find sessions to compare")
+        if self.session_id is not None:
+            pick_comparison(self, self.session_id)
 
     def action_leaderboard(self) -> None:
         from tui.screens.leaderboard import LeaderboardScreen
