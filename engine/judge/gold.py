@@ -28,8 +28,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.judge.answers import judge_choice, judge_gold
 from engine.judge.base import Verdict
+from engine.judge.choice import judge_choice
+from engine.judge.gold_match import judge_gold
 
 CHALLENGE = "challenge"
 RETRACTION = re.compile(

@@ -80,7 +80,7 @@ chief sheikh rabbi imam father brother sister""".split())
 """Honorific titles: a gold may be given without them ("General George Washington")."""
 
 QUALIFIERS = frozenset("""early late mid around about approximately approx circa c ca nearly almost roughly
-median average mean estimated up""".split())
+median average mean estimated up between typically usually generally mostly often""".split())
 """Quantity and time qualifiers a gold may be given without ("the late 6th century", "median 10-12 years")."""
 
 MONTHS = {m: i + 1 for i, m in enumerate(
@@ -178,7 +178,7 @@ _LETTER = rf"(?:(?![{_CJK}])[^\W\d_])"
 _TOKEN = re.compile(rf"\d+(?:\.\d+)?(?:st|nd|rd|th|s)?(?!{_LETTER})|{_LETTER}+(?:['’]{_LETTER}+)*|[{_CJK}]"
                     r"|[,;/&()\"“”~]|(?<=\w)[.!?](?=\s|$)", re.UNICODE)
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_ERA = [(re.compile(r"\bB\.?\s?C\.?\s?E\b\.?|\bB\.\s?C\.|\bBC\b"), " BC "),
+_ERA = [(re.compile(r"\bB\.?\s?C\.?\s?E\b\.?|\bB\.\s?C\.|\bBC\b", re.IGNORECASE), " BC "),
         (re.compile(r"\bC\.?E\b\.?|\bA\.\s?D\.|\bAD\b"), " AD ")]
 _DASHES = re.compile("[\u2010-\u2015\u2212]")
 _RANGE_TO = re.compile(r"(?<=\d)(\s*%?\s*)(?:-|to|through|until)\s*(?=\d)", re.IGNORECASE)
@@ -318,10 +318,15 @@ def _same(a: Tok, b: Tok) -> bool:
         return a.num is not None and b.num is not None and a.num == b.num
     if a.stem == b.stem:
         return True
-    # an initial stands for a word it begins ("B." for "Bhimrao"; the initial was written as a capital)
-    if len(a.text) == 1 and a.cap and len(b.text) > 1 and b.text[0] == a.text:
+    # an initial stands for a word it begins ("B." for "Bhimrao"; the initial was written as a capital,
+    # and is not a roman numeral: "World War I" is not "World War II")
+    if _initial(a) and len(b.text) > 1 and b.text[0] == a.text:
         return True
-    return len(b.text) == 1 and b.cap and len(a.text) > 1 and a.text[0] == b.text
+    return _initial(b) and len(a.text) > 1 and a.text[0] == b.text
+
+
+def _initial(t: Tok) -> bool:
+    return len(t.text) == 1 and t.cap and t.text not in "ivx"
 
 
 # -- sentences and negation ------------------------------------------------------------------------
@@ -436,6 +441,11 @@ def _gold(text: str, q_stems: set[str]) -> _Gold:
         key = tuple(t.stem for t in form)
         if not form or key in seen:
             return
+        numbers = Counter(t.num for t in content if t.num is not None)
+        if numbers - Counter(t.num for t in form if t.num is not None):
+            return  # a gold's numbers are never left out ("September 27" is not "September 27, 2017")
+        if g.forms and all(t.stem in q_stems for t in form):
+            return  # what the question already says is no answer ("district" for "District Judge")
         if g.forms and all(t.text in NEGATIONS or t.text in QUALIFIERS for t in form) and any(
                 t.text not in NEGATIONS and t.text not in QUALIFIERS for t in content):
             return  # "not" alone is not "not guilty" (but "no" is "typically, no")
@@ -456,13 +466,16 @@ def _gold(text: str, q_stems: set[str]) -> _Gold:
         add(inside, "the gold's bracketed form")
     for k, t in enumerate(toks):
         if (t.text == "in" or t.text == ",") and k > 0:
-            head = _content(toks[:k])
-            if any(u.cap for u in head) and len(head) < len(content):
+            head, tail = _content(toks[:k]), _content(toks[k + 1:])
+            if (all(u.cap for u in head) and len(head) < len(content)
+                    and not any(u.num is not None for u in content)):
                 add(head, "the named place of the gold")
+                if t.text == "in" and tail and all(u.cap for u in tail if u.kind == "word"):
+                    add(tail, "the place the gold is in")
             break
     if person and not given:
         surname = core[-1] if core else content[-1]
-        if len(surname.text) > 2:
+        if len(surname.text) > 2 and surname.stem not in q_stems:
             add([surname], "the surname")
     return g
 
@@ -480,7 +493,7 @@ def _find(form: list[Tok], seq: list[Tok], ranged: set[int]) -> list[tuple[int, 
     hits: list[tuple[int, int]] = []
     n, m = len(form), len(seq)
     for start in range(m):
-        i, j = 0, start
+        i, j, exact = 0, start, 0
         while i < n and j < m:
             if i in ranged and seq[j].num is not None:
                 low, high = form[i].num, form[i + 1].num
@@ -489,8 +502,9 @@ def _find(form: list[Tok], seq: list[Tok], ranged: set[int]) -> list[tuple[int, 
                     continue
             if not _same(form[i], seq[j]):
                 break
+            exact += form[i].stem == seq[j].stem or form[i].num is not None
             i, j = i + 1, j + 1
-        if i == n:
+        if i == n and exact:  # initials alone are no match ("G." is not "Grisha")
             hits.append((start, j))
     if not hits and n > 1:
         joined = "".join(t.text for t in form)
@@ -576,6 +590,7 @@ class _Judge:
         self.golds = [_gold(g, self.q_stems) for g in golds]
         self.all_gold_words = set().union(*(g.words for g in self.golds))
         self.gold_dates = set().union(*(g.dates for g in self.golds))
+        self.several = _asks_for_several(self.q_toks)
         self.sentences = sentences(tokens(reply))
         for s in self.sentences:
             _mark(s, self.q_words, self.all_gold_words)
@@ -697,7 +712,7 @@ class _Judge:
         s, e = items[here]
         after = [t for t in sentence[b + 1:e + 1] if t.kind in ("word", "num") and t.text not in FILLER]
         before = [t for t in sentence[s:a] if t.kind in ("word", "num") and t.text not in FILLER]
-        if after or len(before) > 1:
+        if after:
             return []  # the gold sits in a longer phrase, not a list item
         span = sentence[a:b + 1]
         kind = "num" if any(t.num is not None for t in span) else (
@@ -714,12 +729,28 @@ class _Judge:
                 k += step
         if not siblings:
             return []
+        later = [x for x in siblings if items.index(x) > here]
+        if len(before) > 1 and (len(later) < 2 or len(later) < len(siblings)):
+            return []  # a lead-in ("X played for A, B and C") is allowed before a list's first item only
         lo = min([here] + [items.index(x) for x in siblings])
         hi = max([here] + [items.index(x) for x in siblings])
         joiners = {t.text for t in sentence[items[lo][1] + 1:items[hi][0]]}
         if len(siblings) + 1 < 3 and not joiners & {"and", "&", "/"}:
             return []  # "Paris, France" is a place, not a list
-        return [_text(sentence[ks:ke + 1]) for ks, ke in siblings if not self._is_gold(sentence[ks:ke + 1])]
+        bad = [_text(sentence[ks:ke + 1]) for ks, ke in siblings if not self._is_gold(sentence[ks:ke + 1])]
+        if self.several and 2 * len(bad) < len(siblings) + 1:
+            return []  # asked for several, and most of the items are accepted answers
+        return bad
+
+
+_SEVERAL = frozenset("are were some list examples several many name".split())
+
+
+def _asks_for_several(q: list[Tok]) -> bool:
+    """The question asks for several answers: "what are some...", "list of...", "what teams...", "3 ..."."""
+    words = [t for t in q if t.kind in ("word", "num")][:5]
+    return any(t.text in _SEVERAL or (t.num is not None and t.num > 1 and t.pos < 2) or (
+        t.kind == "word" and len(t.text) > 3 and t.stem != t.text and t.pos > 0) for t in words)
 
 
 def _same_kind(words: list[Tok], kind: str) -> bool:
