@@ -52,6 +52,8 @@ _LAZY: dict[str, str] = {
     "apply_ops": "engine.bench.rubric", "current_rubric": "engine.bench.rubric", "edit_rubric": "engine.bench.rubric",
     "has_rubric": "engine.bench.rubric", "list_versions": "engine.bench.rubric",
     "restore_version": "engine.bench.rubric", "export_jsonl": "engine.bench.export",
+    "load_check_rows": "engine.judge.check:load_rows", "run_judge_check": "engine.judge.check:run_check",
+    "render_judge_check": "engine.judge.check:render_text", "JudgeCheckError": "engine.judge.check",
     "generate_benchmark": "engine.bench.generate", "load_topics": "engine.bench.generate",
     "run_import": "engine.bench.importers", "delete_benchmark": "engine.bench.items",
     "get_benchmark": "engine.bench.items", "get_item": "engine.bench.items", "list_benchmarks": "engine.bench.items",
@@ -79,7 +81,8 @@ _LAZY: dict[str, str] = {
 }
 
 _USER_ERROR_NAMES = ("ConfigError", "StoreError", "BenchError", "KnowledgeBaseError", "EmbedderError", "RunError",
-                     "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError")
+                     "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError",
+                     "JudgeCheckError")
 
 
 def __getattr__(name: str) -> Any:
