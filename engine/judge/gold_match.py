@@ -79,6 +79,9 @@ reverend professor prof judge justice senator governor duke duchess earl baron s
 chief sheikh rabbi imam father brother sister""".split())
 """Honorific titles: a gold may be given without them ("General George Washington")."""
 
+APPROXIMATE = frozenset("around about approximately approx circa c ca nearly almost roughly estimated".split())
+"""Qualifiers that make a gold's numbers approximate: a number within 5% of it then counts."""
+
 QUALIFIERS = frozenset("""early late mid around about approximately approx circa c ca nearly almost roughly
 median average mean estimated up between typically usually generally mostly often""".split())
 """Quantity and time qualifiers a gold may be given without ("the late 6th century", "median 10-12 years")."""
@@ -325,6 +328,14 @@ def _same(a: Tok, b: Tok) -> bool:
     return _initial(b) and len(a.text) > 1 and a.text[0] == b.text
 
 
+def _name_variant(a: str, b: str) -> bool:
+    """Two given names that are forms of one name: one holds the other ("Yevgenia", "Evgenia") or they
+    share their first three letters ("Dave", "David"; "Will", "William")."""
+    if len(a) < 3 or len(b) < 3:
+        return False
+    return a in b or b in a or a[:3] == b[:3]
+
+
 def _initial(t: Tok) -> bool:
     return len(t.text) == 1 and t.cap and t.text not in "ivx"
 
@@ -396,6 +407,7 @@ class _Form:
 
     toks: list[Tok]
     how: str
+    approx: bool = False  # the gold says its numbers are approximate ("around 2.45 billion")
 
 
 @dataclass
@@ -455,6 +467,8 @@ def _gold(text: str, q_stems: set[str]) -> _Gold:
     add(content, "the gold")
     core = [t for t in content if t.text not in TITLES and t.text not in QUALIFIERS]
     add(core, "the gold without titles or qualifiers")
+    if any(t.text in APPROXIMATE for t in content) and g.forms:
+        g.forms[-1].approx = True
     # "adenosine diphosphate (ADP)": either part; "Camping World Stadium in Orlando", "Camarillo, California":
     # the named place before "in" or the comma
     words_only = [t for t in toks if t.kind in ("word", "num", "sep")]
@@ -488,7 +502,7 @@ def _range_at(toks: list[Tok], i: int) -> tuple[float, float] | None:
     return None
 
 
-def _find(form: list[Tok], seq: list[Tok], ranged: set[int]) -> list[tuple[int, int]]:
+def _find(form: list[Tok], seq: list[Tok], ranged: set[int], approx: bool = False) -> list[tuple[int, int]]:
     """Where ``form`` occurs contiguously in ``seq``: (start, end) index pairs in ``seq``."""
     hits: list[tuple[int, int]] = []
     n, m = len(form), len(seq)
@@ -500,7 +514,8 @@ def _find(form: list[Tok], seq: list[Tok], ranged: set[int]) -> list[tuple[int, 
                 if low <= seq[j].num <= high and not (j + 1 < m and seq[j + 1].num is not None):
                     i, j = i + 2, j + 1  # a number inside the gold's range stands for both ends
                     continue
-            if not _same(form[i], seq[j]):
+            if not (_same(form[i], seq[j]) or (approx and form[i].num is not None and seq[j].num is not None
+                                                and abs(form[i].num - seq[j].num) <= 0.05 * abs(form[i].num))):
                 break
             exact += form[i].stem == seq[j].stem or form[i].num is not None
             i, j = i + 1, j + 1
@@ -608,7 +623,7 @@ class _Judge:
                     best_f1 = (f1, gold.text, _text(sentence))
                 for form in gold.forms:
                     ranged = {i for i in range(len(form.toks)) if _range_at(form.toks, i)}
-                    for start, end in _find(form.toks, content, ranged):
+                    for start, end in _find(form.toks, content, ranged, form.approx):
                         reason = self._refusal(content[start:end], sentence, gold, form)
                         if reason:
                             if refused is None:
@@ -673,7 +688,8 @@ class _Judge:
             if not self._other_side_is_gold(sentence, a, b):
                 return "the sentence offers alternatives"
         if form is not None and form.how == "the surname" and before is not None and before.kind in ("word", "num") \
-                and before.text not in FILLER and before.text not in TITLES and before.text not in gold.words:
+                and before.text not in FILLER and before.text not in TITLES and before.text not in gold.words \
+                and not any(_name_variant(before.text, g.text) for g in gold.all[:-1]):
             return f'"{before.text} {span[0].text}" is another name'
         if gold.given and form is not None:
             if (before is not None and (before.stem, span[0].stem) in self.q_bigrams) or (
