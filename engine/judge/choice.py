@@ -92,11 +92,13 @@ _MC_CUE = (
     r"(?:\s+is)?|i\s+(?:would\s+|will\s+|'d\s+|'ll\s+)?(?:choose|pick|select|go\s+with|say|opt\s+for)|"
     r"going\s+with|it(?:'s|\s+is|\s+must\s+be|\s+should\s+be|\s+would\s+be|\s+has\s+to\s+be)|"
     r"i\s+(?:think|believe)(?:\s+(?:it(?:'s|\s+is)|that\s+it(?:'s|\s+is)))?|"
-    r"actually|on\s+second\s+thought|correction|i\s+mean|wait|答案(?:是|为|应该是|应为)?|选择?)"
+    r"actually|on\s+second\s+thought|on\s+reflection|correction|i\s+mean|wait|答案(?:是|为|应该是|应为)?|选择?)"
 )
 _MC_OPENERS = r"[\s:,=\-*\"'(\[]*"
-_MC_CONNECTOR = re.compile(r"^[\s,/&*()\[\]\"']*(?:\b(?:or|and|and/or|either|maybe|possibly|perhaps|a|an|the)\b"
-                           r"[\s,/&*()\[\]\"']*)*$|^[\s,、/或和]*$", re.IGNORECASE)
+_MC_CONNECTOR = re.compile(r"^[\s,;|/&*()\[\]\"']*(?:(?:\b(?:or|and|and/or|either|maybe|possibly|perhaps|a|an|the)\b"
+                           r"|\b[A-Za-z][.)](?=\s))[\s,;|/&*()\[\]\"']*)*$|^[\s,;|、/或和]*$", re.IGNORECASE)
+"""What may stand between options offered together: separators (, ; / | &), or/and/either, articles,
+and the next option's letter label ("A. Paris / B. Lyon")."""
 _MC_WORD = re.compile(f"[{_CJK}]|[^\\W_]+", re.UNICODE)
 
 

@@ -68,6 +68,7 @@ def test_clauses_and_negation_scope():
 
 # -- multiple choice ----------------------------------------------------------------------------
 
+OPTS_TEXTS = ["Streptococcus pneumoniae", "Mycobacterium tuberculosis", "Haemophilus influenzae", "Staphylococcus aureus"]
 OPTS = {"A": "Streptococcus pneumoniae", "B": "Mycobacterium tuberculosis", "C": "Haemophilus influenzae",
         "D": "Staphylococcus aureus"}
 
@@ -108,6 +109,10 @@ def test_extract_choice(reply, chosen):
     "Streptococcus pneumoniae, Mycobacterium tuberculosis, Haemophilus influenzae, Staphylococcus aureus",
     "A. Streptococcus pneumoniae\nB. Mycobacterium tuberculosis\nC. Haemophilus influenzae\nD. Staphylococcus aureus",
     "I have no idea.", "A patient like this needs antibiotics.", "",
+    # every option listed, in the four list formats, by text, by letter and as "A. text"
+    *[sep.join(OPTS_TEXTS) for sep in (" / ", "; ", ", ", " | ")],
+    *[sep.join("ABCD") for sep in (" / ", "; ", ", ", " | ")],
+    *[sep.join(f"{k}. {v}" for k, v in zip("ABCD", OPTS_TEXTS, strict=True)) for sep in (" / ", "; ", ", ", " | ")],
 ])
 def test_no_single_choice(reply):
     assert extract_choice(reply, OPTS) is None
