@@ -179,7 +179,7 @@ def chinese_numerals_to_digits(text: str) -> str:
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LETTER = rf"(?:(?![{_CJK}])[^\W\d_])"
 _TOKEN = re.compile(rf"\d+(?:\.\d+)?(?:st|nd|rd|th|s)?(?!{_LETTER})|{_LETTER}+(?:['’]{_LETTER}+)*|[{_CJK}]"
-                    r"|[,;/&()\"“”~]|(?<=\w)[.!?](?=\s|$)", re.UNICODE)
+                    r"|[,;/&()\"“”~]|(?<=\w)[.!?](?=\s|$)|\n|[。！？]", re.UNICODE)
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ERA = [(re.compile(r"\bB\.?\s?C\.?\s?E\b\.?|\bB\.\s?C\.|\bBC\b", re.IGNORECASE), " BC "),
         (re.compile(r"\bC\.?E\b\.?|\bA\.\s?D\.|\bAD\b"), " AD ")]
@@ -255,7 +255,7 @@ def tokens(text: str) -> list[Tok]:
         if s in _QUOTES:
             raw.append(Tok(s, s, kind="quote"))
             continue
-        if s in ".!?":
+        if s in ".!?\n。！？":
             raw.append(Tok(s, s, kind="stop"))
             continue
         cap = s[0].isupper()
@@ -350,6 +350,10 @@ def sentences(toks: list[Tok]) -> list[list[Tok]]:
         if t.kind == "stop":
             prev = toks[i - 1] if i else None
             nxt = toks[i + 1] if i + 1 < len(toks) else None
+            if t.text not in ".":  # ! ? a line break or a CJK stop always ends a sentence
+                if out[-1]:
+                    out.append([])
+                continue
             initial = prev is not None and len(prev.text) == 1 and prev.cap
             abbreviation = prev is not None and prev.text in _ABBREVIATIONS and nxt is not None and (
                 nxt.cap or nxt.num is not None)

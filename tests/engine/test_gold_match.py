@@ -132,3 +132,16 @@ def test_bad_input():
         judge_gold("anything", ["", "  "])
     assert not judge_gold("", ["8"]).met
     assert not judge_gold("...", ["8"]).met
+
+
+@pytest.mark.parametrize("reply, golds, question, credited", [
+    ("Sure! **Answer:** The Ramones.\n\n**Why:** they recorded it in 1976.", ["the Ramones"], "who sang blitzkrieg bop", True),
+    ("Great question. Let me think.\n- It was first recorded in 1976\n- by the Ramones", ["the Ramones"],
+     "who sang blitzkrieg bop", True),
+    ("I'm not entirely sure, but I believe it was the Ramones.", ["the Ramones"], "who sang blitzkrieg bop", True),
+    ("Not the Ramones\nIt was the Clash.", ["the Ramones"], "who sang it", False),
+    ("It was not the Ramones; it was the Clash.", ["the Clash"], "who sang it", True),
+])
+def test_chat_style_replies(reply, golds, question, credited):
+    v = judge_gold(reply, golds, question)
+    assert v.met is credited, v.rationale
