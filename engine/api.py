@@ -188,6 +188,32 @@ class Engine:
     def _store(self) -> Any:
         return self.runtime.store
 
+    # -- judges ---------------------------------------------------------------------------------
+    def judge_check(self, path: str | Path, *, judge: str = "offline", by: str | None = None,
+                    disagreements: int = 0, repeat: int = 1, concurrency: int = 4) -> Any:
+        """``viva judge check``: a judge's agreement with the human labels of a JSONL file
+        (:mod:`engine.judge.check`). ``judge`` is ``offline`` or the name of a configured endpoint
+        (``judge``, ``kernel`` or a target); LLM calls are recorded and cached in this home.
+
+        Raises:
+            JudgeCheckError: a bad file, field or judge name.
+        """
+        from engine.judge import check
+
+        rows = check.load_rows(path)
+        if judge == "offline":
+            if repeat > 1:
+                raise check.JudgeCheckError("--repeat needs an LLM judge: the offline judge gives the same verdicts")
+            return check.run_check(path, rows, by=by, disagreements=disagreements)
+        from engine.llm import LLMClient
+
+        endpoint = check.resolve_endpoint(self.config, judge)
+        llm = check.LLMCheckJudge(LLMClient(self._store, endpoint, "judge", self.use_cache), concurrency,
+                                  self.config.interview.judge_repairs,
+                                  retest_client=LLMClient(self._store, endpoint, "judge", use_cache=False))
+        return check.run_check(path, rows, judge_name=judge, verdicts_of=llm, by=by, disagreements=disagreements,
+                               repeat=repeat, usage=llm.usage_report)
+
     # -- sessions -------------------------------------------------------------------------------
     def list_sessions(self, limit: int | None = None, offset: int = 0, query: str = "",
                       ids: list[int] | None = None) -> list[dict[str, Any]]:

@@ -268,6 +268,89 @@ def offline_verdicts(rows: Sequence[CheckRow]) -> list[Verdict]:
     return [v for v in verdicts if v is not None]
 
 
+def resolve_endpoint(config: Any, name: str) -> Any:
+    """The endpoint ``--judge NAME`` names: ``judge`` (the judge role, default the kernel), ``kernel``,
+    or a named entry of ``targets:`` in viva.yaml.
+
+    Raises:
+        JudgeCheckError: no such endpoint is configured.
+    """
+    if name == "judge" and (config.judge or config.kernel):
+        return config.judge or config.kernel
+    if name == "kernel" and config.kernel:
+        return config.kernel
+    if name in config.targets:
+        return config.targets[name]
+    known = [n for n, e in (("kernel", config.kernel), ("judge", config.judge or config.kernel)) if e]
+    known += sorted(config.targets)
+    raise JudgeCheckError(f"--judge {name}: no such endpoint in the configuration "
+                          f"(configured: {', '.join(known) or 'none'}; `offline` needs none)")
+
+
+class LLMCheckJudge:
+    """An LLM judge for :func:`run_check`: gold rows by :func:`engine.judge.gold_llm.judge_gold_llm`,
+    criterion rows by the point judge (:meth:`engine.judge.llm.LLMJudge.judge_point`). A row whose
+    call fails (endpoint error, reply invalid after repairs) is counted as not credited and listed in
+    the report's notes with its reason."""
+
+    def __init__(self, client: Any, concurrency: int = 4, repairs: int = 2, retest_client: Any = None):
+        from engine.llm import Usage
+
+        self.client = client
+        self.retest_client = retest_client or client  # runs after the first bypass the cache (test-retest)
+        self.runs = 0
+        self.concurrency = concurrency
+        self.repairs = repairs
+        self.usage = Usage()
+        self.failed: dict[int, str] = {}  # line -> why its call failed (the last run's reason)
+
+    def __call__(self, rows: Sequence[CheckRow]) -> list[Verdict]:
+        """Judge every row (one event loop, ``concurrency`` calls at a time)."""
+        import asyncio
+
+        client = self.client if self.runs == 0 else self.retest_client
+        self.runs += 1
+        return asyncio.run(self._all(rows, client))
+
+    async def _all(self, rows: Sequence[CheckRow], client: Any) -> list[Verdict]:
+        import asyncio
+
+        from engine.judge.gold_llm import judge_gold_llm
+        from engine.judge.llm import LLMJudge
+
+        gate = asyncio.Semaphore(max(1, self.concurrency))
+        point_judge = LLMJudge(client, self.repairs)
+
+        async def one(r: CheckRow) -> Verdict:
+            async with gate:
+                try:
+                    if r.kind == "gold":
+                        v = await judge_gold_llm(client, r.question, list(r.golds), r.answer, repairs=self.repairs)
+                        for field_ in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
+                            setattr(self.usage, field_, getattr(self.usage, field_) + getattr(v.usage, field_))
+                        return Verdict(v.met, v.rationale)
+                    hit, reason, usage = await point_judge.judge_point(r.question or "State the facts asked.",
+                                                                      r.criterion, r.answer)
+                    for field_ in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
+                        setattr(self.usage, field_, getattr(self.usage, field_) + getattr(usage, field_))
+                    return Verdict(bool(hit), f"LLM judge: {reason}")
+                except Exception as exc:  # noqa: BLE001  (one bad reply costs its row, not the check)
+                    from engine.redact import redact
+
+                    self.failed[r.line] = f"line {r.line}: {redact(str(exc))[:200]}"
+                    return Verdict(False, f"cannot judge: {redact(str(exc))[:200]}")
+
+        return list(await asyncio.gather(*(one(r) for r in rows)))
+
+    def usage_report(self) -> dict[str, Any]:
+        """Tokens, calls and cost so far (cost None when the endpoint has no price)."""
+        u = self.usage
+        priced = bool(getattr(self.client.endpoint, "price_in", 0) or getattr(self.client.endpoint, "price_out", 0))
+        return {"tokens_in": u.tokens_in, "tokens_out": u.tokens_out, "calls": u.calls, "cached_calls": u.cached_calls,
+                "cost": u.cost if priced else None, "rows_not_judged": len(self.failed),
+                "not_judged": [self.failed[k] for k in sorted(self.failed)][:20]}
+
+
 def _other_judges(rows: Sequence[CheckRow]) -> list[str]:
     """Boolean fields present on some rows: other judges' verdicts carried by the file."""
     names: dict[str, None] = {}
@@ -392,7 +475,11 @@ def render_text(report: CheckReport) -> str:
         u = report.usage
         cost = u.get("cost")
         lines.append(f"tokens: {u.get('tokens_in', 0)} in, {u.get('tokens_out', 0)} out; "
-                     f"calls {u.get('calls', 0)}; cost {'unknown (no price set)' if cost is None else f'{cost:.4f}'}")
+                     f"calls {u.get('calls', 0)} ({u.get('cached_calls', 0)} from the cache); "
+                     f"cost {'unknown (no price set)' if cost is None else f'{cost:.4f}'}")
+        if u.get("rows_not_judged"):
+            lines.append(f"not judged (counted as not credited): {u['rows_not_judged']} rows")
+            lines += [f"  {line}" for line in u.get("not_judged", [])]
     for d in report.disagreements:
         target = ", ".join(d["golds"]) if d["golds"] else d["criterion"]
         lines.append(f"- line {d['line']}: {d['what']}")

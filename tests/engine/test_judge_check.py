@@ -123,3 +123,51 @@ def test_nq301_every_system_at_least_the_substring_rule():
         assert figs["viva (offline)"].kappa >= figs["substring"].kappa, model
         assert figs["viva (offline)"].kappa >= figs["exact match"].kappa, model
     assert report.overall["viva (offline)"].precision >= 0.95
+
+
+def _config(tmp_path: Path, fake) -> Path:
+    cfg = tmp_path / "viva.yaml"
+    cfg.write_text(f"judge:\n  base_url: {fake.base_url}\n  model: fake-model\n  timeout: 5\n  max_retries: 1\n"
+                   f"  price_in: 1.0\n  price_out: 2.0\n", encoding="utf-8")
+    return cfg
+
+
+def test_llm_judge_through_a_real_http_server(tmp_path, fake_openai):
+    """The LLM judge is asked once per row with the golds as reference; its verdicts are scored like any
+    judge's; a reply that stays invalid costs that row (counted, listed), not the check."""
+    def answer(body):
+        text = "\n".join(m["content"] for m in body["messages"])
+        if "Marlowe" in text:
+            return "not JSON at all"
+        correct = "Shakespeare" in text.split("Reply:")[-1] or "1945" in text.split("Reply:")[-1]
+        return json.dumps({"reason": "compared with the accepted answers", "correct": correct})
+
+    fake_openai.rule(lambda req: True, answer)
+    path = write(tmp_path, GOLD_ROWS)
+    runner = CliRunner()
+    args = ["--home", str(tmp_path / "h"), "--config", str(_config(tmp_path, fake_openai)), "judge", "check",
+            str(path), "--judge", "judge", "--json", "--repeat", "2"]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    viva = report["overall"]["viva (judge)"]
+    assert (viva["n"], viva["both"], viva["neither"]) == (4, 2, 2)
+    assert report["usage"]["rows_not_judged"] == 1 and "line 2" in report["usage"]["not_judged"][0]
+    assert report["usage"]["cost"] > 0 and report["usage"]["tokens_in"] > 0
+    assert report["repeat"]["runs"] == 2 and report["repeat"]["all_runs_agree"] == 4
+    first = fake_openai.chat_requests()[0]
+    assert "Accepted answers:" in first.text and "<<<CANDIDATE" in first.text
+    # 4 rows: 3 valid calls + 1 call and 2 repairs for the invalid one = 6 per run; the retest run bypasses
+    # the cache, so 12 in all; a second check takes its first run from the cache and retests again
+    assert fake_openai.count() == 12
+    assert runner.invoke(main, args).exit_code == 0
+    assert fake_openai.count() == 18
+
+
+def test_unknown_judge_name_and_repeat_offline(tmp_path):
+    path = write(tmp_path, GOLD_ROWS)
+    runner = CliRunner()
+    result = runner.invoke(main, ["--home", str(tmp_path / "h"), "judge", "check", str(path), "--judge", "gpt9"])
+    assert result.exit_code == 1 and "--judge gpt9: no such endpoint" in result.output
+    result = runner.invoke(main, ["--home", str(tmp_path / "h"), "judge", "check", str(path), "--repeat", "2"])
+    assert result.exit_code == 1 and "--repeat needs an LLM judge" in result.output
