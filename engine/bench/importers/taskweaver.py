@@ -95,10 +95,11 @@ def _case_files(root: Path) -> list[tuple[str, Path]]:
 
 def _load_yaml(file: Path) -> dict[str, Any]:
     from engine.config import DuplicateKeyError, StrictLoader
+    from engine.safeload import load_yaml
 
     text = read_text(file)
     try:
-        data = yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        data = load_yaml(text, StrictLoader)  # depth and alias expansion capped
     except DuplicateKeyError as exc:
         raise ImportFormatError(file, f"line {exc.line}", str(exc)) from None
     except yaml.YAMLError as exc:
