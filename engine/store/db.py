@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.redact import redact, redact_in_place
+from engine.store.caps import CAPPED_COLUMNS, MAX_TEXT_CHARS, cap_in_place, cap_text
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -25,8 +26,41 @@ if TYPE_CHECKING:
 DB_FILENAME = "viva.db"
 
 
+
 class StoreError(Exception):
     """The database cannot be opened or is newer than this version of viva."""
+
+
+_WRITE_RE = re.compile(r"^\s*(?:INSERT|UPDATE|REPLACE)\b", re.I)
+_OWN_REDACTION_RE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO\s+texts\b", re.I)
+
+
+def _redact_params(params: Any) -> Any:
+    if isinstance(params, dict):
+        return {k: redact(v) if isinstance(v, str) else v for k, v in params.items()}
+    if isinstance(params, (list, tuple)):
+        return [redact(v) if isinstance(v, str) else v for v in params]
+    return params
+
+
+class RedactingConnection(sqlite3.Connection):
+    """The store's sqlite3 connection: the one choke point of every write.
+
+    The string parameters of every ``INSERT``/``UPDATE``/``REPLACE`` run through it pass
+    :func:`engine.redact.redact`, whoever builds the statement: :class:`Store`'s helpers, sqlite-utils
+    (rubric edits and their notes, benchmarks, items), or plain SQL. Only ``texts``, which redacts
+    before it hashes (:mod:`engine.store.texts`) and stores deltas of redacted text, is left to itself.
+    """
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # noqa: D102
+        if parameters and _WRITE_RE.match(sql) and not _OWN_REDACTION_RE.match(sql):
+            parameters = _redact_params(parameters)
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> sqlite3.Cursor:  # noqa: D102
+        if _WRITE_RE.match(sql) and not _OWN_REDACTION_RE.match(sql):
+            seq_of_parameters = (_redact_params(p) for p in seq_of_parameters)
+        return super().executemany(sql, seq_of_parameters)
 
 
 def now_iso() -> str:
@@ -68,7 +102,7 @@ class Store:
             self.path = self.path / DB_FILENAME
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+            conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None, factory=RedactingConnection)
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open database ({exc})") from None
         conn.execute("PRAGMA journal_mode=WAL")
@@ -182,7 +216,7 @@ class Store:
             _check_identifier(column)
         sql = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
                if columns else f"INSERT INTO {table} DEFAULT VALUES")
-        values = [_clean(row[c]) for c in columns]
+        values = [_clean(row[c], table, c) for c in columns]
         with self.transaction():
             return int(self.conn.execute(sql, values).lastrowid)  # type: ignore[arg-type]
 
@@ -197,7 +231,7 @@ class Store:
             _check_identifier(column)
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         with self.transaction():
-            self.conn.executemany(sql, [[_clean(row[c]) for c in columns] for row in rows])
+            self.conn.executemany(sql, [[_clean(row[c], table, c) for c in columns] for row in rows])
 
     def update(self, table: str, row_id: int, values: dict[str, Any]) -> None:
         """Update columns of one row by id (within a transaction when one is open); text is redacted."""
@@ -208,7 +242,7 @@ class Store:
             return
         sql = f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?"
         with self.transaction():
-            self.conn.execute(sql, [*(_clean(v) for v in values.values()), row_id])
+            self.conn.execute(sql, [*(_clean(v, table, c) for c, v in values.items()), row_id])
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
         """Run a read query; returns its rows as dicts (column -> value).
@@ -233,7 +267,7 @@ class Store:
         The payload's strings are redacted *in place* (:func:`engine.redact.redact_in_place`), so a
         caller that passes the same dict on to a live listener shows exactly what was stored.
         """
-        body = dumps(redact_in_place(payload if payload is not None else {}))
+        body = dumps(cap_in_place(redact_in_place(payload if payload is not None else {})))
         with self.transaction():
             cur = self.conn.execute(
                 "INSERT INTO events (session_id, ts, kind, payload) VALUES (?, ?, ?, ?)",
@@ -301,9 +335,19 @@ class Store:
         return int(row[0])
 
 
-def _clean(value: Any) -> Any:
-    """A column value on its way in: text redacted, everything else unchanged."""
-    return redact(value) if isinstance(value, str) else value
+def _clean(value: Any, table: str = "", column: str = "") -> Any:
+    """A column value on its way in: text capped (:data:`CAPPED_COLUMNS`, else :data:`MAX_TEXT_CHARS`
+    unless it is JSON, which a cut would break), everything else unchanged. The connection redacts
+    every written string (:class:`RedactingConnection`); a text about to be cut is redacted first, so
+    a cut never leaves half a secret that redaction would no longer recognise."""
+    if not isinstance(value, str):
+        return value
+    limit = CAPPED_COLUMNS.get((table, column))
+    if limit is None and value[:1] not in "[{":
+        limit = MAX_TEXT_CHARS
+    if limit is None or len(value) <= limit:
+        return value
+    return cap_text(redact(value), limit)
 
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
