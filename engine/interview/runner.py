@@ -360,6 +360,18 @@ class SessionRunner:
             session.emit(ev.SessionInterrupted())
             raise
         except Exception as exc:
+            from engine.store.faults import DAMAGED, classify
+
+            if classify(exc) not in (None, DAMAGED):
+                # A full (or read-only) home is no fault of the session: it is interrupted, resumable
+                # once there is space. Writing that may fail too; the row then says running with a
+                # dead pid, which every reader shows as interrupted (queries.effective_status).
+                try:
+                    session.set_status("interrupted")
+                    session.emit(ev.SessionInterrupted())
+                except Exception:  # noqa: S110 - the disk is still full: the original error is reported
+                    pass
+                raise
             message = f"{type(exc).__name__}: {exc}"
             session.set_status("failed", error=message)
             session.emit(ev.SessionFailed(message))

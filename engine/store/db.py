@@ -100,22 +100,64 @@ class Store:
         self.path = Path(path)
         if self.path.is_dir():
             self.path = self.path / DB_FILENAME
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = False
+        """The home cannot be written (a read-only mount or folder): opened for reading only, and every
+        write transaction is refused with :class:`engine.store.faults.HomeFaultError`."""
         try:
-            conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None, factory=RedactingConnection)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot open database ({exc})") from None
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=30000")
-        conn.execute("PRAGMA recursive_triggers=ON")  # as sqlite-utils sets it, whether or not .db is used
-        self.conn = conn
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{self.path.parent}: cannot create the data home ({exc.strerror})") from None
         self._db: sqlite_utils.Database | None = None
         self._depth = 0
         self.memo: dict[Any, Any] = {}
         """What this connection knows of immutable rows (``engine.store.texts``); emptied on rollback."""
-        self.migrate()
+        try:
+            self.conn = self._connect()
+            self.migrate()
+        except sqlite3.DatabaseError as exc:
+            from engine.store.faults import DAMAGED, classify, describe
+
+            if classify(exc) == DAMAGED:
+                raise StoreError(describe(exc, self.path.parent, self.path)) from None
+            raise StoreError(describe(exc, self.path.parent, self.path) or f"{self.path}: cannot open the "
+                             f"database ({exc})") from None
+
+    def _connect(self) -> sqlite3.Connection:
+        """Open the database: read-write in WAL mode, or read-only when the home cannot be written."""
+        import os
+
+        writable = os.access(self.path.parent, os.W_OK) and (not self.path.exists() or os.access(self.path, os.W_OK))
+        if writable:
+            try:
+                conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None, factory=RedactingConnection)
+                conn.execute("PRAGMA journal_mode=WAL")
+            except sqlite3.OperationalError as exc:
+                from engine.store.faults import READ_ONLY, classify
+
+                if classify(exc) != READ_ONLY and "unable to open" not in str(exc):
+                    raise
+                writable = False
+        if not writable:
+            if not self.path.exists():
+                raise StoreError(f"{self.path.parent}: read-only and holds no database; viva cannot create one "
+                                 "there: make it writable, or use another --home")
+            self.read_only = True
+            # A WAL database needs its -shm file; in a folder that cannot be written, read the file as
+            # it is (immutable: nobody can change it here meanwhile).
+            uri = f"file:{self.path}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None, factory=RedactingConnection)
+            try:
+                conn.execute("PRAGMA user_version").fetchone()
+            except sqlite3.OperationalError:
+                conn.close()
+                conn = sqlite3.connect(f"file:{self.path}?immutable=1", uri=True, timeout=30.0,
+                                       isolation_level=None, factory=RedactingConnection)
+        conn.execute("PRAGMA foreign_keys=ON")
+        if not self.read_only:
+            conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute("PRAGMA recursive_triggers=ON")  # as sqlite-utils sets it, whether or not .db is used
+        return conn
 
     @property
     def db(self) -> sqlite_utils.Database:
@@ -143,6 +185,9 @@ class Store:
             )
         if current == SCHEMA_VERSION:
             return
+        if self.read_only:
+            raise StoreError(f"{self.path}: read-only, and its schema (version {current}) needs upgrading to "
+                             f"{SCHEMA_VERSION}; make the home writable once, or use another --home")
         # Foreign keys are off while migrations run, so a migration may rebuild a table that others
         # reference (SQLite's documented procedure); the references are checked before each commit.
         self.conn.execute("PRAGMA foreign_keys=OFF")
@@ -186,6 +231,11 @@ class Store:
             finally:
                 self._depth -= 1
             return
+        if self.read_only:
+            from engine.store.faults import READ_ONLY, HomeFaultError
+
+            raise HomeFaultError(READ_ONLY, f"{self.path.parent}: read-only; viva can read this home but not "
+                                            "write to it: make it writable, or use another --home")
         self.conn.execute("BEGIN IMMEDIATE")
         self._depth = 1
         try:
