@@ -258,7 +258,12 @@ def test_importer_refuses_a_symlinked_data_file(tmp_path):
 
 # -- 3 (store side). stored texts are capped --------------------------------------------------------
 def test_huge_texts_are_stored_capped_with_a_marker(tmp_path):
-    from engine.store.caps import MAX_ANSWER_CHARS, MAX_EVENT_STRING_CHARS, MAX_RATIONALE_CHARS, MAX_TEXT_CHARS
+    from engine.store.caps import (
+        MAX_ANSWER_CHARS,
+        MAX_EVENT_STRING_CHARS,
+        MAX_RATIONALE_CHARS,
+        MAX_TEXT_CHARS,
+    )
     from engine.store.texts import get_text, put_text
 
     store = Store(tmp_path)
