@@ -386,13 +386,14 @@ class Engine:
         """Override (or, with the judge's own value, confirm) a verdict; figures recomputed at once."""
         return _control.override_verdict(self._store, session_id, turn_idx, cid, met, note, who)
 
-    async def apply_rubric(self, session_id: int, version_id: int) -> dict[str, Any]:
-        """Score a session with a rubric version: queued for its live runner, or re-scored now."""
-        return await _run.apply_rubric(self.runtime, session_id, version_id)
+    async def apply_rubric(self, session_id: int, version_id: int, trust_eval_code: bool = False) -> dict[str, Any]:
+        """Score a session with a rubric version: queued for its live runner, or re-scored now
+        (``trust_eval_code``: as ``viva run --trust-eval-code``)."""
+        return await _run.apply_rubric(self.runtime, session_id, version_id, trust_eval_code)
 
-    async def rescore(self, session_id: int, version_id: int) -> dict[str, Any]:
+    async def rescore(self, session_id: int, version_id: int, trust_eval_code: bool = False) -> dict[str, Any]:
         """Re-judge a session's stored answers under a rubric version (never asks the target)."""
-        return await _run.rescore_session(self.runtime, session_id, version_id)
+        return await _run.rescore_session(self.runtime, session_id, version_id, trust_eval_code)
 
     # -- benchmarks, items, rubrics --------------------------------------------------------------
     def list_benchmarks(self) -> list[Benchmark]:

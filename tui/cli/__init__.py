@@ -46,9 +46,24 @@ class VivaGroup(click.Group):
             from engine.redact import redact
 
             if not isinstance(exc, USER_ERRORS):
-                raise
+                line = _home_fault(ctx, exc)  # a damaged, full or read-only home: one line, no traceback
+                if line is None:
+                    raise
+                click.echo(f"Error: {redact(line)}", err=True)
+                sys.exit(2)
             click.echo(f"Error: {redact(str(exc))}", err=True)
             sys.exit(2 if isinstance(exc, (ConfigError, StoreError)) else 1)
+
+
+def _home_fault(ctx: click.Context, exc: BaseException) -> str | None:
+    """The one-line message for an error of a damaged, full or read-only data home, else None."""
+    import os
+
+    from engine.store.faults import describe
+
+    root = ctx.find_root()
+    home = getattr(root.obj, "home", None) or root.params.get("home") or os.environ.get("VIVA_HOME") or ".viva"
+    return describe(exc, home)
 
 
 @click.group(cls=VivaGroup, invoke_without_command=True,
