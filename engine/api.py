@@ -52,6 +52,7 @@ _LAZY: dict[str, str] = {
     "apply_ops": "engine.bench.rubric", "current_rubric": "engine.bench.rubric", "edit_rubric": "engine.bench.rubric",
     "has_rubric": "engine.bench.rubric", "list_versions": "engine.bench.rubric",
     "restore_version": "engine.bench.rubric", "export_jsonl": "engine.bench.export",
+    "describe_home_fault": "engine.store.faults:describe",
     "load_check_rows": "engine.judge.check:load_rows", "run_judge_check": "engine.judge.check:run_check",
     "render_judge_check": "engine.judge.check:render_text", "JudgeCheckError": "engine.judge.check",
     "generate_benchmark": "engine.bench.generate", "load_topics": "engine.bench.generate",

@@ -59,7 +59,7 @@ def _home_fault(ctx: click.Context, exc: BaseException) -> str | None:
     """The one-line message for an error of a damaged, full or read-only data home, else None."""
     import os
 
-    from engine.store.faults import describe
+    from engine.api import describe_home_fault as describe
 
     root = ctx.find_root()
     home = getattr(root.obj, "home", None) or root.params.get("home") or os.environ.get("VIVA_HOME") or ".viva"
