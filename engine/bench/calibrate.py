@@ -198,7 +198,7 @@ def item_difficulties(calibration: dict[str, Any]) -> dict[int, float]:
     return {item: sum(bs) / len(bs) for item, bs in per.items()}
 
 
-def _expected_item_scores(post: np.ndarray, units: list[dict[str, Any]]) -> dict[int, float]:
+def expected_item_scores(post: np.ndarray, units: list[dict[str, Any]]) -> dict[int, float]:
     """Expected Score (0-100, as sessions store it) of every item whose units are all calibrated, over
     the posterior ``post``."""
     by_item: dict[int, list[dict[str, Any]]] = {}
@@ -241,7 +241,7 @@ def target_abilities(store: Store, name: str) -> list[dict[str, Any]]:
     for i, target in enumerate(targets):
         responses = matrix[i, keep]
         theta, se = irt.ability(responses, a, b)
-        expected = _expected_item_scores(irt.posterior(responses, a, b), calibration["units"])
+        expected = expected_item_scores(irt.posterior(responses, a, b), calibration["units"])
         per_item = [scores[target][it] if it in scores[target] else expected.get(it) for it in items]
         known = [s for s in per_item if s is not None]
         out.append({"target": target, "ability": round(theta, 4), "se": round(se, 4),

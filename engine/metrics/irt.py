@@ -226,13 +226,18 @@ def information(theta: float, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(a, float) ** 2 * p * (1 - p)
 
 
+def pick(info: np.ndarray, available: np.ndarray, rng: np.random.Generator, top_k: int = TOP_K) -> int | None:
+    """Randomesque choice: the index of one of the ``top_k`` largest ``info`` among those ``available``
+    (bool), drawn with ``rng`` (ties in stable index order); None when none is available."""
+    candidates = np.flatnonzero(np.asarray(available, bool))
+    if candidates.size == 0:
+        return None
+    order = candidates[np.argsort(-np.asarray(info, float)[candidates], kind="stable")]
+    return int(rng.choice(order[:max(1, top_k)]))
+
+
 def next_item(theta: float, a: np.ndarray, b: np.ndarray, available: np.ndarray, rng: np.random.Generator,
               top_k: int = TOP_K) -> int | None:
     """The index of the next item to ask: drawn (``rng``) among the ``top_k`` most informative at
     ``theta`` of those ``available`` (bool [items]); None when none is left."""
-    candidates = np.flatnonzero(np.asarray(available, bool))
-    if candidates.size == 0:
-        return None
-    info = information(theta, a, b)[candidates]
-    order = candidates[np.argsort(-info, kind="stable")]
-    return int(rng.choice(order[:max(1, top_k)]))
+    return pick(information(theta, a, b), available, rng, top_k)

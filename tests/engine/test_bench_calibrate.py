@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,51 @@ def test_the_cli_calibrates_and_shows_abilities(runtime):
     assert "calibrated (rasch" in text.stdout and "Knows12" in text.stdout and "expected" in text.stdout
     bad = viva("bench", "calibrate", "nope")
     assert bad.returncode == 1 and "nope" in bad.stderr
+
+
+def test_adaptive_items_follow_the_ability_and_stop_on_budget_or_se(runtime):
+    from engine.interview.item_selection import run_adaptive_items
+
+    request = RunRequest(bench="mc", targets=[TARGETS[1]], kernel="offline", policy="threshold", turns=1, seed=4)
+    with pytest.raises(BenchError, match="not calibrated"):
+        asyncio.run(run_adaptive_items(runtime, request, budget=3))
+    _run(runtime, TARGETS)
+    calibrate_benchmark(runtime.store, "mc")
+    seen = []
+    first = asyncio.run(run_adaptive_items(runtime, request, budget=4, on_step=lambda t, s: seen.append(s)))
+    trace = first["targets"][TARGETS[1]]
+    assert trace["asked"] == 4 and trace["stopped"] == "budget" and seen == trace["steps"]
+    items = [s["item"] for s in trace["steps"]]
+    assert len(set(items)) == 4
+    # Knows6 answers questions 0-5 (items 1-6) right: each step's response is the truth
+    assert [s["right"] for s in trace["steps"]] == [[int(item <= 6)] for item in items]
+    assert all(s["se"] < 1.0 for s in trace["steps"]) and trace["steps"][-1]["se"] == trace["se"]
+    fit = get_calibration(runtime.store, "mc")
+    info_first = {u["item_id"]: -abs(u["b"]) for u in fit["units"]}  # at ability 0: the items nearest b = 0
+    best = sorted(info_first, key=info_first.get, reverse=True)[:5]
+    assert items[0] in best
+    again = asyncio.run(run_adaptive_items(runtime, request, budget=4))
+    assert [s["item"] for s in again["targets"][TARGETS[1]]["steps"]] == items  # seeded: the same examination
+    early = asyncio.run(run_adaptive_items(runtime, request, se=0.75))
+    stop = early["targets"][TARGETS[1]]
+    assert stop["stopped"] == "se" and stop["se"] <= 0.75 and stop["asked"] < 12
+    assert 0 <= stop["expected_score"] <= 100
+    with pytest.raises(BenchError, match="chooses the items"):
+        asyncio.run(run_adaptive_items(runtime, replace(request, items=[1]), budget=2))
+
+
+def test_the_cli_runs_adaptive_items(runtime):
+    _run(runtime, TARGETS)
+    calibrate_benchmark(runtime.store, "mc")
+    args = [sys.executable, "-m", "tui", "--home", str(runtime.home), "run", "--bench", "mc", "--items", "adaptive",
+            "--budget", "3", "--target", TARGETS[3], "--kernel", "offline", "--turns", "1", "--policy", "threshold"]
+    out = subprocess.run([*args, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["targets"][TARGETS[3]]
+    assert result["asked"] == 3 and all(s["right"] == [1] for s in result["steps"])
+    text = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "200"})
+    assert text.returncode == 0 and "-> ability" in text.stdout and "expected Score" in text.stdout
+    bad = subprocess.run([*args[:8], "--target", TARGETS[0], "--se", "0.5", "--items", "1,2"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--items adaptive" in bad.stderr
