@@ -59,6 +59,9 @@ _LAZY: dict[str, str] = {
     "run_import": "engine.bench.importers", "delete_benchmark": "engine.bench.items",
     "get_benchmark": "engine.bench.items", "get_item": "engine.bench.items", "list_benchmarks": "engine.bench.items",
     "list_items": "engine.bench.items", "prepare_demo": "engine.demo", "DEMO_TARGETS": "engine.demo",
+    "calibrate_benchmark": "engine.bench.calibrate", "get_calibration": "engine.bench.calibrate",
+    "target_abilities": "engine.bench.calibrate", "item_difficulties": "engine.bench.calibrate",
+    "run_adaptive_items": "engine.interview.item_selection",
     # runs
     "list_sessions": "engine.interview.queries", "execute_run": "engine.interview.run",
     "execute_sessions": "engine.interview.run", "plan_run": "engine.interview.run",
