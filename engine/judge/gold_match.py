@@ -574,9 +574,15 @@ def _f1(pred: Sequence[Tok], gold: Sequence[Tok]) -> float:
 
 
 def _text(toks: Sequence[Tok]) -> str:
-    out = ""
+    """Tokens joined for a rationale: words spaced, separators attached ("a, b (c)")."""
+    out, glue = "", True
     for t in toks:
-        out += t.text if t.kind in ("sep", "quote") and t.text not in "(\"“" else (" " if out else "") + t.text
+        if t.kind in ("sep", "quote") and t.text not in "(\"“":
+            out += t.text
+            glue = False
+        else:
+            out += ("" if glue or not out else " ") + t.text
+            glue = t.text in "(\"“"
     return out
 
 
