@@ -575,14 +575,17 @@ def _f1(pred: Sequence[Tok], gold: Sequence[Tok]) -> float:
 
 def _text(toks: Sequence[Tok]) -> str:
     """Tokens joined for a rationale: words spaced, separators attached ("a, b (c)")."""
-    out, glue = "", True
+    out, glue, open_quote = "", True, False
     for t in toks:
-        if t.kind in ("sep", "quote") and t.text not in "(\"“":
+        opener = t.text in "(“" or (t.text == '"' and not open_quote)
+        if t.text == '"':
+            open_quote = not open_quote
+        if t.kind in ("sep", "quote") and not opener:
             out += t.text
             glue = False
         else:
             out += ("" if glue or not out else " ") + t.text
-            glue = t.text in "(\"“"
+            glue = opener
     return out
 
 
