@@ -78,6 +78,33 @@ def classify(exc: BaseException) -> str | None:
     return None
 
 
+LOW_SPACE_BYTES = 64 * 1024
+"""Below this much free space for viva's user, an I/O error of SQLite's is taken for a full disk."""
+
+
+def no_space_left(home: Path | str) -> bool:
+    """True when the file system of ``home`` has less than :data:`LOW_SPACE_BYTES` free for this user."""
+    try:
+        st = os.statvfs(home)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < LOW_SPACE_BYTES
+
+
+def _io_error(exc: BaseException) -> bool:
+    """Whether ``exc`` (or one in its chain) is SQLite's I/O error (``SQLITE_IOERR*``)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sqlite3.Error) and (
+                (getattr(current, "sqlite_errorname", "") or "").startswith("SQLITE_IOERR")
+                or "disk i/o error" in str(current).lower()):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def _said_already(exc: BaseException) -> str | None:
     """The message of the first :class:`StoreError` in ``exc``'s chain (``exc`` included): viva's
     own line about the fault (the store's, when it opened the home), which a caller that wrapped it
@@ -117,6 +144,8 @@ def describe(exc: BaseException, home: Path | str | None, db: Path | str | None 
         resume: what ``viva resume`` takes to continue (``run:3``, a session id); None: ``run:N``.
     """
     kind = classify(exc)
+    if kind is None and home is not None and _io_error(exc) and no_space_left(home):
+        kind = FULL  # e.g. SQLite cannot even make its shared-memory file: "disk I/O error"
     if kind is None:
         return None
     said = _said_already(exc)
@@ -130,8 +159,11 @@ def describe(exc: BaseException, home: Path | str | None, db: Path | str | None 
         return (f"{file}: the database is damaged ({detail}; integrity_check: {finding}); restore it from a "
                 "copy, or start a new home with --home DIR")
     if kind == FULL:
+        if resume is None:
+            return (f"{where or 'the data home'}: disk full ({detail}); free some space, then try again "
+                    "(`viva resume run:N` continues an interrupted run; `viva sessions` lists them)")
         return (f"{where or 'the data home'}: disk full ({detail}); free some space, then continue with "
-                f"`viva resume {resume or 'run:N'}` (`viva sessions` lists the interrupted sessions)")
+                f"`viva resume {resume}` (`viva sessions` lists the interrupted sessions)")
     name = getattr(exc, "filename", None) or where or "the data home"
     return (f"{name}: read-only ({detail}); viva can read this home but not write to it: make it writable, "
             "or use another --home")

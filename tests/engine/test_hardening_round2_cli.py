@@ -355,6 +355,79 @@ def test_the_reserve_is_made_once_and_released_for_the_last_write(tmp_path):
     assert (tmp_path / "elsewhere").read_text() == "x"
 
 
+EACH_DRIVER = r"""
+import json, os, shutil, sqlite3, subprocess, sys
+
+spec = json.loads(sys.argv[1])
+home = spec["home"]
+shutil.copy2(spec["seed"], os.path.join(home, "viva.db"))
+fd = os.open(os.path.join(home, "filler.bin"), os.O_WRONLY | os.O_CREAT, 0o600)
+try:
+    while True:
+        os.write(fd, b"\0" * 65536)
+except OSError:
+    pass
+finally:
+    os.close(fd)
+out = {"free": os.statvfs(home).f_bavail, "commands": []}
+for args in spec["commands"]:
+    p = subprocess.run([sys.executable, "-m", "tui", "--home", home, *args], cwd=spec["cwd"], capture_output=True,
+                       text=True, timeout=600, stdin=subprocess.DEVNULL)
+    out["commands"].append({"args": args, "rc": p.returncode, "stdout": p.stdout, "stderr": p.stderr})
+os.unlink(os.path.join(home, "filler.bin"))
+conn = sqlite3.connect(os.path.join(home, "viva.db"))
+out["integrity"] = conn.execute("PRAGMA integrity_check").fetchone()[0]
+out["sessions"] = [list(r) for r in conn.execute("SELECT id, status, score FROM sessions ORDER BY id")]
+out["benchmarks"] = [r[0] for r in conn.execute("SELECT name FROM benchmarks ORDER BY id")]
+conn.close()
+with open(spec["out"], "w") as f:
+    json.dump(out, f)
+"""
+
+EVERY_COMMAND = [["sessions"], ["bench", "list"], ["kb", "list"], ["report", "1"], ["bench", "export", "oxy"],
+                 ["rescore", "1", "--force"], ["resume", "run:1"],
+                 ["run", "--bench", "oxy", "--target", "python:tests.engine.agents:OxygenAgent", "--kernel", "offline",
+                  "--policy", "threshold", "--turns", "2"],
+                 ["kb", "build", "k", "src"], ["bench", "import", "jsonl", "q.jsonl", "--name", "n"],
+                 ["bench", "delete", "oxy", "--yes"]]
+
+
+@needs_bwrap
+def test_every_command_on_a_full_disk_is_one_line(tmp_path, embed_cache):
+    """Every command on a home whose file system has no byte left (after viva closed it cleanly, so
+    even SQLite's shared-memory file cannot be made): one line, no traceback; nothing is damaged."""
+    seed_home = tmp_path / "seed"
+    store = Store(seed_home / "viva.db")
+    make_bench(store)
+    store.close()
+    ran = viva(seed_home, "run", "--bench", "oxy", "--target", "python:tests.engine.agents:OxygenAgent", "--kernel",
+               "offline", "--policy", "threshold", "--turns", "2", "--quiet", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.txt").write_text("Oxygen is the most abundant element in the Earth's crust.")
+    (tmp_path / "q.jsonl").write_text(json.dumps(ITEM) + "\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    out = tmp_path / "out.json"
+    spec = {"home": str(home), "cwd": str(tmp_path), "seed": str(seed_home / "viva.db"), "out": str(out),
+            "commands": EVERY_COMMAND}
+    argv = ["bwrap", "--dev-bind", "/", "/", "--size", str(2 * 1024 * 1024), "--tmpfs", str(home),
+            "--ro-bind", str(embed_cache), str(home / "cache"), "--", sys.executable, "-c", EACH_DRIVER, json.dumps(spec)]
+    proc = subprocess.run(argv, env=env_for(tmp_path), cwd=tmp_path, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["free"] == 0
+    for c in result["commands"]:
+        done = subprocess.CompletedProcess(c["args"], c["rc"], c["stdout"], c["stderr"])
+        one_line_error(done, "disk full", "free some space")
+    assert result["integrity"] == "ok"
+    conn = sqlite3.connect(seed_home / "viva.db")
+    before = [list(r) for r in conn.execute("SELECT id, status, score FROM sessions ORDER BY id")]
+    conn.close()
+    assert result["sessions"] == before and before[0][1] == "finished"  # nothing lost or changed
+    assert result["benchmarks"] == ["oxy"]
+
+
 # -- viva resume after a python: target's module stops importing -----------------------------------
 FLAKY_AGENT = '''
 import os
