@@ -392,24 +392,41 @@ EVERY_COMMAND = [["sessions"], ["bench", "list"], ["kb", "list"], ["report", "1"
                  ["bench", "delete", "oxy", "--yes"]]
 
 
-@needs_bwrap
-def test_every_command_on_a_full_disk_is_one_line(tmp_path, embed_cache):
-    """Every command on a home whose file system has no byte left (after viva closed it cleanly, so
-    even SQLite's shared-memory file cannot be made): one line, no traceback; nothing is damaged."""
-    seed_home = tmp_path / "seed"
+@pytest.fixture(scope="module")
+def finished_home(tmp_path_factory) -> Path:
+    """A folder with ``seed/`` (a home: benchmark oxy, run 1 with session 1 finished), ``src/`` (a
+    document) and ``q.jsonl`` (an item): what the every-command tests run their commands with."""
+    work = tmp_path_factory.mktemp("finished")
+    seed_home = work / "seed"
     store = Store(seed_home / "viva.db")
     make_bench(store)
     store.close()
     ran = viva(seed_home, "run", "--bench", "oxy", "--target", "python:tests.engine.agents:OxygenAgent", "--kernel",
-               "offline", "--policy", "threshold", "--turns", "2", "--quiet", cwd=tmp_path)
+               "offline", "--policy", "threshold", "--turns", "2", "--quiet", cwd=work)
     assert ran.returncode == 0, ran.stderr[-2000:]
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "a.txt").write_text("Oxygen is the most abundant element in the Earth's crust.")
-    (tmp_path / "q.jsonl").write_text(json.dumps(ITEM) + "\n")
+    (work / "src").mkdir()
+    (work / "src" / "a.txt").write_text("Oxygen is the most abundant element in the Earth's crust.")
+    (work / "q.jsonl").write_text(json.dumps(ITEM) + "\n")
+    return work
+
+
+def _sessions_of(db: Path) -> list[list]:
+    conn = sqlite3.connect(db)
+    try:
+        return [list(r) for r in conn.execute("SELECT id, status, score FROM sessions ORDER BY id")]
+    finally:
+        conn.close()
+
+
+@needs_bwrap
+def test_every_command_on_a_full_disk_is_one_line(tmp_path, embed_cache, finished_home):
+    """Every command on a home whose file system has no byte left (after viva closed it cleanly, so
+    even SQLite's shared-memory file cannot be made): one line, no traceback; nothing is damaged."""
+    seed_home = finished_home / "seed"
     home = tmp_path / "home"
     home.mkdir()
     out = tmp_path / "out.json"
-    spec = {"home": str(home), "cwd": str(tmp_path), "seed": str(seed_home / "viva.db"), "out": str(out),
+    spec = {"home": str(home), "cwd": str(finished_home), "seed": str(seed_home / "viva.db"), "out": str(out),
             "commands": EVERY_COMMAND}
     argv = ["bwrap", "--dev-bind", "/", "/", "--size", str(2 * 1024 * 1024), "--tmpfs", str(home),
             "--ro-bind", str(embed_cache), str(home / "cache"), "--", sys.executable, "-c", EACH_DRIVER, json.dumps(spec)]
@@ -421,11 +438,34 @@ def test_every_command_on_a_full_disk_is_one_line(tmp_path, embed_cache):
         done = subprocess.CompletedProcess(c["args"], c["rc"], c["stdout"], c["stderr"])
         one_line_error(done, "disk full", "free some space")
     assert result["integrity"] == "ok"
-    conn = sqlite3.connect(seed_home / "viva.db")
-    before = [list(r) for r in conn.execute("SELECT id, status, score FROM sessions ORDER BY id")]
-    conn.close()
+    before = _sessions_of(seed_home / "viva.db")
     assert result["sessions"] == before and before[0][1] == "finished"  # nothing lost or changed
     assert result["benchmarks"] == ["oxy"]
+
+
+READERS = [["sessions"], ["bench", "list"], ["kb", "list"], ["report", "1"], ["report", "run:1"],
+           ["bench", "export", "oxy"], ["bench", "rubric", "show", "1"]]
+
+
+@needs_bwrap
+def test_every_command_on_a_read_only_mount(tmp_path, finished_home):
+    """A home mounted read-only (what root meets; mode bits do not stop root): the commands that only
+    read work, every command that writes says so in one line, and the home is unchanged."""
+    home = tmp_path / "home"
+    shutil.copytree(finished_home / "seed", home)
+    _sessions_of(home / "viva.db")  # opened and closed once, as after any use
+    before = sorted((p.name, p.stat().st_size) for p in home.rglob("*") if p.is_file())
+    ro = ["--ro-bind", str(home), str(home)]
+    for args in READERS:
+        proc = viva(home, *args, cwd=finished_home, wrap=ro)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr[-2000:])
+        assert proc.stdout.strip(), args
+    for args in EVERY_COMMAND:
+        if args in READERS:
+            continue
+        proc = viva(home, *args, cwd=finished_home, wrap=ro)
+        one_line_error(proc, "read-only", "viva can read this home but not write")
+    assert sorted((p.name, p.stat().st_size) for p in home.rglob("*") if p.is_file()) == before
 
 
 # -- viva resume after a python: target's module stops importing -----------------------------------
