@@ -378,7 +378,8 @@ def _home_with_data(tmp_path: Path) -> Path:
 
 
 COMMANDS = [("sessions",), ("bench", "list"), ("kb", "list"), ("report", "1"), ("resume", "run:1"),
-            ("run", "--bench", "b", "--target", "python:my_agent:Agent", "--kernel", "offline")]
+            ("run", "--bench", "b", "--target", "python:my_agent:Agent", "--kernel", "offline"),
+            ("rescore", "1"), ("bench", "export", "b"), ("kb", "build", "k", ".")]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
