@@ -360,15 +360,21 @@ class SessionRunner:
             session.emit(ev.SessionInterrupted())
             raise
         except Exception as exc:
-            from engine.store.faults import DAMAGED, classify
+            from engine.store.faults import DAMAGED, classify, despite_full
 
             if classify(exc) not in (None, DAMAGED):
                 # A full (or read-only) home is no fault of the session: it is interrupted, resumable
-                # once there is space. Writing that may fail too; the row then says running with a
-                # dead pid, which every reader shows as interrupted (queries.effective_status).
+                # once there is space. On a full disk the space the run set aside is released for this
+                # write (engine.store.faults.despite_full). Should it fail all the same, the row says
+                # running with a dead pid, which every reader shows as interrupted
+                # (queries.effective_status).
+                def mark() -> None:
+                    with self.store.transaction():
+                        session.set_status("interrupted")
+                        session.emit(ev.SessionInterrupted())
+
                 try:
-                    session.set_status("interrupted")
-                    session.emit(ev.SessionInterrupted())
+                    despite_full(self.store.path.parent, mark)
                 except Exception:  # noqa: S110 - the disk is still full: the original error is reported
                     pass
                 raise

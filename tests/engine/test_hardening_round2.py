@@ -377,10 +377,12 @@ def _home_with_data(tmp_path: Path) -> Path:
     return home
 
 
-COMMANDS = [("sessions",), ("bench", "list"), ("kb", "list"), ("report", "1"), ("resume", "run:1")]
+COMMANDS = [("sessions",), ("bench", "list"), ("kb", "list"), ("report", "1"), ("resume", "run:1"),
+            ("run", "--bench", "b", "--target", "python:my_agent:Agent", "--kernel", "offline"),
+            ("rescore", "1"), ("bench", "export", "b"), ("kb", "build", "k", ".")]
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c))
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
 def test_a_truncated_database_is_one_line(tmp_path, command):
     home = _home_with_data(tmp_path)
     db = home / "viva.db"
