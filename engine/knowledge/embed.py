@@ -219,19 +219,22 @@ class Embedder:
                     return loaded
                 except Exception:  # a damaged or foreign file: optimise again and replace it
                     cached.unlink(missing_ok=True)
+            partial = cache_dir / f".{cached.name}.{os.getpid()}.{threading.get_ident()}.tmp"
             try:
                 cache_dir.mkdir(parents=True, exist_ok=True)
-                partial = cache_dir / f".{cached.name}.{os.getpid()}.{threading.get_ident()}.tmp"
                 options = self._options("ORT_ENABLE_ALL")
                 options.optimized_model_filepath = str(partial)
                 loaded = session(self.model_path, options)
                 os.replace(partial, cached)  # whole or not at all, whatever another process does
                 self.optimized_path = cached
                 return loaded
-            except OSError:
-                pass  # a read-only home: optimise in memory below
-            except Exception as exc:  # onnxruntime raises its own exception types
-                raise EmbedderError(f"{self.model_path}: cannot load ONNX model ({exc})") from None
+            except Exception:  # noqa: BLE001  a read-only or full home (OSError, or onnxruntime's own
+                # error when it cannot write the optimised graph): optimise in memory below; a model that
+                # cannot load at all fails there with its message
+                try:
+                    partial.unlink(missing_ok=True)  # a full disk must not keep a half-written graph
+                except OSError:
+                    pass
         try:
             return session(self.model_path, self._options(level))
         except Exception as exc:  # onnxruntime raises its own exception types
