@@ -160,3 +160,28 @@ def test_the_cli_runs_adaptive_items(runtime):
     bad = subprocess.run([*args[:8], "--target", TARGETS[0], "--se", "0.5", "--items", "1,2"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--items adaptive" in bad.stderr
+
+
+def test_the_engine_matrix_of_bench_efficiency_holds_the_known_targets_answers(tmp_path, monkeypatch):
+    """bench/efficiency.py --engine: every response read back from the store is the one the target of
+    known ability gave (its rule in bench/efficiency_targets.py), for every target and question."""
+    from bench import efficiency_targets as able
+    from bench.efficiency import engine_matrix
+
+    key = tmp_path / "key.jsonl"
+    questions = [f"Case {q}: which drug is the first choice for condition {q}?" for q in range(6)]
+    with key.open("w", encoding="utf-8") as fh:
+        for q, text in enumerate(questions):
+            fh.write(json.dumps({"question": text, "options": {"A": f"drug-a{q}", "B": f"drug-b{q}", "C": f"drug-c{q}",
+                                                              "D": f"drug-d{q}"},
+                                 "answer": f"drug-{'abcd'[q % 4]}{q}", "answer_idx": "ABCD"[q % 4]}) + "\n")
+    monkeypatch.setattr(able, "_KEY", None)
+    monkeypatch.setenv(able.KEY_ENV, str(key))  # engine_matrix sets it too: restored after the test
+    targets, matrix, facts = engine_matrix(key, tmp_path / "home")
+    assert targets == able.TARGETS and matrix.shape == (12, 6) and facts["answered"] == 72
+    for i, target in enumerate(targets):
+        name = target.rsplit(":", 1)[1]
+        for q, text in enumerate(questions):
+            expected = able._unit(name, text) < able.p_right(able.ABILITIES[i], text)
+            assert matrix[i, q] == float(expected), (target, q)
+    assert 0 < matrix.mean() < 1
