@@ -250,3 +250,26 @@ def target_abilities(store: Store, name: str) -> list[dict[str, Any]]:
                     "items_run": len(scores[target]), "items": len(items),
                     "units_answered": int((~np.isnan(responses)).sum())})
     return sorted(out, key=lambda r: -r["ability"])
+
+
+TIERS = ("easy", "medium", "hard")
+
+
+def calibrated_tiers(store: Store, benchmark_id: int) -> dict[int, str]:
+    """The graded protocol's difficulty tiers from the stored calibration of the benchmark's version in
+    force (not refitted here): the calibrated items ranked by difficulty (the mean ``b`` of their units)
+    and cut into thirds, easy, medium, hard (the first ``n // 3`` easy, the last ``n // 3`` hard, the rest
+    medium; ties keep item order). ``{}`` when the benchmark has no such calibration."""
+    row = store.one("SELECT name FROM benchmarks WHERE id = ?", (benchmark_id,))
+    if row is None:
+        return {}
+    _bench_id, fingerprint, _units = benchmark_units(store, row["name"])
+    stored = store.one("SELECT meta FROM metrics WHERE scope = ? AND scope_id = ? AND name = ?",
+                       (SCOPE, str(benchmark_id), f"irt:{fingerprint}"))
+    if stored is None:
+        return {}
+    difficulty = item_difficulties(json.loads(stored["meta"]))
+    ranked = sorted(difficulty, key=lambda item: (difficulty[item], item))
+    third = len(ranked) // 3
+    return {item: TIERS[0] if k < third else TIERS[2] if k >= len(ranked) - third else TIERS[1]
+            for k, item in enumerate(ranked)}

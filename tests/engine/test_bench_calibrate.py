@@ -185,3 +185,25 @@ def test_the_engine_matrix_of_bench_efficiency_holds_the_known_targets_answers(t
             expected = able._unit(name, text) < able.p_right(able.ABILITIES[i], text)
             assert matrix[i, q] == float(expected), (target, q)
     assert 0 < matrix.mean() < 1
+
+
+def test_graded_sessions_take_their_difficulty_tiers_from_the_calibration(runtime):
+    from engine.bench.calibrate import calibrated_tiers
+
+    bench_id = runtime.store.one("SELECT id FROM benchmarks WHERE name = 'mc'")["id"]
+    assert calibrated_tiers(runtime.store, bench_id) == {}
+    _run(runtime, [TARGETS[3]])
+    steps = runtime.store.query("SELECT difficulty, labelled FROM graded_steps WHERE phase = 'base'")
+    assert {(s["difficulty"], s["labelled"]) for s in steps} == {("medium", 0)}  # unlabelled items
+    _run(runtime, TARGETS[:3])
+    calibrate_benchmark(runtime.store, "mc")
+    tiers = calibrated_tiers(runtime.store, bench_id)
+    # question q is known by the targets with K > q: items 1-3 the easiest, 10-12 the hardest
+    assert tiers == {i: "easy" if i <= 4 else "hard" if i >= 9 else "medium" for i in range(1, 13)}
+    run_id = plan_run(runtime, RunRequest(bench="mc", targets=[TARGETS[3]], items=[10, 11, 12], kernel="offline",
+                                          policy="threshold", turns=1, seed=0))
+    assert not any(asyncio.run(execute_run(runtime, run_id)).values())
+    late = runtime.store.query("SELECT g.difficulty, g.labelled, g.gain FROM graded_steps g JOIN sessions s ON "
+                               "s.id = g.session_id WHERE s.run_id = ? AND g.phase = 'base'", (run_id,))
+    assert [(s["difficulty"], s["labelled"]) for s in late] == [("hard", 1)] * 3
+    assert [s["gain"] for s in late] == [2.0, 2.0, 2.0]  # a right hard answer gains 2
