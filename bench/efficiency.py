@@ -11,7 +11,9 @@ responses, and the held-out system is examined at budgets of 5%, 10%, 20% and 33
   estimate is :func:`engine.metrics.irt.expected_accuracy` (asked items as answered, the others by
   their probability over the ability's posterior);
 - **random**: a random subset of the same size (the seed's generator), estimated by its share right
-  (what a run on a sample of the items reports today);
+  (what a run on a sample of the items reports today). One permutation per seed: every system that
+  answered every item gets the same subset, as a fixed sample of a benchmark is used for every model
+  (common items help the ranking: the subset's difficulty is the same for all);
 - **random+IRT**: the same random subset, estimated as the adaptive one is (separates what the
   selection gains from what the estimator gains).
 
