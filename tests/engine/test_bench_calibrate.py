@@ -154,6 +154,8 @@ def test_the_cli_runs_adaptive_items(runtime):
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)["targets"][TARGETS[3]]
     assert result["asked"] == 3 and all(s["right"] == [1] for s in result["steps"])
+    assert "calibration of mc refitted (rasch, 4 targets)" in out.stderr  # the new sessions are taken in
+    assert not get_calibration(runtime.store, "mc")["stale"]
     text = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "COLUMNS": "200"})
     assert text.returncode == 0 and "-> ability" in text.stdout and "expected Score" in text.stdout
