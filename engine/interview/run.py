@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from engine import events as ev
@@ -330,11 +330,19 @@ def spec_dict(spec: SessionSpec) -> dict[str, Any]:
     return asdict(spec)
 
 
-async def rescore_session(runtime: Runtime, session_id: int, version_id: int) -> dict[str, Any]:
+async def rescore_session(runtime: Runtime, session_id: int, version_id: int,
+                          trust_eval_code: bool = False) -> dict[str, Any]:
     """Re-judge a session's stored answers under a rubric version without calling the target.
 
     For a session that is running in some process, use ``control.switch_rubric`` instead: its
     runner re-scores at the next step boundary.
+
+    ``trust_eval_code``: run the rubric's eval_code unisolated where bubblewrap is unusable (as
+    ``viva run --trust-eval-code``; also when the session was run with it, the choice is made anew).
+
+    Raises:
+        RunError: the session does not exist, or the rubric has eval_code that cannot be isolated here
+            and ``trust_eval_code`` is False (the same one line as ``viva run``).
     """
     from engine.knowledge.embed import get_embedding_service
     from engine.metrics.sessions import session_metrics
@@ -344,10 +352,20 @@ async def rescore_session(runtime: Runtime, session_id: int, version_id: int) ->
     if row is None:
         raise RunError(f"session {session_id} does not exist")
     spec = loads(row["config"], {})
+    if row["protocol"] == "task":
+        from engine.bench.rubric import get_version
+        from engine.judge.sandbox import SandboxUnavailableError, require_sandbox
+
+        if any(c.kind == "code" and c.eval_code for c in get_version(store, version_id).criteria):
+            try:
+                require_sandbox(trust_eval_code)
+            except SandboxUnavailableError as exc:
+                raise RunError(str(exc)) from None
     kernel = make_kernel(row["kernel"], runtime.config, store, runtime.use_cache, session_id,
                          spec.get("api_key_env"))
     runner = SessionRunner(store, session_id, kernel, _NoTarget(row["target"]), None,
                            get_embedding_service(runtime.config.retrieval.embedder), runtime.home)
+    runner.session.spec = replace(runner.session.spec, trust_eval_code=trust_eval_code)  # decided for this call
     await runner.rescore(version_id)
     return session_metrics(store, session_id)
 
@@ -367,7 +385,8 @@ class _NoTarget:
         return None
 
 
-async def apply_rubric(runtime: Runtime, session_id: int, version_id: int) -> dict[str, Any]:
+async def apply_rubric(runtime: Runtime, session_id: int, version_id: int,
+                       trust_eval_code: bool = False) -> dict[str, Any]:
     """Make a session score with a rubric version; the engine decides who re-scores.
 
     In one write transaction: when the session is live (running or paused, its process alive) the
@@ -386,5 +405,5 @@ async def apply_rubric(runtime: Runtime, session_id: int, version_id: int) -> di
         if effective_status(row) in ("running", "paused"):
             seq = store.append_event(session_id, ev.CONTROL_RUBRIC, {"version_id": version_id})
             return {"session": session_id, "version_id": version_id, "queued": True, "control_seq": seq}
-    metrics = await rescore_session(runtime, session_id, version_id)
+    metrics = await rescore_session(runtime, session_id, version_id, trust_eval_code)
     return {"session": session_id, "version_id": version_id, "queued": False, "metrics": metrics}

@@ -233,6 +233,24 @@ def read_text(path: Path) -> str:
                                 f"byte {column} of the line); re-save the file as UTF-8") from None
 
 
+def load_json_line(path: Path, number: int, text: str) -> Any:
+    """Parse the JSON of line ``number`` (or, with ``number`` 1, of a whole file) of ``path``, nesting
+    depth limited (:mod:`engine.safeload`).
+
+    Raises:
+        ImportFormatError: not valid JSON, or nested too deep, naming the file and line.
+    """
+    from engine.safeload import JSONDepthError, loads_json
+
+    try:
+        return loads_json(text)
+    except JSONDepthError as exc:
+        raise ImportFormatError(path, f"line {number + exc.line - 1}", str(exc)) from None
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(path, f"line {number + exc.lineno - 1}",
+                                f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for each non-blank line of a JSONL file.
 
@@ -245,11 +263,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         report("read", number, len(lines))
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(path, f"line {number}", f"not valid JSON ({exc.msg} at column {exc.colno})") \
-                from None
+        row = load_json_line(path, number, line)
         if not isinstance(row, dict):
             raise ImportFormatError(path, f"line {number}", f"expected a JSON object, got {type(row).__name__}")
         yield number, row

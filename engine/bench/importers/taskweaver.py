@@ -95,10 +95,11 @@ def _case_files(root: Path) -> list[tuple[str, Path]]:
 
 def _load_yaml(file: Path) -> dict[str, Any]:
     from engine.config import DuplicateKeyError, StrictLoader
+    from engine.safeload import load_yaml
 
     text = read_text(file)
     try:
-        data = yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        data = load_yaml(text, StrictLoader)  # depth and alias expansion capped
     except DuplicateKeyError as exc:
         raise ImportFormatError(file, f"line {exc.line}", str(exc)) from None
     except yaml.YAMLError as exc:
@@ -197,6 +198,46 @@ def parse_case(case: str, file: Path, default_max_rounds: int = DEFAULT_MAX_ROUN
     return draft.validate(file, ""), missing
 
 
+def _check_regular(folder: Path, name: str, case_file: Path) -> None:
+    """A listed data file must be a regular file inside the case folder, reached through no symbolic
+    link (a link to ``/etc/shadow`` would be copied into the home and shown to eval_code).
+
+    Raises:
+        ImportFormatError: naming the file and what to do.
+    """
+    import stat
+
+    path = folder
+    for part in Path(name).parts:
+        path = path / part
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            raise ImportFormatError(case_file, "", f"data file {name!r}: {path} is a symbolic link; viva copies "
+                                                   "only regular files inside the case folder: copy the file itself there")
+    if not stat.S_ISREG(path.lstat().st_mode):
+        raise ImportFormatError(case_file, "", f"data file {name!r} is not a regular file")
+
+
+def _copy_regular(src: Path, dst: Path) -> None:
+    """Copy one checked data file, opening neither end through a symbolic link (``O_NOFOLLOW``) and
+    never over an existing file (``O_EXCL``)."""
+    import os
+
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    fi = os.open(src, os.O_RDONLY | nofollow)
+    try:
+        st = os.fstat(fi)
+        fo = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o644)
+        try:
+            while chunk := os.read(fi, 1 << 20):
+                os.write(fo, chunk)
+        finally:
+            os.close(fo)
+        os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+    finally:
+        os.close(fi)
+
+
 def import_taskweaver(store: Store, home: str | Path, path: str | Path, name: str | None = None,
                       default_max_rounds: int = DEFAULT_MAX_ROUNDS) -> ImportSummary:
     """Import TaskWeaver case folders as a benchmark of ``task`` items.
@@ -231,6 +272,7 @@ def import_taskweaver(store: Store, home: str | Path, path: str | Path, name: st
                             " (upstream's chat_history objects); the eval_code sandbox must provide equivalents")
         present = [d for d in draft.meta["data_files"] if d not in missing]
         for d in present:
+            _check_regular(file.parent, d, file)
             copies.append((file.parent / d, dest_root / case / d))
         if present:
             draft.meta["data_dir"] = data_dir_of(name, case)
@@ -241,7 +283,7 @@ def import_taskweaver(store: Store, home: str | Path, path: str | Path, name: st
     try:
         for src, dst in copies:
             dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
+            _copy_regular(src, dst)
         ids = write_benchmark(store, name, "taskweaver", drafts,
                               meta={"path": str(root.resolve()), "default_max_rounds": default_max_rounds})
     except BaseException:
