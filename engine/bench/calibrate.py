@@ -18,7 +18,8 @@ Written-down rules (the estimation itself is :mod:`engine.metrics.irt`):
   unit with ``a``, ``b`` and the standard error of ``b``). Units no target has answered are listed as
   uncalibrated. At least 2 targets are needed.
 - **Stale.** :func:`get_calibration` says ``stale`` when finished sessions were added (or removed)
-  since the fit: ``viva bench calibrate NAME`` refits.
+  since the fit: ``viva bench calibrate NAME`` refits, and so does ``viva run`` when it ends
+  (:func:`refit_if_stale`, with the model asked for at the last calibration).
 - **Ability** of a target (:func:`target_abilities`): the EAP ability from its responses to the
   calibrated units, its standard error (the posterior SD), a 95% interval (ability ± 1.96 SE), and the
   **expected Score** on the full benchmark: the mean over items of the item's Score (0-100), where an
@@ -156,7 +157,7 @@ def calibrate_benchmark(store: Store, name: str, model: str = "auto") -> dict[st
             a, b, se = next(params)
             entry.update(a=round(a, 6), b=round(b, 6), b_se=round(se, 6))
         entries.append(entry)
-    meta = {"fingerprint": fingerprint, "model": fit.model, "targets": targets, "sessions": sessions,
+    meta = {"fingerprint": fingerprint, "model": fit.model, "requested": model, "targets": targets, "sessions": sessions,
             "iterations": fit.iterations, "converged": fit.converged, "units": entries,
             "min_targets_2pl": irt.MIN_TARGETS_2PL}
     with store.transaction():
@@ -187,6 +188,16 @@ def get_calibration(store: Store, name: str) -> dict[str, Any] | None:
     return {**meta, "n_targets": int(row["value"]), "created_at": row["created_at"],
             "calibrated": sum(1 for u in meta["units"] if "b" in u), "stale": bool(added or removed),
             "new_sessions": added}
+
+
+def refit_if_stale(store: Store, name: str) -> dict[str, Any] | None:
+    """Refit the benchmark's calibration when finished sessions were added or removed since it was fitted
+    (with the model asked for then); returns the new calibration, or None when there was nothing to refit
+    (not calibrated, or not stale)."""
+    calibration = get_calibration(store, name)
+    if calibration is None or not calibration["stale"]:
+        return None
+    return calibrate_benchmark(store, name, calibration.get("requested", "auto"))
 
 
 def item_difficulties(calibration: dict[str, Any]) -> dict[int, float]:
@@ -250,3 +261,26 @@ def target_abilities(store: Store, name: str) -> list[dict[str, Any]]:
                     "items_run": len(scores[target]), "items": len(items),
                     "units_answered": int((~np.isnan(responses)).sum())})
     return sorted(out, key=lambda r: -r["ability"])
+
+
+TIERS = ("easy", "medium", "hard")
+
+
+def calibrated_tiers(store: Store, benchmark_id: int) -> dict[int, str]:
+    """The graded protocol's difficulty tiers from the stored calibration of the benchmark's version in
+    force (not refitted here): the calibrated items ranked by difficulty (the mean ``b`` of their units)
+    and cut into thirds, easy, medium, hard (the first ``n // 3`` easy, the last ``n // 3`` hard, the rest
+    medium; ties keep item order). ``{}`` when the benchmark has no such calibration."""
+    row = store.one("SELECT name FROM benchmarks WHERE id = ?", (benchmark_id,))
+    if row is None:
+        return {}
+    _bench_id, fingerprint, _units = benchmark_units(store, row["name"])
+    stored = store.one("SELECT meta FROM metrics WHERE scope = ? AND scope_id = ? AND name = ?",
+                       (SCOPE, str(benchmark_id), f"irt:{fingerprint}"))
+    if stored is None:
+        return {}
+    difficulty = item_difficulties(json.loads(stored["meta"]))
+    ranked = sorted(difficulty, key=lambda item: (difficulty[item], item))
+    third = len(ranked) // 3
+    return {item: TIERS[0] if k < third else TIERS[2] if k >= len(ranked) - third else TIERS[1]
+            for k, item in enumerate(ranked)}

@@ -154,9 +154,58 @@ def test_the_cli_runs_adaptive_items(runtime):
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)["targets"][TARGETS[3]]
     assert result["asked"] == 3 and all(s["right"] == [1] for s in result["steps"])
+    assert "calibration of mc refitted (rasch, 4 targets)" in out.stderr  # the new sessions are taken in
+    assert not get_calibration(runtime.store, "mc")["stale"]
     text = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "COLUMNS": "200"})
     assert text.returncode == 0 and "-> ability" in text.stdout and "expected Score" in text.stdout
     bad = subprocess.run([*args[:8], "--target", TARGETS[0], "--se", "0.5", "--items", "1,2"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--items adaptive" in bad.stderr
+
+
+def test_the_engine_matrix_of_bench_efficiency_holds_the_known_targets_answers(tmp_path, monkeypatch):
+    """bench/efficiency.py --engine: every response read back from the store is the one the target of
+    known ability gave (its rule in bench/efficiency_targets.py), for every target and question."""
+    from bench import efficiency_targets as able
+    from bench.efficiency import engine_matrix
+
+    key = tmp_path / "key.jsonl"
+    questions = [f"Case {q}: which drug is the first choice for condition {q}?" for q in range(6)]
+    with key.open("w", encoding="utf-8") as fh:
+        for q, text in enumerate(questions):
+            fh.write(json.dumps({"question": text, "options": {"A": f"drug-a{q}", "B": f"drug-b{q}", "C": f"drug-c{q}",
+                                                              "D": f"drug-d{q}"},
+                                 "answer": f"drug-{'abcd'[q % 4]}{q}", "answer_idx": "ABCD"[q % 4]}) + "\n")
+    monkeypatch.setattr(able, "_KEY", None)
+    monkeypatch.setenv(able.KEY_ENV, str(key))  # engine_matrix sets it too: restored after the test
+    targets, matrix, facts = engine_matrix(key, tmp_path / "home")
+    assert targets == able.TARGETS and matrix.shape == (12, 6) and facts["answered"] == 72
+    for i, target in enumerate(targets):
+        name = target.rsplit(":", 1)[1]
+        for q, text in enumerate(questions):
+            expected = able._unit(name, text) < able.p_right(able.ABILITIES[i], text)
+            assert matrix[i, q] == float(expected), (target, q)
+    assert 0 < matrix.mean() < 1
+
+
+def test_graded_sessions_take_their_difficulty_tiers_from_the_calibration(runtime):
+    from engine.bench.calibrate import calibrated_tiers
+
+    bench_id = runtime.store.one("SELECT id FROM benchmarks WHERE name = 'mc'")["id"]
+    assert calibrated_tiers(runtime.store, bench_id) == {}
+    _run(runtime, [TARGETS[3]])
+    steps = runtime.store.query("SELECT difficulty, labelled FROM graded_steps WHERE phase = 'base'")
+    assert {(s["difficulty"], s["labelled"]) for s in steps} == {("medium", 0)}  # unlabelled items
+    _run(runtime, TARGETS[:3])
+    calibrate_benchmark(runtime.store, "mc")
+    tiers = calibrated_tiers(runtime.store, bench_id)
+    # question q is known by the targets with K > q: items 1-3 the easiest, 10-12 the hardest
+    assert tiers == {i: "easy" if i <= 4 else "hard" if i >= 9 else "medium" for i in range(1, 13)}
+    run_id = plan_run(runtime, RunRequest(bench="mc", targets=[TARGETS[3]], items=[10, 11, 12], kernel="offline",
+                                          policy="threshold", turns=1, seed=0))
+    assert not any(asyncio.run(execute_run(runtime, run_id)).values())
+    late = runtime.store.query("SELECT g.difficulty, g.labelled, g.gain FROM graded_steps g JOIN sessions s ON "
+                               "s.id = g.session_id WHERE s.run_id = ? AND g.phase = 'base'", (run_id,))
+    assert [(s["difficulty"], s["labelled"]) for s in late] == [("hard", 1)] * 3
+    assert [s["gain"] for s in late] == [2.0, 2.0, 2.0]  # a right hard answer gains 2

@@ -306,6 +306,7 @@ def run(ctx, bench, items, budget, se, targets, kernel, protocol, turns, policy,
                              policy=policy, concurrency=concurrency, workers=workers, seed=seed,
                              api_key_env=api_key_env, trust_eval_code=trust_eval_code)
         _run_adaptive(engine, request, budget, se, console, as_json)
+        _refit(engine, bench)
         return
     if items:
         try:
@@ -324,7 +325,22 @@ def run(ctx, bench, items, budget, se, targets, kernel, protocol, turns, policy,
     _console(True).print(f"run {run_id} planned ({bench}); resume with `viva resume run:{run_id}` if interrupted",
                          style="dim")
     errors = _run_with_progress(engine, run_id, console, live, quiet, as_json)
+    _refit(engine, bench)
     _report(engine, run_id, errors, as_json, console)
+
+
+def _refit(engine, bench: str) -> None:
+    """A calibrated benchmark's item parameters are refitted once new sessions finished (stderr says so)."""
+    from engine.api import BenchError, refit_if_stale
+
+    try:
+        refitted = refit_if_stale(engine.runtime.store, bench)
+    except BenchError as exc:
+        _console(True).print(f"calibration of {escape(bench)} not refitted: {escape(str(exc))}", style="yellow")
+        return
+    if refitted is not None:
+        _console(True).print(f"calibration of {escape(bench)} refitted ({refitted['model']}, "
+                             f"{refitted['n_targets']} targets)", style="dim")
 
 
 def _run_adaptive(engine, request, budget, se, console, as_json) -> None:
