@@ -2,6 +2,7 @@
 
 from engine.llm.client import (
     ChatResult,
+    ContextOverflowError,
     JSONOutputError,
     JSONResult,
     LLMClient,
@@ -9,7 +10,8 @@ from engine.llm.client import (
     Usage,
     cache_key,
     extract_json,
+    extract_json_all,
 )
 
-__all__ = ["ChatResult", "JSONOutputError", "JSONResult", "LLMClient", "LLMError", "Usage", "cache_key",
+__all__ = ["ChatResult", "ContextOverflowError", "extract_json_all", "JSONOutputError", "JSONResult", "LLMClient", "LLMError", "Usage", "cache_key",
            "extract_json"]

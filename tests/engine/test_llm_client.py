@@ -57,7 +57,9 @@ async def test_malformed_json_is_repaired_once(store, endpoint, fake_openai):
     assert out.value == Answer(answer="oxygen", confidence=0.9)
     assert out.repairs == 1
     second = fake_openai.chat_requests()[1].messages
-    assert second[-2]["role"] == "assistant" and "could not be used" in second[-1]["content"]
+    # the repair re-sends the prompt with the problem and the schema, never the bad reply itself
+    assert [m["role"] for m in second] == ["user", "user"] and "could not be used" in second[-1]["content"]
+    assert '"confidence"' in second[-1]["content"]
 
 
 async def test_json_gives_up_after_bounded_repairs(store, endpoint, fake_openai):
