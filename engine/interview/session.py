@@ -31,6 +31,9 @@ from engine.store import Store, dumps, loads, now_iso
 from engine.store.texts import fill_summaries, get_text, put_text
 
 FOLLOW_UP, CHALLENGE, HUMAN, INITIAL, TASK = "follow-up", "challenge", "human", "initial", "task"
+CANNOT_JUDGE = "cannot judge"
+"""A turn whose judgement could not be had (the judge's reply stayed unusable after its repairs): no score,
+left out of every figure, counted; its ``meta`` says so (``{"judge": "cannot judge", "problem": ...}``)."""
 
 
 class SessionError(Exception):
@@ -292,6 +295,30 @@ class Session:
                                   **(edit or {})))
             self.emit_metrics()  # one transaction per step: verdicts, turn, their event and the metrics
         return {**turn, "score": score, "delta": delta, "cos": cos, "summary": summary}
+
+    def note(self, what: str, text: str, turn: int = -1) -> None:
+        """A ``session.note`` event: what the session went on without, and why (:class:`engine.events.SessionNote`)."""
+        self.emit(ev.SessionNote(turn, what, redact(text)))
+
+    def notes(self, what: str | None = None) -> list[dict[str, Any]]:
+        """The session's ``session.note`` payloads (of one kind), in order."""
+        return [e.payload for e in self.store.events(0, self.sid)
+                if e.kind == ev.SESSION_NOTE and (what is None or e.payload.get("what") == what)]
+
+    def mark_cannot_judge(self, turn: Mapping[str, Any], problem: str, usage: Usage | None = None) -> dict[str, Any]:
+        """Record that a turn's judgement could not be had: no score (left out of every figure, counted),
+        ``meta.judge`` = :data:`CANNOT_JUDGE` (the runner does not ask again), the calls' tokens added to the
+        turn, and a ``session.note``; one transaction. Returns the turn row."""
+        u = usage or Usage()
+        meta = {**loads(turn.get("meta") or "{}", {}), "judge": CANNOT_JUDGE, "problem": redact(problem)[:500]}
+        with self.store.transaction():
+            self.store.update("turns", turn["id"], {
+                "meta": dumps(meta), "score": None, "delta": None,
+                "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
+                "cost": turn["cost"] + u.cost})
+            self.note("cannot-judge", problem, turn["idx"])
+            self.emit_metrics()
+        return {**turn, "meta": dumps(meta), "score": None, "delta": None}
 
     def emit_metrics(self) -> None:
         """A ``metrics`` event with the session's figures now."""

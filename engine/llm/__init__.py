@@ -1,6 +1,7 @@
 """LLM calls for every role: one client, retries, JSON outputs, cache, cost."""
 
 from engine.llm.client import (
+    UNUSABLE,
     ChatResult,
     ContextOverflowError,
     JSONOutputError,
@@ -11,7 +12,8 @@ from engine.llm.client import (
     cache_key,
     extract_json,
     extract_json_all,
+    spent,
 )
 
-__all__ = ["ChatResult", "ContextOverflowError", "extract_json_all", "JSONOutputError", "JSONResult", "LLMClient", "LLMError", "Usage", "cache_key",
+__all__ = ["UNUSABLE", "spent", "ChatResult", "ContextOverflowError", "extract_json_all", "JSONOutputError", "JSONResult", "LLMClient", "LLMError", "Usage", "cache_key",
            "extract_json"]

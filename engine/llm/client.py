@@ -82,11 +82,28 @@ class LLMError(Exception):
 
 
 class JSONOutputError(LLMError):
-    """The model did not produce valid JSON for the schema within the allowed repairs."""
+    """The model did not produce valid JSON for the schema within the allowed repairs; ``results`` are the
+    calls it took (their tokens were spent) and ``problems`` why each reply was refused."""
+
+    results: list[ChatResult]
+    problems: list[str]
 
 
 class ContextOverflowError(LLMError):
     """The prompt and ``max_tokens`` do not fit the model's context (a 400 saying so)."""
+
+
+UNUSABLE = (JSONOutputError, ContextOverflowError)
+"""The errors that are a bad reply, not an unreachable endpoint: a protocol records the turn as "cannot
+judge" (or skips it) and goes on; any other :class:`LLMError` fails the session."""
+
+
+def spent(exc: BaseException) -> Usage:
+    """The tokens an unusable exchange spent (the calls of a :class:`JSONOutputError`)."""
+    usage = Usage()
+    for r in getattr(exc, "results", None) or []:
+        usage.add(r)
+    return usage
 
 
 _OVERFLOW_RE = re.compile(r"context (?:window|length)|maximum context|exceeds? (?:the )?(?:context|model)|"
@@ -674,11 +691,13 @@ class LLMClient:
                 f"Your previous reply could not be used (repair {attempt + 1} of {max_repairs}): {problem}\n"
                 f"Reply again with only one JSON object that matches this JSON schema, no prose and no code "
                 f"fence:\n{schema_text}")}]
-        raise JSONOutputError(
+        error = JSONOutputError(
             f"{self.role} at {self.endpoint.base_url} (model {self.endpoint.model}) gave no valid JSON "
             f"after {max_repairs} repair(s): {problem}",
             endpoint=self.endpoint.base_url,
         )
+        error.results, error.problems = results, problems
+        raise error
 
 
 def _content(value: Any) -> str:

@@ -88,7 +88,7 @@ class FakeOpenAI:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self.httpd.server_address[0]}:{self.port}/v1"
 
     def start(self) -> FakeOpenAI:
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True, name="fake-openai")

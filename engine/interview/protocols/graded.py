@@ -35,7 +35,7 @@ from engine.bench.items import get_benchmark, get_item
 from engine.bench.model import Item
 from engine.bench.rubric import current_rubric
 from engine.interview.protocols.adaptive import stable_seed
-from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
+from engine.interview.protocols.base import Ask, ProtocolContext, SessionProtocol, Steer
 from engine.interview.session import SessionError
 from engine.judge.answers import choice_question, judge_gold
 from engine.judge.base import TurnView, Verdict
@@ -56,7 +56,7 @@ def base_question(item: Item) -> str:
     return choice_question(item.question, item.options) if item.options else item.question
 
 
-class Graded(Protocol):
+class Graded(SessionProtocol):
     """JudgeAgent's graded protocol (see the module docstring)."""
 
     name = "graded"

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine import events as ev
-from engine.interview.protocols.base import Ask, Protocol, Steer
+from engine.interview.protocols.base import Ask, SessionProtocol, Steer
 from engine.interview.session import FOLLOW_UP, INITIAL, SessionError
 from engine.judge.base import Verdict
 from engine.judge.rubric_judge import (
@@ -69,7 +69,7 @@ def nonce_rng(seed: Any, item_id: Any, target: Any, version_id: Any) -> random.R
     return random.Random(f"rubric|{seed}|{item_id}|{target}|{version_id}")
 
 
-class Rubric(Protocol):
+class Rubric(SessionProtocol):
     """SedarEval's rubric protocol (see the module docstring)."""
 
     name = "rubric"

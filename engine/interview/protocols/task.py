@@ -20,7 +20,7 @@ from typing import Any
 
 from engine import events as ev
 from engine.interview import prompts
-from engine.interview.protocols.base import Ask, Protocol, Steer
+from engine.interview.protocols.base import Ask, SessionProtocol, Steer
 from engine.interview.session import TASK, Consumed, SessionError
 from engine.judge.base import Verdict
 from engine.llm import Usage
@@ -70,7 +70,7 @@ def transcript(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
-class Task(Protocol):
+class Task(SessionProtocol):
     """The TaskWeaver task protocol (see the module docstring)."""
 
     name = "task"
