@@ -658,22 +658,20 @@ class LLMClient:
                     raise ValueError("the reply was cut at the endpoint's size or time cap (max_reply_chars, "
                                      "max_call_seconds); reply with a much shorter JSON object")
                 candidates = extract_json_all(result.text, quoted=quoted, markers=markers)
-                valid = []
-                errors: list[Exception] = []
-                for candidate in candidates:
-                    try:
-                        valid.append(schema.model_validate(candidate))
-                    except ValidationError as exc:
-                        errors.append(exc)
-                distinct = {_canonical(v.model_dump(mode="json")) for v in valid}
-                if len(distinct) > 1:
-                    raise ValueError(f"the reply holds {len(distinct)} different JSON objects that each fit; "
-                                     "reply with exactly one")
-                if not valid:
-                    raise errors[-1] if errors else ValueError("no JSON object in the reply")
-                value = valid[-1]
+                value = schema.model_validate(candidates[-1])  # the last object is the reply's
                 problem = (structured.echoed_placeholder(value.model_dump(mode="json"), base, examples)
                            or (validate(value) if validate else None) or "")
+                if not problem:  # another object that fits too and says otherwise: which one is meant?
+                    mine = _canonical(value.model_dump(mode="json"))
+                    for candidate in candidates[:-1]:
+                        try:
+                            other = schema.model_validate(candidate)
+                        except ValidationError:
+                            continue
+                        if _canonical(other.model_dump(mode="json")) != mine and not (validate and validate(other)):
+                            problem = ("the reply holds two different JSON objects that each fit and disagree; "
+                                       "reply with exactly one")
+                            break
             except (ValueError, ValidationError) as exc:
                 problem = _compact_error(exc)
                 if result.finish_reason == "length":
