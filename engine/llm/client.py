@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from engine.config import ModelConfig
+from engine.llm.structured import refuses_format
 from engine.redact import StreamRedactor, redact
 from engine.store import Store, dumps, now_iso
 from engine.store.texts import StoredMessage, get_text, put_messages, put_text
@@ -449,6 +450,8 @@ class LLMClient:
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             reason = f"HTTP {status}: {_short(exc)}"  # _short redacts before it cuts
+            if status >= 500 and refuses_format(status, reason):
+                return status, 0.0, False, reason  # a refused response_format: the same again gets the same
             if status == 429 or status >= 500:
                 after = _retry_after(exc)
                 wait = min(RETRY_CAP_SECONDS, after) if after is not None else backoff

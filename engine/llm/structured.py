@@ -76,8 +76,14 @@ _REFUSAL_RE = re.compile(r"response_format|json_schema|json_object|Input should 
 
 
 def refuses_format(status: int | None, message: str) -> bool:
-    """Whether an error is the server refusing the ``response_format`` (400/422 naming it)."""
-    return status in (400, 422) and bool(_REFUSAL_RE.search(message or ""))
+    """Whether an error is the server refusing the ``response_format``: a 400/422 naming it, or a 5xx whose
+    message is a validation error of ``response_format`` (llama-cpp-python 0.3 answers HTTP 500 with
+    ``'loc': ('body', 'response_format', 'type')``, ``Input should be 'text' or 'json_object'``)."""
+    message = message or ""
+    if status in (400, 422):
+        return bool(_REFUSAL_RE.search(message))
+    return status is not None and status >= 500 and "response_format" in message and (
+        "Input should be" in message or "validation" in message.lower())
 
 
 def response_format(dialect: str, schema: dict[str, Any] | None, name: str = "reply") -> dict[str, Any] | None:
