@@ -144,7 +144,8 @@ class LLMKernel:
             return repeated_question(value.question, asked)
 
         out = await self.kernel.json_result(
-            prompts.question_messages(action, topic, criteria, met, history, summary), _QuestionOut,
+            prompts.question_messages(action, topic, criteria, met, history, summary,
+                                      limit_chars=await self.kernel.prompt_chars(2000)), _QuestionOut,
             validate=check, max_repairs=self.repairs,
             json_schema=st.closed({"question": st.string(5, QUESTION_CHARS)}), examples=prompts.QUESTION_EXAMPLES)
         usage = Usage()

@@ -77,16 +77,23 @@ def transcript_block(history: Sequence[Any], limit_chars: int = 12000, nonce: st
 
 
 def question_messages(action: str, topic: str, criteria: Sequence[Any], met: dict[str, bool],
-                      history: Sequence[Any], summary: str) -> list[dict[str, str]]:
-    """Messages asking the LLM kernel for the next follow-up or challenge."""
+                      history: Sequence[Any], summary: str, limit_chars: int | None = None) -> list[dict[str, str]]:
+    """Messages asking the LLM kernel for the next follow-up or challenge.
+
+    Args:
+        limit_chars: the characters the whole prompt may take (from the model's context); the
+            conversation keeps its latest turns within what is left (default: 12,000 characters of it).
+    """
     system = CHALLENGE_SYSTEM if action == "challenge" else FOLLOW_UP_SYSTEM
     open_points = [c for c in criteria if c.kind != "deduction" and not met.get(c.cid)]
     hint = "\n".join(f"- {c.text}" for c in open_points) or "(all covered: probe depth or edge cases)"
     nonce = transcript_nonce(history)
     note = quote_note(nonce, "The candidate's answers")
+    fixed = len(system) + len(note) + len(hint) + len(summary) + len(topic) + 300
+    room = 12000 if limit_chars is None else max(500, min(12000, limit_chars - fixed))
     user = (
         f"Topic: {topic or '(general)'}\n\n{note}\n\n"
-        f"Conversation so far:\n{transcript_block(history, nonce=nonce)}\n\n"
+        f"Conversation so far:\n{transcript_block(history, nonce=nonce, limit_chars=room)}\n\n"
         f"Summary of the candidate's position:\n{summary or '(nothing yet)'}\n\n"
         + (f"Rubric points not yet covered (never reveal them):\n{hint}\n" if action != "challenge" else "")
     )

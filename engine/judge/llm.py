@@ -149,7 +149,9 @@ class LLMJudge:
         from engine.judge.ratings import RATING_EXAMPLES, ConversationRatings, build_rating_prompt
 
         seed = int(hashlib.sha256(repr(("ratings", *nonce_parts)).encode()).hexdigest()[:12], 16)
-        out = await self.client.json_result(build_rating_prompt(turns, topic=topic, rng=random.Random(seed)),
+        room = await self.client.prompt_chars(3000)  # the transcript keeps its end within the context
+        out = await self.client.json_result(build_rating_prompt(turns, topic=topic, rng=random.Random(seed),
+                                                                limit_chars=min(24000, room or 24000)),
                                             ConversationRatings, max_repairs=self.repairs,
                                             validate=ratings_problem, json_schema=ratings_schema(),
                                             examples=RATING_EXAMPLES,

@@ -67,6 +67,8 @@ Message = dict[str, str]
 
 RETRY_CAP_SECONDS = 60.0
 BACKOFF_BASE_SECONDS = 0.5
+CHARS_PER_TOKEN = 3
+"""Characters per token assumed when a prompt is sized against a context (below English's ~4: safe)."""
 MAX_JSON_DEPTH = 64
 """Deeper JSON in a reply is refused with a one-line problem (no verdict object nests more than 4)."""
 TRUNCATED = "truncated"
@@ -185,6 +187,10 @@ _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, 
 atexit.register(_per_loop.clear)
 
 
+_contexts: dict[tuple[Any, ...], int] = {}
+"""Context sizes found per (endpoint, model), for the process (0: unknown)."""
+
+
 def _loop_state() -> dict[tuple[Any, ...], Any]:
     loop = asyncio.get_running_loop()
     state = _per_loop.get(loop)
@@ -293,6 +299,34 @@ class LLMClient:
         redacted or hashed again, and a new one is stored as an edit of the one at its position."""
         self._last_response: tuple[str, int] | None = None
         """(text, text id) of this client's last answer: the next is stored as an edit of it when smaller."""
+
+    async def context_tokens(self) -> int | None:
+        """The model's context in tokens: reported by the server (``/models``, ``/props``; asked once per
+        endpoint and process), else the endpoint's ``context:`` setting, else None (unknown)."""
+        key = ("context", self.identity, self.endpoint.model)
+        state = _loop_state()
+        if key not in state:
+            found = _contexts.get(key[1:])
+            if found is None:
+                from engine.llm.check import context_of
+
+                try:
+                    found = (await context_of(self.endpoint))[0] or 0
+                except Exception:  # noqa: BLE001 - a probe that fails means "unknown", never a failed call
+                    found = self.endpoint.context or 0
+                _contexts[key[1:]] = found
+            state[key] = found
+        return state[key] or None
+
+    async def prompt_chars(self, reserve_chars: int = 0) -> int | None:
+        """How many characters of prompt fit the model's context with room for the reply's budget, by
+        :data:`CHARS_PER_TOKEN` (a conservative estimate: English runs about 4 characters a token), less
+        ``reserve_chars`` for the fixed parts; None when the context is unknown."""
+        context = await self.context_tokens()
+        if not context:
+            return None
+        budget = self._params({}).get("max_tokens") or 0
+        return max(1000, (context - budget) * CHARS_PER_TOKEN - reserve_chars)
 
     @property
     def label(self) -> str:
@@ -415,7 +449,8 @@ class LLMClient:
                             attempts=attempts, retries=dumps(retries),
                             latency_ms=(time.perf_counter() - start) * 1000,
                         )
-                        log.warning("%s", message)
+                        # a refused response_format is the dialect probe stepping down, not a failure
+                        (log.info if refuses_format(status, reason) else log.warning)("%s", message)
                         if status == 400 and _OVERFLOW_RE.search(reason):
                             raise ContextOverflowError(
                                 f"{self.role} call to {self.endpoint.base_url} (model {self.endpoint.model}): the "
