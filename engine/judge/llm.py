@@ -32,9 +32,9 @@ from engine.judge.base import Judgement, Verdict
 from engine.llm import LLMClient, Usage
 from engine.llm import structured as st
 
-RATIONALE_CHARS = 300
+RATIONALE_CHARS = 200
 """Bound of one verdict's rationale in the schema sent to the server."""
-SUMMARY_CHARS = 1500
+SUMMARY_CHARS = 800
 """Bound of the running summary in the schema sent to the server."""
 
 
