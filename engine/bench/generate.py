@@ -306,10 +306,13 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
 async def _with_kernel_errors(call: Any, kernel: str, topic: Topic) -> Any:
     """Await a kernel step; a failed LLM call becomes one :class:`BenchError` line saying what to do."""
     from engine.config import ConfigError
-    from engine.llm import LLMError
+    from engine.llm import UNUSABLE, LLMError
 
     try:
         return await call
+    except UNUSABLE as exc:  # the server answered, with something unusable: its base_url is not the problem
+        raise BenchError(f"topic {topic.name!r}: the kernel {kernel} gave no usable reply: {exc}. Try a stronger "
+                         "kernel model, or generate with --offline; nothing was written") from None
     except (LLMError, ConfigError) as exc:
         raise BenchError(f"topic {topic.name!r}: the kernel {kernel} failed: {exc}. Check that the kernel's "
                          "base_url is right and the server is running, or generate with --offline; "
@@ -362,7 +365,9 @@ async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str,
     if use_llm and client is None:
         from engine.llm import LLMClient
 
-        client = LLMClient(store, config.kernel, role="kernel", use_cache=use_cache)
+        # a generation step has the generation budget (without one a weak model wrote until its context was full)
+        client = LLMClient(store, config.kernel, role="kernel", use_cache=use_cache,
+                           max_tokens=config.max_tokens.generation)
     kernel = f"{client.endpoint.model}@{client.endpoint.base_url}" if use_llm else "offline"
     summary = GenerateSummary(benchmark=name, kb=kb, kernel=kernel, prompt_version=prompts.PROMPT_VERSION, seed=seed)
     drafts: list[ItemDraft] = []
