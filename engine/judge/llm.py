@@ -89,10 +89,16 @@ def ratings_schema() -> dict[str, Any]:
     return st.closed({"rationale": st.string(20, 800), **{d: score for d in DIMENSIONS}})
 
 
+EXAMPLE_RATINGS = [7, 6, 8, 7, 8, 4]
+"""The ratings of the prompt's example (:data:`engine.judge.ratings._SYSTEM`), in dimension order."""
+
+
 def ratings_problem(value: Any) -> str | None:
-    """Why ratings are degenerate: no rationale, or the six values in schema order 1, 2, 3, 4, 5, 6
-    (what a model that copies the schema's order writes), else None."""
+    """Why ratings are degenerate: the prompt's example ratings copied, no rationale, or the six values in
+    schema order 1, 2, 3, 4, 5, 6 (what a model that copies the schema's order writes), else None."""
     values = list(value.values().values())
+    if values == EXAMPLE_RATINGS:
+        return "the ratings are the example's (7, 6, 8, 7, 8, 4), not an assessment; rate this conversation"
     if not value.rationale.strip():
         return "give a rationale (two or three sentences) before the ratings"
     if values == list(range(1, len(values) + 1)):

@@ -116,6 +116,11 @@ async def test_ratings_in_schema_order_without_reasons_are_refused(store, endpoi
     fake_openai.default = json.dumps({**lazy, "rationale": "Two sentences of real reasons. Enough said."})
     with pytest.raises(JSONOutputError, match="1, 2, 3, 4, 5, 6"):
         await kernel.judge.rate([("Q2?", "A2.", "initial")])
+    copied = {"rationale": "Real reasons, written for this conversation.", "accuracy": 7, "user_satisfaction": 6,
+              "clarity": 8, "coherence": 7, "question_handling": 8, "challenge_handling": 4}
+    fake_openai.default = json.dumps(copied)
+    with pytest.raises(JSONOutputError, match="the example's"):
+        await kernel.judge.rate([("Q3?", "A3.", "initial")])
     schema = fake_openai.chat_requests()[-1].body["response_format"]["json_schema"]["schema"]
     assert list(schema["properties"])[0] == "rationale" and schema["properties"]["accuracy"]["enum"] == list(
         range(1, 11))
