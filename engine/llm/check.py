@@ -186,7 +186,7 @@ async def check_endpoint(endpoint: ModelConfig) -> EndpointReport:
                 if not structured.refuses_format(exc.status_code, message):
                     report.notes.append(f"chat request answered HTTP {exc.status_code}: {message}")
                     break
-                report.refused.append(f"{dialect}: HTTP {exc.status_code} {message[:100]}")
+                report.refused.append(f"{dialect}: HTTP {exc.status_code} {' '.join(message.split())[:120]}")
                 dialect = structured.next_dialect(dialect)
                 continue
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
