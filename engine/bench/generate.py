@@ -177,7 +177,23 @@ class _KernelGenerator:
         self.summary.rejected_replies += result.repairs
         return result.value
 
+    async def _fit(self, hits: list[Any], reserve_chars: int = 4000) -> list[Any]:
+        """The best-ranked retrieved chunks that fit the kernel's context (all of them when it is unknown):
+        the last-ranked are dropped first, never fewer than one."""
+        room = await self.client.prompt_chars(reserve_chars) if hasattr(self.client, "prompt_chars") else None
+        if room is None:
+            return hits
+        kept, used = [], 0
+        for h in hits:
+            size = len(h.text) + 40
+            if kept and used + size > room:
+                break
+            kept.append(h)
+            used += size
+        return kept
+
     async def questions(self, topic: Topic, hits: list[Any], n: int) -> list[prompts.GeneratedQuestion]:
+        hits = await self._fit(hits)
         allowed = {h.chunk_id for h in hits}
 
         def validate(out: prompts.QuestionsOut) -> str | None:
@@ -197,6 +213,7 @@ class _KernelGenerator:
         return out.questions[:n]
 
     async def topic_criteria(self, topic: Topic, hits: list[Any]) -> list[dict[str, str]]:
+        hits = await self._fit(hits)
         def validate(out: prompts.TopicCriteriaOut) -> str | None:
             names = [c.name.strip().lower() for c in out.criteria]
             if not 2 <= len(names) <= 8:
@@ -212,7 +229,7 @@ class _KernelGenerator:
 
     async def question_criteria(self, topic: Topic, criteria: list[dict[str, str]], question: str
                                 ) -> tuple[list[Criterion], str, list[int]]:
-        hits = self.retrieve(question)
+        hits = await self._fit(self.retrieve(question))
         allowed = {h.chunk_id for h in hits}
         names = {c["name"].lower(): c["name"] for c in criteria}
 

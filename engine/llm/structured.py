@@ -174,7 +174,8 @@ def closed(properties: dict[str, Any]) -> dict[str, Any]:
 
 # -- degenerate replies ---------------------------------------------------------------------------
 
-_PLACEHOLDER_RE = re.compile(r"<[^<>\n]{1,60}>")
+_PLACEHOLDER_RE = re.compile(r"(?<!<)<(?!<)[^<>\n]{1,60}>(?!>)")
+"""``<the question>``; never a part of a ``<<<MARKER …>>>`` run."""
 
 
 def placeholders_in(messages: Any) -> set[str]:
@@ -185,7 +186,7 @@ def placeholders_in(messages: Any) -> set[str]:
     for m in messages:
         content = m.get("content") if isinstance(m, dict) and m.get("role") == "system" else None
         if isinstance(content, str):
-            found.update(p for p in _PLACEHOLDER_RE.findall(content) if not p.startswith("<<"))
+            found.update(_PLACEHOLDER_RE.findall(content))
     return found
 
 
