@@ -217,7 +217,7 @@ class LLMKernel:
         from engine.judge.prompts import call_nonce
 
         nonce = call_nonce("feedback", *((r.question, r.response) for r in records))
-        text = st.string(1, 1200)
+        text = st.string(1, 600)
         schema = st.closed({"flaws_knowledge": text, "flaws_capability": text, "comprehensive_performance": text,
                             "suggestions": text})
         out = await self.judge.client.json_result(build_feedback_prompt(records, nonce=nonce), BatchFeedback,

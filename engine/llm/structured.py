@@ -86,6 +86,30 @@ def refuses_format(status: int | None, message: str) -> bool:
         "Input should be" in message or "validation" in message.lower())
 
 
+GRAMMAR_MAX_LENGTH = 800
+"""The longest ``maxLength`` sent in llama-cpp-python's dialect. Its converter writes a ``maxLength`` of N as N
+nested optional groups: four strings of 1,200 made its grammar parser fail ("failed to parse grammar"), and
+the server then generated with no grammar at all; 800 parsed (issue 23's measurements)."""
+
+
+def grammar_safe(schema: dict[str, Any], limit: int = GRAMMAR_MAX_LENGTH) -> dict[str, Any]:
+    """``schema`` with every ``maxLength`` above ``limit`` lowered to it."""
+    out = copy.deepcopy(schema)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("maxLength"), int) and node["maxLength"] > limit:
+                node["maxLength"] = limit
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(out)
+    return out
+
+
 def response_format(dialect: str, schema: dict[str, Any] | None, name: str = "reply") -> dict[str, Any] | None:
     """The ``response_format`` parameter for a rung (None for ``off``, or without a schema for the schema rungs)."""
     if dialect == "off":
@@ -95,7 +119,7 @@ def response_format(dialect: str, schema: dict[str, Any] | None, name: str = "re
     if schema is None:
         return {"type": "json_object"}
     if dialect == "json_object+schema":
-        return {"type": "json_object", "schema": schema}
+        return {"type": "json_object", "schema": grammar_safe(schema)}
     return {"type": "json_schema", "json_schema": {"name": _name(name), "schema": schema, "strict": True}}
 
 
