@@ -95,6 +95,20 @@ def build_benchmarks(rt: Any, home: Path, work: Path) -> dict[str, str]:
     return {"adaptive": "oxy", "graded": "curie", "rubric": "sed", "task": "echo"}
 
 
+CALL_KINDS = (("judge of an oral", "verdicts"), ("You rate an oral", "ratings"), ("interviewee", "feedback"),
+              ("a FOLLOW-UP", "question"), ("a CHALLENGE", "question"), ("interactive\nextension", "extension"),
+              ("act as an examiner", "examiner"), ("judge of an agent", "point"))
+
+
+def call_kind(role: str, messages: list[dict[str, Any]]) -> str:
+    """What a recorded call was for, from its first message (``rubric`` for the rubric judge)."""
+    first = str(messages[0].get("content", "")) if messages else ""
+    for mark, kind in CALL_KINDS:
+        if mark in first:
+            return kind
+    return "rubric" if role == "judge" else role
+
+
 def call_rows(store: Any, session_ids: list[int]) -> list[dict[str, Any]]:
     """Every recorded LLM call of these sessions with whether it was a repair and its response_format."""
     from engine.store.texts import request_of
@@ -109,7 +123,8 @@ def call_rows(store: Any, session_ids: list[int]) -> list[dict[str, Any]]:
         fmt = (req["params"].get("response_format") or {}).get("type")
         if fmt == "json_object" and "schema" in (req["params"].get("response_format") or {}):
             fmt = "json_object+schema"
-        out.append({**r, "repair": "could not be used" in (last or ""), "format": fmt or "none"})
+        out.append({**r, "repair": "could not be used" in (last or "") or "You have not sent the task" in (last or ""),
+                    "format": fmt or "none", "kind": call_kind(r["role"], req["messages"])})
     return out
 
 
@@ -146,6 +161,14 @@ def summarise(store: Any, session_ids: list[int], proxy: Any) -> dict[str, Any]:
                        "completion_tokens_max": max((c["tokens_out"] for c in mine), default=None),
                        "cut_at_max_tokens": sum(1 for c in mine if c["finish_reason"] == "length"),
                        "formats_sent": dict(Counter(c["format"] for c in mine))}
+    kinds: dict[str, dict[str, Any]] = {}
+    for kind in sorted({c["kind"] for c in calls}):
+        mine = [c for c in calls if c["kind"] == kind and not c["cached"]]
+        firsts = [c for c in mine if not c["repair"]]
+        prompt = [c["tokens_in"] for c in mine if c["tokens_in"]]
+        kinds[kind] = {"calls": len(mine), "repairs": len(mine) - len(firsts),
+                       "prompt_tokens_mean": round(sum(prompt) / len(prompt)) if prompt else None,
+                       "prompt_tokens_max": max(prompt) if prompt else None}
     seen = Counter()
     statuses = Counter()
     for r in proxy.chat_bodies():
@@ -153,7 +176,7 @@ def summarise(store: Any, session_ids: list[int], proxy: Any) -> dict[str, Any]:
         kind = fmt.get("type", "none") + ("+schema" if "schema" in fmt else "")
         seen[kind] += 1
         statuses[f"{kind} -> HTTP {r.status}"] += 1
-    return {"sessions": sessions, "roles": roles, "response_format_seen_by_server": dict(seen),
+    return {"sessions": sessions, "roles": roles, "kinds": kinds, "response_format_seen_by_server": dict(seen),
             "server_statuses": dict(statuses)}
 
 
@@ -231,6 +254,8 @@ def main() -> None:
             print(f"    {n}")
     for role, r in out["roles"].items():
         print(f"{role}: {r}")
+    for kind, r in out["kinds"].items():
+        print(f"  {kind}: {r}")
     print(f"response_format seen by the server: {out['response_format_seen_by_server']}")
     print(f"server statuses: {out['server_statuses']}")
     print(f"run errors: {out['run_errors']}")

@@ -80,6 +80,8 @@ Write your own question from the background below; never copy the example."""
 
 EXTENSION_EXAMPLES = ("At what temperature does water boil at sea level, in degrees Celsius?",)
 
+_EXAMINER_REPAIR = "You have not sent the task request yet, so the task cannot be over."
+
 QUESTION_CHARS = 400
 """Bound of a written question in the schema sent to the server."""
 
@@ -171,15 +173,17 @@ class LLMKernel:
             result = await self.kernel.chat(messages)
             usage.add(result)
             text = result.text.strip()
-            early = not transcript and (prompts.STOP_KEYWORD in text or not text)
+            # the repair's words echoed back are no request either (the repair avoids the stop keyword, so an
+            # echo of it cannot end the task by accident)
+            early = not transcript and (prompts.STOP_KEYWORD in text or not text or _EXAMINER_REPAIR in text)
             if not early and text:
                 return text, usage
             if attempt == self.repairs:
-                return text, usage
+                return text if prompts.STOP_KEYWORD in text or not text else prompts.STOP_KEYWORD, usage
             messages = base + [{"role": "user", "content": (
-                f"(repair {attempt + 1} of {self.repairs}) You have not sent the task request yet, so the task "
-                f"cannot be finished. Send the agent the task request now, from the task description; do not "
-                f"write {prompts.STOP_KEYWORD} before the agent has answered.")}]
+                f"(repair {attempt + 1} of {self.repairs}) {_EXAMINER_REPAIR} Write the agent your request now, "
+                "in your own words, from the task description; the conversation may end only after the agent "
+                "has answered.")}]
         return "", usage
 
     async def extension_question(self, difficulty: str, background: str, seed: int) -> tuple[str, str, Usage]:
