@@ -277,3 +277,18 @@ def test_viva_check_cli(fake_openai, home):
     assert "structured output: json_schema" in result.output and "streaming: yes" in result.output
     bad = CliRunner().invoke(main, ["--home", str(home), "check", "nonsense"])
     assert bad.exit_code == 1 and "unknown endpoint 'nonsense'" in bad.output
+
+
+async def test_feedback_quotes_answers_with_a_derived_nonce_so_no_word_is_deleted(store, endpoint, fake_openai):
+    """The feedback prompt's markers used the fixed nonce "feedback", which the sanitiser then deleted from
+    the answers ("Good feedback loops" became "Good  loops")."""
+    from engine.judge.feedback import FeedbackRecord
+
+    fake_openai.default = json.dumps({"flaws_knowledge": "Gaps on loops.", "flaws_capability": "Rushes.",
+                                      "comprehensive_performance": "One of one.",
+                                      "suggestions": "Reread the question before answering."})
+    records = [FeedbackRecord("What helps a team learn?", "feedback loops", "Good feedback loops", True, "easy")]
+    kernel = LLMKernel(store, endpoint)
+    await kernel.graded_feedback(records, [{"gold": "x", "options": None}])
+    sent = fake_openai.chat_requests()[-1].messages[-1]["content"]
+    assert "Good feedback loops" in sent and "<<<ANSWER feedback>>>" not in sent
