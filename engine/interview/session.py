@@ -72,11 +72,6 @@ class Turn:
         """A turn from a ``turns`` row (columns this version does not know are ignored)."""
         return cls(**{f.name: row[f.name] for f in fields(cls) if f.name in row})
 
-    @property
-    def cannot_judge(self) -> bool:
-        """Whether the turn's judgement could not be had (:data:`CANNOT_JUDGE`)."""
-        return loads(self.meta or "{}", {}).get("judge") == CANNOT_JUDGE
-
     # -- the mapping view ---------------------------------------------------------------------------
     def __getitem__(self, key: str) -> Any:
         try:

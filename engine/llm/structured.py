@@ -161,25 +161,6 @@ def schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return _inline(raw, raw.get("$defs", {}))
 
 
-def bounded(schema: dict[str, Any], max_chars: int) -> dict[str, Any]:
-    """``schema`` with every string without a ``maxLength`` bounded to ``max_chars`` (a weak model's
-    runaway string ends at the bound instead of at ``max_tokens``)."""
-    out = copy.deepcopy(schema)
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("type") == "string" and "enum" not in node:
-                node.setdefault("maxLength", max_chars)
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(out)
-    return out
-
-
 def string(min_length: int = 0, max_length: int | None = None) -> dict[str, Any]:
     """A string schema with length bounds."""
     s: dict[str, Any] = {"type": "string"}
