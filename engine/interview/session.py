@@ -340,7 +340,13 @@ class Session:
                 "turn_id": turn["id"], "cid": v.cid, "rubric_version_id": version_id, "met": int(v.met),
                 "in_answer": int(v.in_answer), "rationale": v.rationale, "source": v.source,
                 "created_at": created} for v in verdicts.values()])
+            # a turn re-judged (a rescore) after "cannot judge" loses that mark
+            meta = loads(turn.get("meta") or "{}", {})
+            judged_now = score is not None and "judge" in meta
+            if judged_now:
+                meta = {k: v for k, v in meta.items() if k not in ("judge", "problem")}
             self.store.update("turns", turn["id"], {
+                **({"meta": dumps(meta)} if judged_now else {}),
                 "score": score, "delta": delta, "cos": cos, "summary": None, "summary_text": summary_id,
                 "rubric_version_id": version_id,
                 "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
@@ -350,7 +356,8 @@ class Session:
                                   [criterion_payload(c) for c in criteria] if criteria is not None else None,
                                   **(edit or {})))
             self.emit_metrics()  # one transaction per step: verdicts, turn, their event and the metrics
-        return _with(turn, score=score, delta=delta, cos=cos, summary=summary,
+        return _with(turn, **({"meta": dumps(meta)} if judged_now else {}), score=score, delta=delta, cos=cos,
+                     summary=summary,
                      tokens_in=turn["tokens_in"] + u.tokens_in, tokens_out=turn["tokens_out"] + u.tokens_out,
                      cost=turn["cost"] + u.cost, rubric_version_id=version_id)
 
