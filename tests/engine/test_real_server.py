@@ -18,6 +18,7 @@ import json
 
 import pytest
 
+from engine.bench.items import list_items
 from engine.config import Budgets, Config, LocalConfig, ModelConfig
 from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
 from engine.llm import structured
@@ -62,7 +63,7 @@ def test_sessions_end_against_the_real_server(server, tmp_path):
     from engine.interview.local import MODEL_ALIAS
 
     structured.forget_all()
-    start = len(server.requests)
+    start = len(server.chat_bodies())
     endpoint = {"base_url": server.base_url, "model": MODEL_ALIAS, "max_retries": 1, "max_concurrency": 1}
     config = Config(kernel=ModelConfig(**endpoint), targets={"small": ModelConfig(**endpoint, max_tokens=24)},
                     local=LocalConfig(threads=1), max_tokens=Budgets(kernel=64, judge=192, ratings=160))
@@ -72,7 +73,9 @@ def test_sessions_end_against_the_real_server(server, tmp_path):
     benches = build_benchmarks(rt, home, tmp_path)
     sids: list[int] = []
     for protocol in ("adaptive", "graded", "rubric"):
-        run_id = plan_run(rt, RunRequest(bench=benches[protocol], targets=["small"], kernel="config",
+        # a graded batch of two base questions (not three) keeps the test within a few minutes
+        items = [i.id for i in list_items(rt.store, benches[protocol])][:2] if protocol == "graded" else None
+        run_id = plan_run(rt, RunRequest(bench=benches[protocol], targets=["small"], kernel="config", items=items,
                                          turns=2 if protocol == "adaptive" else None))
         errors = asyncio.run(execute_run(rt, run_id))
         assert not any(errors.values()), errors  # nothing failed: a bad reply costs a turn, not the session
@@ -98,6 +101,10 @@ def test_sessions_end_against_the_real_server(server, tmp_path):
     assert kinds[0] == ("json_schema", False, 500)  # refused by the server (its own 500 for a 400's job)
     assert all(k == ("json_object", True, 200) for k in kinds[1:]), kinds
     assert len(kinds) > 5
+    # the graded batch ran its base questions and validation re-asks whatever the kernel wrote
+    graded = next(s for s, r in rows.items() if r["protocol"] == "graded")
+    phases = [t["action"] for t in rt.store.query("SELECT action FROM turns WHERE session_id = ?", (graded,))]
+    assert phases.count("base") == 2 and phases.count("validation") == 2
     # every call had a budget; repairs never re-sent a bad reply (no assistant message in any request)
     chat = server.chat_bodies()[start:]
     assert all(r.body.get("max_tokens") for r in chat)
