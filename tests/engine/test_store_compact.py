@@ -194,6 +194,25 @@ def _recorded(value, base_url: str):
     return json.loads(_OFFLINE_RATIONALE.sub('"offline: <rationale>"', json.dumps(_normalised(value, base_url))))
 
 
+_NUMBERED = re.compile(r" \(\d+\)(?=\")")
+
+
+def _rounded(value):
+    return round(value, 5) if isinstance(value, float) else (
+        {k: _rounded(v) for k, v in value.items()} if isinstance(value, dict) else
+        [_rounded(v) for v in value] if isinstance(value, list) else value)
+
+
+def _since_issue_23(value, base_url: str):
+    """:func:`_recorded`, without what issue 23 changed on purpose: the scripted kernel numbers its questions
+    (a question asked before is now refused), the prompts are longer (``interview-3``: valid JSON examples),
+    so prompt and reply token counts moved, and the embedder's batches hold other texts, which moves the
+    summaries' cosines in the seventh decimal; the turns, actions, answers, verdicts, summaries and scores
+    must still be the same."""
+    masked = without(_recorded(value, base_url), {"tokens_in", "tokens_out", "cost"})
+    return _rounded(json.loads(_NUMBERED.sub("", json.dumps(masked))))
+
+
 async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fake_openai):
     expected = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
     script_llm_kernel(fake_openai)
@@ -201,8 +220,9 @@ async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fa
     for sid in ids:
         now = shown(runtime.store, sid)
         then = expected["sessions"][str(sid)]
-        assert _recorded(now["view"], fake_openai.base_url) == _recorded(then["view"], expected["base_url"])
-        assert _recorded(now["document"], fake_openai.base_url) == _recorded(then["document"], expected["base_url"])
+        assert _since_issue_23(now["view"], fake_openai.base_url) == _since_issue_23(then["view"], expected["base_url"])
+        assert (_since_issue_23(now["document"], fake_openai.base_url)
+                == _since_issue_23(then["document"], expected["base_url"]))
     calls = fake_openai.count()
     # a cached re-run of session B (offline kernel) makes no network call and stores no new text
     from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
