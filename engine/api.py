@@ -71,6 +71,8 @@ _LAZY: dict[str, str] = {
     "build_graph": "engine.knowledge.graph", "build_kb": "engine.knowledge.kb", "delete_kb": "engine.knowledge.kb",
     "get_kb": "engine.knowledge.kb", "list_kbs": "engine.knowledge.kb", "sample_path": "engine.knowledge.paths",
     "search": "engine.knowledge.retrieval", "LLMClient": "engine.llm",
+    "check_endpoint": "engine.llm.check", "resolve_endpoint": "engine.llm.check",
+    "EndpointSpecError": "engine.llm.check",
     # figures, policy, reports
     "target_table": "engine.metrics.sessions", "calibrate_from_store": "engine.policy.calibrate",
     "fitted_sampler": "engine.policy.calibrate", "load_fitted_targets": "engine.policy.calibrate",
@@ -86,7 +88,7 @@ _LAZY: dict[str, str] = {
 
 _USER_ERROR_NAMES = ("ConfigError", "StoreError", "BenchError", "KnowledgeBaseError", "EmbedderError", "RunError",
                      "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError",
-                     "JudgeCheckError")
+                     "JudgeCheckError", "EndpointSpecError")
 
 
 def __getattr__(name: str) -> Any:

@@ -48,6 +48,30 @@ def check_api_key_env(name: str, source: str = "api_key_env") -> None:
         "starting with a digit); give the name of the variable that holds the key, e.g. OPENAI_API_KEY")
 
 
+REMOTE_TIMEOUT = 60.0
+"""Default seconds of silence before a call to a remote endpoint is given up."""
+LOOPBACK_TIMEOUT = 600.0
+"""Default for a server on this machine: a 135M model on one thread took 68 to 199 s per judge call
+(issue 23), so 60 s gave up on work the server was still doing."""
+
+
+def is_loopback(base_url: str) -> bool:
+    """Whether ``base_url`` names this machine (``localhost``, ``127.x.x.x``, ``::1``)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(base_url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -62,9 +86,28 @@ class ModelConfig(_Strict):
     )
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, gt=0)
+    """Tokens one reply may have; unset: the role's budget (``max_tokens:`` of the config) for kernel and
+    judge calls, the server's own limit for a target."""
     max_concurrency: int = Field(default=8, gt=0)
-    timeout: float = Field(default=60.0, gt=0)
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds of silence before a call is given up; unset: :data:`REMOTE_TIMEOUT` (60 s), or
+    :data:`LOOPBACK_TIMEOUT` (600 s) for a server on this machine (a local model takes minutes per call on
+    a small CPU, and a timed-out call it is still computing is never sent again: see ``engine.llm.client``)."""
     max_retries: int = Field(default=4, ge=0)
+    structured: Literal["auto", "json_schema", "json_object", "off"] = "auto"
+    """How JSON replies are asked for (``response_format``): ``json_schema`` (OpenAI, vLLM, Ollama),
+    ``json_object`` (llama-cpp-python: ``{"type": "json_object", "schema": ...}``, then plain JSON mode),
+    ``off`` (the prompt alone), or ``auto``: the first JSON call tries them in that order, stepping down on
+    a 400 that names ``response_format``, and the endpoint's answer is remembered for the process."""
+    context: int | None = Field(default=None, gt=0)
+    """The model's context in tokens when the server does not report it (``/v1/models``, ``/props``);
+    prompts are trimmed to fit it (oldest turns first)."""
+    max_call_seconds: float | None = Field(default=None, gt=0)
+    """The whole of one call (a stream included) may take at most this long; unset: 4 x the timeout.
+    Over it the reply is cut and recorded as truncated (``engine.llm.client``)."""
+    max_reply_chars: int = Field(default=200_000, gt=0)
+    """Characters one reply may have (answers, judge replies); over it the reply is cut and recorded as
+    truncated, and a JSON reply so cut is a bad reply (repaired, then "cannot judge")."""
     price_in: float = Field(default=0.0, ge=0.0, description="Price per 1M input tokens.")
     price_out: float = Field(default=0.0, ge=0.0, description="Price per 1M output tokens.")
 
@@ -77,6 +120,23 @@ class ModelConfig(_Strict):
             except ConfigError as exc:
                 raise ValueError(str(exc).split(": ", 1)[1]) from None
         return value
+
+    @property
+    def loopback(self) -> bool:
+        """Whether the endpoint is a server on this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
+        return is_loopback(self.base_url)
+
+    @property
+    def call_timeout(self) -> float:
+        """The timeout in effect: the configured one, else 600 s on loopback and 60 s elsewhere."""
+        if self.timeout is not None:
+            return self.timeout
+        return LOOPBACK_TIMEOUT if self.loopback else REMOTE_TIMEOUT
+
+    @property
+    def call_deadline(self) -> float:
+        """The total time one call may take (``max_call_seconds``, else 4 x the timeout)."""
+        return self.max_call_seconds if self.max_call_seconds is not None else 4 * self.call_timeout
 
     def api_key(self) -> str:
         """The key read from the environment (never stored); a placeholder for keyless local servers.
@@ -158,6 +218,18 @@ class LocalConfig(_Strict):
     n_ctx: int = Field(default=2048, ge=256)
 
 
+class Budgets(_Strict):
+    """Default ``max_tokens`` of one reply per role (an endpoint's own ``max_tokens`` wins): the examiner's
+    questions (``kernel``), a judge call's verdicts and summary (``judge``), a conversation's ratings
+    (``ratings``) and a benchmark generation step (``generation``). Without a budget a weak model wrote
+    3,260 tokens until its context was full (issue 23)."""
+
+    kernel: int = Field(default=384, gt=0)
+    judge: int = Field(default=1024, gt=0)
+    ratings: int = Field(default=512, gt=0)
+    generation: int = Field(default=2048, gt=0)
+
+
 class Config(_Strict):
     """The whole configuration. ``kernel: null`` (the default) means the offline kernel."""
 
@@ -167,6 +239,7 @@ class Config(_Strict):
     retrieval: RetrievalConfig = RetrievalConfig()
     interview: InterviewConfig = InterviewConfig()
     local: LocalConfig = LocalConfig()
+    max_tokens: Budgets = Budgets()
     keys: dict[str, str] = Field(
         default_factory=dict, description="Key remapping for the app: binding id -> keys."
     )
@@ -209,7 +282,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
 
 def _known_fields() -> set[str]:
     names: set[str] = set()
-    for model in (ModelConfig, EmbedderConfig, RetrievalConfig, InterviewConfig, Config):
+    for model in (ModelConfig, EmbedderConfig, RetrievalConfig, InterviewConfig, Budgets, Config):
         names.update(model.model_fields)
     return names - {"api_key_env"}
 

@@ -177,7 +177,23 @@ class _KernelGenerator:
         self.summary.rejected_replies += result.repairs
         return result.value
 
+    async def _fit(self, hits: list[Any], reserve_chars: int = 4000) -> list[Any]:
+        """The best-ranked retrieved chunks that fit the kernel's context (all of them when it is unknown):
+        the last-ranked are dropped first, never fewer than one."""
+        room = await self.client.prompt_chars(reserve_chars) if hasattr(self.client, "prompt_chars") else None
+        if room is None:
+            return hits
+        kept, used = [], 0
+        for h in hits:
+            size = len(h.text) + 40
+            if kept and used + size > room:
+                break
+            kept.append(h)
+            used += size
+        return kept
+
     async def questions(self, topic: Topic, hits: list[Any], n: int) -> list[prompts.GeneratedQuestion]:
+        hits = await self._fit(hits)
         allowed = {h.chunk_id for h in hits}
 
         def validate(out: prompts.QuestionsOut) -> str | None:
@@ -197,6 +213,7 @@ class _KernelGenerator:
         return out.questions[:n]
 
     async def topic_criteria(self, topic: Topic, hits: list[Any]) -> list[dict[str, str]]:
+        hits = await self._fit(hits)
         def validate(out: prompts.TopicCriteriaOut) -> str | None:
             names = [c.name.strip().lower() for c in out.criteria]
             if not 2 <= len(names) <= 8:
@@ -212,7 +229,7 @@ class _KernelGenerator:
 
     async def question_criteria(self, topic: Topic, criteria: list[dict[str, str]], question: str
                                 ) -> tuple[list[Criterion], str, list[int]]:
-        hits = self.retrieve(question)
+        hits = await self._fit(self.retrieve(question))
         allowed = {h.chunk_id for h in hits}
         names = {c["name"].lower(): c["name"] for c in criteria}
 
@@ -306,10 +323,13 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
 async def _with_kernel_errors(call: Any, kernel: str, topic: Topic) -> Any:
     """Await a kernel step; a failed LLM call becomes one :class:`BenchError` line saying what to do."""
     from engine.config import ConfigError
-    from engine.llm import LLMError
+    from engine.llm import UNUSABLE, LLMError
 
     try:
         return await call
+    except UNUSABLE as exc:  # the server answered, with something unusable: its base_url is not the problem
+        raise BenchError(f"topic {topic.name!r}: the kernel {kernel} gave no usable reply: {exc}. Try a stronger "
+                         "kernel model, or generate with --offline; nothing was written") from None
     except (LLMError, ConfigError) as exc:
         raise BenchError(f"topic {topic.name!r}: the kernel {kernel} failed: {exc}. Check that the kernel's "
                          "base_url is right and the server is running, or generate with --offline; "
@@ -362,7 +382,9 @@ async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str,
     if use_llm and client is None:
         from engine.llm import LLMClient
 
-        client = LLMClient(store, config.kernel, role="kernel", use_cache=use_cache)
+        # a generation step has the generation budget (without one a weak model wrote until its context was full)
+        client = LLMClient(store, config.kernel, role="kernel", use_cache=use_cache,
+                           max_tokens=config.max_tokens.generation)
     kernel = f"{client.endpoint.model}@{client.endpoint.base_url}" if use_llm else "offline"
     summary = GenerateSummary(benchmark=name, kb=kb, kernel=kernel, prompt_version=prompts.PROMPT_VERSION, seed=seed)
     drafts: list[ItemDraft] = []

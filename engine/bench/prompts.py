@@ -23,7 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-PROMPT_VERSION = "bench-gen/1"
+PROMPT_VERSION = "bench-gen/2"
+"""bench-gen/2 (issue 23): valid JSON examples instead of pseudo-JSON (``str``, ``[int, ...]``), which weak
+models copied."""
 
 Message = dict[str, str]
 
@@ -97,7 +99,9 @@ def initial_questions(topic: str, description: str, hits: Sequence[Any], n: int)
         "answerable from the knowledge given, stay within the topic, and test knowledge rather than wording. "
         "Questions must differ from one another. Cite the ids of the chunks each question relies on; cite only "
         "ids that appear in the knowledge. " + _DATA_NOTE + "\n"
-        'Reply with one JSON object: {"questions": [{"question": str, "persona": str, "chunk_ids": [int, ...]}]}'
+        'Reply with one JSON object, for example (with your own questions and the ids of the chunks given): '
+        '{"questions": [{"question": "Why does water boil at a lower temperature on a mountain?", '
+        '"persona": "a hiker", "chunk_ids": [3, 7]}]}'
     )
     user = (
         f"Topic: {topic}\nTopic description: {description or '(none)'}\n"
@@ -116,7 +120,9 @@ def topic_criteria(topic: str, description: str, demonstrations: Sequence[dict[s
         "must be something a grader can check in any answer on the topic, not a fact about one question. "
         "Give 2 to 8 elements, most important first, each with a one-sentence description. "
         + _DATA_NOTE + "\n"
-        'Reply with one JSON object: {"criteria": [{"name": str, "description": str}]}'
+        'Reply with one JSON object, for example (with your own elements): {"criteria": [{"name": "Causes", '
+        '"description": "What brings the condition about."}, {"name": "Treatment", "description": '
+        '"How it is treated and by whom."}]}'
     )
     parts = [f"Topic: {topic}", f"Topic description: {description or '(none)'}"]
     if demonstrations:
@@ -141,8 +147,10 @@ def question_criteria(topic: str, criteria: Sequence[dict[str, str]], question: 
         "as present or absent. Every point cites the ids of the chunks that support it; cite only ids that "
         "appear in the knowledge. Leave a criterion's points empty when the knowledge says nothing for it. "
         "Use the criterion names exactly as given. Also write a concise reference answer. " + _DATA_NOTE + "\n"
-        'Reply with one JSON object: {"reference_answer": str, "criteria": [{"criterion": str, "points": '
-        '[{"text": str, "chunk_ids": [int, ...]}]}]}'
+        'Reply with one JSON object, for example (with the criterion names given, your own points and the ids '
+        'of the chunks given): {"reference_answer": "Water boils at 100 °C at sea level.", "criteria": '
+        '[{"criterion": "Causes", "points": [{"text": "Lower air pressure lowers the boiling point.", '
+        '"chunk_ids": [3]}]}]}'
     )
     user = f"Topic: {topic}\nGeneral criteria:\n{names}\n\nQuestion: {question}\n\n{render_chunks(hits)}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

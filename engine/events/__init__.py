@@ -42,6 +42,7 @@ GRADED_STEP = "graded.step"
 GRADED_EXTENSION = "graded.extension"
 GRADED_FEEDBACK = "graded.feedback"
 GRADED_NOTE = "graded.note"
+SESSION_NOTE = "session.note"
 CONTROL_PREFIX = "control."
 CONTROL_PAUSE = "control.pause"
 CONTROL_RESUME = "control.resume"
@@ -376,6 +377,20 @@ class GradedNote(Payload):
 
 
 @dataclass
+class SessionNote(Payload):
+    """What a session went on without, because a model's reply was unusable (a bad reply costs a turn,
+    never the session). ``what``: ``cannot-judge`` (the turn's judgement could not be had: the turn is
+    left out of every figure and counted), ``turn-skipped`` (no usable question), ``not-rated``,
+    ``feedback-unavailable`` (graded: a labelled template stands in), ``not-examined`` (task: the examiner
+    stopped before asking anything); ``turn`` is the turn concerned (-1: the session); ``text`` says why."""
+
+    kind = SESSION_NOTE
+    turn: int = -1
+    what: str = ""
+    text: str = ""
+
+
+@dataclass
 class Control(Payload):
     """A request to a session's runner (``control.<name>``): pause, resume, stop, force, inject, rubric."""
 
@@ -406,7 +421,7 @@ PAYLOADS: dict[str, type[Payload]] = {cls.kind: cls for cls in (
     SessionStarted, PolicyDecided, TurnStarted, AnswerDelta, AnswerReset, AnswerDone, Verdicts,
     VerdictOverridden, RubricUpdated, Intervention, SessionPaused, SessionEndedEarly, TaskStopKeyword,
     SessionFinished, SessionFailed, SessionInterrupted, SessionStopped, SessionRated, GradedStep,
-    GradedExtension, GradedFeedback, GradedNote, RubricScored)}
+    GradedExtension, GradedFeedback, GradedNote, RubricScored, SessionNote)}
 PAYLOADS[SESSION_RESUMED] = SessionStarted
 PAYLOADS[METRICS] = dict  # type: ignore[assignment]  # the figures of engine.metrics.sessions.session_metrics
 

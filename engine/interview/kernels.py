@@ -16,13 +16,14 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from engine.config import Config, ModelConfig
+from engine.config import Budgets, Config, ModelConfig
 from engine.interview import prompts
 from engine.judge.base import Judge, Judgement, TurnView, Verdict
 from engine.judge.freetext import DEFAULT_THRESHOLD
 from engine.judge.llm import LLMJudge
 from engine.judge.offline import _CLOZE, OfflineJudge, _stem, content_words, sentences
 from engine.llm import LLMClient, Usage
+from engine.llm import structured as st
 from engine.store import Store
 
 __all__ = ["Kernel", "LLMKernel", "OfflineKernel", "make_kernel", "KernelSpecError", "Judgement", "TurnView",
@@ -74,7 +75,29 @@ concise answer (a short phrase or number) that the background supports:
 - medium: a comprehension question that needs one fact understood in context;
 - hard: a multi-step question that needs facts from more than one of the background passages combined.
 The question must stand on its own (do not mention "the text" or "the passage") and must not contain its answer.
-Reply with only a JSON object: {{"question": "<the question>", "answer": "<the concise answer>"}}"""
+Reply with only a JSON object, for example: {{"question": "At what temperature does water boil at sea level, in degrees Celsius?", "answer": "100"}}
+Write your own question from the background below; never copy the example."""
+
+EXTENSION_EXAMPLES = ("At what temperature does water boil at sea level, in degrees Celsius?",)
+
+_EXAMINER_REPAIR = "You have not sent the task request yet, so the task cannot be over."
+
+QUESTION_CHARS = 400
+"""Bound of a written question in the schema sent to the server."""
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def repeated_question(question: str, asked: Sequence[str]) -> str | None:
+    """The problem with a question equal (case, punctuation and spacing aside) to one already asked, or None."""
+    q = _norm(question)
+    for i, earlier in enumerate(asked):
+        if q and q == _norm(earlier):
+            return (f"this question was already asked (turn {i}); ask something new that the conversation has "
+                    "not asked yet")
+    return None
 
 
 def _cloze_from(background: str, seed: int) -> tuple[str, str] | None:
@@ -93,47 +116,91 @@ def _cloze_from(background: str, seed: int) -> tuple[str, str] | None:
 
 
 class LLMKernel:
-    """The kernel behind OpenAI-compatible endpoints, with an LLM judge."""
+    """The kernel behind OpenAI-compatible endpoints, with an LLM judge.
+
+    Every JSON call sends a schema (:mod:`engine.llm.structured`) and refuses degenerate replies as
+    repairs: a placeholder or example copied from the prompt, a question asked before, an empty one.
+    What stays unusable after the repairs raises :class:`~engine.llm.JSONOutputError` for the protocol to
+    record (a skipped turn, a stopped extension, template feedback), never a value.
+    """
 
     offline = False
 
     def __init__(self, store: Store, kernel: ModelConfig, judge: ModelConfig | None = None,
-                 use_cache: bool = True, session_id: int | None = None, repairs: int = 2):
-        self.kernel = LLMClient(store, kernel, "kernel", use_cache, session_id)
-        self.judge = LLMJudge(LLMClient(store, judge or kernel, "judge", use_cache, session_id), repairs)
+                 use_cache: bool = True, session_id: int | None = None, repairs: int = 2,
+                 budgets: Budgets | None = None):
+        budgets = budgets or Budgets()
+        self.kernel = LLMClient(store, kernel, "kernel", use_cache, session_id, max_tokens=budgets.kernel)
+        self.judge = LLMJudge(LLMClient(store, judge or kernel, "judge", use_cache, session_id,
+                                        max_tokens=budgets.judge), repairs, budgets.ratings)
         self.repairs = repairs
         self.name = f"openai:{kernel.model}@{kernel.base_url}"
 
     async def next_question(self, action, topic, criteria, met, history, summary):
-        """One kernel call writes the next follow-up or challenge (JSON validated)."""
+        """One kernel call writes the next follow-up or challenge (JSON validated; never a question asked before)."""
+        asked = [t.question for t in history]
+
+        def check(value: _QuestionOut) -> str | None:
+            if not value.question.strip():
+                return "the question is empty"
+            return repeated_question(value.question, asked)
+
         out = await self.kernel.json_result(
-            prompts.question_messages(action, topic, criteria, met, history, summary), _QuestionOut,
-            validate=lambda v: None if v.question.strip() else "the question is empty",
-            max_repairs=self.repairs)
+            prompts.question_messages(action, topic, criteria, met, history, summary,
+                                      limit_chars=await self.kernel.prompt_chars(2000)), _QuestionOut,
+            validate=check, max_repairs=self.repairs,
+            json_schema=st.closed({"question": st.string(5, QUESTION_CHARS)}), examples=prompts.QUESTION_EXAMPLES)
         usage = Usage()
         for r in out.results:
             usage.add(r)
         return out.value.question.strip(), usage
 
     async def examiner(self, task, transcript):
-        """The TaskWeaver examiner's next message (the agent's words arrive as user messages)."""
+        """The TaskWeaver examiner's next message (the agent's words arrive as user messages).
+
+        An examiner that says ``TASK_FINISHED`` (or nothing) before it has asked anything is re-asked up to
+        ``repairs`` times; if it still stops, its message is returned and the protocol records the
+        session as not examined.
+        """
         system = prompts.EXAMINER_SYSTEM.format(task=task, kick_off=prompts.KICK_OFF, stop=prompts.STOP_KEYWORD)
         # The examiner is the assistant; the agent's words arrive as user messages (upstream's view).
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompts.KICK_OFF}]
         for m in transcript:
             messages.append({"role": "assistant" if m["role"] == "examiner" else "user", "content": m["content"]})
-        result = await self.kernel.chat(messages)
         usage = Usage()
-        usage.add(result)
-        return result.text.strip(), usage
+        base = messages
+        for attempt in range(self.repairs + 1):
+            result = await self.kernel.chat(messages)
+            usage.add(result)
+            text = result.text.strip()
+            # the repair's words echoed back are no request either (the repair avoids the stop keyword, so an
+            # echo of it cannot end the task by accident)
+            early = not transcript and (prompts.STOP_KEYWORD in text or not text or _EXAMINER_REPAIR in text)
+            if not early and text:
+                return text, usage
+            if attempt == self.repairs:
+                return text if prompts.STOP_KEYWORD in text or not text else prompts.STOP_KEYWORD, usage
+            messages = base + [{"role": "user", "content": (
+                f"(repair {attempt + 1} of {self.repairs}) {_EXAMINER_REPAIR} Write the agent your request now, "
+                "in your own words, from the task description; the conversation may end only after the agent "
+                "has answered.")}]
+        return "", usage
 
     async def extension_question(self, difficulty: str, background: str, seed: int) -> tuple[str, str, Usage]:
         """JudgeAgent's extension question at a difficulty from a knowledge path's text: (question, answer)."""
+
+        def check(value: _ExtensionOut) -> str | None:
+            if not (value.question.strip() and value.answer.strip()):
+                return "question and answer are required"
+            if _norm(value.answer) and f" {_norm(value.answer)} " in f" {_norm(value.question)} ":
+                return "the question contains its own answer; ask without giving it"
+            return None
+
+        schema = st.closed({"question": st.string(5, QUESTION_CHARS), "answer": st.string(1, 120)})
         out = await self.kernel.json_result(
             [{"role": "system", "content": EXTENSION_SYSTEM.format(difficulty=difficulty)},
              {"role": "user", "content": f"Background knowledge:\n{background}"}], _ExtensionOut,
-            validate=lambda v: None if v.question.strip() and v.answer.strip() else "question and answer are required",
-            max_repairs=self.repairs)
+            validate=check, max_repairs=self.repairs, json_schema=schema, examples=EXTENSION_EXAMPLES)
         usage = Usage()
         for r in out.results:
             usage.add(r)
@@ -141,11 +208,25 @@ class LLMKernel:
 
     async def graded_feedback(self, records: Sequence[Any], questions: Sequence[Any]) -> tuple[Any, Usage, bool]:
         """The judge's feedback on a batch (JSON validated; suggestions that give an answer away are
-        re-asked): (BatchFeedback, usage, offline=False)."""
-        from engine.judge.feedback import BatchFeedback, build_feedback_prompt, feedback_check
+        re-asked): (BatchFeedback, usage, offline=False).
 
-        out = await self.judge.client.json_result(build_feedback_prompt(records, nonce="feedback"), BatchFeedback,
-                                                  validate=feedback_check(questions), max_repairs=self.repairs)
+        The answers are quoted between markers whose nonce is derived from the batch's questions and
+        answers (the sanitiser removes the nonce from quoted text, so it must be no word an answer uses)."""
+        from engine.judge.feedback import (
+            FEEDBACK_EXAMPLES,
+            BatchFeedback,
+            build_feedback_prompt,
+            feedback_check,
+        )
+        from engine.judge.prompts import call_nonce
+
+        nonce = call_nonce("feedback", *((r.question, r.response) for r in records))
+        text = st.string(1, 600)
+        schema = st.closed({"flaws_knowledge": text, "flaws_capability": text, "comprehensive_performance": text,
+                            "suggestions": text})
+        out = await self.judge.client.json_result(build_feedback_prompt(records, nonce=nonce), BatchFeedback,
+                                                  validate=feedback_check(questions), max_repairs=self.repairs,
+                                                  json_schema=schema, examples=FEEDBACK_EXAMPLES)
         usage = Usage()
         for r in out.results:
             usage.add(r)
@@ -358,4 +439,5 @@ def make_kernel(spec: str | None, config: Config, store: Store, use_cache: bool 
     else:
         raise KernelSpecError(f"unknown kernel {spec!r}: use offline, config, or openai:MODEL@BASE_URL")
     kernel.api_key()  # fail now, not mid-session, when the key variable is missing
-    return LLMKernel(store, kernel, config.judge, use_cache, session_id, config.interview.judge_repairs)
+    return LLMKernel(store, kernel, config.judge, use_cache, session_id, config.interview.judge_repairs,
+                     config.max_tokens)

@@ -8,20 +8,30 @@ from typing import Any
 
 from engine.judge.prompts import call_nonce, quote, quote_note
 
-PROMPTS_VERSION = "interview-2"
-"""Covers these prompts and the judge's (engine.judge.prompts)."""
+PROMPTS_VERSION = "interview-3"
+"""Covers these prompts and the judge's (engine.judge.prompts). interview-3 (issue 23): valid JSON examples
+instead of pseudo-JSON, reasons before verdicts and ratings, anchors for the middle of the 1–10 scales,
+"do not repeat an earlier question" for the examiner."""
+
+QUESTION_EXAMPLES = ("How does altitude change the boiling point you described?",
+                     "Why should that hold at high altitude too?")
+"""The example questions of the follow-up and challenge prompts (a reply that copies one is refused)."""
 
 FOLLOW_UP_SYSTEM = """You are the examiner in an oral examination of an AI model in a specialised domain.
 Write the next question: a FOLLOW-UP that probes knowledge the candidate has not yet shown.
 Aim it at the rubric points not yet covered, but never reveal their content or the reference answer; ask as a
 curious user of the domain would. Build on the conversation so far. One question, no preamble.
-Reply with only a JSON object: {"question": "<the question>"}"""
+Do not repeat a question already asked in the conversation: each question must ask something new.
+Reply with only a JSON object, for example: {"question": "How does altitude change the boiling point you described?"}
+Write your own question for this conversation; never copy the example."""
 
 CHALLENGE_SYSTEM = """You are the examiner in an oral examination of an AI model in a specialised domain.
 Write the next turn: a CHALLENGE that contests the candidate's latest answer, to test whether it holds.
 Question a specific claim, ask for justification, or raise a plausible counter-point. Never reveal the reference
 answer or the rubric, and do not say whether the claim is in fact right. One short turn, no preamble.
-Reply with only a JSON object: {"question": "<the challenge>"}"""
+Do not repeat a question already asked in the conversation.
+Reply with only a JSON object, for example: {"question": "Why should that hold at high altitude too?"}
+Write your own challenge for this conversation; never copy the example."""
 
 EXAMINER_SYSTEM = """You are required to act as an examiner for an agent.
 You need to send a task request to the agent and supervise the agent during the examination process.
@@ -67,16 +77,23 @@ def transcript_block(history: Sequence[Any], limit_chars: int = 12000, nonce: st
 
 
 def question_messages(action: str, topic: str, criteria: Sequence[Any], met: dict[str, bool],
-                      history: Sequence[Any], summary: str) -> list[dict[str, str]]:
-    """Messages asking the LLM kernel for the next follow-up or challenge."""
+                      history: Sequence[Any], summary: str, limit_chars: int | None = None) -> list[dict[str, str]]:
+    """Messages asking the LLM kernel for the next follow-up or challenge.
+
+    Args:
+        limit_chars: the characters the whole prompt may take (from the model's context); the
+            conversation keeps its latest turns within what is left (default: 12,000 characters of it).
+    """
     system = CHALLENGE_SYSTEM if action == "challenge" else FOLLOW_UP_SYSTEM
     open_points = [c for c in criteria if c.kind != "deduction" and not met.get(c.cid)]
     hint = "\n".join(f"- {c.text}" for c in open_points) or "(all covered: probe depth or edge cases)"
     nonce = transcript_nonce(history)
     note = quote_note(nonce, "The candidate's answers")
+    fixed = len(system) + len(note) + len(hint) + len(summary) + len(topic) + 300
+    room = 12000 if limit_chars is None else max(500, min(12000, limit_chars - fixed))
     user = (
         f"Topic: {topic or '(general)'}\n\n{note}\n\n"
-        f"Conversation so far:\n{transcript_block(history, nonce=nonce)}\n\n"
+        f"Conversation so far:\n{transcript_block(history, nonce=nonce, limit_chars=room)}\n\n"
         f"Summary of the candidate's position:\n{summary or '(nothing yet)'}\n\n"
         + (f"Rubric points not yet covered (never reveal them):\n{hint}\n" if action != "challenge" else "")
     )

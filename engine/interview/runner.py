@@ -223,7 +223,7 @@ class SessionRunner:
                 await self._ask_target(unanswered, [r for r in rows if r["idx"] < unanswered["idx"]])
                 continue
             if protocol.scored_per_turn:
-                unjudged = next((r for r in rows if r["score"] is None), None)
+                unjudged = next((r for r in rows if not protocol.judged(r)), None)
                 if unjudged is not None:
                     await protocol.judge_turn(unjudged, [r for r in rows if r["idx"] < unjudged["idx"]])
                     continue

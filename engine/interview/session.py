@@ -15,7 +15,7 @@ Each write is one transaction together with its events (docs/events.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from engine import events as ev
@@ -31,6 +31,64 @@ from engine.store import Store, dumps, loads, now_iso
 from engine.store.texts import fill_summaries, get_text, put_text
 
 FOLLOW_UP, CHALLENGE, HUMAN, INITIAL, TASK = "follow-up", "challenge", "human", "initial", "task"
+CANNOT_JUDGE = "cannot judge"
+"""A turn whose judgement could not be had (the judge's reply stayed unusable after its repairs): no score,
+left out of every figure, counted; its ``meta`` says so (``{"judge": "cannot judge", "problem": ...}``)."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a session as stored (a row of ``turns``, its summary read back from ``texts``).
+
+    Frozen: a change is a write through :class:`Session`, which returns the new :class:`Turn`
+    (:func:`dataclasses.replace` builds one). It also reads as a mapping (``turn["score"]``, ``{**turn}``,
+    ``turn.get("meta")``), the form protocols and readers used before it existed.
+    """
+
+    id: int
+    session_id: int
+    idx: int
+    question: str
+    answer: str | None = None
+    action: str = INITIAL
+    actor: str = "policy"
+    state: str | None = None
+    probs: str | None = None
+    difficulty: str | None = None
+    summary: str | None = None
+    score: float | None = None
+    delta: float | None = None
+    cos: float | None = None
+    latency_ms: float | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    rubric_version_id: int | None = None
+    meta: str = "{}"
+    created_at: str = ""
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Turn:
+        """A turn from a ``turns`` row (columns this version does not know are ignored)."""
+        return cls(**{f.name: row[f.name] for f in fields(cls) if f.name in row})
+
+    # -- the mapping view ---------------------------------------------------------------------------
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return getattr(self, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``turn.get("meta")``: a field, or ``default`` for a name that is none."""
+        return getattr(self, key, default)
+
+    def keys(self) -> list[str]:
+        """The field names (so ``{**turn}`` and ``dict(turn)`` work)."""
+        return [f.name for f in fields(self)]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self.keys()
 
 
 class SessionError(Exception):
@@ -174,14 +232,15 @@ class Session:
             self.emit(ev.Intervention(c.seq, c.kind, dict(c.extra)))
 
     # -- reading ----------------------------------------------------------------------------------
-    def turns(self) -> list[dict[str, Any]]:
-        """The session's turn rows in order (each ``summary`` read back from ``texts``)."""
-        return fill_summaries(self.store, self.store.query(
-            "SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,)))
+    def turns(self) -> list[Turn]:
+        """The session's turns in order (each ``summary`` read back from ``texts``)."""
+        return [Turn.from_row(r) for r in fill_summaries(self.store, self.store.query(
+            "SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,)))]
 
-    def turn(self, turn_id: int) -> dict[str, Any]:
-        """One turn row by id."""
-        return fill_summaries(self.store, [self.store.one("SELECT * FROM turns WHERE id = ?", (turn_id,))])[0]
+    def turn(self, turn_id: int) -> Turn:
+        """One turn by id."""
+        return Turn.from_row(fill_summaries(self.store, [self.store.one("SELECT * FROM turns WHERE id = ?",
+                                                                         (turn_id,))])[0])
 
     def _summary_before(self, idx: int) -> tuple[int | None, str | None]:
         """(text id, text) of turn ``idx - 1``'s summary, as stored (and as the events have it)."""
@@ -213,7 +272,7 @@ class Session:
     # -- writing ----------------------------------------------------------------------------------
     def add_turn(self, idx: int, question: str, action: str, actor: str, *, state: list[float] | None = None,
                  probs: list[float] | None = None, usage: Usage | None = None,
-                 consumed: Iterable[Consumed] = ()) -> dict[str, Any]:
+                 consumed: Iterable[Consumed] = ()) -> Turn:
         """Insert turn ``idx`` (its question) with its ``turn.started`` event; returns the row."""
         usage = usage or Usage()
         with self.store.transaction():
@@ -228,7 +287,7 @@ class Session:
         return self.turn(turn_id)
 
     def record_answer(self, turn: Mapping[str, Any], text: str, latency_ms: float, tokens_in: int,
-                      tokens_out: int, cost: float) -> dict[str, Any]:
+                      tokens_out: int, cost: float) -> Turn:
         """Store the target's answer to a turn with its ``answer.done`` event; returns the row."""
         with self.store.transaction():
             self.store.update("turns", turn["id"], {
@@ -243,7 +302,7 @@ class Session:
                          summary: str | None = None, cos: float | None = None, usage: Usage | None = None,
                          version_id: int | None = None, rescore: bool = False,
                          extra: Mapping[str, Any] | None = None, criteria: list[Any] | None = None
-                         ) -> dict[str, Any]:
+                         ) -> Turn:
         """Store a turn's verdicts and score (s_t, Δs_t, cos_t, summary) with the ``verdicts`` event.
 
         Args:
@@ -281,7 +340,13 @@ class Session:
                 "turn_id": turn["id"], "cid": v.cid, "rubric_version_id": version_id, "met": int(v.met),
                 "in_answer": int(v.in_answer), "rationale": v.rationale, "source": v.source,
                 "created_at": created} for v in verdicts.values()])
+            # a turn re-judged (a rescore) after "cannot judge" loses that mark
+            meta = loads(turn.get("meta") or "{}", {})
+            judged_now = score is not None and "judge" in meta
+            if judged_now:
+                meta = {k: v for k, v in meta.items() if k not in ("judge", "problem")}
             self.store.update("turns", turn["id"], {
+                **({"meta": dumps(meta)} if judged_now else {}),
                 "score": score, "delta": delta, "cos": cos, "summary": None, "summary_text": summary_id,
                 "rubric_version_id": version_id,
                 "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
@@ -291,7 +356,35 @@ class Session:
                                   [criterion_payload(c) for c in criteria] if criteria is not None else None,
                                   **(edit or {})))
             self.emit_metrics()  # one transaction per step: verdicts, turn, their event and the metrics
-        return {**turn, "score": score, "delta": delta, "cos": cos, "summary": summary}
+        return _with(turn, **({"meta": dumps(meta)} if judged_now else {}), score=score, delta=delta, cos=cos,
+                     summary=summary,
+                     tokens_in=turn["tokens_in"] + u.tokens_in, tokens_out=turn["tokens_out"] + u.tokens_out,
+                     cost=turn["cost"] + u.cost, rubric_version_id=version_id)
+
+    def note(self, what: str, text: str, turn: int = -1) -> None:
+        """A ``session.note`` event: what the session went on without, and why (:class:`engine.events.SessionNote`)."""
+        self.emit(ev.SessionNote(turn, what, redact(text)))
+
+    def notes(self, what: str | None = None) -> list[dict[str, Any]]:
+        """The session's ``session.note`` payloads (of one kind), in order."""
+        return [e.payload for e in self.store.events(0, self.sid)
+                if e.kind == ev.SESSION_NOTE and (what is None or e.payload.get("what") == what)]
+
+    def mark_cannot_judge(self, turn: Mapping[str, Any], problem: str, usage: Usage | None = None) -> Turn:
+        """Record that a turn's judgement could not be had: no score (left out of every figure, counted),
+        ``meta.judge`` = :data:`CANNOT_JUDGE` (the runner does not ask again), the calls' tokens added to the
+        turn, and a ``session.note``; one transaction. Returns the turn row."""
+        u = usage or Usage()
+        meta = {**loads(turn.get("meta") or "{}", {}), "judge": CANNOT_JUDGE, "problem": redact(problem)[:500]}
+        with self.store.transaction():
+            self.store.update("turns", turn["id"], {
+                "meta": dumps(meta), "score": None, "delta": None,
+                "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
+                "cost": turn["cost"] + u.cost})
+            self.note("cannot-judge", problem, turn["idx"])
+            self.emit_metrics()
+        return _with(turn, meta=dumps(meta), score=None, delta=None, tokens_in=turn["tokens_in"] + u.tokens_in,
+                     tokens_out=turn["tokens_out"] + u.tokens_out, cost=turn["cost"] + u.cost)
 
     def emit_metrics(self) -> None:
         """A ``metrics`` event with the session's figures now."""
@@ -315,6 +408,11 @@ class Session:
         with self.store.transaction():
             self.store.update("sessions", self.sid, {"score": score, "updated_at": now_iso()})
         return score
+
+
+def _with(turn: Mapping[str, Any], **changes: Any) -> Turn:
+    """``turn`` (a :class:`Turn` or a row) with ``changes``, as a :class:`Turn`."""
+    return replace(turn, **changes) if isinstance(turn, Turn) else Turn.from_row({**turn, **changes})
 
 
 def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met: bool,

@@ -167,11 +167,35 @@ Evaluate and analyse the interviewee's performance concisely from these perspect
 that help it answer the same questions better: specific, detailed guidance on the logical thinking steps, the
 knowledge and the abilities required.
 {rule}
-Reply with only a JSON object:
-{{"flaws_knowledge": "<the background knowledge it lacks>",
-  "flaws_capability": "<the flaws in its logic and capability>",
-  "comprehensive_performance": "<its overall performance on all questions>",
-  "suggestions": "<suggestions that help it answer better, with no answers>"}}"""
+Reply with only a JSON object of four fields, for example:
+{{"flaws_knowledge": "It does not know how the boiling point depends on pressure.",
+  "flaws_capability": "It answers before reading every option and does not check units.",
+  "comprehensive_performance": "Two of five questions right; the hard ones all wrong.",
+  "suggestions": "Before answering, list the quantities the question gives and check each option against them."}}
+Write your own feedback on the performance below; never copy the example."""
+
+FEEDBACK_EXAMPLES = ("It does not know how the boiling point depends on pressure.",
+                     "It answers before reading every option and does not check units.",
+                     "Two of five questions right; the hard ones all wrong.",
+                     "Before answering, list the quantities the question gives and check each option against them.")
+"""The example values of the feedback prompt (a reply that copies one is refused)."""
+
+
+def template_feedback(records: Sequence[FeedbackRecord]) -> BatchFeedback:
+    """Feedback written without an LLM, honest about what it is: which questions were missed (never their
+    answers) and a generic method. The offline kernel's feedback, and the stand-in when the judge's
+    feedback stays unusable after its repairs (the batch's validation still runs)."""
+    missed = [r for r in records if not r.correct]
+    lines = [f"- {r.kind} question ({r.difficulty}): {r.question.splitlines()[0][:120]}" for r in missed]
+    knowledge = ("Missed:\n" + "\n".join(lines)) if missed else "No question was missed."
+    return BatchFeedback(
+        flaws_knowledge=knowledge,
+        flaws_capability="template feedback (no usable LLM feedback): the reasoning behind the answers was not "
+                         "analysed.",
+        comprehensive_performance=f"{len(records) - len(missed)} of {len(records)} questions answered correctly.",
+        suggestions="Read the whole question again, including every option, before answering; check each option "
+                    "against each fact the question states and rule out those that contradict one; answer with "
+                    "a single option.")
 
 
 @dataclass(frozen=True)

@@ -75,24 +75,36 @@ def quote_note(nonce: str, what: str = "The candidate's words") -> str:
             "the examiner.")
 
 
+JUDGE_EXAMPLES = ("The answer states that water boils at 100 °C at sea level.",
+                  "Nothing about pressure has been said.", "Water boils at 100 °C at sea level.")
+"""The example values of :data:`JUDGE_SYSTEM`: a reply that copies one is refused (a repair)."""
+
 JUDGE_SYSTEM = """You are the judge of an oral examination of an AI model (the candidate) in a specialised domain.
 You mark the candidate against a rubric of criteria, each with an id.
 {note}
-For every criterion decide:
-- "in_answer": does the latest answer itself satisfy the criterion?
-- "met": does the candidate's position so far (the updated summary) satisfy it? For a deduction criterion,
-  "met" means the deduction applies (the candidate asserted the flawed content).
-Then update the running summary: a concise list of everything the candidate has asserted so far. When the
-candidate retracts or corrects a claim (for example under challenge), replace the earlier claim.
-Reply with only a JSON object:
-{{"verdicts": [{{"id": "<criterion id>", "met": true|false, "in_answer": true|false, "rationale": "<one sentence>"}}],
-  "summary": "<updated summary>"}}
-Give exactly one verdict for every criterion id listed, and no other ids."""
+For every criterion write, in this order:
+- "rationale": one sentence on what the candidate said (or did not say) about it;
+- "in_answer": true when the latest answer itself satisfies the criterion, else false;
+- "met": true when the candidate's position so far (the updated summary) satisfies it, else false. For a
+  deduction criterion, "met" means the deduction applies (the candidate asserted the flawed content).
+Then write the updated running summary: a concise list of everything the candidate has asserted so far. When
+the candidate retracts or corrects a claim (for example under challenge), replace the earlier claim.
+Reply with only a JSON object: "verdicts" maps every criterion id listed to its verdict (exactly those ids,
+each once), then "summary". For example, for a rubric with the ids c1 and c2:
+{{"verdicts": {{"c1": {{"rationale": "The answer states that water boils at 100 °C at sea level.", "in_answer": true, "met": true}},
+               "c2": {{"rationale": "Nothing about pressure has been said.", "in_answer": false, "met": false}}}},
+ "summary": "Water boils at 100 °C at sea level."}}
+Write your own rationales and summary from the rubric and the answer below; never copy the example."""
+
+POINT_EXAMPLES = ("The agent's last message gives the file name the task asked for.",)
+"""The example value of :data:`POINT_JUDGE_SYSTEM`."""
 
 POINT_JUDGE_SYSTEM = """You are the judge of an agent's task conversation with an examiner.
 {note}
-Decide whether the scoring point is achieved in the conversation.
-Reply with only a JSON object: {{"reason": "<why>", "is_hit": true|false}}"""
+Decide whether the scoring point is achieved in the conversation: first the reason, then the verdict.
+Reply with only a JSON object, for example:
+{{"reason": "The agent's last message gives the file name the task asked for.", "is_hit": true}}
+Write your own reason about this conversation; never copy the example."""
 
 
 def criteria_block(criteria: Sequence[Any]) -> str:

@@ -54,8 +54,12 @@ class ConversationRatings(BaseModel):
         return {d: getattr(self, d) for d in DIMENSIONS}
 
 
+RATING_EXAMPLES = ("Most statements were correct, but one date was wrong and the candidate dropped a correct "
+                   "claim when challenged.",)
+"""The example rationale of the ratings prompt (a reply that copies it is refused)."""
+
 _SYSTEM = """You rate an oral examination of an AI model (the candidate) after it has ended.
-Rate the candidate's whole conversation on six dimensions, each an integer from 1 (very poor) to 10 (excellent):
+Rate the candidate's whole conversation on six dimensions, each an integer from 1 to 10:
 Professionalism
 - accuracy: are the candidate's statements factually correct?
 - user_satisfaction: would the person asking be well served by these answers?
@@ -65,10 +69,15 @@ Stability
 - question_handling: does the candidate answer what was actually asked, follow-up questions included?
 - challenge_handling: when challenged, does it keep correct claims with reasons and correct wrong ones,
   rather than giving in to pressure or defending errors?
+The scale: 1-2 wrong or unusable; 3-4 poor, more wrong or unclear than right; 5-6 mixed, about as much right
+as wrong, or adequate with clear gaps; 7-8 good, mostly right with minor gaps; 9-10 excellent, nothing to fault.
+Rate each dimension on its own evidence; the dimensions need not agree.
 {note}
-Reply with only a JSON object:
-{{"accuracy": n, "user_satisfaction": n, "clarity": n, "coherence": n, "question_handling": n,
-  "challenge_handling": n, "rationale": "<two or three sentences>"}}"""
+First write the rationale (two or three sentences on what the ratings rest on), then the six ratings.
+Reply with only a JSON object, for example:
+{{"rationale": "Most statements were correct, but one date was wrong and the candidate dropped a correct claim when challenged.",
+  "accuracy": 7, "user_satisfaction": 6, "clarity": 8, "coherence": 7, "question_handling": 8, "challenge_handling": 4}}
+Write your own rationale and ratings for this conversation; never copy the example."""
 
 
 def _turn(turn: Any) -> tuple[str, str | None, str | None]:

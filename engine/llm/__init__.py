@@ -1,7 +1,9 @@
 """LLM calls for every role: one client, retries, JSON outputs, cache, cost."""
 
 from engine.llm.client import (
+    UNUSABLE,
     ChatResult,
+    ContextOverflowError,
     JSONOutputError,
     JSONResult,
     LLMClient,
@@ -9,7 +11,9 @@ from engine.llm.client import (
     Usage,
     cache_key,
     extract_json,
+    extract_json_all,
+    spent,
 )
 
-__all__ = ["ChatResult", "JSONOutputError", "JSONResult", "LLMClient", "LLMError", "Usage", "cache_key",
+__all__ = ["UNUSABLE", "spent", "ChatResult", "ContextOverflowError", "extract_json_all", "JSONOutputError", "JSONResult", "LLMClient", "LLMError", "Usage", "cache_key",
            "extract_json"]

@@ -14,6 +14,23 @@
 
 JSON replies are read by :func:`extract_json`: the *last* top-level JSON object outside any quoted
 candidate text, never an object the candidate wrote (see :meth:`LLMClient.json_result`).
+
+Structured output and budgets (issue 23):
+
+- a JSON call sends its schema as ``response_format`` in the endpoint's dialect
+  (:mod:`engine.llm.structured`), stepping down on a 400 that names it;
+- a reply has at most ``max_tokens`` tokens: the endpoint's own, else the budget of the client's role
+  (``max_tokens:`` of the config);
+- a repair re-sends the original prompt with the problem and the schema, never the whole bad reply
+  (a runaway reply re-sent overflowed the context);
+- a prompt that overflows the model's context is its own error (:class:`ContextOverflowError`), not
+  "check the base_url";
+- a call to a loopback endpoint that times out is not sent again: the server is still computing it,
+  and a second copy would queue behind the first (the default loopback timeout is 600 s);
+- bounded replies: one call takes at most ``max_call_seconds`` in all and keeps at most
+  ``max_reply_chars`` characters; over either the reply is cut and marked ``truncated`` (a cut JSON
+  reply is a bad reply: repaired, then the caller records "cannot judge"); a reply that is not UTF-8 or
+  whose JSON is nested deeper than :data:`MAX_JSON_DEPTH` is one line of error, never a traceback.
 """
 
 from __future__ import annotations
@@ -25,6 +42,7 @@ import hashlib
 import json
 import logging
 import random
+import re
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -34,6 +52,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from engine.config import ModelConfig
+from engine.llm.structured import refuses_format
 from engine.redact import StreamRedactor, redact
 from engine.store import Store, dumps, now_iso
 from engine.store.texts import StoredMessage, get_text, put_messages, put_text
@@ -48,6 +67,12 @@ Message = dict[str, str]
 
 RETRY_CAP_SECONDS = 60.0
 BACKOFF_BASE_SECONDS = 0.5
+CHARS_PER_TOKEN = 3
+"""Characters per token assumed when a prompt is sized against a context (below English's ~4: safe)."""
+MAX_JSON_DEPTH = 64
+"""Deeper JSON in a reply is refused with a one-line problem (no verdict object nests more than 4)."""
+TRUNCATED = "truncated"
+"""The ``finish_reason`` recorded for a reply cut at ``max_reply_chars`` or ``max_call_seconds``."""
 
 
 class LLMError(Exception):
@@ -60,11 +85,40 @@ class LLMError(Exception):
 
 
 class JSONOutputError(LLMError):
-    """The model did not produce valid JSON for the schema within the allowed repairs."""
+    """The model did not produce valid JSON for the schema within the allowed repairs; ``results`` are the
+    calls it took (their tokens were spent) and ``problems`` why each reply was refused."""
+
+    results: list[ChatResult]
+    problems: list[str]
+
+
+class ContextOverflowError(LLMError):
+    """The prompt and ``max_tokens`` do not fit the model's context (a 400 saying so)."""
+
+
+UNUSABLE = (JSONOutputError, ContextOverflowError)
+"""The errors that are a bad reply, not an unreachable endpoint: a protocol records the turn as "cannot
+judge" (or skips it) and goes on; any other :class:`LLMError` fails the session."""
+
+
+def spent(exc: BaseException) -> Usage:
+    """The tokens an unusable exchange spent (the calls of a :class:`JSONOutputError`)."""
+    usage = Usage()
+    for r in getattr(exc, "results", None) or []:
+        usage.add(r)
+    return usage
+
+
+_OVERFLOW_RE = re.compile(r"context (?:window|length)|maximum context|exceeds? (?:the )?(?:context|model)|"
+                          r"too many tokens|prompt is too long|n_ctx", re.I)
 
 
 class _TruncatedStream(Exception):
     """A stream that ended without a finish reason (connection dropped mid-answer)."""
+
+
+class _OverDeadline(Exception):
+    """A non-streamed call that took longer than the endpoint's ``max_call_seconds``."""
 
 
 @dataclass
@@ -80,6 +134,11 @@ class ChatResult:
     call_id: int | None = None
     attempts: int = 1
     finish_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """The reply was cut at the endpoint's size or time cap (or at ``max_tokens``: ``length``)."""
+        return self.finish_reason in (TRUNCATED, "length")
 
 
 @dataclass
@@ -107,6 +166,10 @@ class JSONResult:
 
     value: Any
     results: list[ChatResult] = field(default_factory=list)
+    dialect: str = "off"
+    """The ``response_format`` rung the endpoint took (:mod:`engine.llm.structured`)."""
+    problems: list[str] = field(default_factory=list)
+    """Why each rejected reply was rejected, in order."""
 
     @property
     def repairs(self) -> int:
@@ -122,6 +185,10 @@ _per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, 
 # Clients are kept for their loop's life (making one costs tens of ms: the SDK loads the CA bundle), and
 # let go before the interpreter tears its modules down, where the SDK's finaliser would fail noisily.
 atexit.register(_per_loop.clear)
+
+
+_contexts: dict[tuple[Any, ...], int] = {}
+"""Context sizes found per (endpoint, model), for the process (0: unknown)."""
 
 
 def _loop_state() -> dict[tuple[Any, ...], Any]:
@@ -145,11 +212,11 @@ def _client(endpoint: ModelConfig, api_key: str) -> openai.AsyncOpenAI:
     import openai  # imported when the first call is made: listing sessions never pays for it
 
     state = _loop_state()
-    key = ("client", endpoint.base_url, hashlib.sha256(api_key.encode()).hexdigest(), endpoint.timeout)
+    key = ("client", endpoint.base_url, hashlib.sha256(api_key.encode()).hexdigest(), endpoint.call_timeout)
     client = state.get(key)
     if client is None:
         client = state[key] = openai.AsyncOpenAI(
-            base_url=endpoint.base_url, api_key=api_key, timeout=endpoint.timeout, max_retries=0
+            base_url=endpoint.base_url, api_key=api_key, timeout=endpoint.call_timeout, max_retries=0
         )
     return client
 
@@ -213,11 +280,13 @@ class LLMClient:
         use_cache: answer identical requests from the store (``--no-cache`` turns it off).
         session_id: recorded with each call, for per-session accounting.
         identity: stable name of the endpoint for the cache key (default: its base_url).
+        max_tokens: the role's budget, used when the endpoint sets no ``max_tokens`` of its own.
     """
 
     def __init__(self, store: Store, endpoint: ModelConfig, role: str, use_cache: bool = True,
-                 session_id: int | None = None, identity: str | None = None):
+                 session_id: int | None = None, identity: str | None = None, max_tokens: int | None = None):
         self.store = store
+        self.max_tokens = max_tokens
         # What the cache knows the endpoint by: its base_url, unless the address changes from run
         # to run for the same model (the embedded local server on a random port).
         self.identity = identity or endpoint.base_url
@@ -231,6 +300,34 @@ class LLMClient:
         self._last_response: tuple[str, int] | None = None
         """(text, text id) of this client's last answer: the next is stored as an edit of it when smaller."""
 
+    async def context_tokens(self) -> int | None:
+        """The model's context in tokens: reported by the server (``/models``, ``/props``; asked once per
+        endpoint and process), else the endpoint's ``context:`` setting, else None (unknown)."""
+        key = ("context", self.identity, self.endpoint.model)
+        state = _loop_state()
+        if key not in state:
+            found = _contexts.get(key[1:])
+            if found is None:
+                from engine.llm.check import context_of
+
+                try:
+                    found = (await context_of(self.endpoint))[0] or 0
+                except Exception:  # noqa: BLE001 - a probe that fails means "unknown", never a failed call
+                    found = self.endpoint.context or 0
+                _contexts[key[1:]] = found
+            state[key] = found
+        return state[key] or None
+
+    async def prompt_chars(self, reserve_chars: int = 0) -> int | None:
+        """How many characters of prompt fit the model's context with room for the reply's budget, by
+        :data:`CHARS_PER_TOKEN` (a conservative estimate: English runs about 4 characters a token), less
+        ``reserve_chars`` for the fixed parts; None when the context is unknown."""
+        context = await self.context_tokens()
+        if not context:
+            return None
+        budget = self._params({}).get("max_tokens") or 0
+        return max(1000, (context - budget) * CHARS_PER_TOKEN - reserve_chars)
+
     @property
     def label(self) -> str:
         """``model@base_url``: the endpoint as named in log lines."""
@@ -238,8 +335,9 @@ class LLMClient:
 
     def _params(self, overrides: dict[str, Any]) -> dict[str, Any]:
         params: dict[str, Any] = {"temperature": self.endpoint.temperature}
-        if self.endpoint.max_tokens:
-            params["max_tokens"] = self.endpoint.max_tokens
+        budget = self.endpoint.max_tokens or self.max_tokens
+        if budget:
+            params["max_tokens"] = budget
         params.update({k: v for k, v in overrides.items() if v is not None})
         return params
 
@@ -331,7 +429,11 @@ class LLMClient:
                             if rest:
                                 on_token(rest)
                     else:
-                        text, t_in, t_out, finish = await self._once(api_key, messages, params)
+                        try:
+                            text, t_in, t_out, finish = await asyncio.wait_for(
+                                self._once(api_key, messages, params), self.endpoint.call_deadline)
+                        except TimeoutError:
+                            raise _OverDeadline() from None
                     break
                 except Exception as exc:  # classified below; anything unknown is re-raised
                     status, wait, retryable, reason = self._classify(exc, attempts)
@@ -347,7 +449,15 @@ class LLMClient:
                             attempts=attempts, retries=dumps(retries),
                             latency_ms=(time.perf_counter() - start) * 1000,
                         )
-                        log.warning("%s", message)
+                        # a refused response_format is the dialect probe stepping down, not a failure
+                        (log.info if refuses_format(status, reason) else log.warning)("%s", message)
+                        if status == 400 and _OVERFLOW_RE.search(reason):
+                            raise ContextOverflowError(
+                                f"{self.role} call to {self.endpoint.base_url} (model {self.endpoint.model}): the "
+                                f"prompt and max_tokens ({params.get('max_tokens', 'unset')}) do not fit the model's "
+                                f"context ({reason}); give the server a larger context, lower this role's "
+                                "max_tokens, or set the endpoint's `context:` so viva trims prompts to fit",
+                                status=status, endpoint=self.endpoint.base_url) from None
                         raise LLMError(message, status=status, endpoint=self.endpoint.base_url) from None
                     retries.append({"attempt": attempts, "status": status, "reason": reason[:200], "wait": wait})
                     log.info("%s retry %d after %.2fs: %s", self.label, attempts, wait, reason[:200])
@@ -375,13 +485,28 @@ class LLMClient:
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             reason = f"HTTP {status}: {_short(exc)}"  # _short redacts before it cuts
+            if status >= 500 and refuses_format(status, reason):
+                return status, 0.0, False, reason  # a refused response_format: the same again gets the same
             if status == 429 or status >= 500:
                 after = _retry_after(exc)
                 wait = min(RETRY_CAP_SECONDS, after) if after is not None else backoff
                 return status, wait, True, reason
             return status, 0.0, False, reason
+        if isinstance(exc, _OverDeadline):
+            return None, 0.0, False, (f"the call took longer than {self.endpoint.call_deadline:g}s in all "
+                                      "(max_call_seconds) and was cut")
         if isinstance(exc, openai.APITimeoutError):
-            return None, backoff, True, f"timed out after {self.endpoint.timeout:g}s"
+            timeout = self.endpoint.call_timeout
+            if self.endpoint.loopback:
+                # a local server keeps computing a call its client gave up on: sending it again would
+                # queue a second copy behind the first
+                return None, 0.0, False, (f"timed out after {timeout:g}s; not sent again, since the local server "
+                                          "is still computing it: raise this endpoint's timeout")
+            return None, backoff, True, f"timed out after {timeout:g}s"
+        if isinstance(exc, UnicodeDecodeError):
+            return None, 0.0, False, "the reply is not UTF-8 text"
+        if isinstance(exc, RecursionError):
+            return None, 0.0, False, "the reply's JSON body is nested too deeply to read"
         if isinstance(exc, openai.APIConnectionError):
             return None, backoff, True, redact(f"connection error: {exc.__cause__ or exc}")[:300]
         if isinstance(exc, _TruncatedStream):
@@ -402,7 +527,10 @@ class LLMClient:
         choice = choices[0]
         text = _content((choice.get("message") or {}).get("content"))
         t_in, t_out = _usage(resp.get("usage"))
-        return text, t_in, t_out, choice.get("finish_reason")
+        finish = choice.get("finish_reason")
+        if len(text) > self.endpoint.max_reply_chars:
+            text, finish = text[:self.endpoint.max_reply_chars], TRUNCATED
+        return text, t_in, t_out, finish
 
     async def _stream(self, api_key: str, messages: list[Message], params: dict[str, Any],
                       on_token: Callable[[str], Any] | None):
@@ -410,8 +538,10 @@ class LLMClient:
 
         client = _client(self.endpoint, api_key)
         pieces: list[str] = []
+        size = 0
         finish = None
         t_in = t_out = 0
+        cap, deadline = self.endpoint.max_reply_chars, time.monotonic() + self.endpoint.call_deadline
         try:
             stream = await client.post(
                 "/chat/completions", cast_to=object, stream=True, stream_cls=openai.AsyncStream[object],
@@ -428,12 +558,22 @@ class LLMClient:
                         continue
                     piece = _content((choice.get("delta") or {}).get("content"))
                     if piece:
+                        if size + len(piece) > cap:
+                            piece = piece[:cap - size]
+                            finish = TRUNCATED
+                        size += len(piece)
                         pieces.append(piece)
-                        if on_token is not None:
+                        if on_token is not None and piece:
                             on_token(piece)
-                    if choice.get("finish_reason"):
+                    if choice.get("finish_reason") and finish != TRUNCATED:
                         finish = choice["finish_reason"]
+                if finish == TRUNCATED or time.monotonic() > deadline:
+                    finish = TRUNCATED  # an endless stream: cut, and the connection closed below
+                    await stream.close()
+                    break
         except (openai.APIError, openai.APIConnectionError):
+            raise
+        except UnicodeDecodeError:
             raise
         except Exception as exc:  # httpx read errors mid-stream surface unwrapped
             if finish is None:
@@ -454,11 +594,47 @@ class LLMClient:
         max_repairs: int = 2,
         quoted: Sequence[str] = (),
         markers: tuple[str, str] | None = None,
+        json_schema: dict[str, Any] | None = None,
+        examples: Sequence[str] = (),
         **params: Any,
     ) -> T:
         """Ask for JSON and return it validated against ``schema``; see :meth:`json_result`."""
         return (await self.json_result(messages, schema, validate=validate, max_repairs=max_repairs,
-                                       quoted=quoted, markers=markers, **params)).value
+                                       quoted=quoted, markers=markers, json_schema=json_schema,
+                                       examples=examples, **params)).value
+
+    def _dialect(self) -> str:
+        """The ``response_format`` rung to try first: the remembered one under ``auto``, else the setting's."""
+        from engine.llm import structured
+
+        setting = self.endpoint.structured
+        if setting == "auto":
+            return structured.known_dialect(self.identity, self.endpoint.model) or structured.start_dialect(setting)
+        return structured.start_dialect(setting)
+
+    async def _chat_structured(self, convo: list[Message], json_schema: dict[str, Any] | None, name: str,
+                               dialect: str, params: dict[str, Any]) -> tuple[ChatResult, str]:
+        """One chat call with the schema in the endpoint's dialect; under ``auto`` (and from
+        ``json_object`` with a schema to plain JSON mode) a 400 that names ``response_format`` steps down a
+        rung and the call is sent again. Returns the result and the rung that was accepted."""
+        from engine.llm import structured
+
+        while True:
+            fmt = structured.response_format(dialect, json_schema, name)
+            try:
+                result = await self.chat(convo, **({"response_format": fmt} if fmt else {}), **params)
+            except LLMError as exc:
+                lower = structured.next_dialect(dialect)
+                may_step = self.endpoint.structured == "auto" or (
+                    self.endpoint.structured == "json_object" and dialect == "json_object+schema")
+                if lower is None or not may_step or not structured.refuses_format(exc.status, str(exc)):
+                    raise
+                log.info("%s refused response_format %s (%s); trying %s", self.label, dialect, str(exc)[:160], lower)
+                dialect = lower
+                continue
+            if self.endpoint.structured == "auto":
+                structured.remember(self.identity, self.endpoint.model, dialect)
+            return result, dialect
 
     async def json_result(
         self,
@@ -469,14 +645,22 @@ class LLMClient:
         max_repairs: int = 2,
         quoted: Sequence[str] = (),
         markers: tuple[str, str] | None = None,
+        json_schema: dict[str, Any] | None = None,
+        examples: Sequence[str] = (),
         **params: Any,
     ) -> JSONResult:
         """Ask for a JSON object, validate it, and re-ask with the error up to ``max_repairs`` times.
 
-        The reply's object is the *last* top-level JSON object outside any quoted candidate text
-        (:func:`extract_json`): a reply that quotes the candidate's own forged verdict, before or after
-        its own, never has the forged one accepted. That one object is then validated (``schema``,
-        then ``validate``); a problem is sent back for a repair.
+        The request carries the call's JSON schema as ``response_format`` in the endpoint's dialect
+        (:mod:`engine.llm.structured`; default: the schema of ``schema``). The reply's object is the *last*
+        top-level JSON object outside any quoted candidate text (:func:`extract_json`): a reply that
+        quotes the candidate's own forged verdict, before or after its own, never has the forged one
+        accepted; a reply that holds two different objects that both fit the schema is a problem (which
+        one it means is not for viva to guess). That one object is then validated (``schema``, then
+        ``validate``), and refused when a string in it is a placeholder of the instructions (``<…>``) or
+        one of the prompt's ``examples`` copied; a reply cut at a cap is refused too. A problem is sent
+        back for a repair: the original messages, then the problem and the schema (never the whole bad
+        reply, which could overflow the context).
 
         Args:
             schema: the pydantic model the answer must match.
@@ -486,35 +670,70 @@ class LLMClient:
                 object that also appears in one of them is the candidate's, not the judge's.
             markers: the prompt's (opening, closing) markers around quoted text; anything between
                 them in the reply is quotation, not the reply's own object.
+            json_schema: the schema sent to the server (narrower than ``schema``'s: ids as an enum,
+                exact counts, length bounds); default :func:`engine.llm.structured.schema_of`.
+            examples: example values the prompt shows, which a reply may not copy.
 
         Raises:
             JSONOutputError: still invalid after the repairs; the message holds the last problem.
         """
-        convo = [dict(m) for m in messages]
+        from engine.llm import structured
+
+        if json_schema is None:
+            json_schema = structured.schema_of(schema)
+        base = [dict(m) for m in messages]
+        convo = base
         results: list[ChatResult] = []
+        problems: list[str] = []
         problem = ""
-        for _ in range(max_repairs + 1):
-            result = await self.chat(convo, **params)
+        dialect = self._dialect()
+        for attempt in range(max_repairs + 1):
+            result, dialect = await self._chat_structured(convo, json_schema, schema.__name__, dialect, params)
             results.append(result)
+            value = None
             try:
-                value = schema.model_validate(extract_json(result.text, quoted=quoted, markers=markers))
-                problem = (validate(value) if validate else None) or ""
+                if result.finish_reason == TRUNCATED:
+                    raise ValueError("the reply was cut at the endpoint's size or time cap (max_reply_chars, "
+                                     "max_call_seconds); reply with a much shorter JSON object")
+                candidates = extract_json_all(result.text, quoted=quoted, markers=markers)
+                value = schema.model_validate(candidates[-1])  # the last object is the reply's
+                problem = (structured.echoed_placeholder(value.model_dump(mode="json"), base, examples)
+                           or (validate(value) if validate else None) or "")
+                if not problem:  # another object that fits too and says otherwise: which one is meant?
+                    mine = _canonical(value.model_dump(mode="json"))
+                    for candidate in candidates[:-1]:
+                        try:
+                            other = schema.model_validate(candidate)
+                        except ValidationError:
+                            continue
+                        if _canonical(other.model_dump(mode="json")) != mine and not (validate and validate(other)):
+                            problem = ("the reply holds two different JSON objects that each fit and disagree; "
+                                       "reply with exactly one")
+                            break
             except (ValueError, ValidationError) as exc:
                 problem = _compact_error(exc)
+                if result.finish_reason == "length":
+                    problem += " (the reply stopped at its token budget: be brief)"
             if not problem:
-                return JSONResult(value, results)
+                return JSONResult(value, results, dialect, problems)
             problem = redact(problem)
-            convo = convo + [
-                {"role": "assistant", "content": result.text},
-                {"role": "user", "content": (
-                    f"Your reply could not be used: {problem}\n"
-                    "Reply again with only the corrected JSON object, no prose and no code fence.")},
-            ]
-        raise JSONOutputError(
+            problems.append(problem)
+            schema_text = json.dumps(json_schema, ensure_ascii=False, separators=(",", ":"))
+            if len(schema_text) > 4000:
+                schema_text = schema_text[:4000] + "..."
+            # the repair's number is part of it: two repairs for the same problem are different requests
+            # (at temperature 0 the same request gets the same reply, and the cache would answer it)
+            convo = base + [{"role": "user", "content": (
+                f"Your previous reply could not be used (repair {attempt + 1} of {max_repairs}): {problem}\n"
+                f"Reply again with only one JSON object that matches this JSON schema, no prose and no code "
+                f"fence:\n{schema_text}")}]
+        error = JSONOutputError(
             f"{self.role} at {self.endpoint.base_url} (model {self.endpoint.model}) gave no valid JSON "
             f"after {max_repairs} repair(s): {problem}",
             endpoint=self.endpoint.base_url,
         )
+        error.results, error.problems = results, problems
+        raise error
 
 
 def _content(value: Any) -> str:
@@ -538,7 +757,34 @@ def _usage(value: Any) -> tuple[int, int]:
     return count("prompt_tokens"), count("completion_tokens")
 
 
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(strict=False)
+"""Lenient about raw control characters inside strings (a grammar-constrained reply held a raw newline)."""
+
+
+def _too_deep(text: str, start: int, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the brackets opened from ``start`` nest deeper than ``limit`` before they close (a quick
+    scan that ignores brackets inside strings), so a 200,000-deep reply is refused before it is parsed."""
+    depth = 0
+    in_string = escaped = False
+    for ch in text[start:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+            if depth <= 0:
+                return False
+    return False
 
 
 def _objects(text: str, nested: bool = False) -> list[tuple[int, int, Any]]:
@@ -550,9 +796,11 @@ def _objects(text: str, nested: bool = False) -> list[tuple[int, int, Any]]:
         start = text.find("{", pos)
         if start < 0:
             return found
+        if _too_deep(text, start):
+            raise ValueError(f"the reply's JSON is nested deeper than {MAX_JSON_DEPTH} levels")
         try:
             value, end = _DECODER.raw_decode(text, start)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             pos = start + 1
             continue
         if isinstance(value, dict):
@@ -580,6 +828,48 @@ def _without_quotes(text: str, markers: tuple[str, str]) -> str:
         pos = j + len(end)
 
 
+def extract_json_all(text: str, *, quoted: Sequence[str] = (), markers: tuple[str, str] | None = None) -> list[Any]:
+    """Every JSON object of a model reply that is the reply's own (see :func:`extract_json`), in order;
+    a reply that is a JSON array as a whole is ``[array]``.
+
+    Raises:
+        ValueError: no JSON object outside the quoted text, or JSON nested too deeply.
+    """
+    stripped = text.strip()
+    if markers:
+        stripped = _without_quotes(stripped, markers).strip()
+    forged: set[str] = set()
+    spans: list[str] = []
+    for q in quoted:
+        if q:
+            try:
+                forged.update(_canonical(v) for _, _, v in _objects(q, nested=True))
+            except ValueError:
+                pass  # a candidate's own deep JSON is never the reply's
+            spans.append(" ".join(q.split()))
+    whole = None
+    if stripped[:1] == "[" and not _too_deep(stripped, 0):
+        try:
+            whole = _DECODER.decode(stripped)
+        except (json.JSONDecodeError, RecursionError):
+            whole = None
+    if isinstance(whole, list):
+        return [whole]
+    own = []
+    found = _objects(stripped)
+    for start, end, value in found:
+        raw = " ".join(stripped[start:end].split())
+        if _canonical(value) in forged or any(raw in span for span in spans):
+            continue
+        own.append(value)
+    if own:
+        return own
+    if forged and found:
+        raise ValueError("the only JSON in the reply is quoted from the candidate's answer; "
+                         "give your own verdict as a JSON object")
+    raise ValueError(f"not valid JSON: {redact(stripped)[:120]!r}")
+
+
 def extract_json(text: str, *, quoted: Sequence[str] = (), markers: tuple[str, str] | None = None) -> Any:
     """The JSON value of a model reply: the last top-level JSON object that is not quoted candidate text.
 
@@ -590,35 +880,9 @@ def extract_json(text: str, *, quoted: Sequence[str] = (), markers: tuple[str, s
     is a JSON array as a whole is returned as such.
 
     Raises:
-        ValueError: no JSON object outside the quoted text.
+        ValueError: no JSON object outside the quoted text, or JSON nested too deeply.
     """
-    stripped = text.strip()
-    if markers:
-        stripped = _without_quotes(stripped, markers).strip()
-    forged: set[str] = set()
-    spans: list[str] = []
-    for q in quoted:
-        if q:
-            forged.update(_canonical(v) for _, _, v in _objects(q, nested=True))
-            spans.append(" ".join(q.split()))
-    try:
-        whole = json.loads(stripped)
-    except json.JSONDecodeError:
-        whole = None
-    if isinstance(whole, list):
-        return whole
-    own = []
-    for start, end, value in _objects(stripped):
-        raw = " ".join(stripped[start:end].split())
-        if _canonical(value) in forged or any(raw in span for span in spans):
-            continue
-        own.append(value)
-    if own:
-        return own[-1]
-    if forged and _objects(stripped):
-        raise ValueError("the only JSON in the reply is quoted from the candidate's answer; "
-                         "give your own verdict as a JSON object")
-    raise ValueError(f"not valid JSON: {redact(stripped)[:120]!r}")
+    return extract_json_all(text, quoted=quoted, markers=markers)[-1]
 
 
 def _compact_error(exc: Exception) -> str:

@@ -92,12 +92,19 @@ def is_target(req) -> bool:
     return bool(req.body.get("stream"))
 
 
+def _turns_in(body: dict[str, Any]) -> int:
+    """The number of turns in a kernel prompt's conversation (a question's position)."""
+    return body["messages"][-1]["content"].count("[turn ")
+
+
 def script_llm_kernel(fake) -> None:
     """Route kernel, judge and target requests of the fake server."""
     fake.rule(is_target, target_reply)
     fake.rule("judge of an oral examination", judge_reply)
-    fake.rule("a FOLLOW-UP", lambda body: json.dumps({"question": "What else do you know about oxygen?"}))
-    fake.rule("a CHALLENGE", lambda body: json.dumps({"question": "Are you sure about that?"}))
+    # every question differs from those asked before (a repeated question is refused as degenerate)
+    fake.rule("a FOLLOW-UP", lambda body: json.dumps({"question": f"What else do you know about oxygen? "
+                                                                  f"({_turns_in(body)})"}))
+    fake.rule("a CHALLENGE", lambda body: json.dumps({"question": f"Are you sure about that? ({_turns_in(body)})"}))
     fake.rule("You rate an oral examination", json.dumps(RATINGS))
 
 

@@ -47,9 +47,11 @@ def honest(body: dict[str, Any]) -> str:
         return judge_reply({"messages": messages[: first_user + 1]})  # a repair re-ask gets the same verdict
     if "You rate an oral examination" in text:
         return json.dumps(RATINGS)
+    # each question differs from those asked before (a repeated question is refused as degenerate)
+    n = next(m for m in messages if m["role"] == "user")["content"].count("[turn ")
     if "a CHALLENGE" in text:
-        return json.dumps({"question": "Are you sure about that?"})
-    return json.dumps({"question": "What else do you know about oxygen?"})
+        return json.dumps({"question": f"Are you sure about that? ({n})"})
+    return json.dumps({"question": f"What else do you know about oxygen? ({n})"})
 
 
 class Faults:
@@ -110,7 +112,7 @@ def record(store: Store) -> dict[str, dict[str, Any]]:
 
 
 def test_sessions_under_a_quarter_of_faulty_requests_equal_the_clean_run_or_fail_loudly(tmp_path, fake_openai):
-    faults = Faults(seed=15)
+    faults = Faults(seed=17)  # a seed that injects every kind of fault (the request bodies decide)
     fake_openai.rule(lambda r: True, faults)
     # one retry per call: with a quarter of the requests faulty, some calls fail for good (about 1 in 16),
     # so both outcomes, "equal to the clean run" and "failed loudly", are exercised

@@ -98,21 +98,30 @@ async def test_deduction_and_retraction_under_challenge(runtime, fake_openai):
     assert turns[5]["delta"] > 0
 
 
-async def test_judge_with_unknown_criterion_is_reasked_then_fails_loudly(runtime, fake_openai):
+async def test_judge_with_unknown_criterion_is_reasked_then_costs_the_turn(runtime, fake_openai):
+    """A judge reply still unusable after its repairs costs that turn ("cannot judge": no score, counted,
+    shown), never the session (issue 23)."""
     script_target_only(fake_openai)
     fake_openai.rule("judge of an oral examination", json.dumps(
         {"verdicts": [{"id": "c99", "met": True}], "summary": "s"}))
+    fake_openai.rule("a FOLLOW-UP|a CHALLENGE", lambda body: json.dumps({"question": "What else? (1)"}))
+    fake_openai.rule("You rate an oral examination", json.dumps(RATINGS))
     make_bench(runtime.store)
     run_id = plan_run(runtime, RunRequest(bench="oxy", targets=[target_of(fake_openai)], kernel="config",
                                           policy="threshold", turns=2))
     errors = await execute_run(runtime, run_id)
     (sid, error), = errors.items()
-    assert "unknown criterion ids ['c99']" in error and "missing verdicts" in error
-    row = runtime.store.one("SELECT status, error FROM sessions WHERE id = ?", (sid,))
-    assert row["status"] == "failed" and "c99" in row["error"]
-    assert kinds(runtime.store, sid)[-1] == "session.failed"
+    assert error is None
+    row = runtime.store.one("SELECT status, error, score FROM sessions WHERE id = ?", (sid,))
+    assert row["status"] == "finished" and row["score"] is None
+    turns = runtime.store.query("SELECT idx, score, meta FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
+    assert [t["score"] for t in turns] == [None, None]
+    assert all(json.loads(t["meta"])["judge"] == "cannot judge" for t in turns)
+    notes = [e.payload for e in runtime.store.events(0, sid) if e.kind == "session.note"]
+    assert [(n["turn"], n["what"]) for n in notes] == [(0, "cannot-judge"), (1, "cannot-judge")]
+    assert "unknown criterion ids ['c99']" in notes[0]["text"] and "missing verdicts" in notes[0]["text"]
     judge_calls = [r for r in fake_openai.chat_requests() if "judge of an oral" in r.text]
-    assert len(judge_calls) == 3  # first answer + 2 repairs
+    assert len(judge_calls) == 6  # per turn: first answer + 2 repairs
 
 
 async def test_offline_kernel_session(runtime, fake_openai):

@@ -57,7 +57,9 @@ async def test_malformed_json_is_repaired_once(store, endpoint, fake_openai):
     assert out.value == Answer(answer="oxygen", confidence=0.9)
     assert out.repairs == 1
     second = fake_openai.chat_requests()[1].messages
-    assert second[-2]["role"] == "assistant" and "could not be used" in second[-1]["content"]
+    # the repair re-sends the prompt with the problem and the schema, never the bad reply itself
+    assert [m["role"] for m in second] == ["user", "user"] and "could not be used" in second[-1]["content"]
+    assert '"confidence"' in second[-1]["content"]
 
 
 async def test_json_gives_up_after_bounded_repairs(store, endpoint, fake_openai):
@@ -108,11 +110,42 @@ async def test_client_error_is_not_retried(store, endpoint, fake_openai):
     assert fake_openai.count() == 1
 
 
-async def test_timeout_is_retried(store, fake_openai):
-    endpoint = ModelConfig(base_url=fake_openai.base_url, model="m", max_retries=2, timeout=0.5)
-    fake_openai.push({"content": "late", "delay": 1.5}, "on time")
-    result = await LLMClient(store, endpoint, role="target").chat([{"role": "user", "content": "hi"}])
+def _own_address() -> str | None:
+    """This machine's first non-loopback address (the fake server bound there is a "remote" endpoint)."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            sock.connect(("192.0.2.254", 9))  # no packet is sent: this only picks the outgoing interface
+            address = sock.getsockname()[0]
+    except OSError:
+        return None
+    return None if address.startswith("127.") else address
+
+
+async def test_timeout_is_retried_on_a_remote_endpoint(store):
+    from tests.fakes.openai_server import FakeOpenAI
+
+    address = _own_address()
+    if address is None:
+        pytest.skip("no non-loopback address on this machine")
+    with FakeOpenAI(host=address) as fake:
+        endpoint = ModelConfig(base_url=fake.base_url, model="m", max_retries=2,
+                               timeout=0.5)
+        assert not endpoint.loopback
+        fake.push({"content": "late", "delay": 1.5}, "on time")
+        result = await LLMClient(store, endpoint, role="target").chat([{"role": "user", "content": "hi"}])
     assert result.text == "on time" and result.attempts == 2
+
+
+async def test_timeout_is_not_resent_to_a_loopback_server(store, fake_openai):
+    """A local server keeps computing a call its client gave up on: a second copy would queue behind it."""
+    endpoint = ModelConfig(base_url=fake_openai.base_url, model="m", max_retries=2, timeout=0.5)
+    assert endpoint.loopback and ModelConfig(base_url=fake_openai.base_url).call_timeout == 600.0
+    fake_openai.push({"content": "late", "delay": 1.5}, "on time")
+    with pytest.raises(LLMError, match="not sent again"):
+        await LLMClient(store, endpoint, role="target").chat([{"role": "user", "content": "hi"}])
+    assert fake_openai.count() == 1
 
 
 async def test_identical_call_is_served_from_cache(store, endpoint, fake_openai):

@@ -94,7 +94,12 @@ def test_no_key_under_the_home_after_every_failure(tmp_path, fake_openai, monkey
     by = {(r["question"][-7:-1], r["target"].split(":")[0]): r for r in sessions}
     assert by[("item 0", "openai")]["status"] == "failed" and "HTTP 500" in by[("item 0", "openai")]["error"]
     for target in ("openai", "python"):
-        assert by[("item 1", target)]["status"] == "failed" and "no valid JSON" in by[("item 1", target)]["error"]
+        # a judge reply unusable after the repairs costs the turn ("cannot judge"), not the session (issue 23)
+        item1 = by[("item 1", target)]
+        notes = [json.loads(r["payload"]) for r in store.query(
+            "SELECT payload FROM events WHERE session_id = ? AND kind = 'session.note'", (item1["id"],))]
+        assert item1["status"] == "finished" and notes and all(n["what"] == "cannot-judge" for n in notes)
+        assert all("no valid JSON" in n["text"] and KEY not in n["text"] for n in notes)
         assert by[("item 2", target)]["status"] == "finished"
     assert by[("item 0", "python")]["status"] == "finished"
     answers = [r["answer"] for r in store.query("SELECT answer FROM turns WHERE answer IS NOT NULL")]

@@ -131,8 +131,11 @@ def test_kill_mid_stream_and_mid_decision_then_resume_replays_each_answer_once(t
     permits, gated = gate()
     fake_openai.rule(is_target, lambda body: {"content": target_reply(body), "token_delay": 0.25})
     fake_openai.rule("judge of an oral examination", judge_reply)
-    fake_openai.rule("a FOLLOW-UP", gated(lambda body: json.dumps({"question": "What else do you know about it?"})))
-    fake_openai.rule("a CHALLENGE", gated(lambda body: json.dumps({"question": "Are you sure about that?"})))
+    # numbered: a question asked before is refused as degenerate (issue 23)
+    fake_openai.rule("a FOLLOW-UP", gated(lambda body: json.dumps(
+        {"question": f"What else do you know about it? ({body['messages'][-1]['content'].count('[turn ')})"})))
+    fake_openai.rule("a CHALLENGE", gated(lambda body: json.dumps(
+        {"question": f"Are you sure about that? ({body['messages'][-1]['content'].count('[turn ')})"})))
     fake_openai.rule("You rate an oral examination", json.dumps(RATINGS))
     home = tmp_path / "home"
     home.mkdir()

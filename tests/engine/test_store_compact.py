@@ -196,6 +196,19 @@ def _recorded(value, base_url: str):
     return json.loads(_OFFLINE_RATIONALE.sub('"offline: <rationale>"', json.dumps(_normalised(value, base_url))))
 
 
+_NUMBERED = re.compile(r" \(\d+\)(?=\")")
+
+
+def _since_issue_23(value, base_url: str):
+    """:func:`_recorded`, without what issue 23 changed on purpose: the scripted kernel numbers its questions
+    (a question asked before is now refused), the prompts are longer (``interview-3``: valid JSON examples),
+    so prompt and reply token counts moved, and the embedder's batches hold other texts, which moves the
+    summaries' cosines in the seventh decimal (compared within tests/floats.py's tolerance); the turns,
+    actions, answers, verdicts, summaries and scores must still be the same."""
+    masked = without(_recorded(value, base_url), {"tokens_in", "tokens_out", "cost"})
+    return json.loads(_NUMBERED.sub("", json.dumps(masked)))
+
+
 async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fake_openai):
     """Recorded again on this machine: what the cosines and policy states computed by the ONNX embedder
     hold may differ in their last bits from the recording CPU's (issue 27), nothing else may."""
@@ -206,9 +219,10 @@ async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fa
         now = shown(runtime.store, sid)
         then = expected["sessions"][str(sid)]
         # recomputed on this CPU: the cosines and policy states within tests/floats.py's tolerance, the
-        # rest (texts, actions, verdicts, counts) exactly
-        assert_same(_recorded(now["view"], fake_openai.base_url), _recorded(then["view"], expected["base_url"]))
-        assert_same(_recorded(now["document"], fake_openai.base_url), _recorded(then["document"], expected["base_url"]))
+        # rest (texts, actions, verdicts, counts) exactly, without what issue 23 changed on purpose
+        assert_same(_since_issue_23(now["view"], fake_openai.base_url), _since_issue_23(then["view"], expected["base_url"]))
+        assert_same(_since_issue_23(now["document"], fake_openai.base_url),
+                    _since_issue_23(then["document"], expected["base_url"]))
     calls = fake_openai.count()
     # a cached re-run of session B (offline kernel) makes no network call and stores no new text
     from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions

@@ -9,8 +9,15 @@ a string (the content), a dict, or a callable ``f(request_body) -> reply``. A di
 - ``delay``: seconds to wait before answering (past the client timeout = a timeout fault);
 - ``truncate``: for streams, send part of the answer then drop the connection;
 - ``token_delay``: seconds between streamed pieces;
+- ``endless``: for streams, send pieces without end until the client hangs up;
 - ``body``: for a non-streamed request, this JSON object is sent as the whole 200 response, verbatim
-  (servers that differ from OpenAI's shape: content parts, no usage, no choices).
+  (servers that differ from OpenAI's shape: content parts, no usage, no choices);
+- ``raw``: bytes sent as the whole 200 response body (not UTF-8, nested too deep...).
+
+``refuse_formats``: ``response_format`` types the server refuses as llama-cpp-python does (HTTP
+``refuse_status`` naming ``response_format``), e.g. ``{"json_schema"}``. ``context``: a context length
+reported in ``/v1/models`` (vLLM's ``max_model_len``), and a prompt longer than it (by ``count_tokens``)
+plus ``max_tokens`` is refused with HTTP 400 as llama-cpp-python words it.
 
 Every request is logged (``requests``) with its arrival time, so tests assert on what reached the
 server: counts ("the cache answered"), and gaps ("the Retry-After wait was honoured").
@@ -67,6 +74,9 @@ class FakeOpenAI:
         self._queue: deque[Reply] = deque()
         self._rules: list[tuple[Callable[[LoggedRequest], bool], Reply]] = []
         self.default: Reply | None = None
+        self.refuse_formats: set[str] = set()
+        self.refuse_status = 400
+        self.context: int | None = None
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -88,7 +98,7 @@ class FakeOpenAI:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self.httpd.server_address[0]}:{self.port}/v1"
 
     def start(self) -> FakeOpenAI:
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True, name="fake-openai")
@@ -170,8 +180,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         self.fake.requests.append(LoggedRequest(self.path, {}, time.time(), {k.lower(): v for k, v in self.headers.items()}))
         if self.path.rstrip("/") == "/v1/models":
-            self._send_json(200, {"object": "list", "data": [
-                {"id": self.fake.model, "object": "model", "created": 0, "owned_by": "fake"}]})
+            entry = {"id": self.fake.model, "object": "model", "created": 0, "owned_by": "fake"}
+            if self.fake.context:
+                entry["max_model_len"] = self.fake.context
+            self._send_json(200, {"object": "list", "data": [entry]})
         else:
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -188,6 +200,19 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
+        fmt = (body.get("response_format") or {}).get("type")
+        if fmt in self.fake.refuse_formats:
+            self._send_json(self.fake.refuse_status, {"error": {"message": (
+                "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+                f"'msg': \"Input should be 'text' or 'json_object'\", 'input': '{fmt}'}}"), "type": "fake"}})
+            return
+        if self.fake.context:
+            prompt = sum(count_tokens(str(m.get("content", ""))) for m in body.get("messages", []))
+            if prompt + int(body.get("max_tokens") or 0) > self.fake.context:
+                self._send_json(400, {"error": {"message": (
+                    f"Requested tokens ({prompt + int(body.get('max_tokens') or 0)}) exceed context window of "
+                    f"{self.fake.context}"), "type": "fake"}})
+                return
         reply = self.fake._pick(req)
         if reply is None:
             self._send_json(400, {"error": {"message": "fake server: no scripted reply for this request"}})
@@ -208,6 +233,14 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if reply.get("body") is not None and not body.get("stream"):
                 self._send_json(200, reply["body"])
+                return
+            if reply.get("raw") is not None and not body.get("stream"):
+                raw_body = reply["raw"]
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw_body)))
+                self.end_headers()
+                self.wfile.write(raw_body)
                 return
             content = str(reply.get("content", ""))
             if body.get("stream"):
@@ -260,6 +293,8 @@ class _Handler(BaseHTTPRequestHandler):
             write(f"data: {json.dumps(obj)}\n\n".encode())
 
         delay = float(reply.get("token_delay", 0))
+        if reply.get("endless"):  # a stream that never ends (until the client hangs up)
+            pieces = iter(lambda: "more ", None)  # type: ignore[assignment]
         slot = len(self.fake.pieces_sent)
         self.fake.pieces_sent.append(0)
         for i, piece in enumerate(pieces):

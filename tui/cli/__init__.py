@@ -16,6 +16,7 @@ import click
 from engine import __version__
 from tui.cli.app import review, tui
 from tui.cli.bench import bench
+from tui.cli.check import check
 from tui.cli.context import get_engine, get_runtime
 from tui.cli.judge import judge
 from tui.cli.kb import kb
@@ -128,7 +129,7 @@ def sessions(ctx: click.Context, as_json: bool, limit: int, offset: int, every: 
         click.echo(f"sessions {first}-{offset + len(rows)} of {total}{more}, --all for every one", err=True)
 
 
-for _command in (demo, tui, kb, bench, run, resume, rescore, review, report, policy, judge):
+for _command in (demo, tui, kb, bench, run, resume, rescore, review, report, policy, judge, check):
     main.add_command(_command)
 
 __all__ = ["main", "get_engine", "get_runtime"]

@@ -66,6 +66,9 @@ class LivePrinter:
             reasoning = (p.get("reasoning") or "").strip()
             if reasoning:
                 c.print(f"{tag}[dim]{escape(reasoning[:600])}{'…' if len(reasoning) > 600 else ''}[/]")
+        elif kind == "session.note":  # a bad reply that cost a turn (cannot judge, skipped, not rated...)
+            where = f"turn {p['turn']}: " if p.get("turn", -1) >= 0 else ""
+            c.print(f"{tag}[magenta]{escape(where + p.get('what', ''))}: {escape((p.get('text') or '')[:300])}[/]")
         elif kind == "session.finished":
             score = p.get("score")
             c.print(f"[bold]session {sid} finished: Score {score:.1f}[/]" if score is not None else

@@ -1,4 +1,4 @@
-"""Protocols as strategies: one module per protocol behind :class:`~engine.interview.protocols.base.Protocol`.
+"""Protocols as strategies: one module per protocol behind :class:`~engine.interview.protocols.base.SessionProtocol`.
 
 The runner looks a protocol up here by name; an unknown protocol, or one this version cannot run,
 is refused with a clear error. An item is never run under another protocol than its own unless
@@ -8,23 +8,23 @@ the user asks for that protocol explicitly.
 from __future__ import annotations
 
 from engine.interview.protocols.adaptive import Adaptive
-from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
+from engine.interview.protocols.base import Ask, ProtocolContext, SessionProtocol, Steer
 from engine.interview.protocols.graded import Graded
 from engine.interview.protocols.rubric import Rubric
 from engine.interview.protocols.task import Task
 from engine.interview.session import SessionError
 
-PROTOCOLS: dict[str, type[Protocol]] = {p.name: p for p in (Adaptive, Task, Graded, Rubric)}
+PROTOCOLS: dict[str, type[SessionProtocol]] = {p.name: p for p in (Adaptive, Task, Graded, Rubric)}
 """Protocols this version runs, by name."""
 
 PLANNED: dict[str, str] = {}
 """Protocols items can be imported for but that do not run yet, with what they need."""
 
-__all__ = ["PROTOCOLS", "PLANNED", "Ask", "Protocol", "ProtocolContext", "Steer", "protocol_class",
+__all__ = ["PROTOCOLS", "PLANNED", "Ask", "ProtocolContext", "SessionProtocol", "Steer", "protocol_class",
            "protocol_for_item"]
 
 
-def protocol_class(name: str) -> type[Protocol]:
+def protocol_class(name: str) -> type[SessionProtocol]:
     """The protocol called ``name``; :class:`SessionError` naming what is available otherwise."""
     if name in PROTOCOLS:
         return PROTOCOLS[name]

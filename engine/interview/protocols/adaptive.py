@@ -14,6 +14,12 @@ turn t−1 chooses turn t's action.
   session ends (a follow-up has nothing left to ask).
 - Follow-ups are written from the criteria that are not gold answers only: a gold answer is never
   given to the kernel that writes the questions.
+
+A bad reply costs a turn, not the session (issue 23): a judge reply still unusable after its repairs
+records the turn as "cannot judge" (no score, left out of every figure, counted; the next turn is judged
+against the last judged turn's summary, and its Δs is undefined); a question the kernel cannot write is
+skipped with a note (the planned turns count it, and the next attempt draws the policy again); ratings
+that cannot be had are "not rated". Only an endpoint or target that cannot be reached fails the session.
 """
 
 from __future__ import annotations
@@ -26,11 +32,12 @@ from typing import Any
 import numpy as np
 
 from engine import events as ev
-from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
+from engine.interview.protocols.base import Ask, ProtocolContext, SessionProtocol, Steer
 from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consumed
 from engine.judge.base import Judgement, TurnView
 from engine.judge.choice import choice_question
 from engine.judge.gold import is_gold, judge_gold_criteria
+from engine.llm import UNUSABLE, spent
 from engine.metrics.scoring import turn_score
 from engine.policy.features import state_vector
 
@@ -49,7 +56,7 @@ def _decided_on_record(session: Any, turn: int) -> bool:
         (session.sid, ev.POLICY_DECIDED, turn)) is not None
 
 
-class Adaptive(Protocol):
+class Adaptive(SessionProtocol):
     """The adaptive interview (see the module docstring)."""
 
     name = "adaptive"
@@ -59,15 +66,27 @@ class Adaptive(Protocol):
         super().__init__(ctx)
         self._vectors: dict[str, np.ndarray] = {}
         self._decisions_checked = False
+        self._skipped: int | None = None
 
     @staticmethod
     def score(criteria: Sequence[Any], met: Mapping[str, bool]) -> float:
         """TestAgent Eq. 1, weighted, with deductions (:func:`engine.metrics.scoring.turn_score`)."""
         return turn_score(criteria, met)
 
+    def skipped(self) -> int:
+        """Turns skipped because no usable question could be had (``session.note`` ``turn-skipped``)."""
+        if self._skipped is None:
+            self._skipped = len(self.session.notes("turn-skipped"))
+        return self._skipped
+
     def finished(self, rows: list[dict[str, Any]]) -> bool:
-        """Done after the planned number of turns (``spec.turns``)."""
-        return len(rows) >= self.session.spec.turns
+        """Done after the planned number of turns (``spec.turns``), skipped ones included."""
+        return len(rows) + self.skipped() >= self.session.spec.turns
+
+    @staticmethod
+    def last_judged(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+        """The last turn with a score (a "cannot judge" turn has none)."""
+        return next((r for r in reversed(rows) if r["score"] is not None), None)
 
     # -- questions ----------------------------------------------------------------------------------
     def _decide(self, prev: dict[str, Any], t: int) -> tuple[str, list[float], list[float]]:
@@ -78,8 +97,9 @@ class Adaptive(Protocol):
         state = state_vector(prev["score"] or 0.0, prev["delta"], prev["cos"], prev_action, t - 1, spec.turns)
         # Common random numbers: the draw depends on the run's seed, the item and the turn, never on
         # the target, so two targets that answer alike are asked alike (a difference in their scores
-        # comes from their answers, not from the policy's luck).
-        rng = np.random.default_rng(stable_seed(spec.seed, self.session.item.id, t))
+        # comes from their answers, not from the policy's luck). After a skipped turn the draw is new.
+        skipped = self.skipped()
+        rng = np.random.default_rng(stable_seed(spec.seed, self.session.item.id, t, *((skipped,) if skipped else ())))
         action, probs = self.ctx.policy.choose(state, rng)
         return action, [float(x) for x in state], [float(p) for p in probs]
 
@@ -100,6 +120,9 @@ class Adaptive(Protocol):
             question = choice_question(s.item.question, s.item.options) if s.item.options else s.item.question
             return Ask(question, INITIAL, "item")
         prev = rows[-1]
+        judged = self.last_judged(rows)
+        if prev["score"] is None and judged is not None:  # the last turn could not be judged: the state is the
+            prev = {**prev, "score": judged["score"]}    # last judged score, with Δs and cos undefined
         action, state, probs = self._decide(prev, t)
         ask = Ask("", action, "policy", state, probs)
         if steer.forced in (FOLLOW_UP, CHALLENGE):
@@ -125,10 +148,15 @@ class Adaptive(Protocol):
             s.emit(ev.SessionEndedEarly(t - 1, "questions-exhausted"))
             return None  # every question of the item has been asked
         else:
-            met = s.effective_met(prev["id"], s.version_id)
+            met = s.effective_met(judged["id"], s.version_id) if judged is not None else {}
             written = [c for c in s.criteria if not is_gold(c)]
-            ask.question, ask.usage = await self.kernel.next_question(
-                ask.action, s.item.topic, written, met, s.views(rows), prev["summary"] or "")
+            try:
+                ask.question, ask.usage = await self.kernel.next_question(
+                    ask.action, s.item.topic, written, met, s.views(rows), (judged or {}).get("summary") or "")
+            except UNUSABLE as exc:
+                s.note("turn-skipped", f"no usable {ask.action} question: {exc}", t)
+                self._skipped = self.skipped() + 1
+                return None if self.finished(rows) else await self.next_question(rows, steer)
         return ask
 
     # -- judging --------------------------------------------------------------------------------------
@@ -162,20 +190,24 @@ class Adaptive(Protocol):
                      rescore: bool) -> dict[str, Any]:
         s = self.session
         criteria = s.criteria_of(version_id)
-        prev = history[-1] if history else None
+        prev = self.last_judged(history)
         views = s.views(history)
         gold = judge_gold_criteria(criteria, [*views, TurnView(turn["idx"], turn["question"], turn["answer"],
                                                                turn["action"])],
                                    s.item.question, s.item.options)
         others = [c for c in criteria if c.cid not in gold]
-        judgement: Judgement = await self.kernel.judge.judge(
-            turn["question"], others, (prev or {}).get("summary") or "", turn["answer"],
-            s.item.reference, views, turn["action"])
+        try:
+            judgement: Judgement = await self.kernel.judge.judge(
+                turn["question"], others, (prev or {}).get("summary") or "", turn["answer"],
+                s.item.reference, views, turn["action"])
+        except UNUSABLE as exc:
+            return s.mark_cannot_judge(turn, str(exc), spent(exc))
         judgement.verdicts = {c.cid: gold.get(c.cid) or judgement.verdicts[c.cid] for c in criteria}
         met = {cid: v.met for cid, v in judgement.verdicts.items()}
         cos = None if prev is None else await self._cos_of(judgement.summary, prev["summary"])
+        consecutive = prev is not None and history and prev["idx"] == history[-1]["idx"]
         return s.record_judgement(
-            turn, judgement.verdicts, self.score(criteria, met), prev_score=None if prev is None else prev["score"],
+            turn, judgement.verdicts, self.score(criteria, met), prev_score=prev["score"] if consecutive else None,
             summary=judgement.summary, cos=cos, usage=judgement.usage, version_id=version_id, rescore=rescore)
 
     async def judge_turn(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> None:
@@ -197,10 +229,15 @@ class Adaptive(Protocol):
         if getattr(judge, "offline", True) or not hasattr(judge, "rate"):
             ratings, rationale, note, usage = {}, "", "not rated: needs an LLM judge", None
         else:
-            out, usage = await judge.rate([(r["question"], r["answer"], r["action"]) for r in answered],
-                                          topic=s.item.topic,
-                                          nonce_parts=tuple((r["question"], r["answer"]) for r in answered))
-            ratings, rationale, note = out.values(), out.rationale, ""
+            try:
+                out, usage = await judge.rate([(r["question"], r["answer"], r["action"]) for r in answered],
+                                              topic=s.item.topic,
+                                              nonce_parts=tuple((r["question"], r["answer"]) for r in answered))
+                ratings, rationale, note = out.values(), out.rationale, ""
+            except UNUSABLE as exc:
+                ratings, rationale, usage = {}, "", spent(exc)
+                note = f"not rated: the judge's ratings were unusable ({exc})"
+                s.note("not-rated", note)
         from engine.store import dumps, now_iso
 
         with s.store.transaction():

@@ -3,7 +3,10 @@
 A protocol decides three things (DESIGN.md "Protocols"): what to ask next, how to judge and score
 a turn, and when the session ends. The runner keeps everything else: the loop, asking the target
 (streamed), checkpoints, controls, events and the session's lifecycle. Adding a protocol is adding
-a module with one subclass of :class:`Protocol` and registering it in ``protocols/__init__.py``.
+a module with one subclass of :class:`SessionProtocol` and registering it in ``protocols/__init__.py``.
+
+(The base class was called ``Protocol``, which shadowed :class:`typing.Protocol`, the base of the
+``Kernel``, ``Judge`` and ``Target`` interfaces the context is typed with.)
 """
 
 from __future__ import annotations
@@ -12,11 +15,35 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from engine.bench.model import Item
-from engine.interview.session import Consumed, Session
+from engine.interview.session import CANNOT_JUDGE, Consumed, Session
 from engine.llm import Usage
+from engine.store import loads
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from engine.interview.kernels import Kernel
+
+
+class Policy(Protocol):
+    """Chooses follow-up or challenge from a state vector (``engine.policy.policies``)."""
+
+    version: str
+
+    def choose(self, state: Any, rng: np.random.Generator) -> tuple[str, Any]:
+        """(action, probabilities) for a state."""
+        ...
+
+
+class Embedder(Protocol):
+    """Embeds texts as unit vectors (``engine.knowledge.embed``)."""
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """One row per text."""
+        ...
 
 
 @dataclass
@@ -52,14 +79,14 @@ class ProtocolContext:
     embedder and the data home (for a task item's files)."""
 
     session: Session
-    kernel: Any
-    policy: Any = None
-    embedder: Any = None
+    kernel: Kernel
+    policy: Policy | None = None
+    embedder: Embedder | None = None
     data_home: Path | None = None
     workdir: Path | None = None
 
 
-class Protocol(ABC):
+class SessionProtocol(ABC):
     """One protocol's rules. Subclasses set ``name`` and implement the abstract methods."""
 
     name: ClassVar[str]
@@ -108,6 +135,12 @@ class Protocol(ABC):
             messages.append({"role": "assistant", "content": r["answer"]})
         messages.append({"role": "user", "content": question})
         return messages
+
+    @staticmethod
+    def judged(row: dict[str, Any]) -> bool:
+        """Whether a turn needs no judging: it has a score, or its judgement could not be had ("cannot
+        judge": recorded once, the turn left out of the figures, never asked of the judge again)."""
+        return row["score"] is not None or loads(row.get("meta") or "{}", {}).get("judge") == CANNOT_JUDGE
 
     async def judge_turn(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> None:
         """Judge and score a turn just answered (only called when ``scored_per_turn``)."""

@@ -22,6 +22,11 @@ A session is one batch of up to 3 base items (``spec.batch``) for one target:
 4. **Validation** (Algorithm 2): every base question is asked again with the batch's suggestions;
    ACC1, ACC2, CR, CtE and Δ = ACC2 − ACC1 = CR − CtE follow (:func:`engine.metrics.graded.validation`).
 
+A bad reply costs a step, not the batch (issue 23): an extension question the kernel cannot write
+usably (after its repairs) ends the extension with a ``graded.note``; feedback that stays unusable (or
+keeps giving answers away) is replaced by the labelled template feedback (``offline`` in its event,
+and a ``session.note`` ``feedback-unavailable``), so validation still runs and ACC1 is kept.
+
 Each question is a turn (action ``base``, ``extension`` or ``validation``) and a row of
 ``graded_steps`` (difficulty, correctness, the track after it). A turn's score is 1 or 0; the
 session's score is 100 × ACC1, its base questions' accuracy.
@@ -37,13 +42,14 @@ from engine.bench.items import get_benchmark, get_item
 from engine.bench.model import Item
 from engine.bench.rubric import current_rubric
 from engine.interview.protocols.adaptive import stable_seed
-from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
+from engine.interview.protocols.base import Ask, ProtocolContext, SessionProtocol, Steer
 from engine.interview.session import SessionError
 from engine.judge.base import TurnView, Verdict
 from engine.judge.choice import choice_question
-from engine.judge.feedback import FeedbackRecord, with_suggestions
+from engine.judge.feedback import FeedbackRecord, template_feedback, with_suggestions
 from engine.judge.gold import judge_gold_criteria
 from engine.judge.gold_match import judge_gold
+from engine.llm import UNUSABLE
 from engine.metrics.graded import BASE, EXTENSION, DifficultyTrack, difficulty_label
 from engine.store import dumps, loads, now_iso
 
@@ -59,7 +65,7 @@ def base_question(item: Item) -> str:
     return choice_question(item.question, item.options) if item.options else item.question
 
 
-class Graded(Protocol):
+class Graded(SessionProtocol):
     """JudgeAgent's graded protocol (see the module docstring)."""
 
     name = "graded"
@@ -171,6 +177,10 @@ class Graded(Protocol):
         except NeedsLLMKernel as exc:
             self.session.emit(ev.GradedNote(f"extension stopped at round {round_index + 1}: {exc}", True))
             return None
+        except UNUSABLE as exc:
+            self.session.emit(ev.GradedNote(f"extension stopped at round {round_index + 1}: the kernel's question "
+                                            f"was unusable ({exc})", True))
+            return None
         # The gold answer is on record before the question is asked (never shown to the target), so a
         # resumed session judges the answer with it.
         s.emit(ev.GradedExtension(turn_idx, difficulty, [answer], [h.chunk_id for h in windows[round_index]]))
@@ -203,7 +213,11 @@ class Graded(Protocol):
                       else ", ".join(gold))
             records.append(FeedbackRecord(r["question"], answer, r["answer"] or "", bool(st["correct"]),
                                           st["difficulty"], st["phase"], item.options if item else None))
-        feedback, usage, offline = await self.kernel.graded_feedback(records, self.items)
+        try:
+            feedback, usage, offline = await self.kernel.graded_feedback(records, self.items)
+        except UNUSABLE as exc:
+            feedback, offline = template_feedback(records), True
+            s.note("feedback-unavailable", f"the judge's feedback was unusable ({exc}); template feedback stood in")
         s.emit(ev.GradedFeedback(feedback.flaws_knowledge, feedback.flaws_capability,
                                  feedback.comprehensive_performance, feedback.suggestions, offline))
         return feedback.suggestions

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine import events as ev
-from engine.interview.protocols.base import Ask, Protocol, Steer
+from engine.interview.protocols.base import Ask, SessionProtocol, Steer
 from engine.interview.session import FOLLOW_UP, INITIAL, SessionError
 from engine.judge.base import Verdict
 from engine.judge.rubric_judge import (
@@ -44,7 +44,7 @@ from engine.judge.rubric_judge import (
     read_final_score,
     reask_messages,
 )
-from engine.llm import Usage
+from engine.llm import ContextOverflowError, Usage
 from engine.metrics.scoring import turn_score
 from engine.store import loads
 
@@ -69,7 +69,7 @@ def nonce_rng(seed: Any, item_id: Any, target: Any, version_id: Any) -> random.R
     return random.Random(f"rubric|{seed}|{item_id}|{target}|{version_id}")
 
 
-class Rubric(Protocol):
+class Rubric(SessionProtocol):
     """SedarEval's rubric protocol (see the module docstring)."""
 
     name = "rubric"
@@ -190,7 +190,12 @@ class Rubric(Protocol):
         usage = Usage()
         reply = ""
         while True:
-            result = await client.chat(messages)
+            try:
+                result = await client.chat(messages)
+            except ContextOverflowError as exc:  # a bad exchange, not an unreachable judge: cannot judge
+                readings.append(ScoreReading(None, f"the prompt does not fit the judge's context ({exc})"))
+                outcome = judgement(readings, 0)
+                break
             usage.add(result)
             reply = result.text
             reading = read_final_score(reply, prompt.language)
@@ -198,7 +203,10 @@ class Rubric(Protocol):
             outcome = judgement(readings, max_reasks)
             if outcome.status != "reask":
                 break
-            messages = reask_messages(messages, reply, reading.problem or "no score", prompt.language)
+            # the re-ask is the prompt and what to fix, numbered, never the whole bad reply (re-sending the
+            # replies grew a weak judge's prompts from 1,129 to 2,811 tokens: issue 23)
+            ask = reask_messages([], reply, reading.problem or "no score", prompt.language)[-1]["content"]
+            messages = [*prompt.messages, {"role": "user", "content": f"(re-ask {len(readings)}) {ask}"}]
         if outcome.status == CANNOT_JUDGE:
             reasoning = reply.strip()
             self._record(rows, version_id, rescore, None, reasoning, {}, usage, attempts=outcome.attempts,

@@ -9,6 +9,11 @@ message for the agent (``meta.opening``), sends it once and stops; otherwise the
 with a message saying an LLM examiner is needed and how to configure one.
 
 Score = Σ weight·hit; normalised = score / Σ weight (the turn score stored on the last turn).
+
+A session the examiner ends before it has asked anything (``TASK_FINISHED`` or nothing as its first
+message, after the kernel's re-asks) examined nothing: it gets no score and a ``session.note``
+``not-examined``, never a figure. A scoring point whose judge reply stays unusable makes the session's
+score "cannot judge" (no score, the other points' verdicts kept); only an unreachable endpoint fails it.
 """
 
 from __future__ import annotations
@@ -20,10 +25,10 @@ from typing import Any
 
 from engine import events as ev
 from engine.interview import prompts
-from engine.interview.protocols.base import Ask, Protocol, Steer
+from engine.interview.protocols.base import Ask, SessionProtocol, Steer
 from engine.interview.session import TASK, Consumed, SessionError
 from engine.judge.base import Verdict
-from engine.llm import Usage
+from engine.llm import UNUSABLE, Usage, spent
 from engine.metrics.scoring import weighted_hit_score
 
 
@@ -47,7 +52,7 @@ def transcript(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
-class Task(Protocol):
+class Task(SessionProtocol):
     """The TaskWeaver task protocol (see the module docstring)."""
 
     name = "task"
@@ -87,7 +92,11 @@ class Task(Protocol):
             return ask
         task = s.item.meta.get("opening") if self.kernel.offline else s.item.question
         message, usage = await self.kernel.examiner(task, transcript(rows))
-        if prompts.STOP_KEYWORD in message:
+        if not rows and (prompts.STOP_KEYWORD in message or not message.strip()):
+            s.note("not-examined", "the examiner stopped before asking anything: nothing was examined "
+                   f"(its message: {message[:200]!r})")
+            return None
+        if prompts.STOP_KEYWORD in message or not message.strip():
             s.emit(ev.TaskStopKeyword(len(rows) - 1, message))
             return None
         return Ask(message, TASK, "kernel", usage=usage)
@@ -95,7 +104,7 @@ class Task(Protocol):
     async def finish(self, rows: list[dict[str, Any]]) -> None:
         """Judge the scoring points once the conversation is over (unless already scored)."""
         answered = [r for r in rows if r["answer"] is not None]
-        if answered and answered[-1]["score"] is None:
+        if answered and not self.judged(answered[-1]):
             await self._score(answered, self.session.version_id, rescore=False)
 
     async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:
@@ -115,6 +124,7 @@ class Task(Protocol):
         judge = self.kernel.judge
         verdicts: dict[str, Verdict] = {}
         usage = Usage()
+        unjudged: list[str] = []
         for c in criteria:
             if c.kind == "code" and c.eval_code:
                 result = await asyncio.to_thread(
@@ -126,12 +136,25 @@ class Task(Protocol):
                 # The offline judge discounts what the agent could copy from what it was told (the
                 # examiner's messages); an LLM judge reads the task description for context.
                 told = "\n".join(m["content"] for m in messages if m["role"] == "examiner")
-                hit, reason, u = await judge.judge_point(told if judge.offline else s.item.question, c.text, text)
+                try:
+                    hit, reason, u = await judge.judge_point(told if judge.offline else s.item.question, c.text, text)
+                except UNUSABLE as exc:
+                    unjudged.append(f"{c.cid}: {exc}")
+                    u = spent(exc)
+                    usage.tokens_in += u.tokens_in
+                    usage.tokens_out += u.tokens_out
+                    usage.cost += u.cost
+                    continue
                 usage.tokens_in += u.tokens_in
                 usage.tokens_out += u.tokens_out
                 usage.cost += u.cost
                 verdicts[c.cid] = Verdict(c.cid, hit, hit, reason, "offline" if judge.offline else "judge")
         met = {cid: v.met for cid, v in verdicts.items()}
+        if unjudged:  # a point without a verdict: no honest score for the session
+            row = s.record_judgement(rows[-1], verdicts, None, scored_per_turn=False, usage=usage,
+                                     version_id=version_id, rescore=rescore)
+            s.mark_cannot_judge(row, "scoring point(s) could not be judged: " + "; ".join(unjudged))
+            return
         raw = weighted_hit_score([(c.weight, met.get(c.cid, False)) for c in criteria])[0]
         s.record_judgement(rows[-1], verdicts, self.score(criteria, met), scored_per_turn=False, usage=usage,
                            version_id=version_id, rescore=rescore, extra={"raw_score": raw})
