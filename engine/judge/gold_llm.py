@@ -16,6 +16,7 @@ Its verdicts are measured like any judge's with ``viva judge check FILE --judge 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -126,3 +127,111 @@ async def judge_many(client: LLMClient, rows: Sequence[tuple[str, Sequence[str],
                 return exc
 
     return list(await asyncio.gather(*(one(r) for r in rows)))
+
+
+# -- in a session ------------------------------------------------------------------------------------
+
+LLM_SOURCE = "judge"
+"""The source of a gold criterion's verdict when the LLM judge gave it (the lexical rule's is "gold")."""
+
+LEXICAL_MARK = re.compile(r"\[lexical rule: (credited|not credited);")
+"""How the lexical verdict stands beside the LLM's in a verdict's rationale (one per verdict)."""
+
+
+def lexical_beside(rationale: str) -> bool | None:
+    """The lexical rule's verdict recorded beside an LLM judge's gold verdict (None when there is none)."""
+    m = LEXICAL_MARK.search(rationale or "")
+    return None if m is None else m.group(1) == "credited"
+
+
+def disagrees(met: bool, rationale: str) -> bool:
+    """Whether an LLM judge's gold verdict differs from the lexical verdict recorded beside it."""
+    lexical = lexical_beside(rationale)
+    return lexical is not None and lexical != met
+
+
+async def llm_gold_verdicts(client: LLMClient, criteria: Sequence, turns: Sequence, item_question: str,
+                            lexical: dict, repairs: int = 2) -> tuple[dict, Usage]:
+    """The LLM judge's verdicts on a session's free-answer gold criteria, each with the lexical one beside.
+
+    For each gold criterion the lexical rule judged (``lexical``: cid -> :class:`engine.judge.base.Verdict`
+    from :func:`engine.judge.gold.judge_gold_criteria`), the reply to the question that carries it is
+    judged with its golds as the reference; each later challenge's reply in the same span is judged
+    against the answer standing before it: the judge says whether it keeps, changes or withdraws it,
+    and whether the answer that stands is correct. The verdict's source is :data:`LLM_SOURCE`; its
+    rationale gives the LLM's reason and the lexical verdict (:func:`lexical_beside`, :func:`disagrees`).
+    Where the LLM reply stays unusable, the lexical verdict stands, saying so. Multiple-choice
+    criteria keep the lexical verdict (the option chosen is read exactly).
+
+    Returns:
+        (cid -> Verdict for the criteria judged here, the calls' usage)
+    """
+    from engine.judge.base import Verdict
+    from engine.judge.gold import CHALLENGE, _asks, is_gold
+    from engine.llm import UNUSABLE, spent
+
+    usage = Usage()
+    out: dict = {}
+    last = len(turns) - 1
+    for c in criteria:
+        if not is_gold(c) or c.cid not in lexical:
+            continue
+        asks = _asks(c, item_question)
+        start = None
+        for i, t in enumerate(turns):
+            if asks and asks in (t.question or "") and t.answer is not None and t.action != CHALLENGE:
+                start = i
+        if start is None:
+            continue  # not asked yet: the lexical verdict says so
+        others = [_asks(o, item_question) for o in criteria if is_gold(o) and o is not c]
+        span = [start]
+        for j in range(start + 1, len(turns)):
+            t = turns[j]
+            if t.answer is None or any(o and o != asks and o in (t.question or "") for o in others):
+                break
+            if t.action == CHALLENGE:
+                span.append(j)
+        lex = lexical[c.cid]
+        standing: int | None = start
+        try:
+            v = await judge_gold_llm(client, asks, list(c.answers), turns[start].answer, repairs=repairs)
+            _add(usage, v.usage)
+            met, reason = v.met, v.rationale
+            for j in span[1:]:
+                earlier = turns[standing].answer if standing is not None else ""
+                v = await judge_gold_llm(client, asks, list(c.answers), turns[j].answer, earlier=earlier,
+                                         repairs=repairs)
+                _add(usage, v.usage)
+                if v.relation == "changes":
+                    standing = j
+                elif v.relation == "withdraws":
+                    standing = None
+                met, reason = v.met and standing is not None, v.rationale + f" ({v.relation})"
+        except UNUSABLE as exc:
+            _add(usage, spent(exc))
+            out[c.cid] = Verdict(c.cid, lex.met, lex.in_answer,
+                                 f"{lex.rationale} [the LLM judge could not judge it: {str(exc)[:160]}]", lex.source)
+            continue
+        where = "nothing stands (withdrawn)" if standing is None else (
+            f"turn {getattr(turns[standing], 'idx', standing)}")
+        lexical_says = "credited" if lex.met else "not credited"
+        rationale = f"gold answer, {where}: {reason} [lexical rule: {lexical_says}; {lex.rationale}]"
+        out[c.cid] = Verdict(c.cid, met, met and standing == last, rationale, LLM_SOURCE)
+    return out, usage
+
+
+def _add(total: Usage, part: Usage | None) -> None:
+    if part is None:
+        return
+    total.tokens_in += part.tokens_in
+    total.tokens_out += part.tokens_out
+    total.cost += part.cost
+    total.calls += part.calls
+    total.cached_calls += part.cached_calls
+
+
+def disagreement_count(verdicts: Sequence[dict]) -> tuple[int, int]:
+    """(LLM verdicts on gold answers with the lexical verdict beside, how many of them differ) among
+    ``verdicts`` (dicts with ``met``, ``source``, ``rationale``, as the session document holds them)."""
+    judged = [v for v in verdicts if v.get("source") == LLM_SOURCE and lexical_beside(v.get("rationale", "")) is not None]
+    return len(judged), sum(disagrees(bool(v["met"]), v["rationale"]) for v in judged)

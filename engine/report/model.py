@@ -407,6 +407,13 @@ def build_session_report(store: Store, session_id: int) -> Report:
         Row("cost", m["cost"], "in the configured price units", ".4f"),
         Row("mean latency (ms)", m["mean_latency_ms"], "target answer time per turn", ".0f"),
     ]
+    from engine.judge.gold_llm import disagreement_count
+
+    judged, differ = disagreement_count([v for t in doc["turns"] for v in t["verdicts"]])
+    if judged:
+        summary.append(Row("gold answers: LLM vs lexical", f"{differ} of {judged} differ",
+                           "verdicts on gold answers given by the LLM judge whose lexical verdict (kept beside it "
+                           "in the rationale) differs"))
     sections: list[Section] = [Figures("summary", "Summary", summary)]
     sections.append(LineChart(
         "score-per-turn", "Score per turn", "turn", "s_t",

@@ -9,6 +9,7 @@ from typing import Any
 from engine.bench.items import add_item, create_benchmark
 from engine.bench.rubric import create_rubric
 from engine.store import Store
+from tests.fakes.openai_server import GOLD_JUDGE_PROMPT, gold_judge_reply
 
 CRITERIA = [
     {"text": "Oxygen is the most abundant element in the Earth's crust", "kind": "point", "weight": 2},
@@ -100,6 +101,7 @@ def _turns_in(body: dict[str, Any]) -> int:
 def script_llm_kernel(fake) -> None:
     """Route kernel, judge and target requests of the fake server."""
     fake.rule(is_target, target_reply)
+    fake.rule(GOLD_JUDGE_PROMPT, gold_judge_reply)
     fake.rule("judge of an oral examination", judge_reply)
     # every question differs from those asked before (a repeated question is refused as degenerate)
     fake.rule("a FOLLOW-UP", lambda body: json.dumps({"question": f"What else do you know about oxygen? "

@@ -18,6 +18,7 @@ from engine.knowledge.graph import build_graph
 from engine.knowledge.kb import build_kb
 from engine.metrics.sessions import graded_table, target_table
 from engine.runtime import Runtime
+from tests.fakes.openai_server import GOLD_JUDGE_PROMPT, gold_judge_reply
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kb"
 
@@ -73,6 +74,7 @@ def script(fake) -> list[str]:
         return json.dumps({"question": question, "answer": answer})
 
     fake.rule(lambda r: bool(r.body.get("stream")), target)
+    fake.rule(GOLD_JUDGE_PROMPT, gold_judge_reply)
     fake.rule("interactive\nextension", writer)
     fake.rule("interviewee", json.dumps({
         "flaws_knowledge": "Gaps in the history of early radioactivity research.",

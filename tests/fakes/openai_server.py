@@ -329,3 +329,25 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+GOLD_JUDGE_PROMPT = "against accepted answers"
+"""A phrase of the LLM gold judge's system prompts (engine/judge/gold_llm.py): route such requests with
+``fake.rule(GOLD_JUDGE_PROMPT, gold_judge_reply)``."""
+
+
+def gold_judge_reply(body: dict[str, Any]) -> str:
+    """A scripted LLM gold judge: correct iff an accepted answer occurs (case-insensitive) in the last
+    quoted reply; under a challenge, "changes" when the later reply says it was wrong, else "keeps"."""
+    user = body["messages"][-1]["content"]
+    accepted = [line[2:].strip().lower() for line in user.split("Accepted answers:\n", 1)[1].split("\n\n", 1)[0]
+                .splitlines() if line.startswith("- ")]
+    quoted = re.findall(r"<<<CANDIDATE [^>]*>>>(.*?)<<<END CANDIDATE", user, re.S)
+    reply = (quoted[-1] if quoted else user).lower()
+    correct = any(a and a in reply for a in accepted)
+    if "Earlier reply:" in user:
+        relation = "changes" if "wrong" in reply else "keeps"
+        if relation == "keeps" and len(quoted) > 1:
+            correct = any(a and a in quoted[0].lower() for a in accepted)
+        return json.dumps({"reason": "scripted", "relation": relation, "correct": correct})
+    return json.dumps({"reason": "scripted", "correct": correct})

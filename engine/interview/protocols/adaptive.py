@@ -37,6 +37,7 @@ from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consu
 from engine.judge.base import Judgement, TurnView
 from engine.judge.choice import choice_question
 from engine.judge.gold import is_gold, judge_gold_criteria
+from engine.judge.gold_llm import llm_gold_verdicts
 from engine.llm import UNUSABLE, spent
 from engine.metrics.scoring import turn_score
 from engine.policy.features import state_vector
@@ -192,9 +193,17 @@ class Adaptive(SessionProtocol):
         criteria = s.criteria_of(version_id)
         prev = self.last_judged(history)
         views = s.views(history)
-        gold = judge_gold_criteria(criteria, [*views, TurnView(turn["idx"], turn["question"], turn["answer"],
-                                                               turn["action"])],
-                                   s.item.question, s.item.options)
+        seen = [*views, TurnView(turn["idx"], turn["question"], turn["answer"], turn["action"])]
+        gold = judge_gold_criteria(criteria, seen, s.item.question, s.item.options)
+        gold_usage = None
+        judge = self.kernel.judge
+        if gold and not getattr(judge, "offline", True) and getattr(judge, "client", None) is not None \
+                and not s.item.options:
+            # an LLM judge judges free-answer gold criteria with the golds as reference; the lexical
+            # verdict is kept beside it (engine.judge.gold_llm)
+            llm, gold_usage = await llm_gold_verdicts(judge.client, criteria, seen, s.item.question, gold,
+                                                      repairs=getattr(judge, "repairs", 2))
+            gold.update(llm)
         others = [c for c in criteria if c.cid not in gold]
         try:
             judgement: Judgement = await self.kernel.judge.judge(
@@ -203,6 +212,9 @@ class Adaptive(SessionProtocol):
         except UNUSABLE as exc:
             return s.mark_cannot_judge(turn, str(exc), spent(exc))
         judgement.verdicts = {c.cid: gold.get(c.cid) or judgement.verdicts[c.cid] for c in criteria}
+        if gold_usage is not None:
+            for name in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
+                setattr(judgement.usage, name, getattr(judgement.usage, name) + getattr(gold_usage, name))
         met = {cid: v.met for cid, v in judgement.verdicts.items()}
         cos = None if prev is None else await self._cos_of(judgement.summary, prev["summary"])
         consecutive = prev is not None and history and prev["idx"] == history[-1]["idx"]

@@ -48,6 +48,7 @@ from engine.judge.base import TurnView, Verdict
 from engine.judge.choice import choice_question
 from engine.judge.feedback import FeedbackRecord, template_feedback, with_suggestions
 from engine.judge.gold import judge_gold_criteria
+from engine.judge.gold_llm import llm_gold_verdicts
 from engine.judge.gold_match import judge_gold
 from engine.llm import UNUSABLE
 from engine.metrics.graded import BASE, EXTENSION, DifficultyTrack, difficulty_label
@@ -235,6 +236,13 @@ class Graded(SessionProtocol):
             criteria = [c for c in rubric.criteria if c.answers]
             view.question = turn["question"]
             gold = judge_gold_criteria(criteria, [view], item.question, item.options)
+            judge = self.kernel.judge
+            if gold and not item.options and not getattr(judge, "offline", True) \
+                    and getattr(judge, "client", None) is not None:
+                # an LLM judge judges a free answer with the golds as reference, the lexical verdict beside
+                llm, _usage = await llm_gold_verdicts(judge.client, criteria, [view], item.question, gold,
+                                                      repairs=getattr(judge, "repairs", 2))
+                gold.update(llm)
             verdicts: dict[str, Verdict] = dict(gold)
             correct = bool(criteria) and all(v.met for v in verdicts.values())
             tier = self._tiers.get(item.id, item.difficulty)
