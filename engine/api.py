@@ -27,7 +27,7 @@ from engine import __version__
 from engine.bench.model import BenchError, Benchmark, Criterion, Item, RubricVersion
 from engine.home import DEFAULT_THEME, ConfigError
 from engine.metrics import listing as _listing
-from engine.metrics.listing import FilterTerm, SessionFilterError, parse_filter
+from engine.metrics.listing import MAX_FILTER_CHARS, MAX_FILTER_TERMS, FilterTerm, SessionFilterError, parse_filter
 from engine.runtime import Runtime
 from engine.security import make_non_dumpable
 from engine.store import StoreError
@@ -481,4 +481,5 @@ class Engine:
 
 
 __all__ = ["Engine", "USER_ERRORS", "Runtime", "BenchError", "Benchmark", "Criterion", "Item", "RubricVersion",
-           "ConfigError", "StoreError", "SessionFilterError", "FilterTerm", "parse_filter", "make_non_dumpable", "__version__", *_LAZY]
+           "ConfigError", "StoreError", "SessionFilterError", "FilterTerm", "parse_filter",
+           "MAX_FILTER_CHARS", "MAX_FILTER_TERMS", "make_non_dumpable", "__version__", *_LAZY]

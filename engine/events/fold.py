@@ -316,6 +316,17 @@ class SessionView:
         if nxt is not None and nxt.judged:
             nxt.delta = p.next_delta  # the engine recomputed the next turn's Δs too
             nxt.touch()
+        for later in getattr(p, "later", None) or []:  # the override holds from its turn on
+            lt = self.turn(int(later["turn"]))
+            if lt is None:
+                continue
+            lt.score, lt.delta = later["score"], later["delta"]
+            for cid, held in (later.get("carried") or {}).items():
+                prior = lt.verdicts.get(cid)
+                original = prior.original if prior is not None and prior.original is not None else prior
+                lt.verdicts[cid] = Verdict(cid, bool(held["met"]), None,
+                                           f"carried from the override on turn {held['from']}", "human", original)
+            lt.touch()
         if p.session_score is not None:
             self.metrics = {**self.metrics, "score": p.session_score}
 

@@ -47,6 +47,14 @@ def cells(r: dict[str, Any]) -> list[Any]:
             (r.get("created_at") or "")[:16].replace("T", " ")]
 
 
+def _guarded(engine: Any, loader: Loader, *args: Any) -> Any:
+    """``loader(engine, *args)``, or the exception it raised (delivered to the table, which says it)."""
+    try:
+        return loader(engine, *args)
+    except Exception as exc:  # noqa: BLE001 - shown in the panel's subtitle
+        return exc
+
+
 class SessionsTable(DataTable):
     """Sessions newest first, paged from the store.
 
@@ -68,6 +76,7 @@ class SessionsTable(DataTable):
         self.generation = 0  # bumped by every reload; pages of an older one are dropped
         self.loading = False
         self.loaded_once = False
+        self.error = ""  # why the last fetch failed ("" when it did not)
 
     def on_mount(self) -> None:
         for name, width in COLUMNS:
@@ -80,7 +89,7 @@ class SessionsTable(DataTable):
         generation, query = self.generation, self.query_text
         keep = max(PAGE, len(self.sessions))
         self.loading = True
-        db_work(self, self.app.engine, self.loader, query, 0, keep,
+        db_work(self, self.app.engine, _guarded, self.loader, query, 0, keep,
                 then=lambda page: self._page(generation, query, 0, page), name="session list")
 
     def load_more(self) -> None:
@@ -89,12 +98,20 @@ class SessionsTable(DataTable):
             return
         generation, query, offset = self.generation, self.query_text, len(self.sessions)
         self.loading = True
-        db_work(self, self.app.engine, self.loader, query, offset, PAGE,
+        db_work(self, self.app.engine, _guarded, self.loader, query, offset, PAGE,
                 then=lambda page: self._page(generation, query, offset, page), name="session list page")
 
-    def _page(self, generation: int, query: str, offset: int, page: tuple[list[dict[str, Any]], int]) -> None:
+    def _page(self, generation: int, query: str, offset: int,
+              page: tuple[list[dict[str, Any]], int] | Exception) -> None:
         if generation != self.generation or query != self.query_text:
             return
+        if isinstance(page, Exception):  # said in the panel, never a spinner that never ends
+            self.error = f"{type(page).__name__}: {page}"
+            self.loading = False
+            self.loaded_once = True
+            self.post_message(self.Loaded(self))
+            return
+        self.error = ""
         rows, total = page
         self.total = total
         if offset == 0:

@@ -173,6 +173,10 @@ class Adaptive(Protocol):
             s.item.reference, views, turn["action"])
         judgement.verdicts = {c.cid: gold.get(c.cid) or judgement.verdicts[c.cid] for c in criteria}
         met = {cid: v.met for cid, v in judgement.verdicts.items()}
+        if not rescore:  # an evaluator's override of an earlier turn holds until the judge changes its mind
+            from engine.metrics.overrides import carried_met
+
+            met = carried_met(s.store, s.sid, turn["idx"], version_id, met)
         cos = None if prev is None else await self._cos_of(judgement.summary, prev["summary"])
         return s.record_judgement(
             turn, judgement.verdicts, self.score(criteria, met), prev_score=None if prev is None else prev["score"],
