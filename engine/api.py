@@ -76,10 +76,13 @@ _LAZY: dict[str, str] = {
     "PPOConfig": "engine.policy.ppo", "LAMBDA": "engine.policy.reward", "TAU": "engine.policy.reward",
     "RewardSpec": "engine.policy.reward", "export_run": "engine.report", "export_session": "engine.report",
     "REPORT_EXTENSIONS": "engine.report:EXTENSIONS", "REPORT_FORMATS": "engine.report:FORMATS",
+    "ScopeError": "engine.metrics.leaderboard", "kappa_text": "engine.metrics.agreement",
+    "MIN_KAPPA_N": "engine.metrics.agreement",
 }
 
 _USER_ERROR_NAMES = ("ConfigError", "StoreError", "BenchError", "KnowledgeBaseError", "EmbedderError", "RunError",
-                     "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError")
+                     "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError",
+                     "ScopeError")
 
 
 def __getattr__(name: str) -> Any:
@@ -414,6 +417,19 @@ class Engine:
     def leaderboard(self) -> list[dict[str, Any]]:
         """Every target over its finished sessions, best Score first."""
         return _figures.leaderboard(self._store)
+
+    def board(self, run: int | None = None, benchmark: str | None = None, query: str | None = None,
+              seed: int | None = None) -> dict[str, Any]:
+        """The scoped leaderboard (:func:`engine.metrics.leaderboard.scoped_leaderboard`): one run, one
+        benchmark or a filter's sessions (default: the latest run); rows per (benchmark, target) with
+        n and seeded bootstrap 95% intervals over items, paired comparisons and κ with its n.
+
+        Raises:
+            ScopeError: no such run or benchmark, or a bad filter (a ``ValueError``).
+        """
+        from engine.metrics.leaderboard import SEED, scoped_leaderboard
+
+        return scoped_leaderboard(self._store, run, benchmark, query, SEED if seed is None else seed)
 
     def rubric_leaderboard(self, session_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
         """SedarEval's per-category leaderboard (Σ score × 100 / (count × 5), three levels, overall)

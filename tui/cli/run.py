@@ -111,7 +111,9 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
+def print_target_table(console: Any, rows: list[dict[str, Any]], main: bool = True) -> None:
+    """Per-target figures (``main``: the Dynamism table; a run prints :func:`print_board` instead),
+    then Professionalism/Stability and the graded figures when there are any."""
     from rich.table import Table
 
     table = Table(title="per target (figures over finished sessions)")
@@ -125,7 +127,8 @@ def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
                       _fmt(r["r_minus"]), _fmt(r["r"]), f"{r.get('finished', 0)}/{len(r['sessions'])}",
                       ",".join(map(str, failed)) or "-", str(r["tokens_in"] + r["tokens_out"]),
                       f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
-    console.print(table)
+    if main:
+        console.print(table)
     rated = [(r["target"], r["ratings"]) for r in rows if r.get("ratings")]
     if rated:
         p = Table(title="Professionalism and Stability (judge's 1-10 ratings of whole conversations)")
@@ -191,26 +194,41 @@ def print_rubric_board(console: Any, entries: list[dict[str, Any]]) -> None:
                       f"{', '.join(map(str, not_judged))}[/]")
 
 
+def print_board(console: Any, board: dict[str, Any]) -> None:
+    """The scoped leaderboard: n and 95% intervals, paired comparisons, κ with its n."""
+    from rich.table import Table
+
+    from tui.board import COLUMNS, agreement_line, cells, comparison, method_line
+
+    table = Table(title=f"leaderboard, {board['scope']['label']} (figures over finished sessions, per benchmark)")
+    for header, _, _ in COLUMNS:
+        table.add_column(header, justify="left" if header in ("target", "bench") else "right")
+    for r in board["rows"]:
+        table.add_row(*cells(r))
+    console.print(table)
+    for c in board["comparisons"]:
+        console.print("paired: " + comparison(c))
+    console.print(f"[dim]{method_line(board)}[/]")
+    console.print(agreement_line(board["agreement"]))
+
+
 def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, console: Any,
             targets_as_given: list[str] | None = None) -> None:
     ids = [r["id"] for r in engine.run_sessions(run_id)]
     rows = engine.target_table(ids)
     rubric = engine.rubric_leaderboard(ids)
+    board = engine.board(run=run_id)
     failed = {sid: e for sid, e in errors.items() if e}
     if as_json:
-        click.echo(json.dumps({"run": run_id, "targets": rows,
+        click.echo(json.dumps({"run": run_id, "targets": rows, "leaderboard": board,
                                **({"rubric": rubric} if rubric else {}),
-                               "agreement": engine.agreement(ids),
+                               "agreement": board["agreement"],
                                "failed": [{"session": s, "error": e} for s, e in failed.items()]},
                               ensure_ascii=False, indent=2))
     else:
-        print_target_table(console, rows)
+        print_board(console, board)
+        print_target_table(console, rows, main=False)
         print_rubric_board(console, rubric)
-        agree = engine.agreement(ids)
-        if agree["reviewed"]:
-            o = agree["overall"]
-            kappa = f"κ {o['kappa']:.2f}" if o["kappa"] is not None else f"κ undefined ({o['kappa_note']})"
-            console.print(f"judge–human agreement: {o['n']} reviewed, raw {o['raw']:.0%}, {kappa}")
         console.print(f"run {run_id}: sessions {', '.join(str(s) for r in rows for s in r['sessions'])}")
         for sid, err in failed.items():
             console.print(f"[red]session {sid} failed: {err}[/]")
