@@ -172,7 +172,10 @@ class HomeScreen(Screen):
     def action_leaderboard(self) -> None:
         from tui.screens.leaderboard import LeaderboardScreen
 
-        self.app.push_screen(LeaderboardScreen())
+        # scoped to Home's filter when one applies, else the latest run
+        table = self.query_one(SessionsTable)
+        invalid = self.query_one("#filter", Input).has_class("-invalid")
+        self.app.push_screen(LeaderboardScreen("" if invalid else table.query_text.strip()))
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()
