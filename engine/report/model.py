@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from engine.metrics.agreement import kappa_text
 from engine.store import Store, loads
 
 SESSION_FORMAT = "viva-session"
@@ -208,7 +209,9 @@ def agreement_rows(a: dict[str, Any]) -> list[Row]:
     return [
         Row("reviewed verdicts", a["n"], "verdicts a human confirmed or overrode"),
         Row("raw agreement", a["raw"], "share where the human kept the judge's verdict", ".2f"),
-        Row("Cohen's κ", a["kappa"], a["kappa_note"] or "agreement beyond chance (1 = perfect, 0 = chance)", ".2f"),
+        Row("Cohen's κ", None if a.get("kappa_too_few") else a["kappa"],
+            a["kappa_note"] or (kappa_text(a) if a.get("kappa_too_few")
+                                else "agreement beyond chance (1 = perfect, 0 = chance)"), ".2f"),
         Row("judge 'met' rate", a["judge_met_rate"], "base rate of the judge", ".2f"),
         Row("human 'met' rate", a["human_met_rate"], "base rate of the human", ".2f"),
         Row("2×2 table", f"{a['both_met']} / {a['judge_only']} / {a['human_only']} / {a['neither']}",
@@ -509,6 +512,7 @@ def run_document(store: Store, run_id: int) -> dict[str, Any]:
     from engine.interview.queries import effective_status
     from engine.interview.run import derive_run_status
     from engine.metrics.breakdown import run_totals, topic_table
+    from engine.metrics.leaderboard import leaderboard
     from engine.metrics.rubric_board import rubric_leaderboard
     from engine.metrics.sessions import agreement, target_table
 
@@ -553,6 +557,8 @@ def run_document(store: Store, run_id: int) -> dict[str, Any]:
         "agreement": agreement(store, ids or [-1]),
         "rubrics": list(rubrics.values()),
         "rubric_board": rubric_leaderboard(store, ids) if ids else [],
+        # per (benchmark, target): n and seeded bootstrap 95% intervals over items, paired comparisons
+        "board": leaderboard(store, ids),
     }
 
 
@@ -577,6 +583,35 @@ def rubric_board_table(entries: list[dict[str, Any]]) -> Table:
                  ["", *[".1f"] * len(entries)],
                  note="Σ score × 100 / (count × 5) per category; cannot-judge items are left out and counted "
                       "in the JSON; offline estimates are never pooled with judge scores")
+
+
+def interval_tables(board: dict[str, Any]) -> list[Section]:
+    """The leaderboard per (benchmark, target) with n and 95% intervals, and the paired comparisons
+    (:func:`engine.metrics.leaderboard.leaderboard`)."""
+    def lo_hi(fig: dict[str, Any]) -> list[Any]:
+        return [fig["value"], *(fig["ci"] or [None, None])]
+
+    m = board["method"]
+    out: list[Section] = [Table(
+        "leaderboard-intervals", "Leaderboard with 95% intervals",
+        ["benchmark", "target", "items", "Score", "Score low", "Score high", "ΔS_f", "ΔS_f low", "ΔS_f high",
+         "P+", "P+ low", "P+ high", "R", "R low", "R high", "challenge turns"],
+        [[r["benchmark"], r["target"], r["figures"]["score"]["n"], *lo_hi(r["figures"]["score"]),
+          *lo_hi(r["figures"]["delta_follow_up"]), *lo_hi(r["figures"]["p_plus"]), *lo_hi(r["figures"]["r"]),
+          r["figures"]["p_plus"]["turns"]] for r in board["rows"]],
+        ["", "", "", ".1f", ".1f", ".1f", "+.3f", "+.3f", "+.3f", ".2f", ".2f", ".2f", "+.3f", "+.3f", "+.3f", ""],
+        note=f"{m['interval']}, {m['resamples']} resamples, seed {m['seed']}; no interval under {m['min_items']} "
+             "items; rows per benchmark, never averaged across benchmarks")]
+    if board["comparisons"]:
+        out.append(Table(
+            "paired", "Paired comparisons (same items)",
+            ["benchmark", "A", "B", "shared items", "mean A − B", "low", "high", "excludes 0"],
+            [[c["benchmark"], c["a"], c["b"], c["n"], c["mean_difference"], *(c["ci"] or [None, None]),
+              "–" if c["excludes_zero"] is None else ("yes" if c["excludes_zero"] else "no")]
+             for c in board["comparisons"]],
+            ["", "", "", "", "+.1f", "+.1f", "+.1f", ""],
+            note="difference of Scores on the items both targets finished; bootstrap over those items"))
+    return out
 
 
 def build_run_report(store: Store, run_id: int) -> Report:
@@ -614,6 +649,7 @@ def build_run_report(store: Store, run_id: int) -> Report:
           r["tokens_out"], r["cost"]] for i, r in enumerate(board)],
         ["", "", ".1f", "+.3f", ".2f", ".3f", ".2f", ".3f", ".3f", ".3f", "+.3f", "", "", "", "", "", ".4f"],
         note="best Score first; the Dynamism figures are over finished sessions, tokens and cost over all"))
+    sections.extend(interval_tables(doc["board"]))
     topics = list(dict.fromkeys(r["topic"] for r in doc["topics"]))
     targets = [r["target"] for r in board]
     by = {(r["topic"], r["target"]): r for r in doc["topics"]}
