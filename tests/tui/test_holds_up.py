@@ -27,3 +27,31 @@ async def test_a_long_filter_says_why_and_the_list_recovers(runtime):
         filt.value = ""
         await wait_for(pilot, lambda: not error.display and not table.loading and table.shown_ids == [a],
                        "the list after clearing the filter")
+
+
+async def test_enter_twice_in_a_dialog_submits_once(runtime):
+    from tui.screens.dialogs import JumpDialog, OverrideDialog
+    from tui.screens.review import ReviewScreen
+
+    sid = run_to_end(runtime, target="fake-a", turns=3)
+    app = build_app(Engine(runtime), "review", session_id=sid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        review = await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and getattr(app.screen, "steps", None)
+                                and app.screen, "the review")
+        await pilot.press("tab")  # the checklist, where o overrides the highlighted criterion
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, OverrideDialog), "the override dialog")
+        for key in "ok":
+            await pilot.press(key)
+        await pilot.press("enter", "enter")  # before the fix: ScreenStackError, the app gone
+        await wait_for(pilot, lambda: app.screen is review, "back on review")
+        await pilot.press("g")
+        dialog = await wait_for(pilot, lambda: isinstance(app.screen, JumpDialog) and app.screen, "the jump dialog")
+        dialog.query_one(Input).value = "1"
+        await pilot.press("enter", "enter", "enter")
+        await wait_for(pilot, lambda: app.screen is review, "back on review after the jump")
+        await pilot.pause()
+        assert app.is_running and app.screen is review
+        human = runtime.store.one("SELECT COUNT(*) AS n FROM verdicts v JOIN turns t ON t.id = v.turn_id "
+                                  "WHERE t.session_id = ? AND v.source = 'human'", (sid,))["n"]
+        assert human == 1, "one override, not two"
