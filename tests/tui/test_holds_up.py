@@ -40,15 +40,21 @@ async def test_enter_twice_in_a_dialog_submits_once(runtime):
                                 and app.screen, "the review")
         await pilot.press("tab")  # the checklist, where o overrides the highlighted criterion
         await pilot.press("o")
-        await wait_for(pilot, lambda: isinstance(app.screen, OverrideDialog), "the override dialog")
+        dialog = await wait_for(pilot, lambda: isinstance(app.screen, OverrideDialog) and app.screen, "the dialog")
         for key in "ok":
             await pilot.press(key)
-        await pilot.press("enter", "enter")  # before the fix: ScreenStackError, the app gone
+        # two Enters that both reach the dialog before it is gone (a slow repaint); before the fix the
+        # second popped the review too: ScreenStackError, the app gone
+        note = dialog.query_one(Input)
+        dialog.post_message(Input.Submitted(note, note.value))
+        dialog.post_message(Input.Submitted(note, note.value))
         await wait_for(pilot, lambda: app.screen is review, "back on review")
         await pilot.press("g")
         dialog = await wait_for(pilot, lambda: isinstance(app.screen, JumpDialog) and app.screen, "the jump dialog")
-        dialog.query_one(Input).value = "1"
-        await pilot.press("enter", "enter", "enter")
+        turn = dialog.query_one(Input)
+        turn.value = "1"
+        for _ in range(3):
+            dialog.post_message(Input.Submitted(turn, "1"))
         await wait_for(pilot, lambda: app.screen is review, "back on review after the jump")
         await pilot.pause()
         assert app.is_running and app.screen is review
