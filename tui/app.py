@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from engine.api import Engine
 from tui.bridge import engine_work
-from tui.keys import binding_rows
+from tui.keys import binding_rows, check_keymap
 from tui.messages import RunEnded, RunStarted, SessionRescored
 from tui.screens.home import HomeScreen
 
@@ -66,6 +66,7 @@ class VivaApp(App[None]):
         """Runs this app is executing: run id -> its session ids."""
         self.resuming: set[int] = set()
         self.start_theme, self.start_keys = engine.ui_settings()
+        check_keymap(self.start_keys)  # unknown ids and conflicts stop the start, naming key and ids
         self.dark_theme = self.start_theme if self.start_theme != LIGHT_THEME else DARK_THEME
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input, Static
 
 from engine.api import MAX_FILTER_CHARS, Engine
@@ -61,3 +62,23 @@ async def test_enter_twice_in_a_dialog_submits_once(runtime):
         human = runtime.store.one("SELECT COUNT(*) AS n FROM verdicts v JOIN turns t ON t.id = v.turn_id "
                                   "WHERE t.session_id = ? AND v.source = 'human'", (sid,))["n"]
         assert human == 1, "one override, not two"
+
+
+def test_key_remapping_conflicts_and_unknown_ids_stop_the_start(home, tmp_path):
+    import yaml
+    from click.testing import CliRunner
+
+    from tui.cli import main as cli
+    from tui.keys import KeymapError, check_keymap
+
+    with pytest.raises(KeymapError, match=r"'p' would be both pause_resume and prev_session on Live"):
+        check_keymap({"pause_resume": "p"})  # the help screen's old example
+    with pytest.raises(KeymapError, match=r"'pause' is not a binding id"):
+        check_keymap({"pause": "p"})  # the README's old example
+    check_keymap({"challenge": "C", "pause_resume": "P"})  # the examples now given
+    config = tmp_path / "viva.yaml"
+    config.write_text(yaml.safe_dump({"keys": {"pause": "p", "stop": "f"}}))
+    result = CliRunner().invoke(cli, ["--home", str(home), "--config", str(config), "tui"])
+    assert result.exit_code != 0
+    assert "'pause' is not a binding id" in result.output
+    assert "'f' would be both follow_up and stop on Live" in result.output
