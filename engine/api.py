@@ -27,7 +27,13 @@ from engine import __version__
 from engine.bench.model import BenchError, Benchmark, Criterion, Item, RubricVersion
 from engine.home import DEFAULT_THEME, ConfigError
 from engine.metrics import listing as _listing
-from engine.metrics.listing import MAX_FILTER_CHARS, MAX_FILTER_TERMS, FilterTerm, SessionFilterError, parse_filter
+from engine.metrics.listing import (
+    MAX_FILTER_CHARS,
+    MAX_FILTER_TERMS,
+    FilterTerm,
+    SessionFilterError,
+    parse_filter,
+)
 from engine.runtime import Runtime
 from engine.security import make_non_dumpable
 from engine.store import StoreError

@@ -8,9 +8,9 @@ from typing import Any
 from engine.api import kappa_text
 
 COLUMNS: list[tuple[str, str, int]] = [
-    ("target", "target", 22), ("bench", "benchmark", 12), ("n", "n", 3), ("Score [95% CI]", "score", 18),
-    ("ΔS_f", "delta_follow_up", 7), ("P+", "p_plus", 5), ("P−", "p_minus", 5), ("R [95% CI]", "r", 20),
-    ("failed", "failed", 6),
+    ("target", "target", 12), ("bench", "benchmark", 8), ("n", "n", 2), ("Score [95% CI]", "score", 18),
+    ("ΔS_f", "delta_follow_up", 6), ("P+", "p_plus", 4), ("P−", "p_minus", 4), ("R [95% CI]", "r", 17),
+    ("fail", "failed", 4),
 ]
 """(header, figure or field, width); a later column (e.g. an ability estimate) is one more entry."""
 
@@ -44,9 +44,9 @@ def cells(row: dict[str, Any]) -> list[str]:
         elif key == "failed":
             out.append(str(len(row["failed"])))
         elif "CI" in header:
-            out.append(with_ci(row["figures"][key], DIGITS.get(key, 2 if key != "r" else 3)))
+            out.append(with_ci(row["figures"][key], DIGITS.get(key, 2)))
         else:
-            out.append(number(row["figures"][key]["value"], 2 if key.startswith("p_") else 3))
+            out.append(number(row["figures"][key]["value"], 2))
     return out
 
 

@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
 
-
 MIN_KAPPA_N = 20
 """The fewest reviewed verdicts from which κ is shown as a number."""
 

@@ -132,3 +132,14 @@ def carried_met(store: Any, session_id: int, turn_idx: int, version_id: int | No
     earlier = [tv for row, tv in turn_verdicts(store, session_id) if tv.idx < turn_idx and row["score"] is not None]
     effective = effective_verdicts_by_turn([*earlier, TurnVerdicts(turn_idx, version_id, dict(judge_met))])
     return {**judge_met, **effective[-1].met}
+
+
+def carried_verdicts(store: Any, session_id: int) -> dict[int, dict[str, tuple[bool, int]]]:
+    """Turn index -> criterion id -> (met, the turn whose override it carries), for the turns where a
+    carried human verdict differs from the judge's own (empty when nobody overrode anything)."""
+    if store.one("SELECT 1 AS x FROM verdicts v JOIN turns t ON t.id = v.turn_id WHERE t.session_id = ? "
+                 "AND v.source = 'human' LIMIT 1", (session_id,)) is None:
+        return {}
+    pairs = [tv for row, tv in turn_verdicts(store, session_id) if row["score"] is not None]
+    return {e.idx: {cid: (e.met[cid], src) for cid, src in e.carried.items()}
+            for e in effective_verdicts_by_turn(pairs) if e.carried}
