@@ -82,3 +82,18 @@ def test_key_remapping_conflicts_and_unknown_ids_stop_the_start(home, tmp_path):
     assert result.exit_code != 0
     assert "'pause' is not a binding id" in result.output
     assert "'f' would be both follow_up and stop on Live" in result.output
+
+
+def test_the_live_screen_says_what_a_second_request_does():
+    from types import SimpleNamespace
+
+    from tui.screens.live import queue_note
+
+    state = SimpleNamespace(pending={})
+    assert queue_note(state, "force", "challenge") == ""
+    state.pending[5] = ("force", {"action": "challenge"})
+    assert queue_note(state, "inject", "Why?") == "the queued challenge comes first, then your question, a turn each"
+    assert queue_note(state, "force", "follow-up") == "it replaces the queued challenge"
+    state.pending = {7: ("inject", {"question": "Why?"})}
+    assert queue_note(state, "inject", "How?") == "it replaces the question you wrote before"
+    assert queue_note(state, "force", "challenge") == "your written question comes first, then this one, a turn each"

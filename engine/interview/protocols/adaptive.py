@@ -102,11 +102,15 @@ class Adaptive(Protocol):
         prev = rows[-1]
         action, state, probs = self._decide(prev, t)
         ask = Ask("", action, "policy", state, probs)
-        if steer.forced in (FOLLOW_UP, CHALLENGE):
+        # a forced action and a written question both queued: the earlier request shapes this turn and
+        # the other waits for the next one (neither is dropped)
+        forced = steer.forced in (FOLLOW_UP, CHALLENGE)
+        inject_first = bool(steer.injected) and (not forced or (steer.injected_seq or 0) < (steer.forced_seq or 0))
+        if forced and not inject_first:
             ask.action, ask.actor = steer.forced, "human"
             ask.consumed.append(Consumed(steer.forced_seq, "force", {"action": steer.forced, "turn": t}))  # type: ignore[arg-type]
             steer.forced = steer.forced_seq = None
-        if steer.injected:
+        if steer.injected and inject_first:
             ask.question, ask.action, ask.actor = steer.injected, HUMAN, "human"
             ask.consumed.append(Consumed(steer.injected_seq, "inject", {"question": steer.injected, "turn": t}))  # type: ignore[arg-type]
             steer.injected = steer.injected_seq = None
