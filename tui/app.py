@@ -122,7 +122,30 @@ class VivaApp(App[None]):
 
         self.push_screen(CompareScreen(a, b))
 
+    def current_session(self) -> int | None:
+        """The session the evaluator is on: the one shown on this screen, else Home's highlighted row."""
+        screen = self.screen
+        sid = getattr(screen, "session_id", None)
+        if isinstance(sid, int):
+            return sid
+        selected = self.home_screen.selected if self.home_screen.is_attached else None
+        return selected["id"] if selected else None
+
     def action_mode(self, mode: str) -> None:
+        """F2/F3/F4. Live and Review open on a session: the one they show, else the current one
+        (this screen's, or Home's highlighted row); Review without any lets the evaluator pick one,
+        Live says how to choose one (never an empty screen)."""
+        if mode == "live" and (self._live_screen is None or self._live_screen.session_id is None):
+            sid = self.current_session()
+            if sid is None:
+                self.notify("No session to watch yet: start one with n on Home, or highlight one there.",
+                            severity="warning")
+                return
+            self.open_live(session_id=sid)
+            return
+        if mode == "review" and (self._review_screen is None or self._review_screen.session_id is None):
+            self.open_review(self.current_session())
+            return
         self.switch_mode(mode)
 
     def action_help(self) -> None:

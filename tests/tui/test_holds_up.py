@@ -97,3 +97,24 @@ def test_the_live_screen_says_what_a_second_request_does():
     state.pending = {7: ("inject", {"question": "Why?"})}
     assert queue_note(state, "inject", "How?") == "it replaces the question you wrote before"
     assert queue_note(state, "force", "challenge") == "your written question comes first, then this one, a turn each"
+
+
+async def test_f3_and_f4_open_the_current_session_not_an_empty_screen(runtime):
+    from tui.screens.live import LiveScreen
+    from tui.screens.review import ReviewScreen
+
+    a = run_to_end(runtime, target="fake-a", turns=2)
+    b = run_to_end(runtime, target="fake-b", turns=2)
+    app = build_app(Engine(runtime), "home")
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.screen.query_one(SessionsTable)
+        await wait_for(pilot, lambda: table.row_count == 2, "the session list")
+        await pilot.press("down")  # highlight session a (the list is newest first)
+        await pilot.press("f4")
+        review = await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen, "review")
+        await wait_for(pilot, lambda: review.session_id == a and review.steps, "review of the highlighted session")
+        await pilot.press("f3")
+        live = await wait_for(pilot, lambda: isinstance(app.screen, LiveScreen) and app.screen, "live")
+        await wait_for(pilot, lambda: live.state is not None and live.state.session_id == a and live.state.turns,
+                       "live on the session under review")
+        assert b != a
