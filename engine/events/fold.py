@@ -363,17 +363,25 @@ class SessionView:
             self.metrics = dict(p.metrics)
         self.pending.clear()
 
+    def _touch_last(self) -> None:
+        """The last turn is drawn again (an unanswered one says why it has no answer)."""
+        if self.turns:
+            self.turns[-1].touch()
+
     def _failed(self, seq: int, p: ev.SessionFailed) -> None:
         self.status = "failed"
         self.error = p.error
         self.pending.clear()
+        self._touch_last()
 
     def _interrupted(self, seq: int, p: ev.SessionInterrupted) -> None:
         self.status = "interrupted"
+        self._touch_last()
 
     def _stopped(self, seq: int, p: ev.SessionStopped) -> None:
         self.status = "stopped"
         self.pending.clear()
+        self._touch_last()
         if p.turn is not None:
             t = self._turn_for(int(p.turn))
             t.answer, t.partial, t.done = p.partial, True, False

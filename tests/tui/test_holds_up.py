@@ -118,3 +118,42 @@ async def test_f3_and_f4_open_the_current_session_not_an_empty_screen(runtime):
         await wait_for(pilot, lambda: live.state is not None and live.state.session_id == a and live.state.turns,
                        "live on the session under review")
         assert b != a
+
+
+async def test_a_failed_session_reads_clearly(home, fake_openai):
+    import socket
+
+    from engine.config import Config, ModelConfig
+    from engine.runtime import Runtime
+    from tests.tui.conftest import execute, make_benchmark, plan
+    from tui.screens.live import LiveScreen
+    from tui.widgets.interview import InterviewPane
+    from tui.widgets.keybar import KeyBar
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dead = ModelConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout=2.0, max_retries=0)
+    rt = Runtime(home=home, config=Config(targets={"dead": dead}))
+    try:
+        make_benchmark(rt)
+        run = plan(rt, target="dead", turns=2)
+        errors = execute(rt, run)
+        [(sid, error)] = errors.items()
+        assert error and "failed after" in error
+        app = build_app(Engine(rt), "live", session_id=sid)
+        async with app.run_test(size=(100, 30)) as pilot:
+            live = await wait_for(pilot, lambda: isinstance(app.screen, LiveScreen) and app.screen.state is not None
+                                  and app.screen.state.status == "failed" and app.screen, "the failed session")
+            await pilot.pause()
+            header = str(live.query_one("#session-header").render())
+            cause = error.rsplit(":", 1)[-1].strip()
+            assert "error: " in header and cause in header.replace("\n", " "), (cause, header)
+            pane = live.query_one(InterviewPane)
+            text = "".join(seg.text for y in range(pane.virtual_size.height)
+                           for seg in pane.render_line(y - int(pane.scroll_y)))
+            assert "waiting for the answer" not in text and "the session failed" in text
+            keys = " ".join(item[1] for item in live.query_one(KeyBar).items)
+            assert "Resume" in keys
+    finally:
+        rt.store.close()

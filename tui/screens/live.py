@@ -38,7 +38,7 @@ class LiveScreen(SessionScreen):
                 tooltip="Show the next session of this run"),
         Binding("p", "other_session(-1)", "Previous session", show=False, id="prev_session",
                 tooltip="Show the previous session of this run"),
-        Binding("R", "resume_session", "Resume", show=False, id="resume_session",
+        Binding("R", "resume_session", "Resume", id="resume_session",
                 tooltip="Continue an interrupted or stopped session in this app"),
         Binding("l", "leaderboard", "Leaderboard", show=False, id="live_leaderboard",
                 tooltip="Targets across sessions (the demo's reference target and local model side by side)"),
@@ -145,7 +145,7 @@ class LiveScreen(SessionScreen):
             state = self.state
             ok = state is not None and state.status in ("interrupted", "failed", "created", "stopped") \
                 and not self.viva.is_executing(state.session_id)
-            return True if ok else None
+            return True if ok else False  # in the footer exactly when it applies
         return super().check_action(action, parameters)
 
     # -- steering -----------------------------------------------------------------------------
