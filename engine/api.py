@@ -83,7 +83,7 @@ _LAZY: dict[str, str] = {
     "RewardSpec": "engine.policy.reward", "export_run": "engine.report", "export_session": "engine.report",
     "REPORT_EXTENSIONS": "engine.report:EXTENSIONS", "REPORT_FORMATS": "engine.report:FORMATS",
     "ScopeError": "engine.metrics.leaderboard", "kappa_text": "engine.metrics.agreement",
-    "MIN_KAPPA_N": "engine.metrics.agreement",
+    "MIN_KAPPA_N": "engine.metrics.agreement", "MAX_TURNS": "engine.interview.run",
 }
 
 _USER_ERROR_NAMES = ("ConfigError", "StoreError", "BenchError", "KnowledgeBaseError", "EmbedderError", "RunError",
@@ -335,6 +335,14 @@ class Engine:
         from engine.interview.targets import target_warnings
 
         return [w for spec in specs for w in target_warnings(spec, self.config, api_key_env)]
+
+    def unreachable_targets(self, specs: Iterable[str], api_key_env: str | None = None) -> list[str]:
+        """Targets on this machine that refuse connections now, one message each (checked before a
+        run is planned, so no session is created for a dead port)."""
+        from engine.interview.targets import unreachable
+
+        found = (unreachable(spec, self.config, api_key_env) for spec in specs)
+        return [m for m in found if m]
 
     def resolve_resume(self, what: str) -> tuple[str, int]:
         """``12`` -> (session, 12); ``run:3`` -> (run, 3)."""

@@ -130,14 +130,16 @@ async def test_a_failed_session_reads_clearly(home, fake_openai):
     from tui.widgets.interview import InterviewPane
     from tui.widgets.keybar import KeyBar
 
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    listener = socket.socket()  # listens while the run is planned, then the server is gone
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
     dead = ModelConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout=2.0, max_retries=0)
     rt = Runtime(home=home, config=Config(targets={"dead": dead}))
     try:
         make_benchmark(rt)
         run = plan(rt, target="dead", turns=2)
+        listener.close()
         errors = execute(rt, run)
         [(sid, error)] = errors.items()
         assert error and "failed after" in error
@@ -157,3 +159,28 @@ async def test_a_failed_session_reads_clearly(home, fake_openai):
             assert "Resume" in keys
     finally:
         rt.store.close()
+
+
+async def test_the_new_interview_dialog_bounds_turns_and_finds_a_dead_port(runtime):
+    import socket
+
+    from tui.screens.new_interview import NewInterviewDialog
+
+    app = build_app(Engine(runtime), "home")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n")
+        dialog = await wait_for(pilot, lambda: isinstance(app.screen, NewInterviewDialog) and app.screen, "dialog")
+        await wait_for(pilot, lambda: dialog.query_one("#items").option_count == 1, "the items")
+        dialog.query_one("#target", Input).value = "fake-a"
+        dialog.query_one("#turns", Input).value = "99999999999"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "from 1 to 100" in str(dialog.query_one("#new-error").render())
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        dialog.query_one("#turns", Input).value = "2"
+        dialog.query_one("#target", Input).value = f"openai:m@http://127.0.0.1:{port}/v1"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "nothing listens" in str(dialog.query_one("#new-error").render()), "error")
+        assert runtime.store.one("SELECT COUNT(*) AS n FROM sessions")["n"] == 0

@@ -284,12 +284,13 @@ def _warn(console: Any, warnings: list[str]) -> None:
 @click.option("--bench", "bench", required=True, help="Benchmark name (see `viva bench list`).")
 @click.option("--items", default=None, help="Comma-separated item ids (default: all items).")
 @click.option("--target", "targets", multiple=True, required=True,
-              help="openai:MODEL@BASE_URL, python:module:Class, local, or a name from the config. Repeatable.")
+              help="openai:MODEL@BASE_URL, python:module:Class, local, kb:NAME (a knowledge base's own sentences, a reference), or a name from the config. Repeatable.")
 @click.option("--kernel", default=None, help="offline, config, or openai:MODEL@BASE_URL (default: config's, else offline).")
 @click.option("--protocol", type=click.Choice(["adaptive", "task", "graded", "rubric"]), default=None,
               help="Default: each item's own protocol (an item whose protocol does not run in this version is "
                    "refused unless you ask for adaptive explicitly).")
-@click.option("--turns", type=int, default=None, help="Turns per adaptive session (default 6).")
+@click.option("--turns", type=click.IntRange(1, 100), default=None,
+              help="Turns per adaptive session, the initial question included (1-100; default 6).")
 @click.option("--policy", default=None, help="onnx, threshold, random, always-follow-up, always-challenge.")
 @click.option("--concurrency", type=int, default=None, help="Sessions at once (default 8).")
 @click.option("--workers", type=click.IntRange(1, 64), default=None,
@@ -317,6 +318,9 @@ def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency
         except ValueError:
             raise click.BadParameter(f"{items!r}: expected comma-separated item ids like 12,13") from None
     _warn(console, engine.target_warnings(targets, api_key_env))
+    dead = engine.unreachable_targets(targets, api_key_env)
+    if dead:  # before planning: no session is created for a server that is not there
+        raise click.ClickException("\n".join(dead))
     try:
         run_id = engine.plan_run(RunRequest(bench=bench, targets=list(targets), items=item_ids, kernel=kernel,
                                               protocol=protocol, turns=turns, policy=policy,
@@ -378,7 +382,8 @@ def resume(ctx, what, live, quiet, as_json, workers):
 @click.option("--target", "targets", multiple=True,
               help="Target spec, repeatable (default: the reference target kb:demo and the embedded SmolLM2-135M).")
 @click.option("--policy", default=None, help="Policy (default: onnx if models/policy.onnx is shipped, else threshold).")
-@click.option("--turns", type=int, default=6, show_default=True)
+@click.option("--turns", type=click.IntRange(1, 100), default=6, show_default=True,
+              help="Turns per session, the initial question included.")
 @click.option("--items", "n_items", type=int, default=1, show_default=True, help="How many demo items to run.")
 @click.option("--quiet", is_flag=True, help="Headless: no progress display.")
 @click.pass_context
