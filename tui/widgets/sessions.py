@@ -36,15 +36,32 @@ def list_page(engine: Any, query: str, offset: int, limit: int) -> tuple[list[di
     return engine.list_sessions(limit=limit, offset=offset, query=query), engine.count_sessions(query)
 
 
-def cells(r: dict[str, Any]) -> list[Any]:
-    """A session row's cells, in :data:`COLUMNS` order."""
+def fit_columns(width: int) -> list[tuple[str, int]]:
+    """:data:`COLUMNS` for a table ``width`` cells wide: the target and item columns give up room
+    first (down to 12 each), then the date loses its year; the score is never cut."""
+    widths = dict(COLUMNS)
+    spare = width - (sum(widths.values()) + 2 * len(widths) + 4)  # cell padding, border, scrollbar
+    if spare < 0:
+        for name in ("target", "benchmark / item"):
+            give = min(-spare, widths[name] - 12)
+            widths[name] -= give
+            spare += give
+    if spare < 0:
+        widths["date"] = 11
+    return [(name, widths[name]) for name, _ in COLUMNS]
+
+
+def cells(r: dict[str, Any], widths: dict[str, int] | None = None) -> list[Any]:
+    """A session row's cells, in :data:`COLUMNS` order (cut to ``widths``, default :data:`COLUMNS`)."""
+    w = widths or dict(COLUMNS)
     item = f"{r.get('benchmark') or '?'}/{r.get('item') or '?'}"
     if r.get("topic"):
         item += f" {r['topic']}"
     score = "" if r.get("score") is None else f"{r['score']:.1f}"
-    return [str(r["id"]), short(r["target"], 28), short(item, 22), r["protocol"],
+    date = (r.get("created_at") or "")[:16].replace("T", " ")
+    return [str(r["id"]), short(r["target"], w["target"]), short(item, w["benchmark / item"]), r["protocol"],
             Text(r["status"], style=STATUS_STYLES.get(r["status"], "")), str(r["turns"]), score,
-            (r.get("created_at") or "")[:16].replace("T", " ")]
+            date if w["date"] >= 16 else date[5:]]
 
 
 def _guarded(engine: Any, loader: Loader, *args: Any) -> Any:
@@ -77,10 +94,30 @@ class SessionsTable(DataTable):
         self.loading = False
         self.loaded_once = False
         self.error = ""  # why the last fetch failed ("" when it did not)
+        self.widths: dict[str, int] = dict(COLUMNS)
 
     def on_mount(self) -> None:
+        self.widths = dict(COLUMNS)
         for name, width in COLUMNS:
             self.add_column(name, key=name, width=width)
+
+    def on_resize(self) -> None:
+        """Fit the columns to the width there is (``fit_columns``): the widths change in place and
+        only the cells that are cut differently are written again (rows, cursor and paging stay)."""
+        widths = dict(fit_columns(self.size.width))
+        if widths == self.widths:
+            return
+        changed = [name for name in widths if widths[name] != self.widths[name]]
+        self.widths = widths
+        for key, column in self.columns.items():
+            if key.value in changed:
+                column.width = widths[key.value]
+        for r in self.sessions:
+            new = dict(zip([name for name, _ in COLUMNS], cells(r, widths), strict=True))
+            for name in changed:
+                self.update_cell(str(r["id"]), name, new[name])
+        self._require_update_dimensions = True
+        self.refresh()
 
     # -- loading --------------------------------------------------------------------------------
     def reload(self) -> None:
@@ -145,7 +182,7 @@ class SessionsTable(DataTable):
             self.sessions.append(r)
             self.shown_ids.append(r["id"])
             self.by_id[r["id"]] = r
-            self.add_row(*cells(r), key=str(r["id"]))
+            self.add_row(*cells(r, self.widths), key=str(r["id"]))
 
     def set_filter(self, text: str) -> None:
         """Apply a filter string (see ``tui.filters``); raises ``FilterError`` on a bad term."""
@@ -165,14 +202,14 @@ class SessionsTable(DataTable):
         for r in rows:
             old = self.by_id.get(r["id"])
             if old is not None:
-                new_cells = cells(r)
-                for (name, _), before, after in zip(COLUMNS, cells(old), new_cells, strict=True):
+                new_cells = cells(r, self.widths)
+                for (name, _), before, after in zip(COLUMNS, cells(old, self.widths), new_cells, strict=True):
                     if str(before) != str(after):
                         changed.setdefault(str(r["id"]), {})[name] = after
                 self.by_id[r["id"]] = r
                 self.sessions[self.shown_ids.index(r["id"])] = r
             elif not self.shown_ids or r["id"] > self.shown_ids[-1] or len(self.sessions) >= self.total:
-                self.add_row(*cells(r), key=str(r["id"]))
+                self.add_row(*cells(r, self.widths), key=str(r["id"]))
                 self.by_id[r["id"]] = r
                 added = True
         self.update_rows(changed)
