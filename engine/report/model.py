@@ -587,29 +587,41 @@ def rubric_board_table(entries: list[dict[str, Any]]) -> Table:
 
 def interval_tables(board: dict[str, Any]) -> list[Section]:
     """The leaderboard per (benchmark, target) with n and 95% intervals, and the paired comparisons
-    (:func:`engine.metrics.leaderboard.leaderboard`)."""
-    def lo_hi(fig: dict[str, Any]) -> list[Any]:
-        return [fig["value"], *(fig["ci"] or [None, None])]
+    (:func:`engine.metrics.leaderboard.leaderboard`); each cell is ``value [low, high]`` (the JSON
+    document's ``board`` has the numbers)."""
+    def cell(fig: dict[str, Any], digits: int) -> str:
+        if fig["value"] is None:
+            return "–"
+        if fig["ci"] is None:
+            return f"{fig['value']:.{digits}f} (no interval: n={fig['n']})"
+        lo, hi = fig["ci"]
+        return f"{fig['value']:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
     m = board["method"]
     out: list[Section] = [Table(
         "leaderboard-intervals", "Leaderboard with 95% intervals",
-        ["benchmark", "target", "items", "Score", "Score low", "Score high", "ΔS_f", "ΔS_f low", "ΔS_f high",
-         "P+", "P+ low", "P+ high", "R", "R low", "R high", "challenge turns"],
-        [[r["benchmark"], r["target"], r["figures"]["score"]["n"], *lo_hi(r["figures"]["score"]),
-          *lo_hi(r["figures"]["delta_follow_up"]), *lo_hi(r["figures"]["p_plus"]), *lo_hi(r["figures"]["r"]),
+        ["benchmark", "target", "items", "Score", "ΔS_f", "P+", "R", "challenge turns"],
+        [[r["benchmark"], r["target"], r["figures"]["score"]["n"], cell(r["figures"]["score"], 1),
+          cell(r["figures"]["delta_follow_up"], 3), cell(r["figures"]["p_plus"], 2), cell(r["figures"]["r"], 3),
           r["figures"]["p_plus"]["turns"]] for r in board["rows"]],
-        ["", "", "", ".1f", ".1f", ".1f", "+.3f", "+.3f", "+.3f", ".2f", ".2f", ".2f", "+.3f", "+.3f", "+.3f", ""],
+        ["", "", "", "", "", "", "", ""],
         note=f"{m['interval']}, {m['resamples']} resamples, seed {m['seed']}; no interval under {m['min_items']} "
              "items; rows per benchmark, never averaged across benchmarks")]
     if board["comparisons"]:
+        def diff(c: dict[str, Any]) -> str:
+            if c["mean_difference"] is None:
+                return "–"
+            if c["ci"] is None:
+                return f"{c['mean_difference']:+.1f} (no interval)"
+            return f"{c['mean_difference']:+.1f} [{c['ci'][0]:+.1f}, {c['ci'][1]:+.1f}]"
+
         out.append(Table(
             "paired", "Paired comparisons (same items)",
-            ["benchmark", "A", "B", "shared items", "mean A − B", "low", "high", "excludes 0"],
-            [[c["benchmark"], c["a"], c["b"], c["n"], c["mean_difference"], *(c["ci"] or [None, None]),
+            ["benchmark", "A", "B", "shared items", "Score A − B [95% CI]", "excludes 0"],
+            [[c["benchmark"], c["a"], c["b"], c["n"], diff(c),
               "–" if c["excludes_zero"] is None else ("yes" if c["excludes_zero"] else "no")]
              for c in board["comparisons"]],
-            ["", "", "", "", "+.1f", "+.1f", "+.1f", ""],
+            ["", "", "", "", "", ""],
             note="difference of Scores on the items both targets finished; bootstrap over those items"))
     return out
 
@@ -642,13 +654,17 @@ def build_run_report(store: Store, run_id: int) -> Report:
                              note="Score = 100 × mean last-turn score over finished sessions (0–100)"))
     sections.append(Table(
         "leaderboard", "Leaderboard",
-        ["#", "target", "Score", "ΔS_f", "P+", "M+", "P−", "M−", "R+", "R−", "R", "finished", "failed",
-         "unfinished", "tokens in", "tokens out", "cost"],
+        ["#", "target", "Score", "ΔS_f", "P+", "M+", "P−", "M−", "R+", "R−", "R"],
         [[i + 1, r["target"], r["score"], r["delta_follow_up"], r["p_plus"], r["m_plus"], r["p_minus"], r["m_minus"],
-          r["r_plus"], r["r_minus"], r["r"], r["finished"], len(r["failed"]), len(r["unfinished"]), r["tokens_in"],
-          r["tokens_out"], r["cost"]] for i, r in enumerate(board)],
-        ["", "", ".1f", "+.3f", ".2f", ".3f", ".2f", ".3f", ".3f", ".3f", "+.3f", "", "", "", "", "", ".4f"],
-        note="best Score first; the Dynamism figures are over finished sessions, tokens and cost over all"))
+          r["r_plus"], r["r_minus"], r["r"]] for i, r in enumerate(board)],
+        ["", "", ".1f", "+.3f", ".2f", ".3f", ".2f", ".3f", ".3f", ".3f", "+.3f"],
+        note="best Score first; the Dynamism figures are over finished sessions (sessions and spend below)"))
+    sections.append(Table(
+        "spend", "Sessions and spend per target",
+        ["target", "finished", "failed", "unfinished", "tokens in", "tokens out", "cost"],
+        [[r["target"], r["finished"], len(r["failed"]), len(r["unfinished"]), r["tokens_in"], r["tokens_out"],
+          r["cost"]] for r in board],
+        ["", "", "", "", "", "", ".4f"], note="tokens and cost over every session (spent even if it failed)"))
     sections.extend(interval_tables(doc["board"]))
     topics = list(dict.fromkeys(r["topic"] for r in doc["topics"]))
     targets = [r["target"] for r in board]
