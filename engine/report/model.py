@@ -233,7 +233,8 @@ def versions_table(versions: list[Any], in_use: set[int], current_id: int | None
 
 def agreement_groups(a: dict[str, Any]) -> Table:
     """Agreement per criterion kind and per benchmark (of :func:`engine.metrics.sessions.agreement`)."""
-    rows = [[f"{label}: {key}", g["n"], g["raw"], g["kappa"], g["kappa_note"] or ""]
+    rows = [[f"{label}: {key}", g["n"], g["raw"], None if g.get("kappa_too_few") else g["kappa"],
+             g["kappa_note"] or (kappa_text(g) if g.get("kappa_too_few") else "")]
             for label, groups in (("kind", a.get("by_kind") or {}), ("benchmark", a.get("by_benchmark") or {}))
             for key, g in groups.items()]
     return Table("agreement-groups", "Agreement by criterion kind and benchmark",
