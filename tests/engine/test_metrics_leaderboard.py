@@ -80,3 +80,45 @@ def test_scopes_never_mix_benchmarks(home, fake_openai):
             scoped_leaderboard(rt.store, query="x " * 200)
     finally:
         rt.store.close()
+
+
+def test_kappa_is_too_few_under_the_minimum():
+    from engine.metrics.agreement import MIN_KAPPA_N, agreement, kappa_text
+
+    few = agreement([(True, False), (False, True)])
+    assert few.kappa == pytest.approx(-1.0) and few.kappa_too_few  # the "κ -1.00" from 2 overrides
+    assert kappa_text(few.as_dict()) == f"κ too few (n=2 < {MIN_KAPPA_N})"
+    pairs = [(True, True)] * 12 + [(False, False)] * 6 + [(True, False)] * 2
+    enough = agreement(pairs)
+    assert enough.n == 20 and not enough.kappa_too_few
+    assert kappa_text(enough.as_dict()) == f"κ {enough.kappa:.2f} (n=20)"
+
+
+def test_cli_filter_bound_and_run_json_leaderboard(home, fake_openai, tmp_path):
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from tests.tui.conftest import make_benchmark, make_runtime
+    from tui.cli import main
+
+    rt = make_runtime(home, fake_openai)
+    make_benchmark(rt)
+    rt.store.close()
+    runner = CliRunner()
+    long = runner.invoke(main, ["--home", str(home), "sessions", "--filter", "flu " * 1300])
+    assert long.exit_code != 0 and "the limit is 200" in long.output and "Traceback" not in long.output
+    config = tmp_path / "viva.yaml"
+    config.write_text(yaml.safe_dump({"targets": {"fake-a": {"base_url": fake_openai.base_url, "model": "m"},
+                                                  "fake-b": {"base_url": fake_openai.base_url, "model": "n"}}}))
+    out = runner.invoke(main, ["--home", str(home), "--config", str(config), "run", "--bench", "flu", "--target",
+                               "fake-a", "--target", "fake-b", "--kernel", "offline", "--turns", "2", "--quiet",
+                               "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    board = doc["leaderboard"]
+    assert board["scope"] == {"kind": "run", "value": doc["run"], "label": f"run {doc['run']}"}
+    assert {r["target"] for r in board["rows"]} == {"fake-a", "fake-b"}
+    assert all(r["figures"]["score"]["n"] == 1 for r in board["rows"])
+    assert board["comparisons"][0]["n"] == 1 and board["method"]["seed"] == 0
