@@ -22,6 +22,8 @@ from tui.widgets.header import STATUS_STYLES, short
 
 COLUMNS = [("id", 5), ("target", 28), ("benchmark / item", 22), ("protocol", 9), ("status", 11),
            ("turns", 5), ("score", 6), ("date", 16)]
+SHORT_LABELS = {"benchmark / item": "bench/item"}
+"""Column labels for a narrow table."""
 PAGE = 50
 """Rows fetched per page."""
 AHEAD = 20
@@ -112,6 +114,9 @@ class SessionsTable(DataTable):
         for key, column in self.columns.items():
             if key.value in changed:
                 column.width = widths[key.value]
+                # "benchmark / item" in 14 cells: a shorter label (the full one when there is room)
+                column.label = Text(SHORT_LABELS.get(key.value, key.value) if len(key.value) > column.width
+                                    else key.value)
         for r in self.sessions:
             new = dict(zip([name for name, _ in COLUMNS], cells(r, widths), strict=True))
             for name in changed:
