@@ -53,8 +53,8 @@ class RunRequest:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-MAX_TURNS = 100
-"""The most turns a session may have (as ``interview.turns`` in the configuration)."""
+MAX_TURNS = 1000
+"""The most turns a session may have (the configuration's default, ``interview.turns``, is at most 100)."""
 
 
 def plan_run(runtime: Runtime, req: RunRequest) -> int:

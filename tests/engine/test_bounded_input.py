@@ -55,4 +55,4 @@ def test_a_dead_port_on_this_machine_is_found_before_the_session_exists(runtime,
     assert _sessions(runtime) == 0
     result = CliRunner().invoke(main, ["--home", str(runtime.home), "run", "--bench", "flu", "--target", "fake-a",
                                        "--turns", "99999999999"])
-    assert result.exit_code != 0 and "1<=x<=100" in result.output
+    assert result.exit_code != 0 and "1<=x<=1000" in result.output

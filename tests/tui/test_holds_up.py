@@ -175,7 +175,7 @@ async def test_the_new_interview_dialog_bounds_turns_and_finds_a_dead_port(runti
         dialog.query_one("#turns", Input).value = "99999999999"
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert "from 1 to 100" in str(dialog.query_one("#new-error").render())
+        assert "from 1 to 1000" in str(dialog.query_one("#new-error").render())
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]

@@ -289,8 +289,8 @@ def _warn(console: Any, warnings: list[str]) -> None:
 @click.option("--protocol", type=click.Choice(["adaptive", "task", "graded", "rubric"]), default=None,
               help="Default: each item's own protocol (an item whose protocol does not run in this version is "
                    "refused unless you ask for adaptive explicitly).")
-@click.option("--turns", type=click.IntRange(1, 100), default=None,
-              help="Turns per adaptive session, the initial question included (1-100; default 6).")
+@click.option("--turns", type=click.IntRange(1, 1000), default=None,
+              help="Turns per adaptive session, the initial question included (1-1000; default 6).")
 @click.option("--policy", default=None, help="onnx, threshold, random, always-follow-up, always-challenge.")
 @click.option("--concurrency", type=int, default=None, help="Sessions at once (default 8).")
 @click.option("--workers", type=click.IntRange(1, 64), default=None,
@@ -382,7 +382,7 @@ def resume(ctx, what, live, quiet, as_json, workers):
 @click.option("--target", "targets", multiple=True,
               help="Target spec, repeatable (default: the reference target kb:demo and the embedded SmolLM2-135M).")
 @click.option("--policy", default=None, help="Policy (default: onnx if models/policy.onnx is shipped, else threshold).")
-@click.option("--turns", type=click.IntRange(1, 100), default=6, show_default=True,
+@click.option("--turns", type=click.IntRange(1, 1000), default=6, show_default=True,
               help="Turns per session, the initial question included.")
 @click.option("--items", "n_items", type=int, default=1, show_default=True, help="How many demo items to run.")
 @click.option("--quiet", is_flag=True, help="Headless: no progress display.")
