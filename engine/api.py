@@ -27,7 +27,13 @@ from engine import __version__
 from engine.bench.model import BenchError, Benchmark, Criterion, Item, RubricVersion
 from engine.home import DEFAULT_THEME, ConfigError
 from engine.metrics import listing as _listing
-from engine.metrics.listing import FilterTerm, SessionFilterError, parse_filter
+from engine.metrics.listing import (
+    MAX_FILTER_CHARS,
+    MAX_FILTER_TERMS,
+    FilterTerm,
+    SessionFilterError,
+    parse_filter,
+)
 from engine.runtime import Runtime
 from engine.security import make_non_dumpable
 from engine.store import StoreError
@@ -84,11 +90,13 @@ _LAZY: dict[str, str] = {
     "PPOConfig": "engine.policy.ppo", "LAMBDA": "engine.policy.reward", "TAU": "engine.policy.reward",
     "RewardSpec": "engine.policy.reward", "export_run": "engine.report", "export_session": "engine.report",
     "REPORT_EXTENSIONS": "engine.report:EXTENSIONS", "REPORT_FORMATS": "engine.report:FORMATS",
+    "ScopeError": "engine.metrics.leaderboard", "kappa_text": "engine.metrics.agreement",
+    "MIN_KAPPA_N": "engine.metrics.agreement", "MAX_TURNS": "engine.interview.run",
 }
 
 _USER_ERROR_NAMES = ("ConfigError", "StoreError", "BenchError", "KnowledgeBaseError", "EmbedderError", "RunError",
                      "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError",
-                     "JudgeCheckError", "EndpointSpecError")
+                     "JudgeCheckError", "EndpointSpecError", "ScopeError")
 
 
 def __getattr__(name: str) -> Any:
@@ -362,6 +370,14 @@ class Engine:
 
         return [w for spec in specs for w in target_warnings(spec, self.config, api_key_env)]
 
+    def unreachable_targets(self, specs: Iterable[str], api_key_env: str | None = None) -> list[str]:
+        """Targets on this machine that refuse connections now, one message each (checked before a
+        run is planned, so no session is created for a dead port)."""
+        from engine.interview.targets import unreachable
+
+        found = (unreachable(spec, self.config, api_key_env) for spec in specs)
+        return [m for m in found if m]
+
     def resolve_resume(self, what: str) -> tuple[str, int]:
         """``12`` -> (session, 12); ``run:3`` -> (run, 3)."""
         return _run.resolve_resume(self.runtime, what)
@@ -451,6 +467,19 @@ class Engine:
         """Every target over its finished sessions, best Score first."""
         return _figures.leaderboard(self._store)
 
+    def board(self, run: int | None = None, benchmark: str | None = None, query: str | None = None,
+              seed: int | None = None) -> dict[str, Any]:
+        """The scoped leaderboard (:func:`engine.metrics.leaderboard.scoped_leaderboard`): one run, one
+        benchmark or a filter's sessions (default: the latest run); rows per (benchmark, target) with
+        n and seeded bootstrap 95% intervals over items, paired comparisons and κ with its n.
+
+        Raises:
+            ScopeError: no such run or benchmark, or a bad filter (a ``ValueError``).
+        """
+        from engine.metrics.leaderboard import SEED, scoped_leaderboard
+
+        return scoped_leaderboard(self._store, run, benchmark, query, SEED if seed is None else seed)
+
     def rubric_leaderboard(self, session_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
         """SedarEval's per-category leaderboard (Σ score × 100 / (count × 5), three levels, overall)
         per target over finished rubric sessions; offline estimates are separate, labelled entries."""
@@ -517,4 +546,5 @@ class Engine:
 
 
 __all__ = ["Engine", "USER_ERRORS", "Runtime", "BenchError", "Benchmark", "Criterion", "Item", "RubricVersion",
-           "ConfigError", "StoreError", "SessionFilterError", "FilterTerm", "parse_filter", "make_non_dumpable", "__version__", *_LAZY]
+           "ConfigError", "StoreError", "SessionFilterError", "FilterTerm", "parse_filter",
+           "MAX_FILTER_CHARS", "MAX_FILTER_TERMS", "make_non_dumpable", "__version__", *_LAZY]

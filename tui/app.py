@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from engine.api import Engine
 from tui.bridge import engine_work
-from tui.keys import binding_rows
+from tui.keys import binding_rows, check_keymap
 from tui.messages import RunEnded, RunStarted, SessionRescored
 from tui.screens.home import HomeScreen
 
@@ -66,6 +66,7 @@ class VivaApp(App[None]):
         """Runs this app is executing: run id -> its session ids."""
         self.resuming: set[int] = set()
         self.start_theme, self.start_keys = engine.ui_settings()
+        check_keymap(self.start_keys)  # unknown ids and conflicts stop the start, naming key and ids
         self.dark_theme = self.start_theme if self.start_theme != LIGHT_THEME else DARK_THEME
 
     @property
@@ -121,7 +122,30 @@ class VivaApp(App[None]):
 
         self.push_screen(CompareScreen(a, b))
 
+    def current_session(self) -> int | None:
+        """The session the evaluator is on: the one shown on this screen, else Home's highlighted row."""
+        screen = self.screen
+        sid = getattr(screen, "session_id", None)
+        if isinstance(sid, int):
+            return sid
+        selected = self.home_screen.selected if self.home_screen.is_attached else None
+        return selected["id"] if selected else None
+
     def action_mode(self, mode: str) -> None:
+        """F2/F3/F4. Live and Review open on a session: the one they show, else the current one
+        (this screen's, or Home's highlighted row); Review without any lets the evaluator pick one,
+        Live says how to choose one (never an empty screen)."""
+        if mode == "live" and (self._live_screen is None or self._live_screen.session_id is None):
+            sid = self.current_session()
+            if sid is None:
+                self.notify("No session to watch yet: start one with n on Home, or highlight one there.",
+                            severity="warning")
+                return
+            self.open_live(session_id=sid)
+            return
+        if mode == "review" and (self._review_screen is None or self._review_screen.session_id is None):
+            self.open_review(self.current_session())
+            return
         self.switch_mode(mode)
 
     def action_help(self) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.api import SessionFilterError, parse_filter
+from engine.api import MAX_FILTER_CHARS, SessionFilterError, parse_filter
+
+__all__ = ["MAX_FILTER_CHARS", "FilterError", "compile_filter"]
 
 _FIELDS = {
     "target": ("target",),

@@ -30,3 +30,72 @@ def binding_rows(screen: Screen) -> list[dict[str, Any]]:
         elif display not in row["key"].split(" / "):
             row["key"] += f" / {display}"
     return sorted(rows.values(), key=lambda r: (not r["show"], r["node"] is app, r["description"].lower()))
+
+
+class KeymapError(ValueError):
+    """A ``keys:`` remapping in viva.yaml that names no binding or gives two bindings one key."""
+
+
+def _bindings(*classes: type) -> list[Binding]:
+    out: list[Binding] = []
+    for cls in classes:
+        for klass in reversed(cls.__mro__):
+            for b in klass.__dict__.get("BINDINGS", []):
+                if isinstance(b, Binding) and b.id:
+                    out.append(b)
+    return out
+
+
+def binding_contexts() -> dict[str, list[Binding]]:
+    """Where bindings are active together: per screen, the app's, the screen's and its widgets'."""
+    from tui.app import VivaApp
+    from tui.screens import dialogs
+    from tui.screens.compare import CompareScreen
+    from tui.screens.editor import RubricEditor
+    from tui.screens.help import HelpScreen
+    from tui.screens.home import HomeScreen
+    from tui.screens.leaderboard import LeaderboardScreen
+    from tui.screens.live import LiveScreen
+    from tui.screens.new_interview import NewInterviewDialog
+    from tui.screens.review import ReviewScreen
+    from tui.widgets.interview import InterviewPane
+    from tui.widgets.sessions import SessionsTable
+
+    contexts = {
+        "Home": (HomeScreen, SessionsTable), "Live": (LiveScreen, InterviewPane),
+        "Review": (ReviewScreen, InterviewPane), "Compare": (CompareScreen,), "Rubric editor": (RubricEditor,),
+        "Leaderboard": (LeaderboardScreen,), "Help": (HelpScreen,), "New interview": (NewInterviewDialog,),
+    }
+    for name in dir(dialogs):
+        obj = getattr(dialogs, name)
+        if isinstance(obj, type) and issubclass(obj, dialogs.Dialog) and obj is not dialogs.Dialog:
+            contexts[name] = (obj,)
+    return {name: _bindings(VivaApp, *classes) for name, classes in contexts.items()}
+
+
+def check_keymap(keymap: dict[str, str]) -> None:
+    """Refuse a keymap that names an unknown binding id or gives a key to two bindings of one screen.
+
+    Raises:
+        KeymapError: every problem, one per line, naming the key and the ids (and the screen).
+    """
+    if not keymap:
+        return
+    contexts = binding_contexts()
+    known = {b.id for bindings in contexts.values() for b in bindings}
+    problems = [f"keys: {ident!r} is not a binding id (the help screen, F1, lists every id)"
+                for ident in keymap if ident not in known]
+    for screen, bindings in contexts.items():
+        owner: dict[str, set[str]] = {}
+        for b in bindings:
+            keys = keymap.get(b.id or "", b.key)
+            for key in (k.strip() for k in str(keys).split(",")):
+                if key:
+                    owner.setdefault(key, set()).add(b.id or "")
+        for key, ids in owner.items():
+            moved = sorted(i for i in ids if i in keymap)
+            if len(ids) > 1 and moved:
+                problems.append(f"keys: {key!r} would be both {' and '.join(sorted(ids))} on {screen} "
+                                f"(remapped: {', '.join(moved)}); choose another key")
+    if problems:
+        raise KeymapError("\n".join(dict.fromkeys(problems)))

@@ -27,5 +27,14 @@ def build_app(engine: Engine, screen: str = "home", run_id: int | None = None, s
 
 def open_app(engine: Engine, screen: str = "home", run_id: int | None = None,
              session_id: int | None = None) -> None:
-    """Run the app in the terminal until the user quits."""
-    build_app(engine, screen, run_id, session_id).run()
+    """Run the app in the terminal until the user quits (a bad ``keys:`` remapping stops the start
+    with a message naming the key and the ids)."""
+    import click
+
+    from tui.keys import KeymapError
+
+    try:
+        app = build_app(engine, screen, run_id, session_id)
+    except KeymapError as exc:
+        raise click.ClickException(f"the configuration's keys: remapping: {exc}") from None
+    app.run()

@@ -224,6 +224,9 @@ class VerdictOverridden(Payload):
     session_score: float | None = None
     note: str = ""
     by: str = "human"
+    later: list[dict[str, Any]] = field(default_factory=list)
+    """Every later judged turn's recomputed ``{turn, score, delta, carried}`` (the override holds
+    from its turn on; ``carried``: criterion id -> ``{met, from}``)."""
 
 
 @dataclass

@@ -316,6 +316,17 @@ class SessionView:
         if nxt is not None and nxt.judged:
             nxt.delta = p.next_delta  # the engine recomputed the next turn's Δs too
             nxt.touch()
+        for later in getattr(p, "later", None) or []:  # the override holds from its turn on
+            lt = self.turn(int(later["turn"]))
+            if lt is None:
+                continue
+            lt.score, lt.delta = later["score"], later["delta"]
+            for cid, held in (later.get("carried") or {}).items():
+                prior = lt.verdicts.get(cid)
+                original = prior.original if prior is not None and prior.original is not None else prior
+                lt.verdicts[cid] = Verdict(cid, bool(held["met"]), None,
+                                           f"carried from the override on turn {held['from']}", "human", original)
+            lt.touch()
         if p.session_score is not None:
             self.metrics = {**self.metrics, "score": p.session_score}
 
@@ -352,17 +363,25 @@ class SessionView:
             self.metrics = dict(p.metrics)
         self.pending.clear()
 
+    def _touch_last(self) -> None:
+        """The last turn is drawn again (an unanswered one says why it has no answer)."""
+        if self.turns:
+            self.turns[-1].touch()
+
     def _failed(self, seq: int, p: ev.SessionFailed) -> None:
         self.status = "failed"
         self.error = p.error
         self.pending.clear()
+        self._touch_last()
 
     def _interrupted(self, seq: int, p: ev.SessionInterrupted) -> None:
         self.status = "interrupted"
+        self._touch_last()
 
     def _stopped(self, seq: int, p: ev.SessionStopped) -> None:
         self.status = "stopped"
         self.pending.clear()
+        self._touch_last()
         if p.turn is not None:
             t = self._turn_for(int(p.turn))
             t.answer, t.partial, t.done = p.partial, True, False

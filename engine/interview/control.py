@@ -165,9 +165,13 @@ class ControlInbox:
                     self.end_after = True
                     self._ack(seq, kind, {"action": "end"})
                 else:
+                    if steer.forced_seq is not None:  # a second forced action replaces the first (said so)
+                        self._ack(steer.forced_seq, kind, {"action": steer.forced, "replaced_by": seq})
                     steer.forced, steer.forced_seq = action, seq  # acknowledged with the turn it shapes
                     self.consumed.add(seq)
             elif kind == "inject":
+                if steer.injected_seq is not None:  # a second written question replaces the first
+                    self._ack(steer.injected_seq, kind, {"replaced_by": seq})
                 steer.injected, steer.injected_seq = payload.get("question", ""), seq
                 self.consumed.add(seq)
             elif kind == "pause":

@@ -42,6 +42,15 @@ def session_detail(store: Store, session_id: int) -> dict[str, Any]:
         t["verdicts"] = effective_verdicts(store.query(
             "SELECT * FROM verdicts WHERE turn_id = ? AND rubric_version_id IS ? ORDER BY id",
             (t["id"], t["rubric_version_id"])))
+    from engine.metrics.overrides import carried_verdicts
+
+    carried = carried_verdicts(store, session_id)
+    for t in turns:  # an override holds from its turn on (engine.metrics.overrides)
+        for cid, (met, src) in carried.get(t["idx"], {}).items():
+            prior = t["verdicts"].get(cid)
+            t["verdicts"][cid] = {**(prior or {"cid": cid}), "met": int(met), "source": "human",
+                                  "rationale": f"carried from the override on turn {src}", "carried_from": src,
+                                  "original": (prior or {}).get("original", prior)}
     return {"session": session, "turns": turns, "metrics": session_metrics(store, session_id)}
 
 

@@ -53,6 +53,10 @@ class RunRequest:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+MAX_TURNS = 1000
+"""The most turns a session may have (the configuration's default, ``interview.turns``, is at most 100)."""
+
+
 def plan_run(runtime: Runtime, req: RunRequest) -> int:
     """Validate the request and create the run with one session per (item, target)."""
     from engine.bench.items import get_benchmark, list_items
@@ -71,6 +75,8 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
         raise RunError(f"benchmark {req.bench!r} has no items to run")
     if not req.targets:
         raise RunError("give at least one --target")
+    if req.turns is not None and not 1 <= req.turns <= MAX_TURNS:
+        raise RunError(f"turns must be between 1 and {MAX_TURNS}, got {req.turns}")
     factory = TargetFactory(store, runtime.config, runtime.home, runtime.use_cache, req.api_key_env)
     for spec in req.targets:
         factory.validate(spec)

@@ -417,11 +417,13 @@ def _with(turn: Mapping[str, Any], **changes: Any) -> Turn:
 
 def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met: bool,
                      note: str = "", who: str = "human") -> dict[str, Any]:
-    """Override one verdict of a turn (a ``human`` row; the judge's stays on record); recompute that
-    turn's score, its Δs and the next turn's Δs, and the session score, with the protocol's rule.
+    """Override one verdict of a turn (a ``human`` row; the judge's stays on record); the override
+    holds for later turns until the judge changes its verdict (:mod:`engine.metrics.overrides`), and
+    every turn's score and Δs and the session score are recomputed with the protocol's rule.
 
     Returns:
-        ``{"turn", "cid", "met", "score", "delta", "session_score", "note", "by", "next_delta"}``.
+        ``{"turn", "cid", "met", "score", "delta", "session_score", "note", "by", "next_delta",
+        "later"}``; ``later`` lists every later judged turn's ``{turn, score, delta, carried}``.
     """
     from engine.interview.protocols import protocol_class
 
@@ -438,23 +440,24 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
         store.insert("verdicts", {"turn_id": turn["id"], "cid": cid, "rubric_version_id": version_id,
                                   "met": int(met), "in_answer": None, "rationale": note or f"override by {who}",
                                   "source": "human", "created_at": now_iso()})
-        rows = store.query("SELECT id, cid, met, source FROM verdicts WHERE turn_id = ? AND rubric_version_id = ? "
-                           "ORDER BY id", (turn["id"], version_id))
-        met_map = {c: bool(v["met"]) for c, v in effective_verdicts(rows).items()}
-        score = protocol.score(criteria, met_map)
-        delta = next_delta = None
-        if protocol.scored_per_turn:
-            prev = store.one("SELECT score FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx - 1))
-            delta = None if prev is None or prev["score"] is None else score - prev["score"]
-        store.update("turns", turn["id"], {"score": score, "delta": delta})
-        nxt = store.one("SELECT id, score FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx + 1))
-        if protocol.scored_per_turn and nxt is not None and nxt["score"] is not None:
-            next_delta = nxt["score"] - score
-            store.update("turns", nxt["id"], {"delta": next_delta})
-        total = session_score(r["score"] for r in store.query(
-            "SELECT score FROM turns WHERE session_id = ? ORDER BY idx", (session_id,)))
+        # the override holds for later turns until the judge changes its verdict (engine.metrics.overrides)
+        from engine.metrics.overrides import rescore
+
+        versions: dict[int | None, Any] = {version_id: criteria}
+
+        def criteria_of(vid: int | None) -> Any:
+            if vid not in versions:
+                versions[vid] = get_version(store, vid).criteria
+            return versions[vid]
+
+        figures = rescore(store, session_id, protocol, criteria_of, session_score)
+        by_turn = {t["turn"]: t for t in figures["turns"]}
+        score, delta = by_turn[turn_idx]["score"], by_turn[turn_idx]["delta"]
+        next_delta = by_turn[turn_idx + 1]["delta"] if turn_idx + 1 in by_turn else None
+        total = figures["session_score"]
         store.update("sessions", session_id, {"score": total, "updated_at": now_iso()})
-        event = ev.VerdictOverridden(turn_idx, cid, met, score, delta, next_delta, total, note, who)
+        later = [t for t in figures["turns"] if t["turn"] > turn_idx]
+        event = ev.VerdictOverridden(turn_idx, cid, met, score, delta, next_delta, total, note, who, later)
         result = event.as_dict()
         store.append_event(session_id, ev.VERDICT_OVERRIDDEN, result)
     from engine.metrics.sessions import session_metrics

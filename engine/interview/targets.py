@@ -72,7 +72,12 @@ def parse_endpoint_spec(spec: str, config: Config, api_key_env: str | None = Non
         body = spec[len("openai:"):]
         if "@" not in body:
             raise TargetError(f"{spec!r}: expected openai:MODEL@BASE_URL, e.g. openai:gpt-4o@https://api.openai.com/v1")
-        model, base_url = body.split("@", 1)
+        model, base_url = (part.strip() for part in body.split("@", 1))
+        if not model:
+            raise TargetError(f"{spec!r}: the model name before @ is empty; e.g. openai:gpt-4o@https://api.openai.com/v1")
+        if not base_url.startswith(("http://", "https://")) or len(base_url) <= len("https://"):
+            raise TargetError(f"{spec!r}: the base URL after @ must be http(s)://HOST[:PORT]/PATH, "
+                              "e.g. http://127.0.0.1:11434/v1")
         base = defaults or ModelConfig()
         updates: dict[str, Any] = {"model": model, "base_url": base_url}
         if api_key_env:
@@ -100,6 +105,45 @@ def is_loopback(base_url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def refused_here(base_url: str, timeout: float = 1.0) -> str | None:
+    """Why an endpoint on this machine cannot be reached (nothing listens on its port), else None.
+
+    Only loopback endpoints are tried (a refused connection there is certain and instant); a remote
+    host is left to the run, whose retries and error messages handle a slow or flaky network.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    if not is_loopback(base_url):
+        return None
+    parts = urlsplit(base_url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return f"{base_url} has no valid port"
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=timeout):
+            return None
+    except ConnectionRefusedError:
+        return f"nothing listens at {parts.hostname}:{port} ({base_url}: connection refused)"
+    except OSError:
+        return None  # not a certain refusal: the run will say what happens
+
+
+def unreachable(spec: str, config: Config, api_key_env: str | None = None) -> str | None:
+    """Why an OpenAI-compatible target on this machine cannot be reached now (None when it can, or
+    when it is not such a target): what ``viva run`` and the new-interview dialog check before they
+    plan a run, so a dead port is said before any session exists."""
+    if spec == "local" or spec.startswith(("python:", "kb:")):
+        return None
+    try:
+        endpoint = parse_endpoint_spec(spec, config, api_key_env)
+    except TargetError:
+        return None  # planning says what is wrong with the spec
+    refused = refused_here(endpoint.base_url)
+    return None if refused is None else f"target {spec!r}: {refused}; start the server first (or check the port)"
 
 
 def target_warnings(spec: str, config: Config, api_key_env: str | None = None) -> list[str]:

@@ -12,6 +12,11 @@ From pairs ``(judge_met, human_met)`` (one per verdict an evaluator confirmed or
 variation for agreement to be measured against) and when n = 0; it is then ``None`` with a reason.
 The arithmetic is exact (fractions) so that p_e = 1 is detected exactly; results are floats.
 Raw agreement alone misleads when most verdicts are "met": report κ with the count and base rates.
+
+κ from few verdicts is noise: its standard error is about √(p_o(1 − p_o)/n)/(1 − p_e), 0.18 at
+n = 20 with p_o = 0.8 and p_e = 0.5, and larger below. Under :data:`MIN_KAPPA_N` pairs the value is
+still computed but flagged ``kappa_too_few``; the app, the CLI and the reports then print "too few"
+with n instead of the number.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from collections.abc import Hashable, Iterable
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
+
+MIN_KAPPA_N = 20
+"""The fewest reviewed verdicts from which κ is shown as a number."""
 
 
 class AgreementError(ValueError):
@@ -39,6 +47,7 @@ class Agreement:
         expected: chance agreement p_e (None when n = 0).
         kappa: Cohen's κ, or None when undefined.
         kappa_note: why κ is None (None when it is defined).
+        kappa_too_few: n is under :data:`MIN_KAPPA_N` (κ is then shown as "too few", not as a number).
     """
 
     n: int
@@ -52,6 +61,7 @@ class Agreement:
     expected: float | None
     kappa: float | None
     kappa_note: str | None
+    kappa_too_few: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready copy."""
@@ -99,7 +109,18 @@ def agreement(pairs: Iterable[tuple[bool, bool]]) -> Agreement:
                              "so chance agreement is 1 (report raw agreement and the count)")
     else:
         kappa, note = float((p_o - p_e) / (1 - p_e)), None
-    return Agreement(n, a, b, c, d, float(p_o), float(p_j), float(p_h), float(p_e), kappa, note)
+    return Agreement(n, a, b, c, d, float(p_o), float(p_j), float(p_h), float(p_e), kappa, note, n < MIN_KAPPA_N)
+
+
+def kappa_text(a: dict[str, Any]) -> str:
+    """κ as the app, the CLI and the reports print it: the number with n, "too few" under
+    :data:`MIN_KAPPA_N` verdicts, or "undefined" with the reason (``a``: :meth:`Agreement.as_dict`)."""
+    n = a.get("n", 0)
+    if a.get("kappa") is None:
+        return f"κ undefined (n={n})" if n else "κ: no reviewed verdict"
+    if a.get("kappa_too_few", n < MIN_KAPPA_N):
+        return f"κ too few (n={n} < {MIN_KAPPA_N})"
+    return f"κ {a['kappa']:.2f} (n={n})"
 
 
 def agreement_by(rows: Iterable[tuple[Hashable, bool, bool]]) -> dict[Hashable, Agreement]:

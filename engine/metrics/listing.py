@@ -44,6 +44,13 @@ _WORDS = ("s.id", "s.target", "b.name", "s.item_id", "i.topic", "s.status_now", 
 _SCORE = re.compile(r"^score(<=|>=|<|>|=)(\d+(?:\.\d+)?)$")
 _SCORE_LIKE = re.compile(r"^score(<=|>=|<|>|=)")
 
+MAX_FILTER_CHARS = 200
+"""The longest filter string read (a filter is typed, not pasted: a longer one is an error, not a
+slow query; SQLite's expression tree also has a depth limit of 1000)."""
+
+MAX_FILTER_TERMS = 12
+"""The most terms a filter may have (each word becomes 13 ``LIKE`` clauses in SQL)."""
+
 
 class SessionFilterError(ValueError):
     """A filter term the session list does not understand (the message says which and what works)."""
@@ -67,12 +74,23 @@ def parse_filter(query: str) -> list[FilterTerm]:
     """The terms of a filter string: the one reading of the filter language, which the store's SQL
     (:func:`compile_filter`) and the app's in-memory filter both compile from.
 
+    The language is bounded: at most :data:`MAX_FILTER_CHARS` characters and
+    :data:`MAX_FILTER_TERMS` terms.
+
     Raises:
-        SessionFilterError: an unknown ``field:`` name, or a score comparison without a number
-            (``score>abc``).
+        SessionFilterError: an unknown ``field:`` name, a score comparison without a number
+            (``score>abc``), or a filter longer than the bounds.
     """
+    query = query or ""
+    if len(query) > MAX_FILTER_CHARS:
+        raise SessionFilterError(f"the filter is {len(query)} characters long; the limit is {MAX_FILTER_CHARS} "
+                                 f"(use up to {MAX_FILTER_TERMS} words or field:value terms)")
+    words = query.split()
+    if len(words) > MAX_FILTER_TERMS:
+        raise SessionFilterError(f"the filter has {len(words)} terms; the limit is {MAX_FILTER_TERMS} "
+                                 "(every term must match, so a few precise ones do the job)")
     terms: list[FilterTerm] = []
-    for term in (query or "").split():
+    for term in words:
         low = term.lower()
         m = _SCORE.match(low)
         if m:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from engine.metrics.agreement import kappa_text
 from engine.store import Store, loads
 
 SESSION_FORMAT = "viva-session"
@@ -208,7 +209,9 @@ def agreement_rows(a: dict[str, Any]) -> list[Row]:
     return [
         Row("reviewed verdicts", a["n"], "verdicts a human confirmed or overrode"),
         Row("raw agreement", a["raw"], "share where the human kept the judge's verdict", ".2f"),
-        Row("Cohen's κ", a["kappa"], a["kappa_note"] or "agreement beyond chance (1 = perfect, 0 = chance)", ".2f"),
+        Row("Cohen's κ", None if a.get("kappa_too_few") else a["kappa"],
+            a["kappa_note"] or (kappa_text(a) if a.get("kappa_too_few")
+                                else "agreement beyond chance (1 = perfect, 0 = chance)"), ".2f"),
         Row("judge 'met' rate", a["judge_met_rate"], "base rate of the judge", ".2f"),
         Row("human 'met' rate", a["human_met_rate"], "base rate of the human", ".2f"),
         Row("2×2 table", f"{a['both_met']} / {a['judge_only']} / {a['human_only']} / {a['neither']}",
@@ -230,7 +233,8 @@ def versions_table(versions: list[Any], in_use: set[int], current_id: int | None
 
 def agreement_groups(a: dict[str, Any]) -> Table:
     """Agreement per criterion kind and per benchmark (of :func:`engine.metrics.sessions.agreement`)."""
-    rows = [[f"{label}: {key}", g["n"], g["raw"], g["kappa"], g["kappa_note"] or ""]
+    rows = [[f"{label}: {key}", g["n"], g["raw"], None if g.get("kappa_too_few") else g["kappa"],
+             g["kappa_note"] or (kappa_text(g) if g.get("kappa_too_few") else "")]
             for label, groups in (("kind", a.get("by_kind") or {}), ("benchmark", a.get("by_benchmark") or {}))
             for key, g in groups.items()]
     return Table("agreement-groups", "Agreement by criterion kind and benchmark",
@@ -516,6 +520,7 @@ def run_document(store: Store, run_id: int) -> dict[str, Any]:
     from engine.interview.queries import effective_status
     from engine.interview.run import derive_run_status
     from engine.metrics.breakdown import run_totals, topic_table
+    from engine.metrics.leaderboard import leaderboard
     from engine.metrics.rubric_board import rubric_leaderboard
     from engine.metrics.sessions import agreement, target_table
 
@@ -560,6 +565,8 @@ def run_document(store: Store, run_id: int) -> dict[str, Any]:
         "agreement": agreement(store, ids or [-1]),
         "rubrics": list(rubrics.values()),
         "rubric_board": rubric_leaderboard(store, ids) if ids else [],
+        # per (benchmark, target): n and seeded bootstrap 95% intervals over items, paired comparisons
+        "board": leaderboard(store, ids),
     }
 
 
@@ -584,6 +591,47 @@ def rubric_board_table(entries: list[dict[str, Any]]) -> Table:
                  ["", *[".1f"] * len(entries)],
                  note="Σ score × 100 / (count × 5) per category; cannot-judge items are left out and counted "
                       "in the JSON; offline estimates are never pooled with judge scores")
+
+
+def interval_tables(board: dict[str, Any]) -> list[Section]:
+    """The leaderboard per (benchmark, target) with n and 95% intervals, and the paired comparisons
+    (:func:`engine.metrics.leaderboard.leaderboard`); each cell is ``value [low, high]`` (the JSON
+    document's ``board`` has the numbers)."""
+    def cell(fig: dict[str, Any], digits: int) -> str:
+        if fig["value"] is None:
+            return "–"
+        if fig["ci"] is None:
+            return f"{fig['value']:.{digits}f} (no interval: n={fig['n']})"
+        lo, hi = fig["ci"]
+        return f"{fig['value']:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+    m = board["method"]
+    out: list[Section] = [Table(
+        "leaderboard-intervals", "Leaderboard with 95% intervals",
+        ["benchmark", "target", "items", "Score", "ΔS_f", "P+", "R", "challenge turns"],
+        [[r["benchmark"], r["target"], r["figures"]["score"]["n"], cell(r["figures"]["score"], 1),
+          cell(r["figures"]["delta_follow_up"], 3), cell(r["figures"]["p_plus"], 2), cell(r["figures"]["r"], 3),
+          r["figures"]["p_plus"]["turns"]] for r in board["rows"]],
+        ["", "", "", "", "", "", "", ""],
+        note=f"{m['interval']}, {m['resamples']} resamples, seed {m['seed']}; no interval under {m['min_items']} "
+             "items; rows per benchmark, never averaged across benchmarks")]
+    if board["comparisons"]:
+        def diff(c: dict[str, Any]) -> str:
+            if c["mean_difference"] is None:
+                return "–"
+            if c["ci"] is None:
+                return f"{c['mean_difference']:+.1f} (no interval)"
+            return f"{c['mean_difference']:+.1f} [{c['ci'][0]:+.1f}, {c['ci'][1]:+.1f}]"
+
+        out.append(Table(
+            "paired", "Paired comparisons (same items)",
+            ["benchmark", "A", "B", "shared items", "Score A − B [95% CI]", "excludes 0"],
+            [[c["benchmark"], c["a"], c["b"], c["n"], diff(c),
+              "–" if c["excludes_zero"] is None else ("yes" if c["excludes_zero"] else "no")]
+             for c in board["comparisons"]],
+            ["", "", "", "", "", ""],
+            note="difference of Scores on the items both targets finished; bootstrap over those items"))
+    return out
 
 
 def build_run_report(store: Store, run_id: int) -> Report:
@@ -614,13 +662,18 @@ def build_run_report(store: Store, run_id: int) -> Report:
                              note="Score = 100 × mean last-turn score over finished sessions (0–100)"))
     sections.append(Table(
         "leaderboard", "Leaderboard",
-        ["#", "target", "Score", "ΔS_f", "P+", "M+", "P−", "M−", "R+", "R−", "R", "finished", "failed",
-         "unfinished", "tokens in", "tokens out", "cost"],
+        ["#", "target", "Score", "ΔS_f", "P+", "M+", "P−", "M−", "R+", "R−", "R"],
         [[i + 1, r["target"], r["score"], r["delta_follow_up"], r["p_plus"], r["m_plus"], r["p_minus"], r["m_minus"],
-          r["r_plus"], r["r_minus"], r["r"], r["finished"], len(r["failed"]), len(r["unfinished"]), r["tokens_in"],
-          r["tokens_out"], r["cost"]] for i, r in enumerate(board)],
-        ["", "", ".1f", "+.3f", ".2f", ".3f", ".2f", ".3f", ".3f", ".3f", "+.3f", "", "", "", "", "", ".4f"],
-        note="best Score first; the Dynamism figures are over finished sessions, tokens and cost over all"))
+          r["r_plus"], r["r_minus"], r["r"]] for i, r in enumerate(board)],
+        ["", "", ".1f", "+.3f", ".2f", ".3f", ".2f", ".3f", ".3f", ".3f", "+.3f"],
+        note="best Score first; the Dynamism figures are over finished sessions (sessions and spend below)"))
+    sections.append(Table(
+        "spend", "Sessions and spend per target",
+        ["target", "finished", "failed", "unfinished", "tokens in", "tokens out", "cost"],
+        [[r["target"], r["finished"], len(r["failed"]), len(r["unfinished"]), r["tokens_in"], r["tokens_out"],
+          r["cost"]] for r in board],
+        ["", "", "", "", "", "", ".4f"], note="tokens and cost over every session (spent even if it failed)"))
+    sections.extend(interval_tables(doc["board"]))
     topics = list(dict.fromkeys(r["topic"] for r in doc["topics"]))
     targets = [r["target"] for r in board]
     by = {(r["topic"], r["target"]): r for r in doc["topics"]}

@@ -159,8 +159,8 @@ def bars_svg(chart: BarChart, width: int = 720) -> str:
             if g < len(chart.notes) and chart.notes[g]:
                 tip += f" ({chart.notes[g]})"
             out.append(f"<rect x='{base}' y='{by}' width='{pw}' height='{bar_h}' fill='#f3f4f6'/>")
-            if v is not None:
-                w = max(0.0, min(v, v_max)) / v_max * pw
+            if v is not None:  # a zero (or near-zero) value gets a 2-pixel mark: a bar, not a gap
+                w = max(2.0, max(0.0, min(v, v_max)) / v_max * pw)
                 out.append(f"<rect class='bar' x='{base}' y='{by}' width='{w:.1f}' height='{bar_h}' fill='{colour}'>"
                            f"<title>{_e(tip)}</title></rect>")
             out.append(f"<text x='{base + pw + 6}' y='{by + bar_h - 4}' fill='#111827'>{_e(show(v, chart.fmt))}</text>")

@@ -162,8 +162,10 @@ async def test_interventions_force_inject_pause(runtime, fake_openai):
 
     await asyncio.gather(execute_run(runtime, run_id), asyncio.wait_for(resume_when_paused(), 60))
     turns = session_detail(runtime.store, sid)["turns"]
-    assert (turns[1]["action"], turns[1]["actor"]) == ("human", "human")  # inject wins for that turn
-    assert turns[1]["question"] == "What colour is liquid oxygen?"
+    # both kept, in the order asked (issue 25): the forced challenge, then the written question
+    assert (turns[1]["action"], turns[1]["actor"]) == ("challenge", "human")
+    assert (turns[2]["action"], turns[2]["actor"]) == ("human", "human")
+    assert turns[2]["question"] == "What colour is liquid oxygen?"
     ks = kinds(runtime.store, sid)
     assert "session.paused" in ks and ks.count("intervention") == 4
 

@@ -105,8 +105,15 @@ async def test_leaderboard_and_export(runtime, tmp_path):
         await pilot.press("l")
         board = await wait_for(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen, "board")
         table = board.query_one(DataTable)
-        await wait_for(pilot, lambda: table.row_count == 2, "the leaderboard rows")
+        await wait_for(pilot, lambda: table.row_count == 1, "the latest run's row")
+        assert str(table.get_row_at(0)[0]) == "fake-b", "by default the board is the latest run's"
+        board.query_one("#scope", Input).value = "bench:flu"
+        board.query_one("#scope", Input).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: table.row_count == 2, "the benchmark's rows")
         assert {str(table.get_row_at(i)[0]) for i in range(2)} == {"fake-a", "fake-b"}
+        assert "paired: fake-" in str(board.query_one("#comparisons", Static).render())
+        table.focus()
         await pilot.press("escape")
         await pilot.press("ctrl+e")
         dialog = await wait_for(pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen, "export dialog")

@@ -6,6 +6,7 @@ Heavy imports (numpy, onnxruntime, whoosh) happen inside the commands so ``viva 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
@@ -35,6 +36,22 @@ def _progress(quiet: bool, as_json: bool = False):
     return ProgressDisplay(choose_mode(quiet, as_json=as_json), prefix="viva: ")
 
 
+def documents_outside(store: Any, name: str, paths: tuple[str, ...]) -> list[str]:
+    """Paths of NAME's documents that are not under any of ``paths`` (the build would remove them);
+    empty for a new knowledge base. A record's path (``file#record``) counts as its file's."""
+    from pathlib import Path
+
+    rows = store.query("SELECT d.path FROM documents d JOIN knowledge_bases k ON k.id = d.kb_id WHERE k.name = ? "
+                       "ORDER BY d.path", (name,))
+    roots = [Path(p).expanduser().resolve() for p in paths]
+    out = []
+    for r in rows:
+        doc = Path(r["path"].split("#", 1)[0])
+        if not any(doc == root or root in doc.parents for root in roots):
+            out.append(r["path"])
+    return out
+
+
 @click.group("kb")
 def kb() -> None:
     """Knowledge bases: ingest documents, search them, build the context graph, sample paths."""
@@ -49,21 +66,31 @@ def kb() -> None:
               help="Characters a chunk repeats from the previous one (default: previous, else config: 150).")
 @click.option("--text-field", default=None, help="JSON/JSONL: index only this field of each record.")
 @click.option("--text-column", default=None, help="CSV: index only this column of each row.")
+@click.option("--prune", is_flag=True,
+              help="Remove the documents of an existing NAME that are not under PATHS without asking.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.pass_context
 def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: int | None, overlap: int | None,
-          text_field: str | None, text_column: str | None, as_json: bool, quiet: bool) -> None:
+          text_field: str | None, text_column: str | None, prune: bool, as_json: bool, quiet: bool) -> None:
     """Create or update knowledge base NAME from files and folders (.txt .md .json .jsonl .csv).
 
     Unchanged documents are skipped (content hash); changed ones are re-chunked and re-embedded;
-    documents no longer found under PATHS are removed. Bad files are reported and skipped. Files are
+    documents no longer found under PATHS are removed (asked first when NAME has documents outside
+    PATHS: answer, or pass --prune; without a terminal the build stops). Bad files are reported and skipped. Files are
     read and written in batches (memory stays bounded), and a build that was killed continues where
     it stopped when run again with the same settings.
     """
     from engine.api import EmbedderError, KnowledgeBaseError, build_kb
 
     rt = _runtime(ctx)
+    outside = documents_outside(rt.store, name, paths)
+    if outside and not prune:
+        sample = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
+        what = (f"knowledge base {name!r} has {len(outside)} document(s) not under the paths given ({sample}); "
+                "this build would remove them")
+        if not (sys.stdin.isatty() and click.confirm(f"{what}. Remove them?", default=False, err=True)):
+            raise click.ClickException(f"{what}. Give every path to keep them, or pass --prune to remove them.")
     try:
         with _progress(quiet, as_json) as display:
             summary = build_kb(rt.store, rt.home, name, list(paths), chunk_chars=chunk_chars, overlap=overlap,

@@ -114,7 +114,9 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
+def print_target_table(console: Any, rows: list[dict[str, Any]], main: bool = True) -> None:
+    """Per-target figures (``main``: the Dynamism table; a run prints :func:`print_board` instead),
+    then Professionalism/Stability and the graded figures when there are any."""
     from rich.table import Table
 
     table = Table(title="per target (figures over finished sessions)")
@@ -128,7 +130,8 @@ def print_target_table(console: Any, rows: list[dict[str, Any]]) -> None:
                       _fmt(r["r_minus"]), _fmt(r["r"]), f"{r.get('finished', 0)}/{len(r['sessions'])}",
                       ",".join(map(str, failed)) or "-", str(r["tokens_in"] + r["tokens_out"]),
                       f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
-    console.print(table)
+    if main:
+        console.print(table)
     rated = [(r["target"], r["ratings"]) for r in rows if r.get("ratings")]
     if rated:
         p = Table(title="Professionalism and Stability (judge's 1-10 ratings of whole conversations)")
@@ -194,26 +197,41 @@ def print_rubric_board(console: Any, entries: list[dict[str, Any]]) -> None:
                       f"{', '.join(map(str, not_judged))}[/]")
 
 
+def print_board(console: Any, board: dict[str, Any]) -> None:
+    """The scoped leaderboard: n and 95% intervals, paired comparisons, κ with its n."""
+    from rich.table import Table
+
+    from tui.board import COLUMNS, agreement_line, cells, comparison, method_line
+
+    table = Table(title=f"leaderboard, {board['scope']['label']} (figures over finished sessions, per benchmark)")
+    for header, _, _ in COLUMNS:
+        table.add_column(header, justify="left" if header in ("target", "bench") else "right")
+    for r in board["rows"]:
+        table.add_row(*cells(r))
+    console.print(table)
+    for c in board["comparisons"]:
+        console.print("paired: " + comparison(c))
+    console.print(f"[dim]{method_line(board)}[/]")
+    console.print(agreement_line(board["agreement"]))
+
+
 def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, console: Any,
             targets_as_given: list[str] | None = None) -> None:
     ids = [r["id"] for r in engine.run_sessions(run_id)]
     rows = engine.target_table(ids)
     rubric = engine.rubric_leaderboard(ids)
+    board = engine.board(run=run_id)
     failed = {sid: e for sid, e in errors.items() if e}
     if as_json:
-        click.echo(json.dumps({"run": run_id, "targets": rows,
+        click.echo(json.dumps({"run": run_id, "targets": rows, "leaderboard": board,
                                **({"rubric": rubric} if rubric else {}),
-                               "agreement": engine.agreement(ids),
+                               "agreement": board["agreement"],
                                "failed": [{"session": s, "error": e} for s, e in failed.items()]},
                               ensure_ascii=False, indent=2))
     else:
-        print_target_table(console, rows)
+        print_board(console, board)
+        print_target_table(console, rows, main=False)
         print_rubric_board(console, rubric)
-        agree = engine.agreement(ids)
-        if agree["reviewed"]:
-            o = agree["overall"]
-            kappa = f"κ {o['kappa']:.2f}" if o["kappa"] is not None else f"κ undefined ({o['kappa_note']})"
-            console.print(f"judge–human agreement: {o['n']} reviewed, raw {o['raw']:.0%}, {kappa}")
         console.print(f"run {run_id}: sessions {', '.join(str(s) for r in rows for s in r['sessions'])}")
         for sid, err in failed.items():
             console.print(f"[red]session {sid} failed: {err}[/]")
@@ -274,12 +292,13 @@ def _warn(console: Any, warnings: list[str]) -> None:
 @click.option("--se", "se", type=float, default=None,
               help="--items adaptive: stop once the ability's standard error is at most this.")
 @click.option("--target", "targets", multiple=True, required=True,
-              help="openai:MODEL@BASE_URL, python:module:Class, local, or a name from the config. Repeatable.")
+              help="openai:MODEL@BASE_URL, python:module:Class, local, kb:NAME (a knowledge base's own sentences, a reference), or a name from the config. Repeatable.")
 @click.option("--kernel", default=None, help="offline, config, or openai:MODEL@BASE_URL (default: config's, else offline).")
 @click.option("--protocol", type=click.Choice(["adaptive", "task", "graded", "rubric"]), default=None,
               help="Default: each item's own protocol (an item whose protocol does not run in this version is "
                    "refused unless you ask for adaptive explicitly).")
-@click.option("--turns", type=int, default=None, help="Turns per adaptive session (default 6).")
+@click.option("--turns", type=click.IntRange(1, 1000), default=None,
+              help="Turns per adaptive session, the initial question included (1-1000; default 6).")
 @click.option("--policy", default=None, help="onnx, threshold, random, always-follow-up, always-challenge.")
 @click.option("--concurrency", type=int, default=None, help="Sessions at once (default 8).")
 @click.option("--workers", type=click.IntRange(1, 64), default=None,
@@ -317,6 +336,9 @@ def run(ctx, bench, items, budget, se, targets, kernel, protocol, turns, policy,
         except ValueError:
             raise click.BadParameter(f"{items!r}: expected comma-separated item ids like 12,13") from None
     _warn(console, engine.target_warnings(targets, api_key_env))
+    dead = engine.unreachable_targets(targets, api_key_env)
+    if dead:  # before planning: no session is created for a server that is not there
+        raise click.ClickException("\n".join(dead))
     try:
         run_id = engine.plan_run(RunRequest(bench=bench, targets=list(targets), items=item_ids, kernel=kernel,
                                               protocol=protocol, turns=turns, policy=policy,
@@ -423,7 +445,8 @@ def resume(ctx, what, live, quiet, as_json, workers):
 @click.option("--target", "targets", multiple=True,
               help="Target spec, repeatable (default: the reference target kb:demo and the embedded SmolLM2-135M).")
 @click.option("--policy", default=None, help="Policy (default: onnx if models/policy.onnx is shipped, else threshold).")
-@click.option("--turns", type=int, default=6, show_default=True)
+@click.option("--turns", type=click.IntRange(1, 1000), default=6, show_default=True,
+              help="Turns per session, the initial question included.")
 @click.option("--items", "n_items", type=int, default=1, show_default=True, help="How many demo items to run.")
 @click.option("--quiet", is_flag=True, help="Headless: no progress display.")
 @click.pass_context

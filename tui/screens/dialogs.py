@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -17,10 +18,28 @@ from tui.widgets.checklist import describe_verdict
 from tui.widgets.sessions import SessionsTable
 
 
+async def _nothing() -> None:
+    """What awaiting a second dismiss does."""
+
+
 class Dialog(ModalScreen):
-    """A centred box; escape cancels (the callback gets None)."""
+    """A centred box; escape cancels (the callback gets None).
+
+    Dismissing is idempotent: a second Enter (or a submit that arrives while the first one is being
+    handled, as in a slow repaint) does nothing, where Textual would pop the screen under the dialog
+    too and end the app with "Can't pop screen".
+    """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog_cancel")]
+
+    dismissed = False
+    """Set by the first :meth:`dismiss`; later ones are ignored."""
+
+    def dismiss(self, result: Any = None) -> AwaitComplete:
+        if self.dismissed:
+            return AwaitComplete(_nothing())
+        self.dismissed = True
+        return super().dismiss(result)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

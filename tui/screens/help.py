@@ -32,7 +32,7 @@ class HelpScreen(ModalScreen):
         with Vertical(classes="dialog wide", id="help"):
             yield Label(f"Keys · {self.screen_name}", classes="dialog-title")
             yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
-            yield Static(Text("Remap any key in viva.yaml, by id:  keys: {challenge: C, pause_resume: p}.  "
+            yield Static(Text("Remap any key in viva.yaml, by id:  keys: {challenge: C, pause_resume: P}.  "
                               "ctrl+p opens the command palette with every action.", style="dim"))
 
     def on_mount(self) -> None:

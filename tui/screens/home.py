@@ -53,6 +53,7 @@ class HomeScreen(Screen):
         yield Static("", id="home-title")
         yield Input(placeholder="filter: words, target:…, bench:…, status:…, policy:…, date:2025-11, score>50",
                     id="filter")
+        yield Static("", id="filter-error")
         sessions = SessionsTable(id="sessions")
         sessions.add_class("region")
         sessions.border_title = "Sessions"
@@ -92,6 +93,9 @@ class HomeScreen(Screen):
     def _count(self) -> None:
         table = self.query_one(SessionsTable)
         loaded = len(table.shown_ids)
+        if table.error:
+            table.border_subtitle = f"could not list the sessions: {table.error}"
+            return
         table.border_subtitle = (f"{table.total} session(s)" if loaded >= table.total
                                  else f"{loaded} of {table.total} session(s) loaded")
 
@@ -113,9 +117,14 @@ class HomeScreen(Screen):
             self.query_one(SessionsTable).set_filter(event.value)
             event.input.remove_class("-invalid")
             event.input.tooltip = None
+            self.query_one("#filter-error", Static).update("")
+            self.query_one("#filter-error", Static).display = False
         except FilterError as exc:
             event.input.add_class("-invalid")
             event.input.tooltip = str(exc)
+            error = self.query_one("#filter-error", Static)
+            error.update(Text(f"filter not applied: {exc}", style="bold red"))
+            error.display = True
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "filter":
@@ -163,7 +172,10 @@ class HomeScreen(Screen):
     def action_leaderboard(self) -> None:
         from tui.screens.leaderboard import LeaderboardScreen
 
-        self.app.push_screen(LeaderboardScreen())
+        # scoped to Home's filter when one applies, else the latest run
+        table = self.query_one(SessionsTable)
+        invalid = self.query_one("#filter", Input).has_class("-invalid")
+        self.app.push_screen(LeaderboardScreen("" if invalid else table.query_text.strip()))
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()

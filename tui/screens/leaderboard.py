@@ -1,6 +1,7 @@
-"""The per-target leaderboard over finished sessions (engine.interview.queries.leaderboard), the
-kernel-vs-human verdict agreement from overrides (engine.interview.control.agreement) and, when there
-are rubric sessions, SedarEval's per-category board (engine.metrics.rubric_board.rubric_leaderboard)."""
+"""The leaderboard of one scope (the latest run unless a filter is typed: ``run:3``, ``bench:medqa``,
+``target:gpt``...): rows per (benchmark, target) with n and bootstrap 95% intervals over items, the
+highlighted row's every figure, paired comparisons, the judge–human agreement with κ's n
+(engine.metrics.leaderboard) and, when there are rubric sessions, SedarEval's per-category board."""
 
 from __future__ import annotations
 
@@ -9,24 +10,28 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from engine.api import Engine
+from tui.board import COLUMNS, agreement_line, cells, comparison, detail, method_line
 from tui.bridge import db_work
 from tui.widgets.header import short
 
 if TYPE_CHECKING:
     from tui.app import VivaApp
 
-COLUMNS = [("target", 34), ("Score", 6), ("ΔS_f", 6), ("P+", 5), ("P−", 5), ("R+", 6), ("R−", 6), ("R", 6),
-           ("tokens", 8), ("cost", 8), ("finished", 8), ("failed", 7)]
+def load_leaderboard(engine: Engine, query: str = "") -> tuple[dict[str, Any] | str, list[dict[str, Any]]]:
+    """The scoped board (``query``: a Home filter; empty: the latest run) and the rubric (SedarEval)
+    board of the same sessions; the board is the error's text when the scope names nothing."""
+    from engine.api import ScopeError
 
-
-def load_leaderboard(engine: Engine) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
-    """The leaderboard, the judge–human agreement and the rubric (SedarEval) board, from the engine."""
-    return engine.leaderboard(), engine.agreement(), engine.rubric_leaderboard()
+    try:
+        board = engine.board(query=query or None)
+    except ScopeError as exc:
+        return str(exc), []
+    return board, engine.rubric_leaderboard(board["sessions"]) if board["sessions"] else []
 
 
 def rubric_rows(entries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
@@ -63,64 +68,90 @@ def _f(value: Any, digits: int = 3) -> str:
 
 
 class LeaderboardScreen(ModalScreen):
-    """Targets ranked by Score across their finished sessions."""
+    """Targets ranked by Score per benchmark, over one scope."""
 
     BINDINGS = [Binding("escape,l", "close", "Close", id="leaderboard_close")]
+
+    def __init__(self, query: str = "") -> None:
+        super().__init__()
+        self.query_text = query
+        self.board: dict[str, Any] | None = None
 
     @property
     def viva(self) -> VivaApp:
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog wide"):
-            yield Label("Leaderboard: targets over their finished sessions", classes="dialog-title")
+        with Vertical(classes="dialog wide", id="leaderboard"):
+            yield Label("Leaderboard", id="leaderboard-title", classes="dialog-title")
+            yield Input(self.query_text, placeholder="scope: empty = the latest run; run:3, bench:NAME or any "
+                        "Home filter; Enter applies", id="scope")
             table: DataTable[Any] = DataTable(id="leaderboard-table", cursor_type="row", zebra_stripes=True)
-            for name, width in COLUMNS:
+            for name, _, width in COLUMNS:
                 table.add_column(name, key=name, width=width)
             yield table
-            yield Static("", id="agreement")
-            yield Label("Rubric (SedarEval): Σ score × 100 / (count × 5) per category; (n) scored, cj = cannot judge",
-                        id="rubric-title", classes="dialog-title")
-            yield DataTable(id="rubric-table", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="leaderboard-notes"):
+                yield Static("", id="row-detail")
+                yield Static("", id="comparisons")
+                yield Static("", id="agreement")
+                yield Label("Rubric (SedarEval): Σ score × 100 / (count × 5) per category; (n) scored, "
+                            "cj = cannot judge", id="rubric-title", classes="dialog-title")
+                yield DataTable(id="rubric-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        db_work(self, self.viva.engine, load_leaderboard, then=self.loaded, name="leaderboard")
+        self.load()
 
-    def loaded(self, result: tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]) -> None:
-        rows, agree, rubric = result
+    def load(self) -> None:
+        db_work(self, self.viva.engine, load_leaderboard, self.query_text, then=self.loaded, name="leaderboard")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "scope":
+            self.query_text = event.value.strip()
+            self.load()
+
+    def loaded(self, result: tuple[dict[str, Any] | str, list[dict[str, Any]]]) -> None:
+        board, rubric = result
         table = self.query_one("#leaderboard-table", DataTable)
-        for r in rows:
-            table.add_row(short(r["target"], 34), _f(r["score"], 1), _f(r["delta_follow_up"]), _f(r["p_plus"], 2),
-                          _f(r["p_minus"], 2), _f(r["r_plus"]), _f(r["r_minus"]), _f(r["r"]),
-                          str(r["tokens_in"] + r["tokens_out"]), f"{r['cost']:.4f}",
-                          f"{r.get('finished', 0)}/{len(r['sessions'])}", str(len(r.get("failed") or [])))
-        if not rows:
-            table.add_row("no sessions yet", *[""] * (len(COLUMNS) - 1))
-        note = Text()
-        if agree.get("agreement") is None:
-            note.append("judge–human agreement: no verdict reviewed yet (confirm with k or override with o in "
-                        "review)", style="dim")
-        else:
-            o = agree["overall"]
-            kappa = f"κ {o['kappa']:.2f}" if o["kappa"] is not None else f"κ undefined ({o['kappa_note']})"
-            note.append(f"judge–human agreement over {o['n']} reviewed verdict(s): raw {o['raw']:.0%}, {kappa}, "
-                        f"met rate judge {o['judge_met_rate']:.0%} / human {o['human_met_rate']:.0%}")
-            for label, groups in (("kind", agree["by_kind"]), ("benchmark", agree["by_benchmark"])):
-                for key, g in groups.items():
-                    k = f"κ {g['kappa']:.2f}" if g["kappa"] is not None else "κ undefined"
-                    note.append(f"\n  {label} {key}: n {g['n']}, raw {g['raw']:.0%}, {k}", style="dim")
-        self.query_one("#agreement", Static).update(note)
-        board = self.query_one("#rubric-table", DataTable)
-        if rubric:
+        table.clear()
+        title = self.query_one("#leaderboard-title", Label)
+        if isinstance(board, str):
+            self.board = None
+            title.update(Text(f"Leaderboard: {board}", style="bold red"))
+            return
+        self.board = board
+        title.update(f"Leaderboard, {board['scope']['label']}: figures over finished sessions, per benchmark")
+        for i, r in enumerate(board["rows"]):
+            table.add_row(*[short(c, w) for c, (_, _, w) in zip(cells(r), COLUMNS, strict=True)], key=str(i))
+        if not board["rows"]:
+            table.add_row("no sessions in this scope", *[""] * (len(COLUMNS) - 1))
+        comparisons = Text()
+        for c in board["comparisons"]:
+            comparisons.append("paired: " + comparison(c) + "\n")
+        comparisons.append(method_line(board), style="dim")
+        self.query_one("#comparisons", Static).update(comparisons)
+        self.query_one("#agreement", Static).update(agreement_line(board["agreement"]))
+        self._detail(0)
+        rubric_table = self.query_one("#rubric-table", DataTable)
+        rubric_table.clear(columns=True)
+        shown = bool(rubric)
+        rubric_table.display = shown
+        self.query_one("#rubric-title", Label).display = shown
+        if shown:
             headers, body = rubric_rows(rubric)
             for i, name in enumerate(headers):
-                board.add_column(short(name, 34), key=f"col{i}")
+                rubric_table.add_column(short(name, 34), key=f"col{i}")
             for row in body:
-                board.add_row(*row)
-        else:
-            board.display = False
-            self.query_one("#rubric-title", Label).display = False
+                rubric_table.add_row(*row)
         table.focus()
+
+    def _detail(self, index: int) -> None:
+        rows = self.board["rows"] if self.board else []
+        text = detail(rows[index]) if 0 <= index < len(rows) else ""
+        self.query_one("#row-detail", Static).update(text)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "leaderboard-table":
+            self._detail(event.cursor_row)
 
     def action_close(self) -> None:
         self.dismiss(None)

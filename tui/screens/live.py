@@ -38,7 +38,7 @@ class LiveScreen(SessionScreen):
                 tooltip="Show the next session of this run"),
         Binding("p", "other_session(-1)", "Previous session", show=False, id="prev_session",
                 tooltip="Show the previous session of this run"),
-        Binding("R", "resume_session", "Resume", show=False, id="resume_session",
+        Binding("R", "resume_session", "Resume", id="resume_session",
                 tooltip="Continue an interrupted or stopped session in this app"),
         Binding("l", "leaderboard", "Leaderboard", show=False, id="live_leaderboard",
                 tooltip="Targets across sessions (the demo's reference target and local model side by side)"),
@@ -145,7 +145,7 @@ class LiveScreen(SessionScreen):
             state = self.state
             ok = state is not None and state.status in ("interrupted", "failed", "created", "stopped") \
                 and not self.viva.is_executing(state.session_id)
-            return True if ok else None
+            return True if ok else False  # in the footer exactly when it applies
         return super().check_action(action, parameters)
 
     # -- steering -----------------------------------------------------------------------------
@@ -153,6 +153,8 @@ class LiveScreen(SessionScreen):
         state = self.state
         if state is None:
             return
+
+        note = queue_note(state, fn.__name__, args[0] if args else None)
 
         def written(seq: int) -> None:
             # Show the request at once (the follower brings the same event a moment later),
@@ -165,7 +167,7 @@ class LiveScreen(SessionScreen):
                     state.pending[seq] = (kind, payload)
                     self.render_state()
             when = "an answer in flight is cut" if what == "stop" else "applied at the next step"
-            self.notify(f"{what} requested; {when}", timeout=3)
+            self.notify(f"{what} requested; {note or when}", timeout=5)
 
         db_work(self, self.viva.engine, fn, state.session_id, *args, name=what, then=written)
 
@@ -235,6 +237,30 @@ class LiveScreen(SessionScreen):
         # A running session is told by a control event (the editor wrote it); the events of the
         # re-score arrive through the follower like everything else.
         self.refresh_bindings()
+
+
+def queue_note(state: Any, kind: str, value: Any) -> str:
+    """What a new steering request does to the ones already queued: a second forced action or a
+    second written question replaces the first (the engine acknowledges the first as replaced); a
+    forced action and a written question are both kept and applied in the order they were asked,
+    one per turn."""
+    steering = {"follow-up", "challenge"}
+    queued = [(seq, k, p) for seq, (k, p) in sorted(state.pending.items())
+              if (k == "force" and p.get("action") in steering) or k == "inject"]
+    if kind == "force" and value in steering:
+        same = [p["action"] for _, k, p in queued if k == "force"]
+        other = any(k == "inject" for _, k, _ in queued)
+        if same:
+            return f"it replaces the queued {same[-1]}"
+        if other:
+            return "your written question comes first, then this one, a turn each"
+    elif kind == "inject":
+        if any(k == "inject" for _, k, _ in queued):
+            return "it replaces the question you wrote before"
+        forced = [p["action"] for _, k, p in queued if k == "force"]
+        if forced:
+            return f"the queued {forced[-1]} comes first, then your question, a turn each"
+    return ""
 
 
 def _run_sessions(engine: Engine, run_id: int) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 from textual.widgets.option_list import OptionDoesNotExist
 
-from engine.api import Engine, RunRequest
+from engine.api import MAX_TURNS, Engine, RunRequest
 from tui.bridge import db_work
 from tui.screens.dialogs import Dialog
 
@@ -30,7 +30,11 @@ PROTOCOLS = (("auto (each item's own)", ""), ("adaptive", "adaptive"), ("task", 
 
 
 def plan(engine: Engine, request: dict[str, Any]) -> int:
-    """Plan the run (the engine validates the target, kernel and policy); returns its id."""
+    """Plan the run (the engine validates the target, kernel and policy); returns its id. A target on
+    this machine that refuses connections is an error before anything is created."""
+    dead = engine.unreachable_targets(request["targets"])
+    if dead:
+        raise ValueError("; ".join(dead))
     return engine.plan_run(RunRequest(**request))
 
 
@@ -175,8 +179,8 @@ class NewInterviewDialog(Dialog):
             self._error("Give a target.")
             return None
         turns_text = self.query_one("#turns", Input).value.strip()
-        if not turns_text.isdigit() or int(turns_text) < 1:
-            self._error("Turns must be a whole number of at least 1.")
+        if not turns_text.isdigit() or not 1 <= int(turns_text) <= MAX_TURNS:
+            self._error(f"Turns must be a whole number from 1 to {MAX_TURNS}.")
             return None
         protocol = self.query_one("#protocol", Select).value
         return {"bench": self.selected_bench, "targets": [target], "items": items,

@@ -27,6 +27,15 @@ REGIONS = ("#interview", "#checklist-table", "#metrics")
 MIN_WIDTH, MAX_WIDTH, WIDTH_STEP = 25, 80, 5
 
 
+NARROW_TERMINAL = 120
+"""Under this many columns the interview pane starts narrower (:data:`NARROW_INTERVIEW_WIDTH`)."""
+
+SHORT_TERMINAL = 36
+"""Under this many rows the criterion's detail gets fewer lines (the checklist more)."""
+
+NARROW_INTERVIEW_WIDTH = 45
+"""The interview pane's share (%) in a narrow terminal; ``[`` and ``]`` still resize it."""
+
 class SessionScreen(Screen):
     """Base of the live and review screens (not used on its own)."""
 
@@ -85,7 +94,19 @@ class SessionScreen(Screen):
                 yield metrics
         yield KeyBar()
 
+    def fit(self) -> None:
+        """Classes for small terminals (app.tcss): ``-narrow`` under :data:`NARROW_TERMINAL` columns,
+        ``-short`` under :data:`SHORT_TERMINAL` rows."""
+        self.set_class(0 < self.app.size.width < NARROW_TERMINAL, "-narrow")
+        self.set_class(0 < self.app.size.height < SHORT_TERMINAL, "-short")
+
+    def on_resize(self) -> None:
+        self.fit()
+
     def on_mount(self) -> None:
+        self.fit()
+        if 0 < self.app.size.width < NARROW_TERMINAL:  # the checklist needs the room more than the prose
+            self.interview_width = NARROW_INTERVIEW_WIDTH
         self.query_one("#interview").styles.width = f"{self.interview_width}%"
         self.query_one(InterviewPane).focus()
 

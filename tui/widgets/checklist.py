@@ -13,6 +13,9 @@ from textual.widgets import DataTable, Static
 from tui.messages import CriterionSelected
 from tui.state import SessionState, Turn, Verdict
 
+NARROW = 50
+"""The checklist's width under which verdicts are glyphs."""
+
 
 def verdict_text(turn: Turn | None, cid: str, kind: str, words: bool = True) -> Text:
     """``✔ met``, ``✘ not met``, ``· pending`` or ``✔ overridden``; a deduction that applies is red."""
@@ -62,16 +65,45 @@ class RubricChecklist(Vertical):
         self.turn_idx: int | None = None
         self.cids: list[str] = []
         self._shown: tuple[Any, ...] | None = None
+        self._layout: tuple[bool, int] | None = None
 
     def compose(self) -> ComposeResult:
-        table: DataTable[Any] = DataTable(id="checklist-table", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="checklist-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="criterion-detail")
+
+    @property
+    def narrow(self) -> bool:
+        """In a terminal under 120 columns, or a checklist under :data:`NARROW` columns, the verdict of
+        the turn is a glyph (the criterion gets the room)."""
+        return 0 < self.app.size.width < 120 or 0 < self.size.width < NARROW
+
+    def _columns(self) -> None:
+        """(Re)build the columns for the width there is: the criterion column takes what is left, so
+        its text is cut at the panel's edge, never at ten characters."""
+        narrow = self.narrow
+        state_width = 4 if narrow else 12
+        fixed = 3 + state_width + 3 + 4 + 2 * 5  # the other columns and the cells' padding
+        text_width = max(12, (self.size.width or 80) - fixed)
+        layout = (narrow, text_width)
+        if layout == self._layout:
+            return
+        self._layout = layout
+        table = self.table
+        table.clear(columns=True)
         table.add_column("id", key="cid", width=3)
-        table.add_column("this turn", key="state", width=12)
+        table.add_column("turn" if narrow else "this turn", key="state", width=state_width)
         table.add_column("all", key="overall", width=3)
         table.add_column("pts", key="points", width=4)
-        table.add_column("criterion", key="text")
-        yield table
-        yield Static("", id="criterion-detail")
+        table.add_column("criterion", key="text", width=text_width)
+        self._shown = None
+
+    def on_mount(self) -> None:
+        self._columns()
+
+    def on_resize(self) -> None:
+        self._columns()
+        if self.state is not None:
+            self.show(self.state, self.turn_idx)
 
     @property
     def table(self) -> DataTable[Any]:
@@ -87,6 +119,7 @@ class RubricChecklist(Vertical):
     def show(self, state: SessionState, turn_idx: int | None) -> None:
         """Fill the table for ``turn_idx`` (rebuilt only when something it shows changed)."""
         self.state, self.turn_idx = state, turn_idx
+        self._columns()
         turn = state.turn(turn_idx)
         last = state.last_judged()
         version = turn.rubric_version_id if turn is not None and turn.judged else state.rubric_version_id
@@ -103,7 +136,7 @@ class RubricChecklist(Vertical):
         for c in criteria:
             table.add_row(
                 c["cid"],
-                verdict_text(turn, c["cid"], c["kind"]),
+                verdict_text(turn, c["cid"], c["kind"], words=not self.narrow),
                 verdict_text(last, c["cid"], c["kind"], words=False),
                 points_text(c["kind"], c["weight"]),
                 c["text"],

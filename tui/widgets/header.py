@@ -14,6 +14,12 @@ STATUS_STYLES = {
 }
 
 
+ERROR_CHARS = 400
+"""The most of a session's error the header shows (it wraps; the full text is in the session's log)."""
+
+RESUMABLE = ("failed", "interrupted", "stopped")
+
+
 def short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -60,10 +66,13 @@ class SessionHeader(Static):
         pending = state.pending_kinds()
         if pending:
             line.append("  requested: " + ", ".join(pending), style="bold yellow")
-        if state.error:
-            line.append(f"  error: {short(state.error, 80)}", style="red")
         if extra:
             line.append(f"  {extra}", style="italic")
+        if state.error:  # on its own line(s), whole: the cause is at the end of the message
+            line.append("\nerror: ", style="bold red")
+            line.append(short(state.error, ERROR_CHARS), style="red")
+            if state.status in RESUMABLE:
+                line.append("  (R resumes the session)", style="dim")
         self.update(line)
 
     def _compact(self, state: SessionState) -> Text:

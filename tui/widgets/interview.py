@@ -205,8 +205,7 @@ class InterviewPane(ScrollView, can_focus=True):
                 answer.append("▌")
             add(answer, Text("target", style=target + Style(bold=True)))
         else:
-            add(Text("waiting for the answer…", style=style("turn--dim")),
-                Text("target", style=target + Style(bold=True)))
+            add(Text(self._no_answer(), style=style("turn--dim")), Text("target", style=target + Style(bold=True)))
         for note in turn.extra:
             add(Text(note, style=style("turn--dim")), Text("protocol", style=style("turn--dim")))
         judgement = turn.rubric_judgement
@@ -217,6 +216,17 @@ class InterviewPane(ScrollView, can_focus=True):
                 add(Text(judgement["reasoning"].strip(), style=style("turn--dim")), Text(""))
         lines.append(Strip.blank(width, Style()))
         return lines
+
+    def _no_answer(self) -> str:
+        """What stands for an answer not given: waiting while the session runs, else why not."""
+        status = self.state.status if self.state is not None else "running"
+        return {
+            "failed": "no answer: the session failed (the error is in the header; R resumes)",
+            "stopped": "no answer: the session was stopped (R resumes it)",
+            "interrupted": "no answer: the session was interrupted (R resumes it)",
+            "finished": "no answer",
+            "paused": "paused: the question waits for its answer until you resume (space)",
+        }.get(status, "waiting for the answer…")
 
     def _header(self, turn: Turn, version: str) -> Text:
         style = self.get_component_rich_style

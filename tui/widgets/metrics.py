@@ -20,6 +20,9 @@ from tui.widgets.interview import fmt_float, fmt_signed
 
 BAR_WIDTH = 12
 
+NARROW = 50
+"""The panel's width under which figures are laid out shorter."""
+
 
 def bar(p: float, width: int = BAR_WIDTH) -> str:
     filled = int(round(max(0.0, min(1.0, p)) * width))
@@ -43,6 +46,7 @@ class MetricPanel(VerticalScroll, can_focus=True):
         super().__init__(id=id)
         self.compact = compact
         self._shown: tuple[Any, ...] | None = None
+        self._last: tuple[SessionState, int | None] | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="score-row"):
@@ -53,10 +57,11 @@ class MetricPanel(VerticalScroll, can_focus=True):
 
     def show(self, state: SessionState, turn_idx: int | None) -> None:
         """Lay out the figures for the selected turn (re-rendered only when they changed)."""
+        self._last = (state, turn_idx)
         turn = state.turn(turn_idx)
         m = state.metrics
         key = (id(m), state.rev if turn is None else (turn.idx, turn.score, turn.delta, turn.cos),
-               id(state.decision), state.status, tuple(state.pending))
+               id(state.decision), state.status, tuple(state.pending), self.narrow)
         if key == self._shown:
             return
         self._shown = key
@@ -71,14 +76,26 @@ class MetricPanel(VerticalScroll, can_focus=True):
         self.query_one("#score-sparkline", Sparkline).data = [float(s) for s in scores]
         self.query_one("#metric-figures", Static).update(self._figures(state, turn_idx))
 
+    @property
+    def narrow(self) -> bool:
+        """Under :data:`NARROW` columns the figures are laid out shorter (nothing wraps mid-figure)."""
+        return 0 < self.size.width < NARROW
+
+    def on_resize(self) -> None:
+        if self._last is not None:
+            self.show(*self._last)
+
     def _figures(self, state: SessionState, turn_idx: int | None) -> Table:
         m = state.metrics
         turn = state.turn(turn_idx)
+        narrow = self.narrow
+        width = BAR_WIDTH // 2 if narrow else BAR_WIDTH
         grid = Table.grid(padding=(0, 1))
         grid.add_column(style="bold", no_wrap=True)
         grid.add_column()
         if turn is not None:
-            grid.add_row(f"turn {turn.idx}", f"s {fmt_float(turn.score)}   Δs {fmt_signed(turn.delta)}   "
+            gap = "\n" if narrow else "   "
+            grid.add_row(f"turn {turn.idx}", f"s {fmt_float(turn.score)}   Δs {fmt_signed(turn.delta)}{gap}"
                                              f"cos {fmt_float(turn.cos)}")
         decision = state.decision
         pending = state.pending_kinds()
@@ -86,7 +103,7 @@ class MetricPanel(VerticalScroll, can_focus=True):
             fu, ch = decision["probs"][0], decision["probs"][1]
             who = decision.get("actor", "policy")
             grid.add_row(f"policy t{decision.get('turn')}",
-                         Text(f"follow-up {bar(fu)} {fu:.2f}\nchallenge {bar(ch)} {ch:.2f}\n"
+                         Text(f"follow-up {bar(fu, width)} {fu:.2f}\nchallenge {bar(ch, width)} {ch:.2f}\n"
                               f"→ {decision.get('action')} ({who})"))
         else:
             grid.add_row("policy", Text("no decision yet" if state.protocol == "adaptive" else f"not used ({state.protocol})",

@@ -22,6 +22,8 @@ from tui.widgets.header import STATUS_STYLES, short
 
 COLUMNS = [("id", 5), ("target", 28), ("benchmark / item", 22), ("protocol", 9), ("status", 11),
            ("turns", 5), ("score", 6), ("date", 16)]
+SHORT_LABELS = {"benchmark / item": "bench/item"}
+"""Column labels for a narrow table."""
 PAGE = 50
 """Rows fetched per page."""
 AHEAD = 20
@@ -36,15 +38,40 @@ def list_page(engine: Any, query: str, offset: int, limit: int) -> tuple[list[di
     return engine.list_sessions(limit=limit, offset=offset, query=query), engine.count_sessions(query)
 
 
-def cells(r: dict[str, Any]) -> list[Any]:
-    """A session row's cells, in :data:`COLUMNS` order."""
+def fit_columns(width: int) -> list[tuple[str, int]]:
+    """:data:`COLUMNS` for a table ``width`` cells wide: the target and item columns give up room
+    first (down to 12 each), then the date loses its year; the score is never cut."""
+    widths = dict(COLUMNS)
+    spare = width - (sum(widths.values()) + 2 * len(widths) + 4)  # cell padding, border, scrollbar
+    if spare < 0:
+        for name in ("target", "benchmark / item"):
+            give = min(-spare, widths[name] - 12)
+            widths[name] -= give
+            spare += give
+    if spare < 0:
+        widths["date"] = 11
+    return [(name, widths[name]) for name, _ in COLUMNS]
+
+
+def cells(r: dict[str, Any], widths: dict[str, int] | None = None) -> list[Any]:
+    """A session row's cells, in :data:`COLUMNS` order (cut to ``widths``, default :data:`COLUMNS`)."""
+    w = widths or dict(COLUMNS)
     item = f"{r.get('benchmark') or '?'}/{r.get('item') or '?'}"
     if r.get("topic"):
         item += f" {r['topic']}"
     score = "" if r.get("score") is None else f"{r['score']:.1f}"
-    return [str(r["id"]), short(r["target"], 28), short(item, 22), r["protocol"],
+    date = (r.get("created_at") or "")[:16].replace("T", " ")
+    return [str(r["id"]), short(r["target"], w["target"]), short(item, w["benchmark / item"]), r["protocol"],
             Text(r["status"], style=STATUS_STYLES.get(r["status"], "")), str(r["turns"]), score,
-            (r.get("created_at") or "")[:16].replace("T", " ")]
+            date if w["date"] >= 16 else date[5:]]
+
+
+def _guarded(engine: Any, loader: Loader, *args: Any) -> Any:
+    """``loader(engine, *args)``, or the exception it raised (delivered to the table, which says it)."""
+    try:
+        return loader(engine, *args)
+    except Exception as exc:  # noqa: BLE001 - shown in the panel's subtitle
+        return exc
 
 
 class SessionsTable(DataTable):
@@ -68,10 +95,34 @@ class SessionsTable(DataTable):
         self.generation = 0  # bumped by every reload; pages of an older one are dropped
         self.loading = False
         self.loaded_once = False
+        self.error = ""  # why the last fetch failed ("" when it did not)
+        self.widths: dict[str, int] = dict(COLUMNS)
 
     def on_mount(self) -> None:
+        self.widths = dict(COLUMNS)
         for name, width in COLUMNS:
             self.add_column(name, key=name, width=width)
+
+    def on_resize(self) -> None:
+        """Fit the columns to the width there is (``fit_columns``): the widths change in place and
+        only the cells that are cut differently are written again (rows, cursor and paging stay)."""
+        widths = dict(fit_columns(self.size.width))
+        if widths == self.widths:
+            return
+        changed = [name for name in widths if widths[name] != self.widths[name]]
+        self.widths = widths
+        for key, column in self.columns.items():
+            if key.value in changed:
+                column.width = widths[key.value]
+                # "benchmark / item" in 14 cells: a shorter label (the full one when there is room)
+                column.label = Text(SHORT_LABELS.get(key.value, key.value) if len(key.value) > column.width
+                                    else key.value)
+        for r in self.sessions:
+            new = dict(zip([name for name, _ in COLUMNS], cells(r, widths), strict=True))
+            for name in changed:
+                self.update_cell(str(r["id"]), name, new[name])
+        self._require_update_dimensions = True
+        self.refresh()
 
     # -- loading --------------------------------------------------------------------------------
     def reload(self) -> None:
@@ -80,7 +131,7 @@ class SessionsTable(DataTable):
         generation, query = self.generation, self.query_text
         keep = max(PAGE, len(self.sessions))
         self.loading = True
-        db_work(self, self.app.engine, self.loader, query, 0, keep,
+        db_work(self, self.app.engine, _guarded, self.loader, query, 0, keep,
                 then=lambda page: self._page(generation, query, 0, page), name="session list")
 
     def load_more(self) -> None:
@@ -89,12 +140,20 @@ class SessionsTable(DataTable):
             return
         generation, query, offset = self.generation, self.query_text, len(self.sessions)
         self.loading = True
-        db_work(self, self.app.engine, self.loader, query, offset, PAGE,
+        db_work(self, self.app.engine, _guarded, self.loader, query, offset, PAGE,
                 then=lambda page: self._page(generation, query, offset, page), name="session list page")
 
-    def _page(self, generation: int, query: str, offset: int, page: tuple[list[dict[str, Any]], int]) -> None:
+    def _page(self, generation: int, query: str, offset: int,
+              page: tuple[list[dict[str, Any]], int] | Exception) -> None:
         if generation != self.generation or query != self.query_text:
             return
+        if isinstance(page, Exception):  # said in the panel, never a spinner that never ends
+            self.error = f"{type(page).__name__}: {page}"
+            self.loading = False
+            self.loaded_once = True
+            self.post_message(self.Loaded(self))
+            return
+        self.error = ""
         rows, total = page
         self.total = total
         if offset == 0:
@@ -128,7 +187,7 @@ class SessionsTable(DataTable):
             self.sessions.append(r)
             self.shown_ids.append(r["id"])
             self.by_id[r["id"]] = r
-            self.add_row(*cells(r), key=str(r["id"]))
+            self.add_row(*cells(r, self.widths), key=str(r["id"]))
 
     def set_filter(self, text: str) -> None:
         """Apply a filter string (see ``tui.filters``); raises ``FilterError`` on a bad term."""
@@ -148,14 +207,14 @@ class SessionsTable(DataTable):
         for r in rows:
             old = self.by_id.get(r["id"])
             if old is not None:
-                new_cells = cells(r)
-                for (name, _), before, after in zip(COLUMNS, cells(old), new_cells, strict=True):
+                new_cells = cells(r, self.widths)
+                for (name, _), before, after in zip(COLUMNS, cells(old, self.widths), new_cells, strict=True):
                     if str(before) != str(after):
                         changed.setdefault(str(r["id"]), {})[name] = after
                 self.by_id[r["id"]] = r
                 self.sessions[self.shown_ids.index(r["id"])] = r
             elif not self.shown_ids or r["id"] > self.shown_ids[-1] or len(self.sessions) >= self.total:
-                self.add_row(*cells(r), key=str(r["id"]))
+                self.add_row(*cells(r, self.widths), key=str(r["id"]))
                 self.by_id[r["id"]] = r
                 added = True
         self.update_rows(changed)

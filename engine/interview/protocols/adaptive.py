@@ -126,11 +126,15 @@ class Adaptive(SessionProtocol):
             prev = {**prev, "score": judged["score"]}    # last judged score, with Δs and cos undefined
         action, state, probs = self._decide(prev, t)
         ask = Ask("", action, "policy", state, probs)
-        if steer.forced in (FOLLOW_UP, CHALLENGE):
+        # a forced action and a written question both queued: the earlier request shapes this turn and
+        # the other waits for the next one (neither is dropped)
+        forced = steer.forced in (FOLLOW_UP, CHALLENGE)
+        inject_first = bool(steer.injected) and (not forced or (steer.injected_seq or 0) < (steer.forced_seq or 0))
+        if forced and not inject_first:
             ask.action, ask.actor = steer.forced, "human"
             ask.consumed.append(Consumed(steer.forced_seq, "force", {"action": steer.forced, "turn": t}))  # type: ignore[arg-type]
             steer.forced = steer.forced_seq = None
-        if steer.injected:
+        if steer.injected and inject_first:
             ask.question, ask.action, ask.actor = steer.injected, HUMAN, "human"
             ask.consumed.append(Consumed(steer.injected_seq, "inject", {"question": steer.injected, "turn": t}))  # type: ignore[arg-type]
             steer.injected = steer.injected_seq = None
@@ -216,6 +220,10 @@ class Adaptive(SessionProtocol):
             for name in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
                 setattr(judgement.usage, name, getattr(judgement.usage, name) + getattr(gold_usage, name))
         met = {cid: v.met for cid, v in judgement.verdicts.items()}
+        if not rescore:  # an evaluator's override of an earlier turn holds until the judge changes its mind
+            from engine.metrics.overrides import carried_met
+
+            met = carried_met(s.store, s.sid, turn["idx"], version_id, met)
         cos = None if prev is None else await self._cos_of(judgement.summary, prev["summary"])
         consecutive = prev is not None and history and prev["idx"] == history[-1]["idx"]
         return s.record_judgement(

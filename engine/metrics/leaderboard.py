@@ -1,0 +1,281 @@
+"""A leaderboard an evaluator can decide from: scoped, with n and intervals, and paired comparisons.
+
+**Scope.** The board covers one run, one benchmark or the sessions a filter selects
+(:func:`scope_sessions`); by default the latest run. Rows are per (benchmark, target): a target's
+figures are never averaged across benchmarks, whatever the scope.
+
+**Items are the unit.** A row's figures are over the target's *finished* sessions, grouped by item
+(the benchmark question): an item's score is the mean score of the target's finished sessions on
+it (one session per item in an ordinary run), and the Score is the mean over items. ΔS_f, P±, M±,
+R± and R pool the turns of those sessions (:mod:`engine.metrics.dynamism`).
+
+**Intervals.** Every figure has a 95% percentile bootstrap interval over items: the row's items are
+resampled with replacement :data:`RESAMPLES` times with ``numpy.random.default_rng(seed)`` (seed
+:data:`SEED` unless given), each figure is recomputed from the resampled items' sums, and the 2.5th
+and 97.5th percentiles of the resampled figures are the interval. Resamples in which a rate is
+undefined (no follow-up or challenge turn drawn) are left out for that rate. Under
+:data:`MIN_ITEMS` items there is no interval (``ci`` None, ``ci_note`` says "too few items"): a
+bootstrap over one item says nothing. ``n`` is the number of items, and for rates also the number
+of turns the rate is over (``turns``).
+
+**Paired comparison.** Two targets of one benchmark on the items both have a finished score: the
+difference d_i = score_A(i) − score_B(i), its mean, and a bootstrap interval over those shared items
+(same resampling, same seed); ``excludes_zero`` says whether the interval leaves 0 out (the
+difference is then unlikely to be resampling noise). Under :data:`MIN_ITEMS` shared items there is
+no interval.
+
+**Judge–human agreement** (:func:`engine.metrics.sessions.agreement`) comes with its n; κ is
+reported only from :data:`engine.metrics.agreement.MIN_KAPPA_N` reviewed verdicts on ("too few"
+below).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.store import Store
+
+SEED = 0
+"""The bootstrap's default seed (figures are reproducible)."""
+
+RESAMPLES = 2000
+"""Bootstrap resamples per interval."""
+
+MIN_ITEMS = 2
+"""The fewest items (or shared items, for a comparison) for which an interval is given."""
+
+LEVEL = 0.95
+"""The intervals' coverage."""
+
+FIGURES = ("score", "delta_follow_up", "p_plus", "m_plus", "p_minus", "m_minus", "r_plus", "r_minus", "r")
+"""The figures of a row, each ``{"value", "n", "turns", "ci", "ci_note"}``."""
+
+_SUMS = ("score_mean", "follow_ups", "follow_sum", "challenges", "plus_n", "plus_sum", "minus_n", "minus_sum")
+
+
+class ScopeError(ValueError):
+    """A scope that names nothing (no such run or benchmark, or a bad filter)."""
+
+
+def scope_sessions(store: Store, run: int | None = None, benchmark: str | None = None,
+                   query: str | None = None) -> tuple[dict[str, Any], list[int]]:
+    """The sessions a leaderboard covers and a description of the scope.
+
+    At most one of ``run``, ``benchmark`` and ``query`` (a Home filter string,
+    :func:`engine.metrics.listing.parse_filter`); none means the latest run (or every session when
+    there is no run).
+
+    Returns:
+        ``({"kind": "run"|"benchmark"|"filter"|"all", "value": ..., "label": str}, session ids)``.
+
+    Raises:
+        ScopeError: more than one scope, an unknown run or benchmark, or a bad filter.
+    """
+    from engine.metrics.listing import SessionFilterError, list_sessions
+
+    given = [x for x in (run, benchmark, query) if x not in (None, "")]
+    if len(given) > 1:
+        raise ScopeError("give one scope: a run, a benchmark or a filter")
+    if benchmark:
+        row = store.one("SELECT id FROM benchmarks WHERE name = ?", (benchmark,))
+        if row is None:
+            names = [r["name"] for r in store.query("SELECT name FROM benchmarks ORDER BY name")]
+            raise ScopeError(f"no benchmark {benchmark!r}; known: {', '.join(names) or 'none'}")
+        ids = [r["id"] for r in store.query("SELECT id FROM sessions WHERE benchmark_id = ? ORDER BY id", (row["id"],))]
+        return {"kind": "benchmark", "value": benchmark, "label": f"benchmark {benchmark}"}, ids
+    if query:
+        try:
+            ids = sorted(r["id"] for r in list_sessions(store, query=query))
+        except SessionFilterError as exc:
+            raise ScopeError(str(exc)) from None
+        return {"kind": "filter", "value": query, "label": f"filter {query!r}"}, ids
+    if run is None:
+        latest = store.one("SELECT MAX(run_id) AS r FROM sessions WHERE run_id IS NOT NULL")
+        run = None if latest is None else latest["r"]
+        if run is None:
+            ids = [r["id"] for r in store.query("SELECT id FROM sessions ORDER BY id")]
+            return {"kind": "all", "value": None, "label": "every session (no run yet)"}, ids
+    if store.one("SELECT id FROM runs WHERE id = ?", (run,)) is None:
+        raise ScopeError(f"no run {run}")
+    ids = [r["id"] for r in store.query("SELECT id FROM sessions WHERE run_id = ? ORDER BY id", (run,))]
+    return {"kind": "run", "value": run, "label": f"run {run}"}, ids
+
+
+@dataclass
+class _Item:
+    """One item's sums for one target (over its finished sessions on the item)."""
+
+    score_mean: float = 0.0
+    follow_ups: int = 0
+    follow_sum: float = 0.0
+    challenges: int = 0
+    plus_n: int = 0
+    plus_sum: float = 0.0
+    minus_n: int = 0
+    minus_sum: float = 0.0
+
+
+def _figures(s: dict[str, Any]) -> dict[str, Any]:
+    """The figures from (possibly resampled, vectorised) sums; NaN where undefined."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        items = s["items"]
+        ch = s["challenges"]
+        p_plus = np.where(ch > 0, s["plus_n"] / ch, np.nan)
+        p_minus = np.where(ch > 0, s["minus_n"] / ch, np.nan)
+        m_plus = np.where(s["plus_n"] > 0, s["plus_sum"] / s["plus_n"], np.where(ch > 0, 0.0, np.nan))
+        m_minus = np.where(s["minus_n"] > 0, s["minus_sum"] / s["minus_n"], np.where(ch > 0, 0.0, np.nan))
+        r_plus, r_minus = p_plus * m_plus, p_minus * m_minus
+        return {
+            "score": np.where(items > 0, s["score_mean"] / items, np.nan),
+            "delta_follow_up": np.where(s["follow_ups"] > 0, s["follow_sum"] / s["follow_ups"], np.nan),
+            "p_plus": p_plus, "m_plus": m_plus, "p_minus": p_minus, "m_minus": m_minus,
+            "r_plus": r_plus, "r_minus": r_minus, "r": r_plus - r_minus,
+        }
+
+
+def _value(x: Any) -> float | None:
+    x = float(x)
+    return None if np.isnan(x) else x
+
+
+def _weights(n: int, seed: int, resamples: int) -> np.ndarray:
+    """(resamples × n) counts of each item in each bootstrap resample."""
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n, np.full(n, 1.0 / n), size=resamples)
+
+
+def _interval(values: np.ndarray) -> list[float] | None:
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return None
+    tail = (1.0 - LEVEL) / 2 * 100
+    lo, hi = np.percentile(values, [tail, 100 - tail])
+    return [float(lo), float(hi)]
+
+
+def row_figures(items: list[_Item], seed: int = SEED, resamples: int = RESAMPLES) -> dict[str, dict[str, Any]]:
+    """Every figure of one (benchmark, target) row with n and its bootstrap interval over items."""
+    n = len(items)
+    arrays = {k: np.array([getattr(i, k) for i in items], dtype=float) for k in _SUMS}
+    totals = {k: np.array(v.sum()) for k, v in arrays.items()}
+    totals["items"] = np.array(float(n))
+    point = _figures(totals)
+    boot: dict[str, Any] | None = None
+    if n >= MIN_ITEMS:
+        w = _weights(n, seed, resamples).astype(float)
+        sums = {k: w @ v for k, v in arrays.items()}
+        sums["items"] = np.full(resamples, float(n))
+        boot = _figures(sums)
+    turns = {"score": None, "delta_follow_up": int(totals["follow_ups"])}
+    out: dict[str, dict[str, Any]] = {}
+    for name in FIGURES:
+        value = _value(point[name])
+        ci = None if boot is None or value is None else _interval(boot[name])
+        out[name] = {
+            "value": value, "n": n, "turns": turns.get(name, int(totals["challenges"])),
+            "ci": ci,
+            "ci_note": None if ci is not None else (f"too few items (n={n} < {MIN_ITEMS})" if n < MIN_ITEMS
+                                                   else "undefined"),
+        }
+    return out
+
+
+def paired(a: dict[int, float], b: dict[int, float], seed: int = SEED, resamples: int = RESAMPLES) -> dict[str, Any]:
+    """The paired comparison of two targets' item scores (item id -> score), on the items both have.
+
+    Returns:
+        ``{"n", "items", "mean_difference", "ci", "excludes_zero", "note"}``; ``mean_difference`` is
+        mean(a_i − b_i) (None with no shared item); ``ci`` None under :data:`MIN_ITEMS` shared items.
+    """
+    shared = sorted(set(a) & set(b))
+    n = len(shared)
+    if not n:
+        return {"n": 0, "items": [], "mean_difference": None, "ci": None, "excludes_zero": None,
+                "note": "no item in common"}
+    d = np.array([a[i] - b[i] for i in shared], dtype=float)
+    mean = float(d.mean())
+    if n < MIN_ITEMS:
+        return {"n": n, "items": shared, "mean_difference": mean, "ci": None, "excludes_zero": None,
+                "note": f"too few shared items (n={n} < {MIN_ITEMS})"}
+    w = _weights(n, seed, resamples).astype(float)
+    ci = _interval(w @ d / n)
+    assert ci is not None
+    excludes = ci[0] > 0 or ci[1] < 0
+    return {"n": n, "items": shared, "mean_difference": mean, "ci": ci, "excludes_zero": excludes,
+            "note": "the interval excludes 0" if excludes else "the interval includes 0: no clear difference"}
+
+
+def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
+                resamples: int = RESAMPLES) -> dict[str, Any]:
+    """The board over the given sessions: rows per (benchmark, target), best Score first within a
+    benchmark, and a paired comparison for every two targets of a benchmark.
+
+    Returns:
+        ``{"rows": [...], "comparisons": [...], "method": {...}}``; a row has ``benchmark``,
+        ``target``, ``items`` (ids), ``sessions``, ``finished``, ``failed``, ``unfinished``,
+        ``tokens_in``, ``tokens_out``, ``cost``, ``figures`` (:func:`row_figures`) and, for the
+        plain readers, each figure's value under its own name (``score``, ``p_plus``...).
+    """
+    ids = list(session_ids)
+    rows_out: list[dict[str, Any]] = []
+    comparisons: list[dict[str, Any]] = []
+    if ids:
+        marks = ",".join("?" * len(ids))
+        rows = store.query(
+            "SELECT s.id, s.target, s.status, s.score, s.item_id, COALESCE(b.name, '-') AS benchmark, "
+            "st.follow_ups, st.follow_sum, st.challenges, st.plus_n, st.plus_sum, st.minus_n, st.minus_sum, "
+            "st.tokens_in, st.tokens_out, st.cost FROM sessions s LEFT JOIN benchmarks b ON b.id = s.benchmark_id "
+            f"LEFT JOIN session_stats st ON st.session_id = s.id WHERE s.id IN ({marks}) ORDER BY s.id", tuple(ids))
+        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for r in rows:
+            groups.setdefault((r["benchmark"], r["target"]), []).append(r)
+        item_scores: dict[tuple[str, str], dict[int, float]] = {}
+        for (bench, target), sessions in groups.items():
+            finished = [s for s in sessions if s["status"] == "finished" and s["score"] is not None]
+            per_item: dict[int, list[dict[str, Any]]] = {}
+            for s in finished:
+                per_item.setdefault(s["item_id"] if s["item_id"] is not None else -s["id"], []).append(s)
+            items = []
+            for group in per_item.values():
+                it = _Item(score_mean=sum(s["score"] for s in group) / len(group))
+                for name in _SUMS[1:]:
+                    setattr(it, name, sum(s[name] or 0 for s in group))
+                items.append(it)
+            item_scores[(bench, target)] = {k: sum(s["score"] for s in g) / len(g) for k, g in per_item.items()}
+            figures = row_figures(items, seed, resamples)
+            rows_out.append({
+                "benchmark": bench, "target": target, "items": sorted(per_item),
+                "sessions": [s["id"] for s in sessions], "finished": len(finished),
+                "failed": [s["id"] for s in sessions if s["status"] == "failed"],
+                "unfinished": [s["id"] for s in sessions if s["status"] not in ("finished", "failed")],
+                "tokens_in": sum(s["tokens_in"] or 0 for s in sessions),
+                "tokens_out": sum(s["tokens_out"] or 0 for s in sessions),
+                "cost": sum(s["cost"] or 0.0 for s in sessions),
+                "figures": figures, **{name: f["value"] for name, f in figures.items()},
+            })
+        rows_out.sort(key=lambda r: (r["benchmark"], r["score"] is None, -(r["score"] or 0.0), r["target"]))
+        for i, a in enumerate(rows_out):
+            for b in rows_out[i + 1:]:
+                if a["benchmark"] != b["benchmark"]:
+                    continue
+                comparisons.append({"benchmark": a["benchmark"], "a": a["target"], "b": b["target"],
+                                    **paired(item_scores[(a["benchmark"], a["target"])],
+                                             item_scores[(b["benchmark"], b["target"])], seed, resamples)})
+    return {"rows": rows_out, "comparisons": comparisons,
+            "method": {"interval": f"{LEVEL:.0%} percentile bootstrap over items", "resamples": resamples,
+                       "seed": seed, "min_items": MIN_ITEMS}}
+
+
+def scoped_leaderboard(store: Store, run: int | None = None, benchmark: str | None = None,
+                       query: str | None = None, seed: int = SEED, resamples: int = RESAMPLES) -> dict[str, Any]:
+    """:func:`leaderboard` over :func:`scope_sessions`, with the judge–human agreement of the same
+    sessions: ``{"scope", "sessions", "rows", "comparisons", "method", "agreement"}``."""
+    from engine.metrics.sessions import agreement
+
+    scope, ids = scope_sessions(store, run, benchmark, query)
+    board = leaderboard(store, ids, seed, resamples)
+    return {"scope": scope, "sessions": ids, **board, "agreement": agreement(store, ids or [-1])}
