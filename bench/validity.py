@@ -554,6 +554,13 @@ RHO_MIN = 0.9
 """ρ(k, Score) a style whose answers are right iff known must reach."""
 
 
+def spearman_of(series: dict[float, float | None]) -> float:
+    """Spearman's ρ between a series' keys and values (``engine.policy.evaluate.spearman``; NaN for none)."""
+    from engine.policy.evaluate import spearman
+
+    return spearman(list(series), [_num(v) for v in series.values()]) if series else math.nan
+
+
 def check(s: StyleFigures, retract: StyleFigures | None = None) -> list[str]:
     """The failures the figures of one style show (the rule the table's ``check`` column prints):
 
@@ -669,7 +676,6 @@ def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]],
 
     R− is a rate over challenges, and a policy challenges a target about once a session: the u series
     needs more items than Score's k series for the same precision (``--u-items``)."""
-    from engine.policy.evaluate import spearman
 
     start = time.perf_counter()
     out_k = _viva_run(home, bench, items, plan.k_specs(), extra, policy, seed, concurrency, turns)
@@ -738,8 +744,7 @@ def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]],
                                   if t in names and r.get("score") and float(r["score"]) > 0)
         styles.append(StyleFigures(
             style, by_k, by_u,
-            spearman(list(by_k), [_num(v) for v in by_k.values()]) if by_k else math.nan,
-            spearman(list(by_u), [_num(v) for v in by_u.values()]) if by_u else math.nan,
+            spearman_of(by_k), spearman_of(by_u),
             wins, pairs, score(oracle) if in_k else None, None if mute_row is None else mute_row.get("score"), losses,
             false_credit, score_u, {k: (v[0], v[1]) for k, v in formats.items()}, in_k, challenged))
     fdr, eir, note = rates(home, run_ids, plan)
