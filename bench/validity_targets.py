@@ -753,12 +753,13 @@ def _letter(answer: str) -> tuple[str, str]:
     return (m.group(1), m.group(2)) if m else ("", answer.strip())
 
 
-def _chat(entry: Entry, answer: str, style_seed: str) -> str:
-    """A long chat-style reply holding ``answer`` (see the module docstring, style ``chat``)."""
+def _chat(entry: Entry, answer: str, style_seed: str, after: bool | None = None) -> str:
+    """A long chat-style reply holding ``answer`` (see the module docstring, style ``chat``);
+    ``after``: the answer after the reasoning (default: a seeded draw on the entry)."""
     key = entry.question or entry.gold
     opener = _pick(CHAT_OPENERS, "chat-open", key, style_seed)
     closer = _pick(CHAT_CLOSERS, "chat-close", key, style_seed)
-    after = draw("chat-form", key, style_seed) < 0.5
+    after = draw("chat-form", key, style_seed) < 0.5 if after is None else after
     if entry.kind == "fact":
         said = _fill(_pick(FACT_LEADS, "chat-fact", key, style_seed), f=_lower_first(_end(answer)))
         reasons = [_pick(CHAT_GENERIC, "chat-generic", key, i) for i in range(2)]
