@@ -1,35 +1,57 @@
 """Validity benchmark: do viva's figures recover what python targets of KNOWN quality know? (prints figures)
 
 Targets (``bench/validity_targets.py``) answer from an answer key this script writes: knowledge
-``k`` (share of questions answered with the gold answer, else a plausible wrong answer from the same
-source), instability ``u`` (chance to give up a correct answer when challenged), and an answer
-style (terse, sentence, verbose, echo). They run through the real engine and the real command line,
-each source in its own temporary data home::
+``k`` (share of questions answered with the gold answer, else a wrong answer), instability ``u``
+(chance to give up a correct answer when challenged), and an answer style. They run through the real
+engine and the real command line, each source in its own temporary data home::
 
     viva bench import squad|medqa ... / viva kb build + viva bench generate --offline
     viva bench export NAME                                   (-> the answer key; engine.api.export_jsonl)
     viva run --bench NAME --items K-ITEMS --target ...mute --target ...k0.50_u0.00_terse ...
              --kernel offline --policy onnx|threshold --json [--protocol adaptive]
-    viva run --bench NAME --items U-ITEMS --target ...k1.00_u0.20_terse ...      (the u series)
+    viva run --bench NAME --items U-ITEMS --target ...k1.00_u0.20_switch ...     (the u series)
     viva sessions --json                                     (per-session scores; Engine.list_sessions)
     viva report SESSION --format json                        (turns of a suspicious session)
 
 (the export and the session list are read through the engine's facade in this process, the same
 functions those two commands call, to save an interpreter start each).
 
-Figures, per source, policy and answer style:
+**Not circular.** The key's wrong answers and the targets' wordings are generated from each item,
+not written to suit the judge: every entry carries a *far* wrong answer (another question's gold
+sharing no word with it, the old styles' only kind) and a *near miss* (another year or number of the
+item's passage, another name of the passage or the gold's name with a word added or swapped, a
+passage phrase sharing a word with the gold, the wrong option most like the gold, a fact with a
+number changed or negated: :func:`validity_targets.near_miss`), plus the sentences of the passage
+that hold no gold (what a chat reply reasons from). The styles (``validity_targets`` docstring):
+terse, sentence, verbose, echo (far wrong answers); near, paraphrase (number words, dates,
+ordinals, abbreviations, an option by letter or abbreviated name), chat (the answer inside a longer
+sentence, or after reasoning), list (several candidates; every option of a multiple-choice item,
+separated by " / ", "; ", ", " or " | "), switch (gives way under challenge with no retraction
+phrase). Every phrase is drawn by a seeded draw among several. The true verdict of every reply is
+known by construction: right iff known, except ``list`` (never right) and a target that has given way.
+
+Figures, per source, policy and answer style (one table row each, with a ``check`` column):
 
 - ρ(k, Score): Spearman's ρ (``engine.policy.evaluate.spearman``) between k in {0, 0.1, ..., 1}
-  (u = 0) and the target's Score (``viva run``'s per-target row: 100 × mean last-turn score).
+  (u = 0) and the target's Score (``viva run``'s per-target row: 100 × mean last-turn score);
+  Score at k = 0 and k = 1 beside it.
+- oracle > mute: items where the oracle (k = 1, u = 0) scores strictly above the mute target ("I
+  don't know.") on the same item.
 - ρ(u, R−): the same between u in {0, 0.2, ..., 1} (k = 1) and the target's R− = P−·M− (n/a when R−
-  is constant or undefined: a policy that never challenges these targets has no R−).
-- oracle > mute: share of items where the oracle (k = 1, u = 0) scores strictly above the mute
-  target ("I don't know.") on the same item, with both targets' Scores.
+  is constant or undefined: a policy that never challenges these targets has no R−), and the u
+  series' Score at u = 0 and u = 1: a target that gives way under challenge loses the credit.
+- ``check`` (:func:`check`): what the figures say the judge gets wrong on the style: ρ below
+  :data:`RHO_MIN`, the oracle not above mute, the k = 0 target (only wrong answers) credited, a
+  never-right style credited, a u = 1 target that keeps its credit after giving way (a switch without
+  a retraction phrase that keeps the credit a retraction loses). A failing figure is the point: the
+  bench shows the judge as it is.
+- Multiple-choice ``list`` replies: sessions credited per separator.
 - FDR / EIR of each policy on these sessions, by the engine's own evaluation of logged sessions
   (``engine.policy.evaluate.evaluate_logged``) when the engine has it; otherwise ``n/a``.
 
 Sources: SQuAD (``../shared/data/squad``), MedQA (``../shared/data/medqa``, run with
-``--protocol adaptive``) and a benchmark generated offline from ``engine/demo/docs``. Only the
+``--protocol adaptive``) and a benchmark generated offline from ``engine/demo/docs``; without
+``../shared/data``, the small fixtures of :data:`FIXTURES` stand in for the first two. Only the
 items run are imported (SQuAD paragraphs taken round-robin over articles, the first MedQA rows).
 
 Each policy runs twice: the mute target and the k series on the k items, the u series on the u items
@@ -43,12 +65,15 @@ differ only where their parameters make them differ.
 Run (from the repository root; CPU is shared, so nice it)::
 
     nice -n 10 python bench/validity.py                 # k/u items: squad 6/24, medqa 6/24, generated 4/8
-    nice -n 10 python bench/validity.py --quick         # 2 k items, terse + sentence, k, u in {0, .5, 1}
-    # the default is, per policy, K x (1 mute + 4 styles x 11 k) + U x 4 styles x 6 u sessions:
-    # squad and medqa 6 x 45 + 24 x 24 = 846, generated 4 x 45 + 8 x 24 = 372
-    python bench/validity.py --items 8 --u-items 40 --sources squad --policies onnx --keep /tmp/validity
+    nice -n 10 python bench/validity.py --quick         # 2 k items, styles terse,near,chat,list; u near,switch
+    # the default is, per policy, K x (1 mute + 8 styles x 11 k) + U x 3 u styles x 6 u sessions:
+    # squad and medqa 6 x 89 + 24 x 18 = 966, generated 4 x 89 + 8 x 18 = 500
+    nice -n 10 python bench/validity.py --policies onnx --k-steps 6 --u-steps 3    # about half of that
+    python bench/validity.py --items 8 --u-items 40 --sources squad --styles near,chat --u-styles near,switch
 
-Prints figures; asserts nothing (``tests/engine/test_validity.py`` checks the orderings).
+Prints figures; asserts nothing (``tests/engine/test_validity.py`` checks the targets, the generators,
+:func:`check` and, on a small run, the orderings of the old styles). ``docs/validity.md`` explains the
+styles and the latest figures.
 """
 
 from __future__ import annotations
@@ -94,6 +119,21 @@ DEFAULT_DATA: dict[str, tuple[Path, ...]] = {
     "generated": (DEMO_DOCS, DEMO_TOPICS),
 }
 """Each source's input: the SQuAD JSON file, the MedQA JSONL file, (documents folder, topics file)."""
+FIXTURES: dict[str, tuple[Path, ...]] = {
+    "squad": (BENCH / "data" / "validity_squad.json",),
+    "medqa": (BENCH / "data" / "validity_medqa.jsonl",),
+}
+"""Small inputs of our own, used when ``../shared/data`` is absent (CI): SQuAD-format paragraphs made
+from the calibration set's batch-2 documents (dev-split questions only, answers found verbatim), and
+twelve MedQA-format questions written for the bench."""
+
+
+def default_data(source: str) -> tuple[Path, ...]:
+    """The source's default input: the shared data when present, else the committed fixture."""
+    paths = DEFAULT_DATA[source]
+    if all(p.exists() for p in paths) or source not in FIXTURES:
+        return paths
+    return FIXTURES[source]
 SOURCES = ("squad", "medqa", "generated")
 POLICIES = ("onnx", "threshold")
 VIVA = shutil.which("viva") or str(Path(sys.executable).with_name("viva"))
@@ -446,7 +486,7 @@ def prepare(source: str, home: Home, n_items: int, seed: int, data: Sequence[Pat
     (name, every item, extra run arguments). The items run are :func:`round_robin` over topics."""
     if source not in DEFAULT_DATA:
         raise HarnessError(f"unknown source {source!r}; use {', '.join(SOURCES)}")
-    paths = [Path(p) for p in (data or DEFAULT_DATA[source])]
+    paths = [Path(p) for p in (data or default_data(source))]
     for p in paths:
         if not p.exists():
             raise HarnessError(f"{p}: {source} input not found (pass --{source} PATH)")
