@@ -322,3 +322,26 @@ def test_check_names_what_the_figures_show():
     assert validity.check(_figures("switch", {}, by_u={0.0: 100.0, 1.0: 90.0}), retract) == [
         "switch keeps credit a retraction loses (loss 10.0 vs 60.0)"]
     assert "cannot tell" in validity.check(_figures("switch", {}, by_u={0.0: 100.0, 1.0: 100.0}, challenges=0))[0]
+
+
+def test_fixtures_are_well_formed_and_hold_no_sealed_question():
+    """The committed stand-ins for ../shared/data: SQuAD spans where they claim to be, MedQA answers
+    that are their options, and no question of the calibration set's sealed split."""
+    from bench import judge_calibration as jc
+
+    squad = json.loads(validity.FIXTURES["squad"][0].read_text(encoding="utf-8"))
+    sealed = {r["question"] for r in jc.load_rows() if r["split"] == "sealed"}
+    questions = 0
+    for article in squad["data"]:
+        for p in article["paragraphs"]:
+            for qa in p["qas"]:
+                questions += 1
+                assert qa["question"] not in sealed
+                for a in qa["answers"]:
+                    assert p["context"][a["answer_start"]:a["answer_start"] + len(a["text"])] == a["text"]
+    assert questions >= 20
+    rows = [json.loads(line) for line in validity.FIXTURES["medqa"][0].read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 12 and all(r["options"][r["answer_idx"]] == r["answer"] for r in rows)
+    present = validity.DEFAULT_DATA["squad"][0].exists()
+    assert validity.default_data("squad") == (validity.DEFAULT_DATA["squad"] if present else validity.FIXTURES["squad"])
+    assert validity.default_data("generated") == validity.DEFAULT_DATA["generated"]
