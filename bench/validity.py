@@ -338,6 +338,50 @@ def key_summary(entries: Sequence[vt.Entry]) -> str:
             + "; paraphrases: " + ", ".join(f"{k} {v}" for k, v in para.most_common()))
 
 
+def kind_breakdown(entries: Sequence[vt.Entry]) -> str:
+    """:func:`kind_tally` as text: ``name credited/n`` per kind."""
+    return "; ".join(f"{k} {h}/{n}" for k, (h, n) in sorted(kind_tally(entries).items()))
+
+
+def kind_tally(entries: Sequence[vt.Entry]) -> dict[str, tuple[int, int]]:
+    """The gold judge alone (``engine.judge.answers``, no session) on the key's generated answers, by
+    how they were made: paraphrases of the gold credited, near misses credited, chat replies holding
+    the gold (inside a sentence / after reasoning) credited, multiple-choice replies listing every
+    option read as a choice, per separator. Facts are left out (their judge needs the embedder)."""
+    from engine.judge.answers import judge_choice, judge_gold
+
+    tally: dict[str, list[int]] = {}
+
+    def add(name: str, hit: bool) -> None:
+        t = tally.setdefault(name, [0, 0])
+        t[0] += int(hit)
+        t[1] += 1
+
+    for e in entries:
+        q = e.question or e.gold
+        if e.kind == "short":
+            text, how = vt.paraphrase(e.gold.strip(), q)
+            if how:
+                add(f"paraphrase:{how}", judge_gold(text, [e.gold], e.question).met)
+            if e.near_kind:
+                add(f"near:{e.near_kind}", judge_gold(e.near, [e.gold], e.question).met)
+            for after in (False, True):
+                add(f"chat:{'after' if after else 'inside'}",
+                    judge_gold(vt._chat(e, e.gold, "chat", after=after), [e.gold], e.question).met)
+        elif e.kind == "choice" and e.options:
+            letter, text = vt._letter(e.gold)
+            reply, how = vt.choice_paraphrase(letter, text, q)
+            add(f"paraphrase:{how}", judge_choice(reply, e.options, letter).met)
+            for after in (False, True):
+                add(f"chat:{'after' if after else 'inside'}",
+                    judge_choice(vt._chat(e, e.gold, "chat", after=after), e.options, letter).met)
+            for sep in vt.LIST_SEPARATORS:
+                listed = sep.join(f"({k}) {v}" for k, v in e.options.items())
+                add(f"all-options[{sep!r}]",
+                    judge_choice(listed, e.options, letter).chosen is not None)
+    return {k: (h, n) for k, (h, n) in tally.items()}
+
+
 def passage_of(item: dict[str, Any]) -> str:
     """The item's own passage: its SQuAD paragraph (``meta.context``), else a generated item's key
     sentence and its other facts (rubric points); "" for a multiple-choice item."""
@@ -826,6 +870,8 @@ def run_source(source: str, workdir: Path, plan: Plan, policies: Sequence[str], 
     log(f"[{source}] {len(items)} items for k, {len(items_u)} for u, {len(entries)} key questions "
         f"({', '.join(f'{k} {v}' for k, v in Counter(e.kind for e in entries).items())}); home {home.path}")
     log(f"[{source}] {key_summary(entries)}")
+    log(f"[{source}] gold judge alone on the key's generated answers (credited/n; right: paraphrase, chat; "
+        f"wrong: near, all-options read as a choice): {kind_breakdown(entries)}")
     out = []
     for policy in policies:
         figures = run_policy(source, home, bench, items, extra, plan, policy, seed, concurrency, turns, items_u)

@@ -276,6 +276,19 @@ def test_new_styles_follow_the_key():
     assert seps == set(vt.LIST_SEPARATORS)
 
 
+def test_kind_breakdown_counts_every_generated_answer():
+    """One tally per kind, over every entry that has it (the verdicts are the judge's: not pinned)."""
+    key = _passage_key()
+    out = {k: f"{h}/{n}" for k, (h, n) in validity.kind_tally(key.entries).items()}
+    assert validity.kind_breakdown(key.entries).count("/") >= len(out)
+    short = [e for e in key.entries if e.kind == "short"]
+    choice = [e for e in key.entries if e.kind == "choice"]
+    assert out["chat:inside"].endswith(f"/{len(short) + len(choice)}")
+    assert out["near:year"].endswith("/1") and out["paraphrase:number-words"].endswith("/1")
+    for sep in vt.LIST_SEPARATORS:
+        assert out[f"all-options[{sep!r}]"].endswith(f"/{len(choice)}")
+
+
 def test_switch_gives_another_answer_without_retracting():
     key = _passage_key()
     q = "When was the lighthouse of Varn built?"
