@@ -753,6 +753,9 @@ def _letter(answer: str) -> tuple[str, str]:
     return (m.group(1), m.group(2)) if m else ("", answer.strip())
 
 
+_CONNECTIVE = re.compile(r"^(?:however|but|also|moreover|thus|therefore|so|and|yet)\b,?\s+", re.IGNORECASE)
+
+
 def _chat(entry: Entry, answer: str, style_seed: str, after: bool | None = None) -> str:
     """A long chat-style reply holding ``answer`` (see the module docstring, style ``chat``);
     ``after``: the answer after the reasoning (default: a seeded draw on the entry)."""
@@ -784,6 +787,7 @@ def _chat(entry: Entry, answer: str, style_seed: str, after: bool | None = None)
             if s in CHAT_GENERIC:
                 reasons.append(s)
             else:
+                s = _CONNECTIVE.sub("", s, count=1)
                 reasons.append(_end(_fill(_pick(CHAT_REASON_LEADS, "chat-lead", key, i), s=_lower_first(_bare(s)))))
         reasons = list(dict.fromkeys(reasons))
     body = reasons + [said] if after else [said] + reasons
