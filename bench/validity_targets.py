@@ -146,6 +146,11 @@ SWITCHES = ("Actually it is {w}.", "Thinking about it again, it is {w}.", "Let m
             "On reflection, {w}.", "It's {w}.", "Looking at it more carefully, it would be {w}.",
             "Hmm. {W}.")
 """Replies that give another answer with no retraction or apology word (style ``switch``)."""
+FACT_RETRACTIONS = ("You are right, I was wrong.", "I stand corrected.", "Sorry, my mistake.",
+                    "Good catch, I got that wrong.", "I apologise, I mixed it up.", "Oops, that was an error on my part.")
+"""Retraction openers before another fact (a fact is a sentence of its own)."""
+FACT_SWITCHES = ("Actually,", "Thinking about it again:", "On reflection:", "Hmm.", "Let me put it differently.")
+"""Openers before another fact with no retraction or apology word (style ``switch``)."""
 LIST_SEPARATORS = (" / ", "; ", ", ", " | ")
 """How a multiple-choice ``list`` reply separates the options (the item's id picks one)."""
 LIST_FRAMES = ("It could be {x}, {y} or {z}.", "Possibly {x}; {y}; {z}.", "Candidates: {x} / {y} / {z}.",
@@ -857,9 +862,11 @@ def give_way(entry: Entry, style: str, n: int) -> str:
     (:data:`SWITCHES`)."""
     key = entry.question or entry.gold
     wrong = entry.unknown if style in NEW_STYLES else entry.wrong
-    said = _lower_first(_bare(wrong)) if entry.kind == "fact" else _bare(wrong)
+    if entry.kind == "fact":  # a sentence: an opener, then the other fact as it is
+        pool = FACT_SWITCHES if style == "switch" else FACT_RETRACTIONS
+        return f"{_pick(pool, 'give-way', key, n)} {_end(wrong)}"
     pool = SWITCHES if style == "switch" else RETRACTIONS
-    return _fill(_pick(pool, "give-way", key, n), w=said)
+    return _fill(_pick(pool, "give-way", key, n), w=_bare(wrong))
 
 
 class KnownTarget:

@@ -307,7 +307,7 @@ def test_no_phrase_of_the_targets_is_a_judge_template():
     pools = [vt.SENTENCES, vt.FACT_LEADS, vt.CHAT_OPENERS, vt.CHAT_INSIDE, vt.CHAT_AFTER, vt.HOLDS,
              vt.RETRACTIONS, vt.SWITCHES, vt.LIST_FRAMES, vt.CHAT_CLOSERS]
     assert all("i am sure" not in p.lower() for pool in pools for p in pool)
-    for s in vt.SWITCHES:
+    for s in vt.SWITCHES + vt.FACT_SWITCHES:
         assert not any(w in s.lower() for w in ("wrong", "sorry", "mistake", "apolog", "correct", "right", "error",
                                                   "second thought"))
     assert len(set(vt.SENTENCES)) >= 8 and len(set(vt.SWITCHES)) >= 5 and len(set(vt.HOLDS)) >= 5
