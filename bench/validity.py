@@ -880,7 +880,8 @@ def run_source(source: str, workdir: Path, plan: Plan, policies: Sequence[str], 
         for style, sid in losses[:explain_n]:
             figures.explained += explain(home, sid, f"oracle not above mute, {style}")
         for style, sid, sc in credited[:explain_n]:
-            figures.explained += explain(home, sid, f"k=0 credited {sc:.1f}, {style}")
+            figures.explained += explain(home, sid, f"{'a list' if style in vt.NEVER_RIGHT else 'k=0'} credited {sc:.1f}, "
+                                                    f"{style}")
         log(f"[{source}] policy {policy}: run {figures.run}, {figures.sessions} sessions in {figures.seconds:.0f}s"
             + (f", {len(figures.failed)} failed" if figures.failed else ""))
         out.append(figures)
@@ -938,7 +939,8 @@ def format_table(results: list[RunFigures]) -> str:
         credited = [(s.style, *c) for s in r.styles for c in s.false_credit]
         if credited:
             shown = ", ".join(f"{st} s{sid}={sc:.1f}" for st, sid, sc in credited[:8])
-            lines.append(f"    k=0 sessions scored above 0 ({len(credited)}): {shown}{' ...' if len(credited) > 8 else ''}")
+            lines.append(f"    wrong answers credited: sessions of k=0 (of list: any k) scored above 0 ({len(credited)}): "
+                         f"{shown}{' ...' if len(credited) > 8 else ''}")
         for fl in r.failed:
             lines.append(f"    session {fl.get('session')} failed: {fl.get('error')}")
         lines += r.explained
