@@ -6,7 +6,9 @@ A session is one batch of up to 3 base items (``spec.batch``) for one target:
 1. **Benchmark grading.** Each base question is asked on its own (a fresh conversation; a
    multiple-choice question shows its options) and judged by its gold answer
    (:mod:`engine.judge.gold`). The gain of its difficulty (:mod:`engine.metrics.graded`) is recorded
-   and the next difficulty follows from the running average, **after every question**.
+   and the next difficulty follows from the running average, **after every question**. An item's
+   difficulty is its calibrated tier when the benchmark is calibrated
+   (:func:`engine.bench.calibrate.calibrated_tiers`), else its label.
 2. **Interactive extension**, up to :data:`ROUNDS` rounds: a knowledge path is sampled on the
    benchmark's knowledge base's context graph (seeded), and the kernel writes a question with a
    concise answer at the current difficulty from the round's window of the path (easy: cloze,
@@ -37,10 +39,11 @@ from engine.bench.rubric import current_rubric
 from engine.interview.protocols.adaptive import stable_seed
 from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
 from engine.interview.session import SessionError
-from engine.judge.answers import choice_question, judge_gold
 from engine.judge.base import TurnView, Verdict
+from engine.judge.choice import choice_question
 from engine.judge.feedback import FeedbackRecord, with_suggestions
 from engine.judge.gold import judge_gold_criteria
+from engine.judge.gold_match import judge_gold
 from engine.metrics.graded import BASE, EXTENSION, DifficultyTrack, difficulty_label
 from engine.store import dumps, loads, now_iso
 
@@ -68,6 +71,10 @@ class Graded(Protocol):
         ids = s.spec.batch or [s.item.id]
         self.items = [get_item(s.store, i) for i in ids]
         self._notes: set[str] = set()
+        from engine.bench.calibrate import calibrated_tiers
+
+        # calibrated difficulty tiers (viva bench calibrate) replace the items' labels where they exist
+        self._tiers = calibrated_tiers(s.store, self.items[0].benchmark_id) if self.items else {}
 
     # -- rules ------------------------------------------------------------------------------------
     @classmethod
@@ -216,7 +223,8 @@ class Graded(Protocol):
             gold = judge_gold_criteria(criteria, [view], item.question, item.options)
             verdicts: dict[str, Verdict] = dict(gold)
             correct = bool(criteria) and all(v.met for v in verdicts.values())
-            version_id, difficulty, labelled = rubric.id, difficulty_label(item.difficulty), item.difficulty is not None
+            tier = self._tiers.get(item.id, item.difficulty)
+            version_id, difficulty, labelled = rubric.id, difficulty_label(tier), tier is not None
             golds, path = list(criteria[0].answers or []) if criteria else [], None
             item_id = item.id
         else:

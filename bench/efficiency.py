@@ -1,0 +1,230 @@
+"""Calibrated items and adaptive selection against random subsets, on a real response matrix (issue 28).
+
+The matrix: ``../shared/data/nq301/nq301_judged.jsonl``, the human judgements of the answers of 12
+open-domain QA systems to 301 Natural Questions (Kamalloo et al., ACL 2023; see shared/data/SOURCES.md).
+Each system in turn is held out: the items are calibrated (:func:`engine.metrics.irt.calibrate`,
+``model="auto"``: Rasch, since 11 targets are fewer than ``MIN_TARGETS_2PL``) on the other 11 systems'
+responses, and the held-out system is examined at budgets of 5%, 10%, 20% and 33% of the 301 items:
+
+- **adaptive**: from ability 0, the next item is :func:`engine.metrics.irt.next_item` (the most
+  informative at the current EAP ability, drawn among the 5 best with the seed's generator); the
+  estimate is :func:`engine.metrics.irt.expected_accuracy` (asked items as answered, the others by
+  their probability over the ability's posterior);
+- **random**: a random subset of the same size (the seed's generator), estimated by its share right
+  (what a run on a sample of the items reports today). One permutation per seed: every system that
+  answered every item gets the same subset, as a fixed sample of a benchmark is used for every model
+  (common items help the ranking: the subset's difficulty is the same for all);
+- **random+IRT**: the same random subset, estimated as the adaptive one is (separates what the
+  selection gains from what the estimator gains).
+
+A system is only asked items it answered (DPR answered 292, EMDR2 274; the others 300 or 301); its true
+accuracy is its share right over the items it answered. For each budget, method and seed, the 12
+estimates give a ranking: Kendall's tau-b against the ranking by true accuracy (tau-b: two systems tie
+there) and the mean absolute error of the accuracy estimates. The table gives the mean and standard
+deviation of both over the seeds (``--seeds``, default 100: seeds 0..99). Deterministic for the seeds.
+
+The second matrix (``--engine MEDQA_JSONL``): the 12 targets of known ability of
+``bench/efficiency_targets.py`` (abilities -1.5 to 1.5; each question has a hidden difficulty) are
+examined by the real engine (offline kernel, the ``graded`` protocol of a MedQA import) on every item;
+their responses are read back from the store by the calibration's own rules
+(:func:`engine.bench.calibrate.response_matrix`), and the same study runs on that matrix.
+
+Run: ``python bench/efficiency.py [--data PATH | --engine MEDQA_JSONL] [--seeds 100] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # before bench/, whose engine.py would shadow the package
+
+from engine.metrics import irt  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "nq301" / "nq301_judged.jsonl"
+BUDGETS = (0.05, 0.10, 0.20, 0.33)
+METHODS = ("adaptive", "random", "random+IRT")
+
+
+def load_matrix(path: str | Path = DATA) -> tuple[list[str], list[str], np.ndarray]:
+    """(systems, questions, responses [systems, questions] of 1/0, NaN where a system has no answer)."""
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                rows.append((row["model"], row["question"], row["human"]))
+            except (json.JSONDecodeError, KeyError) as exc:
+                raise SystemExit(f"{path}:{n}: not a judged answer ({exc})") from None
+    systems = sorted({m for m, _, _ in rows})
+    questions = sorted({q for _, q, _ in rows})
+    s_idx = {s: i for i, s in enumerate(systems)}
+    q_idx = {q: i for i, q in enumerate(questions)}
+    matrix = np.full((len(systems), len(questions)), np.nan)
+    for model, question, human in rows:
+        if human is not None:
+            matrix[s_idx[model], q_idx[question]] = 1.0 if human else 0.0
+    return systems, questions, matrix
+
+
+def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's tau-b of two rankings (ties allowed), by counting pairs: (concordant - discordant) /
+    sqrt((pairs - ties in x) (pairs - ties in y)). NaN when either ranking is all ties."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    i, j = np.triu_indices(len(x), k=1)
+    dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    n0 = len(i)
+    tx, ty = int((dx == 0).sum()), int((dy == 0).sum())
+    denom = np.sqrt(float(n0 - tx) * float(n0 - ty))
+    return float((dx * dy).sum() / denom) if denom else float("nan")
+
+
+def examine(responses: np.ndarray, a: np.ndarray, b: np.ndarray, sizes: list[int], seed: int) -> dict[str, dict[int, float]]:
+    """One held-out system at every budget in ``sizes`` with one seed: estimates by method and size.
+
+    ``responses`` holds only the items the system answered; the runs to each size share their prefix
+    (the adaptive run to 99 items asks at 15 what the run to 15 asks), so one run per seed serves all sizes.
+    """
+    n = len(responses)
+    out: dict[str, dict[int, float]] = {m: {} for m in METHODS}
+    rng = np.random.default_rng([seed, 1])
+    asked = np.full(n, np.nan)
+    available = np.ones(n, bool)
+    theta = 0.0
+    for k in range(1, max(sizes) + 1):
+        item = irt.next_item(theta, a, b, available, rng)
+        available[item] = False
+        asked[item] = responses[item]
+        theta, _se = irt.ability(asked, a, b)
+        if k in sizes:
+            out["adaptive"][k] = irt.expected_accuracy(asked, a, b)
+    order = np.random.default_rng([seed, 2]).permutation(n)
+    for k in sizes:
+        subset = np.full(n, np.nan)
+        subset[order[:k]] = responses[order[:k]]
+        out["random"][k] = float(np.nanmean(subset))
+        out["random+IRT"][k] = irt.expected_accuracy(subset, a, b)
+    return out
+
+
+def run(path: str | Path = DATA, seeds: int = 100, budgets: tuple[float, ...] = BUDGETS) -> dict[str, Any]:
+    """The leave-one-system-out study (module docstring) on the NQ301-style file at ``path``."""
+    systems, questions, matrix = load_matrix(path)
+    return {"data": str(path), **study(systems, matrix, seeds, budgets)}
+
+
+def study(systems: list[str], matrix: np.ndarray, seeds: int = 100,
+          budgets: tuple[float, ...] = BUDGETS) -> dict[str, Any]:
+    """The leave-one-system-out study on a systems x items matrix (1/0, NaN: not answered)."""
+    sizes = [max(1, round(f * matrix.shape[1])) for f in budgets]
+    truth = np.array([np.nanmean(row) for row in matrix])
+    estimates: dict[tuple[str, int, int], np.ndarray] = defaultdict(lambda: np.full(len(systems), np.nan))
+    models = set()
+    for h in range(len(systems)):
+        others = np.delete(matrix, h, axis=0)
+        keep = ~np.isnan(others).all(axis=0)  # items no other system answered cannot be calibrated
+        calibration = irt.calibrate(others[:, keep], model="auto")
+        models.add(calibration.model)
+        answered = ~np.isnan(matrix[h][keep])
+        a, b, responses = calibration.a[answered], calibration.b[answered], matrix[h][keep][answered]
+        for seed in range(seeds):
+            for method, by_size in examine(responses, a, b, sizes, seed).items():
+                for k, value in by_size.items():
+                    estimates[(method, k, seed)][h] = value
+    table = []
+    for f, k in zip(budgets, sizes, strict=True):
+        for method in METHODS:
+            taus = [kendall_tau_b(estimates[(method, k, s)], truth) for s in range(seeds)]
+            errors = [float(np.abs(estimates[(method, k, s)] - truth).mean()) for s in range(seeds)]
+            table.append({"budget": f, "items": k, "method": method,
+                          "tau_mean": statistics.fmean(taus), "tau_sd": statistics.pstdev(taus),
+                          "mae_mean": statistics.fmean(errors), "mae_sd": statistics.pstdev(errors)})
+    return {"systems": systems, "questions": int(matrix.shape[1]), "seeds": seeds, "model": sorted(models),
+            "true_accuracy": dict(zip(systems, truth.round(4).tolist(), strict=True)), "table": table}
+
+
+def engine_matrix(key: str | Path, home: str | Path) -> tuple[list[str], np.ndarray, dict[str, Any]]:
+    """The second matrix: the targets of known ability of ``bench/efficiency_targets.py`` examined by
+    the real engine (offline kernel, graded protocol) on the MedQA-style file ``key``, imported into a
+    new data home ``home``; the responses read from the store by :mod:`engine.bench.calibrate`'s rules.
+    Returns (targets, matrix, facts: the known abilities and how the engine's figures follow them)."""
+    import asyncio
+    import os
+
+    from bench import efficiency_targets as able
+    from engine.bench.calibrate import benchmark_units, response_matrix
+    from engine.bench.importers import run_import
+    from engine.interview.run import RunRequest, execute_run, plan_run
+    from engine.runtime import Runtime
+
+    os.environ[able.KEY_ENV] = str(key)
+    runtime = Runtime(home=Path(home))
+    run_import(runtime.store, runtime.home, "medqa", key, "medqa")
+    run_id = plan_run(runtime, RunRequest(bench="medqa", targets=able.TARGETS, kernel="offline", policy="threshold",
+                                          turns=1, seed=0))
+    errors = asyncio.run(execute_run(runtime, run_id))
+    failed = {s: e for s, e in errors.items() if e}
+    if failed:
+        raise SystemExit(f"{len(failed)} session(s) failed, e.g. {next(iter(failed.items()))}")
+    _bench, _fingerprint, units = benchmark_units(runtime.store, "medqa")
+    targets, matrix, _sessions, _scores = response_matrix(runtime.store, units)
+    runtime.store.close()
+    ability = {t: able.ABILITIES[able.TARGETS.index(t)] for t in targets}
+    accuracy = np.nanmean(matrix, axis=1)
+    facts = {"abilities": ability, "answered": int((~np.isnan(matrix)).sum()),
+             "tau_ability_accuracy": kendall_tau_b(np.array([ability[t] for t in targets]), accuracy)}
+    return targets, matrix, facts
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The table as text."""
+    lines = [f"{len(result['systems'])} systems x {result['questions']} questions, each held out in turn "
+             f"(calibration: {', '.join(result['model'])} on the other {len(result['systems']) - 1}); "
+             f"mean ± sd over {result['seeds']} seeds",
+             f"{'budget':>7} {'items':>5}  {'method':<11} {'Kendall tau-b':>16} {'accuracy MAE':>16}"]
+    if "tau_ability_accuracy" in result:
+        lines.insert(1, f"the engine's matrix: {result['answered']} responses read from the store; Kendall tau-b of the "
+                        f"known abilities against the full-bank accuracies {result['tau_ability_accuracy']:.3f}")
+    for row in result["table"]:
+        lines.append(f"{row['budget']:>7.0%} {row['items']:>5}  {row['method']:<11} "
+                     f"{row['tau_mean']:>8.3f} ± {row['tau_sd']:.3f}   {row['mae_mean']:>8.4f} ± {row['mae_sd']:.4f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line: see the module docstring."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(DATA))
+    parser.add_argument("--engine", metavar="MEDQA_JSONL",
+                        help="the second matrix instead: targets of known ability (bench/efficiency_targets.py) "
+                             "examined by the real engine on this MedQA-style file")
+    parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if args.engine:
+        import tempfile
+
+        if not Path(args.engine).is_file():
+            raise SystemExit(f"{args.engine}: not found")
+        with tempfile.TemporaryDirectory() as home:
+            systems, matrix, facts = engine_matrix(args.engine, home)
+        result = {"data": args.engine, **facts, **study(systems, matrix, args.seeds)}
+    else:
+        if not Path(args.data).is_file():
+            raise SystemExit(f"{args.data}: not found (the NQ301 matrix lives in shared/data/nq301/)")
+        result = run(args.data, args.seeds)
+    print(json.dumps(result, indent=1) if args.json else format_table(result))
+
+
+if __name__ == "__main__":
+    main()
