@@ -183,23 +183,27 @@ def calibrate_facts(rows: Sequence[dict[str, Any]], judge: FreeTextJudge | None 
 
 
 def calibrate_gold(rows: Sequence[dict[str, Any]], splits: Sequence[str] = ("dev",)) -> dict[str, Any]:
-    """Judge the gold-answer rows at :data:`GOLD_F1_THRESHOLD` and report each split asked.
+    """Judge the gold-answer rows (:func:`engine.judge.answers.judge_gold`, its own ``met``) and report
+    each split asked; ``dev_pick`` is the F1 line dev alone would pick for the verdict's ``f1``.
+
+    A verdict's ``met`` is the judge's decision (its refusals, negation, alternatives, numbers,
+    included), not ``f1 >= threshold``: the report counts ``met``.
 
     Returns:
         ``{"threshold", "dev_pick", <split>: report ...}``.
     """
-    scored: dict[str, list[tuple[dict[str, Any], float]]] = defaultdict(list)
+    scored: dict[str, list[tuple[dict[str, Any], Any]]] = defaultdict(list)
     for row in rows:
         if row["kind"] != "gold" or row["split"] not in splits:
             continue
-        verdict = judge_gold(row["answer"], row["gold"], row["question"])
-        scored[row["split"]].append((row, verdict.f1))
+        scored[row["split"]].append((row, judge_gold(row["answer"], row["gold"], row["question"])))
     out: dict[str, Any] = {"threshold": GOLD_F1_THRESHOLD}
     if scored.get("dev"):
-        out["dev_pick"] = pick_threshold([(s, r["label"]) for r, s in scored["dev"]],
+        out["dev_pick"] = pick_threshold([(v.f1, r["label"]) for r, v in scored["dev"]],
                                          [round(0.05 * i, 2) for i in range(4, 20)])
     for split in splits:
-        out[split] = _report(scored.get(split, []), GOLD_F1_THRESHOLD)
+        out[split] = _report([(r, 1.0 if v.met else 0.0) for r, v in scored.get(split, [])], 1.0)
+        out[split]["threshold"] = GOLD_F1_THRESHOLD
     return out
 
 
