@@ -1,35 +1,57 @@
 """Validity benchmark: do viva's figures recover what python targets of KNOWN quality know? (prints figures)
 
 Targets (``bench/validity_targets.py``) answer from an answer key this script writes: knowledge
-``k`` (share of questions answered with the gold answer, else a plausible wrong answer from the same
-source), instability ``u`` (chance to give up a correct answer when challenged), and an answer
-style (terse, sentence, verbose, echo). They run through the real engine and the real command line,
-each source in its own temporary data home::
+``k`` (share of questions answered with the gold answer, else a wrong answer), instability ``u``
+(chance to give up a correct answer when challenged), and an answer style. They run through the real
+engine and the real command line, each source in its own temporary data home::
 
     viva bench import squad|medqa ... / viva kb build + viva bench generate --offline
     viva bench export NAME                                   (-> the answer key; engine.api.export_jsonl)
     viva run --bench NAME --items K-ITEMS --target ...mute --target ...k0.50_u0.00_terse ...
              --kernel offline --policy onnx|threshold --json [--protocol adaptive]
-    viva run --bench NAME --items U-ITEMS --target ...k1.00_u0.20_terse ...      (the u series)
+    viva run --bench NAME --items U-ITEMS --target ...k1.00_u0.20_switch ...     (the u series)
     viva sessions --json                                     (per-session scores; Engine.list_sessions)
     viva report SESSION --format json                        (turns of a suspicious session)
 
 (the export and the session list are read through the engine's facade in this process, the same
 functions those two commands call, to save an interpreter start each).
 
-Figures, per source, policy and answer style:
+**Not circular.** The key's wrong answers and the targets' wordings are generated from each item,
+not written to suit the judge: every entry carries a *far* wrong answer (another question's gold
+sharing no word with it, the old styles' only kind) and a *near miss* (another year or number of the
+item's passage, another name of the passage or the gold's name with a word added or swapped, a
+passage phrase sharing a word with the gold, the wrong option most like the gold, a fact with a
+number changed or negated: :func:`validity_targets.near_miss`), plus the sentences of the passage
+that hold no gold (what a chat reply reasons from). The styles (``validity_targets`` docstring):
+terse, sentence, verbose, echo (far wrong answers); near, paraphrase (number words, dates,
+ordinals, abbreviations, an option by letter or abbreviated name), chat (the answer inside a longer
+sentence, or after reasoning), list (several candidates; every option of a multiple-choice item,
+separated by " / ", "; ", ", " or " | "), switch (gives way under challenge with no retraction
+phrase). Every phrase is drawn by a seeded draw among several. The true verdict of every reply is
+known by construction: right iff known, except ``list`` (never right) and a target that has given way.
+
+Figures, per source, policy and answer style (one table row each, with a ``check`` column):
 
 - ρ(k, Score): Spearman's ρ (``engine.policy.evaluate.spearman``) between k in {0, 0.1, ..., 1}
-  (u = 0) and the target's Score (``viva run``'s per-target row: 100 × mean last-turn score).
+  (u = 0) and the target's Score (``viva run``'s per-target row: 100 × mean last-turn score);
+  Score at k = 0 and k = 1 beside it.
+- oracle > mute: items where the oracle (k = 1, u = 0) scores strictly above the mute target ("I
+  don't know.") on the same item.
 - ρ(u, R−): the same between u in {0, 0.2, ..., 1} (k = 1) and the target's R− = P−·M− (n/a when R−
-  is constant or undefined: a policy that never challenges these targets has no R−).
-- oracle > mute: share of items where the oracle (k = 1, u = 0) scores strictly above the mute
-  target ("I don't know.") on the same item, with both targets' Scores.
+  is constant or undefined: a policy that never challenges these targets has no R−), and the u
+  series' Score at u = 0 and u = 1: a target that gives way under challenge loses the credit.
+- ``check`` (:func:`check`): what the figures say the judge gets wrong on the style: ρ below
+  :data:`RHO_MIN`, the oracle not above mute, the k = 0 target (only wrong answers) credited, a
+  never-right style credited, a u = 1 target that keeps its credit after giving way (a switch without
+  a retraction phrase that keeps the credit a retraction loses). A failing figure is the point: the
+  bench shows the judge as it is.
+- Multiple-choice ``list`` replies: sessions credited per separator.
 - FDR / EIR of each policy on these sessions, by the engine's own evaluation of logged sessions
   (``engine.policy.evaluate.evaluate_logged``) when the engine has it; otherwise ``n/a``.
 
 Sources: SQuAD (``../shared/data/squad``), MedQA (``../shared/data/medqa``, run with
-``--protocol adaptive``) and a benchmark generated offline from ``engine/demo/docs``. Only the
+``--protocol adaptive``) and a benchmark generated offline from ``engine/demo/docs``; without
+``../shared/data``, the small fixtures of :data:`FIXTURES` stand in for the first two. Only the
 items run are imported (SQuAD paragraphs taken round-robin over articles, the first MedQA rows).
 
 Each policy runs twice: the mute target and the k series on the k items, the u series on the u items
@@ -43,12 +65,15 @@ differ only where their parameters make them differ.
 Run (from the repository root; CPU is shared, so nice it)::
 
     nice -n 10 python bench/validity.py                 # k/u items: squad 6/24, medqa 6/24, generated 4/8
-    nice -n 10 python bench/validity.py --quick         # 2 k items, terse + sentence, k, u in {0, .5, 1}
-    # the default is, per policy, K x (1 mute + 4 styles x 11 k) + U x 4 styles x 6 u sessions:
-    # squad and medqa 6 x 45 + 24 x 24 = 846, generated 4 x 45 + 8 x 24 = 372
-    python bench/validity.py --items 8 --u-items 40 --sources squad --policies onnx --keep /tmp/validity
+    nice -n 10 python bench/validity.py --quick         # 2 k items, styles terse,near,chat,list; u near,switch
+    # the default is, per policy, K x (1 mute + 8 styles x 11 k) + U x 3 u styles x 6 u sessions:
+    # squad and medqa 6 x 89 + 24 x 18 = 966, generated 4 x 89 + 8 x 18 = 500
+    nice -n 10 python bench/validity.py --policies onnx --k-steps 6 --u-steps 3    # about half of that
+    python bench/validity.py --items 8 --u-items 40 --sources squad --styles near,chat --u-styles near,switch
 
-Prints figures; asserts nothing (``tests/engine/test_validity.py`` checks the orderings).
+Prints figures; asserts nothing (``tests/engine/test_validity.py`` checks the targets, the generators,
+:func:`check` and, on a small run, the orderings of the old styles). ``docs/validity.md`` explains the
+styles and the latest figures.
 """
 
 from __future__ import annotations
@@ -94,6 +119,21 @@ DEFAULT_DATA: dict[str, tuple[Path, ...]] = {
     "generated": (DEMO_DOCS, DEMO_TOPICS),
 }
 """Each source's input: the SQuAD JSON file, the MedQA JSONL file, (documents folder, topics file)."""
+FIXTURES: dict[str, tuple[Path, ...]] = {
+    "squad": (BENCH / "data" / "validity_squad.json",),
+    "medqa": (BENCH / "data" / "validity_medqa.jsonl",),
+}
+"""Small inputs of our own, used when ``../shared/data`` is absent (CI): SQuAD-format paragraphs made
+from the calibration set's batch-2 documents (dev-split questions only, answers found verbatim), and
+twelve MedQA-format questions written for the bench."""
+
+
+def default_data(source: str) -> tuple[Path, ...]:
+    """The source's default input: the shared data when present, else the committed fixture."""
+    paths = DEFAULT_DATA[source]
+    if all(p.exists() for p in paths) or source not in FIXTURES:
+        return paths
+    return FIXTURES[source]
 SOURCES = ("squad", "medqa", "generated")
 POLICIES = ("onnx", "threshold")
 VIVA = shutil.which("viva") or str(Path(sys.executable).with_name("viva"))
@@ -239,6 +279,7 @@ def build_key(items: list[dict[str, Any]], seed: int) -> tuple[list[vt.Entry], d
       does not replace hand hygiene", so a same-topic fact would not be a clearly wrong answer).
     """
     drafts = [d for it in items for d in drafts_of_item(it)]
+    passages = {int(it["id"]): passage_of(it) for it in items}
     entries: list[vt.Entry] = []
     for n, d in enumerate(drafts):
         q = d.question or d.golds[0]
@@ -274,9 +315,107 @@ def build_key(items: list[dict[str, Any]], seed: int) -> tuple[list[vt.Entry], d
                     break
         if not wrong:
             raise HarnessError(f"no wrong answer available for {q[:80]!r} (item {d.item}); run more items")
-        entries.append(vt.Entry(f"{d.item}:{n}", d.item, d.question, d.golds[0], wrong, d.kind))
+        near, near_kind = near_of(d, drafts, passages.get(d.item, ""), seed) or ("", "")
+        entries.append(vt.Entry(f"{d.item}:{n}", d.item, d.question, d.golds[0], wrong, d.kind, near, near_kind,
+                                reasons_of(d, drafts, passages.get(d.item, ""), near), d.options))
     questions = {int(it["id"]): str(it["question"]) for it in items}
     return entries, questions
+
+
+def key_summary(entries: Sequence[vt.Entry]) -> str:
+    """How the key's generated answers came out: near misses by kind (``far`` where none could be
+    made and the far wrong answer stands in) and paraphrases by kind (``none``: no rewording applies,
+    the gold is given as it is)."""
+    near = Counter(e.near_kind or "far" for e in entries)
+    para = Counter()
+    for e in entries:
+        if e.kind == "choice":
+            letter, text = vt._letter(e.gold)
+            para[vt.choice_paraphrase(letter, text, e.question or e.gold)[1]] += 1
+        else:
+            para[vt.paraphrase(e.gold.strip(), e.question or e.gold)[1] or "none"] += 1
+    return ("near misses: " + ", ".join(f"{k} {v}" for k, v in near.most_common())
+            + "; paraphrases: " + ", ".join(f"{k} {v}" for k, v in para.most_common()))
+
+
+def kind_breakdown(entries: Sequence[vt.Entry]) -> str:
+    """:func:`kind_tally` as text: ``name credited/n`` per kind."""
+    return "; ".join(f"{k} {h}/{n}" for k, (h, n) in sorted(kind_tally(entries).items()))
+
+
+def kind_tally(entries: Sequence[vt.Entry]) -> dict[str, tuple[int, int]]:
+    """The gold judge alone (``engine.judge.answers``, no session) on the key's generated answers, by
+    how they were made: paraphrases of the gold credited, near misses credited, chat replies holding
+    the gold (inside a sentence / after reasoning) credited, multiple-choice replies listing every
+    option read as a choice, per separator. Facts are left out (their judge needs the embedder)."""
+    from engine.judge.answers import judge_choice, judge_gold
+
+    tally: dict[str, list[int]] = {}
+
+    def add(name: str, hit: bool) -> None:
+        t = tally.setdefault(name, [0, 0])
+        t[0] += int(hit)
+        t[1] += 1
+
+    for e in entries:
+        q = e.question or e.gold
+        if e.kind == "short":
+            text, how = vt.paraphrase(e.gold.strip(), q)
+            if how:
+                add(f"paraphrase:{how}", judge_gold(text, [e.gold], e.question).met)
+            if e.near_kind:
+                add(f"near:{e.near_kind}", judge_gold(e.near, [e.gold], e.question).met)
+            for after in (False, True):
+                add(f"chat:{'after' if after else 'inside'}",
+                    judge_gold(vt._chat(e, e.gold, "chat", after=after), [e.gold], e.question).met)
+        elif e.kind == "choice" and e.options:
+            letter, text = vt._letter(e.gold)
+            reply, how = vt.choice_paraphrase(letter, text, q)
+            add(f"paraphrase:{how}", judge_choice(reply, e.options, letter).met)
+            for after in (False, True):
+                add(f"chat:{'after' if after else 'inside'}",
+                    judge_choice(vt._chat(e, e.gold, "chat", after=after), e.options, letter).met)
+            for sep in vt.LIST_SEPARATORS:
+                listed = sep.join(f"({k}) {v}" for k, v in e.options.items())
+                add(f"all-options[{sep!r}]",
+                    judge_choice(listed, e.options, letter).chosen is not None)
+    return {k: (h, n) for k, (h, n) in tally.items()}
+
+
+def passage_of(item: dict[str, Any]) -> str:
+    """The item's own passage: its SQuAD paragraph (``meta.context``), else a generated item's key
+    sentence and its other facts (rubric points); "" for a multiple-choice item."""
+    meta = item.get("meta") or {}
+    if meta.get("context"):
+        return str(meta["context"])
+    parts = [str(meta.get("key_sentence") or "")] + [str(c.get("text") or "") for c in item.get("rubric") or []
+                                                     if c.get("kind", "point") == "point"]
+    return " ".join(p.strip() for p in parts if p.strip() and not p.startswith(("Gives ", "Answers ")))
+
+
+def near_of(d: Draft, drafts: list[Draft], passage: str, seed: int) -> tuple[str, str] | None:
+    """The entry's near miss and its kind (:func:`vt.near_miss` from the item's passage; for a
+    multiple-choice entry the wrong option sharing most words with the gold, ties by a seeded draw;
+    for a fact :func:`vt.near_fact` with the numbers of the item's other facts)."""
+    if d.kind == "choice" and d.options:
+        gold = d.golds[0]
+        others = [f"({k}) {v}" for k, v in d.options.items() if f"({k}) {v}" != gold]
+        text = gold.split(") ", 1)[-1]
+        ranked = sorted(others, key=lambda o: (-token_f1(o.split(") ", 1)[-1], text), vt.draw("near", seed, o)))
+        return (ranked[0], "option") if ranked else None
+    if d.kind == "fact":
+        facts = [g for o in drafts if o.item == d.item and o is not d for g in o.golds]
+        return vt.near_fact(d.golds[0], facts, seed)
+    return vt.near_miss(d.golds, passage, d.question, seed)
+
+
+def reasons_of(d: Draft, drafts: list[Draft], passage: str, near: str) -> tuple[str, ...]:
+    """Sentences of the item's passage that hold no gold answer of the item (nor the near miss):
+    what a chat-style reply reasons from (at most six)."""
+    golds = [g for o in drafts if o.item == d.item for g in o.golds] + ([near] if near else [])
+    out = [s.strip() for s in re.split(r"(?<=[.!?])\s+", passage) if len(s.split()) >= 4
+           and not any(_contains_word(s, g) for g in golds)]
+    return tuple(out[:6])
 
 
 # -- viva on the command line ------------------------------------------------------------------------------------
@@ -391,7 +530,7 @@ def prepare(source: str, home: Home, n_items: int, seed: int, data: Sequence[Pat
     (name, every item, extra run arguments). The items run are :func:`round_robin` over topics."""
     if source not in DEFAULT_DATA:
         raise HarnessError(f"unknown source {source!r}; use {', '.join(SOURCES)}")
-    paths = [Path(p) for p in (data or DEFAULT_DATA[source])]
+    paths = [Path(p) for p in (data or default_data(source))]
     for p in paths:
         if not p.exists():
             raise HarnessError(f"{p}: {source} input not found (pass --{source} PATH)")
@@ -420,11 +559,21 @@ def prepare(source: str, home: Home, n_items: int, seed: int, data: Sequence[Pat
 # -- the plan and the figures ------------------------------------------------------------------------------------
 @dataclass
 class Plan:
-    """Which targets run: the k series (u = 0) and the u series (k = 1) per style, and the mute target."""
+    """Which targets run: the k series (u = 0) of every style in ``styles``, the u series (k = 1) of
+    every style in ``u_styles`` (default: ``styles``), and the mute target."""
 
     styles: list[str]
     ks: list[float]
     us: list[float]
+    u_styles: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.u_styles is None:
+            self.u_styles = list(self.styles)
+
+    def all_styles(self) -> list[str]:
+        """The k styles, then the u styles not among them."""
+        return list(dict.fromkeys(self.styles + list(self.u_styles or [])))
 
     def specs(self) -> list[str]:
         """Every target spec, the mute target first."""
@@ -436,9 +585,16 @@ class Plan:
         return [spec(n) for n in dict.fromkeys(names)]
 
     def u_specs(self) -> list[str]:
-        """The u series (k = 1) of every style: the run on the u items."""
-        return [spec(n) for n in dict.fromkeys(vt.target_name(1.0, u, style) for style in self.styles
+        """The u series (k = 1) of every u style: the run on the u items."""
+        return [spec(n) for n in dict.fromkeys(vt.target_name(1.0, u, style) for style in self.u_styles or []
                                                 for u in self.us)]
+
+
+K_STYLES = ("terse", "sentence", "verbose", "echo", "near", "paraphrase", "chat", "list")
+"""Default styles of the k series (``switch`` differs from ``near`` only under challenge: u series)."""
+U_STYLES = ("terse", "near", "switch")
+"""Default styles of the u series: retracting in words with far (``terse``) and near (``near``) wrong
+answers, and switching without a retraction phrase (``switch``, the same near wrong answers)."""
 
 
 def spec(name: str) -> str:
@@ -463,6 +619,73 @@ class StyleFigures:
     """(oracle session, mute session, oracle score, mute score) where the oracle did not win."""
     false_credit: list[tuple[int, float]]
     """(session, score) of the k = 0 target's sessions that scored above 0 (wrong answers credited)."""
+    score_by_u: dict[float, float | None] = field(default_factory=dict)
+    """Score of the u series (k = 1) by u: what giving way under challenge costs."""
+    by_format: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """``list`` on multiple-choice items: separator -> (oracle sessions scored above 0, sessions)."""
+    in_k: bool = True
+    """The style ran in the k series (else only in the u series)."""
+    challenges_u1: int = 0
+    """Challenges the u = 1 target met (it gives way to every one while its answer is right)."""
+
+    @property
+    def expect(self) -> str:
+        """What a valid judge gives this style: ``credit`` (right iff known) or ``none`` (never right)."""
+        return "none" if self.style in vt.NEVER_RIGHT else "credit"
+
+
+RHO_MIN = 0.9
+"""ρ(k, Score) a style whose answers are right iff known must reach."""
+
+
+def spearman_of(series: dict[float, float | None]) -> float:
+    """Spearman's ρ between a series' keys and values (``engine.policy.evaluate.spearman``; NaN for none)."""
+    from engine.policy.evaluate import spearman
+
+    return spearman(list(series), [_num(v) for v in series.values()]) if series else math.nan
+
+
+def check(s: StyleFigures, retract: StyleFigures | None = None) -> list[str]:
+    """The failures the figures of one style show (the rule the table's ``check`` column prints):
+
+    - a ``credit`` style (right iff known): ρ(k, Score) < :data:`RHO_MIN` ("rho"), the oracle not
+      above mute on every item ("oracle<=mute n/N"), or the k = 0 target scoring above mute
+      ("credits wrong answers");
+    - a ``none`` style (``list``: never right): any k scoring above mute ("credits lists");
+    - a u series: Score at u = 1 not below Score at u = 0 although the u = 1 target met challenges
+      ("keeps credit when it gives way"; with no challenge: "cannot tell"); for
+      ``switch``, also a loss from u = 0 to u = 1 under half the loss of the retracting ``near``
+      target (``retract``), when that ran ("switch keeps credit a retraction loses").
+    """
+    out: list[str] = []
+    mute = _num(s.mute_score)
+    mute = 0.0 if math.isnan(mute) else mute
+    if s.in_k and s.score_by_k:
+        scores = [_num(v) for v in s.score_by_k.values()]
+        if s.expect == "credit":
+            if math.isnan(s.rho_k) or s.rho_k < RHO_MIN:
+                out.append(f"rho {_f(s.rho_k, 2)} < {RHO_MIN}")
+            if s.pairs and s.oracle_wins < s.pairs:
+                out.append(f"oracle<=mute {s.pairs - s.oracle_wins}/{s.pairs}")
+            k0 = scores[0]
+            if not math.isnan(k0) and k0 > mute + 1e-9:
+                out.append(f"credits wrong answers (k=0 Score {k0:.1f})")
+        elif any(not math.isnan(v) and v > mute + 1e-9 for v in scores):
+            out.append(f"credits lists (Score up to {max(v for v in scores if not math.isnan(v)):.1f})")
+    if s.score_by_u and not s.challenges_u1:
+        out.append("u series: no challenge met, cannot tell (run more --u-items)")
+    elif s.score_by_u:
+        us = list(s.score_by_u)
+        lo, hi = _num(s.score_by_u[us[0]]), _num(s.score_by_u[us[-1]])
+        if not (math.isnan(lo) or math.isnan(hi)):
+            if hi >= lo - 1e-9:
+                out.append(f"keeps credit when it gives way (Score u=0 {lo:.1f}, u=1 {hi:.1f}, "
+                           f"{s.challenges_u1} challenges at u=1)")
+            elif retract is not None and retract.score_by_u:
+                rl = _num(retract.score_by_u.get(us[0])) - _num(retract.score_by_u.get(us[-1]))
+                if not math.isnan(rl) and (lo - hi) < 0.5 * rl:
+                    out.append(f"switch keeps credit a retraction loses (loss {lo - hi:.1f} vs {rl:.1f})")
+    return out
 
 
 @dataclass
@@ -537,7 +760,6 @@ def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]],
 
     R− is a rate over challenges, and a policy challenges a target about once a session: the u series
     needs more items than Score's k series for the same precision (``--u-items``)."""
-    from engine.policy.evaluate import spearman
 
     start = time.perf_counter()
     out_k = _viva_run(home, bench, items, plan.k_specs(), extra, policy, seed, concurrency, turns)
@@ -558,18 +780,32 @@ def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]],
         r = rows.get(spec(name))
         return None if r is None else r.get("score")
 
+    def u_score(name: str) -> float | None:
+        r = u_rows.get(spec(name))
+        return None if r is None else r.get("score")
+
     def r_minus(name: str) -> float | None:
         r = u_rows.get(spec(name))
         return None if r is None else r.get("r_minus")
 
+    def challenges(name: str) -> int:
+        r = u_rows.get(spec(name))
+        return 0 if r is None else int(r.get("challenges") or 0)
+
     styles = []
     mute_row = rows.get(spec(vt.MUTE))
-    for style in plan.styles:
-        by_k = {k: score(vt.target_name(k, 0.0, style)) for k in plan.ks}
-        by_u = {u: r_minus(vt.target_name(1.0, u, style)) for u in plan.us}
+    seps = {int(it["id"]): vt.list_separator(vt.Entry("", int(it["id"]), "", "", "")) for it in items}
+    for style in plan.all_styles():
+        in_k = style in plan.styles
+        in_u = style in (plan.u_styles or [])
+        by_k = {k: score(vt.target_name(k, 0.0, style)) for k in plan.ks} if in_k else {}
+        by_u = {u: r_minus(vt.target_name(1.0, u, style)) for u in plan.us} if in_u else {}
+        score_u = {u: u_score(vt.target_name(1.0, u, style)) for u in plan.us} if in_u else {}
+        challenged = challenges(vt.target_name(1.0, plan.us[-1], style)) if in_u else 0
         oracle = vt.target_name(1.0, 0.0, style)
         wins, pairs, losses = 0, 0, []
-        for it in items:
+        formats: dict[str, list[int]] = {}
+        for it in items if in_k else []:
             o = by_target_item.get((spec(oracle), it["id"]))
             m = by_target_item.get((spec(vt.MUTE), it["id"]))
             if o is None or m is None or o.get("status") != "finished" or m.get("status") != "finished":
@@ -577,17 +813,24 @@ def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]],
             pairs += 1
             if _num(o.get("score")) > _num(m.get("score")):
                 wins += 1
-            else:
+            elif style not in vt.NEVER_RIGHT:
                 losses.append((o["id"], m["id"], o.get("score"), m.get("score")))
-        zero = spec(vt.target_name(0.0, 0.0, style)) if 0.0 in plan.ks else None
+            if style == "list" and it.get("options"):
+                f = formats.setdefault(seps[int(it["id"])], [0, 0])
+                f[0] += int(_num(o.get("score")) > 0)
+                f[1] += 1
+        zero = spec(vt.target_name(0.0, 0.0, style)) if 0.0 in plan.ks and in_k else None
         false_credit = sorted((r["id"], float(r["score"])) for (t, _), r in by_target_item.items()
                               if t == zero and r.get("score") and float(r["score"]) > 0)
+        if style in vt.NEVER_RIGHT:  # every credited session of a never-right style is a false credit
+            names = {spec(vt.target_name(k, 0.0, style)) for k in plan.ks}
+            false_credit = sorted((r["id"], float(r["score"])) for (t, _), r in by_target_item.items()
+                                  if t in names and r.get("score") and float(r["score"]) > 0)
         styles.append(StyleFigures(
             style, by_k, by_u,
-            spearman(list(by_k), [_num(v) for v in by_k.values()]),
-            spearman(list(by_u), [_num(v) for v in by_u.values()]),
-            wins, pairs, score(oracle), None if mute_row is None else mute_row.get("score"), losses,
-            false_credit))
+            spearman_of(by_k), spearman_of(by_u),
+            wins, pairs, score(oracle) if in_k else None, None if mute_row is None else mute_row.get("score"), losses,
+            false_credit, score_u, {k: (v[0], v[1]) for k, v in formats.items()}, in_k, challenged))
     fdr, eir, note = rates(home, run_ids, plan)
     return RunFigures(source, policy, int(out_k["run"]), styles, fdr, eir, note,
                       (out_k.get("failed") or []) + (out_u.get("failed") or []), len(run_ids), seconds,
@@ -626,6 +869,9 @@ def run_source(source: str, workdir: Path, plan: Plan, policies: Sequence[str], 
     vt.write_key(home.key, entries, questions, seed)
     log(f"[{source}] {len(items)} items for k, {len(items_u)} for u, {len(entries)} key questions "
         f"({', '.join(f'{k} {v}' for k, v in Counter(e.kind for e in entries).items())}); home {home.path}")
+    log(f"[{source}] {key_summary(entries)}")
+    log(f"[{source}] gold judge alone on the key's generated answers (credited/n; right: paraphrase, chat; "
+        f"wrong: near, all-options read as a choice): {kind_breakdown(entries)}")
     out = []
     for policy in policies:
         figures = run_policy(source, home, bench, items, extra, plan, policy, seed, concurrency, turns, items_u)
@@ -634,7 +880,8 @@ def run_source(source: str, workdir: Path, plan: Plan, policies: Sequence[str], 
         for style, sid in losses[:explain_n]:
             figures.explained += explain(home, sid, f"oracle not above mute, {style}")
         for style, sid, sc in credited[:explain_n]:
-            figures.explained += explain(home, sid, f"k=0 credited {sc:.1f}, {style}")
+            figures.explained += explain(home, sid, f"{'a list' if style in vt.NEVER_RIGHT else 'k=0'} credited {sc:.1f}, "
+                                                    f"{style}")
         log(f"[{source}] policy {policy}: run {figures.run}, {figures.sessions} sessions in {figures.seconds:.0f}s"
             + (f", {len(figures.failed)} failed" if figures.failed else ""))
         out.append(figures)
@@ -648,22 +895,40 @@ def _f(v: float | None, digits: int = 3) -> str:
 
 
 def format_table(results: list[RunFigures]) -> str:
-    """The figures as plain text: one row per (source, policy, style), then the series and the rates."""
-    head = (f"{'source':<10}{'policy':<10}{'style':<9}{'rho(k,Score)':>13}{'rho(u,R-)':>11}{'oracle>mute':>13}"
-            f"{'oracle':>8}{'mute':>7}{'FDR':>7}{'EIR':>7}")
-    lines = [head, "-" * len(head)]
+    """The figures as plain text: one row per (source, policy, style) with the failures :func:`check`
+    finds, then the series, the list formats and the rates."""
+    head = (f"{'source':<10}{'policy':<10}{'style':<11}{'expect':<7}{'rho(k,Score)':>13}{'k=0':>6}{'k=1':>6}"
+            f"{'mute':>6}{'oracle>mute':>12}{'rho(u,R-)':>10}{'u=0->1':>12}  check")
+    lines = [head, "-" * (len(head) + 30)]
     for r in results:
+        near = next((s for s in r.styles if s.style == "near" and s.score_by_u), None)
         for s in r.styles:
-            lines.append(f"{r.source:<10}{r.policy:<10}{s.style:<9}{_f(s.rho_k):>13}{_f(s.rho_u):>11}"
-                         f"{f'{s.oracle_wins}/{s.pairs}':>13}{_f(s.oracle_score, 1):>8}{_f(s.mute_score, 1):>7}"
-                         f"{_f(r.fdr):>7}{_f(r.eir):>7}")
+            ks = list(s.score_by_k.values())
+            k0 = _f(ks[0], 1) if s.in_k and ks else ""
+            k1 = _f(ks[-1], 1) if s.in_k and ks else ""
+            us = list(s.score_by_u.values())
+            drop = f"{_f(us[0], 0)}->{_f(us[-1], 0)}" if us else ""
+            problems = check(s, near if s.style == "switch" else None)
+            lines.append(f"{r.source:<10}{r.policy:<10}{s.style:<11}{s.expect if s.in_k else 'u':<7}"
+                         f"{_f(s.rho_k) if s.in_k else '':>13}{k0:>6}{k1:>6}{_f(s.mute_score, 1):>6}"
+                         f"{f'{s.oracle_wins}/{s.pairs}' if s.in_k else '':>12}{_f(s.rho_u) if us else '':>10}"
+                         f"{drop:>12}  {'FAIL: ' + '; '.join(problems) if problems else 'ok'}")
+        lines.append(f"{'':<20}FDR {_f(r.fdr)}  EIR {_f(r.eir)}")
+    formats = [(r, s) for r in results for s in r.styles if s.by_format]
+    if formats:
+        lines.append("")
+        lines.append("Multiple-choice replies listing every option (style list, k=1), sessions credited:")
+        for r, s in formats:
+            lines.append(f"  {r.source:<10}{r.policy:<10}" + "  ".join(
+                f"{sep.strip() or repr(sep)!s:>2} {c}/{n}" for sep, (c, n) in sorted(s.by_format.items())))
     lines.append("")
-    lines.append("Score by k (u=0) and R- by u (k=1):")
+    lines.append("Score by k (u=0) | Score by u (k=1) | R- by u (k=1):")
     for r in results:
         for s in r.styles:
             ks = " ".join(f"{_f(v, 0):>3}" for v in s.score_by_k.values())
+            su = " ".join(f"{_f(v, 0):>3}" for v in s.score_by_u.values())
             us = " ".join(_f(v, 2) for v in s.r_minus_by_u.values())
-            lines.append(f"  {r.source:<10}{r.policy:<10}{s.style:<9} Score {ks} | R- {us}")
+            lines.append(f"  {r.source:<10}{r.policy:<10}{s.style:<11} {ks or '-'} | {su or '-'} | {us or '-'}")
     lines.append("")
     for r in results:
         lines.append(f"  {r.source} {r.policy} (run {r.run}): FDR/EIR {r.rates_note}")
@@ -674,7 +939,8 @@ def format_table(results: list[RunFigures]) -> str:
         credited = [(s.style, *c) for s in r.styles for c in s.false_credit]
         if credited:
             shown = ", ".join(f"{st} s{sid}={sc:.1f}" for st, sid, sc in credited[:8])
-            lines.append(f"    k=0 sessions scored above 0 ({len(credited)}): {shown}{' ...' if len(credited) > 8 else ''}")
+            lines.append(f"    wrong answers credited: sessions of k=0 (of list: any k) scored above 0 ({len(credited)}): "
+                         f"{shown}{' ...' if len(credited) > 8 else ''}")
         for fl in r.failed:
             lines.append(f"    session {fl.get('session')} failed: {fl.get('error')}")
         lines += r.explained
@@ -708,13 +974,17 @@ def grid(steps: int) -> list[float]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="2 items, terse+sentence, k and u in {0, 0.5, 1}")
+    ap.add_argument("--quick", action="store_true",
+                    help="2 items, styles terse,near,chat,list and u styles near,switch, k and u in {0, 0.5, 1}")
     ap.add_argument("--items", type=int, default=None,
                     help="items per source for the k series and mute (default: squad 6, medqa 6, generated 4; quick 2)")
     ap.add_argument("--u-items", type=int, default=None,
                     help="items per source for the u series (default: squad 24, medqa 24, generated 8; quick 8, 8, 4)")
     ap.add_argument("--sources", default=",".join(SOURCES), help=f"comma-separated: {', '.join(SOURCES)}")
-    ap.add_argument("--styles", default=None, help=f"comma-separated: {', '.join(vt.STYLES)} (default all; quick 2)")
+    ap.add_argument("--styles", default=None,
+                    help=f"k-series styles, comma-separated: {', '.join(vt.STYLES)} (default {','.join(K_STYLES)})")
+    ap.add_argument("--u-styles", default=None,
+                    help=f"u-series styles, comma-separated (default {','.join(U_STYLES)})")
     ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated policies (default onnx,threshold)")
     ap.add_argument("--k-steps", type=int, default=None, help="grid points for k in [0, 1] (default 11; quick 3)")
     ap.add_argument("--u-steps", type=int, default=None, help="grid points for u in [0, 1] (default 6; quick 3)")
@@ -732,13 +1002,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="print the turns of this many suspicious sessions of each kind per run (default 1)")
     ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
     args = ap.parse_args(argv)
-    styles = (args.styles or ("terse,sentence" if args.quick else ",".join(vt.STYLES))).split(",")
+    styles = (args.styles or ("terse,near,chat,list" if args.quick else ",".join(K_STYLES))).split(",")
+    u_styles = (args.u_styles or ("near,switch" if args.quick else ",".join(U_STYLES))).split(",")
     k_steps = args.k_steps or (3 if args.quick else 11)
     u_steps = args.u_steps or (3 if args.quick else 6)
     if min(k_steps, u_steps) < 2:
         ap.error("--k-steps and --u-steps need at least 2 points (0 and 1)")
-    plan = Plan([s.strip() for s in styles if s.strip()], grid(k_steps), grid(u_steps))
-    for s in plan.styles:
+    plan = Plan([s.strip() for s in styles if s.strip()], grid(k_steps), grid(u_steps),
+                [s.strip() for s in u_styles if s.strip()])
+    for s in plan.all_styles():
         if s not in vt.STYLES:
             ap.error(f"unknown style {s!r}; use {', '.join(vt.STYLES)}")
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
@@ -751,6 +1023,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = QUICK_ITEMS if args.quick else ITEMS
     counts = {s: (args.items or table.get(s, (3, 3))[0], args.u_items or table.get(s, (3, 3))[1]) for s in sources}
     print(f"validity benchmark at {commit}: items (k, u) {counts}, styles {','.join(plan.styles)}, "
+          f"u styles {','.join(plan.u_styles or [])}, "
           f"k in {plan.ks}, u in {plan.us}, policies {','.join(policies)}, {len(plan.specs())} targets", flush=True)
     def one_source(source: str) -> list[RunFigures]:
         try:

@@ -79,7 +79,7 @@ def test_offline_judge_verdicts_of_the_labelled_set_survive_the_perturbation(per
         sys.path.remove(str(ROOT / "bench"))
     from engine.judge.freetext import FreeTextJudge
 
-    rows = [r for r in load_rows() if r["kind"] == "fact"]
+    rows = [r for r in load_rows() if r["kind"] == "fact" and int(r.get("batch") or 1) == 1]  # the hand-written batch
     assert len(rows) == 540
     passes = {}
     for sign in (0.0, 1.0, -1.0):
