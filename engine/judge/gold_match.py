@@ -179,7 +179,7 @@ def chinese_numerals_to_digits(text: str) -> str:
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LETTER = rf"(?:(?![{_CJK}])[^\W\d_])"
 _TOKEN = re.compile(rf"\d+(?:\.\d+)?(?:st|nd|rd|th|s)?(?!{_LETTER})|{_LETTER}+(?:['’]{_LETTER}+)*|[{_CJK}]"
-                    r"|[,;/&()\"“”~]|(?<=\w)[.!?](?=\s|$)|\n|[。！？]", re.UNICODE)
+                    r"|[,;/|&()\"“”~]|(?<=\w)[.!?](?=\s|$)|\n|[。！？]", re.UNICODE)
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ERA = [(re.compile(r"\bB\.?\s?C\.?\s?E\b\.?|\bB\.\s?C\.|\bBC\b", re.IGNORECASE), " BC "),
         (re.compile(r"\bC\.?E\b\.?|\bA\.\s?D\.|\bAD\b"), " AD ")]
@@ -187,7 +187,7 @@ _DASHES = re.compile("[\u2010-\u2015\u2212]")
 _RANGE_TO = re.compile(r"(?<=\d)(\s*%?\s*)(?:-|to|through|until)\s*(?=\d)", re.IGNORECASE)
 _YEAR_RANGE = re.compile(r"\b(1\d|20)(\d\d)\s*~\s*(\d\d)\b(?!\s*~)")
 _ARTICLES = frozenset({"a", "an", "the"})
-_SEPARATORS = frozenset({",", ";", "/", "&", "(", ")"})
+_SEPARATORS = frozenset({",", ";", "/", "|", "&", "(", ")"})
 _QUOTES = frozenset({'"', "“", "”"})
 
 
@@ -213,6 +213,8 @@ class Tok:
     negated: bool = False
     quoted: bool = False
     to_next: bool = False  # a number that opens a range ("10-12", "10 to 12")
+    upper: bool = False  # written in capitals, two letters or more ("USA", "NATO")
+    acronym: bool = False  # a gold's initials, matched only by a word written in capitals
 
 
 def stem(word: str) -> str:
@@ -226,9 +228,27 @@ def stem(word: str) -> str:
     return word
 
 
+_MONTH_NAMES = ("january february march april may june july august september october november december "
+                "jan feb mar apr jun jul aug sep sept oct nov dec")
+_MONTH_RE = "|".join(sorted(_MONTH_NAMES.split(), key=len, reverse=True))
+_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{3,4}})\b", re.IGNORECASE)
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MONTHS_BY_NUMBER = "January February March April May June July August September October November December".split()
+
+
+def _iso(m: re.Match) -> str:
+    month = int(m.group(2))
+    if not 1 <= month <= 12:
+        return m.group()
+    return f"{int(m.group(3))} {_MONTHS_BY_NUMBER[month - 1]} {m.group(1)}"
+
+
 def prepare(text: str) -> str:
     """The text as judged before tokenising: mojibake repaired, NFKC, dashes, eras, thousands, ranges."""
     text = unicodedata.normalize("NFKC", ftfy.fix_text(text or ""))
+    # one order for dates: "March 5, 1998", "5 March 1998" and "1998-03-05" are all "5 March 1998"
+    text = _ISO_DATE.sub(_iso, text)
+    text = _MONTH_DAY_YEAR.sub(r"\2 \1 \3", text)
     text = _DASHES.sub("-", text)
     for pattern, repl in _ERA:
         text = pattern.sub(repl, text)
@@ -270,7 +290,7 @@ def tokens(text: str) -> list[Tok]:
             continue
         if low in _ARTICLES:
             continue
-        raw.append(Tok(low, stem(low), cap=cap))
+        raw.append(Tok(low, stem(low), cap=cap, upper=len(s) > 1 and s.isupper()))
     out = _merge_number_words(raw)
     for i, t in enumerate(out):
         t.pos = i
@@ -317,6 +337,9 @@ def _merge_number_words(toks: list[Tok]) -> list[Tok]:
 
 
 def _same(a: Tok, b: Tok) -> bool:
+    if a.acronym or b.acronym:
+        other = b if a.acronym else a
+        return other.upper and other.text == (a if a.acronym else b).text
     if a.num is not None or b.num is not None:
         return a.num is not None and b.num is not None and a.num == b.num
     if a.stem == b.stem:
@@ -427,7 +450,7 @@ class _Gold:
 
 def _content(toks: list[Tok]) -> list[Tok]:
     words = [t for t in toks if t.kind in ("word", "num")]
-    content = [t for t in words if t.text not in FILLER or t.text == "i"]
+    content = [t for t in words if t.text not in FILLER or t.text == "i" or t.upper]
     return content or words
 
 
@@ -491,6 +514,11 @@ def _gold(text: str, q_stems: set[str]) -> _Gold:
                 if t.text == "in" and tail and all(u.cap for u in tail if u.kind == "word"):
                     add(tail, "the place the gold is in")
             break
+    capitals = [t for t in core if t.kind == "word" and t.cap]
+    if len(capitals) >= 2 and len(capitals) == len([t for t in core if t.kind == "word"]):
+        # "United States of America" as "USA", "Centers for Disease Control" as "CDC"
+        initials = "".join(t.text[0] for t in capitals)
+        add([Tok(initials, initials, cap=True, acronym=True)], "the gold's initials")
     if person and not given:
         surname = core[-1] if core else content[-1]
         if len(surname.text) > 2 and surname.stem not in q_stems:
@@ -525,6 +553,13 @@ def _find(form: list[Tok], seq: list[Tok], ranged: set[int], approx: bool = Fals
             i, j = i + 1, j + 1
         if i == n and exact:  # initials alone are no match ("G." is not "Grisha")
             hits.append((start, j))
+    if not hits and n == 1 and form[0].upper and 2 <= len(form[0].text) <= 6:
+        # a gold written in capitals spelled out: "NATO" for "North Atlantic Treaty Organization"
+        k = len(form[0].text)
+        for start in range(m - k + 1):
+            run = seq[start:start + k]
+            if all(t.cap and t.kind == "word" for t in run) and "".join(t.text[0] for t in run) == form[0].text:
+                hits.append((start, start + k))
     if not hits and n > 1:
         joined = "".join(t.text for t in form)
         for start in range(m):
@@ -629,7 +664,8 @@ class _Judge:
         best_f1: tuple[float, str, str] = (0.0, self.golds[0].text, "")
         for gold in self.golds:
             for sentence in self.sentences:
-                content = [t for t in sentence if t.kind in ("word", "num") and (t.text not in FILLER or t.text == "i")]
+                content = [t for t in sentence if t.kind in ("word", "num")
+                           and (t.text not in FILLER or t.text == "i" or t.upper)]
                 own = [t for t in content if t.stem not in self.q_stems]  # what the reply adds to the question
                 f1 = _f1(own if not gold.given else content, gold.all)
                 if f1 > best_f1[0]:
@@ -746,14 +782,18 @@ class _Judge:
         span = sentence[a:b + 1]
         kind = "num" if any(t.num is not None for t in span) else (
             "cap" if all(t.cap for t in span if t.kind == "word") else "low")
+        # items split by ; | / are a list whatever their kind ("the Seine | a river in France")
+        marked = any(t.kind == "sep" and t.text in ";|/" for t in sentence)
         siblings: list[tuple[int, int]] = []
         for step in (-1, 1):
             k = here + step
             while 0 <= k < len(items):
                 ks, ke = items[k]
                 words = [t for t in sentence[ks:ke + 1] if t.kind in ("word", "num") and t.text not in FILLER]
-                if not words or len(words) > 4 or not _same_kind(words, kind):
-                    break
+                first = next((t for t in sentence[ks:ke + 1] if t.kind in ("word", "num")), None)
+                if not words or len(words) > (8 if marked else 4) or not (marked or _same_kind(words, kind)) \
+                        or (first is not None and first.text in _CLAUSE_STARTS):
+                    break  # not an item of the same list (a clause: "Paris; it hosted the games")
                 siblings.append(items[k])
                 k += step
         if not siblings:
@@ -764,13 +804,17 @@ class _Judge:
         lo = min([here] + [items.index(x) for x in siblings])
         hi = max([here] + [items.index(x) for x in siblings])
         joiners = {t.text for t in sentence[items[lo][1] + 1:items[hi][0]]}
-        if len(siblings) + 1 < 3 and not joiners & {"and", "&", "/"}:
+        if len(siblings) + 1 < 3 and not joiners & {"and", "&", "/", ";", "|"}:
             return []  # "Paris, France" is a place, not a list
         bad = [_text(sentence[ks:ke + 1]) for ks, ke in siblings if not self._is_gold(sentence[ks:ke + 1])]
         if self.several and 2 * len(bad) < len(siblings) + 1:
             return []  # asked for several, and most of the items are accepted answers
         return bad
 
+
+_CLAUSE_STARTS = frozenset("""it he she they we i you this that these those which who there here its his her their
+is was are were has had have will would""".split())
+"""Words that open a clause, not a list item."""
 
 _SEVERAL = frozenset("are were some list examples several many name".split())
 
@@ -794,7 +838,7 @@ def _items(sentence: list[Tok]) -> list[tuple[int, int]]:
     """(start, end) index pairs of the stretches between list separators (, ; / & and or nor)."""
     items, start = [], 0
     for i, t in enumerate(sentence):
-        if (t.kind == "sep" and t.text in ",;/&") or t.text in ("and", "or", "nor"):
+        if (t.kind == "sep" and t.text in ",;/|&") or t.text in ("and", "or", "nor"):
             if i > start:
                 items.append((start, i - 1))
             start = i + 1

@@ -145,3 +145,23 @@ def test_bad_input():
 def test_chat_style_replies(reply, golds, question, credited):
     v = judge_gold(reply, golds, question)
     assert v.met is credited, v.rationale
+
+
+@pytest.mark.parametrize("reply, golds, credited", [
+    # dates in any order
+    ("It happened on 5 March 1998.", ["March 5, 1998"], True),
+    ("1998-03-05", ["March 5, 1998"], True),
+    ("March 6, 1998", ["5 March 1998"], False),
+    # initials of a name written in capitals, both ways
+    ("The USA did.", ["United States of America"], True),
+    ("It was the US.", ["United States"], True),
+    ("Tell us more.", ["United States"], False),  # a pronoun, not the initials
+    ("The North Atlantic Treaty Organization.", ["NATO"], True),
+    # lists split by ; | / are lists whatever their items' kind; a clause after ";" is not an item
+    ("Paris; Lyon", ["Paris"], False),
+    ("the Seine | a river in France", ["the Seine"], False),
+    ("Paris; it hosted the games in 1924.", ["Paris"], True),
+])
+def test_dates_initials_and_marked_lists(reply, golds, credited):
+    v = judge_gold(reply, golds, "which one")
+    assert v.met is credited, v.rationale
