@@ -85,12 +85,16 @@ _MC_NEG_BEFORE = re.compile(
 _MC_NEG_AFTER = re.compile(
     r"\b(?:is|are|was|seems|looks|appears|would be)\s+(?:\w+\s+)?(?:not|incorrect|wrong|false|unlikely|"
     r"less likely|implausible|ruled out|excluded)\b|\b(?:isn'?t|wasn'?t|can be (?:ruled out|excluded))\b"
+    r"|\b(?:does|do)\s*(?:not|n't)\s+(?:fit|match|apply|explain)\b"
     r"|不对|错误|不正确|排除", re.IGNORECASE)
+_MC_NEG_LATER = re.compile(r"^[^.;!?\n]*?\b(?:is|seems)\s+(?:possible|plausible)\s+but\s+(?:unlikely|less likely)\b",
+                           re.IGNORECASE)
+"""A rejection that runs past a clause break ("(A) is possible but unlikely"), read to the sentence's end."""
 _MC_CUE = (
     r"(?:(?:the\s+)?(?:final\s+|correct\s+|best\s+|right\s+)?answer(?:\s+(?:is|would\s+be|should\s+be|must\s+be|"
     r"could\s+be|will\s+be|seems\s+to\s+be))?|(?:the\s+)?(?:correct|right|best)\s+(?:option|choice)"
     r"(?:\s+is)?|i\s+(?:would\s+|will\s+|'d\s+|'ll\s+)?(?:choose|pick|select|go\s+with|say|opt\s+for)|"
-    r"going\s+with|it(?:'s|\s+is|\s+must\s+be|\s+should\s+be|\s+would\s+be|\s+has\s+to\s+be)|"
+    r"going\s+with|it(?:'s|\s+is|\s+was|\s+must\s+be|\s+should\s+be|\s+would\s+be|\s+has\s+to\s+be)|"
     r"i\s+(?:think|believe)(?:\s+(?:it(?:'s|\s+is)|that\s+it(?:'s|\s+is)))?|"
     r"actually|on\s+second\s+thought|on\s+reflection|correction|i\s+mean|wait|答案(?:是|为|应该是|应为)?|选择?)"
 )
@@ -131,8 +135,8 @@ def _letter_mentions(reply: str, opts: dict[str, str]) -> list[_Mention]:
     for m in re.finditer(rf"{_MC_CUE}{_MC_OPENERS}(?:option\s+|choice\s+|letter\s+)?({letter}){after}", reply,
                          re.IGNORECASE):
         add(m, 1, True, "announced")
-    for m in re.finditer(rf"(?<![\w'])({letter})\s*\)?\s+(?:is|would\s+be|seems)\s+(?:the\s+)?"
-                         rf"(?:correct|right|best|answer|most\s+likely)\b", reply, re.IGNORECASE):
+    for m in re.finditer(rf"(?<![\w'])({letter})\s*\)?\s+(?:is|would\s+be|seems)\s+(?:the\s+|my\s+)?"
+                         rf"(?:correct|right|best|answer|most\s+likely|pick|choice)\b", reply, re.IGNORECASE):
         add(m, 1, True, "announced")
     upper = _letter_pattern(list(opts))
     # bare letters offered together: "A or B", "A, B, C and D", "either C or D"
@@ -241,7 +245,7 @@ def _mentions(reply: str, opts: dict[str, str]) -> list[_Mention]:
     for m in joined:
         start, end = _clause_bounds(plain, m.start)
         m.negated = bool(_MC_NEG_BEFORE.search(plain, start, m.start)) or bool(
-            _MC_NEG_AFTER.search(plain[m.end:max(m.end, end)]))
+            _MC_NEG_AFTER.search(plain[m.end:max(m.end, end)])) or bool(_MC_NEG_LATER.search(plain[m.end:]))
         if not m.strong and _strong_by_cue(plain, m, start):
             m.strong = True
     return joined

@@ -98,6 +98,10 @@ def test_format_options_and_question():
     ("Vitamin C deficiency is not relevant here. The answer is D.", "D"),
     ("I have no doubt: the answer is D.", "D"),
     ("答案是C", "C"),
+    # an option rejected after the chosen one is not the choice
+    ("Staphylococcus aureus (D) is my pick. Streptococcus pneumoniae (A) does not fit the picture.", "D"),
+    ("From what I remember it was (D) Staphylococcus aureus. Haemophilus influenzae (C) is possible but unlikely.",
+     "D"),
 ])
 def test_extract_choice(reply, chosen):
     assert extract_choice(reply, OPTS) == chosen
