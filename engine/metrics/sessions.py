@@ -76,6 +76,16 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
     by_target: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_target.setdefault(r["target"], []).append(r)
+    # what a session went on without (issue 23): turns whose judgement could not be had (no score, left
+    # out of every figure) and sessions whose examiner asked nothing (no score), counted per session
+    cannot: dict[int, int] = {}
+    for r in store.query("SELECT t.session_id AS sid, COUNT(*) AS n FROM turns t JOIN sessions s ON s.id = t.session_id "
+                         f"WHERE json_extract(t.meta, '$.judge') = 'cannot judge'{cond} GROUP BY t.session_id",
+                         params):
+        cannot[r["sid"]] = r["n"]
+    not_examined = {r["session_id"] for r in store.query(
+        "SELECT DISTINCT e.session_id FROM events e JOIN sessions s ON s.id = e.session_id "
+        f"WHERE e.kind = 'session.note' AND json_extract(e.payload, '$.what') = 'not-examined'{cond}", params)}
     table = []
     for target, sessions in by_target.items():
         sids = [s["id"] for s in sessions]
@@ -94,7 +104,9 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
         table.append({"target": target, **dyn.as_dict(), "tokens_in": sum(s["tokens_in"] or 0 for s in sessions),
                       "tokens_out": sum(s["tokens_out"] or 0 for s in sessions),
                       "cost": sum(s["cost"] or 0.0 for s in sessions), "sessions": sids,
-                      "finished": len(finished), "failed": failed, "unfinished": unfinished})
+                      "finished": len(finished), "failed": failed, "unfinished": unfinished,
+                      "cannot_judge_turns": sum(cannot.get(i, 0) for i in sids),
+                      "not_examined": [i for i in sids if i in not_examined]})
     graded = graded_table(store, ids)
     ratings = ratings_table(store, ids)
     for row in table:

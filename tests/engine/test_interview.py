@@ -11,7 +11,7 @@ from engine.config import Config
 from engine.interview import control
 from engine.interview.queries import session_detail
 from engine.interview.run import RunRequest, execute_run, plan_run, rescore_session, run_sessions
-from engine.metrics.sessions import agreement
+from engine.metrics.sessions import agreement, target_table
 from engine.runtime import Runtime
 from engine.store import loads
 from tests.engine.interview_fixtures import (
@@ -122,6 +122,8 @@ async def test_judge_with_unknown_criterion_is_reasked_then_costs_the_turn(runti
     assert "unknown criterion ids ['c99']" in notes[0]["text"] and "missing verdicts" in notes[0]["text"]
     judge_calls = [r for r in fake_openai.chat_requests() if "judge of an oral" in r.text]
     assert len(judge_calls) == 6  # per turn: first answer + 2 repairs
+    [row] = target_table(runtime.store, [sid])  # counted in the per-target figures, not hidden
+    assert row["cannot_judge_turns"] == 2 and row["not_examined"] == [] and row["score"] is None
 
 
 async def test_offline_kernel_session(runtime, fake_openai):

@@ -207,6 +207,10 @@ async def test_an_examiner_that_stops_first_examined_nothing(runtime, fake_opena
     examiner = [r for r in fake_openai.chat_requests() if "act as an examiner" in r.text]
     assert len(examiner) == 3 and "You have not sent the task request yet" in examiner[1].messages[-1]["content"]
     assert not any("judge of an agent" in r.text for r in fake_openai.chat_requests())  # nothing was judged
+    from engine.metrics.sessions import target_table
+
+    [figures] = target_table(runtime.store, [sid])
+    assert figures["not_examined"] == [sid] and figures["cannot_judge_turns"] == 0
 
 
 # -- bounded replies (issue 26 item 3) --------------------------------------------------------------

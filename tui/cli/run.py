@@ -121,14 +121,15 @@ def print_target_table(console: Any, rows: list[dict[str, Any]], main: bool = Tr
 
     table = Table(title="per target (figures over finished sessions)")
     for col in ("target", "Score", "ΔS_f", "P+", "M+", "P−", "M−", "R+", "R−", "R", "finished", "failed",
-                "tokens", "cost", "sessions"):
+                "cannot judge", "not examined", "tokens", "cost", "sessions"):
         table.add_column(col, justify="left" if col == "target" else "right")
     for r in rows:
         failed = r.get("failed") or []
         table.add_row(r["target"], _fmt(r["score"], 1), _fmt(r["delta_follow_up"]), _fmt(r["p_plus"]),
                       _fmt(r["m_plus"]), _fmt(r["p_minus"]), _fmt(r["m_minus"]), _fmt(r["r_plus"]),
                       _fmt(r["r_minus"]), _fmt(r["r"]), f"{r.get('finished', 0)}/{len(r['sessions'])}",
-                      ",".join(map(str, failed)) or "-", str(r["tokens_in"] + r["tokens_out"]),
+                      str(len(failed)), f"{r.get('cannot_judge_turns', 0)} turns",
+                      str(len(r.get("not_examined") or [])), str(r["tokens_in"] + r["tokens_out"]),
                       f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
     if main:
         console.print(table)
