@@ -36,6 +36,8 @@ _DEFINITION = re.compile(r"^(?P<subj>(?:the |a |an )?[^,;:()]{2,60}?)\s+(?P<verb
                          r"(?P<rest>(?:a|an|the|one|any|two|three)\b.{8,})$", re.I)
 _DEFINITION_ZH = re.compile(r"^(?P<subj>[^，,；;。]{2,20}?)是(?P<rest>.{6,})$")
 _NUMBER = re.compile(r"(?<![A-Z] )(?<![A-Za-z])\d[\d,.]*(?:st|nd|rd|th)?\b(?:\s?(?:%|percent|million|billion|thousand|years?|°C|K)\b)?")
+_RANGE = re.compile(r"(?<![\w.])\d[\d,.]*\s*(?:to|-|–)\s*\d[\d,.]*(?:\s?(?:%|percent|mg|ml|seconds|minutes|hours|"
+                    r"days|weeks|months|years)\b)?")
 _NAME = re.compile(r"(?<=\s)(?:[A-Z][a-z]+(?:\s+(?:of\s+)?[A-Z][a-z]+)*)")
 
 FRAMINGS_EN = (
@@ -152,6 +154,9 @@ def pick_facts(candidates: Sequence[KeySentence], n: int) -> list[KeySentence]:
 
 def _cloze_target(sentence: str, topic_words: set[str]) -> str | None:
     """What to blank out: a telling number, else a name, else a single digit, else a long word."""
+    span = _RANGE.search(sentence)
+    if span:  # "2.5 to 5 mg": the whole range, never half of it
+        return span.group(0).strip(" .,")
     numbers = [m.group(0).strip(" .,") for m in _NUMBER.finditer(sentence)]
     telling = [n for n in numbers if len(re.sub(r"\D", "", n)) >= 2 or not n.isdigit()]
     if telling:
@@ -225,3 +230,72 @@ def related_facts(question: str, hits: Sequence[Any], exclude: str, topic_words:
         if len(out) == limit:
             break
     return out
+
+
+# -- filters: pronouns, topic, near-duplicates, question-level criteria ----------------------------
+
+DUPLICATE_COS = 0.9
+"""Two generated items are near-duplicates when their questions (without role-play framing) have an
+embedding cosine of at least this, or are built on the same key sentence: the later one is dropped.
+Measured on the demo knowledge base (all-MiniLM-L6-v2 int8): two framings of one fact score 0.93 to
+1.0, questions on different facts of one document at most 0.8."""
+
+CRITERION_COS = 0.6
+"""Stage 2: a related fact becomes a criterion of a question only when its cosine with the question
+(without framing) is at least this, besides sharing two content words with it. Measured on the
+anticoagulation and demo knowledge bases of docs/examiner-evidence.md: facts the question asks about
+(the reversal of the same drug, what to do when the same condition is suspected) score 0.6 to 0.8,
+facts it does not ask (HIT timing for a question on the route of heparin) 0.5 to 0.56."""
+
+
+def resolve(sentence: str, chunk_text: str, topic: str) -> str:
+    """A key sentence with an opening pronoun replaced by what it stands for in its chunk
+    (:func:`engine.interview.offline_questions.chunk_subject`; the topic when nothing else is found)."""
+    from engine.interview.offline_questions import chunk_subject, resolve_pronoun
+
+    if not re.match(r"^(?:it|they|this|these|its|their|he|she)\b", sentence, re.I):
+        return sentence
+    return resolve_pronoun(sentence, chunk_subject(chunk_text, sentence, topic))
+
+
+def topic_names(name: str) -> set[str]:
+    """The content words of a topic's name (what an on-topic item must be about)."""
+    return words(name)
+
+
+def on_topic(sentence: str, chunk_text: str, topic: str, other_topics: Sequence[str]) -> tuple[bool, str]:
+    """Whether a key sentence belongs to its topic, and why (the rule, in order):
+
+    1. it names a word of the topic's name: on topic;
+    2. it names a word of another topic's name that the topic's name lacks: off topic (a "doacs"
+       item about warfarin);
+    3. its chunk names a word of the topic's name: on topic; otherwise off topic.
+    """
+    own = topic_names(topic)
+    have = words(sentence)
+    if have & own:
+        return True, "names the topic"
+    for other in other_topics:
+        foreign = topic_names(other) - own
+        if have & foreign:
+            return False, f"about {other!r}, not {topic!r}"
+    if words(chunk_text) & own:
+        return True, "its chunk names the topic"
+    return False, f"neither the sentence nor its chunk names {topic!r}"
+
+
+def question_filter(question: str, facts: Sequence[KeySentence], cosines: Sequence[float], exclude: str
+                    ) -> tuple[list[KeySentence], int]:
+    """Stage 2 of the criteria: the facts the question asks for. A fact is kept when it shares at least
+    two content words with the question itself (not with the fact the question was built on) and its
+    cosine with the question is at least :data:`CRITERION_COS`; returns (kept, how many dropped)."""
+    qwords = words(question)
+    kept, dropped = [], 0
+    for fact, cos in zip(facts, cosines, strict=True):
+        if fact.text == exclude:
+            continue
+        if len(words(fact.text) & qwords) >= 2 and cos >= CRITERION_COS:
+            kept.append(fact)
+        else:
+            dropped += 1
+    return kept, dropped
