@@ -166,8 +166,9 @@ def _cloze_target(sentence: str, topic_words: set[str]) -> str | None:
             return m.group(0)
     if numbers:
         return numbers[0]
+    first = sentence.split()[0] if sentence.split() else ""
     candidates = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]{6,}", sentence)
-                  if w.lower() not in _STOP and words(w) - topic_words]
+                  if w.lower() not in _STOP and words(w) - topic_words and w != first]  # never the opening word
     if candidates:
         return max(candidates, key=len)
     zh = re.findall(r"[\u4e00-\u9fff]{2,4}", sentence)

@@ -29,15 +29,16 @@ no criterion yields a question, a topic-level question is asked ("Is there anyth
 TOPIC that you have not mentioned yet?"). The kernel never asks a bare keyword.
 
 **Challenge** (:func:`challenge_question`): it contests the claim ``Y``: the first sentence of the
-latest substantive answer (a bare "Yes, I am sure." contests nothing: the answer before it is used)
-that no earlier challenge quoted. The counter-claim ``X`` is the knowledge base's statement closest
+latest answer that states something no earlier question quoted (a bare "Yes, I am sure.", or a
+restatement of a claim already contested, contests nothing: the answer before it is used). The counter-claim ``X`` is the knowledge base's statement closest
 to ``Y`` (most shared content words, at least one) among the criteria the session has already
 covered (stating an uncovered one would hand the target its answer), preferring one that is not
 ``Y`` in other words. The question: ``The reference material says: "X" Do you stand by your claim
 that "Y"? Justify it, or correct it.`` (Chinese: ``资料中写的是：“X” 你坚持“Y”这一说法吗？请给出理由，
 或更正其中的错误。``). With no related covered statement it asks ``You said: "Y" What does that rest
 on? Do you stand by it, or would you correct it?``. A question asked before is never asked again:
-the next claim, then the next counter-claim, is tried.
+the next claim, then the next counter-claim, is tried; when every claim was contested it asks which
+claim the target is least sure of (once; after that the question is numbered).
 """
 
 from __future__ import annotations
@@ -85,8 +86,14 @@ MAX_QUOTE = 200
 """Longest quotation (characters) a question carries; longer claims are cut with "..."."""
 
 FOLLOW_UP_FALLBACK = ("Is there anything important about {topic} that you have not mentioned yet? Please add it.",
-                      "What would a specialist add to what you have said about {topic}?")
-FOLLOW_UP_FALLBACK_ZH = ("关于{topic}，还有哪些重要内容你还没有提到？请补充。", "一位专家会对你关于{topic}的回答补充些什么？")
+                      "What would a specialist add to what you have said about {topic}?",
+                      "Which numbers, time limits or thresholds matter most for {topic}?",
+                      "What are the most common mistakes people make about {topic}?",
+                      "Who is most at risk, or most concerned, when it comes to {topic}, and why?",
+                      "What does current guidance recommend about {topic}?")
+FOLLOW_UP_FALLBACK_ZH = ("关于{topic}，还有哪些重要内容你还没有提到？请补充。", "一位专家会对你关于{topic}的回答补充些什么？",
+                         "关于{topic}，哪些数字、时限或阈值最重要？", "人们在{topic}方面最常见的误解是什么？",
+                         "在{topic}方面，哪些人风险最高或最需要注意？为什么？", "关于{topic}，现行的指南有哪些建议？")
 JUSTIFY = ("Explain the reasoning behind your answer: why is it right?",
            "What would make you change your answer? Explain what it depends on.")
 JUSTIFY_ZH = ("请解释你的答案背后的理由：为什么它是对的？", "什么情况下你会改变你的答案？请说明它取决于什么。")
@@ -279,7 +286,8 @@ def follow_up_candidates(text: str, topic: str = "") -> list[tuple[str, str]]:
         d = _definition(sentence, chinese)
         if d:
             out.append(("definition", d))
-        q = _quantity(sentence, chinese)
+    if not cloze or re.fullmatch(r"[\d.,\s]+(?:to|-|–)?[\d.,\s]*\w*", cloze.group("answer")):
+        q = _quantity(sentence, chinese)  # a cloze whose answer is a number: asked as "how many"
         if q:
             out.append(("quantity", q))
     target = _cloze_target(sentence, topic, cloze.group("answer") if cloze else None)
@@ -323,14 +331,12 @@ def follow_up_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
     for c in [c for c in criteria if is_open(c, met)]:
         own = _CLOZE.match(c.text.strip())
         others = [h for h in hidden if not own or h != own.group("answer")]
-        for form, question in follow_up_candidates(c.text, topic):
+        for _form, question in follow_up_candidates(c.text, topic):
             if question in asked_set or _names_any(question, others):
                 continue
             blank = _blank_of(question)
             if blank is not None and " ".join(blank.replace("____", " ").split()) in blanks:
                 continue  # the item's own fill-in-the-blank, asked again in other words
-            if form != "cloze" and own:
-                continue
             return question
     chinese = is_chinese(topic) or any(is_chinese(c.text) for c in criteria)
     if not criteria or all(getattr(c, "answers", None) or c.kind == "deduction" for c in criteria) and not any(
@@ -342,7 +348,8 @@ def follow_up_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
     for q in pool:
         if q not in asked_set:
             return q
-    return pool[-1]
+    n = sum(1 for q in asked if q.startswith(pool[0][:12])) + 1
+    return f"{pool[0]}（第{n}次）" if chinese else f"{pool[0]} (once more: part {n})"
 
 
 def claims_of(answer: str) -> list[str]:
@@ -358,6 +365,21 @@ def claims_of(answer: str) -> list[str]:
             rest = stripped
         if content_words(rest):
             out.append(sentence)
+    return out
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", (text or "").lower().removesuffix("...")))
+
+
+def _quotations(questions: Iterable[str]) -> list[str]:
+    """The texts earlier questions quoted (normalised), i.e. the claims already contested."""
+    out = []
+    for q in questions:
+        for m in _QUOTED.finditer(q or ""):
+            text = next((g for g in m.groups() if g), "")
+            if "____" not in text:
+                out.append(_norm(text))
     return out
 
 
@@ -378,21 +400,22 @@ def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
     """The next challenge (the rule of the module docstring)."""
     asked = [t.question for t in history if t.question]
     asked_set = set(asked)
-    quoted = " ".join(" ".join(q.split()) for q in asked if q)
+    contested = _quotations(asked)
+
+    def fresh(claim: str) -> bool:
+        key = _norm(claim)
+        return not any(q and (q in key or key in q) for q in contested)
+
     claims: list[str] = []
-    for t in reversed(history):
-        claims = claims_of(t.answer or "")
+    for t in reversed(history):  # the latest answer that states something not contested yet
+        claims = [c for c in claims_of(t.answer or "") if fresh(c)]
         if claims:
             break
-    if not claims:
-        last = next((t.answer for t in reversed(history) if t.answer), "")
-        claims = split_sentences(last)[:1] or [last or "your answer"]
-    fresh = [c for c in claims if _quote(c) not in quoted] or claims
     covered = [criterion_statement(c.text, topic) for c in criteria
                if c.kind != "deduction" and met.get(c.cid) and not getattr(c, "answers", None)]
     chinese = is_chinese(" ".join(claims)) or is_chinese(topic)
     options: list[str] = []
-    for claim in fresh:
+    for claim in claims:
         y = _quote(claim)
         for x in _related(claim, covered):
             x = _quote(x)
@@ -401,11 +424,6 @@ def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
                            "Justify it, or correct it.")
         options.append(f"你说：“{y}” 这一说法的依据是什么？你坚持它吗，还是要更正？" if chinese else
                        f'You said: "{y}" What does that rest on? Do you stand by it, or would you correct it?')
-    for t in reversed(history):  # older answers' claims, when the latest were all contested
-        for claim in claims_of(t.answer or ""):
-            y = _quote(claim)
-            options.append(f"你说：“{y}” 这一说法的依据是什么？你坚持它吗，还是要更正？" if chinese else
-                           f'You said: "{y}" What does that rest on? Do you stand by it, or would you correct it?')
     options.append(f"在你关于{topic or '这个问题'}的所有说法中，你对哪一条最没有把握？为什么？" if chinese else
                    f"Of everything you have said about {topic or 'this subject'}, which claim are you least sure "
                    "of, and why?")

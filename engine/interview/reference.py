@@ -28,8 +28,9 @@ latest answer. The target then behaves like a candidate who knows only the knowl
 
 - the claim is **supported** when a sentence of the chunks retrieved for it is the claim itself (same
   words) or has cosine ``>= SUPPORT_COS`` with it: the target **holds** and restates it with its
-  source, adding no new fact ("I stand by it. CLAIM This is what the knowledge base says (document
-  TITLE)."), so the running summary, and the score, do not move;
+  source in one sentence, adding no new fact ("I stand by it, as the knowledge base says (document
+  TITLE): CLAIM"), so the running summary, and the score, do not move; a challenge quoting such a
+  restatement contests the claim inside it;
 - otherwise it **corrects** itself: "I was wrong about that. " followed by the answer rule 1-4 applied
   to the claim (the knowledge base's best sentences on its subject).
 """
@@ -55,6 +56,7 @@ CHALLENGE_WORDS = re.compile(
     r"\b(?:stand by|are you sure|are you certain|not convinced|justify|what does that rest on|correct it|"
     r"double-check|reconsider)\b|你确定|你坚持|依据是什么|请给出理由|更正", re.IGNORECASE)
 """Words by which a question (quoting no earlier sentence) contests the previous answer."""
+_HOLD = re.compile(r"^I stand by it, as the knowledge base says \(document [^)]*\): ")
 _QUOTE = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
 SENTENCES = 3
 CHUNKS = 4
@@ -141,10 +143,10 @@ def contested_claim(question: str, answers: list[str]) -> str | None:
     is not a challenge."""
     if not answers:
         return None
-    said = [s for a in answers for s in sentences_of(a) or [a.strip()] if s.strip()]
+    said = [_HOLD.sub("", s) for a in answers for s in sentences_of(a) or [a.strip()] if s.strip()]
     for m in _QUOTE.finditer(question):
         quoted = next(g for g in m.groups() if g).strip()
-        key = _key(quoted.removesuffix("...").removesuffix("…"))
+        key = _key(_HOLD.sub("", quoted).removesuffix("...").removesuffix("…"))
         if not key:
             continue
         for s in reversed(said):
@@ -152,7 +154,7 @@ def contested_claim(question: str, answers: list[str]) -> str | None:
             if own == key or (quoted.endswith(("...", "…")) and own.startswith(key)):
                 return s
     if CHALLENGE_WORDS.search(question):
-        latest = sentences_of(answers[-1]) or [answers[-1].strip()]
+        latest = [_HOLD.sub("", x) for x in sentences_of(answers[-1]) or [answers[-1].strip()]]
         return latest[0] if latest and latest[0] and latest[0] != NO_ANSWER else None
     return None
 
@@ -209,7 +211,7 @@ class ReferenceTarget:
             best = max(range(len(found)), key=lambda i: (_key(found[i][1]) == _key(claim), float(sims[i])))
             if _key(found[best][1]) == _key(claim) or float(sims[best]) >= SUPPORT_COS:
                 title = found[best][0].document_title or self.kb
-                return f"I stand by it. {claim} This is what the knowledge base says (document {title})."
+                return f"I stand by it, as the knowledge base says (document {title}): {claim}"
         corrected = self._answer(claim, messages)
         return f"I was wrong about that. {corrected}"
 
