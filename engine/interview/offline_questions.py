@@ -280,7 +280,7 @@ def follow_up_candidates(text: str, topic: str = "") -> list[tuple[str, str]]:
     sentence = criterion_statement(text, topic)
     chinese = is_chinese(sentence)
     out: list[tuple[str, str]] = []
-    if not chinese and len(sentence.split()) < 4 or chinese and len(sentence) < 6:
+    if not chinese and len(sentence.split()) < 4 or chinese and len(sentence) < 8:
         return out  # too short to ask about without giving it away ("正确译出意思")
     if not cloze:
         d = _definition(sentence, chinese)
