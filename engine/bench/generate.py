@@ -293,7 +293,7 @@ class _Drops:
 
 
 def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnings: list[str],
-                   drops: _Drops, others: Sequence[str]) -> tuple[list[ItemDraft], list[str]]:
+                   drops: _Drops, others: dict[str, str]) -> tuple[list[ItemDraft], list[str]]:
     from dataclasses import replace as _replace
 
     from engine.bench import offline
@@ -304,6 +304,7 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
         raise BenchError(f"topic {topic.name!r}: retrieval found nothing in knowledge base {retrieve.kb!r}")
     topic_words = offline.words(_topic_query(topic))
     chunk_of = {h.chunk_id: h.text for h in hits}
+    title_of = {h.chunk_id: getattr(h, "document_title", "") or "" for h in hits}
     # Stay on topic: use the chunks that share a word with the topic (all of the top ones if none does).
     on_topic_hits = [h for h in hits if offline.words(h.text) & topic_words] or hits[:RETRIEVE_K]
     # Stage 1 (topic level): the key sentences of the topic's chunks, pronouns resolved, on topic.
@@ -311,7 +312,8 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
     for k in offline.key_sentences(on_topic_hits, topic_words, rng):
         resolved = offline.resolve(k.text, chunk_of.get(k.chunk_id, ""), topic.name)
         drops.add("pronouns resolved", int(resolved != k.text))
-        ok, _why = offline.on_topic(resolved, chunk_of.get(k.chunk_id, ""), topic.name, others)
+        ok, _why = offline.on_topic(resolved, chunk_of.get(k.chunk_id, ""), topic.name, others,
+                                    title_of.get(k.chunk_id, ""), topic.description)
         if not ok:
             drops.add("off-topic key sentence(s)")
             continue
@@ -336,12 +338,14 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
     for q in questions:
         qhits = retrieve(q.core)
         qchunks = {h.chunk_id: h.text for h in qhits}
+        qtitles = {h.chunk_id: getattr(h, "document_title", "") or "" for h in qhits}
         related = offline.related_facts(q.core, qhits, q.fact.text, topic_words, 3 * OFFLINE_FACTS_PER_QUESTION)
         pool = []
         for k in related:  # stage 2 (question level): resolved, on topic, asked by the question
             text = offline.resolve(k.text, qchunks.get(k.chunk_id, ""), topic.name)
             drops.add("pronouns resolved", int(text != k.text))
-            if not offline.on_topic(text, qchunks.get(k.chunk_id, ""), topic.name, others)[0]:
+            if not offline.on_topic(text, qchunks.get(k.chunk_id, ""), topic.name, others,
+                                    qtitles.get(k.chunk_id, ""), topic.description)[0]:
                 drops.add("criteria off the topic")
                 continue
             if text != q.fact.text and all(text != p.text for p in pool):
@@ -447,7 +451,7 @@ async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str,
         if gen is not None:
             topic_drafts, names = await _with_kernel_errors(gen.topic(topic, per_topic, seed), kernel, topic)
         else:
-            others = [t.name for t in topics if t.name != topic.name]
+            others = {t.name: t.description for t in topics if t.name != topic.name}
             topic_drafts, names = _offline_topic(retrieve, topic, per_topic, seed, summary.warnings, drops, others)
         for i, d in enumerate(topic_drafts):
             d.validate(f"knowledge base {kb}", f"topic {topic.name!r}, question {i + 1}")

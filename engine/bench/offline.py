@@ -167,8 +167,14 @@ def _cloze_target(sentence: str, topic_words: set[str]) -> str | None:
     if numbers:
         return numbers[0]
     first = sentence.split()[0] if sentence.split() else ""
+    negated = set()  # words after a negation in their clause: a blank there reads as the opposite claim
+    for clause in re.split(r"[,;:]", sentence):
+        m = re.search(r"\b(?:not|never|no|cannot|n't)\b", clause, re.I)
+        if m:
+            negated |= set(re.findall(r"[A-Za-z][A-Za-z\-]+", clause[m.end():]))
     candidates = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]{6,}", sentence)
-                  if w.lower() not in _STOP and words(w) - topic_words and w != first]  # never the opening word
+                  if w.lower() not in _STOP and words(w) - topic_words and w != first  # never the opening word
+                  and w not in negated]
     if candidates:
         return max(candidates, key=len)
     zh = re.findall(r"[\u4e00-\u9fff]{2,4}", sentence)
@@ -190,6 +196,8 @@ def make_question(fact: KeySentence, topic: str, topic_words: set[str], rng: ran
             first, _, rest = subj.partition(" ")
             if first.lower() in ("the", "a", "an"):
                 subj = f"{first.lower()} {rest}".strip()
+            elif first[:1].isupper() and first[1:].islower() and not _NAME.match(" " + rest):
+                subj = subj[0].lower() + subj[1:]  # a sentence's capital ("Annual vaccination"), not a name
             q = f"What {m.group('verb').lower()} {subj}?"
         return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "definition", s, fact, q)
     target = _cloze_target(s, topic_words)
@@ -264,15 +272,46 @@ def topic_names(name: str) -> set[str]:
     return words(name)
 
 
-def on_topic(sentence: str, chunk_text: str, topic: str, other_topics: Sequence[str]) -> tuple[bool, str]:
+def chunk_heading(chunk_text: str, title: str = "") -> str:
+    """What a chunk is about by its own label: its first Markdown heading, else its document's title."""
+    for line in (chunk_text or "").splitlines():
+        if line.lstrip().startswith("#"):
+            return line.lstrip("# ").strip()
+    return title or ""
+
+
+def on_topic(sentence: str, chunk_text: str, topic: str, other_topics: Sequence[str] | dict[str, str], title: str = "",
+             description: str = "") -> tuple[bool, str]:
     """Whether a key sentence belongs to its topic, and why (the rule, in order):
 
+    0. its chunk's heading (or document title) does not name the topic, and names another topic, or
+       shares more words with another topic's name and description than with this one's: off topic
+       (a "warfarin" item taken from the bridging or the DOAC document, a "hand hygiene" item from
+       the influenza one);
+       its subject (the words before its first verb) names none of the topic's words and two or more
+       of another topic's name and description: off topic ("Direct oral anticoagulants act within
+       hours..." is not a warfarin item). ``other_topics`` maps names to descriptions (a plain list of
+       names skips the subject test);
     1. it names a word of the topic's name: on topic;
     2. it names a word of another topic's name that the topic's name lacks: off topic (a "doacs"
        item about warfarin);
     3. its chunk names a word of the topic's name: on topic; otherwise off topic.
     """
     own = topic_names(topic)
+    heading = words(chunk_heading(chunk_text, title))
+    described = other_topics if isinstance(other_topics, dict) else {o: "" for o in other_topics}
+    if heading and not heading & own:
+        mine = len(heading & words(f"{topic} {description}"))
+        for other, about in described.items():
+            if heading & (topic_names(other) - own) or len(heading & words(f"{other} {about}")) > mine:
+                return False, f"its chunk is about {other!r}"
+    from engine.interview.offline_questions import subject_of
+
+    subject = words(subject_of(sentence) or "")
+    if subject and not subject & own:
+        for other, described in other_topics.items() if isinstance(other_topics, dict) else []:
+            if len(subject & (words(f"{other} {described}") - own)) >= 2:
+                return False, f"its subject is {other!r}'s"
     have = words(sentence)
     if have & own:
         return True, "names the topic"

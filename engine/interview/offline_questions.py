@@ -61,7 +61,8 @@ causes cause caused makes make made becomes become became contains contain inclu
 produce produced forms form formed lies lie consists consist releases release released takes take took
 spreads spread occurs occur occurred shows show showed leads lead led reduces reduce increases increase
 requires require required kills kill affects affect helps help gives give gave means mean shortens shorten
-start starts started appears appear appeared carries carry carried peak peaks work works""".split())
+start starts started appears appear appeared carries carry carried peak peaks work works act acts need needs
+depend depends reverse reverses raise raises lower lowers prevent prevents treat treats cover covers""".split())
 _DEFINITION = re.compile(r"^(?P<subj>(?:the |a |an )?[^,;:()]{2,60}?)\s+(?P<verb>is|are|was|were)\s+"
                          r"(?P<rest>(?:a|an|the|one|any)\b.{8,})$", re.I)
 _DEFINITION_ZH = re.compile(r"^(?P<subj>[^，,；;。]{2,20}?)是(?P<rest>.{4,})$")
