@@ -30,11 +30,12 @@ TOPIC that you have not mentioned yet?"). The kernel never asks a bare keyword.
 
 **Challenge** (:func:`challenge_question`): it contests the claim ``Y``: the first sentence of the
 latest answer that states something no earlier question quoted (a bare "Yes, I am sure.", or a
-restatement of a claim already contested, contests nothing: the answer before it is used). The counter-claim ``X`` is the knowledge base's statement closest
-to ``Y`` (most shared content words, at least one) among the criteria the session has already
-covered (stating an uncovered one would hand the target its answer), preferring one that is not
-``Y`` in other words. The question: ``The reference material says: "X" Do you stand by your claim
-that "Y"? Justify it, or correct it.`` (Chinese: ``资料中写的是：“X” 你坚持“Y”这一说法吗？请给出理由，
+restatement of a claim already contested, contests nothing: the answer before it is used). The
+counter-claim ``X`` is the knowledge base's statement closest to ``Y`` (most shared content words,
+at least two) among the criteria the session has already covered (stating an uncovered one would
+hand the target its answer), never ``Y`` itself restated (80% of the words shared both ways). The
+question: ``The reference material says: "X" Do you stand by your claim that "Y"? Justify it, or
+correct it.`` (Chinese: ``资料中写的是：“X” 你坚持“Y”这一说法吗？请给出理由，
 或更正其中的错误。``). With no related covered statement it asks ``You said: "Y" What does that rest
 on? Do you stand by it, or would you correct it?``. A question asked before is never asked again:
 the next claim, then the next counter-claim, is tried; when every claim was contested it asks which
@@ -385,15 +386,15 @@ def _quotations(questions: Iterable[str]) -> list[str]:
 
 
 def _related(claim: str, statements: Sequence[str]) -> list[str]:
-    """Statements sharing content words with the claim, most shared first; the claim restated in
-    other words (it shares 80% or more of the claim's words) after the others."""
+    """Statements sharing at least two content words with the claim, most shared first; never the
+    claim itself restated (80% or more of its words both ways): that is no counter-claim."""
     cw = content_words(claim)
     scored = []
     for i, s in enumerate(statements):
         shared = len(cw & content_words(s))
-        if shared:
-            same = shared >= 0.8 * max(1, len(cw)) and shared >= 0.8 * max(1, len(content_words(s)))
-            scored.append((same, -shared, i, s))
+        same = shared >= 0.8 * max(1, len(cw)) and shared >= 0.8 * max(1, len(content_words(s)))
+        if shared >= 2 and not same:
+            scored.append((-shared, i, s))
     return [s for *_, s in sorted(scored)]
 
 

@@ -75,8 +75,12 @@ def test_a_challenge_states_a_counter_claim_from_the_covered_criteria_and_never_
     q2 = challenge_question("hand hygiene", crit, {"c1": True}, history)
     assert q2 != q1 and '"Washing takes 10 seconds."' in q2
     zh = challenge_question("手卫生", [N(cid="c1", kind="point", text="洗手需要40到60秒。")], {"c1": True},
-                            [_t("洗手要多久？", "洗手需要40到60秒。", "initial")])
-    assert zh.startswith("资料中写的是：“洗手需要40到60秒。”") and "你坚持“洗手需要40到60秒。”这一说法吗" in zh
+                            [_t("洗手要多久？", "洗手只需要10秒。", "initial")])
+    assert zh == "资料中写的是：“洗手需要40到60秒。” 你坚持“洗手只需要10秒。”这一说法吗？请给出理由，或更正其中的错误。"
+    # the claim is the covered statement itself: no counter-claim, it asks what the claim rests on
+    same = challenge_question("手卫生", [N(cid="c1", kind="point", text="洗手需要40到60秒。")], {"c1": True},
+                              [_t("洗手要多久？", "洗手需要40到60秒。", "initial")])
+    assert same == "你说：“洗手需要40到60秒。” 这一说法的依据是什么？你坚持它吗，还是要更正？"
 
 
 def test_the_offline_kernel_asks_through_these_rules():
