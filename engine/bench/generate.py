@@ -465,7 +465,9 @@ async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str,
     if drops is not None:
         summary.dropped = dict(drops.counts)
     if not drafts:
-        raise BenchError(f"no questions could be generated from knowledge base {kb!r} for these topics")
+        why = ", ".join(f"{n} {w}" for w, n in summary.dropped.items() if w != "pronouns resolved")
+        raise BenchError(f"no questions could be generated from knowledge base {kb!r} for these topics"
+                         + (f" (dropped: {why}; does the knowledge base cover these topics?)" if why else ""))
     author = "kernel"
     meta = {"kb": kb, "topics": [asdict(t) for t in topics], "per_topic": per_topic, "seed": seed,
             "kernel": kernel, "prompt_version": prompts.PROMPT_VERSION, "topic_criteria": summary.topic_criteria}
