@@ -202,6 +202,12 @@ def _criteria_lines(criteria: Sequence[Any], language: str) -> tuple[list[str], 
     return ([f"{i}. {p}" for i, p in enumerate(points, 1)], [f"{i}. {d}" for i, d in enumerate(deductions, 1)])
 
 
+_RULES_ZH = ("扣分规则：标有“每X扣k分，最多扣N分”的扣分点按出现次数计算（次数×k，不超过N）；标有“扣a至b分”的扣分点"
+             "在a到b分之间酌情扣分；标有“门槛”的项一旦出现，整题得分即为其写明的分数。")
+_RULES_EN = ("Deduction rules: a deduction marked (每X扣k分，最多扣N分) costs k per occurrence, at most N in all; one "
+             "marked (扣a至b分) costs between a and b; a gate (门槛) that applies sets the whole score to the value it states.")
+
+
 def _rubric_prompt(item: Any, criteria: Sequence[Any], answers: list[str], nonce: str, language: str) -> str:
     meta = getattr(item, "meta", None) or {}
     points, deductions = _criteria_lines(criteria, language)
@@ -223,6 +229,7 @@ def _rubric_prompt(item: Any, criteria: Sequence[Any], answers: list[str], nonce
         standard = "【评分标准】\n" + (("得分点：\n" + "\n".join(points)) if points else "")
         if deductions:
             standard += ("\n" if points else "") + "扣分点：\n" + "\n".join(deductions)
+            standard += "\n" + _RULES_ZH
         if show_raw:
             standard += f"\n原始评分标准（以此为准）：\n{raw.strip()}"
         parts.append(standard)
@@ -242,6 +249,7 @@ def _rubric_prompt(item: Any, criteria: Sequence[Any], answers: list[str], nonce
         standard = "[Scoring rubric]\n" + (("Scoring points:\n" + "\n".join(points)) if points else "")
         if deductions:
             standard += ("\n" if points else "") + "Deduction points:\n" + "\n".join(deductions)
+            standard += "\n" + _RULES_EN
         if show_raw:
             standard += f"\nOriginal rubric text (authoritative):\n{raw.strip()}"
         parts.append(standard)

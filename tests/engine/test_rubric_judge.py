@@ -321,3 +321,17 @@ def test_reference_beats_mute_on_every_sedareval_row_it_estimates():
         estimated += 1
         assert own.score > offline_estimate(row["query"], ref, crit, "I don't know.").score, row["id"]
     assert estimated >= 10
+
+
+def test_the_llm_judge_prompt_counts_per_unit_deductions_and_applies_gates():
+    from types import SimpleNamespace as N
+
+    from engine.bench.score_standard import parse_score_standard
+    from engine.judge.rubric_judge import build_judge_prompt
+
+    crit = parse_score_standard("指令+3：四点需求每错1个扣1分，3分扣完为止\n文采+2\n太宰治外漏直接0分").criteria
+    item = N(question="写一首诗", turns=[], reference=None, meta={})
+    text = build_judge_prompt(item, "诗", crit, nonce="n").messages[1]["content"]
+    assert "-1分: 指令：四点需求每错1个（每个扣1分，最多扣3分）" in text
+    assert "太宰治外漏（门槛：出现此情况则整题得0分）" in text
+    assert "按出现次数计算（次数×k，不超过N）" in text and "整题得分即为其写明的分数" in text
