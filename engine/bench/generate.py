@@ -83,10 +83,12 @@ class GenerateSummary:
             out.append(f"  {name}: {n} question(s); topic criteria: {', '.join(self.topic_criteria.get(name, []))}")
         out.append(f"criteria: {self.criteria}")
         if self.kernel == "offline" or self.dropped:
-            shown = ", ".join(f"{n} {why}" for why, n in self.dropped.items() if why != "pronouns resolved")
-            out.append(f"dropped: {shown or 'nothing'} (near-duplicates: question cosine >= "
-                       f"{_duplicate_cos():g} or the same key sentence); pronouns resolved: "
-                       f"{self.dropped.get('pronouns resolved', 0)}")
+            d = self.dropped
+            out.append(f"dropped: {d.get('near-duplicate item(s)', 0)} near-duplicate item(s) (question cosine >= "
+                       f"{_duplicate_cos():g} or the same key sentence), {d.get('off-topic key sentence(s)', 0)} "
+                       f"off-topic key sentence(s), {d.get('criteria off the topic', 0)} criteria off the topic, "
+                       f"{d.get('criteria the question does not ask', 0)} criteria the question does not ask; "
+                       f"pronouns resolved: {d.get('pronouns resolved', 0)}")
         if self.llm_calls:
             out.append(f"kernel calls: {self.llm_calls} (replies rejected and re-asked: {self.rejected_replies})")
         out.extend(f"warning: {w}" for w in self.warnings)

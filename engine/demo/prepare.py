@@ -26,8 +26,8 @@ DEMO_TARGETS = (f"kb:{DEMO_KB}", "local", "python:engine.demo.echo:EchoAgent")
 """The reference target (the knowledge base's own sentences), the embedded local model and the echo agent."""
 DEMO_ITEMS = 4
 """Items the demo runs (alternating the two topics)."""
-DEMO_TURNS = 5
-"""Turns per demo session (the opening question and four policy decisions)."""
+DEMO_TURNS = 4
+"""Turns per demo session (the opening question and three policy decisions)."""
 
 
 def default_policy() -> str:

@@ -374,7 +374,7 @@ def resume(ctx, what, live, quiet, as_json, workers):
               help="Target spec, repeatable (default: the reference target kb:demo, the embedded SmolLM2-135M "
                    "and the echo agent).")
 @click.option("--policy", default=None, help="Policy (default: onnx if models/policy.onnx is shipped, else threshold).")
-@click.option("--turns", type=int, default=None, help="Turns per session (default 5).")
+@click.option("--turns", type=int, default=None, help="Turns per session (default 4).")
 @click.option("--items", "n_items", type=int, default=None, help="How many demo items to run (default 4).")
 @click.option("--quiet", is_flag=True, help="Headless: no progress display.")
 @click.pass_context
