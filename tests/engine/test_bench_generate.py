@@ -182,3 +182,15 @@ async def test_offline_generation_stays_on_topic_merges_duplicates_and_reports_i
     assert len(keys) == len(set(keys))
     assert s.dropped.get("off-topic key sentence(s)", 0) > 0 and s.dropped.get("pronouns resolved", 0) > 0
     assert any(line.startswith("dropped: ") and "off-topic key sentence(s)" in line for line in s.lines())
+
+
+def test_near_duplicate_items_are_merged_by_cosine_or_key_sentence():
+    from engine.bench.generate import _Drops
+    from engine.knowledge.embed import get_embedder
+
+    drops = _Drops(get_embedder().embed)
+    assert not drops.duplicate('Fill in the blank: "Washing takes ____ seconds."', "Washing takes 40 to 60 seconds.")
+    # the same fact asked again in other words, and another question on the same key sentence
+    assert drops.duplicate('Fill in the blank: "Washing hands takes ____ seconds."', "Washing hands takes 40 seconds.")
+    assert drops.duplicate("How long does washing take?", "Washing takes 40 to 60 seconds.")
+    assert not drops.duplicate("Which drug shortens influenza if started early?", "Oseltamivir shortens influenza.")
