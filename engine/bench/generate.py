@@ -12,7 +12,9 @@ For each topic of a topics file:
 A kernel reply citing a chunk that was not shown to it is rejected and re-asked (a bounded number
 of times, through the LLM client's validated JSON calls), so every criterion and item is traceable.
 With no kernel model configured (or ``offline=True``) the offline kernel does the same from
-templates and key sentences (see :mod:`engine.bench.offline`).
+templates and key sentences, resolving pronouns, checking each item's topic against its chunk,
+merging near-duplicates and keeping only the criteria the question asks; the summary counts what was
+dropped and why (see :mod:`engine.bench.offline`).
 
 Nothing is written until every item is ready; then the benchmark, items and rubric versions are
 stored in one transaction. LLM calls are cached, so re-running after a failure costs nothing for

@@ -9,6 +9,13 @@
 - Criteria are key facts: the sentence the question was built on, plus the key sentences most
   related to the question in text retrieved for it, each citing its chunk.
 
+- Filters (:func:`resolve`, :func:`on_topic`, :data:`DUPLICATE_COS`, :func:`question_filter`): an
+  opening pronoun is replaced by what it stands for in its chunk; a key sentence of another topic's
+  chunk or subject is dropped; a question that is a near-duplicate of a kept one (cosine >=
+  ``DUPLICATE_COS`` or the same key sentence) is dropped; a related fact becomes a criterion only when
+  the question asks for it (two shared content words and cosine >= ``CRITERION_COS``). ``bench
+  generate`` prints how many of each were dropped.
+
 Everything is marked ``generator: offline`` so nobody mistakes it for a model's work.
 """
 
