@@ -190,8 +190,28 @@ _OFFLINE_RATIONALE = re.compile(r'"offline: (?:[^"\\]|\\.)*"')
 def _recorded(value, base_url: str):
     """:func:`_normalised`, with the offline judge's rationales masked: the fixture was recorded before the
     offline judge took each sentence in the context of its own question (issue 12), which moved the cosines
-    and the sentence its rationale quotes (not one verdict). The migration test above compares everything."""
-    return json.loads(_OFFLINE_RATIONALE.sub('"offline: <rationale>"', json.dumps(_normalised(value, base_url))))
+    and the sentence its rationale quotes (not one verdict). The migration test above compares everything.
+
+    Also recorded before the offline kernel wrote its questions from the criteria (issue 24): in a session
+    of the offline kernel the policy's questions, and the target's input token counts that follow from
+    them, are masked; and cosines are compared to 4 decimals (which texts share an embedding batch moves
+    them by about 1e-7)."""
+    text = _OFFLINE_RATIONALE.sub('"offline: <rationale>"', json.dumps(_normalised(value, base_url)))
+    offline = '"kernel": "offline"' in text
+
+    def mask(v):
+        if isinstance(v, dict):
+            out = {k: mask(x) for k, x in v.items()}
+            if offline and out.get("actor") == "policy" and "question" in out:
+                out["question"] = "<offline question>"
+            if offline and "tokens_in" in out:
+                out["tokens_in"] = "<tokens>"
+            return out
+        if isinstance(v, list):
+            return [mask(x) for x in v]
+        return round(v, 4) if isinstance(v, float) else v
+
+    return mask(json.loads(text))
 
 
 async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fake_openai):
