@@ -404,7 +404,8 @@ MATCH_SHARE = 0.5
 """Share of a criterion's terms a reference clause must hold to be "the reference's words for it"."""
 
 _LLM_ONLY = re.compile(r"译|翻译|证明|推导|文采|风格|语气|口吻|人设|人物|形象|流畅|通顺|优美|创意|创新|合理|可用|逻辑|"
-                       r"格式|结构|字数|生动|感情|情感|幽默|礼貌|得体|translat|proof|prove|style|tone|fluen",
+                       r"格式|结构|字数|生动|感情|情感|幽默|礼貌|得体|\btranslat\w*|\bproofs?\b|\bprove\b|\bstyle\b|\btone\b|"
+                       r"\bfluen(?:t|cy)\b",
                        re.IGNORECASE)
 _TASK_LLM_ONLY = re.compile(r"翻译|译成|译为|英译|汉译|证明|translate|prove\b", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(r"[，,。；;！!？?\n：:、]+")

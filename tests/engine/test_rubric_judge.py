@@ -284,6 +284,9 @@ def test_offline_estimate_credits_the_reference_words_and_says_when_it_needs_an_
     mute = offline_estimate("唐朝的都城在哪里？", ref, crit, "I don't know.")
     assert [p.status for p in own.points] == ["met", NEEDS_LLM] and own.score == 5.0 and own.needs_llm == 1
     assert mute.score == 0.0
+    # English words are matched whole: "influenza" is no "fluency" criterion
+    flu = [N(cid="c1", text="Influenza is caused by influenza viruses", kind="point", weight=1.0)]
+    assert "quality" not in offline_estimate("What causes influenza?", None, flu, "I don't know.").points[0].evidence
     # a translation item: every point needs an LLM judge, so there is no estimate at all
     tr = offline_estimate("把这句话翻译成英文：我爱你", "I love you.", crit, "I love you.")
     assert tr.score is None and tr.needs_llm == 2
