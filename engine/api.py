@@ -52,10 +52,16 @@ _LAZY: dict[str, str] = {
     "apply_ops": "engine.bench.rubric", "current_rubric": "engine.bench.rubric", "edit_rubric": "engine.bench.rubric",
     "has_rubric": "engine.bench.rubric", "list_versions": "engine.bench.rubric",
     "restore_version": "engine.bench.rubric", "export_jsonl": "engine.bench.export",
+    "describe_home_fault": "engine.store.faults:describe",
+    "load_check_rows": "engine.judge.check:load_rows", "run_judge_check": "engine.judge.check:run_check",
+    "render_judge_check": "engine.judge.check:render_text", "JudgeCheckError": "engine.judge.check",
     "generate_benchmark": "engine.bench.generate", "load_topics": "engine.bench.generate",
     "run_import": "engine.bench.importers", "delete_benchmark": "engine.bench.items",
     "get_benchmark": "engine.bench.items", "get_item": "engine.bench.items", "list_benchmarks": "engine.bench.items",
     "list_items": "engine.bench.items", "prepare_demo": "engine.demo", "DEMO_TARGETS": "engine.demo",
+    "calibrate_benchmark": "engine.bench.calibrate", "get_calibration": "engine.bench.calibrate",
+    "target_abilities": "engine.bench.calibrate", "item_difficulties": "engine.bench.calibrate",
+    "run_adaptive_items": "engine.interview.item_selection",
     # runs
     "list_sessions": "engine.interview.queries", "execute_run": "engine.interview.run",
     "execute_sessions": "engine.interview.run", "plan_run": "engine.interview.run",
@@ -79,7 +85,8 @@ _LAZY: dict[str, str] = {
 }
 
 _USER_ERROR_NAMES = ("ConfigError", "StoreError", "BenchError", "KnowledgeBaseError", "EmbedderError", "RunError",
-                     "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError")
+                     "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError",
+                     "JudgeCheckError")
 
 
 def __getattr__(name: str) -> Any:
@@ -184,6 +191,32 @@ class Engine:
     @property
     def _store(self) -> Any:
         return self.runtime.store
+
+    # -- judges ---------------------------------------------------------------------------------
+    def judge_check(self, path: str | Path, *, judge: str = "offline", by: str | None = None,
+                    disagreements: int = 0, repeat: int = 1, concurrency: int = 4) -> Any:
+        """``viva judge check``: a judge's agreement with the human labels of a JSONL file
+        (:mod:`engine.judge.check`). ``judge`` is ``offline`` or the name of a configured endpoint
+        (``judge``, ``kernel`` or a target); LLM calls are recorded and cached in this home.
+
+        Raises:
+            JudgeCheckError: a bad file, field or judge name.
+        """
+        from engine.judge import check
+
+        rows = check.load_rows(path)
+        if judge == "offline":
+            if repeat > 1:
+                raise check.JudgeCheckError("--repeat needs an LLM judge: the offline judge gives the same verdicts")
+            return check.run_check(path, rows, by=by, disagreements=disagreements)
+        from engine.llm import LLMClient
+
+        endpoint = check.resolve_endpoint(self.config, judge)
+        llm = check.LLMCheckJudge(LLMClient(self._store, endpoint, "judge", self.use_cache), concurrency,
+                                  self.config.interview.judge_repairs,
+                                  retest_client=LLMClient(self._store, endpoint, "judge", use_cache=False))
+        return check.run_check(path, rows, judge_name=judge, verdicts_of=llm, by=by, disagreements=disagreements,
+                               repeat=repeat, usage=llm.usage_report)
 
     # -- sessions -------------------------------------------------------------------------------
     def list_sessions(self, limit: int | None = None, offset: int = 0, query: str = "",
@@ -357,13 +390,14 @@ class Engine:
         """Override (or, with the judge's own value, confirm) a verdict; figures recomputed at once."""
         return _control.override_verdict(self._store, session_id, turn_idx, cid, met, note, who)
 
-    async def apply_rubric(self, session_id: int, version_id: int) -> dict[str, Any]:
-        """Score a session with a rubric version: queued for its live runner, or re-scored now."""
-        return await _run.apply_rubric(self.runtime, session_id, version_id)
+    async def apply_rubric(self, session_id: int, version_id: int, trust_eval_code: bool = False) -> dict[str, Any]:
+        """Score a session with a rubric version: queued for its live runner, or re-scored now
+        (``trust_eval_code``: as ``viva run --trust-eval-code``)."""
+        return await _run.apply_rubric(self.runtime, session_id, version_id, trust_eval_code)
 
-    async def rescore(self, session_id: int, version_id: int) -> dict[str, Any]:
+    async def rescore(self, session_id: int, version_id: int, trust_eval_code: bool = False) -> dict[str, Any]:
         """Re-judge a session's stored answers under a rubric version (never asks the target)."""
-        return await _run.rescore_session(self.runtime, session_id, version_id)
+        return await _run.rescore_session(self.runtime, session_id, version_id, trust_eval_code)
 
     # -- benchmarks, items, rubrics --------------------------------------------------------------
     def list_benchmarks(self) -> list[Benchmark]:

@@ -7,6 +7,7 @@ Light on purpose (no pydantic, no YAML): opening a data home for a command that 
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -29,8 +30,44 @@ def config_file(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """The data home: ``--home``, else ``VIVA_HOME``, else ``./.viva``; created if missing."""
+    """The data home: ``--home``, else ``VIVA_HOME``, else ``./.viva``; created if missing.
+
+    A home that exists but cannot be written (a read-only mount or folder) is returned as it is:
+    viva reads it, and the store refuses writes (:mod:`engine.store.faults`).
+
+    Raises:
+        ConfigError: the home does not exist and cannot be created, or is not a folder (one line).
+    """
     chosen = Path(home or os.environ.get("VIVA_HOME") or ".viva").expanduser()
-    chosen.mkdir(parents=True, exist_ok=True)
-    (chosen / "logs").mkdir(exist_ok=True)
+    try:
+        chosen.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{chosen}: cannot create the data home ({exc.strerror}); choose another --home") from None
+    try:
+        (chosen / "logs").mkdir(exist_ok=True)
+    except OSError:
+        pass  # a read-only home: nothing is logged (QuietFileHandler)
     return chosen
+
+
+class QuietFileHandler(logging.FileHandler):
+    """viva's log file handler: opened on the first record, and silent when the file cannot be
+    opened or written (a read-only home, a full disk). ``logging`` would print a "--- Logging error ---"
+    traceback on standard error for every record; the command's own error line says what is wrong.
+
+    Attributes:
+        failed: the first error met (None while the log is written).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]):
+        super().__init__(path, encoding="utf-8", delay=True)
+        self.failed: BaseException | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:  # noqa: D102
+        if self.failed is None:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: D102, N802 - logging's name
+        import sys
+
+        self.failed = sys.exc_info()[1] or RuntimeError("log write failed")

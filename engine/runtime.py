@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.home import config_file, resolve_home
+from engine.home import QuietFileHandler, config_file, resolve_home
 from engine.redact import install_log_filter, register_config
 from engine.store import Store, open_store
 
@@ -110,7 +110,10 @@ def setup_logging(home: Path) -> None:
     passes :class:`engine.redact.RedactingFilter` (message, arguments and traceback), and headers are
     never logged."""
     logger = logging.getLogger("viva")
-    (home / "logs").mkdir(parents=True, exist_ok=True)
+    try:
+        (home / "logs").mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass  # a read-only home: the handler stays silent (engine.home.QuietFileHandler)
     target = str((home / "logs" / "viva.log").resolve())
     for h in logger.handlers:
         if getattr(h, "baseFilename", None) == target:
@@ -119,7 +122,7 @@ def setup_logging(home: Path) -> None:
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
         handler.close()
-    handler = logging.FileHandler(target, encoding="utf-8")
+    handler = QuietFileHandler(target)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     install_log_filter(handler)
     logger.addHandler(handler)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, NoReturn
 
 from engine import events as ev
 from engine.bench.rubric import current_rubric
@@ -171,6 +171,9 @@ class SessionPool:
         self.factory = TargetFactory(runtime.store, runtime.config, runtime.home, runtime.use_cache)
         self.policies: dict[str, Any] = {}
         self.semaphore = asyncio.Semaphore(max(1, concurrency))
+        self.home_fault: BaseException | None = None
+        """The first error of a full or read-only data home (``engine.store.faults``): once there is
+        one, no further session is started (they stay resumable) and the caller reports it."""
 
     async def run_one(self, sid: int) -> str | None:
         """Run (or resume) one session to its end; its error message, or None when it ended well.
@@ -179,9 +182,12 @@ class SessionPool:
         interrupts the session (status ``interrupted``, resumable) and propagates.
         """
         from engine.policy.policies import load_policy
+        from engine.store.faults import DAMAGED, classify
 
         runtime, store, on_event = self.runtime, self.runtime.store, self.on_event
         async with self.semaphore:
+            if self.home_fault is not None:
+                return "not started: the data home is full or read-only"
             row = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
             spec = loads(row["config"], {})
             self.factory.api_key_env = spec.get("api_key_env")
@@ -198,6 +204,10 @@ class SessionPool:
                 return None
             except Exception as exc:  # recorded on the session by the runner; the others go on
                 error = f"{type(exc).__name__}: {exc}"
+                if classify(exc) not in (None, DAMAGED):  # interrupted by its runner, not failed
+                    self.home_fault = self.home_fault or exc
+                    log.warning("session %s interrupted: %s", sid, error)
+                    return error
                 log.warning("session %s failed: %s", sid, error)
                 return error
             finally:
@@ -209,16 +219,26 @@ class SessionPool:
 
 
 async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency: int,
-                           on_event: EventCallback | None = None, leases: Leases | None = None
-                           ) -> dict[int, str | None]:
+                           on_event: EventCallback | None = None, leases: Leases | None = None,
+                           resume: str | None = None) -> dict[int, str | None]:
     """Run (or resume) sessions concurrently; returns session id -> error message or None.
 
     Every session is owned before any starts (``engine.store.lease``): while another live process
     drives one of them, nothing runs and a :class:`RunError` names that process. ``leases``: the
     caller's (``execute_run``), already holding the run's; by default this call takes its own.
+
+    A full or read-only data home ends every session in flight ``interrupted`` (by its runner) and
+    starts no other; then this raises :class:`engine.store.faults.HomeFaultError`, one line saying
+    what to do and ``viva resume RESUME`` (``resume``: default the session's id when there is one).
+
+    Raises:
+        RunError: a session is driven by another live process, or its ``python:`` target's module
+            no longer imports (:func:`check_python_targets`).
     """
     keeper = None
     own = leases is None
+    if own:
+        check_python_targets(runtime, session_ids)
     if leases is None:
         leases = Leases(runtime.store)
     _take(leases, SESSION, session_ids)
@@ -227,19 +247,85 @@ async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency
     pool = SessionPool(runtime, concurrency, on_event, leases)
     errors: dict[int, str | None] = {}
 
+    tasks: dict[int, asyncio.Future[None]] = {}
+
     async def one(sid: int) -> None:
-        errors[sid] = await pool.run_one(sid)
+        try:
+            errors[sid] = await pool.run_one(sid)
+        except asyncio.CancelledError:
+            if pool.home_fault is None:
+                raise
+            errors[sid] = "interrupted: the data home is full or read-only"  # cancelled below
+            return
+        if pool.home_fault is not None:  # the home is full: the sessions in flight stop now, interrupted
+            for other, task in tasks.items():
+                if other != sid and not task.done():
+                    task.cancel()
 
     try:
-        await asyncio.gather(*(one(sid) for sid in session_ids))
+        tasks.update((sid, asyncio.ensure_future(one(sid))) for sid in session_ids)
+        await asyncio.gather(*tasks.values())
     finally:
         pool.close()
         if keeper is not None:
-            keeper.cancel()
-        leases.release(SESSION, session_ids)
+            _stop_keeper(keeper)
+        home = runtime.home
+        _despite_full(home, lambda: leases.release(SESSION, session_ids))
         if own:
-            leases.release()
+            _despite_full(home, leases.release)
+    if pool.home_fault is not None:
+        _raise_home_fault(runtime, pool.home_fault,
+                          resume or (str(session_ids[0]) if len(session_ids) == 1 else None))
     return errors
+
+
+def check_python_targets(runtime: Runtime, session_ids: list[int]) -> None:
+    """Before sessions resume: each ``python:`` target among them still imports (its module, its
+    class, an instance), else one :class:`RunError` naming the module and what to do; nothing is
+    started or written. (Other targets fail, if they do, on their first call, as in a fresh run.)"""
+    from engine.interview.targets import PythonTarget, TargetError
+
+    if not session_ids:
+        return
+    marks = ",".join("?" * len(session_ids))
+    specs = sorted({r["target"] for r in runtime.store.query(
+        f"SELECT DISTINCT target FROM sessions WHERE id IN ({marks})", tuple(session_ids))})  # noqa: S608
+    for spec in specs:
+        if spec.startswith("python:"):
+            try:
+                PythonTarget(spec)
+            except TargetError as exc:
+                raise RunError(f"cannot resume: {exc}") from None
+
+
+def _stop_keeper(keeper: asyncio.Task[Any]) -> None:
+    """Cancel a lease keeper; an error it already ended with (e.g. a full disk at a heartbeat) is
+    collected here, not printed at exit as "Task exception was never retrieved"."""
+    keeper.cancel()
+    if keeper.done() and not keeper.cancelled():
+        keeper.exception()
+
+
+def _despite_full(home: Any, write: Callable[[], Any]) -> None:
+    """A bookkeeping write at the end of a run (leases, the run's status): on a full disk made with
+    the reserve's space (:func:`engine.store.faults.despite_full`); if it still cannot be made it is
+    skipped (a lease of a dead process is taken over; the run's status is derived from its sessions)."""
+    from engine.store.faults import classify, despite_full
+
+    try:
+        despite_full(home, write)
+    except Exception as exc:
+        if classify(exc) is None:
+            raise
+
+
+def _raise_home_fault(runtime: Runtime, exc: BaseException, resume: str | None) -> NoReturn:
+    """Raise the one-line :class:`~engine.store.faults.HomeFaultError` for a full or read-only home."""
+    from engine.store.faults import HomeFaultError, classify, describe
+
+    kind = classify(exc)
+    db = getattr(runtime.store, "path", None)
+    raise HomeFaultError(kind or "full", describe(exc, runtime.home, db, resume) or str(exc)) from None
 
 
 def derive_run_status(statuses: list[str]) -> str:
@@ -283,35 +369,52 @@ async def execute_run(runtime: Runtime, run_id: int, on_event: EventCallback | N
     (:func:`engine.interview.workers.execute_on_workers`) and ``on_event`` is fed from the store's
     event log.
     """
+    from engine.store.faults import HomeFaultError, classify, reserve_space
+
     store = runtime.store
     run = store.one("SELECT * FROM runs WHERE id = ?", (run_id,))
     if run is None:
         raise RunError(f"run {run_id} does not exist; see `viva sessions`")
     config = loads(run["config"], {})
-    leases = Leases(store)
-    _take(leases, RUN, [run_id])
+    home = runtime.home
     try:
-        pending = [r["id"] for r in store.query(
-            "SELECT id FROM sessions WHERE run_id = ? AND status != 'finished' ORDER BY id", (run_id,))]
-        _take(leases, SESSION, pending)
-        keeper = asyncio.get_running_loop().create_task(leases.keep_alive())
+        leases = Leases(store)
+        _take(leases, RUN, [run_id])
         try:
-            with store.transaction():
-                store.update("runs", run_id, {"status": "running"})
-            concurrency = int(config.get("concurrency") or 8)
-            count = max(1, int(workers or config.get("workers") or 1))
-            if count > 1 and len(pending) > 1:
-                from engine.interview.workers import execute_on_workers
+            pending = [r["id"] for r in store.query(
+                "SELECT id FROM sessions WHERE run_id = ? AND status != 'finished' ORDER BY id", (run_id,))]
+            check_python_targets(runtime, pending)
+            if not store.read_only:
+                reserve_space(home)  # room to mark the sessions interrupted should the disk fill up
+            _take(leases, SESSION, pending)
+            keeper = asyncio.get_running_loop().create_task(leases.keep_alive())
+            try:
+                with store.transaction():
+                    store.update("runs", run_id, {"status": "running"})
+                concurrency = int(config.get("concurrency") or 8)
+                count = max(1, int(workers or config.get("workers") or 1))
+                if count > 1 and len(pending) > 1:
+                    from engine.interview.workers import execute_on_workers
 
-                return await execute_on_workers(runtime, pending, concurrency, count, on_event, leases, run_id)
-            return await execute_sessions(runtime, pending, concurrency, on_event, leases)
+                    return await execute_on_workers(runtime, pending, concurrency, count, on_event, leases, run_id)
+                return await execute_sessions(runtime, pending, concurrency, on_event, leases, f"run:{run_id}")
+            finally:
+                _stop_keeper(keeper)
+                _despite_full(home, lambda: leases.release(SESSION))
+
+                def derive() -> None:
+                    with store.transaction():
+                        store.update("runs", run_id, {"status": run_status(store, run_id)})
+
+                _despite_full(home, derive)
         finally:
-            keeper.cancel()
-            leases.release(SESSION)
-            with store.transaction():
-                store.update("runs", run_id, {"status": run_status(store, run_id)})
-    finally:
-        leases.release()
+            _despite_full(home, leases.release)
+    except HomeFaultError:
+        raise  # already the one line (execute_sessions names run:N; a read-only home needs none)
+    except Exception as exc:
+        if classify(exc) is None:
+            raise
+        _raise_home_fault(runtime, exc, f"run:{run_id}")
 
 
 def resolve_resume(runtime: Runtime, what: str) -> tuple[str, int]:
@@ -330,11 +433,19 @@ def spec_dict(spec: SessionSpec) -> dict[str, Any]:
     return asdict(spec)
 
 
-async def rescore_session(runtime: Runtime, session_id: int, version_id: int) -> dict[str, Any]:
+async def rescore_session(runtime: Runtime, session_id: int, version_id: int,
+                          trust_eval_code: bool = False) -> dict[str, Any]:
     """Re-judge a session's stored answers under a rubric version without calling the target.
 
     For a session that is running in some process, use ``control.switch_rubric`` instead: its
     runner re-scores at the next step boundary.
+
+    ``trust_eval_code``: run the rubric's eval_code unisolated where bubblewrap is unusable (as
+    ``viva run --trust-eval-code``; also when the session was run with it, the choice is made anew).
+
+    Raises:
+        RunError: the session does not exist, or the rubric has eval_code that cannot be isolated here
+            and ``trust_eval_code`` is False (the same one line as ``viva run``).
     """
     from engine.knowledge.embed import get_embedding_service
     from engine.metrics.sessions import session_metrics
@@ -344,10 +455,20 @@ async def rescore_session(runtime: Runtime, session_id: int, version_id: int) ->
     if row is None:
         raise RunError(f"session {session_id} does not exist")
     spec = loads(row["config"], {})
+    if row["protocol"] == "task":
+        from engine.bench.rubric import get_version
+        from engine.judge.sandbox import SandboxUnavailableError, require_sandbox
+
+        if any(c.kind == "code" and c.eval_code for c in get_version(store, version_id).criteria):
+            try:
+                require_sandbox(trust_eval_code)
+            except SandboxUnavailableError as exc:
+                raise RunError(str(exc)) from None
     kernel = make_kernel(row["kernel"], runtime.config, store, runtime.use_cache, session_id,
                          spec.get("api_key_env"))
     runner = SessionRunner(store, session_id, kernel, _NoTarget(row["target"]), None,
                            get_embedding_service(runtime.config.retrieval.embedder), runtime.home)
+    runner.session.spec = replace(runner.session.spec, trust_eval_code=trust_eval_code)  # decided for this call
     await runner.rescore(version_id)
     return session_metrics(store, session_id)
 
@@ -367,7 +488,8 @@ class _NoTarget:
         return None
 
 
-async def apply_rubric(runtime: Runtime, session_id: int, version_id: int) -> dict[str, Any]:
+async def apply_rubric(runtime: Runtime, session_id: int, version_id: int,
+                       trust_eval_code: bool = False) -> dict[str, Any]:
     """Make a session score with a rubric version; the engine decides who re-scores.
 
     In one write transaction: when the session is live (running or paused, its process alive) the
@@ -386,5 +508,5 @@ async def apply_rubric(runtime: Runtime, session_id: int, version_id: int) -> di
         if effective_status(row) in ("running", "paused"):
             seq = store.append_event(session_id, ev.CONTROL_RUBRIC, {"version_id": version_id})
             return {"session": session_id, "version_id": version_id, "queued": True, "control_seq": seq}
-    metrics = await rescore_session(runtime, session_id, version_id)
+    metrics = await rescore_session(runtime, session_id, version_id, trust_eval_code)
     return {"session": session_id, "version_id": version_id, "queued": False, "metrics": metrics}

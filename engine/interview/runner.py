@@ -111,9 +111,11 @@ class SessionRunner:
         self.policy = policy
         workdir = None
         if self.session.row["protocol"] == "task" and data_home is not None:
-            from engine.interview.protocols.task import prepare_work_dir
+            from engine.interview.protocols.task import case_data_dir
+            from engine.judge.sandbox import prepare_work_dir
 
-            workdir = prepare_work_dir(self.session.item, data_home, session_id)
+            # private: HOME/work/session-N-<random>/work, mode 0700, copied without following links
+            workdir = prepare_work_dir(case_data_dir(self.session.item, data_home), data_home, session_id)
             if hasattr(target, "set_workdir"):
                 target.set_workdir(workdir)  # the agent's tools work where eval_code will look
         self.protocol = protocol_class(self.session.row["protocol"])(
@@ -358,6 +360,24 @@ class SessionRunner:
             session.emit(ev.SessionInterrupted())
             raise
         except Exception as exc:
+            from engine.store.faults import DAMAGED, classify, despite_full
+
+            if classify(exc) not in (None, DAMAGED):
+                # A full (or read-only) home is no fault of the session: it is interrupted, resumable
+                # once there is space. On a full disk the space the run set aside is released for this
+                # write (engine.store.faults.despite_full). Should it fail all the same, the row says
+                # running with a dead pid, which every reader shows as interrupted
+                # (queries.effective_status).
+                def mark() -> None:
+                    with self.store.transaction():
+                        session.set_status("interrupted")
+                        session.emit(ev.SessionInterrupted())
+
+                try:
+                    despite_full(self.store.path.parent, mark)
+                except Exception:  # noqa: S110 - the disk is still full: the original error is reported
+                    pass
+                raise
             message = f"{type(exc).__name__}: {exc}"
             session.set_status("failed", error=message)
             session.emit(ev.SessionFailed(message))

@@ -148,6 +148,14 @@ def import_from_cwd(module_name: str) -> Any:
     return importlib.import_module(module_name)
 
 
+def _first_line(exc: BaseException) -> str:
+    """An error's message on one line (its first), shortened to 200 characters."""
+    text = (str(exc).strip().splitlines() or [""])[0]
+    if isinstance(exc, SyntaxError) and exc.msg:
+        text = exc.msg
+    return text[:200] + ("…" if len(text) > 200 else "")
+
+
 class PythonTarget:
     """An adapter object ``reply(messages) -> str`` run in a worker thread; its module is imported
     from the installed packages or the working directory."""
@@ -161,12 +169,26 @@ class PythonTarget:
         try:
             module = import_from_cwd(module_name)
         except ImportError as exc:
+            missing = getattr(exc, "name", None)
+            if isinstance(exc, ModuleNotFoundError) and missing and not (
+                    module_name == missing or module_name.startswith(missing + ".")):
+                raise TargetError(f"{spec!r}: module {module_name!r} imports {missing!r}, which is not installed "
+                                  "here; install it in viva's Python environment, then try again") from None
             raise TargetError(f"{spec!r}: cannot import module {module_name!r} ({exc}); run viva in the "
                               "directory that holds it, or add that directory to PYTHONPATH") from None
+        except Exception as exc:  # the module itself fails: a syntax error, an exception at import
+            where = f" at line {exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
+            raise TargetError(f"{spec!r}: module {module_name!r} fails to import ({type(exc).__name__}{where}: "
+                              f"{_first_line(exc)}); fix it (`python -c 'import {module_name}'` shows the "
+                              "traceback), then try again") from None
         cls = getattr(module, class_name, None)
         if cls is None:
             raise TargetError(f"{spec!r}: module {module_name!r} has no attribute {class_name!r}")
-        self.obj = cls()
+        try:
+            self.obj = cls()
+        except Exception as exc:
+            raise TargetError(f"{spec!r}: {class_name}() raised {type(exc).__name__}: {_first_line(exc)}; "
+                              f"fix module {module_name!r}, then try again") from None
         if not callable(getattr(self.obj, "reply", None)):
             raise TargetError(f"{spec!r}: {class_name} has no reply(messages) method")
 

@@ -49,7 +49,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +59,31 @@ payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
 _null = os.open(os.devnull, os.O_RDONLY)
 os.dup2(_null, 0)
 os.close(_null)
+if payload.get("drop") is not None:
+    # viva is root: bubblewrap ran without a user namespace and left this process CAP_SETUID,
+    # CAP_SETGID and CAP_SETPCAP only. Become the unprivileged uid/gid for good before any code runs.
+    import ctypes
+    _libc = ctypes.CDLL(None, use_errno=True)
+    for _cap in range(64):
+        _libc.prctl(24, _cap, 0, 0, 0)  # PR_CAPBSET_DROP (EINVAL past the last capability)
+    _libc.prctl(8, 0, 0, 0, 0)  # PR_SET_KEEPCAPS off: setuid below clears every capability
+    _uid, _gid = payload["drop"]
+    os.setgroups([])
+    os.setresgid(_gid, _gid, _gid)
+    os.setresuid(_uid, _uid, _uid)
+    class _Hdr(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+    class _Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+    _libc.capset(ctypes.byref(_Hdr(0x20080522, 0)), (_Data * 2)())  # inheritable too
+    with open("/proc/self/status", encoding="ascii") as _f:
+        _status = dict(_l.split(":", 1) for _l in _f.read().splitlines() if ":" in _l)
+    _caps = [int(_status[k].strip(), 16) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")]
+    if (os.getresuid() != (_uid,) * 3 or os.getresgid() != (_gid,) * 3 or os.getgroups()
+            or any(_caps) or _status.get("NoNewPrivs", "").strip() != "1"):
+        sys.stderr.write("sandbox: could not drop privileges\n")
+        os._exit(71)
 try:
     import resource
 except ImportError:
@@ -179,23 +204,59 @@ def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+AS_NOBODY = "as-nobody"
+"""Pseudo flag of :func:`_probe`'s answer: viva is root and bubblewrap runs without a user namespace;
+the harness then becomes :func:`sandbox_ids` before the code runs (never passed to bwrap)."""
+NAMESPACES = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try")
+ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # what the harness needs to drop to nobody
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def sandbox_ids() -> tuple[int, int]:
+    """The unprivileged uid and gid eval_code runs as when viva is root: ``nobody`` and its group
+    (65534 where the system has no such user)."""
+    try:
+        import pwd
+
+        entry = pwd.getpwnam("nobody")
+        uid, gid = entry.pw_uid, entry.pw_gid
+    except (ImportError, KeyError):
+        uid, gid = 65534, 65534
+    return (uid, gid) if uid != 0 and gid != 0 else (65534, 65534)
+
+
 @functools.lru_cache(maxsize=8)
-def _probe(bwrap: str) -> tuple[str | None, tuple[str, ...]]:
-    """Try bubblewrap once; (problem or None, the namespace flags that worked)."""
+def _probe(bwrap: str, root: bool = False) -> tuple[str | None, tuple[str, ...]]:
+    """Try bubblewrap once; (problem or None, the namespace flags that worked).
+
+    As root only one configuration is accepted: no user namespace (root may create the other
+    namespaces itself) and the code dropped to :func:`sandbox_ids`, so it is no host root at all. A
+    user namespace would map the sandbox's uid to host uid 0, which the kernel's permission checks
+    on ``/proc`` and on the files the code leaves treat as root.
+    """
     try:
         helptext = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bubblewrap at {bwrap} cannot be run ({exc})", ()
     problem = "bubblewrap found no usable configuration"
-    variants = [("--unshare-user", "--disable-userns"), ("--unshare-user",), ()]
+    size = ("--size",) if "--size" in helptext else ()
+    if root:
+        variants: list[tuple[str, ...]] = [(AS_NOBODY,)]
+    else:
+        variants = [("--unshare-user", "--disable-userns"), ("--unshare-user",), ()]
     for userns in variants:
         if "--disable-userns" in userns and "--disable-userns" not in helptext:
             continue
-        flags = (*userns, *(("--size",) if "--size" in helptext else ()))
+        flags = (*userns, *size)
+        drop = "import os; os.setgroups([]); os.setresgid({1}, {1}, {1}); os.setresuid({0}, {0}, {0}); "
+        check = (drop.format(*sandbox_ids()) if root else "") + "import os; os.getcwd()"
         with tempfile.TemporaryDirectory(prefix="viva-probe-") as tmp:
             args = _bwrap_args(Path(tmp).resolve(), flags, Limits(), {"PATH": SANDBOX_PATH})
             try:
-                proc = _spawn_bwrap(bwrap, args, [_interpreter(), "-I", "-c", "import os; os.getcwd()"],
+                proc = _spawn_bwrap(bwrap, args, [_interpreter(), "-I", "-c", check],
                                     {"PATH": SANDBOX_PATH}, subprocess.DEVNULL, subprocess.DEVNULL,
                                     subprocess.PIPE)
                 _, err = proc.communicate(timeout=30)
@@ -207,6 +268,9 @@ def _probe(bwrap: str) -> tuple[str | None, tuple[str, ...]]:
         detail = err.decode("utf-8", "replace").strip().splitlines()
         problem = (f"bubblewrap at {bwrap} cannot create a sandbox here"
                    f" ({detail[-1] if detail else f'exit status {proc.returncode}'})")
+        if root:
+            problem += ("; as root viva runs eval_code only without a user namespace and as an "
+                        "unprivileged uid, which needs root's capabilities (CAP_SYS_ADMIN) here")
     return problem, ()
 
 
@@ -217,7 +281,7 @@ def sandbox_problem() -> str | None:
     bwrap = find_bwrap()
     if bwrap is None:
         return "bubblewrap (bwrap) is not on PATH"
-    return _probe(bwrap)[0]
+    return _probe(bwrap, _is_root())[0]
 
 
 def sandbox_available() -> bool:
@@ -268,8 +332,12 @@ def _bwrap_args(workdir: Path, flags: tuple[str, ...], limits: Limits, env: dict
 
     ``hide``: paths inside ``workdir`` covered by an empty read-only directory (or /dev/null for a file).
     """
-    args = ["--unshare-all", *[f for f in flags if f != "--size"], "--cap-drop", "ALL", "--new-session",
-            "--die-with-parent", "--hostname", "viva-sandbox", "--clearenv"]
+    if AS_NOBODY in flags:  # viva is root: the harness drops to nobody (see _probe)
+        caps = [a for c in ROOT_CAPS for a in ("--cap-add", c)]
+        args = [*NAMESPACES, "--cap-drop", "ALL", *caps]
+    else:
+        args = ["--unshare-all", *[f for f in flags if f != "--size"], "--cap-drop", "ALL"]
+    args += ["--new-session", "--die-with-parent", "--hostname", "viva-sandbox", "--clearenv"]
     for k, v in env.items():
         args += ["--setenv", k, v]
     roots: list[str] = []
@@ -289,12 +357,23 @@ def _bwrap_args(workdir: Path, flags: tuple[str, ...], limits: Limits, env: dict
             roots.append(d)
     size = ["--size", str(limits.tmp_mb * 1024 * 1024)] if "--size" in flags else []
     args += ["--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--proc", "/proc", *size, "--tmpfs", "/tmp"]
+    # The sandbox's own /proc still holds the host's sysctls (core_pattern, drop_caches...) and
+    # sysrq-trigger: cover them read-only (bubblewrap itself covers only what it finds writable).
+    args += ["--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
     args += ["--bind", str(workdir), str(workdir)]
     for h in hide:
         if h.is_dir():
             args += ["--tmpfs", str(h), "--remount-ro", str(h)]
         elif h.exists():
             args += ["--ro-bind", "/dev/null", str(h)]
+    # Folders bubblewrap made on the way to a mount point (/root for a Python under /root/.pyenv) are
+    # mode 0700 when viva is root; the code, an unprivileged uid then, must pass through them.
+    dests = [args[i + 2] for i, a in enumerate(args) if a in ("--bind", "--ro-bind")]
+    between = {str(q) for d in dests for q in Path(d).parents if str(q) != "/"}
+    for d in sorted(b for b in between if not _covered(b, dests)) if AS_NOBODY in flags else ():
+        args += ["--chmod", "0755", d]
+    if AS_NOBODY in flags:  # writable for the unprivileged uid, as on any system
+        args += ["--chmod", "1777", "/tmp", "--chmod", "1777", "/dev/shm"]
     args += ["--remount-ro", "/", "--chdir", str(workdir)]
     return args
 
@@ -461,20 +540,264 @@ def _signal_hint(sig: int) -> str:
     return hints.get(name, name)
 
 
-def copy_case_data(data_dir: Path | str | None, dest: Path | str) -> None:
-    """Copy a case's data files (files and folders at the top of ``data_dir``) into ``dest``.
+class WorkDirError(RuntimeError):
+    """A working directory or a case's data that viva refuses to use (a symbolic link, another
+    owner, too deep); the message names the path."""
 
-    Use it to prepare the agent's working directory; :func:`run_eval_code` uses it for its fresh
-    directory when no ``workdir`` is given.
+
+WORK_DIRNAME = "work"
+"""The data home's folder of private working directories (mode 0700)."""
+MAX_TREE_DEPTH = 64
+"""Deepest folder level viva copies into, or tidies in, a working directory."""
+_OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_OPEN_FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _open_dir(path: Path | str | int, name: str | None = None) -> int:
+    """Open a directory without following a symbolic link (``name`` relative to the fd ``path``)."""
+    if name is None:
+        return os.open(path, _OPEN_DIR)  # type: ignore[arg-type]
+    return os.open(name, _OPEN_DIR, dir_fd=path)  # type: ignore[arg-type]
+
+
+def copy_case_data(data_dir: Path | str | None, dest: Path | str) -> None:
+    """Copy a case's data files (the files and folders of ``data_dir``) into the fresh folder ``dest``.
+
+    Only regular files and folders are copied, never through a symbolic link: every path is opened
+    relative to its folder's descriptor with ``O_NOFOLLOW``, and a file is created with ``O_EXCL``
+    (so a name that already exists in ``dest``, link or not, is an error, never overwritten).
+
+    Raises:
+        WorkDirError: ``data_dir`` or something in it is a symbolic link or another kind of special
+            file, or it is more than :data:`MAX_TREE_DEPTH` folders deep; the message names the path.
     """
-    if data_dir is None or not Path(data_dir).is_dir():
+    if data_dir is None or not os.path.lexists(data_dir):
         return
-    dest = Path(dest)
-    for entry in Path(data_dir).iterdir():
-        if entry.is_file():
-            shutil.copy2(entry, dest / entry.name)
-        elif entry.is_dir():
-            shutil.copytree(entry, dest / entry.name, dirs_exist_ok=True)
+    if os.path.islink(data_dir):
+        raise WorkDirError(f"{data_dir}: the case's data folder is a symbolic link; viva copies only "
+                           "regular files and folders (re-import the benchmark)")
+    if not os.path.isdir(data_dir):
+        return
+    src = _open_dir(Path(data_dir))
+    try:
+        dst = _open_dir(Path(dest))
+        try:
+            _copy_tree(src, dst, Path(data_dir), 0)
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+
+
+def _copy_tree(src: int, dst: int, where: Path, depth: int) -> None:
+    import stat
+
+    if depth > MAX_TREE_DEPTH:
+        raise WorkDirError(f"{where}: more than {MAX_TREE_DEPTH} folders deep; viva does not copy it")
+    for name in sorted(os.listdir(src)):
+        st = os.stat(name, dir_fd=src, follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            os.mkdir(name, 0o700, dir_fd=dst)
+            s2, d2 = _open_dir(src, name), _open_dir(dst, name)
+            try:
+                _copy_tree(s2, d2, where / name, depth + 1)
+            finally:
+                os.close(s2)
+                os.close(d2)
+        elif stat.S_ISREG(st.st_mode):
+            fi = os.open(name, _OPEN_FILE, dir_fd=src)
+            try:
+                if not stat.S_ISREG(os.fstat(fi).st_mode):
+                    raise WorkDirError(f"{where / name}: changed while being copied; try again")
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+                fo = os.open(name, flags, 0o600 | (st.st_mode & 0o755), dir_fd=dst)
+                try:
+                    while chunk := os.read(fi, 1 << 20):
+                        os.write(fo, chunk)
+                    os.utime(fo, ns=(st.st_atime_ns, st.st_mtime_ns))
+                finally:
+                    os.close(fo)
+            finally:
+                os.close(fi)
+        else:
+            kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+            raise WorkDirError(f"{where / name}: {kind}; viva copies only regular files and folders of a "
+                               "case (re-import the benchmark)")
+
+
+def private_dir(parent: Path | str, name: str) -> Path:
+    """``parent/name`` as a folder only viva's user can enter (mode 0700, created if missing).
+
+    Raises:
+        WorkDirError: it exists as a symbolic link, as something other than a folder, or owned by
+            another user.
+    """
+    import stat
+
+    path = Path(parent) / name
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise WorkDirError(f"{path}: expected viva's private folder, found "
+                           f"{'a symbolic link' if stat.S_ISLNK(st.st_mode) else 'something else'}; remove it")
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        raise WorkDirError(f"{path}: owned by uid {st.st_uid}, not by viva's user; remove it")
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+    return path
+
+
+def prepare_work_dir(data_dir: Path | str | None, data_home: Path | str, session_id: int,
+                     fresh: bool = False) -> Path:
+    """The working directory of a task session's agent, made once and kept across resumes.
+
+    It is ``HOME/work/session-N-XXXXXXXX/work``: the random part comes from ``mkdtemp`` and every
+    level is mode 0700 and owned by viva's user, so no other local user can predict, pre-create or
+    enter it. The case's data files are copied in (:func:`copy_case_data`), then a ``ready`` marker
+    is written *beside* ``work`` (out of eval_code's reach). A session's directory without its
+    marker, or any when ``fresh``, is replaced by a new one (made fresh, never patched); the old ones
+    are removed without following links.
+    """
+    import re as _re
+    import stat
+
+    root = private_dir(data_home, WORK_DIRNAME)
+    pattern = _re.compile(rf"session-{int(session_id)}-[A-Za-z0-9_]+")
+    found = [n for n in sorted(os.listdir(root)) if pattern.fullmatch(n)]
+    if not fresh:
+        for name in found:
+            try:
+                base, ready, work = (os.lstat(root / name), os.lstat(root / name / "ready"),
+                                     os.lstat(root / name / "work"))
+            except OSError:
+                continue
+            if stat.S_ISDIR(base.st_mode) and stat.S_ISREG(ready.st_mode) and stat.S_ISDIR(work.st_mode):
+                return root / name / "work"
+    for name in found:
+        _remove(root / name)
+    base = Path(tempfile.mkdtemp(prefix=f"session-{int(session_id)}-", dir=root))
+    work = base / "work"
+    os.mkdir(work, 0o700)
+    copy_case_data(data_dir, work)
+    fd = os.open(base / "ready", os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("the case's data files were copied into work/\n")
+    return work
+
+
+def _remove(path: Path) -> None:
+    """Delete a folder tree without following symbolic links (``shutil.rmtree`` works on descriptors)."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        os.unlink(path)
+    else:
+        _walk(path, lambda fd, st: _fd_do(os.chmod, os.fchmod, fd, 0o700))  # folders eval_code locked
+        shutil.rmtree(path)
+
+
+def _walk(top: Path, fix: Callable[[int, os.stat_result | None], None], skip: Iterable[Path] = ()) -> None:
+    """Call ``fix(fd, stat)`` on ``top`` and every folder and regular file below it, opened without
+    following links (symbolic links are left alone); stops :data:`MAX_TREE_DEPTH` levels down and
+    leaves the paths in ``skip`` (the hidden data home) and everything in them alone."""
+    import stat
+
+    skipped = set()
+    for q in skip:
+        try:
+            st = os.lstat(q)
+            skipped.add((st.st_dev, st.st_ino))
+        except OSError:
+            pass
+
+    def visit(fd: int, depth: int) -> None:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) in skipped:
+            return
+        fix(fd, st)
+        if depth >= MAX_TREE_DEPTH:
+            return
+        try:
+            names = os.listdir(fd)
+        except OSError:
+            return
+        for name in names:
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    child = _open_dir(fd, name)
+                    try:
+                        visit(child, depth + 1)
+                    finally:
+                        os.close(child)
+                elif stat.S_ISREG(st.st_mode):
+                    # O_PATH: also a file its owner cannot read (mode 4111) is reached
+                    child = os.open(name, getattr(os, "O_PATH", _OPEN_FILE) | _OPEN_FILE, dir_fd=fd)
+                    try:
+                        cst = os.fstat(child)
+                        if (cst.st_dev, cst.st_ino) not in skipped:
+                            fix(child, cst)
+                    finally:
+                        os.close(child)
+            except OSError:
+                continue
+
+    try:
+        top_fd = _open_dir(top)
+    except OSError:
+        return
+    try:
+        visit(top_fd, 0)
+    finally:
+        os.close(top_fd)
+
+
+def _fd_do(by_path: Callable[..., None], by_fd: Callable[..., None], fd: int, *args: int) -> None:
+    """chmod/chown what ``fd`` refers to: through ``/proc/self/fd`` (works for ``O_PATH`` descriptors,
+    and reaches the file itself, never a link) on Linux, else the ``f*`` call."""
+    if sys.platform.startswith("linux"):
+        by_path(f"/proc/self/fd/{fd}", *args)
+    else:
+        by_fd(fd, *args)
+
+
+def _hand_over(work: Path, ids: tuple[int, int], skip: Iterable[Path] = ()) -> None:
+    """Give the working directory's tree to the sandbox's uid/gid (viva is root), so the code, which
+    runs as that unprivileged user, can write where the agent could."""
+    def give(fd: int, st: os.stat_result | None) -> None:
+        if st is not None and (st.st_uid, st.st_gid) != ids:
+            _fd_do(os.chown, os.fchown, fd, *ids)
+
+    _walk(work, give, skip)
+    os.chmod(work, 0o755)  # bubblewrap, root without CAP_DAC_OVERRIDE, enters it before the drop
+
+
+def sanitize_tree(work: Path, skip: Iterable[Path] = ()) -> None:
+    """After eval_code ran: strip setuid, setgid and sticky bits from every file and folder it left
+    (a setuid copy of a binary must not run with viva's uid for anyone), give the tree back to viva's
+    user when viva is root, and make the directory itself mode 0700 again (eval_code may have
+    opened it to everyone). Symbolic links are never followed."""
+    import stat
+
+    owner = (os.geteuid(), os.getegid()) if _is_root() else None
+
+    def fix(fd: int, st: os.stat_result | None) -> None:
+        if st is None:
+            return
+        if owner is not None and (st.st_uid, st.st_gid) != owner:
+            _fd_do(os.chown, os.fchown, fd, *owner)
+        mode = stat.S_IMODE(st.st_mode)
+        clean = mode & ~(stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX)
+        if clean != mode:
+            _fd_do(os.chmod, os.fchmod, fd, clean)
+
+    _walk(work, fix, skip)
+    try:
+        if not os.path.islink(work):
+            os.chmod(work, 0o700)
+    except OSError:
+        pass
 
 
 def run_eval_code(
@@ -524,13 +847,18 @@ def run_eval_code(
         if wd == Path(wd.anchor):
             raise ValueError(f"eval_code working directory {workdir} is the file-system root; "
                              "give the agent a directory of its own")
+        if Path(workdir).is_symlink():
+            raise ValueError(f"eval_code working directory {workdir} is a symbolic link; give the agent "
+                             "a real directory (see engine.judge.sandbox.prepare_work_dir)")
         for h in hide:
             hp = Path(h).resolve()
-            if hp == wd or hp in wd.parents:
-                raise ValueError(f"eval_code working directory {workdir} lies inside {h}, which eval_code "
-                                 "must not reach; give the agent a directory outside it")
+            if hp == wd:
+                raise ValueError(f"eval_code working directory {workdir} is {h}, which eval_code "
+                                 "must not reach; give the agent a directory of its own")
             if wd in hp.parents:
                 hidden.append(hp)
+            # A workdir inside a hidden path (the data home's private ``work/``) is fine: only the
+            # workdir itself is mounted in the sandbox, nothing else of the path around it.
     with tempfile.TemporaryDirectory(prefix="viva-eval-") as tmp:
         private = Path(tmp) / "io"  # stdin/stdout/stderr files, never mounted in the sandbox
         private.mkdir(mode=0o700)
@@ -546,13 +874,36 @@ def run_eval_code(
 def _run(code: str, chat_history: list[dict[str, str]], work: Path, private: Path, timeout: float,
          limits: Limits, isolated: bool, hidden: tuple[Path, ...]) -> CodeResult:
     cpu = limits.cpu_seconds or math.ceil(timeout) + 1  # the wall clock ends a busy loop first
-    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    is_root = _is_root()
+    flags: tuple[str, ...] = ()
+    bwrap = None
     if isolated:
+        bwrap = find_bwrap()
+        if bwrap is None:
+            raise SandboxUnavailableError(f"eval_code not run: bubblewrap (bwrap) left PATH; {INSTALL_HINT}")
+        flags = _probe(bwrap, is_root)[1]
+    drop = sandbox_ids() if AS_NOBODY in flags else None
+    if drop is not None:
+        # RLIMIT_NPROC counts every task of the uid on the host: allow for nobody's other processes.
+        nproc = _user_tasks(drop[0]) + limits.max_processes + 2
+        _hand_over(work, drop, hidden)
+    elif isolated:
         nproc = limits.max_processes + 2  # the sandbox's init and the harness count too
     else:
         nproc = (_user_tasks(os.getuid()) if hasattr(os, "getuid") else 0) + limits.max_processes + 1
+    try:
+        return _run_contained(code, chat_history, work, private, timeout, limits, isolated, hidden, cpu,
+                              nproc, drop, bwrap, flags, is_root)
+    finally:
+        sanitize_tree(work, hidden)
+
+
+def _run_contained(code: str, chat_history: list[dict[str, str]], work: Path, private: Path, timeout: float,
+                   limits: Limits, isolated: bool, hidden: tuple[Path, ...], cpu: int, nproc: int,
+                   drop: tuple[int, int] | None, bwrap: str | None, flags: tuple[str, ...],
+                   is_root: bool) -> CodeResult:
     payload = {
-        "code": code, "chat_history": chat_history, "isolated": isolated,
+        "code": code, "chat_history": chat_history, "isolated": isolated, "drop": drop,
         "parent": None if isolated else os.getpid(),
         "site": _site_dirs() if isolated else [],
         "limits": {"cpu": cpu, "as": limits.memory_mb * 1024 * 1024 if limits.memory_mb > 0 else None,
@@ -564,10 +915,7 @@ def _run(code: str, chat_history: list[dict[str, str]], work: Path, private: Pat
     with open(private / "stdin.json", "rb") as fin, open(private / "stdout", "wb") as fout, \
             open(private / "stderr", "wb") as ferr:
         if isolated:
-            bwrap = find_bwrap()
-            if bwrap is None:
-                raise SandboxUnavailableError(f"eval_code not run: bubblewrap (bwrap) left PATH; {INSTALL_HINT}")
-            flags = _probe(bwrap)[1]
+            assert bwrap is not None
             env = {"PATH": SANDBOX_PATH, "LANG": os.environ.get("LANG", "C.UTF-8"), "HOME": "/tmp",
                    "TMPDIR": "/tmp", **THREAD_ENV}
             if "TZ" in os.environ:

@@ -11,7 +11,10 @@ longest input, and batches run in parallel, one single-threaded ONNX run per cor
 use (``threads``). The graph is optimised at ORT's highest level once and the optimised model saved
 under the data home's cache (:func:`set_cache_dir`; keyed by the model's digest, the onnxruntime
 version and the CPU's features, since the optimised graph may hold CPU-specific kernels), so a cold
-process loads it without optimising again. ``bench/kb.py`` measures the rate against this machine's
+process loads it without optimising again. With ``VIVA_ORT_OPTIMIZE=0`` in the environment
+(:func:`ort_optimization_level`) the graph is run as shipped, every optimisation off and no saved graph
+read or written: another execution path, whose last float bits differ, so that the tests run a second
+time with it (``.ci/run``) catch a comparison that assumes this CPU's exact floats. ``bench/kb.py`` measures the rate against this machine's
 peak for the model and against a naive and a plain sorted loop.
 """
 
@@ -83,6 +86,17 @@ def set_cache_dir(path: str | Path | None) -> None:
     memory at every load). ``Runtime.create`` sets it to ``HOME/cache``."""
     global _CACHE_DIR
     _CACHE_DIR = None if path is None else Path(path)
+
+
+OPTIMIZE_ENV = "VIVA_ORT_OPTIMIZE"
+"""Set to ``0`` to run ONNX graphs unoptimised (:func:`ort_optimization_level`)."""
+
+
+def ort_optimization_level() -> str:
+    """The onnxruntime graph optimisation level ONNX models are loaded with: ``ORT_ENABLE_ALL``, or
+    ``ORT_DISABLE_ALL`` when the environment sets ``VIVA_ORT_OPTIMIZE=0`` (then no optimised graph is
+    saved or loaded either). Read at each load, so a test can switch it for a new embedder."""
+    return "ORT_DISABLE_ALL" if os.environ.get(OPTIMIZE_ENV, "").strip() == "0" else "ORT_ENABLE_ALL"
 
 
 def machine_signature() -> str:
@@ -194,7 +208,8 @@ class Embedder:
         def session(path: Path, options: Any) -> Any:
             return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
-        if cache_dir is not None:
+        level = ort_optimization_level()
+        if cache_dir is not None and level == "ORT_ENABLE_ALL":
             cached = cache_dir / (f"embed-{self.model_path.stem}-{digest[:12]}-ort{ort.__version__}-"
                                   f"{machine_signature()}.onnx")
             if cached.is_file():
@@ -204,21 +219,24 @@ class Embedder:
                     return loaded
                 except Exception:  # a damaged or foreign file: optimise again and replace it
                     cached.unlink(missing_ok=True)
+            partial = cache_dir / f".{cached.name}.{os.getpid()}.{threading.get_ident()}.tmp"
             try:
                 cache_dir.mkdir(parents=True, exist_ok=True)
-                partial = cache_dir / f".{cached.name}.{os.getpid()}.{threading.get_ident()}.tmp"
                 options = self._options("ORT_ENABLE_ALL")
                 options.optimized_model_filepath = str(partial)
                 loaded = session(self.model_path, options)
                 os.replace(partial, cached)  # whole or not at all, whatever another process does
                 self.optimized_path = cached
                 return loaded
-            except OSError:
-                pass  # a read-only home: optimise in memory below
-            except Exception as exc:  # onnxruntime raises its own exception types
-                raise EmbedderError(f"{self.model_path}: cannot load ONNX model ({exc})") from None
+            except Exception:  # noqa: BLE001  a read-only or full home (OSError, or onnxruntime's own
+                # error when it cannot write the optimised graph): optimise in memory below; a model that
+                # cannot load at all fails there with its message
+                try:
+                    partial.unlink(missing_ok=True)  # a full disk must not keep a half-written graph
+                except OSError:
+                    pass
         try:
-            return session(self.model_path, self._options("ORT_ENABLE_ALL"))
+            return session(self.model_path, self._options(level))
         except Exception as exc:  # onnxruntime raises its own exception types
             raise EmbedderError(f"{self.model_path}: cannot load ONNX model ({exc})") from None
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.knowledge.text import normalize_text
+from engine.safeload import JSONDepthError, loads_json
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".json", ".jsonl", ".csv")
 _ID_KEY = re.compile(r"(?:^|_)(?:id|ids|uuid|url|urls|href)$", re.IGNORECASE)
@@ -202,7 +203,10 @@ def _read_squad(path: Path, data: dict, report: ReadReport) -> Iterator[SourceDo
 
 def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport) -> Iterator[SourceDocument]:
     try:
-        data = json.loads(text)
+        data = loads_json(text)  # nesting depth limited (engine.safeload)
+    except JSONDepthError as exc:
+        report.bad_files.append(InputIssue(str(path), str(exc), line=exc.line))
+        return
     except json.JSONDecodeError as exc:
         report.bad_files.append(InputIssue(str(path), f"malformed JSON: {exc.msg} (column {exc.colno})",
                                            line=exc.lineno))
@@ -228,7 +232,10 @@ def _read_jsonl(path: Path, lines: Iterable[str], text_field: str | None, report
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_json(line)
+        except JSONDepthError as exc:
+            report.bad_records.append(InputIssue(str(path), str(exc), line=lineno))
+            continue
         except json.JSONDecodeError as exc:
             report.bad_records.append(InputIssue(
                 str(path), f"malformed JSON line: {exc.msg} (column {exc.colno})", line=lineno))

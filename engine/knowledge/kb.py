@@ -446,6 +446,24 @@ def build_kb(
     settings = {"chunk_chars": cc, "overlap": ov, "embedder": embedder.name, "text_field": text_field,
                 "text_column": text_column, "base_version": old_version}
     shadow_id, _ = _open_staging(store, name, settings)
+    try:
+        return _build_staged(store, home, name, paths, text_field, text_column, embedder, progress, batch_chars,
+                             live, cc, ov, old_version, rechunk_all, shadow_id)
+    except BaseException:
+        # A build that failed before staging anything leaves no hidden ``.build:NAME`` row behind
+        # (one that staged documents keeps them: the next build resumes from them).
+        try:
+            if store.one("SELECT 1 AS x FROM knowledge_bases WHERE id = ?", (shadow_id,)) and not store.one(
+                    "SELECT 1 AS x FROM documents WHERE kb_id = ? LIMIT 1", (shadow_id,)):
+                _drop_staging(store, shadow_id)
+        except Exception:  # noqa: S110 - the original error is the one to report
+            pass
+        raise
+
+
+def _build_staged(store: Store, home: Path, name: str, paths: Sequence[str | Path], text_field: str | None,
+                  text_column: str | None, embedder: Embedder, progress: ProgressFn | None, batch_chars: int,
+                  live: Any, cc: int, ov: int, old_version: int, rechunk_all: bool, shadow_id: int) -> BuildSummary:
     build = _Build(store, name, live, shadow_id, cc, ov, embedder, rechunk_all, progress)
 
     report = ReadReport()

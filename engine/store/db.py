@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.redact import redact, redact_in_place
+from engine.store.caps import CAPPED_COLUMNS, MAX_TEXT_CHARS, cap_in_place, cap_text
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -25,8 +26,41 @@ if TYPE_CHECKING:
 DB_FILENAME = "viva.db"
 
 
+
 class StoreError(Exception):
     """The database cannot be opened or is newer than this version of viva."""
+
+
+_WRITE_RE = re.compile(r"^\s*(?:INSERT|UPDATE|REPLACE)\b", re.I)
+_OWN_REDACTION_RE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO\s+texts\b", re.I)
+
+
+def _redact_params(params: Any) -> Any:
+    if isinstance(params, dict):
+        return {k: redact(v) if isinstance(v, str) else v for k, v in params.items()}
+    if isinstance(params, (list, tuple)):
+        return [redact(v) if isinstance(v, str) else v for v in params]
+    return params
+
+
+class RedactingConnection(sqlite3.Connection):
+    """The store's sqlite3 connection: the one choke point of every write.
+
+    The string parameters of every ``INSERT``/``UPDATE``/``REPLACE`` run through it pass
+    :func:`engine.redact.redact`, whoever builds the statement: :class:`Store`'s helpers, sqlite-utils
+    (rubric edits and their notes, benchmarks, items), or plain SQL. Only ``texts``, which redacts
+    before it hashes (:mod:`engine.store.texts`) and stores deltas of redacted text, is left to itself.
+    """
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # noqa: D102
+        if parameters and _WRITE_RE.match(sql) and not _OWN_REDACTION_RE.match(sql):
+            parameters = _redact_params(parameters)
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> sqlite3.Cursor:  # noqa: D102
+        if _WRITE_RE.match(sql) and not _OWN_REDACTION_RE.match(sql):
+            seq_of_parameters = (_redact_params(p) for p in seq_of_parameters)
+        return super().executemany(sql, seq_of_parameters)
 
 
 def now_iso() -> str:
@@ -66,22 +100,64 @@ class Store:
         self.path = Path(path)
         if self.path.is_dir():
             self.path = self.path / DB_FILENAME
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = False
+        """The home cannot be written (a read-only mount or folder): opened for reading only, and every
+        write transaction is refused with :class:`engine.store.faults.HomeFaultError`."""
         try:
-            conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot open database ({exc})") from None
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=30000")
-        conn.execute("PRAGMA recursive_triggers=ON")  # as sqlite-utils sets it, whether or not .db is used
-        self.conn = conn
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{self.path.parent}: cannot create the data home ({exc.strerror})") from None
         self._db: sqlite_utils.Database | None = None
         self._depth = 0
         self.memo: dict[Any, Any] = {}
         """What this connection knows of immutable rows (``engine.store.texts``); emptied on rollback."""
-        self.migrate()
+        try:
+            self.conn = self._connect()
+            self.migrate()
+        except sqlite3.DatabaseError as exc:
+            from engine.store.faults import DAMAGED, classify, describe
+
+            if classify(exc) == DAMAGED:
+                raise StoreError(describe(exc, self.path.parent, self.path)) from None
+            raise StoreError(describe(exc, self.path.parent, self.path) or f"{self.path}: cannot open the "
+                             f"database ({exc})") from None
+
+    def _connect(self) -> sqlite3.Connection:
+        """Open the database: read-write in WAL mode, or read-only when the home cannot be written."""
+        import os
+
+        writable = os.access(self.path.parent, os.W_OK) and (not self.path.exists() or os.access(self.path, os.W_OK))
+        if writable:
+            try:
+                conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None, factory=RedactingConnection)
+                conn.execute("PRAGMA journal_mode=WAL")
+            except sqlite3.OperationalError as exc:
+                from engine.store.faults import READ_ONLY, classify
+
+                if classify(exc) != READ_ONLY and "unable to open" not in str(exc):
+                    raise
+                writable = False
+        if not writable:
+            if not self.path.exists():
+                raise StoreError(f"{self.path.parent}: read-only and holds no database; viva cannot create one "
+                                 "there: make it writable, or use another --home")
+            self.read_only = True
+            # A WAL database needs its -shm file; in a folder that cannot be written, read the file as
+            # it is (immutable: nobody can change it here meanwhile).
+            uri = f"file:{self.path}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None, factory=RedactingConnection)
+            try:
+                conn.execute("PRAGMA user_version").fetchone()
+            except sqlite3.OperationalError:
+                conn.close()
+                conn = sqlite3.connect(f"file:{self.path}?immutable=1", uri=True, timeout=30.0,
+                                       isolation_level=None, factory=RedactingConnection)
+        conn.execute("PRAGMA foreign_keys=ON")
+        if not self.read_only:
+            conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute("PRAGMA recursive_triggers=ON")  # as sqlite-utils sets it, whether or not .db is used
+        return conn
 
     @property
     def db(self) -> sqlite_utils.Database:
@@ -109,6 +185,9 @@ class Store:
             )
         if current == SCHEMA_VERSION:
             return
+        if self.read_only:
+            raise StoreError(f"{self.path}: read-only, and its schema (version {current}) needs upgrading to "
+                             f"{SCHEMA_VERSION}; make the home writable once, or use another --home")
         # Foreign keys are off while migrations run, so a migration may rebuild a table that others
         # reference (SQLite's documented procedure); the references are checked before each commit.
         self.conn.execute("PRAGMA foreign_keys=OFF")
@@ -152,6 +231,11 @@ class Store:
             finally:
                 self._depth -= 1
             return
+        if self.read_only:
+            from engine.store.faults import READ_ONLY, HomeFaultError
+
+            raise HomeFaultError(READ_ONLY, f"{self.path.parent}: read-only; viva can read this home but not "
+                                            "write to it: make it writable, or use another --home")
         self.conn.execute("BEGIN IMMEDIATE")
         self._depth = 1
         try:
@@ -182,7 +266,7 @@ class Store:
             _check_identifier(column)
         sql = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
                if columns else f"INSERT INTO {table} DEFAULT VALUES")
-        values = [_clean(row[c]) for c in columns]
+        values = [_clean(row[c], table, c) for c in columns]
         with self.transaction():
             return int(self.conn.execute(sql, values).lastrowid)  # type: ignore[arg-type]
 
@@ -197,7 +281,7 @@ class Store:
             _check_identifier(column)
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         with self.transaction():
-            self.conn.executemany(sql, [[_clean(row[c]) for c in columns] for row in rows])
+            self.conn.executemany(sql, [[_clean(row[c], table, c) for c in columns] for row in rows])
 
     def update(self, table: str, row_id: int, values: dict[str, Any]) -> None:
         """Update columns of one row by id (within a transaction when one is open); text is redacted."""
@@ -208,7 +292,7 @@ class Store:
             return
         sql = f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?"
         with self.transaction():
-            self.conn.execute(sql, [*(_clean(v) for v in values.values()), row_id])
+            self.conn.execute(sql, [*(_clean(v, table, c) for c, v in values.items()), row_id])
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
         """Run a read query; returns its rows as dicts (column -> value).
@@ -233,7 +317,7 @@ class Store:
         The payload's strings are redacted *in place* (:func:`engine.redact.redact_in_place`), so a
         caller that passes the same dict on to a live listener shows exactly what was stored.
         """
-        body = dumps(redact_in_place(payload if payload is not None else {}))
+        body = dumps(cap_in_place(redact_in_place(payload if payload is not None else {})))
         with self.transaction():
             cur = self.conn.execute(
                 "INSERT INTO events (session_id, ts, kind, payload) VALUES (?, ?, ?, ?)",
@@ -301,9 +385,19 @@ class Store:
         return int(row[0])
 
 
-def _clean(value: Any) -> Any:
-    """A column value on its way in: text redacted, everything else unchanged."""
-    return redact(value) if isinstance(value, str) else value
+def _clean(value: Any, table: str = "", column: str = "") -> Any:
+    """A column value on its way in: text capped (:data:`CAPPED_COLUMNS`, else :data:`MAX_TEXT_CHARS`
+    unless it is JSON, which a cut would break), everything else unchanged. The connection redacts
+    every written string (:class:`RedactingConnection`); a text about to be cut is redacted first, so
+    a cut never leaves half a secret that redaction would no longer recognise."""
+    if not isinstance(value, str):
+        return value
+    limit = CAPPED_COLUMNS.get((table, column))
+    if limit is None and value[:1] not in "[{":
+        limit = MAX_TEXT_CHARS
+    if limit is None or len(value) <= limit:
+        return value
+    return cap_text(redact(value), limit)
 
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

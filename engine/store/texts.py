@@ -23,6 +23,7 @@ from itertools import islice
 from typing import Any
 
 from engine.redact import redact
+from engine.store.caps import MAX_TEXT_CHARS, cap_text
 from engine.store.delta import Delta, apply_delta, compact, delta_if_smaller
 
 MEMO_LIMIT = 4096
@@ -54,6 +55,9 @@ def put_text(store: Any, text: str, base_id: int | None = None, base_text: str |
     With ``base_id`` (and its text), the text is stored as a delta on it when that is smaller (or as the
     given, already checked ``delta``). An identical text stored before is reused whatever its form.
     """
+    if len(text) > MAX_TEXT_CHARS:  # a runaway reply is recorded cut, and marked (engine.store.db.cap_text)
+        text = cap_text(text, MAX_TEXT_CHARS)
+        base_id = base_text = delta = None
     sha = _sha(text)
     memo = _memo(store)
     known = memo.get(("sha", sha))

@@ -72,15 +72,16 @@ def test_a_retraction_replaces_the_answer_the_challenge_quotes():
     assert [s for _, s in parts] == ["Severe illness occurs mostly in older adults.", "You are right, I was wrong.", "65"]
 
 
-def test_gold_answer_after_a_restated_question_or_a_confirmation_is_up_front():
-    from engine.judge.answers import judge_gold
+def test_gold_answer_after_a_restated_question_a_confirmation_or_reasoning_is_credited():
+    from engine.judge.gold_match import judge_gold
 
     q = "What are numbers greater than 1 that can be divided by 3 or more numbers called?"
     assert judge_gold(f"{q} composite number", ["composite number"], question=q).met
     assert judge_gold(f"Yes, I am sure. {q} composite number", ["composite number"], question=q).met
-    pasted = ("Primes are studied in number theory, a very old branch of mathematics that Euclid and many "
-              "others wrote about at length. Composite number.")
-    assert not judge_gold(pasted, ["composite number"], question=q).met
+    # the answer after the reasoning counts (people credit it; the old 15-word answer region did not)
+    reasoned = ("Primes are studied in number theory, a very old branch of mathematics that Euclid and many "
+                "others wrote about at length. Composite number.")
+    assert judge_gold(reasoned, ["composite number"], question=q).met
 
 
 def test_a_challenge_quoting_a_restated_question_does_not_carry_it():

@@ -337,7 +337,8 @@ time.sleep(0.2)
 def test_killing_the_parent_fails(tmp_path):
     proc = stand_in(tmp_path, {"code": KILL_ATTACK.replace("STAND_IN_MARK", "run_eval_code")}, {})
     r = result_of(proc)  # the stand-in survived and reported
-    assert r["isolated"] and r["hit"], r["reason"]
+    # As root the code is nobody and may not even signal the sandbox's (root) init: refused outright.
+    assert r["isolated"] and (r["hit"] or r["reason"].startswith("PermissionError")), r["reason"]
 
 
 def test_kill_attack_works_without_isolation(tmp_path):
@@ -555,5 +556,5 @@ def test_a_data_home_inside_the_workdir_is_hidden(tmp_path):
     assert home_untouched(home)
     assert run_eval_code("import os\nassert os.listdir('.viva') == [], os.listdir('.viva')", HISTORY,
                          workdir=project, hide=[home]).hit
-    with pytest.raises(ValueError, match="lies inside"):
+    with pytest.raises(ValueError, match="must not reach"):
         run_eval_code("pass", HISTORY, workdir=home, hide=[home])

@@ -17,6 +17,7 @@ from engine import __version__
 from tui.cli.app import review, tui
 from tui.cli.bench import bench
 from tui.cli.context import get_engine, get_runtime
+from tui.cli.judge import judge
 from tui.cli.kb import kb
 from tui.cli.policy import policy
 from tui.cli.report import report
@@ -45,9 +46,24 @@ class VivaGroup(click.Group):
             from engine.redact import redact
 
             if not isinstance(exc, USER_ERRORS):
-                raise
+                line = _home_fault(ctx, exc)  # a damaged, full or read-only home: one line, no traceback
+                if line is None:
+                    raise
+                click.echo(f"Error: {redact(line)}", err=True)
+                sys.exit(2)
             click.echo(f"Error: {redact(str(exc))}", err=True)
             sys.exit(2 if isinstance(exc, (ConfigError, StoreError)) else 1)
+
+
+def _home_fault(ctx: click.Context, exc: BaseException) -> str | None:
+    """The one-line message for an error of a damaged, full or read-only data home, else None."""
+    import os
+
+    from engine.api import describe_home_fault as describe
+
+    root = ctx.find_root()
+    home = getattr(root.obj, "home", None) or root.params.get("home") or os.environ.get("VIVA_HOME") or ".viva"
+    return describe(exc, home)
 
 
 @click.group(cls=VivaGroup, invoke_without_command=True,
@@ -112,7 +128,7 @@ def sessions(ctx: click.Context, as_json: bool, limit: int, offset: int, every: 
         click.echo(f"sessions {first}-{offset + len(rows)} of {total}{more}, --all for every one", err=True)
 
 
-for _command in (demo, tui, kb, bench, run, resume, rescore, review, report, policy):
+for _command in (demo, tui, kb, bench, run, resume, rescore, review, report, policy, judge):
     main.add_command(_command)
 
 __all__ = ["main", "get_engine", "get_runtime"]

@@ -48,7 +48,7 @@ def _echo_json(value: Any) -> None:
 
 @click.group()
 def bench() -> None:
-    """Benchmarks: import, generate, list, show, export; rubrics: show, history, edit, restore."""
+    """Benchmarks: import, generate, list, show, export, calibrate; rubrics: show, history, edit, restore."""
 
 
 @bench.command("list")
@@ -148,29 +148,79 @@ def show(ctx: click.Context, name: str, item_id: int | None, as_json: bool) -> N
                 _print_item(detail)
             return
         items = list_items(store, name)
+        from engine.api import get_calibration, item_difficulties, target_abilities
+
+        calibration = get_calibration(store, name)
+        fitted = item_difficulties(calibration) if calibration else {}
         rows = []
         for it in items:
             rv = current_rubric(store, it.id) if has_rubric(store, it.id) else None
             rows.append({"id": it.id, "ord": it.ord, "ext_id": it.ext_id, "protocol": it.protocol,
                          "topic": it.topic, "difficulty": it.difficulty, "turns": len(it.turns),
                          "question": it.question, "criteria": len(rv.criteria) if rv else 0,
-                         "rubric_version": rv.version if rv else None})
+                         "rubric_version": rv.version if rv else None, "irt_difficulty": fitted.get(it.id)})
+        abilities = target_abilities(store, name) if calibration else []
     if as_json:
         _echo_json({"name": bench_.name, "source": bench_.source, "kb": bench_.kb, "meta": bench_.meta,
-                    "created_at": bench_.created_at, "items": rows})
+                    "created_at": bench_.created_at, "items": rows, "calibration": calibration,
+                    "abilities": abilities})
         return
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table("id", "protocol", "topic", "diff.", "question", "criteria", "rubric v.",
-                  title=f"{bench_.name} ({bench_.source}, {bench_.n_items} items"
-                        + (f", knowledge base {bench_.kb}" if bench_.kb else "") + ")")
+    table = Table("id", "protocol", "topic", "diff.", *(["b"] if calibration else []), "question", "criteria",
+                  "rubric v.", title=f"{bench_.name} ({bench_.source}, {bench_.n_items} items"
+                  + (f", knowledge base {bench_.kb}" if bench_.kb else "") + ")")
     for r in rows:
         q = _short(r["question"], 60) + (f" [{r['turns']} turns]" if r["turns"] else "")
-        table.add_row(str(r["id"]), r["protocol"], escape(_short(r["topic"], 20)), r["difficulty"] or "", escape(q),
-                      str(r["criteria"]), str(r["rubric_version"] or ""))
-    Console().print(table)
+        b = [] if not calibration else ["" if r["irt_difficulty"] is None else f"{r['irt_difficulty']:+.2f}"]
+        table.add_row(str(r["id"]), r["protocol"], escape(_short(r["topic"], 20)), r["difficulty"] or "", *b,
+                      escape(q), str(r["criteria"]), str(r["rubric_version"] or ""))
+    console = Console()
+    console.print(table)
+    if calibration:
+        _print_calibration(console, name, calibration, abilities)
+
+
+def _print_calibration(console: Any, name: str, calibration: dict[str, Any], abilities: list[dict[str, Any]]) -> None:
+    from rich.markup import escape
+    from rich.table import Column, Table
+
+    console.print(f"calibrated ({calibration['model']}, b = item difficulty) on {calibration['n_targets']} targets, "
+                  f"{len(calibration['sessions'])} sessions: {calibration['calibrated']} of "
+                  f"{len(calibration['units'])} scored units, {calibration['created_at'][:19]}", highlight=False)
+    if calibration["stale"]:
+        console.print(f"stale: the finished sessions changed since ({len(calibration['new_sessions'])} new); "
+                      f"refit with `viva bench calibrate {escape(name)}`", highlight=False)
+    table = Table(Column("target", overflow="fold"), "ability", "SE", "95% interval", "expected Score", "items run",
+                  title="abilities")
+    for r in abilities:
+        table.add_row(escape(r["target"]), f"{r['ability']:+.2f}", f"{r['se']:.2f}", f"{r['low']:+.2f} to {r['high']:+.2f}",
+                      "-" if r["expected_score"] is None else f"{r['expected_score']:.1f}", f"{r['items_run']}/{r['items']}")
+    console.print(table)
+
+
+@bench.command()
+@click.argument("name")
+@click.option("--model", type=click.Choice(["auto", "rasch", "2pl"]), default="auto", show_default=True,
+              help="auto: Rasch below 30 targets, 2PL from 30 (engine/metrics/irt.py).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.pass_context
+def calibrate(ctx: click.Context, name: str, model: str, as_json: bool) -> None:
+    """Fit item parameters (IRT) from the benchmark's finished sessions and store them."""
+    from engine.api import calibrate_benchmark, target_abilities
+
+    store = get_runtime(ctx).store
+    with _errors():
+        calibration = calibrate_benchmark(store, name, model)
+        abilities = target_abilities(store, name)
+    if as_json:
+        _echo_json({"calibration": calibration, "abilities": abilities})
+        return
+    from rich.console import Console
+
+    _print_calibration(Console(), name, calibration, abilities)
 
 
 @bench.command("import")

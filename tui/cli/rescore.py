@@ -47,8 +47,11 @@ def plan_rescore(engine: Any, session_ids: list[int], version: int | None) -> li
               help="The rubric version number to score with (default: each item's current version).")
 @click.option("--force", is_flag=True, help="Re-judge sessions that already score with that version.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.option("--trust-eval-code", is_flag=True,
+              help="Where bubblewrap is unusable, run the rubric's eval_code without isolation (only for code "
+                   "you trust; see docs/sandbox.md).")
 @click.pass_context
-def rescore(ctx, what, version, force, as_json):
+def rescore(ctx, what, version, force, as_json, trust_eval_code):
     """Re-score a session (12) or every session of a run (run:3) with a rubric version, from the
     stored answers: the target is never asked again. A session that is running takes the new
     version at its next step (queued for its runner)."""
@@ -70,7 +73,7 @@ def rescore(ctx, what, version, force, as_json):
                            f"{_score(step['score_before'])}); --force re-judges it")
             continue
         try:
-            out = asyncio.run(engine.apply_rubric(sid, step["version_id"]))
+            out = asyncio.run(engine.apply_rubric(sid, step["version_id"], trust_eval_code=trust_eval_code))
         except USER_ERRORS as exc:
             failed = True
             results.append({**step, "done": "failed", "error": str(exc)})

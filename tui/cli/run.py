@@ -277,7 +277,12 @@ def _warn(console: Any, warnings: list[str]) -> None:
 
 @click.command()
 @click.option("--bench", "bench", required=True, help="Benchmark name (see `viva bench list`).")
-@click.option("--items", default=None, help="Comma-separated item ids (default: all items).")
+@click.option("--items", default=None, help="Comma-separated item ids (default: all items), or `adaptive`: "
+                                             "one item at a time, the most informative at the target's ability "
+                                             "(needs `viva bench calibrate`).")
+@click.option("--budget", type=int, default=None, help="--items adaptive: items per target at most (default: all).")
+@click.option("--se", "se", type=float, default=None,
+              help="--items adaptive: stop once the ability's standard error is at most this.")
 @click.option("--target", "targets", multiple=True, required=True,
               help="openai:MODEL@BASE_URL, python:module:Class, local, or a name from the config. Repeatable.")
 @click.option("--kernel", default=None, help="offline, config, or openai:MODEL@BASE_URL (default: config's, else offline).")
@@ -298,14 +303,23 @@ def _warn(console: Any, warnings: list[str]) -> None:
 @click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
 @click.pass_context
-def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency, workers, seed, api_key_env,
-        trust_eval_code, live, quiet, as_json):
-    """Interview every target on every item of a benchmark."""
+def run(ctx, bench, items, budget, se, targets, kernel, protocol, turns, policy, concurrency, workers, seed,
+        api_key_env, trust_eval_code, live, quiet, as_json):
+    """Interview every target on every item of a benchmark (or on the items chosen adaptively)."""
     from engine.api import RunRequest
 
     engine = get_engine(ctx)
     item_ids = None
     console = _console(as_json)
+    if (budget is not None or se is not None) and items != "adaptive":
+        raise click.BadParameter("--budget and --se go with --items adaptive")
+    if items == "adaptive":
+        _warn(console, engine.target_warnings(targets, api_key_env))
+        request = RunRequest(bench=bench, targets=list(targets), kernel=kernel, protocol=protocol, turns=turns,
+                             policy=policy, concurrency=concurrency, workers=workers, seed=seed,
+                             api_key_env=api_key_env, trust_eval_code=trust_eval_code)
+        _run_adaptive(engine, request, budget, se, console, as_json)
+        return
     if items:
         try:
             item_ids = [int(x) for x in items.split(",") if x.strip()]
@@ -324,6 +338,36 @@ def run(ctx, bench, items, targets, kernel, protocol, turns, policy, concurrency
                          style="dim")
     errors = _run_with_progress(engine, run_id, console, live, quiet, as_json)
     _report(engine, run_id, errors, as_json, console)
+
+
+def _run_adaptive(engine, request, budget, se, console, as_json) -> None:
+    """``viva run --items adaptive``: print each step as it comes (not with --json), then the abilities."""
+    import asyncio
+
+    from engine.api import run_adaptive_items
+
+    def step(target: str, s: dict) -> None:
+        if not as_json:
+            right = "error: " + s["error"] if s["error"] else f"right {s.get('right')}"
+            console.print(f"{escape(target)}: item {s['item']} (session {s['session']}) {escape(right)} -> ability "
+                          f"{s['ability']:+.2f}, SE {s['se']:.2f}", highlight=False)
+
+    try:
+        result = asyncio.run(run_adaptive_items(engine.runtime, request, budget, se, step))
+    except Exception as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    from rich.table import Column, Table
+
+    table = Table(Column("target", overflow="fold"), "items", "stopped", "ability", "SE", "95% interval",
+                  "expected Score", title=f"{request.bench}: adaptive ({result['model']}, {result['items']} items)")
+    for target, r in result["targets"].items():
+        table.add_row(escape(target), str(r["asked"]), r["stopped"], f"{r['ability']:+.2f}", f"{r['se']:.2f}",
+                      f"{r['low']:+.2f} to {r['high']:+.2f}",
+                      "-" if r["expected_score"] is None else f"{r['expected_score']:.1f}")
+    console.print(table)
 
 
 @click.command()

@@ -233,6 +233,24 @@ def read_text(path: Path) -> str:
                                 f"byte {column} of the line); re-save the file as UTF-8") from None
 
 
+def load_json_line(path: Path, number: int, text: str) -> Any:
+    """Parse the JSON of line ``number`` (or, with ``number`` 1, of a whole file) of ``path``, nesting
+    depth limited (:mod:`engine.safeload`).
+
+    Raises:
+        ImportFormatError: not valid JSON, or nested too deep, naming the file and line.
+    """
+    from engine.safeload import JSONDepthError, loads_json
+
+    try:
+        return loads_json(text)
+    except JSONDepthError as exc:
+        raise ImportFormatError(path, f"line {number + exc.line - 1}", str(exc)) from None
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(path, f"line {number + exc.lineno - 1}",
+                                f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for each non-blank line of a JSONL file.
 
@@ -245,14 +263,51 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         report("read", number, len(lines))
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(path, f"line {number}", f"not valid JSON ({exc.msg} at column {exc.colno})") \
-                from None
+        row = load_json_line(path, number, line)
         if not isinstance(row, dict):
             raise ImportFormatError(path, f"line {number}", f"expected a JSON object, got {type(row).__name__}")
         yield number, row
+
+
+def check_regular_file(folder: Path, name: str, case_file: Path, where: str = "") -> None:
+    """A listed data file ``name`` (relative to ``folder``) must be a regular file inside ``folder``,
+    reached through no symbolic link (a link to ``/etc/shadow`` would be copied into the home and
+    shown to eval_code). ``case_file`` and ``where`` (``line 3``): what listed it (for the message).
+
+    Raises:
+        ImportFormatError: naming the file and what to do.
+    """
+    import stat
+
+    path = folder
+    for part in Path(name).parts:
+        path = path / part
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            raise ImportFormatError(case_file, where, f"data file {name!r}: {path} is a symbolic link; viva copies "
+                                                   "only regular files inside the case folder: copy the file itself there")
+    if not stat.S_ISREG(path.lstat().st_mode):
+        raise ImportFormatError(case_file, where, f"data file {name!r} is not a regular file")
+
+
+def copy_regular_file(src: Path, dst: Path) -> None:
+    """Copy one checked data file, opening neither end through a symbolic link (``O_NOFOLLOW``) and
+    never over an existing file (``O_EXCL``)."""
+    import os
+
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    fi = os.open(src, os.O_RDONLY | nofollow)
+    try:
+        st = os.fstat(fi)
+        fo = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o644)
+        try:
+            while chunk := os.read(fi, 1 << 20):
+                os.write(fo, chunk)
+        finally:
+            os.close(fo)
+        os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+    finally:
+        os.close(fi)
 
 
 def write_benchmark(store: Store, name: str, source: str, drafts: list[ItemDraft], *, kb_id: int | None = None,

@@ -16,6 +16,8 @@ from engine.bench.importers.base import (
     ImportFormatError,
     ImportSummary,
     ItemDraft,
+    check_regular_file,
+    copy_regular_file,
     default_name,
     expected,
     read_jsonl,
@@ -115,28 +117,31 @@ def import_jsonl(store: Store, home: str | Path, path: str | Path, name: str | N
                             "but cannot be resolved")
         else:
             kb_id = kb_row["id"]
-    copies: list[tuple[Path, Path]] = []
+    copies: dict[Path, Path] = {}
     dest_root = benchmark_dir(home, name)
     for (number, row), d in zip(rows, drafts, strict=True):
+        _check_data_paths(file, number, d.meta)
         case_dir, files = d.meta.get("case_dir"), d.meta.get("data_files") or []
         if not case_dir or not files or d.meta.get("data_dir"):
             continue
-        src_root = benchmark_dir(home, row.get("benchmark") or "_") / case_dir
+        bench_root = benchmark_dir(home, row.get("benchmark") or "_")
+        src_root = bench_root / case_dir
         found = False
         for f in files:
             if f in (d.meta.get("missing_data_files") or []):
                 continue
-            if (src_root / f).is_file():
-                copies.append((src_root / f, dest_root / case_dir / f))
+            if (src_root / f).is_file() or (src_root / f).is_symlink():
+                check_regular_file(bench_root, str(Path(case_dir) / f), file, f"line {number}")  # no link, inside the folder
+                copies[dest_root / case_dir / f] = src_root / f
                 found = True
             else:
                 warnings.append(f"line {number}: data file {f!r} of case {case_dir!r} not found in {src_root}")
         if found:
             d.meta["data_dir"] = data_dir_of(name, case_dir)
     try:
-        for src, dst in copies:
+        for dst, src in copies.items():
             dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
+            copy_regular_file(src, dst)
         ids = write_benchmark(store, name, source, drafts, kb_id=kb_id,
                               meta={"path": str(file.resolve()), "imported_from": "jsonl"})
     except BaseException:
@@ -146,3 +151,24 @@ def import_jsonl(store: Store, home: str | Path, path: str | Path, name: str | N
     return ImportSummary(benchmark=name, source="jsonl", path=str(file), imported=len(ids), warnings=warnings,
                          item_ids=ids, counts={"criteria": sum(len(d.criteria) for d in drafts),
                                                "data files copied": len(copies)})
+
+
+def _check_data_paths(file: Path, number: int, meta: dict[str, Any]) -> None:
+    """``meta.case_dir``, ``meta.data_files`` and ``meta.data_dir`` of a record name places inside the
+    data home: relative paths without ``..`` (a record is data, and ``/root/.ssh`` or ``../../x`` would
+    make viva copy host files into the home, or hand that folder to eval_code at run time).
+
+    Raises:
+        ImportFormatError: naming the line and the field.
+    """
+    checks = [("meta.case_dir", meta.get("case_dir")), ("meta.data_dir", meta.get("data_dir"))]
+    files = meta.get("data_files")
+    if files is not None and not isinstance(files, list):
+        raise ImportFormatError(file, f"line {number}", expected("meta.data_files", "a list of file names", files))
+    checks += [(f"meta.data_files[{i}]", f) for i, f in enumerate(files or [])]
+    for field_name, value in checks:
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip() or Path(value).is_absolute() or ".." in Path(value).parts:
+            raise ImportFormatError(file, f"line {number}", expected(
+                field_name, "a relative path inside the data home (no leading / and no ..)", value))

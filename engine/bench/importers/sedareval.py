@@ -42,6 +42,7 @@ from engine.bench.importers.base import (
 )
 from engine.bench.items import ensure_free_name
 from engine.bench.score_standard import FULL_SCORE, parse_score_standard
+from engine.safeload import JSONDepthError, loads_json
 from engine.store import Store
 
 _TURN_RE = re.compile(r"(?:^|(?<=[\s。？！?!；;]))[QqＱｑ]\s*(?P<n>[0-9０-９]+)\s*[:：;；.．、]\s*", re.M)
@@ -156,7 +157,10 @@ def read_rows(file: Path) -> Iterator[tuple[int, dict[str, Any] | None, SkippedR
                                                                 "line); re-save the file as UTF-8")
             continue
         try:
-            row = json.loads(line)
+            row = loads_json(line)  # nesting depth limited (engine.safeload)
+        except JSONDepthError as exc:
+            yield number, None, SkippedRow(number, "nested too deep", str(exc))
+            continue
         except json.JSONDecodeError as exc:
             yield number, None, SkippedRow(number, "broken JSON", f"not valid JSON ({exc.msg} at column {exc.colno})")
             continue

@@ -29,6 +29,7 @@ from engine.bench.importers.base import (
     current_progress,
     default_name,
     expected,
+    load_json_line,
     read_text,
     write_benchmark,
 )
@@ -68,10 +69,7 @@ def parse_squad(file: Path, skips: Skips, warnings: list[str]) -> list[_Paragrap
     Raises:
         ImportFormatError: naming the record path (``data[0].paragraphs[3].qas[1].answers``).
     """
-    try:
-        data = json.loads(read_text(file))
-    except json.JSONDecodeError as exc:
-        raise ImportFormatError(file, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    data = load_json_line(file, 1, read_text(file))  # depth-limited; errors name the line
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise ImportFormatError(file, "", expected("data", "a list of articles (SQuAD format)",
                                                    type(data).__name__ if not isinstance(data, dict)

@@ -29,6 +29,8 @@ from engine.bench.importers.base import (
     ImportFormatError,
     ImportSummary,
     ItemDraft,
+    check_regular_file,
+    copy_regular_file,
     default_name,
     expected,
     read_text,
@@ -95,10 +97,11 @@ def _case_files(root: Path) -> list[tuple[str, Path]]:
 
 def _load_yaml(file: Path) -> dict[str, Any]:
     from engine.config import DuplicateKeyError, StrictLoader
+    from engine.safeload import load_yaml
 
     text = read_text(file)
     try:
-        data = yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        data = load_yaml(text, StrictLoader)  # depth and alias expansion capped
     except DuplicateKeyError as exc:
         raise ImportFormatError(file, f"line {exc.line}", str(exc)) from None
     except yaml.YAMLError as exc:
@@ -231,6 +234,7 @@ def import_taskweaver(store: Store, home: str | Path, path: str | Path, name: st
                             " (upstream's chat_history objects); the eval_code sandbox must provide equivalents")
         present = [d for d in draft.meta["data_files"] if d not in missing]
         for d in present:
+            check_regular_file(file.parent, d, file)
             copies.append((file.parent / d, dest_root / case / d))
         if present:
             draft.meta["data_dir"] = data_dir_of(name, case)
@@ -241,7 +245,7 @@ def import_taskweaver(store: Store, home: str | Path, path: str | Path, name: st
     try:
         for src, dst in copies:
             dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
+            copy_regular_file(src, dst)
         ids = write_benchmark(store, name, "taskweaver", drafts,
                               meta={"path": str(root.resolve()), "default_max_rounds": default_max_rounds})
     except BaseException:

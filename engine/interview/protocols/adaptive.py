@@ -28,8 +28,8 @@ import numpy as np
 from engine import events as ev
 from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
 from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consumed
-from engine.judge.answers import choice_question
 from engine.judge.base import Judgement, TurnView
+from engine.judge.choice import choice_question
 from engine.judge.gold import is_gold, judge_gold_criteria
 from engine.metrics.scoring import turn_score
 from engine.policy.features import state_vector

@@ -37,10 +37,11 @@ from engine.bench.rubric import current_rubric
 from engine.interview.protocols.adaptive import stable_seed
 from engine.interview.protocols.base import Ask, Protocol, ProtocolContext, Steer
 from engine.interview.session import SessionError
-from engine.judge.answers import choice_question, judge_gold
 from engine.judge.base import TurnView, Verdict
+from engine.judge.choice import choice_question
 from engine.judge.feedback import FeedbackRecord, with_suggestions
 from engine.judge.gold import judge_gold_criteria
+from engine.judge.gold_match import judge_gold
 from engine.metrics.graded import BASE, EXTENSION, DifficultyTrack, difficulty_label
 from engine.store import dumps, loads, now_iso
 

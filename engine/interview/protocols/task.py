@@ -37,29 +37,6 @@ def case_data_dir(item: Any, data_home: Path | None) -> Path | None:
     return data_dir
 
 
-def work_dir(data_home: Path, session_id: int) -> Path:
-    """The working directory of a task session's agent, outside the data home (eval_code, which sees
-    it, must never see the data home); filled once with the case's data files."""
-    import hashlib
-    import tempfile
-
-    tag = hashlib.sha256(str(Path(data_home).resolve()).encode()).hexdigest()[:12]
-    return Path(tempfile.gettempdir()) / f"viva-work-{tag}" / f"session-{session_id}"
-
-
-def prepare_work_dir(item: Any, data_home: Path, session_id: int) -> Path:
-    """Create (once) the session's working directory with the case's data files copied in."""
-    from engine.judge.sandbox import copy_case_data
-
-    path = work_dir(data_home, session_id)
-    marker = path / ".viva-prepared"
-    if not marker.exists():
-        path.mkdir(parents=True, exist_ok=True)
-        copy_case_data(case_data_dir(item, data_home), path)
-        marker.write_text("the case's data files were copied here\n", encoding="utf-8")
-    return path
-
-
 def transcript(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     """The task conversation as ``{role: examiner|agent, content}`` messages."""
     out: list[dict[str, str]] = []

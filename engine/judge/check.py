@@ -1,0 +1,500 @@
+"""``viva judge check``: how far a judge agrees with people, on a file of human-labelled answers.
+
+Before trusting a judge's scores, run it on answers whose correctness people have decided, and read
+Cohen's κ beside the base rate, never raw accuracy alone (a judge that credits everything is 70%
+"accurate" where 70% of the answers are right, and its κ is 0).
+
+**Rows** (JSON Lines, one object per line):
+
+- *gold rows*: ``question`` (may be ""), ``golds`` (a list of accepted answers, or one string),
+  ``answer``, ``human`` (true/false: did people judge the answer correct);
+- *criterion rows*: ``criterion`` (one fact), ``answer``, ``human`` (does the answer state it),
+  ``question`` optional.
+
+Any other field may group the figures (``--by model``). Any other *boolean* field is read as another
+judge's verdict on the same rows (NQ301 carries ``gpt4_eval``, ``instructgpt_eval``, ``bem``) and is
+reported beside viva's on the rows where it is present.
+
+**Figures**, per group and overall (:class:`Figures`): n; the human base rate of "correct"; the
+judge's rate; accuracy; Cohen's κ (:func:`engine.metrics.agreement.agreement`); precision and
+recall of "correct" (precision = credited and right / credited; recall = credited and right /
+right); the confusion matrix. Two reference rules are computed on every file: for gold rows, SQuAD
+*exact match* and *substring* ("a gold, normalised, occurs in the answer at word boundaries"); for
+criterion rows, *word overlap*: the share of the criterion's content stems found in the answer, at
+the threshold that maximises κ on the same rows (fitted in-sample, so the baseline is optimistic).
+
+**Judges**: ``offline`` (the gold judge :func:`engine.judge.gold_match.judge_gold` and the free-text
+judge :class:`engine.judge.freetext.FreeTextJudge`), or an LLM judge (:mod:`engine.judge.gold_llm`)
+whose test-retest agreement ``--repeat K`` measures as the share of rows on which all K verdicts
+agree and the κ between the first two runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.metrics.agreement import agreement
+
+MAX_ROWS = 200_000
+"""A file with more rows is refused (split it): the check keeps every row and verdict in memory."""
+
+MAX_LINE_BYTES = 1_000_000
+"""A longer line is refused with its number."""
+
+
+class JudgeCheckError(ValueError):
+    """A labelled file that cannot be checked (the message names the file and line)."""
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One human-labelled answer."""
+
+    kind: str  # "gold" or "criterion"
+    question: str
+    answer: str
+    human: bool
+    golds: tuple[str, ...] = ()
+    criterion: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)
+    line: int = 0
+
+
+def load_rows(path: str | Path) -> list[CheckRow]:
+    """Read and validate a labelled JSONL file.
+
+    Raises:
+        JudgeCheckError: the file is missing, unreadable, or a line is not a valid row (the message
+            names the file, the line and what to fix).
+    """
+    path = Path(path)
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise JudgeCheckError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    rows: list[CheckRow] = []
+    with handle:
+        for number, raw in enumerate(handle, 1):
+            if len(raw) > MAX_LINE_BYTES:
+                raise JudgeCheckError(f"{path}:{number}: line longer than {MAX_LINE_BYTES} bytes")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise JudgeCheckError(f"{path}:{number}: not UTF-8 text") from None
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except (json.JSONDecodeError, RecursionError) as exc:
+                raise JudgeCheckError(f"{path}:{number}: not JSON ({getattr(exc, 'msg', 'too deeply nested')})") \
+                    from None
+            rows.append(_row(obj, path, number))
+            if len(rows) > MAX_ROWS:
+                raise JudgeCheckError(f"{path}: more than {MAX_ROWS} rows; split the file")
+    if not rows:
+        raise JudgeCheckError(f"{path}: no rows (expected JSON Lines with answer, human and golds or criterion)")
+    kinds = {r.kind for r in rows}
+    if len(kinds) > 1:
+        raise JudgeCheckError(f"{path}: mixes gold rows and criterion rows; check them as two files")
+    return rows
+
+
+def _row(obj: Any, path: Path, number: int) -> CheckRow:
+    where = f"{path}:{number}"
+    if not isinstance(obj, dict):
+        raise JudgeCheckError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    human = obj.get("human")
+    if not isinstance(human, bool):
+        raise JudgeCheckError(f'{where}: "human" must be true or false, got {human!r}')
+    answer = obj.get("answer")
+    if not isinstance(answer, str):
+        raise JudgeCheckError(f'{where}: "answer" must be a string')
+    question = obj.get("question") or ""
+    if not isinstance(question, str):
+        raise JudgeCheckError(f'{where}: "question" must be a string')
+    fields = {k: v for k, v in obj.items() if k not in ("question", "answer", "human", "golds", "criterion")}
+    if "golds" in obj:
+        golds = obj["golds"]
+        golds = [golds] if isinstance(golds, str) else golds
+        if not isinstance(golds, list) or not all(isinstance(g, str) for g in golds) or not any(g.strip() for g in golds):
+            raise JudgeCheckError(f'{where}: "golds" must be a non-empty list of strings')
+        return CheckRow("gold", question, answer, human, golds=tuple(golds), fields=fields, line=number)
+    criterion = obj.get("criterion")
+    if isinstance(criterion, str) and criterion.strip():
+        return CheckRow("criterion", question, answer, human, criterion=criterion, fields=fields, line=number)
+    raise JudgeCheckError(f'{where}: a row needs "golds" (a list of accepted answers) or "criterion" (a fact)')
+
+
+# -- figures ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Agreement of one judge with the human labels on one group of rows."""
+
+    n: int
+    base_rate: float | None  # share of rows people marked correct
+    judge_rate: float | None  # share the judge credited
+    accuracy: float | None
+    kappa: float | None
+    kappa_note: str | None
+    precision: float | None  # of "correct"
+    recall: float | None  # of "correct"
+    both: int  # judge and human say correct
+    judge_only: int
+    human_only: int
+    neither: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready copy."""
+        return asdict(self)
+
+
+def figures(pairs: Iterable[tuple[bool, bool]]) -> Figures:
+    """:class:`Figures` from ``(judge, human)`` pairs."""
+    a = agreement(pairs)
+    credited, right = a.both_met + a.judge_only, a.both_met + a.human_only
+    return Figures(a.n, a.human_met_rate, a.judge_met_rate, a.raw, a.kappa, a.kappa_note,
+                   a.both_met / credited if credited else None, a.both_met / right if right else None,
+                   a.both_met, a.judge_only, a.human_only, a.neither)
+
+
+# -- reference rules -------------------------------------------------------------------------------
+
+
+def substring_rule(row: CheckRow) -> bool:
+    """A gold, SQuAD-normalised, occurs in the normalised answer at word boundaries."""
+    from engine.judge.gold_match import normalize_answer
+
+    answer = f" {normalize_answer(row.answer)} "
+    return any(f" {normalize_answer(g)} " in answer for g in row.golds if normalize_answer(g))
+
+
+def exact_match_rule(row: CheckRow) -> bool:
+    """SQuAD exact match with some gold."""
+    from engine.judge.gold_match import exact_match
+
+    return any(exact_match(row.answer, g) for g in row.golds)
+
+
+def overlap_share(row: CheckRow) -> float:
+    """The share of the criterion's content stems (no function words) found among the answer's."""
+    from engine.judge.gold_match import FILLER, tokens
+
+    def stems(text: str) -> set[str]:
+        return {t.stem for t in tokens(text) if t.kind in ("word", "num") and t.text not in FILLER}
+
+    want = stems(row.criterion)
+    return len(want & stems(row.answer)) / len(want) if want else 0.0
+
+
+def fitted_overlap(rows: Sequence[CheckRow]) -> tuple[list[bool], float]:
+    """Word-overlap verdicts at the threshold that maximises κ on ``rows`` (ties: the lower threshold)."""
+    shares = [overlap_share(r) for r in rows]
+    humans = [r.human for r in rows]
+    best = (-2.0, 1.0)
+    for t in sorted(set(shares)):
+        k = agreement([(s >= t, h) for s, h in zip(shares, humans, strict=True)]).kappa
+        if k is not None and k > best[0]:
+            best = (k, t)
+    return [s >= best[1] for s in shares], best[1]
+
+
+# -- the check -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's verdict on one row."""
+
+    met: bool
+    rationale: str
+
+
+@dataclass
+class CheckReport:
+    """What ``viva judge check`` prints (``as_dict`` is its ``--json``)."""
+
+    path: str
+    kind: str
+    judge: str
+    by: str | None
+    overall: dict[str, Figures]  # judge name -> figures; viva's judge first
+    groups: dict[str, dict[str, Figures]]  # group -> judge name -> figures
+    disagreements: list[dict[str, Any]]
+    notes: list[str]
+    repeat: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready copy."""
+        return {
+            "path": self.path, "kind": self.kind, "judge": self.judge, "by": self.by,
+            "overall": {k: v.as_dict() for k, v in self.overall.items()},
+            "groups": {g: {k: v.as_dict() for k, v in figs.items()} for g, figs in self.groups.items()},
+            "disagreements": self.disagreements, "notes": self.notes, "repeat": self.repeat, "usage": self.usage,
+        }
+
+
+JudgeFn = Callable[[Sequence[CheckRow]], list[Verdict]]
+
+
+def offline_verdicts(rows: Sequence[CheckRow]) -> list[Verdict]:
+    """The offline judges' verdicts: the gold judge for gold rows, the free-text judge for criteria."""
+    if rows and rows[0].kind == "gold":
+        from engine.judge.gold_match import judge_gold
+
+        out = []
+        for r in rows:
+            v = judge_gold(r.answer, list(r.golds), r.question)
+            out.append(Verdict(v.met, v.rationale))
+        return out
+    from engine.judge.freetext import FreeTextJudge
+
+    judge = FreeTextJudge()
+    by_reply: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        by_reply.setdefault((r.answer, r.question), []).append(i)
+    verdicts: list[Verdict | None] = [None] * len(rows)
+    for (answer, question), idx in by_reply.items():
+        for i, v in zip(idx, judge.judge_many([rows[i].criterion for i in idx], answer, question), strict=True):
+            verdicts[i] = Verdict(v.met, v.rationale)
+    return [v for v in verdicts if v is not None]
+
+
+def resolve_endpoint(config: Any, name: str) -> Any:
+    """The endpoint ``--judge NAME`` names: ``judge`` (the judge role, default the kernel), ``kernel``,
+    or a named entry of ``targets:`` in viva.yaml.
+
+    Raises:
+        JudgeCheckError: no such endpoint is configured.
+    """
+    if name == "judge" and (config.judge or config.kernel):
+        return config.judge or config.kernel
+    if name == "kernel" and config.kernel:
+        return config.kernel
+    if name in config.targets:
+        return config.targets[name]
+    known = [n for n, e in (("kernel", config.kernel), ("judge", config.judge or config.kernel)) if e]
+    known += sorted(config.targets)
+    raise JudgeCheckError(f"--judge {name}: no such endpoint in the configuration "
+                          f"(configured: {', '.join(known) or 'none'}; `offline` needs none)")
+
+
+class LLMCheckJudge:
+    """An LLM judge for :func:`run_check`: gold rows by :func:`engine.judge.gold_llm.judge_gold_llm`,
+    criterion rows by the point judge (:meth:`engine.judge.llm.LLMJudge.judge_point`). A row whose
+    call fails (endpoint error, reply invalid after repairs) is counted as not credited and listed in
+    the report's notes with its reason."""
+
+    def __init__(self, client: Any, concurrency: int = 4, repairs: int = 2, retest_client: Any = None):
+        from engine.llm import Usage
+
+        self.client = client
+        self.retest_client = retest_client or client  # runs after the first bypass the cache (test-retest)
+        self.runs = 0
+        self.concurrency = concurrency
+        self.repairs = repairs
+        self.usage = Usage()
+        self.failed: dict[int, str] = {}  # line -> why its call failed (the last run's reason)
+
+    def __call__(self, rows: Sequence[CheckRow]) -> list[Verdict]:
+        """Judge every row (one event loop, ``concurrency`` calls at a time)."""
+        import asyncio
+
+        client = self.client if self.runs == 0 else self.retest_client
+        self.runs += 1
+        return asyncio.run(self._all(rows, client))
+
+    async def _all(self, rows: Sequence[CheckRow], client: Any) -> list[Verdict]:
+        import asyncio
+
+        from engine.judge.gold_llm import judge_gold_llm
+        from engine.judge.llm import LLMJudge
+
+        gate = asyncio.Semaphore(max(1, self.concurrency))
+        point_judge = LLMJudge(client, self.repairs)
+
+        async def one(r: CheckRow) -> Verdict:
+            async with gate:
+                try:
+                    if r.kind == "gold":
+                        v = await judge_gold_llm(client, r.question, list(r.golds), r.answer, repairs=self.repairs)
+                        for field_ in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
+                            setattr(self.usage, field_, getattr(self.usage, field_) + getattr(v.usage, field_))
+                        return Verdict(v.met, v.rationale)
+                    hit, reason, usage = await point_judge.judge_point(r.question or "State the facts asked.",
+                                                                      r.criterion, r.answer)
+                    for field_ in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
+                        setattr(self.usage, field_, getattr(self.usage, field_) + getattr(usage, field_))
+                    return Verdict(bool(hit), f"LLM judge: {reason}")
+                except Exception as exc:  # noqa: BLE001  (one bad reply costs its row, not the check)
+                    from engine.redact import redact
+
+                    self.failed[r.line] = f"line {r.line}: {redact(str(exc))[:200]}"
+                    return Verdict(False, f"cannot judge: {redact(str(exc))[:200]}")
+
+        return list(await asyncio.gather(*(one(r) for r in rows)))
+
+    def usage_report(self) -> dict[str, Any]:
+        """Tokens, calls and cost so far (cost None when the endpoint has no price)."""
+        u = self.usage
+        priced = bool(getattr(self.client.endpoint, "price_in", 0) or getattr(self.client.endpoint, "price_out", 0))
+        return {"tokens_in": u.tokens_in, "tokens_out": u.tokens_out, "calls": u.calls, "cached_calls": u.cached_calls,
+                "cost": u.cost if priced else None, "rows_not_judged": len(self.failed),
+                "not_judged": [self.failed[k] for k in sorted(self.failed)][:20]}
+
+
+def _other_judges(rows: Sequence[CheckRow]) -> list[str]:
+    """Boolean fields present on some rows: other judges' verdicts carried by the file."""
+    names: dict[str, None] = {}
+    for r in rows:
+        for k, v in r.fields.items():
+            if isinstance(v, bool):
+                names.setdefault(k, None)
+    return list(names)
+
+
+def run_check(path: str | Path, rows: Sequence[CheckRow], *, judge_name: str = "offline",
+              verdicts_of: JudgeFn = offline_verdicts, by: str | None = None, disagreements: int = 0,
+              repeat: int = 1, usage: Callable[[], dict[str, Any]] | None = None) -> CheckReport:
+    """Judge every row and compare with the human labels.
+
+    Args:
+        path: the file (for the report).
+        rows: from :func:`load_rows`.
+        judge_name: the judge's name in the report.
+        verdicts_of: the judge (default: the offline judges).
+        by: a field to group the figures by (rows without it fall in "(none)").
+        disagreements: how many disagreeing rows to list (false credits and misses alternately).
+        repeat: judge K times (an LLM judge); reports test-retest agreement.
+        usage: called after judging for tokens and cost (an LLM judge).
+
+    Raises:
+        JudgeCheckError: ``by`` names a field no row has; ``repeat`` < 1.
+    """
+    if repeat < 1:
+        raise JudgeCheckError("--repeat must be at least 1")
+    if by is not None and not any(by in r.fields for r in rows):
+        known = sorted({k for r in rows for k in r.fields})
+        raise JudgeCheckError(f"--by {by}: no row has that field (fields: {', '.join(known) or 'none'})")
+    runs = [verdicts_of(rows) for _ in range(repeat)]
+    verdicts = runs[0]
+    kind = rows[0].kind
+    viva = f"viva ({judge_name})"
+    judges: dict[str, list[tuple[int, bool]]] = {viva: [(i, v.met) for i, v in enumerate(verdicts)]}
+    notes: list[str] = []
+    if kind == "gold":
+        judges["exact match"] = [(i, exact_match_rule(r)) for i, r in enumerate(rows)]
+        judges["substring"] = [(i, substring_rule(r)) for i, r in enumerate(rows)]
+    else:
+        fitted, threshold = fitted_overlap(rows)
+        judges["word overlap (fitted)"] = list(enumerate(fitted))
+        notes.append(f"word overlap (fitted): share of the criterion's content stems in the answer >= "
+                     f"{threshold:.3f}, the threshold that maximises κ on these same rows (optimistic)")
+    for name in _other_judges(rows):
+        judges[name] = [(i, r.fields[name]) for i, r in enumerate(rows) if isinstance(r.fields.get(name), bool)]
+        missing = len(rows) - len(judges[name])
+        if missing:
+            notes.append(f"{name}: from the file, on the {len(judges[name])} rows that carry it ({missing} without)")
+    overall = {name: figures((met, rows[i].human) for i, met in pairs) for name, pairs in judges.items()}
+    groups: dict[str, dict[str, Figures]] = {}
+    if by is not None:
+        keys: dict[str, list[int]] = {}
+        for i, r in enumerate(rows):
+            keys.setdefault(_key(r.fields.get(by)), []).append(i)
+        for key in sorted(keys):
+            members = set(keys[key])
+            groups[key] = {name: figures((met, rows[i].human) for i, met in pairs if i in members)
+                           for name, pairs in judges.items()}
+    listed = _disagreements(rows, verdicts, disagreements)
+    repeat_report = None
+    if repeat > 1:
+        stable = sum(len({run[i].met for run in runs}) == 1 for i in range(len(rows)))
+        retest = agreement((a.met, b.met) for a, b in zip(runs[0], runs[1], strict=True))
+        repeat_report = {"runs": repeat, "rows": len(rows), "all_runs_agree": stable,
+                         "all_runs_agree_rate": stable / len(rows), "kappa_run1_run2": retest.kappa}
+    return CheckReport(str(path), kind, judge_name, by, overall, groups, listed, notes, repeat_report,
+                       usage() if usage else None)
+
+
+def _key(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _disagreements(rows: Sequence[CheckRow], verdicts: Sequence[Verdict], limit: int) -> list[dict[str, Any]]:
+    if limit <= 0:
+        return []
+    credited = [i for i, (r, v) in enumerate(zip(rows, verdicts, strict=True)) if v.met and not r.human]
+    missed = [i for i, (r, v) in enumerate(zip(rows, verdicts, strict=True)) if r.human and not v.met]
+    order: list[int] = []
+    for a, b in zip(credited + [None] * len(missed), missed + [None] * len(credited), strict=False):
+        order += [i for i in (a, b) if i is not None]
+    out = []
+    for i in order[:limit]:
+        r, v = rows[i], verdicts[i]
+        out.append({"line": r.line, "judge": v.met, "human": r.human,
+                    "what": "credited, people did not" if v.met else "missed, people credited",
+                    "question": r.question, "golds": list(r.golds), "criterion": r.criterion,
+                    "answer": r.answer, "rationale": v.rationale})
+    return out
+
+
+def render_text(report: CheckReport) -> str:
+    """The plain-text report (the command line prints it)."""
+    lines = [f"{report.path}: {next(iter(report.overall.values())).n} {report.kind} rows, judge {report.judge}"]
+    header = f"{'':30} {'n':>6} {'base':>6} {'rate':>6} {'acc':>6} {'κ':>6} {'prec':>6} {'rec':>6}  TP/FP/FN/TN"
+    lines.append(header)
+
+    def row(name: str, f: Figures) -> str:
+        return (f"{name[:30]:30} {f.n:>6} {_p(f.base_rate)} {_p(f.judge_rate)} {_p(f.accuracy)} {_p(f.kappa)} "
+                f"{_p(f.precision)} {_p(f.recall)}  {f.both}/{f.judge_only}/{f.human_only}/{f.neither}")
+
+    lines.append("overall")
+    lines += ["  " + row(name, f) for name, f in report.overall.items()]
+    for group, figs in report.groups.items():
+        lines.append(f"{report.by} = {group}")
+        lines += ["  " + row(name, f) for name, f in figs.items()]
+    for note in report.notes:
+        lines.append(f"note: {note}")
+    undefined = {f.kappa_note for f in report.overall.values() if f.kappa_note}
+    lines += [f"note: {n}" for n in sorted(undefined)]
+    if report.repeat:
+        r = report.repeat
+        lines.append(f"test-retest over {r['runs']} runs: all runs agree on {r['all_runs_agree']}/{r['rows']} rows "
+                     f"({r['all_runs_agree_rate']:.3f}); κ between runs 1 and 2: {_p(r['kappa_run1_run2']).strip()}")
+    if report.usage:
+        u = report.usage
+        cost = u.get("cost")
+        lines.append(f"tokens: {u.get('tokens_in', 0)} in, {u.get('tokens_out', 0)} out; "
+                     f"calls {u.get('calls', 0)} ({u.get('cached_calls', 0)} from the cache); "
+                     f"cost {'unknown (no price set)' if cost is None else f'{cost:.4f}'}")
+        if u.get("rows_not_judged"):
+            lines.append(f"not judged (counted as not credited): {u['rows_not_judged']} rows")
+            lines += [f"  {line}" for line in u.get("not_judged", [])]
+    for d in report.disagreements:
+        target = ", ".join(d["golds"]) if d["golds"] else d["criterion"]
+        lines.append(f"- line {d['line']}: {d['what']}")
+        if d["question"]:
+            lines.append(f"    question: {_clip(d['question'])}")
+        lines.append(f"    {'golds' if d['golds'] else 'criterion'}: {_clip(target)}")
+        lines.append(f"    answer: {_clip(d['answer'])}")
+        lines.append(f"    judge: {_clip(d['rationale'])}")
+    return "\n".join(lines)
+
+
+def _p(x: float | None) -> str:
+    return f"{'—':>6}" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:>6.3f}"
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = re.sub(r"\s+", " ", text or "").strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,839 @@
+"""The gold-answer judge: does a reply give one of the accepted answers?
+
+Developed and measured on human judgements (NQ301: 3,574 answers of 12 QA systems, each judged
+correct or not by people; see ``docs/judging.md`` for the figures and ``viva judge check`` to measure
+any judge on any labelled file). The rules are general, about how answers are written, never about
+one sample's phrases.
+
+**Reading a text.** Mojibake is repaired (``ftfy``), then Unicode NFKC; dashes become "-"; "1,000"
+is 1000 (thousands separators of exactly three digits), "11.3" keeps its decimal point; number words
+of any size are digits ("one hundred sixty-three" is 163, "fifteenth" is 15) and ordinals are their
+number ("21st" is 21); "B.C.", "BCE" are BC, "CE" is AD; "%" is "percent". Words are lower-cased,
+articles dropped, apostrophes removed ("don't" -> "dont", "Kobol's" -> "kobol"), hyphens and dots
+split words ("s-block" = "s - block", "B.R." = "B. R."), and a light stemmer folds plurals
+("rocks"/"rock", "Confederates"/"Confederate"). Sentences end at . ! ? and line breaks, but not after
+an initial ("J. R. R.") or a common abbreviation ("Dr.", "U.S.", "No.", "St.").
+
+**Crediting** (``met``), against each gold answer in turn, over every sentence of the reply:
+
+1. *Containment*: the gold's content words (no function words; words the question already holds
+   are no evidence and are dropped from both sides, unless the gold has nothing else) appear in a
+   sentence as one contiguous run, each word equal after stemming, numbers equal by value, an
+   initial matching a capitalised word it begins ("B. R. Ambedkar" = "Bhimrao Ramji Ambedkar"), or
+   the run spelled without spaces ("Abid Ali" = "Abidali"). The gold's *core* may stand for it:
+   the gold without honorific titles ("General George Washington" -> "George Washington") and
+   quantity/time qualifiers ("the late 6th century" -> "6th century", "median 10-12 years"), and for
+   a person's name (two or more capitalised words, no comma) the surname. A number inside a gold
+   range counts for the range ("11.3 years" for "10-12 years").
+2. *A less specific answer*: a sentence whose own content words (after the question's and filler
+   words are dropped) all belong to the gold, with what is missing only titles, qualifiers,
+   initials, the day and month of a gold date whose year is given ("1965" for "1 August 1965"), or
+   the given names of a person whose surname is given.
+3. A candidate is refused when (a) the gold's words lie in a negation's scope (not, never, no,
+   n't, wrong, false, ...; the scope runs to the end of the clause chain as in
+   :func:`negation_scopes`), where negation words that the question or the gold itself contains,
+   "No." before a number, "not only", "no doubt" and words inside quotation marks do not count;
+   (b) the gold is offered as one alternative ("A or B", "either", two hedges) and the other side is
+   not also a gold; (c) the gold is one item of a list of several candidates of its kind (three or
+   more items, or two joined by and / & / "/") and some other item is not a gold; (d) for a
+   person's name, the run is flanked by another capitalised name word ("John Quincy Adams" is not
+   "John Adams"); (e) a gold given entirely by the question occurs only inside a phrase copied from
+   the question (an echo).
+
+``em`` is SQuAD's exact match of the whole reply; ``f1`` is SQuAD-style token F1 of the crediting
+sentence's content words against the gold's (0 when nothing matched). What this judge cannot
+credit: aliases and nicknames ("Dave" for "David"), paraphrases with other words, answers right but
+not in the gold list (world knowledge). An LLM judge is the answer there.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import ftfy
+
+GOLD_F1_THRESHOLD = 0.6
+"""Kept for callers that report an F1 line; crediting no longer compares F1 with a threshold."""
+
+# -- words -----------------------------------------------------------------------------------------
+
+FILLER = frozenset("""
+and or but if of to in on at by for with from as into onto about over under than then so such that this these
+those there here it its itself they them their he she his her we us our you your me my mine im ive id
+is are was were be been being am do does did has have had having can could should would may might will shall
+must also just only very quite really simply some any each all both other another which who whom whose what
+when where why how yes well okay ok sure certainly definitely probably perhaps maybe think believe guess
+say said know answer answers answered question correct correctly right exactly
+called named known thats whats theres heres theyre youre
+的 了 是 在 和 与 及 或 吗 呢 吧 啊 个 也 都 就 它 他 她 们 这 那 有 为
+""".split())
+"""Function words: never evidence of an answer (a gold made only of them is kept whole)."""
+
+TITLES = frozenset("""mr mrs ms miss dr doctor sir dame lord lady saint st general gen colonel col captain capt
+major admiral commander president king queen prince princess emperor empress pope bishop archbishop rev
+reverend professor prof judge justice senator governor duke duchess earl baron sultan tsar czar pharaoh
+chief sheikh rabbi imam father brother sister""".split())
+"""Honorific titles: a gold may be given without them ("General George Washington")."""
+
+APPROXIMATE = frozenset("around about approximately approx circa c ca nearly almost roughly estimated".split())
+"""Qualifiers that make a gold's numbers approximate: a number within 5% of it then counts."""
+
+QUALIFIERS = frozenset("""early late mid around about approximately approx circa c ca nearly almost roughly
+median average mean estimated up between typically usually generally mostly often""".split())
+"""Quantity and time qualifiers a gold may be given without ("the late 6th century", "median 10-12 years")."""
+
+MONTHS = {m: i + 1 for i, m in enumerate(
+    "january february march april may june july august september october november december".split())}
+MONTHS.update({"jan": 1, "feb": 2, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10,
+               "nov": 11, "dec": 12})
+
+NEGATIONS = frozenset("""not no never none neither nor nothing nobody nowhere cannot cant dont doesnt didnt
+isnt arent wasnt werent wont wouldnt shouldnt couldnt hasnt havent hadnt aint wrong false incorrect untrue
+myth misconception""".split())
+_NEGATION_CJK = re.compile("不|没|并非|未|無|无")
+_NOT_NEGATING = {("not", "only"), ("not", "just"), ("no", "doubt"), ("nothing", "but"), ("no", "matter")}
+_SCOPE_END = frozenset("but rather instead however though although yet whereas".split())
+_ALTERNATIVE_WORDS = frozenset({"or", "either"})
+_HEDGES = frozenset({"maybe", "perhaps", "possibly"})
+_LIST_WORDS = frozenset({"and", "&"})
+
+_ABBREVIATIONS = frozenset("""dr mr mrs ms st jr sr vs v etc inc ltd co no nos gen col capt prof rev mt ft
+fig vol approx est dept univ corp bros jan feb mar apr jun jul aug sep sept oct nov dec""".split())
+
+_UNITS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fifth": 5, "eighth": 8, "ninth": 9, "twelfth": 12}
+
+
+def _ordinal_value(word: str) -> int | None:
+    if word in _ORDINALS:
+        return _ORDINALS[word]
+    if word.endswith("ieth") and word[:-4] + "y" in _TENS:
+        return _TENS[word[:-4] + "y"]
+    if word.endswith("th") and word[:-2] in _UNITS:
+        return _UNITS[word[:-2]]
+    if word.endswith("th") and word[:-2] in _SCALES:
+        return _SCALES[word[:-2]]
+    return None
+
+
+def _word_number(word: str) -> tuple[int, bool] | None:
+    """(value, is a scale word) of one number word, or None."""
+    if word in _UNITS:
+        return _UNITS[word], False
+    if word in _TENS:
+        return _TENS[word], False
+    if word in _SCALES:
+        return _SCALES[word], True
+    value = _ordinal_value(word)
+    return (value, value in (100, 1000)) if value is not None else None
+
+
+# -- Chinese numerals ----------------------------------------------------------------------------
+
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+              "九": 9}
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
+_ZH_NUMERAL = re.compile("百分之([零〇一二两三四五六七八九十百千万亿]+)|([零〇一二两三四五六七八九十百千万亿]{2,}|[二两三四五六七八九十])")
+
+
+def _zh_value(text: str) -> int:
+    total, section, digit = 0, 0, 0
+    for ch in text:
+        if ch in _ZH_DIGITS:
+            digit = _ZH_DIGITS[ch]
+        else:
+            unit = _ZH_UNITS[ch]
+            if unit >= 10_000:
+                total += (section + digit) * unit
+                section = 0
+            else:
+                section += (digit or 1) * unit
+            digit = 0
+    return total + section + digit
+
+
+def chinese_numerals_to_digits(text: str) -> str:
+    """Chinese numerals as digits: "一千八百只" -> " 1800 只", "百分之九十九" -> " 99 percent".
+
+    A lone 一 stays (it is mostly "one"/"a" in words such as 一些, 一样).
+    """
+    def repl(m: re.Match) -> str:
+        if m.group(1):
+            return f" {_zh_value(m.group(1))} percent "
+        return f" {_zh_value(m.group(2))} "
+
+    return _ZH_NUMERAL.sub(repl, text or "")
+
+
+
+# -- tokens ----------------------------------------------------------------------------------------
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_LETTER = rf"(?:(?![{_CJK}])[^\W\d_])"
+_TOKEN = re.compile(rf"\d+(?:\.\d+)?(?:st|nd|rd|th|s)?(?!{_LETTER})|{_LETTER}+(?:['’]{_LETTER}+)*|[{_CJK}]"
+                    r"|[,;/&()\"“”~]|(?<=\w)[.!?](?=\s|$)|\n|[。！？]", re.UNICODE)
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_ERA = [(re.compile(r"\bB\.?\s?C\.?\s?E\b\.?|\bB\.\s?C\.|\bBC\b", re.IGNORECASE), " BC "),
+        (re.compile(r"\bC\.?E\b\.?|\bA\.\s?D\.|\bAD\b"), " AD ")]
+_DASHES = re.compile("[\u2010-\u2015\u2212]")
+_RANGE_TO = re.compile(r"(?<=\d)(\s*%?\s*)(?:-|to|through|until)\s*(?=\d)", re.IGNORECASE)
+_YEAR_RANGE = re.compile(r"\b(1\d|20)(\d\d)\s*~\s*(\d\d)\b(?!\s*~)")
+_ARTICLES = frozenset({"a", "an", "the"})
+_SEPARATORS = frozenset({",", ";", "/", "&", "(", ")"})
+_QUOTES = frozenset({'"', "“", "”"})
+
+
+@dataclass
+class Tok:
+    """One token of a judged text.
+
+    Attributes:
+        text: the normalised form (lower case; digits for numbers).
+        stem: the form compared (plural folded; numbers as their canonical digits).
+        cap: the original word began with a capital letter.
+        num: the value when the token is a number, else None.
+        kind: "word", "num", "sep" (one of , ; / & ( )), "quote" or "stop" (. ! ? ending a sentence).
+        pos: the token's index in its text.
+    """
+
+    text: str
+    stem: str
+    cap: bool = False
+    num: float | None = None
+    kind: str = "word"
+    pos: int = 0
+    negated: bool = False
+    quoted: bool = False
+    to_next: bool = False  # a number that opens a range ("10-12", "10 to 12")
+
+
+def stem(word: str) -> str:
+    """A light English stemmer: plural and possessive endings folded ("rocks" -> "rock", "cities" -> "city")."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("es") and word[-3] in "sxz" or word.endswith(("ches", "shes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def prepare(text: str) -> str:
+    """The text as judged before tokenising: mojibake repaired, NFKC, dashes, eras, thousands, ranges."""
+    text = unicodedata.normalize("NFKC", ftfy.fix_text(text or ""))
+    text = _DASHES.sub("-", text)
+    for pattern, repl in _ERA:
+        text = pattern.sub(repl, text)
+    text = _THOUSANDS.sub("", text)
+    text = _RANGE_TO.sub(r"\1 ~ ", chinese_numerals_to_digits(text))
+    # "1632-53" is 1632 to 1653
+    text = _YEAR_RANGE.sub(lambda m: f"{m.group(1)}{m.group(2)} ~ {m.group(1)}{m.group(3)}"
+                           if m.group(3) > m.group(2) else m.group(), text)
+    return text.replace("%", " percent ")
+
+
+def tokens(text: str) -> list[Tok]:
+    """The tokens of a text (see the module docstring): words, numbers, separators, sentence stops."""
+    raw: list[Tok] = []
+    for m in _TOKEN.finditer(prepare(text)):
+        s = m.group()
+        if s == "~":
+            if raw and raw[-1].num is not None:
+                raw[-1].to_next = True
+            continue
+        if s in _SEPARATORS:
+            raw.append(Tok(s, s, kind="sep"))
+            continue
+        if s in _QUOTES:
+            raw.append(Tok(s, s, kind="quote"))
+            continue
+        if s in ".!?\n。！？":
+            raw.append(Tok(s, s, kind="stop"))
+            continue
+        cap = s[0].isupper()
+        low = re.sub(r"['’]s$", "", s.lower())
+        low = re.sub(r"['’]", "", low)
+        if low[0].isdigit():
+            digits = re.match(r"\d+(?:\.\d+)?", low).group()
+            value = float(digits)
+            text_ = digits if not low.endswith("s") or low.endswith(("st", "nd", "rd", "th")) else low
+            raw.append(Tok(text_, text_, num=value if text_ == digits else None,
+                           kind="num" if text_ == digits else "word"))
+            continue
+        if low in _ARTICLES:
+            continue
+        raw.append(Tok(low, stem(low), cap=cap))
+    out = _merge_number_words(raw)
+    for i, t in enumerate(out):
+        t.pos = i
+    return out
+
+
+def _merge_number_words(toks: list[Tok]) -> list[Tok]:
+    out: list[Tok] = []
+    i = 0
+    while i < len(toks):
+        parsed = _word_number(toks[i].text) if toks[i].kind == "word" else None
+        if parsed is not None and parsed[1] and out and out[-1].num is not None and not out[-1].to_next:
+            out[-1].num *= parsed[0]  # "2.45 billion"
+            out[-1].text = out[-1].stem = f"{out[-1].num:g}"
+            i += 1
+            continue
+        if parsed is None:
+            out.append(toks[i])
+            i += 1
+            continue
+        total, current, j, last_was_number = 0, 0, i, False
+        while j < len(toks) and toks[j].kind == "word":
+            p = _word_number(toks[j].text)
+            if p is None:
+                # "hundred and five": "and" joins only when a number word follows a scale word
+                if (toks[j].text == "and" and last_was_number and j + 1 < len(toks)
+                        and _word_number(toks[j + 1].text) is not None and current >= 100):
+                    j += 1
+                    continue
+                break
+            value, scale = p
+            if scale:
+                current = max(current, 1) * value
+                if value >= 1000:
+                    total, current = total + current, 0
+            else:
+                current += value
+            last_was_number = True
+            j += 1
+        number = total + current
+        out.append(Tok(str(number), str(number), cap=toks[i].cap, num=float(number), kind="num"))
+        i = j
+    return out
+
+
+def _same(a: Tok, b: Tok) -> bool:
+    if a.num is not None or b.num is not None:
+        return a.num is not None and b.num is not None and a.num == b.num
+    if a.stem == b.stem:
+        return True
+    # an initial stands for a word it begins ("B." for "Bhimrao"; the initial was written as a capital,
+    # and is not a roman numeral: "World War I" is not "World War II")
+    if _initial(a) and len(b.text) > 1 and b.text[0] == a.text:
+        return True
+    return _initial(b) and len(a.text) > 1 and a.text[0] == b.text
+
+
+def _name_variant(a: str, b: str) -> bool:
+    """Two given names that are forms of one name: one holds the other ("Yevgenia", "Evgenia") or they
+    share their first three letters ("Dave", "David"; "Will", "William")."""
+    if len(a) < 3 or len(b) < 3:
+        return False
+    return a in b or b in a or a[:3] == b[:3]
+
+
+def _initial(t: Tok) -> bool:
+    return len(t.text) == 1 and t.cap and t.text not in "ivx"
+
+
+# -- sentences and negation ------------------------------------------------------------------------
+
+
+def sentences(toks: list[Tok]) -> list[list[Tok]]:
+    """Tokens grouped into sentences: a stop ends one unless it follows an initial or an abbreviation."""
+    out: list[list[Tok]] = [[]]
+    for i, t in enumerate(toks):
+        if t.kind == "stop":
+            prev = toks[i - 1] if i else None
+            nxt = toks[i + 1] if i + 1 < len(toks) else None
+            if t.text not in ".":  # ! ? a line break or a CJK stop always ends a sentence
+                if out[-1]:
+                    out.append([])
+                continue
+            initial = prev is not None and len(prev.text) == 1 and prev.cap
+            abbreviation = prev is not None and prev.text in _ABBREVIATIONS and nxt is not None and (
+                nxt.cap or nxt.num is not None)
+            if not (initial or abbreviation) and out[-1]:
+                out.append([])
+            continue
+        out[-1].append(t)
+    return [s for s in out if s]
+
+
+def _mark(sentence: list[Tok], question_words: set[str], gold_words: set[str]) -> None:
+    """Set ``negated`` and ``quoted`` on a sentence's tokens (the scope rule of the module docstring)."""
+    quoted = False
+    for t in sentence:
+        if t.kind == "quote":
+            quoted = not quoted
+        t.quoted = quoted
+    scope = False
+    clause_start = True
+    for i, t in enumerate(sentence):
+        nxt = sentence[i + 1] if i + 1 < len(sentence) else None
+        if t.kind == "sep" and t.text == ";" or t.text in _SCOPE_END:
+            scope = False
+        if t.kind == "sep":
+            clause_start = True
+            t.negated = scope
+            continue
+        negation = (t.text in NEGATIONS or bool(_NEGATION_CJK.fullmatch(t.text))) and not t.quoted
+        if negation and (t.text in question_words or t.text in gold_words):
+            negation = False
+        if negation and nxt is not None and (t.text, nxt.text) in _NOT_NEGATING:
+            negation = False
+        if negation and t.text == "no" and (nxt is None or nxt.num is not None or nxt.kind == "sep"):
+            negation = False  # "No. 1", "No, it is 8."
+        if negation and clause_start and i > 0 and sentence[i - 1].kind == "sep" and sentence[i - 1].text == ",":
+            # ", not 16": an aside that negates only up to the next separator
+            j = i
+            while j < len(sentence) and sentence[j].kind != "sep":
+                sentence[j].negated = True
+                j += 1
+            clause_start = False
+            continue
+        if negation:
+            scope = True
+        t.negated = scope or t.negated
+        clause_start = False
+
+
+# -- golds -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Form:
+    """One way a gold may be written: its content tokens and how it was derived from the gold."""
+
+    toks: list[Tok]
+    how: str
+    approx: bool = False  # the gold says its numbers are approximate ("around 2.45 billion")
+
+
+@dataclass
+class _Gold:
+    text: str
+    all: list[Tok]  # content tokens (no filler unless nothing else)
+    given: bool  # every content word is in the question
+    person: bool  # two or more capitalised words and nothing else: a person's (or a named thing's) name
+    dates: set[tuple[int, float]]  # (month, year) pairs the gold states
+    forms: list[_Form] = field(default_factory=list)
+    words: set[str] = field(default_factory=set)
+
+
+def _content(toks: list[Tok]) -> list[Tok]:
+    words = [t for t in toks if t.kind in ("word", "num")]
+    content = [t for t in words if t.text not in FILLER or t.text == "i"]
+    return content or words
+
+
+def _dates(toks: list[Tok]) -> set[tuple[int, float]]:
+    """(month, year) pairs: a month name with a year within three tokens of it."""
+    out = set()
+    for i, t in enumerate(toks):
+        if t.text in MONTHS:
+            for u in toks[max(0, i - 3):i + 4]:
+                if u.num is not None and 1000 <= u.num <= 2100:
+                    out.add((MONTHS[t.text], u.num))
+    return out
+
+
+def _gold(text: str, q_stems: set[str]) -> _Gold:
+    toks = tokens(text)
+    content = _content(toks)
+    given = all(t.stem in q_stems for t in content)
+    words = [t for t in content if t.kind == "word"]
+    person = (len(words) >= 2 and all(t.cap for t in words) and len(words) == len(content)
+              and not any(t.text == "," for t in toks))
+    g = _Gold(text, content, given, person, _dates(content))
+    g.words = {t.text for t in toks}
+    seen: set[tuple[str, ...]] = set()
+
+    def add(form: list[Tok], how: str) -> None:
+        key = tuple(t.stem for t in form)
+        if not form or key in seen:
+            return
+        numbers = Counter(t.num for t in content if t.num is not None)
+        if numbers - Counter(t.num for t in form if t.num is not None):
+            return  # a gold's numbers are never left out ("September 27" is not "September 27, 2017")
+        if g.forms and all(t.stem in q_stems for t in form):
+            return  # what the question already says is no answer ("district" for "District Judge")
+        if g.forms and all(t.text in NEGATIONS or t.text in QUALIFIERS for t in form) and any(
+                t.text not in NEGATIONS and t.text not in QUALIFIERS for t in content):
+            return  # "not" alone is not "not guilty" (but "no" is "typically, no")
+        seen.add(key)
+        g.forms.append(_Form(form, how))
+
+    add(content, "the gold")
+    core = [t for t in content if t.text not in TITLES and t.text not in QUALIFIERS]
+    add(core, "the gold without titles or qualifiers")
+    if any(t.text in APPROXIMATE for t in content) and g.forms:
+        g.forms[-1].approx = True
+    # "adenosine diphosphate (ADP)": either part; "Camping World Stadium in Orlando", "Camarillo, California":
+    # the named place before "in" or the comma
+    words_only = [t for t in toks if t.kind in ("word", "num", "sep")]
+    if "(" in [t.text for t in words_only]:
+        i = [t.text for t in words_only].index("(")
+        outside = _content([t for t in words_only[:i] if t.kind != "sep"])
+        inside = _content([t for t in words_only[i + 1:] if t.kind != "sep" and t.text != ")"])
+        add(outside, "the gold without its bracket")
+        add(inside, "the gold's bracketed form")
+    for k, t in enumerate(toks):
+        if (t.text == "in" or t.text == ",") and k > 0:
+            head, tail = _content(toks[:k]), _content(toks[k + 1:])
+            if (all(u.cap for u in head) and len(head) < len(content)
+                    and not any(u.num is not None for u in content)):
+                add(head, "the named place of the gold")
+                if t.text == "in" and tail and all(u.cap for u in tail if u.kind == "word"):
+                    add(tail, "the place the gold is in")
+            break
+    if person and not given:
+        surname = core[-1] if core else content[-1]
+        if len(surname.text) > 2 and surname.stem not in q_stems:
+            add([surname], "the surname")
+    return g
+
+
+def _range_at(toks: list[Tok], i: int) -> tuple[float, float] | None:
+    """(low, high) when the gold tokens at i, i+1 are the two ends of a range."""
+    if (i + 1 < len(toks) and toks[i].to_next and toks[i].num is not None and toks[i + 1].num is not None
+            and toks[i].num < toks[i + 1].num):
+        return toks[i].num, toks[i + 1].num
+    return None
+
+
+def _find(form: list[Tok], seq: list[Tok], ranged: set[int], approx: bool = False) -> list[tuple[int, int]]:
+    """Where ``form`` occurs contiguously in ``seq``: (start, end) index pairs in ``seq``."""
+    hits: list[tuple[int, int]] = []
+    n, m = len(form), len(seq)
+    for start in range(m):
+        i, j, exact = 0, start, 0
+        while i < n and j < m:
+            if i in ranged and seq[j].num is not None:
+                low, high = form[i].num, form[i + 1].num
+                if low <= seq[j].num <= high and not (j + 1 < m and seq[j + 1].num is not None):
+                    i, j = i + 2, j + 1  # a number inside the gold's range stands for both ends
+                    continue
+            if not (_same(form[i], seq[j]) or (approx and form[i].num is not None and seq[j].num is not None
+                                                and abs(form[i].num - seq[j].num) <= 0.05 * abs(form[i].num))):
+                break
+            exact += form[i].stem == seq[j].stem or form[i].num is not None
+            i, j = i + 1, j + 1
+        if i == n and exact:  # initials alone are no match ("G." is not "Grisha")
+            hits.append((start, j))
+    if not hits and n > 1:
+        joined = "".join(t.text for t in form)
+        for start in range(m):
+            acc = ""
+            for j in range(start, m):
+                acc += seq[j].text
+                if acc == joined:
+                    hits.append((start, j + 1))
+                if len(acc) >= len(joined):
+                    break
+    return hits
+
+
+# -- the verdict -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GoldVerdict:
+    """The verdict on a reply against gold answers.
+
+    Attributes:
+        met: the reply is credited (see the module docstring for the rule).
+        em: SQuAD exact match of the whole reply against the best gold answer (0.0 or 1.0).
+        f1: token F1 of the crediting (or best) sentence's content words against the gold's.
+        best_gold: the gold answer behind the verdict (the first gold when nothing matched).
+        rationale: one line explaining the verdict.
+        span: the sentence behind the verdict ("" when none).
+    """
+
+    met: bool
+    em: float
+    f1: float
+    best_gold: str
+    rationale: str
+    span: str = ""
+
+
+def _f1(pred: Sequence[Tok], gold: Sequence[Tok]) -> float:
+    if not pred or not gold:
+        return 0.0
+    common = Counter(t.stem for t in pred) & Counter(t.stem for t in gold)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    p, r = same / len(pred), same / len(gold)
+    return 2 * p * r / (p + r)
+
+
+def _text(toks: Sequence[Tok]) -> str:
+    """Tokens joined for a rationale: words spaced, separators attached ("a, b (c)")."""
+    out, glue, open_quote = "", True, False
+    for t in toks:
+        opener = t.text in "(“" or (t.text == '"' and not open_quote)
+        if t.text == '"':
+            open_quote = not open_quote
+        if t.kind in ("sep", "quote") and not opener:
+            out += t.text
+            glue = False
+        else:
+            out += ("" if glue or not out else " ") + t.text
+            glue = opener
+    return out
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD's official answer normalisation, Unicode-aware (lower case, no punctuation, no articles)."""
+    text = unicodedata.normalize("NFKC", text or "").lower()
+    text = "".join(ch for ch in text if not (unicodedata.category(ch).startswith("P") or ch in "$+<=>^`|~"))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    text = re.sub(f"([{_CJK}])", r" \1 ", text)
+    return " ".join(text.split())
+
+
+def exact_match(prediction: str, gold: str) -> float:
+    """SQuAD exact match: 1.0 when the normalised strings are equal, else 0.0."""
+    return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+class _Judge:
+    def __init__(self, reply: str, golds: list[str], question: str):
+        self.q_toks = tokens(question)
+        self.q_words = {t.text for t in self.q_toks}
+        q_content = _content(self.q_toks)
+        self.q_stems = {t.stem for t in q_content}
+        self.q_bigrams = {(a.stem, b.stem) for a, b in zip(q_content, q_content[1:], strict=False)}
+        self.golds = [_gold(g, self.q_stems) for g in golds]
+        self.all_gold_words = set().union(*(g.words for g in self.golds))
+        self.gold_dates = set().union(*(g.dates for g in self.golds))
+        self.several = _asks_for_several(self.q_toks)
+        self.sentences = sentences(tokens(reply))
+        for s in self.sentences:
+            _mark(s, self.q_words, self.all_gold_words)
+
+    def judge(self) -> tuple[bool, str, str, str, float]:
+        """(met, gold, sentence, rationale, f1)."""
+        refused: tuple[str, str, str, float] | None = None
+        best_f1: tuple[float, str, str] = (0.0, self.golds[0].text, "")
+        for gold in self.golds:
+            for sentence in self.sentences:
+                content = [t for t in sentence if t.kind in ("word", "num") and (t.text not in FILLER or t.text == "i")]
+                own = [t for t in content if t.stem not in self.q_stems]  # what the reply adds to the question
+                f1 = _f1(own if not gold.given else content, gold.all)
+                if f1 > best_f1[0]:
+                    best_f1 = (f1, gold.text, _text(sentence))
+                for form in gold.forms:
+                    ranged = {i for i in range(len(form.toks)) if _range_at(form.toks, i)}
+                    for start, end in _find(form.toks, content, ranged, form.approx):
+                        reason = self._refusal(content[start:end], sentence, gold, form)
+                        if reason:
+                            if refused is None:
+                                refused = (gold.text, _text(sentence), reason, f1)
+                            continue
+                        return True, gold.text, _text(sentence), f"{form.how} in", f1
+                subset = self._subset(own, gold)
+                if subset:
+                    reason = self._refusal(own, sentence, gold, None)
+                    if reason:
+                        if refused is None:
+                            refused = (gold.text, _text(sentence), reason, f1)
+                        continue
+                    return True, gold.text, _text(sentence), subset, f1
+        if refused is not None:
+            g, s, reason, f1 = refused
+            return False, g, s, f'gold "{g}": not credited, {reason}', f1
+        f1, g, s = best_f1
+        if f1 > 0:
+            return False, g, s, f'gold "{g}" not given (content-word F1 {f1:.2f})', f1
+        return False, self.golds[0].text, "", "no gold word given", 0.0
+
+    def _subset(self, own: list[Tok], gold: _Gold) -> str:
+        """Why ``own`` (a sentence's words beyond the question's) is a shorter form of the gold ("" if not)."""
+        if gold.given or not own:
+            return ""
+        matched: set[int] = set()
+        for t in own:
+            hit = next((i for i, g in enumerate(gold.all) if i not in matched and _same(g, t)), None)
+            if hit is None:
+                return ""
+            matched.add(hit)
+        missing = [g for i, g in enumerate(gold.all) if i not in matched]
+        if not missing:
+            return "the gold's words in"
+        kept = [g for i, g in enumerate(gold.all) if i in matched]
+        if all(t.text in NEGATIONS for t in kept) and any(
+                t.text not in NEGATIONS and t.text not in QUALIFIERS for t in gold.all):
+            return ""  # "not" alone is not "not guilty"
+        surname = gold.person and (len(gold.all) - 1) in matched
+        f1 = 2 * len(kept) / (len(kept) + len(gold.all))
+        for g in missing:
+            if g.text in TITLES or g.text in QUALIFIERS or (len(g.text) == 1 and g.cap) or (surname and g.cap):
+                continue
+            if g.stem in self.q_stems:
+                continue  # the question gives it ("substitute" for "substitute good" when asked for a good)
+            if g.kind == "word" and not g.cap and f1 >= GOLD_F1_THRESHOLD:
+                continue  # a generic word of the gold left out ("the ARPANET" for "the ARPANET project")
+            return ""
+        return "a shorter form of the gold in"
+
+    def _refusal(self, span: list[Tok], sentence: list[Tok], gold: _Gold, form: _Form | None) -> str:
+        if any(t.negated for t in span):
+            return "the gold answer is negated"
+        if sum(t.text in _HEDGES for t in sentence) >= 2:
+            return "the sentence offers alternatives"
+        pos = {t.pos: k for k, t in enumerate(sentence)}
+        a, b = pos[span[0].pos], pos[span[-1].pos]
+        before = sentence[a - 1] if a > 0 else None
+        after = sentence[b + 1] if b + 1 < len(sentence) else None
+        if (before is not None and before.text in _ALTERNATIVE_WORDS) or (after is not None and after.text == "or"):
+            if not self._other_side_is_gold(sentence, a, b):
+                return "the sentence offers alternatives"
+        if form is not None and form.how == "the surname" and before is not None and before.kind in ("word", "num") \
+                and before.text not in FILLER and before.text not in TITLES and before.text not in gold.words \
+                and not any(_name_variant(before.text, g.text) for g in gold.all[:-1]):
+            return f'"{before.text} {span[0].text}" is another name'
+        if gold.given and form is not None:
+            if (before is not None and (before.stem, span[0].stem) in self.q_bigrams) or (
+                    after is not None and (span[-1].stem, after.stem) in self.q_bigrams):
+                return "it only echoes the question"
+        stated = _dates([t for t in sentence if t.kind in ("word", "num")])
+        other = {d for d in stated - self.gold_dates if any(d[1] == y for _, y in self.gold_dates)}
+        if other:
+            month, year = sorted(other)[0]
+            return f"it dates it otherwise (month {month} of {year:g})"
+        siblings = self._list_siblings(sentence, a, b)
+        if siblings:
+            return f'it is one of several candidates ({", ".join(siblings[:3])})'
+        return ""
+
+    def _other_side_is_gold(self, sentence: list[Tok], a: int, b: int) -> bool:
+        items = _items(sentence)
+        here = next((k for k, (s, e) in enumerate(items) if s <= a <= e), None)
+        if here is None:
+            return False
+        others = [items[k] for k in (here - 1, here + 1) if 0 <= k < len(items)]
+        return any(self._is_gold(sentence[s:e + 1]) for s, e in others)
+
+    def _is_gold(self, toks: list[Tok]) -> bool:
+        content = [t for t in toks if t.kind in ("word", "num") and t.text not in FILLER]
+        if not content:
+            return False
+        return any(_find(form.toks, content, set()) for g in self.golds for form in g.forms)
+
+    def _list_siblings(self, sentence: list[Tok], a: int, b: int) -> list[str]:
+        """Other items of a list the gold is an item of ([] when it is in none, or all of them are golds)."""
+        items = _items(sentence)
+        here = next((k for k, (s, e) in enumerate(items) if s <= a and b <= e), None)
+        if here is None:
+            return []
+        s, e = items[here]
+        after = [t for t in sentence[b + 1:e + 1] if t.kind in ("word", "num") and t.text not in FILLER]
+        before = [t for t in sentence[s:a] if t.kind in ("word", "num") and t.text not in FILLER]
+        if after:
+            return []  # the gold sits in a longer phrase, not a list item
+        span = sentence[a:b + 1]
+        kind = "num" if any(t.num is not None for t in span) else (
+            "cap" if all(t.cap for t in span if t.kind == "word") else "low")
+        siblings: list[tuple[int, int]] = []
+        for step in (-1, 1):
+            k = here + step
+            while 0 <= k < len(items):
+                ks, ke = items[k]
+                words = [t for t in sentence[ks:ke + 1] if t.kind in ("word", "num") and t.text not in FILLER]
+                if not words or len(words) > 4 or not _same_kind(words, kind):
+                    break
+                siblings.append(items[k])
+                k += step
+        if not siblings:
+            return []
+        later = [x for x in siblings if items.index(x) > here]
+        if len(before) > 1 and (len(later) < 2 or len(later) < len(siblings)):
+            return []  # a lead-in ("X played for A, B and C") is allowed before a list's first item only
+        lo = min([here] + [items.index(x) for x in siblings])
+        hi = max([here] + [items.index(x) for x in siblings])
+        joiners = {t.text for t in sentence[items[lo][1] + 1:items[hi][0]]}
+        if len(siblings) + 1 < 3 and not joiners & {"and", "&", "/"}:
+            return []  # "Paris, France" is a place, not a list
+        bad = [_text(sentence[ks:ke + 1]) for ks, ke in siblings if not self._is_gold(sentence[ks:ke + 1])]
+        if self.several and 2 * len(bad) < len(siblings) + 1:
+            return []  # asked for several, and most of the items are accepted answers
+        return bad
+
+
+_SEVERAL = frozenset("are were some list examples several many name".split())
+
+
+def _asks_for_several(q: list[Tok]) -> bool:
+    """The question asks for several answers: "what are some...", "list of...", "what teams...", "3 ..."."""
+    words = [t for t in q if t.kind in ("word", "num")][:5]
+    return any(t.text in _SEVERAL or (t.num is not None and t.num > 1 and t.pos < 2) or (
+        t.kind == "word" and len(t.text) > 3 and t.stem != t.text and t.pos > 0) for t in words)
+
+
+def _same_kind(words: list[Tok], kind: str) -> bool:
+    if kind == "num":
+        return any(t.num is not None for t in words)
+    if kind == "cap":
+        return all(t.cap for t in words if t.kind == "word")
+    return all(not t.cap for t in words)
+
+
+def _items(sentence: list[Tok]) -> list[tuple[int, int]]:
+    """(start, end) index pairs of the stretches between list separators (, ; / & and or nor)."""
+    items, start = [], 0
+    for i, t in enumerate(sentence):
+        if (t.kind == "sep" and t.text in ",;/&") or t.text in ("and", "or", "nor"):
+            if i > start:
+                items.append((start, i - 1))
+            start = i + 1
+    if start < len(sentence):
+        items.append((start, len(sentence) - 1))
+    return items
+
+
+def judge_gold(reply: str, golds: Sequence[str] | str, question: str = "",
+               threshold: float = GOLD_F1_THRESHOLD) -> GoldVerdict:
+    """Judge a reply against gold answers (the module docstring states the rule).
+
+    Args:
+        reply: the target's reply to the question that carries the criterion.
+        golds: the accepted answers (one string or several).
+        question: the question asked; words copied from it earn nothing.
+        threshold: unused by the crediting rule; kept for callers' signatures.
+
+    Returns:
+        A :class:`GoldVerdict`.
+
+    Raises:
+        ValueError: no non-empty gold answer was given.
+    """
+    del threshold
+    if isinstance(golds, str):
+        golds = [golds]
+    golds = [g for g in golds if g and normalize_answer(g)]
+    if not golds:
+        raise ValueError("judge_gold needs at least one non-empty gold answer")
+    em = max(exact_match(reply or "", g) for g in golds)
+    if not (reply or "").strip():
+        return GoldVerdict(False, em, 0.0, golds[0], "no reply to judge")
+    judge = _Judge(reply, golds, question)
+    if not judge.sentences:
+        return GoldVerdict(False, em, 0.0, golds[0], "no reply to judge")
+    met, gold, span, why, f1 = judge.judge()
+    if met:
+        rationale = f'gold "{gold}": {why} "{_short(span)}"'
+    else:
+        rationale = why + (f' (in "{_short(span)}")' if span else "")
+    return GoldVerdict(met, em, round(f1, 4), gold, rationale, span)

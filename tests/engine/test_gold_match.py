@@ -1,0 +1,147 @@
+"""The gold-answer judge (engine.judge.gold_match): one case per rule, written from how answers are phrased.
+
+Each case is a reply a person would judge the same way; none is taken from the development data.
+NQ301 agreement (the development figures) is checked by `viva judge check` in
+tests/engine/test_judge_check.py when ../shared/data is present.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.judge.gold_match import judge_gold, sentences, tokens
+
+
+def met(reply: str, golds, question: str = "") -> bool:
+    return judge_gold(reply, golds, question).met
+
+
+# -- reading the text ------------------------------------------------------------------------------
+
+
+def test_numbers_are_read_by_value():
+    assert [t.text for t in tokens("one hundred sixty-three")] == ["163"]
+    assert [t.text for t in tokens("2,579 steps")] == ["2579", "steps"]
+    assert [t.text for t in tokens("the fifteenth season")] == ["15", "season"]
+    assert [t.text for t in tokens("the 21st century")] == ["21", "century"]
+    assert [t.num for t in tokens("2.45 billion")] == [2.45e9]
+    assert [t.text for t in tokens("11.3 years")] == ["11.3", "years"]
+    assert [t.text for t in tokens("大约一千八百只")][-2:] == ["1800", "只"]
+
+
+def test_mojibake_eras_and_ranges():
+    toks = tokens("10â€“12 years")  # UTF-8 read as cp1252, repaired
+    assert [t.text for t in toks] == ["10", "12", "years"] and toks[0].to_next
+    assert [t.text for t in tokens("the 6th century BCE")] == ["6", "century", "bc"]
+    assert [t.text for t in tokens("the 6th century bce")] == ["6", "century", "bc"]
+    toks = tokens("1632–53")
+    assert [t.text for t in toks] == ["1632", "1653"] and toks[0].to_next
+
+
+def test_sentences_respect_initials_and_abbreviations():
+    said = sentences(tokens("Dr. B.R. Ambedkar drafted it. He was born in 1891! Was he? Yes"))
+    assert [[t.text for t in s] for s in said][0] == ["dr", "b", "r", "ambedkar", "drafted", "it"]
+    assert len(said) == 4
+
+
+# -- crediting ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reply, golds, question", [
+    # the gold inside a long sentence
+    ("Blitzkrieg Bop is a song by the American punk rock band the Ramones.", ["the Ramones"], "who sang blitzkrieg bop"),
+    ("The first prize was awarded in 1901 to Wilhelm Röntgen for his discovery of X-rays.", ["Wilhelm Röntgen"],
+     "who won the first nobel prize in physics"),
+    # a more specific date, a year inside a range, both ends spelled out
+    ("The line opened on 27 September 1825.", ["1825"], "when did the line open"),
+    ("It was built between 1632 and 1653.", ["1632–53"], "when was it built"),
+    ("The average is 11.3 years.", ["10–12 years"], "how long do they live"),
+    # number words, ordinals, plurals, initials, spacing
+    ("There are one hundred sixty-three episodes.", ["163"], "how many episodes are there"),
+    ("It was the 1st amendment.", ["first amendment"], "which amendment protects speech"),
+    ("The Confederates won.", ["Confederate"], "who won the battle"),
+    ("Bhimrao Ramji Ambedkar", ["B. R. Ambedkar"], "who drafted the constitution of india"),
+    ("Abidali Neemuchwala", ["Abid Ali Neemuchwala"], "who became ceo"),
+    # either of two golds joined by "or"; a title or qualifier left out; a surname
+    ("Evaporation or vaporization.", ["evaporation", "vaporization"], "what is the process called"),
+    ("George Washington led the army.", ["General George Washington"], "who led the army"),
+    ("In the 6th century BC.", ["the late 6th century BCE"], "when did it become rich"),
+    ("Madison proposed it.", ["James Madison"], "who proposed the virginia plan"),
+    # "No. 1", a question that holds a negation word, a quoted title
+    ("It reached No. 1 in the UK charts.", ["UK"], "where did it reach the top"),
+    ("Norway is not in the EU.", ["Norway"], "which country is not in the EU"),
+    ('The film "No Country for Old Men" won.', ["No Country for Old Men"], "which film won"),
+    # asked for several, most of the items accepted
+    ("Elements similar to silver include gold, copper, and mercury.", ["copper (Cu)", "gold (Au)"],
+     "what are some elements that are similar to silver"),
+    # a gold word the question gives may be left out
+    ("Subdural.", ["subdural hematoma"], "which type of hematoma is caused by torn bridging veins"),
+    # the bracketed short form of a gold
+    ("ADP", ["adenosine diphosphate (ADP)"], "what is formed when a phosphate is removed from atp"),
+])
+def test_credited(reply, golds, question):
+    v = judge_gold(reply, golds, question)
+    assert v.met, v.rationale
+
+
+@pytest.mark.parametrize("reply, golds, question, why", [
+    # near-miss entities
+    ("John Quincy Adams", ["John Adams"], "who was the second president", "another name"),
+    ("Samuel Adams", ["John Adams"], "who was the second president", "another name"),
+    ("World War II", ["World War I"], "which war was it", "not given"),
+    ("Shawnee, Oklahoma", ["Woodward, Oklahoma"], "where was he born", "not given"),
+    ("Sessions Judge", ["District Judge"], "who presides", "not given"),
+    # another date, another number, half of a pair
+    ("May 30, 2017", ["January 2017"], "when did it come out", "not given"),
+    ("September 1968", ["late 1968", "November 8, 1968"], "when was it released", "dates it otherwise"),
+    ("760 nm", ["687 and 760 nm"], "at what wavelengths does it peak", "not given"),
+    # negation of the gold's own clause, alternatives, lists of candidates
+    ("It was not Paris.", ["Paris"], "what is the capital", "negated"),
+    ("I don't think it is Paris.", ["Paris"], "what is the capital", "negated"),
+    ("It is either 1914 or 1918.", ["1914"], "when did it start", "alternatives"),
+    ("Maybe Paris, maybe Lyon.", ["Paris"], "what is the capital", "alternatives"),
+    ("The Braves, Giants, Reds and Padres.", ["Atlanta Braves"], "which team did he start with", "candidates"),
+    # gold words given by the question, and an echo of it
+    ("The local council", ["local authorities"], "who establishes the local licensing forum", "no gold word"),
+    ("The main mineral in lithium batteries is cobalt.", ["Lithium"], "what is the main mineral in lithium batteries",
+     "echoes the question"),
+    ("I am not sure.", ["not guilty"], "what was the verdict", "not given"),
+])
+def test_not_credited(reply, golds, question, why):
+    v = judge_gold(reply, golds, question)
+    assert not v.met
+    assert why in v.rationale, v.rationale
+
+
+def test_the_answer_may_come_after_the_reasoning():
+    reply = ("The show follows a cult in a small town. It was created by Jessica Goldberg and stars Aaron Paul. "
+             "It takes place in upstate New York.")
+    assert met(reply, ["Upstate New York"], "where does the show the path take place")
+
+
+def test_verdict_fields():
+    v = judge_gold("Ray Allen has scored the most 3-pointers in NBA history.", ["Ray Allen"],
+                   "what nba player has scored the most 3 pointers")
+    assert v.met and v.best_gold == "Ray Allen" and v.em == 0.0 and 0 < v.f1 < 1
+    assert v.span.startswith("ray allen has scored") and 'gold "Ray Allen": the gold in' in v.rationale
+    assert judge_gold("Ray Allen", ["Ray Allen"]).em == 1.0
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="gold answer"):
+        judge_gold("anything", ["", "  "])
+    assert not judge_gold("", ["8"]).met
+    assert not judge_gold("...", ["8"]).met
+
+
+@pytest.mark.parametrize("reply, golds, question, credited", [
+    ("Sure! **Answer:** The Ramones.\n\n**Why:** they recorded it in 1976.", ["the Ramones"], "who sang blitzkrieg bop", True),
+    ("Great question. Let me think.\n- It was first recorded in 1976\n- by the Ramones", ["the Ramones"],
+     "who sang blitzkrieg bop", True),
+    ("I'm not entirely sure, but I believe it was the Ramones.", ["the Ramones"], "who sang blitzkrieg bop", True),
+    ("Not the Ramones\nIt was the Clash.", ["the Ramones"], "who sang it", False),
+    ("It was not the Ramones; it was the Clash.", ["the Clash"], "who sang it", True),
+])
+def test_chat_style_replies(reply, golds, question, credited):
+    v = judge_gold(reply, golds, question)
+    assert v.met is credited, v.rationale
