@@ -31,7 +31,7 @@ import random
 import re
 import secrets
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -493,19 +493,17 @@ def offline_estimate(question: str, reference: str | None, criteria: Sequence[An
        clipped to [0, 5]; a gate that applies sets it to the gate's value. None when no point was
        judged (the whole item needs an LLM judge).
     """
-    from engine.bench.score_standard import gate_value, range_bounds, unit_rule
+    from engine.bench.score_standard import unit_rule
 
     task_llm = bool(_TASK_LLM_ONLY.search(question or ""))
     q_terms = _terms(question)
     ans_terms = _terms(answer)
     points: list[PointEstimate] = []
-    judged = total = gained = lost = 0.0
-    gate: float | None = None
+    total = 0.0
     for c in criteria:
         is_point = c.kind != "deduction"
-        weight = float(c.weight)
         if is_point:
-            total += weight
+            total += float(c.weight)
         body = _criterion_body(c.text)
         if task_llm or _LLM_ONLY.search(body) or unit_rule(c) is not None:
             why = ("the item asks for a translation or a proof" if task_llm else
@@ -525,19 +523,38 @@ def offline_estimate(question: str, reference: str | None, criteria: Sequence[An
             points.append(PointEstimate(c.cid, NEEDS_LLM, f"{NEEDS_LLM}: the reference does not state it"))
             continue
         points.append(PointEstimate(c.cid, "met" if met else "not met", evidence))
-        if is_point:
-            judged += weight
-            gained += weight if met else 0.0
-        elif met:
+    verdicts = {p.cid: p.status == "met" for p in points if p.status != NEEDS_LLM}
+    score, judged, gate = estimate_score(criteria, verdicts)
+    return RubricEstimate(score, points, judged, total, gate)
+
+
+def estimate_score(criteria: Sequence[Any], met: Mapping[str, bool]) -> tuple[float | None, float, float | None]:
+    """Rule 3 of :func:`offline_estimate` on verdicts: ``(score, weight of the points judged, gate)``.
+
+    Only the criteria in ``met`` were judged (a criterion absent from it "needs an LLM judge"): score =
+    5 × (Σ weight of met points − Σ deductions that apply) / Σ weight of the judged points, clipped to
+    [0, 5]; a deduction costs its weight, a range its lower bound; a gate that applies sets the score to
+    its value (the lowest, when several apply). None when no point was judged. The rubric protocol
+    applies the same rule after an evaluator overrides a verdict.
+    """
+    from engine.bench.score_standard import gate_value, range_bounds
+
+    judged = gained = lost = 0.0
+    gate: float | None = None
+    for c in criteria:
+        if c.cid not in met:
+            continue
+        if c.kind != "deduction":
+            judged += float(c.weight)
+            gained += float(c.weight) if met[c.cid] else 0.0
+        elif met[c.cid]:
             g = gate_value(c)
             if g is not None:
                 gate = g if gate is None else min(gate, g)
             else:
                 bounds = range_bounds(c)
-                lost += bounds[0] if bounds else weight
+                lost += bounds[0] if bounds else float(c.weight)
     if judged <= 0:
-        return RubricEstimate(None, points, judged, total, gate)
+        return None, judged, gate
     score = MAX_SCORE * min(1.0, max(0.0, (gained - lost) / judged))
-    if gate is not None:
-        score = gate
-    return RubricEstimate(score, points, judged, total, gate)
+    return (gate if gate is not None else score), judged, gate

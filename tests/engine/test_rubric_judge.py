@@ -338,3 +338,24 @@ def test_the_llm_judge_prompt_counts_per_unit_deductions_and_applies_gates():
     assert "-1分: 指令：四点需求每错1个（每个扣1分，最多扣3分）" in text
     assert "太宰治外漏（门槛：出现此情况则整题得0分）" in text
     assert "按出现次数计算（次数×k，不超过N）" in text and "整题得分即为其写明的分数" in text
+
+
+def test_the_estimate_rule_leaves_out_points_without_a_verdict_and_applies_ranges_and_gates():
+    from types import SimpleNamespace as N
+
+    from engine.interview.protocols.rubric import Rubric
+    from engine.judge.rubric_judge import estimate_score
+
+    crit = [N(cid="c1", text="事实一", kind="point", weight=3.0), N(cid="c2", text="文采", kind="point", weight=2.0),
+            N(cid="c3", text="语病（扣1至2分）", kind="deduction", weight=2.0),
+            N(cid="c4", text="外漏（门槛：出现此情况则整题得0分）", kind="deduction", weight=5.0)]
+    # c2 needs an LLM judge (no verdict): 5 × 3 / 3 over the judged weight 3
+    assert estimate_score(crit, {"c1": True, "c3": False, "c4": False}) == (5.0, 3.0, None)
+    # a range deduction that applies costs its lower bound: 5 × (3 − 1) / 3
+    assert estimate_score(crit, {"c1": True, "c3": True, "c4": False})[0] == pytest.approx(5 * 2 / 3)
+    # a gate that applies sets the score
+    assert estimate_score(crit, {"c1": True, "c3": False, "c4": True}) == (0.0, 3.0, 0.0)
+    assert estimate_score(crit, {"c2": False} | {"c3": True})[0] == 0.0
+    assert estimate_score(crit, {"c3": True})[0] is None
+    # the protocol's rule after an override is the same rule, on 0-1
+    assert Rubric.score(crit, {"c1": True, "c3": True, "c4": False}) == pytest.approx(2 / 3)

@@ -43,6 +43,7 @@ from engine.judge.rubric_judge import (
     NEEDS_LLM,
     ScoreReading,
     build_judge_prompt,
+    estimate_score,
     judgement,
     offline_estimate,
     read_final_score,
@@ -81,21 +82,25 @@ class Rubric(Protocol):
 
     @staticmethod
     def score(criteria: Sequence[Any], met: Mapping[str, bool]) -> float:
-        """Point coverage / 5 in [0, 1]: the offline estimate's rule, also applied after an override.
+        """The offline estimate's rule on the verdicts (:func:`engine.judge.rubric_judge.estimate_score`)
+        / 5, in [0, 1], also applied after an override: a criterion without a verdict "needs an LLM
+        judge" and is left out.
 
         A session scored by an LLM judge has one 0–5 score for the whole answer and no per-point
-        verdicts: overriding one point there would replace the judge's score by a coverage figure
-        built from that single point, so it is refused (``met`` must hold every criterion).
+        verdicts: overriding one point there would replace the judge's score by a figure built from
+        that single point, so it is refused (``met`` must hold a verdict of the offline estimate
+        besides the one overridden).
 
         Raises:
-            SessionError: ``met`` lacks a verdict for some criterion.
+            SessionError: ``met`` holds no more than the overridden verdict (an LLM-judged session).
         """
-        missing = [c.cid for c in criteria if c.cid not in met]
-        if missing:
+        if sum(1 for c in criteria if c.cid in met) < 2 and len(criteria) > 1:
+            missing = [c.cid for c in criteria if c.cid not in met]
             raise SessionError(
                 f"rubric sessions scored by an LLM judge have one 0-5 score for the whole answer and no verdict "
                 f"per point (missing: {', '.join(missing)}); per-point overrides apply to offline estimates only")
-        return coverage_score(criteria, met) / MAX_SCORE
+        score, _, _ = estimate_score(criteria, met)
+        return (score or 0.0) / MAX_SCORE
 
     # -- the loop's questions ---------------------------------------------------------------------
     def finished(self, rows: list[dict[str, Any]]) -> bool:
@@ -165,8 +170,9 @@ class Rubric(Protocol):
         asked = "\n".join(r["question"] for r in rows)
         facts = self.kernel.judge.facts
         est = await asyncio.to_thread(offline_estimate, asked, s.item.reference, criteria, reply, facts)
+        # a point that needs an LLM judge gets no verdict (it is left out of the score, here and after an override)
         verdicts = {p.cid: Verdict(p.cid, p.status == "met", p.status == "met", f"{OFFLINE_ESTIMATE}: {p.evidence}",
-                                   "offline") for p in est.points}
+                                   "offline") for p in est.points if p.status != NEEDS_LLM}
         lines = [f"{OFFLINE_ESTIMATE} (the reference answer's words for each point, no LLM judge):"]
         for c, p in zip(criteria, est.points, strict=True):
             sign = "-" if c.kind == "deduction" else "+"
