@@ -12,7 +12,9 @@ For each topic of a topics file:
 A kernel reply citing a chunk that was not shown to it is rejected and re-asked (a bounded number
 of times, through the LLM client's validated JSON calls), so every criterion and item is traceable.
 With no kernel model configured (or ``offline=True``) the offline kernel does the same from
-templates and key sentences (see :mod:`engine.bench.offline`).
+templates and key sentences, resolving pronouns, checking each item's topic against its chunk,
+merging near-duplicates and keeping only the criteria the question asks; the summary counts what was
+dropped and why (see :mod:`engine.bench.offline`).
 
 Nothing is written until every item is ready; then the benchmark, items and rubric versions are
 stored in one transaction. LLM calls are cached, so re-running after a failure costs nothing for
@@ -68,6 +70,7 @@ class GenerateSummary:
     rejected_replies: int = 0
     llm_calls: int = 0
     warnings: list[str] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -81,10 +84,23 @@ class GenerateSummary:
         for name, n in self.per_topic.items():
             out.append(f"  {name}: {n} question(s); topic criteria: {', '.join(self.topic_criteria.get(name, []))}")
         out.append(f"criteria: {self.criteria}")
+        if self.kernel == "offline" or self.dropped:
+            d = self.dropped
+            out.append(f"dropped: {d.get('near-duplicate item(s)', 0)} near-duplicate item(s) (question cosine >= "
+                       f"{_duplicate_cos():g} or the same key sentence), {d.get('off-topic key sentence(s)', 0)} "
+                       f"off-topic key sentence(s), {d.get('criteria off the topic', 0)} criteria off the topic, "
+                       f"{d.get('criteria the question does not ask', 0)} criteria the question does not ask; "
+                       f"pronouns resolved: {d.get('pronouns resolved', 0)}")
         if self.llm_calls:
             out.append(f"kernel calls: {self.llm_calls} (replies rejected and re-asked: {self.rejected_replies})")
         out.extend(f"warning: {w}" for w in self.warnings)
         return out
+
+
+def _duplicate_cos() -> float:
+    from engine.bench.offline import DUPLICATE_COS
+
+    return DUPLICATE_COS
 
 
 def _demo(raw: Any, where: str) -> dict[str, str]:
@@ -273,8 +289,34 @@ class _KernelGenerator:
 
 
 # -- offline kernel ----------------------------------------------------------------------------------
-def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnings: list[str]
-                   ) -> tuple[list[ItemDraft], list[str]]:
+class _Drops:
+    """What the offline generator dropped, and why (printed by ``bench generate``)."""
+
+    def __init__(self, embed: Callable[[list[str]], Any]):
+        self.embed = embed
+        self.kept: list[tuple[str, str, Any]] = []  # (question core, key sentence, vector) of kept items
+        self.counts: dict[str, int] = {}
+
+    def add(self, why: str, n: int = 1) -> None:
+        if n:
+            self.counts[why] = self.counts.get(why, 0) + n
+
+    def duplicate(self, core: str, key: str) -> bool:
+        """Whether an item is a near-duplicate of a kept one (else it is kept: remembered)."""
+        from engine.bench import offline
+
+        vector = self.embed([core])[0]
+        for _core, other_key, other in self.kept:
+            if other_key == key or float(vector @ other) >= offline.DUPLICATE_COS:
+                return True
+        self.kept.append((core, key, vector))
+        return False
+
+
+def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnings: list[str],
+                   drops: _Drops, others: dict[str, str]) -> tuple[list[ItemDraft], list[str]]:
+    from dataclasses import replace as _replace
+
     from engine.bench import offline
 
     rng = random.Random(f"{seed}:{topic.name}")
@@ -282,29 +324,63 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
     if not hits:
         raise BenchError(f"topic {topic.name!r}: retrieval found nothing in knowledge base {retrieve.kb!r}")
     topic_words = offline.words(_topic_query(topic))
+    chunk_of = {h.chunk_id: h.text for h in hits}
+    title_of = {h.chunk_id: getattr(h, "document_title", "") or "" for h in hits}
     # Stay on topic: use the chunks that share a word with the topic (all of the top ones if none does).
-    on_topic = [h for h in hits if offline.words(h.text) & topic_words] or hits[:RETRIEVE_K]
-    candidates = offline.key_sentences(on_topic, topic_words, rng)
+    on_topic_hits = [h for h in hits if offline.words(h.text) & topic_words] or hits[:RETRIEVE_K]
+    # Stage 1 (topic level): the key sentences of the topic's chunks, pronouns resolved, on topic.
+    candidates = []
+    for k in offline.key_sentences(on_topic_hits, topic_words, rng):
+        resolved = offline.resolve(k.text, chunk_of.get(k.chunk_id, ""), topic.name)
+        drops.add("pronouns resolved", int(resolved != k.text))
+        ok, _why = offline.on_topic(resolved, chunk_of.get(k.chunk_id, ""), topic.name, others,
+                                    title_of.get(k.chunk_id, ""), topic.description)
+        if not ok:
+            drops.add("off-topic key sentence(s)")
+            continue
+        candidates.append(_replace(k, text=resolved))
     questions: list[offline.OfflineQuestion] = []
     for fact in offline.pick_facts(candidates, len(candidates)):  # one per chunk first, then the rest
         if len(questions) == n:
             break
         q = offline.make_question(fact, topic.name, topic_words, rng)
-        if q is not None and all(q.core != o.core for o in questions):
-            questions.append(q)
+        if q is None:
+            continue
+        if drops.duplicate(q.core, fact.text):
+            drops.add("near-duplicate item(s)")
+            continue
+        questions.append(q)
     if len(questions) < n:
         warnings.append(f"topic {topic.name!r}: the retrieved text yielded {len(questions)} usable key sentence(s), "
                         f"fewer than the {n} questions asked for")
-    topic_criteria = [{"name": "Key facts", "description": "facts stated in the retrieved text"}]
+    topic_criteria = [{"name": "Key facts", "description": "facts stated in the retrieved text, on the topic and "
+                                                           "asked by the question"}]
     drafts = []
     for q in questions:
-        qhits = retrieve(q.question)
-        related = offline.related_facts(q.question, qhits, q.fact.text, topic_words,
-                                        OFFLINE_FACTS_PER_QUESTION - 1)
+        qhits = retrieve(q.core)
+        qchunks = {h.chunk_id: h.text for h in qhits}
+        qtitles = {h.chunk_id: getattr(h, "document_title", "") or "" for h in qhits}
+        related = offline.related_facts(q.core, qhits, q.fact.text, topic_words, 3 * OFFLINE_FACTS_PER_QUESTION)
+        pool = []
+        for k in related:  # stage 2 (question level): resolved, on topic, asked by the question
+            text = offline.resolve(k.text, qchunks.get(k.chunk_id, ""), topic.name)
+            drops.add("pronouns resolved", int(text != k.text))
+            if not offline.on_topic(text, qchunks.get(k.chunk_id, ""), topic.name, others,
+                                    qtitles.get(k.chunk_id, ""), topic.description)[0]:
+                drops.add("criteria off the topic")
+                continue
+            if text != q.fact.text and all(text != p.text for p in pool):
+                pool.append(_replace(k, text=text))
+        cosines = [float(x) for x in (drops.embed([q.core] + [k.text for k in pool]) @
+                                      drops.embed([q.core])[0])[1:]] if pool else []
+        kept, dropped = offline.question_filter(q.core, pool, cosines, q.fact.text)
+        drops.add("criteria the question does not ask", dropped)
+        if len(kept) > OFFLINE_FACTS_PER_QUESTION - 1:
+            kept = kept[:OFFLINE_FACTS_PER_QUESTION - 1]
         first = (f'Gives "{q.answer}" as the missing part of: {q.fact.text}' if q.template == "cloze"
                  else q.fact.text)
         crit = [Criterion.new(first, source_chunk_ids=[q.fact.chunk_id])]
-        crit += [Criterion.new(k.text, source_chunk_ids=[k.chunk_id]) for k in related]
+        crit += [Criterion.new(k.text, source_chunk_ids=[k.chunk_id]) for k in kept]
         drafts.append(ItemDraft(
             protocol="adaptive", question=q.question, topic=topic.name,
             reference=q.answer if q.template == "cloze" else q.fact.text,
@@ -389,13 +465,20 @@ async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str,
     summary = GenerateSummary(benchmark=name, kb=kb, kernel=kernel, prompt_version=prompts.PROMPT_VERSION, seed=seed)
     drafts: list[ItemDraft] = []
     gen = _KernelGenerator(client, retrieve, summary) if use_llm else None
+    drops = None
+    if gen is None:
+        from engine.knowledge.embed import get_embedder
+
+        encoder = embedder or get_embedder(config.retrieval.embedder)
+        drops = _Drops(encoder.embed)
     if steps:
         steps("topics", 0, len(topics))
     for done, topic in enumerate(topics, start=1):
         if gen is not None:
             topic_drafts, names = await _with_kernel_errors(gen.topic(topic, per_topic, seed), kernel, topic)
         else:
-            topic_drafts, names = _offline_topic(retrieve, topic, per_topic, seed, summary.warnings)
+            others = {t.name: t.description for t in topics if t.name != topic.name}
+            topic_drafts, names = _offline_topic(retrieve, topic, per_topic, seed, summary.warnings, drops, others)
         for i, d in enumerate(topic_drafts):
             d.validate(f"knowledge base {kb}", f"topic {topic.name!r}, question {i + 1}")
         drafts.extend(topic_drafts)
@@ -405,8 +488,12 @@ async def generate_benchmark(store: Store, home: str | Path, name: str, kb: str,
             progress(f"{topic.name}: {len(topic_drafts)} question(s)")
         if steps:
             steps("topics", done, len(topics))
+    if drops is not None:
+        summary.dropped = dict(drops.counts)
     if not drafts:
-        raise BenchError(f"no questions could be generated from knowledge base {kb!r} for these topics")
+        why = ", ".join(f"{n} {w}" for w, n in summary.dropped.items() if w != "pronouns resolved")
+        raise BenchError(f"no questions could be generated from knowledge base {kb!r} for these topics"
+                         + (f" (dropped: {why}; does the knowledge base cover these topics?)" if why else ""))
     author = "kernel"
     meta = {"kb": kb, "topics": [asdict(t) for t in topics], "per_topic": per_topic, "seed": seed,
             "kernel": kernel, "prompt_version": prompts.PROMPT_VERSION, "topic_criteria": summary.topic_criteria}

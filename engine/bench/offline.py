@@ -9,6 +9,13 @@
 - Criteria are key facts: the sentence the question was built on, plus the key sentences most
   related to the question in text retrieved for it, each citing its chunk.
 
+- Filters (:func:`resolve`, :func:`on_topic`, :data:`DUPLICATE_COS`, :func:`question_filter`): an
+  opening pronoun is replaced by what it stands for in its chunk; a key sentence of another topic's
+  chunk or subject is dropped; a question that is a near-duplicate of a kept one (cosine >=
+  ``DUPLICATE_COS`` or the same key sentence) is dropped; a related fact becomes a criterion only when
+  the question asks for it (two shared content words and cosine >= ``CRITERION_COS``). ``bench
+  generate`` prints how many of each were dropped.
+
 Everything is marked ``generator: offline`` so nobody mistakes it for a model's work.
 """
 
@@ -36,6 +43,8 @@ _DEFINITION = re.compile(r"^(?P<subj>(?:the |a |an )?[^,;:()]{2,60}?)\s+(?P<verb
                          r"(?P<rest>(?:a|an|the|one|any|two|three)\b.{8,})$", re.I)
 _DEFINITION_ZH = re.compile(r"^(?P<subj>[^，,；;。]{2,20}?)是(?P<rest>.{6,})$")
 _NUMBER = re.compile(r"(?<![A-Z] )(?<![A-Za-z])\d[\d,.]*(?:st|nd|rd|th)?\b(?:\s?(?:%|percent|million|billion|thousand|years?|°C|K)\b)?")
+_RANGE = re.compile(r"(?<![\w.])\d[\d,.]*\s*(?:to|-|–)\s*\d[\d,.]*(?:\s?(?:%|percent|mg|ml|seconds|minutes|hours|"
+                    r"days|weeks|months|years)\b)?")
 _NAME = re.compile(r"(?<=\s)(?:[A-Z][a-z]+(?:\s+(?:of\s+)?[A-Z][a-z]+)*)")
 
 FRAMINGS_EN = (
@@ -152,6 +161,9 @@ def pick_facts(candidates: Sequence[KeySentence], n: int) -> list[KeySentence]:
 
 def _cloze_target(sentence: str, topic_words: set[str]) -> str | None:
     """What to blank out: a telling number, else a name, else a single digit, else a long word."""
+    span = _RANGE.search(sentence)
+    if span:  # "2.5 to 5 mg": the whole range, never half of it
+        return span.group(0).strip(" .,")
     numbers = [m.group(0).strip(" .,") for m in _NUMBER.finditer(sentence)]
     telling = [n for n in numbers if len(re.sub(r"\D", "", n)) >= 2 or not n.isdigit()]
     if telling:
@@ -161,8 +173,14 @@ def _cloze_target(sentence: str, topic_words: set[str]) -> str | None:
             return m.group(0)
     if numbers:
         return numbers[0]
+    first = sentence.split()[0] if sentence.split() else ""
+    negated = set()  # words of a clause holding a negation: the offline judge reads the clause as negated,
+    for clause in re.split(r"[,;:]", sentence):  # so a blank there would never be credited
+        if re.search(r"\b(?:not|never|no|cannot|n't)\b", clause, re.I):
+            negated |= set(re.findall(r"[A-Za-z][A-Za-z\-]+", clause))
     candidates = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]{6,}", sentence)
-                  if w.lower() not in _STOP and words(w) - topic_words]
+                  if w.lower() not in _STOP and words(w) - topic_words and w != first  # never the opening word
+                  and w not in negated]
     if candidates:
         return max(candidates, key=len)
     zh = re.findall(r"[\u4e00-\u9fff]{2,4}", sentence)
@@ -184,6 +202,8 @@ def make_question(fact: KeySentence, topic: str, topic_words: set[str], rng: ran
             first, _, rest = subj.partition(" ")
             if first.lower() in ("the", "a", "an"):
                 subj = f"{first.lower()} {rest}".strip()
+            elif first[:1].isupper() and first[1:].islower() and not _NAME.match(" " + rest):
+                subj = subj[0].lower() + subj[1:]  # a sentence's capital ("Annual vaccination"), not a name
             q = f"What {m.group('verb').lower()} {subj}?"
         return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "definition", s, fact, q)
     target = _cloze_target(s, topic_words)
@@ -225,3 +245,103 @@ def related_facts(question: str, hits: Sequence[Any], exclude: str, topic_words:
         if len(out) == limit:
             break
     return out
+
+
+# -- filters: pronouns, topic, near-duplicates, question-level criteria ----------------------------
+
+DUPLICATE_COS = 0.9
+"""Two generated items are near-duplicates when their questions (without role-play framing) have an
+embedding cosine of at least this, or are built on the same key sentence: the later one is dropped.
+Measured on the demo knowledge base (all-MiniLM-L6-v2 int8): two framings of one fact score 0.93 to
+1.0, questions on different facts of one document at most 0.8."""
+
+CRITERION_COS = 0.6
+"""Stage 2: a related fact becomes a criterion of a question only when its cosine with the question
+(without framing) is at least this, besides sharing two content words with it. Measured on the
+anticoagulation and demo knowledge bases of docs/examiner-evidence.md: facts the question asks about
+(the reversal of the same drug, what to do when the same condition is suspected) score 0.6 to 0.8,
+facts it does not ask (HIT timing for a question on the route of heparin) 0.5 to 0.56."""
+
+
+def resolve(sentence: str, chunk_text: str, topic: str) -> str:
+    """A key sentence with an opening pronoun replaced by what it stands for in its chunk
+    (:func:`engine.interview.offline_questions.chunk_subject`; the topic when nothing else is found)."""
+    from engine.interview.offline_questions import chunk_subject, resolve_pronoun
+
+    if not re.match(r"^(?:it|they|this|these|its|their|he|she)\b", sentence, re.I):
+        return sentence
+    return resolve_pronoun(sentence, chunk_subject(chunk_text, sentence, topic))
+
+
+def topic_names(name: str) -> set[str]:
+    """The content words of a topic's name (what an on-topic item must be about)."""
+    return words(name)
+
+
+def chunk_heading(chunk_text: str, title: str = "") -> str:
+    """What a chunk is about by its own label: its first Markdown heading, else its document's title."""
+    for line in (chunk_text or "").splitlines():
+        if line.lstrip().startswith("#"):
+            return line.lstrip("# ").strip()
+    return title or ""
+
+
+def on_topic(sentence: str, chunk_text: str, topic: str, other_topics: Sequence[str] | dict[str, str], title: str = "",
+             description: str = "") -> tuple[bool, str]:
+    """Whether a key sentence belongs to its topic, and why (the rule, in order):
+
+    0. its chunk's heading (or document title) does not name the topic, and names another topic, or
+       shares more words with another topic's name and description than with this one's: off topic
+       (a "warfarin" item taken from the bridging or the DOAC document, a "hand hygiene" item from
+       the influenza one);
+       its subject (the words before its first verb) names none of the topic's words and two or more
+       of another topic's name and description: off topic ("Direct oral anticoagulants act within
+       hours..." is not a warfarin item). ``other_topics`` maps names to descriptions (a plain list of
+       names skips the subject test);
+    1. it names a word of the topic's name: on topic;
+    2. it names a word of another topic's name that the topic's name lacks: off topic (a "doacs"
+       item about warfarin);
+    3. its chunk names a word of the topic's name: on topic; otherwise off topic.
+    """
+    own = topic_names(topic)
+    heading = words(chunk_heading(chunk_text, title))
+    described = other_topics if isinstance(other_topics, dict) else {o: "" for o in other_topics}
+    if heading and not heading & own:
+        mine = len(heading & words(f"{topic} {description}"))
+        for other, about in described.items():
+            if heading & (topic_names(other) - own) or len(heading & words(f"{other} {about}")) > mine:
+                return False, f"its chunk is about {other!r}"
+    from engine.interview.offline_questions import subject_of
+
+    subject = words(subject_of(sentence) or "")
+    if subject and not subject & own:
+        for other, described in other_topics.items() if isinstance(other_topics, dict) else []:
+            if len(subject & (words(f"{other} {described}") - own)) >= 2:
+                return False, f"its subject is {other!r}'s"
+    have = words(sentence)
+    if have & own:
+        return True, "names the topic"
+    for other in other_topics:
+        foreign = topic_names(other) - own
+        if have & foreign:
+            return False, f"about {other!r}, not {topic!r}"
+    if words(chunk_text) & own:
+        return True, "its chunk names the topic"
+    return False, f"neither the sentence nor its chunk names {topic!r}"
+
+
+def question_filter(question: str, facts: Sequence[KeySentence], cosines: Sequence[float], exclude: str
+                    ) -> tuple[list[KeySentence], int]:
+    """Stage 2 of the criteria: the facts the question asks for. A fact is kept when it shares at least
+    two content words with the question itself (not with the fact the question was built on) and its
+    cosine with the question is at least :data:`CRITERION_COS`; returns (kept, how many dropped)."""
+    qwords = words(question)
+    kept, dropped = [], 0
+    for fact, cos in zip(facts, cosines, strict=True):
+        if fact.text == exclude:
+            continue
+        if len(words(fact.text) & qwords) >= 2 and cos >= CRITERION_COS:
+            kept.append(fact)
+        else:
+            dropped += 1
+    return kept, dropped

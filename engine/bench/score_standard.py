@@ -75,7 +75,8 @@ _CLAUSE_SEP = set("，,；;")
 _EPS = 1e-9
 
 _MARKER_RE = re.compile(
-    r"(?P<sign>[+＋]|(?<![0-9０-９])[-－−]|加|扣|减)\s*(?P<num>\d+(?:\.\d+)?)\s*分?"
+    r"(?P<sign>[+＋]|(?<![0-9０-９])[-－−]|加|扣|减)\s*(?P<num>\d+(?:\.\d+)?)"
+    r"(?:\s*[-~～至到]\s*(?P<hi>\d+(?:\.\d+)?)(?=\s*分))?\s*分?"
     r"|(?P<esign>[=＝]|(?<![0-9０-９])[–—﹣])\s*(?P<enum>\d+(?:\.\d+)?)\s*分"
 )
 _POSITIVE = set("+＋加=＝")
@@ -147,6 +148,9 @@ class _Piece:
     count: int = 0  # how many units the line states (0: unknown, weight still open)
     alts: list[_Piece] = field(default_factory=list)  # alternatives merged into this point
     levels: bool = False  # the merged levels of a rubric's one scale
+    low: float | None = None  # a range ``扣1-2分``: its lower bound (weight holds the upper one)
+    per: str | None = None  # a per-unit deduction (``每错一个-1``, ``错一处-1``): the unit ("" unnamed)
+    cap: float = 0.0  # a per-unit deduction's cap (``3分扣完为止``; else the scope's budget)
 
 
 # -- text helpers ---------------------------------------------------------------------------------
@@ -246,6 +250,78 @@ def _per_unit(body: str) -> str | None:
     return ""
 
 
+_PER_DEDUCTION_RE = re.compile(r"每[^，,；;。]{0,12}?(?:[一1](?P<u1>\S)|(?P<u2>[个处点项条句位人种届次道题首段组对名本篇张门款部件轮]))"
+                               r"|(?:错|少|漏|多|缺)(?:了)?[一1](?P<u3>\S)|(?:出现)?[一1](?P<u4>[处个])")
+_CAP_RE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*分\s*扣完为止")
+_GATE_RE = re.compile(r"^(?P<cond>.*?\S.*?)[，,]?\s*(?:则)?\s*(?P<whole>整题|全题|总分|整体)?\s*(?P<direct>直接)?\s*"
+                      r"(?:得|给|计|为|记)?\s*(?P<v>\d+(?:\.\d+)?)\s*分$")
+_NOT_GATE_RE = re.compile(r"^(?:[AQ]\d+\s*[:：]?\s*)?(?:其他|其余|其它|否则|完全不|均不|都不|不满足|以上都不|其他回答|其余回答)")
+UNIT_TAG = re.compile(r"（每(?P<unit>\S?)扣(?P<rate>\d+(?:\.\d+)?)分，最多扣(?P<cap>\d+(?:\.\d+)?)分）$")
+"""The tag a per-unit deduction's text ends with: its unit, its rate per occurrence and its cap."""
+RANGE_TAG = re.compile(r"（(?P<sign>[+扣])(?P<low>\d+(?:\.\d+)?)至(?P<high>\d+(?:\.\d+)?)分）$")
+"""The tag a range criterion's text ends with (``扣1-2分``): its bounds."""
+GATE_TAG = re.compile(r"（门槛：出现此情况则整题得(?P<value>\d+(?:\.\d+)?)分）$")
+"""The tag a gate's text ends with: the score the whole item gets when the gate applies."""
+
+
+def _deduction_unit(body: str) -> str | None:
+    """The unit of a per-unit deduction (``每错一个`` / ``错一处`` / ``每处`` -> 个 / 处 / 处; "" when
+    unnamed), or None when the deduction is not stated per occurrence."""
+    masked = _mask_brackets(body)
+    m = _PER_DEDUCTION_RE.search(masked)
+    if not m:
+        return None
+    unit = next((g for g in (m.group("u1"), m.group("u2"), m.group("u3"), m.group("u4")) if g), "")
+    return unit if unit in _MEASURES else ""
+
+
+def _gate(clause: str) -> _Piece | None:
+    """A gate clause (``太宰治外漏直接0分``, ``若道歉…整题直接0分``, ``若第三人称口吻…整题2分``): a
+    condition that sets the whole score; None for anything else (``其他回答0分`` is a level, not a gate)."""
+    text = clause.strip(_TRIM)
+    if _MARKER_RE.search(_mask_brackets(text)):
+        return None
+    m = _GATE_RE.match(text)
+    if not m or _NOT_GATE_RE.match(text):
+        return None
+    value = float(m.group("v"))
+    if value >= FULL_SCORE or not (value == 0 or m.group("whole")):
+        return None
+    cond = m.group("cond").strip(_TRIM)
+    cond = re.sub(r"^(?:若|如果|如)", "", cond).strip(_TRIM)
+    if len(cond) < 2:
+        return None
+    return _Piece(cond, -1, FULL_SCORE - value if value < FULL_SCORE else FULL_SCORE, low=None, per=None,
+                  marker=f"gate:{value:g}")
+
+
+def _set_caps(pieces: list[_Piece], line: str, budget: float) -> None:
+    """A per-unit deduction's cap: the line's ``N分扣完为止``, else the scope's budget (a header's k, or 5)."""
+    stated = _CAP_RE.search(line)
+    for p in pieces:
+        if p.per is not None and p.sign < 0:
+            p.cap = float(stated.group("n")) if stated else budget
+            p.text = _CAP_RE.sub("", p.text).strip(_TRIM) or p.text
+
+
+def unit_rule(c: Criterion) -> tuple[str, float, float] | None:
+    """A per-unit deduction's (unit, rate per occurrence, cap), read from its text's tag; else None."""
+    m = UNIT_TAG.search(c.text) if c.kind == "deduction" else None
+    return (m.group("unit"), float(m.group("rate")), float(m.group("cap"))) if m else None
+
+
+def range_bounds(c: Criterion) -> tuple[float, float] | None:
+    """A range criterion's (low, high) bounds (``扣1-2分`` -> (1, 2)), read from its text's tag; else None."""
+    m = RANGE_TAG.search(c.text)
+    return (float(m.group("low")), float(m.group("high"))) if m else None
+
+
+def gate_value(c: Criterion) -> float | None:
+    """The score a gate sets the whole item to when it applies, read from its text's tag; else None."""
+    m = GATE_TAG.search(c.text) if c.kind == "deduction" else None
+    return float(m.group("value")) if m else None
+
+
 def _stated_count(line: str, unit: str) -> int:
     """How many ``unit`` the line states (``2处断句`` -> 2); 0 when it states none above 1."""
     if not unit:
@@ -298,6 +374,9 @@ def _pieces(clause: str) -> list[_Piece]:
     while (m := _MARKER_RE.search(masked, pos)) is not None:
         sign = 1 if (m.group("sign") or m.group("esign")) in _POSITIVE else -1
         weight = float(m.group("num") or m.group("enum"))
+        low = None
+        if m.group("hi") is not None and float(m.group("hi")) > weight:
+            low, weight = weight, float(m.group("hi"))
         end = m.end()
         alt_values: list[float] = []
         alt = _ALT_VALUE_RE.match(masked, end) if sign > 0 else None
@@ -308,10 +387,13 @@ def _pieces(clause: str) -> list[_Piece]:
         marker = clause[m.start():end].strip()
         start = pos = end
         if weight == 0:
-            pieces.append(_Piece((body + marker).strip(_TRIM), 0))
+            gate = _gate(body + marker)
+            pieces.append(gate or _Piece((body + marker).strip(_TRIM), 0))
             continue
         stripped = body.rstrip()
-        piece = _Piece(body.strip(_TRIM), sign, weight, marker=marker, alt_values=alt_values)
+        piece = _Piece(body.strip(_TRIM), sign, weight, marker=marker, alt_values=alt_values, low=low)
+        if sign < 0 and low is None:
+            piece.per = _deduction_unit(stripped)
         if sign > 0:
             piece.reduced = bool(_REDUCED_RE.search(stripped))
             piece.alt_or = body.lstrip(_TRIM).startswith("或")
@@ -327,7 +409,7 @@ def _pieces(clause: str) -> list[_Piece]:
             k = float(per_unit.group("num"))
             pieces.append(_Piece(tail, 1, k, marker=f"{k:g}分", unit=_per_unit(tail) or "", rate=k))
         else:
-            pieces.append(_Piece(tail, 0))
+            pieces.append(_gate(tail) or _Piece(tail, 0))
     return pieces
 
 
@@ -460,6 +542,12 @@ def _text(p: _Piece, prefix: str = "") -> str:
     text = p.text or prefix
     if prefix and p.text and not p.text.startswith(prefix):
         text = f"{prefix}：{p.text}"
+    if p.marker.startswith("gate:"):
+        return f"{text.strip()}（门槛：出现此情况则整题得{p.marker[5:]}分）"
+    if p.per is not None and p.sign < 0:
+        return f"{text.strip()}（每{p.per}扣{p.weight:g}分，最多扣{p.cap:g}分）"
+    if p.low is not None:
+        return f"{text.strip()}（{'+' if p.sign > 0 else '扣'}{p.low:g}至{p.weight:g}分）"
     if p.unit is not None and abs(p.weight - p.rate) > _EPS:
         text = f"{text}（每{p.unit or '项'}+{p.rate:g}分，共{p.weight:g}分）"
     elif p.alt_values:
@@ -519,6 +607,7 @@ def parse_score_standard(text: str) -> ParsedStandard:
             budget = float(header.group("num") or header.group("enum"))
             rest = header.group("rest").strip()
             pieces = [p for p in _line_pieces(rest) if p.sign] if rest else []
+            _set_caps(pieces, line, budget)
             for p in pieces:
                 line_of[id(p)] = rest
             _settle_units(pieces, line_of, budget)
@@ -543,6 +632,7 @@ def parse_score_standard(text: str) -> ParsedStandard:
         if not pieces:
             result.notes.append(line)
             continue
+        _set_caps(pieces, line, FULL_SCORE)
         for p in pieces:
             line_of[id(p)] = line
         loose.extend(pieces)

@@ -2,11 +2,13 @@
 
 ``prepare_demo`` builds the ``demo`` knowledge base from ``engine/demo/docs`` (two short public-health
 texts written for viva), generates the ``demo`` benchmark with the offline kernel from
-``engine/demo/topics.yaml``, and plans a run: offline kernel, the shipped ONNX policy, and two
-targets side by side: the reference target ``kb:demo`` (it answers with the best-matching sentences
-of the knowledge base, :mod:`engine.interview.reference`: a score that moves, follow-ups and
-challenges worth watching) and the embedded local model (SmolLM2-135M-Instruct through llama.cpp).
-Everything is reused when it already exists, so a second ``viva demo`` starts at once.
+``engine/demo/topics.yaml``, and plans a run: offline kernel, the shipped ONNX policy, ``DEMO_ITEMS``
+items (alternating topics) and three targets side by side: the reference target ``kb:demo`` (it
+answers with the best-matching sentences of the knowledge base and defends them under challenge,
+:mod:`engine.interview.reference`), the embedded local model (SmolLM2-135M-Instruct through
+llama.cpp) and the echo agent (:mod:`engine.demo.echo`, which repeats the question: a weak reference
+that should score 0). Everything is reused when it already exists, so a second ``viva demo`` starts
+at once.
 """
 
 from __future__ import annotations
@@ -20,8 +22,12 @@ from engine.runtime import Runtime
 DEMO_DIR = Path(__file__).resolve().parent
 DEMO_KB = "demo"
 DEMO_BENCH = "demo"
-DEMO_TARGETS = (f"kb:{DEMO_KB}", "local")
-"""The reference target (the knowledge base's own sentences) and the embedded local model."""
+DEMO_TARGETS = (f"kb:{DEMO_KB}", "local", "python:engine.demo.echo:EchoAgent")
+"""The reference target (the knowledge base's own sentences), the embedded local model and the echo agent."""
+DEMO_ITEMS = 4
+"""Items the demo runs (alternating the two topics)."""
+DEMO_TURNS = 4
+"""Turns per demo session (the opening question and three policy decisions)."""
 
 
 def default_policy() -> str:
@@ -32,7 +38,8 @@ def default_policy() -> str:
 
 
 def prepare_demo(runtime: Runtime, targets: Sequence[str] | str = DEMO_TARGETS, policy: str | None = None,
-                 turns: int = 6, n_items: int = 1, seed: int = 0, log: Callable[[str], None] = print) -> int:
+                 turns: int = DEMO_TURNS, n_items: int = DEMO_ITEMS, seed: int = 0,
+                 log: Callable[[str], None] = print) -> int:
     """Build what the demo needs (once) and plan its run (each item for each target); returns the run id."""
     targets = [targets] if isinstance(targets, str) else list(targets)
     from engine.bench.generate import generate_benchmark, load_topics
@@ -50,7 +57,7 @@ def prepare_demo(runtime: Runtime, targets: Sequence[str] | str = DEMO_TARGETS, 
                                        load_topics(DEMO_DIR / "topics.yaml"), per_topic=2, seed=seed,
                                        config=runtime.config, offline=True))
     items = list_items(store, DEMO_BENCH)
-    # alternate topics so two items show both
+    # alternate topics so the items show both
     by_topic: dict[str, list[int]] = {}
     for item in items:
         by_topic.setdefault(item.topic, []).append(item.id)

@@ -3,9 +3,10 @@
 - ``LLMKernel``: any OpenAI-compatible model (kernel role) writes follow-ups, challenges and the
   task examiner's messages; its judge is :class:`engine.judge.llm.LLMJudge` (a separate judge
   endpoint may be given). An adaptive turn costs at most 2 kernel/judge calls.
-- ``OfflineKernel``: deterministic, no LLM. Follow-ups ask about the subject of the first criterion
-  not yet covered; challenges contest the first sentence of the latest answer with a template; its
-  judge is :class:`engine.judge.offline.OfflineJudge`.
+- ``OfflineKernel``: deterministic, no LLM. Follow-ups ask for the first uncovered criterion's fact
+  as a question or a cloze of its sentence; challenges contest a claim of the latest substantive
+  answer with the knowledge base's closest covered statement (rules and templates in
+  :mod:`engine.interview.offline_questions`); its judge is :class:`engine.judge.offline.OfflineJudge`.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from engine.interview import prompts
 from engine.judge.base import Judge, Judgement, TurnView, Verdict
 from engine.judge.freetext import DEFAULT_THRESHOLD
 from engine.judge.llm import LLMJudge
-from engine.judge.offline import _CLOZE, OfflineJudge, _stem, content_words, sentences
+from engine.judge.offline import OfflineJudge, content_words, sentences
 from engine.llm import LLMClient, Usage
 from engine.llm import structured as st
 from engine.store import Store
 
 __all__ = ["Kernel", "LLMKernel", "OfflineKernel", "make_kernel", "KernelSpecError", "Judgement", "TurnView",
-           "Verdict", "sentences", "content_words", "subject_phrase"]
+           "Verdict", "sentences", "content_words"]
 
 
 class Kernel(Protocol):
@@ -235,88 +236,6 @@ class LLMKernel:
 
 # -- offline kernel -----------------------------------------------------------------------------
 
-_VERBS = frozenset("""is are was were has have had can could may might will would should must does do
-causes cause caused makes make made becomes become became contains contain includes include produces
-produce produced forms form formed lies lie consists consist releases release released takes take took
-spreads spread occurs occur occurred shows show showed leads lead led reduces reduce increases increase
-requires require required kills kill affects affect helps help gives give gave means mean""".split())
-def subject_phrase(text: str, topic: str = "", max_words: int = 6) -> str:
-    """What a follow-up asks about without giving away what the criterion says of it.
-
-    The words of the criterion before its first verb ("Liquid oxygen" of "Liquid oxygen is pale
-    blue"). When no verb is recognised within ``max_words`` words, only the first content word that
-    is not part of the topic is used ("plants" of "Plants release oxygen through photosynthesis").
-    """
-    words = [w.strip(",.;:()\"'") for w in re.findall(r"\S+", text)]
-    while words and words[0].lower() in ("the", "a", "an"):
-        words = words[1:]
-    taken: list[str] = []
-    for w in words:
-        if taken and w.lower() in _VERBS:
-            return " ".join(taken)
-        taken.append(w)
-        if len(taken) > max_words:
-            break
-    topic_words = {_stem(w) for w in content_words(topic)}
-    for w in content_words(text):
-        if _stem(w) not in topic_words:
-            return w
-    return topic or "this subject"
-
-
-FOLLOW_UP_TEMPLATES = (
-    "What can you tell me about {subject}{related}?",
-    "Could you be more specific about {subject}? What exactly do you know about it?",
-)
-FALLBACK_QUESTIONS = (
-    "Is there anything important about {topic} that you have not mentioned yet? Please add it.",
-    "What would a specialist add to what you have said about {topic}?",
-)
-JUSTIFY_QUESTIONS = (
-    "Explain the reasoning behind your answer: why is it right?",
-    "What would make you change your answer? Explain what it depends on.",
-)
-"""Follow-ups when no criterion can be asked about (e.g. a multiple-choice item: its only criterion
-is a gold answer, never shown to the kernel)."""
-FOLLOW_UP_TEMPLATES_ZH = ("关于{subject}，你还能具体说说吗？", "关于{subject}，请再详细、完整地解释一下。")
-FALLBACK_QUESTIONS_ZH = ("关于{topic}，还有哪些重要内容你还没有提到？请补充。", "一位专家会对你关于{topic}的回答补充些什么？")
-JUSTIFY_QUESTIONS_ZH = ("请解释你的答案背后的理由：为什么它是对的？", "什么情况下你会改变你的答案？请说明它取决于什么。")
-
-_LABEL = re.compile(r"^\s*(?:[(（\[]?\s*(?:[A-Za-z]\d{0,2}|\d{1,2}|[一二三四五六七八九十]+)\s*[)）\].、:：]|"
-                    r"第[一二三四五六七八九十\d]+[点条项步]\s*[:：、]?)\s*")
-_CJK_RE = re.compile(r"[\u4e00-\u9fff]")
-_CONFIRMATION = re.compile(
-    r"^\s*(?:yes|yeah|yep|no|sure|absolutely|certainly|definitely|indeed|correct|right|ok|okay|i am sure|i'm sure|"
-    r"i am confident|i'm confident|i am certain|i'm certain|i stand by (?:it|that|my answer)|that is correct|"
-    r"that's correct|i (?:still )?(?:think|believe) so|you are right|you're right|i was wrong|my mistake|"
-    r"i apologi[sz]e|sorry|是的|对|确定|我确定)\b[\s,.!。！，]*", re.IGNORECASE)
-
-
-def _claim_sentence(answer: str) -> str | None:
-    """The first sentence of an answer that states something (not a bare confirmation or apology):
-    one content word is enough, so a terse answer is contested itself, not an older, longer one."""
-    for sentence in sentences(answer):
-        rest = sentence
-        while True:  # "Yes, I am sure." / "You are right, I was wrong." peel off
-            stripped = _CONFIRMATION.sub("", rest, count=1)
-            if stripped == rest:
-                break
-            rest = stripped
-        if content_words(rest):  # a terse answer ("1864") is a claim; a bare "Yes, I am sure." is not
-            return sentence
-    return None
-
-
-def _follow_up_basis(text: str) -> str:
-    """A criterion's statement without its scaffolding ("States that", a cloze's missing words, labels)."""
-    from engine.judge.freetext import claim_of
-
-    cloze = _CLOZE.match(text)
-    # a cloze criterion asks about its sentence, never about its missing words
-    basis = text[cloze.end():].strip() if cloze else claim_of(text)[0]
-    return _LABEL.sub("", basis, count=1).strip() or basis
-
-
 class OfflineKernel:
     """The deterministic kernel (no LLM); see the module docstring for its rules."""
 
@@ -327,56 +246,14 @@ class OfflineKernel:
         self.judge = OfflineJudge(threshold, embedder)
 
     async def next_question(self, action, topic, criteria, met, history, summary):
-        """A challenge contests a claim of the last substantive answer; a follow-up asks about the
-        subject of the first open criterion (never its content, never its scaffolding)."""
+        """A challenge contests a claim of the last substantive answer with the knowledge base's
+        closest covered statement; a follow-up asks for an open criterion's fact as a question or a
+        cloze of its sentence (:mod:`engine.interview.offline_questions`)."""
+        from engine.interview.offline_questions import challenge_question, follow_up_question
+
         if action == "challenge":
-            claim = None
-            for t in reversed(history):  # "Yes, I am sure." contests nothing: go back to a real claim
-                claim = _claim_sentence(t.answer or "")
-                if claim:
-                    break
-            if claim is None:
-                last = next((t.answer for t in reversed(history) if t.answer), "")
-                claim = (sentences(last) or [last or "your answer"])[0]
-            if len(claim) > 200:
-                claim = claim[:197] + "..."
-            if _CJK_RE.search(claim):
-                return f"我不太认同这一点：“{claim}” 你确定这是对的吗？请给出理由，或更正其中的错误。", Usage()
-            return (f'I am not convinced by this: "{claim}" Are you sure that is correct? '
-                    "Justify it, or correct anything that is wrong."), Usage()
-        asked = {t.question for t in history}
-        open_criteria = [c for c in criteria if c.kind != "deduction" and not met.get(c.cid)]
-        chinese = bool(_CJK_RE.search(topic or "")) or any(_CJK_RE.search(c.text) for c in criteria)
-        # a cloze's missing words are its answer: no follow-up may name them (of any criterion)
-        hidden = [m.group("answer").lower() for c in criteria if (m := _CLOZE.match(c.text))]
-        for i in range(2):
-            for c in open_criteria:
-                basis = _follow_up_basis(c.text)
-                if _CJK_RE.search(basis):
-                    # no word segmentation offline: ask about the topic, never quote the criterion
-                    question = FOLLOW_UP_TEMPLATES_ZH[i].format(subject=topic or "这个问题")
-                else:
-                    subject = subject_phrase(basis, topic)
-                    if subject[:1].isupper() and subject[1:2].islower():
-                        subject = subject[0].lower() + subject[1:]  # a sentence's capital, not a name
-                    related = ""
-                    if topic and not _CJK_RE.search(topic) and _stem(topic.lower()) not in _stem(subject.lower()):
-                        related = f", in relation to {topic}"
-                    question = FOLLOW_UP_TEMPLATES[i].format(subject=subject, related=related)
-                    if any(re.search(rf"(?<!\w){re.escape(h)}(?!\w)", subject.lower()) for h in hidden if h):
-                        continue
-                if question not in asked:
-                    return question, Usage()
-        if not criteria:
-            pool = JUSTIFY_QUESTIONS_ZH if chinese else JUSTIFY_QUESTIONS
-            fallback = [q for q in pool]
-        else:
-            pool = FALLBACK_QUESTIONS_ZH if chinese else FALLBACK_QUESTIONS
-            fallback = [q.format(topic=topic or ("这个问题" if chinese else "this subject")) for q in pool]
-        for question in fallback:
-            if question not in asked:
-                return question, Usage()
-        return fallback[-1], Usage()
+            return challenge_question(topic or "", criteria, met, history), Usage()
+        return follow_up_question(topic or "", criteria, met, [t.question for t in history]), Usage()
 
     async def extension_question(self, difficulty: str, background: str, seed: int) -> tuple[str, str, Usage]:
         """Offline: only an easy cloze question from the path's text (scored by the blanked span).

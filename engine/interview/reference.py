@@ -19,6 +19,20 @@ The rule, for the latest question:
 4. answer with the best ``sentences`` not already said in an earlier answer of the conversation (a
    follow-up gets new facts; when every candidate was said, the best ones again), joined in rank
    order. With no candidate at all: ``"I do not know."``.
+
+**Challenges.** A question is a challenge when the conversation has an earlier answer and the
+question either quotes one of the target's own earlier sentences (``"..."``, ``“...”``, ``「...」``; a
+quotation cut with "..." counts by its beginning) or asks it to stand by, justify or be sure of what it
+said (``CHALLENGE_WORDS``). The contested claim is the quoted sentence, else the first sentence of the
+latest answer. The target then behaves like a candidate who knows only the knowledge base:
+
+- the claim is **supported** when a sentence of the chunks retrieved for it is the claim itself (same
+  words) or has cosine ``>= SUPPORT_COS`` with it: the target **holds** and restates it with its
+  source in one sentence, adding no new fact ("I stand by it, as the knowledge base says (document
+  TITLE): CLAIM"), so the running summary, and the score, do not move; a challenge quoting such a
+  restatement contests the claim inside it;
+- otherwise it **corrects** itself: "I was wrong about that. " followed by the answer rule 1-4 applied
+  to the claim (the knowledge base's best sentences on its subject).
 """
 
 from __future__ import annotations
@@ -36,6 +50,14 @@ from engine.llm import ChatResult
 from engine.store import Store
 
 PREFIX = "kb:"
+SUPPORT_COS = 0.85
+"""Cosine from which a knowledge-base sentence supports a contested claim stated in other words."""
+CHALLENGE_WORDS = re.compile(
+    r"\b(?:stand by|are you sure|are you certain|not convinced|justify|what does that rest on|correct it|"
+    r"double-check|reconsider)\b|你确定|你坚持|依据是什么|请给出理由|更正", re.IGNORECASE)
+"""Words by which a question (quoting no earlier sentence) contests the previous answer."""
+_HOLD = re.compile(r"^I stand by it, as the knowledge base says \(document [^)]*\): ")
+_QUOTE = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
 SENTENCES = 3
 CHUNKS = 4
 MIN_WORDS = 4
@@ -116,6 +138,27 @@ def choose_sentences(question: str, candidates: list[tuple[int, int, str]], said
     return [entries[i][2] for i in chosen]
 
 
+def contested_claim(question: str, answers: list[str]) -> str | None:
+    """The claim a challenge contests (the rule of the module docstring), or None for a question that
+    is not a challenge."""
+    if not answers:
+        return None
+    said = [_HOLD.sub("", s) for a in answers for s in sentences_of(a) or [a.strip()] if s.strip()]
+    for m in _QUOTE.finditer(question):
+        quoted = next(g for g in m.groups() if g).strip()
+        key = _key(_HOLD.sub("", quoted).removesuffix("...").removesuffix("…"))
+        if not key:
+            continue
+        for s in reversed(said):
+            own = _key(s)
+            if own == key or (quoted.endswith(("...", "…")) and own.startswith(key)):
+                return s
+    if CHALLENGE_WORDS.search(question):
+        latest = [_HOLD.sub("", x) for x in sentences_of(answers[-1]) or [answers[-1].strip()]]
+        return latest[0] if latest and latest[0] and latest[0] != NO_ANSWER else None
+    return None
+
+
 class ReferenceTarget:
     """``kb:NAME``: the extractive reference target (see the module docstring).
 
@@ -146,12 +189,36 @@ class ReferenceTarget:
 
     def answer(self, messages: list[dict[str, str]]) -> str:
         """The answer to the conversation's latest question (the rule of the module docstring)."""
-        from engine.knowledge.embed import get_embedder
-        from engine.knowledge.retrieval import search
-
         question = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
         if not question.strip():
             return NO_ANSWER
+        claim = contested_claim(question, [m["content"] for m in messages if m.get("role") == "assistant"])
+        if claim is not None:
+            return self._defend(claim, messages)
+        return self._answer(question, messages)
+
+    def _defend(self, claim: str, messages: list[dict[str, str]]) -> str:
+        """Hold a claim the knowledge base supports (restated with its source), else correct it."""
+        from engine.knowledge.embed import get_embedder
+        from engine.knowledge.retrieval import search
+
+        retrieval = self.config.retrieval
+        hits = search(self.store, self.home, self.kb, claim, k=CHUNKS, mode=retrieval.mode, config=retrieval)
+        found = [(hit, s) for hit in hits for s in sentences_of(hit.text)]
+        if found:
+            vectors = self._embed(get_embedder(retrieval.embedder), [claim] + [s for _, s in found])
+            sims = vectors[1:] @ vectors[0]
+            best = max(range(len(found)), key=lambda i: (_key(found[i][1]) == _key(claim), float(sims[i])))
+            if _key(found[best][1]) == _key(claim) or float(sims[best]) >= SUPPORT_COS:
+                title = found[best][0].document_title or self.kb
+                return f"I stand by it, as the knowledge base says (document {title}): {claim}"
+        corrected = self._answer(claim, messages)
+        return f"I was wrong about that. {corrected}"
+
+    def _answer(self, question: str, messages: list[dict[str, str]]) -> str:
+        from engine.knowledge.embed import get_embedder
+        from engine.knowledge.retrieval import search
+
         said = {_key(s) for m in messages if m.get("role") == "assistant" for s in sentences_of(m["content"])}
         said |= {_key(m["content"]) for m in messages if m.get("role") == "assistant"}
         retrieval = self.config.retrieval

@@ -31,7 +31,7 @@ import random
 import re
 import secrets
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,6 +202,12 @@ def _criteria_lines(criteria: Sequence[Any], language: str) -> tuple[list[str], 
     return ([f"{i}. {p}" for i, p in enumerate(points, 1)], [f"{i}. {d}" for i, d in enumerate(deductions, 1)])
 
 
+_RULES_ZH = ("扣分规则：标有“每X扣k分，最多扣N分”的扣分点按出现次数计算（次数×k，不超过N）；标有“扣a至b分”的扣分点"
+             "在a到b分之间酌情扣分；标有“门槛”的项一旦出现，整题得分即为其写明的分数。")
+_RULES_EN = ("Deduction rules: a deduction marked (每X扣k分，最多扣N分) costs k per occurrence, at most N in all; one "
+             "marked (扣a至b分) costs between a and b; a gate (门槛) that applies sets the whole score to the value it states.")
+
+
 def _rubric_prompt(item: Any, criteria: Sequence[Any], answers: list[str], nonce: str, language: str) -> str:
     meta = getattr(item, "meta", None) or {}
     points, deductions = _criteria_lines(criteria, language)
@@ -223,6 +229,7 @@ def _rubric_prompt(item: Any, criteria: Sequence[Any], answers: list[str], nonce
         standard = "【评分标准】\n" + (("得分点：\n" + "\n".join(points)) if points else "")
         if deductions:
             standard += ("\n" if points else "") + "扣分点：\n" + "\n".join(deductions)
+            standard += "\n" + _RULES_ZH
         if show_raw:
             standard += f"\n原始评分标准（以此为准）：\n{raw.strip()}"
         parts.append(standard)
@@ -242,6 +249,7 @@ def _rubric_prompt(item: Any, criteria: Sequence[Any], answers: list[str], nonce
         standard = "[Scoring rubric]\n" + (("Scoring points:\n" + "\n".join(points)) if points else "")
         if deductions:
             standard += ("\n" if points else "") + "Deduction points:\n" + "\n".join(deductions)
+            standard += "\n" + _RULES_EN
         if show_raw:
             standard += f"\nOriginal rubric text (authoritative):\n{raw.strip()}"
         parts.append(standard)
@@ -381,3 +389,172 @@ def judgement(readings: Sequence[ScoreReading], max_reasks: int = MAX_REASKS) ->
         problems.append(reading.problem or "no score")
     status = CANNOT_JUDGE if len(readings) > max_reasks else "reask"
     return Judgement(None, status, len(readings), problems)
+
+
+# -- the offline estimate ---------------------------------------------------------------------------
+
+NEEDS_LLM = "needs an LLM judge"
+"""What the offline estimate says of a point it cannot judge honestly (instead of a 0)."""
+
+REFERENCE_RECALL = 0.6
+"""Share of the reference's words for a point (its matching clause's terms, question terms left out)
+that an answer must contain for the point to be credited offline."""
+
+MATCH_SHARE = 0.5
+"""Share of a criterion's terms a reference clause must hold to be "the reference's words for it"."""
+
+_LLM_ONLY = re.compile(r"译|翻译|证明|推导|文采|风格|语气|口吻|人设|人物|形象|流畅|通顺|优美|创意|创新|合理|可用|逻辑|"
+                       r"格式|结构|字数|生动|感情|情感|幽默|礼貌|得体|\btranslat\w*|\bproofs?\b|\bprove\b|\bstyle\b|\btone\b|"
+                       r"\bfluen(?:t|cy)\b",
+                       re.IGNORECASE)
+_TASK_LLM_ONLY = re.compile(r"翻译|译成|译为|英译|汉译|证明|translate|prove\b", re.IGNORECASE)
+_CLAUSE_SPLIT = re.compile(r"[，,。；;！!？?\n：:、]+")
+_TERM = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]", re.IGNORECASE)
+
+
+def _terms(text: str) -> set[str]:
+    """Latin words and numbers, and CJK character bigrams, of a text (lower-cased)."""
+    toks = _TERM.findall((text or "").lower())
+    out = {t for t in toks if not _CJK_RE.match(t) and len(t) > 1}
+    cjk = [t for t in toks if _CJK_RE.match(t)]
+    out |= {a + b for a, b in zip(cjk, cjk[1:], strict=False)}
+    return out
+
+
+def _criterion_body(text: str) -> str:
+    """A criterion's text without its tags, answer labels and header prefix."""
+    body = re.sub(r"（[^（）]*(?:分|门槛)[^（）]*）$", "", text)
+    return re.sub(r"^(?:[AQ]\d+\s*[:：]?\s*)+", "", body)
+
+
+@dataclass(frozen=True)
+class PointEstimate:
+    """The offline estimate's verdict on one criterion.
+
+    Attributes:
+        cid: the criterion.
+        status: ``met``, ``not met`` or :data:`NEEDS_LLM`.
+        evidence: why (the reference's words for it and the share the answer holds, or why it needs an LLM).
+    """
+
+    cid: str
+    status: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class RubricEstimate:
+    """The offline estimate of one answer: the score (None when no point could be judged) and each point."""
+
+    score: float | None
+    points: list[PointEstimate]
+    judged_weight: float
+    total_weight: float
+    gate: float | None = None
+
+    @property
+    def needs_llm(self) -> int:
+        """How many criteria said "needs an LLM judge"."""
+        return sum(1 for p in self.points if p.status == NEEDS_LLM)
+
+
+def reference_words(criterion: str, reference: str, question: str = "") -> str | None:
+    """The clause of the reference answer that says what the criterion asks for: the clause holding the
+    largest share of the criterion's terms (question terms left out), when that share is at least
+    :data:`MATCH_SHARE`; None when no clause does."""
+    want = _terms(_criterion_body(criterion)) - _terms(question)
+    if not want or not reference:
+        return None
+    best, share = None, 0.0
+    for clause in _CLAUSE_SPLIT.split(reference):
+        have = _terms(clause)
+        if not have:
+            continue
+        s = len(want & have) / len(want)
+        if s > share:
+            best, share = clause.strip(), s
+    return best if share >= MATCH_SHARE else None
+
+
+def offline_estimate(question: str, reference: str | None, criteria: Sequence[Any], answer: str,
+                     freetext: Any | None = None) -> RubricEstimate:
+    """SedarEval's 0-5 score estimated offline, point by point (no LLM).
+
+    1. A criterion the offline kernel cannot judge honestly says :data:`NEEDS_LLM`: every criterion of
+       a translation or proof item (the question asks to translate or prove), a criterion on a quality
+       (文采, 风格, 语气, 逻辑, 格式, 字数, style, tone...), and a per-unit deduction (counting errors).
+    2. Otherwise the reference's words for it (:func:`reference_words`) decide: the point is met when
+       the answer holds at least :data:`REFERENCE_RECALL` of that clause's terms (the question's
+       terms left out). With no such clause the free-text judge (``freetext.judge``, when given)
+       decides whether the answer states the criterion, except for a Chinese point the item's
+       reference does not state: that says :data:`NEEDS_LLM` (an instruction such as "有替代方案" is
+       no fact, and the free-text judge has no Chinese word segmentation to find one).
+    3. Score = 5 × (Σ weight of met points − Σ deductions that apply) / Σ weight of the points judged,
+       clipped to [0, 5]; a gate that applies sets it to the gate's value. None when no point was
+       judged (the whole item needs an LLM judge).
+    """
+    from engine.bench.score_standard import unit_rule
+
+    task_llm = bool(_TASK_LLM_ONLY.search(question or ""))
+    q_terms = _terms(question)
+    ans_terms = _terms(answer)
+    points: list[PointEstimate] = []
+    total = 0.0
+    for c in criteria:
+        is_point = c.kind != "deduction"
+        if is_point:
+            total += float(c.weight)
+        body = _criterion_body(c.text)
+        if task_llm or _LLM_ONLY.search(body) or unit_rule(c) is not None:
+            why = ("the item asks for a translation or a proof" if task_llm else
+                   "a per-unit deduction counts errors" if unit_rule(c) else "a quality of the answer")
+            points.append(PointEstimate(c.cid, NEEDS_LLM, f"{NEEDS_LLM}: {why}"))
+            continue
+        words = reference_words(c.text, reference or "", question)
+        if words is not None:
+            need = _terms(words) - q_terms or _terms(words)
+            share = len(need & ans_terms) / len(need) if need else 0.0
+            met = share >= REFERENCE_RECALL
+            evidence = f"reference says {words!r}; the answer holds {share:.0%} of its terms"
+        elif freetext is not None and not (_CJK_RE.search(body) and (reference or "").strip()):
+            v = freetext.judge(c.text, answer, question=question, deduction=not is_point)
+            met, evidence = v.met, f"free-text judge: {v.rationale}"
+        else:
+            points.append(PointEstimate(c.cid, NEEDS_LLM, f"{NEEDS_LLM}: the reference does not state it"))
+            continue
+        points.append(PointEstimate(c.cid, "met" if met else "not met", evidence))
+    verdicts = {p.cid: p.status == "met" for p in points if p.status != NEEDS_LLM}
+    score, judged, gate = estimate_score(criteria, verdicts)
+    return RubricEstimate(score, points, judged, total, gate)
+
+
+def estimate_score(criteria: Sequence[Any], met: Mapping[str, bool]) -> tuple[float | None, float, float | None]:
+    """Rule 3 of :func:`offline_estimate` on verdicts: ``(score, weight of the points judged, gate)``.
+
+    Only the criteria in ``met`` were judged (a criterion absent from it "needs an LLM judge"): score =
+    5 × (Σ weight of met points − Σ deductions that apply) / Σ weight of the judged points, clipped to
+    [0, 5]; a deduction costs its weight, a range its lower bound; a gate that applies sets the score to
+    its value (the lowest, when several apply). None when no point was judged. The rubric protocol
+    applies the same rule after an evaluator overrides a verdict.
+    """
+    from engine.bench.score_standard import gate_value, range_bounds
+
+    judged = gained = lost = 0.0
+    gate: float | None = None
+    for c in criteria:
+        if c.cid not in met:
+            continue
+        if c.kind != "deduction":
+            judged += float(c.weight)
+            gained += float(c.weight) if met[c.cid] else 0.0
+        elif met[c.cid]:
+            g = gate_value(c)
+            if g is not None:
+                gate = g if gate is None else min(gate, g)
+            else:
+                bounds = range_bounds(c)
+                lost += bounds[0] if bounds else float(c.weight)
+    if judged <= 0:
+        return None, judged, gate
+    score = MAX_SCORE * min(1.0, max(0.0, (gained - lost) / judged))
+    return (gate if gate is not None else score), judged, gate

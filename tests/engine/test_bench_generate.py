@@ -157,3 +157,40 @@ def test_cli_generate_offline(home, tmp_path):
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert (out["kernel"], out["items"], out["per_topic"]) == ("offline", 2, {"volcanoes": 1, "honey bees": 1})
+
+
+async def test_offline_generation_stays_on_topic_merges_duplicates_and_reports_its_drops(store, home):
+    """A clinician's four-document anticoagulation base (written for this test): no item of one topic is
+    taken from another topic's document, no two items share a key sentence, no criterion keeps an
+    opening pronoun, and the summary says what was dropped."""
+    from engine.knowledge.embed import get_embedder
+
+    docs = Path(__file__).parent / "fixtures" / "anticoag"
+    build_kb(store, home, "ac", [docs])
+    s = await generate_benchmark(store, home, "ac", "ac", load_topics(docs / "topics.yaml"), per_topic=2,
+                                 embedder=get_embedder())
+    items = list_items(store, "ac")
+    titles = {r["id"]: r["title"] for r in store.query(
+        "SELECT c.id, d.title FROM chunks c JOIN documents d ON d.id = c.document_id")}
+    expected_doc = {"warfarin": "Warfarin", "doacs": "Direct oral anticoagulants", "heparin": "Heparin",
+                    "bridging": "Bridging before surgery"}
+    for item in items:
+        assert titles[item.source_chunk_ids[0]] == expected_doc[item.topic], (item.topic, item.question)
+        for c in current_rubric(store, item.id).criteria:
+            assert not re.match(r"^(?:It|They|This|These)\b", c.text.split("missing part of: ")[-1]), c.text
+    keys = [i.meta["key_sentence"] for i in items]
+    assert len(keys) == len(set(keys))
+    assert s.dropped.get("off-topic key sentence(s)", 0) > 0 and s.dropped.get("pronouns resolved", 0) > 0
+    assert any(line.startswith("dropped: ") and "off-topic key sentence(s)" in line for line in s.lines())
+
+
+def test_near_duplicate_items_are_merged_by_cosine_or_key_sentence():
+    from engine.bench.generate import _Drops
+    from engine.knowledge.embed import get_embedder
+
+    drops = _Drops(get_embedder().embed)
+    assert not drops.duplicate('Fill in the blank: "Washing takes ____ seconds."', "Washing takes 40 to 60 seconds.")
+    # the same fact asked again in other words, and another question on the same key sentence
+    assert drops.duplicate('Fill in the blank: "Washing hands takes ____ seconds."', "Washing hands takes 40 seconds.")
+    assert drops.duplicate("How long does washing take?", "Washing takes 40 to 60 seconds.")
+    assert not drops.duplicate("Which drug shortens influenza if started early?", "Oseltamivir shortens influenza.")

@@ -31,9 +31,9 @@ def rows(text):
     # answer labels carry to later clauses of the line
     ("A1：语言贴合人物+1，拒绝加班+1，A2：同意加班+2，其余不合理处每处-1\n总结+1", [
         ("point", 1, "A1：语言贴合人物"), ("point", 1, "A1：拒绝加班"), ("point", 2, "A2：同意加班"),
-        ("deduction", 1, "A2：其余不合理处每处"), ("point", 1, "总结")]),
+        ("deduction", 1, "A2：其余不合理处每处（每处扣1分，最多扣5分）"), ("point", 1, "总结")]),
     ("A4：不会＋1分\nA5：出差＋4分；若出现不合理处一处－1分", [
-        ("point", 1, "A4：不会"), ("point", 4, "A5：出差"), ("deduction", 1, "A5：若出现不合理处一处")]),
+        ("point", 1, "A4：不会"), ("point", 4, "A5：出差"), ("deduction", 1, "A5：若出现不合理处一处（每处扣1分，最多扣5分）")]),
 ])
 def test_parsed_criteria(text, expected):
     got, parsed = rows(text)
@@ -79,11 +79,11 @@ def test_standard_is_read_from_a_full_format_judge_prompt():
 # -- the five patterns of issue 12 (each with its general rule) -------------------------------------
 @pytest.mark.parametrize("text, expected", [
     # deductions only: the answer starts from the full 5; the deduction stays a deduction
-    ("错一个-1分", [("point", 5, "回答完全正确（满分5分，按下列扣分项扣分，扣完为止）"), ("deduction", 1, "错一个")]),
+    ("错一个-1分", [("point", 5, "回答完全正确（满分5分，按下列扣分项扣分，扣完为止）"), ("deduction", 1, "错一个（每个扣1分，最多扣5分）")]),
     ("写出三种颜色，错一个-1分", [("point", 5, "写出三种颜色（满分5分，按下列扣分项扣分，扣完为止）"),
-                                   ("deduction", 1, "写出三种颜色，错一个")]),
+                                   ("deduction", 1, "写出三种颜色，错一个（每个扣1分，最多扣5分）")]),
     ("按时间顺序排列\n漏一个—1分，顺序错扣2分", [
-        ("point", 5, "按时间顺序排列（满分5分，按下列扣分项扣分，扣完为止）"), ("deduction", 1, "漏一个"),
+        ("point", 5, "按时间顺序排列（满分5分，按下列扣分项扣分，扣完为止）"), ("deduction", 1, "漏一个（每个扣1分，最多扣5分）"),
         ("deduction", 2, "顺序错")]),
 ])
 def test_a_rubric_of_deductions_starts_from_the_full_score(text, expected):
@@ -93,7 +93,7 @@ def test_a_rubric_of_deductions_starts_from_the_full_score(text, expected):
 
 def test_a_deduction_beside_points_stays_a_deduction():
     got, parsed = rows("文采+3\n格式+2\n错一个-1分")
-    assert got == [("point", 3, "文采"), ("point", 2, "格式"), ("deduction", 1, "错一个")] and parsed.consistent
+    assert got == [("point", 3, "文采"), ("point", 2, "格式"), ("deduction", 1, "错一个（每个扣1分，最多扣5分）")] and parsed.consistent
 
 
 @pytest.mark.parametrize("text, expected, total, rules", [
@@ -147,9 +147,9 @@ def test_a_full_score_point_makes_the_others_levels_of_one_scale():
 
 @pytest.mark.parametrize("text, expected", [
     ("A2：列出三个城市（均正确+3，错一处-1）\nA1正确+2", [
-        ("point", 3, "A2：列出三个城市：均正确"), ("deduction", 1, "A2：列出三个城市：错一处"), ("point", 2, "A1正确")]),
+        ("point", 3, "A2：列出三个城市：均正确"), ("deduction", 1, "A2：列出三个城市：错一处（每处扣1分，最多扣5分）"), ("point", 2, "A1正确")]),
     ("指令+3：（均正确+3，错一处-1）\n文采+2", [
-        ("point", 3, "指令：均正确"), ("deduction", 1, "指令：错一处"), ("point", 2, "文采")]),
+        ("point", 3, "指令：均正确"), ("deduction", 1, "指令：错一处（每处扣1分，最多扣3分）"), ("point", 2, "文采")]),
 ])
 def test_points_inside_brackets_of_a_clause_without_markers_are_scored(text, expected):
     got, parsed = rows(text)
@@ -178,3 +178,33 @@ def test_multi_turn_markers_inline_lowercase_and_full_width():
     assert split_turns("q1. a\nq2. b") == (["a", "b"], "")
     assert split_turns("Ｑ１：甲\nＱ２：乙") == (["甲", "乙"], "")
     assert split_turns("比较FAQ1: x 和 FAQ2: y") == ([], "")
+
+
+@pytest.mark.parametrize("text, expected", [
+    # per-unit deductions carry their unit and cap (the line's "N分扣完为止", else the scope's budget)
+    ("指令+3：四点需求每错1个扣1分，3分扣完为止\n文采+2", ("deduction", "个", 1.0, 3.0)),
+    ("写出五个朝代，错一个-1分，5分扣完为止", ("deduction", "个", 1.0, 5.0)),
+    ("指令+2：通知中应包含的内容，每少一点-1，超过200字-1，扣完为止\n文采+3", ("deduction", "点", 1.0, 2.0)),
+])
+def test_per_unit_deductions_carry_unit_and_cap(text, expected):
+    from engine.bench.score_standard import unit_rule
+
+    rules = [(c.kind, *unit_rule(c)) for c in parse_score_standard(text).criteria if unit_rule(c)]
+    assert rules[0] == expected
+
+
+def test_ranges_keep_their_bounds_and_gates_their_value():
+    from engine.bench.score_standard import gate_value, range_bounds
+
+    crit = parse_score_standard("翻译正确+3，语病扣1-2分\n通顺+2").criteria
+    assert [(c.kind, c.weight, range_bounds(c)) for c in crit] == [
+        ("point", 3, None), ("deduction", 2, (1.0, 2.0)), ("point", 2, None)]
+    crit = parse_score_standard("司机口吻+2分，态度谦逊+3分\n若第三人称口吻无其他问题整题2分\n"
+                                "若道歉让顾客久等了整题直接0分").criteria
+    assert [gate_value(c) for c in crit] == [None, None, 2.0, 0.0]
+    assert [c.kind for c in crit] == ["point", "point", "deduction", "deduction"]
+    crit = parse_score_standard("A2：纠正回答+3，未纠错0分\nA1正确+2").criteria
+    assert [(c.text, gate_value(c)) for c in crit if gate_value(c) is not None] == [
+        ("A2：未纠错（门槛：出现此情况则整题得0分）", 0.0)]
+    # "other answers get 0" is the bottom of a scale, not a gate
+    assert all(gate_value(c) is None for c in parse_score_standard("猜出数字+5\n其他回答0分").criteria)

@@ -122,8 +122,10 @@ def _demo_sessions(home: Path) -> list[dict]:
     from tests.engine.fixtures.store_v6.record import fold, without
 
     runtime = Runtime(home=home)
-    run_id = prepare_demo(runtime, targets=["kb:demo"], policy="onnx", turns=6, n_items=2, seed=0,
-                          log=lambda _line: None)
+    # the reference target holds under challenge (the policy keeps challenging it) and the echo agent
+    # scores 0 (the policy keeps following up): both choices are exercised
+    run_id = prepare_demo(runtime, targets=["kb:demo", "python:engine.demo.echo:EchoAgent"], policy="onnx", turns=6,
+                          n_items=2, seed=0, log=lambda _line: None)
     errors = asyncio.run(execute_run(runtime, run_id))
     assert not any(errors.values()), errors
     out = [without(fold(runtime.store, sid), {"latency_ms", "mean_latency_ms", "at", "created_at", "updated_at",

@@ -99,7 +99,30 @@ async def test_a_session_with_the_reference_target_scores_and_moves(runtime):
     for sid in run_sessions(runtime, run_id):
         rows = runtime.store.query("SELECT answer, score FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
         assert len(rows) == 3 and all(r["score"] is not None for r in rows)
-        for r in rows:
-            assert all(s in text for s in re.split(r"(?<=[.!?])\s+", r["answer"]))
+        for r in rows:  # sentences of the documents, or a challenge held by restating one with its source
+            answer = re.sub(r"^I stand by it, as the knowledge base says \(document [^)]*\): ", "", r["answer"])
+            assert all(s in text for s in re.split(r"(?<=[.!?])\s+", answer)), r["answer"]
         assert runtime.store.one("SELECT score FROM sessions WHERE id = ?", (sid,))["score"] > 0
     assert asyncio.get_running_loop()  # ran inside the test's loop, no thread needed
+
+
+async def test_challenged_it_holds_a_supported_claim_and_corrects_an_unsupported_one(runtime):
+    from engine.interview.reference import contested_claim
+
+    target = ReferenceTarget("kb:flu", runtime.store, runtime.home, runtime.config)
+    q = "Which drug shortens influenza if started early?"
+    first = (await target.reply([{"role": "user", "content": q}])).text
+    claim = re.split(r"(?<=[.!?])\s+", first)[0]
+    challenge = f'The reference material says: "Annual vaccination is the most effective prevention." ' \
+                f'Do you stand by your claim that "{claim}"? Justify it, or correct it.'
+    assert contested_claim(challenge, [first]) == claim
+    held = (await target.reply([{"role": "user", "content": q}, {"role": "assistant", "content": first},
+                                {"role": "user", "content": challenge}])).text
+    assert held.startswith("I stand by it, as the knowledge base says (document ") and held.endswith(claim)
+    wrong = "Antibiotics cure influenza within a day."
+    fixed = (await target.reply([{"role": "user", "content": q}, {"role": "assistant", "content": wrong},
+                                 {"role": "user", "content": f'You said: "{wrong}" What does that rest on? '
+                                                             "Do you stand by it, or would you correct it?"}])).text
+    assert fixed.startswith("I was wrong about that. ") and "do not work" in fixed
+    # a follow-up quoting no earlier sentence is not a challenge
+    assert contested_claim('Complete this statement: "Washing takes ____ seconds."', [first]) is None

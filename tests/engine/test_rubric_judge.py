@@ -269,3 +269,93 @@ def test_every_shared_sedareval_row_builds_a_prompt(store):
         assert "最终得分：N分" in p.messages[1]["content"]
         built += 1
     assert built == summary.imported
+
+
+def test_offline_estimate_credits_the_reference_words_and_says_when_it_needs_an_llm():
+    from types import SimpleNamespace as N
+
+    from engine.bench.score_standard import parse_score_standard
+    from engine.judge.rubric_judge import NEEDS_LLM, offline_estimate
+
+    crit = [N(cid=f"c{i}", text=c.text, kind=c.kind, weight=c.weight)
+            for i, c in enumerate(parse_score_standard("答出唐朝都城是长安+3\n文采+2").criteria, 1)]
+    ref = "唐朝的都城是长安，今西安。"
+    own = offline_estimate("唐朝的都城在哪里？", ref, crit, ref)
+    mute = offline_estimate("唐朝的都城在哪里？", ref, crit, "I don't know.")
+    assert [p.status for p in own.points] == ["met", NEEDS_LLM] and own.score == 5.0 and own.needs_llm == 1
+    assert mute.score == 0.0
+    # English words are matched whole: "influenza" is no "fluency" criterion
+    flu = [N(cid="c1", text="Influenza is caused by influenza viruses", kind="point", weight=1.0)]
+    assert "quality" not in offline_estimate("What causes influenza?", None, flu, "I don't know.").points[0].evidence
+    # a translation item: every point needs an LLM judge, so there is no estimate at all
+    tr = offline_estimate("把这句话翻译成英文：我爱你", "I love you.", crit, "I love you.")
+    assert tr.score is None and tr.needs_llm == 2
+    # a gate that applies sets the score to its value
+    crit = [N(cid="c1", text="唐朝都城是长安", kind="point", weight=5.0),
+            N(cid="c2", text="认为是洛阳（门槛：出现此情况则整题得0分）", kind="deduction", weight=5.0)]
+    gated = offline_estimate("唐朝的都城在哪里？", "唐朝都城是长安；认为是洛阳", crit, "唐朝都城是长安，我认为是洛阳")
+    assert gated.score == 0.0 and gated.gate == 0.0
+
+
+def test_reference_beats_mute_on_every_sedareval_row_it_estimates():
+    import json
+    from pathlib import Path
+    from types import SimpleNamespace as N
+
+    import pytest
+
+    from engine.bench.score_standard import parse_score_standard
+    from engine.judge.rubric_judge import offline_estimate
+
+    path = Path("/work/shared/data/sedareval/test_first100.jsonl")
+    if not path.is_file():
+        pytest.skip("SedarEval sample not present")
+    estimated = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        std, ref = row["meta"].get("score_standard"), row["meta"].get("reference")
+        if not isinstance(std, str) or not isinstance(ref, str):
+            continue
+        crit = [N(cid=f"c{i}", text=c.text, kind=c.kind, weight=c.weight)
+                for i, c in enumerate(parse_score_standard(std).criteria, 1)]
+        own = offline_estimate(row["query"], ref, crit, ref)
+        if own.score is None:
+            continue
+        estimated += 1
+        assert own.score > offline_estimate(row["query"], ref, crit, "I don't know.").score, row["id"]
+    assert estimated >= 10
+
+
+def test_the_llm_judge_prompt_counts_per_unit_deductions_and_applies_gates():
+    from types import SimpleNamespace as N
+
+    from engine.bench.score_standard import parse_score_standard
+    from engine.judge.rubric_judge import build_judge_prompt
+
+    crit = parse_score_standard("指令+3：四点需求每错1个扣1分，3分扣完为止\n文采+2\n太宰治外漏直接0分").criteria
+    item = N(question="写一首诗", turns=[], reference=None, meta={})
+    text = build_judge_prompt(item, "诗", crit, nonce="n").messages[1]["content"]
+    assert "-1分: 指令：四点需求每错1个（每个扣1分，最多扣3分）" in text
+    assert "太宰治外漏（门槛：出现此情况则整题得0分）" in text
+    assert "按出现次数计算（次数×k，不超过N）" in text and "整题得分即为其写明的分数" in text
+
+
+def test_the_estimate_rule_leaves_out_points_without_a_verdict_and_applies_ranges_and_gates():
+    from types import SimpleNamespace as N
+
+    from engine.interview.protocols.rubric import Rubric
+    from engine.judge.rubric_judge import estimate_score
+
+    crit = [N(cid="c1", text="事实一", kind="point", weight=3.0), N(cid="c2", text="文采", kind="point", weight=2.0),
+            N(cid="c3", text="语病（扣1至2分）", kind="deduction", weight=2.0),
+            N(cid="c4", text="外漏（门槛：出现此情况则整题得0分）", kind="deduction", weight=5.0)]
+    # c2 needs an LLM judge (no verdict): 5 × 3 / 3 over the judged weight 3
+    assert estimate_score(crit, {"c1": True, "c3": False, "c4": False}) == (5.0, 3.0, None)
+    # a range deduction that applies costs its lower bound: 5 × (3 − 1) / 3
+    assert estimate_score(crit, {"c1": True, "c3": True, "c4": False})[0] == pytest.approx(5 * 2 / 3)
+    # a gate that applies sets the score
+    assert estimate_score(crit, {"c1": True, "c3": False, "c4": True}) == (0.0, 3.0, 0.0)
+    assert estimate_score(crit, {"c2": False} | {"c3": True})[0] == 0.0
+    assert estimate_score(crit, {"c3": True})[0] is None
+    # the protocol's rule after an override is the same rule, on 0-1
+    assert Rubric.score(crit, {"c1": True, "c3": True, "c4": False}) == pytest.approx(2 / 3)

@@ -192,8 +192,27 @@ _OFFLINE_RATIONALE = re.compile(r'"offline: (?:[^"\\]|\\.)*"')
 def _recorded(value, base_url: str):
     """:func:`_normalised`, with the offline judge's rationales masked: the fixture was recorded before the
     offline judge took each sentence in the context of its own question (issue 12), which moved the cosines
-    and the sentence its rationale quotes (not one verdict). The migration test above compares everything."""
-    return json.loads(_OFFLINE_RATIONALE.sub('"offline: <rationale>"', json.dumps(_normalised(value, base_url))))
+    and the sentence its rationale quotes (not one verdict). The migration test above compares everything.
+
+    Also recorded before the offline kernel wrote its questions from the criteria (issue 24): in a session
+    of the offline kernel the policy's questions, and the target's input token counts that follow from
+    them, are masked (the floats are compared with tests/floats.py's tolerance by the caller)."""
+    text = _OFFLINE_RATIONALE.sub('"offline: <rationale>"', json.dumps(_normalised(value, base_url)))
+    offline = '"kernel": "offline"' in text
+
+    def mask(v):
+        if isinstance(v, dict):
+            out = {k: mask(x) for k, x in v.items()}
+            if offline and out.get("actor") == "policy" and "question" in out:
+                out["question"] = "<offline question>"
+            if offline and "tokens_in" in out:
+                out["tokens_in"] = "<tokens>"
+            return out
+        if isinstance(v, list):
+            return [mask(x) for x in v]
+        return v
+
+    return mask(json.loads(text))
 
 
 _NUMBERED = re.compile(r" \(\d+\)(?=\")")

@@ -54,7 +54,7 @@ def answering(style: str, right: bool = True, unstable: bool = False):
 
     def reply(body) -> str:
         last = body["messages"][-1]["content"]
-        if last.startswith("I am not convinced"):
+        if last.startswith(("I am not convinced", "The reference material says", "You said:", "Of everything you")):
             return "You are right, I was wrong. It is actually something else entirely." if unstable else \
                 "Yes, I am sure."
         for q, (gold, wrong) in QUESTIONS.items():
@@ -140,8 +140,11 @@ async def test_follow_ups_on_multiple_choice_never_give_the_answer_away(runtime,
 async def test_challenges_contest_a_claim_not_a_confirmation(runtime, fake_openai):
     squad_like(runtime.store)
     detail = await _run(runtime, fake_openai, "sq", answering("sentence"), policy="always-challenge", turns=3)
-    # turn 1 answered "Yes, I am sure.": turn 2 still contests the real claim of turn 0
-    assert "I believe the answer is oxygen." in detail["turns"][2]["question"]
+    # turn 1 contests the claim of turn 0; turn 1 answered "Yes, I am sure.": turn 2 contests no confirmation,
+    # and never the same claim twice (issue 24: a question is never asked again)
+    turns = detail["turns"]
+    assert "I believe the answer is oxygen." in turns[1]["question"]
+    assert "Yes, I am sure" not in turns[2]["question"] and turns[2]["question"] != turns[1]["question"]
 
 
 def test_the_offline_kernel_refuses_a_task_without_an_opening_message(runtime, fake_openai):

@@ -40,7 +40,13 @@ class LivePrinter:
                 c.print(f"  [dim]{crit['cid']} ({crit['kind']}, w={crit['weight']:g}): {crit['text'][:100]}[/]")
         elif kind == "policy.decided":
             probs = p.get("probs") or [0, 0]
-            c.print(f"{tag}[dim]policy: follow-up {probs[0]:.2f} / challenge {probs[1]:.2f} -> {p['action']}[/]")
+            state = p.get("state") or []
+            why = ""
+            if len(state) >= 4:  # the state it decided from; Δs and cos are unmeasured after the first turn
+                first = state[3] == 1.0
+                why = (f" (from score {state[0]:.2f}, Δs {'–' if first else format(state[1], '+.2f')}, "
+                       f"cos {'–' if first else format(state[2], '.2f')})")
+            c.print(f"{tag}[dim]policy: follow-up {probs[0]:.2f} / challenge {probs[1]:.2f} -> {p['action']}{why}[/]")
         elif kind == "turn.started":
             c.print(f"\n{tag}[bold cyan]Q{p['turn']} \\[{p['action']}, {p['actor']}][/] {escape(p['question'])}")
         elif kind == "answer.delta":
@@ -134,6 +140,13 @@ def print_target_table(console: Any, rows: list[dict[str, Any]], main: bool = Tr
     if main:
         console.print(table)
     rated = [(r["target"], r["ratings"]) for r in rows if r.get("ratings")]
+    figures = ("professionalism", "accuracy", "user_satisfaction", "clarity", "stability", "coherence",
+               "question_handling", "challenge_handling")
+    if rated and not any(isinstance(fig.get(k), int | float) for _, fig in rated for k in figures):
+        # an offline run: no conversation was rated, so one line says so instead of a table of blanks
+        console.print(f"Professionalism and Stability: needs an LLM judge "
+                      f"({sum(fig['not_rated'] for _, fig in rated)} conversation(s) not rated by the offline kernel)")
+        rated = []
     if rated:
         p = Table(title="Professionalism and Stability (judge's 1-10 ratings of whole conversations)")
         for col in ("target", "rated", "Professionalism", "accuracy", "satisfaction", "clarity", "Stability",
@@ -444,16 +457,17 @@ def resume(ctx, what, live, quiet, as_json, workers):
               help="Print the interviews in the terminal instead of opening the app (the default when the "
                    "output is not a terminal).")
 @click.option("--target", "targets", multiple=True,
-              help="Target spec, repeatable (default: the reference target kb:demo and the embedded SmolLM2-135M).")
+              help="Target spec, repeatable (default: the reference target kb:demo, the embedded SmolLM2-135M "
+                   "and the echo agent).")
 @click.option("--policy", default=None, help="Policy (default: onnx if models/policy.onnx is shipped, else threshold).")
-@click.option("--turns", type=click.IntRange(1, 1000), default=6, show_default=True,
-              help="Turns per session, the initial question included.")
-@click.option("--items", "n_items", type=int, default=1, show_default=True, help="How many demo items to run.")
+@click.option("--turns", type=click.IntRange(1, 1000), default=None, help="Turns per session (default 4).")
+@click.option("--items", "n_items", type=click.IntRange(min=1), default=None, help="How many demo items to run (default 4).")
 @click.option("--quiet", is_flag=True, help="Headless: no progress display.")
 @click.pass_context
 def demo(ctx, headless, targets, policy, turns, n_items, quiet):
     """Run a demo on the embedded defaults: the offline kernel and the shipped policy interview the reference
-    target (kb:demo, the knowledge base's own sentences) and the local model; the leaderboard separates them."""
+    target (kb:demo, the knowledge base's own sentences), the local model and an echo agent on four items;
+    the leaderboard separates them."""
     from engine.api import DEMO_TARGETS, prepare_demo
 
     engine = get_engine(ctx)
@@ -463,8 +477,9 @@ def demo(ctx, headless, targets, policy, turns, n_items, quiet):
         console.print("not a terminal: printing the demo (the app needs one; `viva review` opens it later)",
                       style="dim")
     try:
+        sizes = {k: v for k, v in (("turns", turns), ("n_items", n_items)) if v is not None}
         run_id = prepare_demo(engine.runtime, targets=list(targets) or list(DEMO_TARGETS), policy=policy,
-                              turns=turns, n_items=n_items, log=lambda m: console.print(m, style="dim"))
+                              log=lambda m: console.print(m, style="dim"), **sizes)
     except Exception as exc:
         raise click.ClickException(str(exc)) from None
     if headless:

@@ -37,6 +37,16 @@ def _f(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def _because(state: Any) -> str:
+    """The state the policy decided from (score, Δs, cos of the turn before), as a second line."""
+    if not isinstance(state, list | tuple) or len(state) < 3:
+        return ""
+    first = len(state) > 3 and state[3] == 1.0  # prev=none: Δs and cos are not measured yet
+    delta = "–" if first else f"{state[1]:+.2f}"
+    cos = "–" if first else f"{state[2]:.2f}"
+    return f"\n  from score {state[0]:.2f}  Δs {delta}  cos {cos}"
+
+
 class MetricPanel(VerticalScroll, can_focus=True):
     """Figures of one session; ``compact`` leaves out the per-challenge breakdown."""
 
@@ -104,7 +114,7 @@ class MetricPanel(VerticalScroll, can_focus=True):
             who = decision.get("actor", "policy")
             grid.add_row(f"policy t{decision.get('turn')}",
                          Text(f"follow-up {bar(fu, width)} {fu:.2f}\nchallenge {bar(ch, width)} {ch:.2f}\n"
-                              f"→ {decision.get('action')} ({who})"))
+                              f"→ {decision.get('action')} ({who}){_because(decision.get('state'))}"))
         else:
             grid.add_row("policy", Text("no decision yet" if state.protocol == "adaptive" else f"not used ({state.protocol})",
                                         style="dim"))

@@ -13,11 +13,13 @@ like ``task``):
   (``config.interview.judge_repairs``), then the session is recorded as :data:`CANNOT_JUDGE`: no
   score, excluded from every average and counted apart. The nonce is drawn from a generator seeded
   by the session's seed, item, target and rubric version, so a resumed session hits the cache.
-- **Offline kernel.** No LLM can follow the rubric, so the figure is an **offline estimate**: point
-  coverage by the free-text judge (:class:`engine.judge.freetext.FreeTextJudge`) on all the answers
-  together, one verdict per criterion: ``(Σ k over points met − Σ k over deductions met) / Σ k over
-  points``, clipped to [0, 1], times 5 (:func:`coverage_score`). Its verdict rationales, its event
-  (``offline_estimate``), the CLI, reports and the app say "offline estimate".
+- **Offline kernel.** No LLM can follow the rubric, so the figure is an **offline estimate**
+  (:func:`engine.judge.rubric_judge.offline_estimate`): each point is credited when the answers hold
+  the reference answer's words for it; a point it cannot judge honestly (translations, proofs,
+  qualities, per-unit error counts) says "needs an LLM judge" instead of 0; the score is taken over
+  the points it could judge, gates applied; with none, the session records "cannot judge" with the
+  problem "needs an LLM judge". Its verdict rationales, its event (``offline_estimate``), the CLI,
+  reports and the app say "offline estimate".
 
 The turn score stored on the last turn is ``score / 5`` (so the session score is ``100 × score / 5``);
 the judge's reasoning is the turn's summary and the ``rubric.scored`` event's ``reasoning``.
@@ -38,9 +40,12 @@ from engine.judge.rubric_judge import (
     CANNOT_JUDGE,
     MAX_REASKS,
     MAX_SCORE,
+    NEEDS_LLM,
     ScoreReading,
     build_judge_prompt,
+    estimate_score,
     judgement,
+    offline_estimate,
     read_final_score,
     reask_messages,
 )
@@ -77,21 +82,25 @@ class Rubric(SessionProtocol):
 
     @staticmethod
     def score(criteria: Sequence[Any], met: Mapping[str, bool]) -> float:
-        """Point coverage / 5 in [0, 1]: the offline estimate's rule, also applied after an override.
+        """The offline estimate's rule on the verdicts (:func:`engine.judge.rubric_judge.estimate_score`)
+        / 5, in [0, 1], also applied after an override: a criterion without a verdict "needs an LLM
+        judge" and is left out.
 
         A session scored by an LLM judge has one 0–5 score for the whole answer and no per-point
-        verdicts: overriding one point there would replace the judge's score by a coverage figure
-        built from that single point, so it is refused (``met`` must hold every criterion).
+        verdicts: overriding one point there would replace the judge's score by a figure built from
+        that single point, so it is refused (``met`` must hold a verdict of the offline estimate
+        besides the one overridden).
 
         Raises:
-            SessionError: ``met`` lacks a verdict for some criterion.
+            SessionError: ``met`` holds no more than the overridden verdict (an LLM-judged session).
         """
-        missing = [c.cid for c in criteria if c.cid not in met]
-        if missing:
+        if sum(1 for c in criteria if c.cid in met) < 2 and len(criteria) > 1:
+            missing = [c.cid for c in criteria if c.cid not in met]
             raise SessionError(
                 f"rubric sessions scored by an LLM judge have one 0-5 score for the whole answer and no verdict "
                 f"per point (missing: {', '.join(missing)}); per-point overrides apply to offline estimates only")
-        return coverage_score(criteria, met) / MAX_SCORE
+        score, _, _ = estimate_score(criteria, met)
+        return (score or 0.0) / MAX_SCORE
 
     # -- the loop's questions ---------------------------------------------------------------------
     def finished(self, rows: list[dict[str, Any]]) -> bool:
@@ -160,20 +169,22 @@ class Rubric(SessionProtocol):
         reply = "\n\n".join(r["answer"] for r in rows)
         asked = "\n".join(r["question"] for r in rows)
         facts = self.kernel.judge.facts
-        found = await asyncio.to_thread(facts.judge_many, [c.text for c in criteria], reply, asked,
-                                        [c.kind == "deduction" for c in criteria])
-        verdicts = {c.cid: Verdict(c.cid, v.met, v.met, f"{OFFLINE_ESTIMATE}: {v.rationale}", "offline")
-                    for c, v in zip(criteria, found, strict=True)}
-        met = {cid: v.met for cid, v in verdicts.items()}
-        score5 = coverage_score(criteria, met)
-        lines = [f"{OFFLINE_ESTIMATE} (point coverage by the offline free-text judge, no LLM judge):"]
-        for c in criteria:
+        est = await asyncio.to_thread(offline_estimate, asked, s.item.reference, criteria, reply, facts)
+        # a point that needs an LLM judge gets no verdict (it is left out of the score, here and after an override)
+        verdicts = {p.cid: Verdict(p.cid, p.status == "met", p.status == "met", f"{OFFLINE_ESTIMATE}: {p.evidence}",
+                                   "offline") for p in est.points if p.status != NEEDS_LLM}
+        lines = [f"{OFFLINE_ESTIMATE} (the reference answer's words for each point, no LLM judge):"]
+        for c, p in zip(criteria, est.points, strict=True):
             sign = "-" if c.kind == "deduction" else "+"
-            state = ("applies" if met[c.cid] else "does not apply") if c.kind == "deduction" else \
-                ("met" if met[c.cid] else "not met")
-            lines.append(f"{c.cid} {sign}{float(c.weight):g} {state}: {c.text}")
-        lines.append(f"{OFFLINE_ESTIMATE}: {score5:.2f} / {MAX_SCORE:g}")
-        self._record(rows, version_id, rescore, score5, "\n".join(lines), verdicts, Usage(), attempts=0,
+            lines.append(f"{c.cid} {sign}{float(c.weight):g} {p.status}: {c.text} ({p.evidence})")
+        if est.score is None:
+            lines.append(f"{OFFLINE_ESTIMATE}: none: every point {NEEDS_LLM}")
+            self._record(rows, version_id, rescore, None, "\n".join(lines), verdicts, Usage(), attempts=0,
+                         status=CANNOT_JUDGE, problems=[NEEDS_LLM], offline=True, source="coverage")
+            return
+        lines.append(f"{OFFLINE_ESTIMATE}: {est.score:.2f} / {MAX_SCORE:g} over the points it could judge "
+                     f"({est.judged_weight:g} of {est.total_weight:g}; {est.needs_llm} {NEEDS_LLM})")
+        self._record(rows, version_id, rescore, est.score, "\n".join(lines), verdicts, Usage(), attempts=0,
                      status="scored", problems=[], offline=True, source="coverage")
 
     async def _llm(self, rows: list[dict[str, Any]], version_id: int, rescore: bool) -> None:

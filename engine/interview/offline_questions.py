@@ -1,0 +1,436 @@
+"""The offline kernel's questions: follow-ups made from the criteria themselves, challenges that
+contest a claim with the knowledge base's own words. Deterministic, no LLM.
+
+**Pronouns.** A criterion (or a knowledge-base sentence) that opens with a pronoun ("It usually
+appears 5 to 10 days after...") is read with the pronoun replaced by the subject it stands for
+(:func:`resolve_pronoun`): at generation time the subject of the nearest earlier sentence of the
+chunk that opens with a noun phrase, else the chunk's Markdown heading, else the topic; in the
+kernel (which sees no chunk) the topic.
+
+**Follow-up** (:func:`follow_up_candidates`): the first criterion not yet covered (never a
+deduction, never a gold answer, whose words the kernel never sees), asked as, in this order of
+preference, the first form that fits and was not asked before:
+
+1. *definition*: a criterion "X is a Y" becomes "What is X?" (Chinese "X是Y" -> "X是什么？");
+2. *quantity*: a criterion holding a number with its unit becomes the criterion's own sentence with
+   the number replaced by "how many UNIT" ("...when started within how many hours of the first
+   symptoms?"; Chinese: the number becomes "多少");
+3. *cloze*: the criterion's sentence with its most telling part blanked ("Complete this statement:
+   "Washing takes ____ seconds.""; Chinese "请补全这句话：「…____…」"): a number, else a capitalised
+   name, else the longest word of 7 letters or more outside the topic and the sentence's subject;
+   for a generated cloze criterion (``Gives "A" as the missing part of: S``) the blank is A. Chinese
+   (no word segmentation offline): a number (Arabic, or Chinese numerals before a measure word, a
+   lone 一 excepted), else the 2-4 characters after the last 的 of the last clause, else that
+   clause's last 4 characters, never a span made only of the topic's characters.
+
+A form is skipped when it would name another criterion's cloze answer (it would give it away), or
+when its blanked sentence was already asked in the session (the item's own fill-in-the-blank). When
+no criterion yields a question, a topic-level question is asked ("Is there anything important about
+TOPIC that you have not mentioned yet?"). The kernel never asks a bare keyword.
+
+**Challenge** (:func:`challenge_question`): it contests the claim ``Y``: the first sentence of the
+latest answer that states something no earlier question quoted (a bare "Yes, I am sure.", or a
+restatement of a claim already contested, contests nothing: the answer before it is used). The
+counter-claim ``X`` is the knowledge base's statement closest to ``Y`` (most shared content words,
+at least two) among the criteria the session has already covered (stating an uncovered one would
+hand the target its answer), never ``Y`` itself restated (80% of the words shared both ways). The
+question: ``The reference material says: "X" Do you stand by your claim that "Y"? Justify it, or
+correct it.`` (Chinese: ``资料中写的是：“X” 你坚持“Y”这一说法吗？请给出理由，
+或更正其中的错误。``). With no related covered statement it asks ``You said: "Y" What does that rest
+on? Do you stand by it, or would you correct it?``. A question asked before is never asked again:
+the next claim, then the next counter-claim, is tried; when every claim was contested it asks which
+claim the target is least sure of (once; after that the question is numbered).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_WORD = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9][A-Za-z0-9'\-]*")
+_STOP = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being
+it its this that these those there their they them he she his her we you your i my our not no do does did
+has have had can could should would may might will shall than then so such which who whom what when where
+why how also into about over under more most other some any each all both only very just usually often
+的 了 是 在 和 与 及 或 也 都 就 这 那 有 为""".split())
+_PRONOUN = re.compile(r"^(?P<p>it|they|he|she|this|these|its|their)\b(?P<rest>.*)$", re.I | re.S)
+_DETERMINER_PRONOUNS = {"this", "these"}
+_VERBS = frozenset("""is are was were has have had can could may might will would should must does do
+causes cause caused makes make made becomes become became contains contain includes include produces
+produce produced forms form formed lies lie consists consist releases release released takes take took
+spreads spread occurs occur occurred shows show showed leads lead led reduces reduce increases increase
+requires require required kills kill affects affect helps help gives give gave means mean shortens shorten
+start starts started appears appear appeared carries carry carried peak peaks work works act acts need needs
+depend depends reverse reverses raise raises lower lowers prevent prevents treat treats cover covers""".split())
+_DEFINITION = re.compile(r"^(?P<subj>(?:the |a |an )?[^,;:()]{2,60}?)\s+(?P<verb>is|are|was|were)\s+"
+                         r"(?P<rest>(?:a|an|the|one|any)\b.{8,})$", re.I)
+_DEFINITION_ZH = re.compile(r"^(?P<subj>[^，,；;。]{2,20}?)是(?P<rest>.{4,})$")
+_QUANTITY = re.compile(
+    r"(?<![\w.])(?P<num>\d+(?:[.,]\d+)?(?:\s*(?:to|-|–|or)\s*\d+(?:[.,]\d+)?)?)\s*"
+    r"(?P<unit>%|percent|seconds?|minutes?|hours?|days?|weeks?|months?|years?|times|doses?|mg|g|kg|ml|mmol|"
+    r"units?|people|patients|cases|degrees?|°C)\b", re.I)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?:\s*(?:to|-|–)\s*\d+(?:[.,]\d+)?)?(?:\s*%)?")
+_NUMBER_ZH = re.compile(r"\d+(?:\.\d+)?(?:\s*[-–~至到]\s*\d+(?:\.\d+)?)?|"
+                        r"(?:[二两三四五六七八九十百千万]|一[十百千万])[一二两三四五六七八九十百千万]*(?=[个种天周月年次小分秒岁%])")
+_NAME = re.compile(r"(?<=\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+_CLOZE = re.compile(r'^Gives "(?P<answer>.+?)" as the missing part of:\s*(?P<sentence>.*)$', re.S)
+_CONFIRMATION = re.compile(
+    r"^\s*(?:yes|yeah|yep|no|sure|absolutely|certainly|definitely|indeed|correct|right|ok|okay|i am sure|i'm sure|"
+    r"i am confident|i'm confident|i am certain|i'm certain|i stand by (?:it|that|my answer|this)|that is correct|"
+    r"that's correct|i (?:still )?(?:think|believe) so|you are right|you're right|i was wrong|my mistake|"
+    r"i apologi[sz]e|sorry|是的|对|确定|我确定|我坚持)\b[\s,.:!。！，：]*", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？；])|\n+")
+_QUOTED = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
+
+MAX_QUOTE = 200
+"""Longest quotation (characters) a question carries; longer claims are cut with "..."."""
+
+FOLLOW_UP_FALLBACK = ("Is there anything important about {topic} that you have not mentioned yet? Please add it.",
+                      "What would a specialist add to what you have said about {topic}?",
+                      "Which numbers, time limits or thresholds matter most for {topic}?",
+                      "What are the most common mistakes people make about {topic}?",
+                      "Who is most at risk, or most concerned, when it comes to {topic}, and why?",
+                      "What does current guidance recommend about {topic}?")
+FOLLOW_UP_FALLBACK_ZH = ("关于{topic}，还有哪些重要内容你还没有提到？请补充。", "一位专家会对你关于{topic}的回答补充些什么？",
+                         "关于{topic}，哪些数字、时限或阈值最重要？", "人们在{topic}方面最常见的误解是什么？",
+                         "在{topic}方面，哪些人风险最高或最需要注意？为什么？", "关于{topic}，现行的指南有哪些建议？")
+JUSTIFY = ("Explain the reasoning behind your answer: why is it right?",
+           "What would make you change your answer? Explain what it depends on.")
+JUSTIFY_ZH = ("请解释你的答案背后的理由：为什么它是对的？", "什么情况下你会改变你的答案？请说明它取决于什么。")
+
+
+def is_chinese(text: str) -> bool:
+    """True when the text holds CJK characters."""
+    return bool(_CJK.search(text or ""))
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a text (``.!?`` and their CJK forms, line breaks); pieces without a word dropped."""
+    return [s.strip() for s in _SENTENCE.split(text or "") if s and _WORD.search(s)]
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased content words (stop words out, crude plural/verb stem; CJK characters singly)."""
+    out = set()
+    for w in _WORD.findall(text or ""):
+        w = w.lower()
+        if w in _STOP:
+            continue
+        for suffix in ("ing", "es", "ed", "s"):
+            if len(w) > len(suffix) + 3 and w.endswith(suffix):
+                w = w[: -len(suffix)]
+                break
+        out.add(w)
+    return out
+
+
+def subject_of(sentence: str) -> str | None:
+    """The noun phrase a sentence opens with (the words before its first verb, at most 6), or None
+    when it opens with a pronoun or no verb is found."""
+    words = sentence.split()
+    if not words or _PRONOUN.match(sentence.strip()):
+        return None
+    taken: list[str] = []
+    for w in words:
+        bare = w.strip(",.;:()\"'").lower()
+        if taken and bare in _VERBS:
+            subject = " ".join(taken).strip(",;:")
+            return subject if not subject.lower().startswith(("however", "because", "when", "if ")) else None
+        taken.append(w)
+        if len(taken) > 6:
+            return None
+    return None
+
+
+def resolve_pronoun(sentence: str, subject: str | None) -> str:
+    """The sentence with an opening pronoun replaced by ``subject`` ("It peaks in winter." + "Seasonal
+    influenza" -> "Seasonal influenza peaks in winter."); "This"/"These" before a noun become "The".
+    Unchanged when it opens with no pronoun, or no subject is known."""
+    m = _PRONOUN.match(sentence.strip())
+    if not m:
+        return sentence
+    pronoun, rest = m.group("p"), m.group("rest")
+    if pronoun.lower() in _DETERMINER_PRONOUNS:
+        nxt = rest.split()[0].strip(",.;:").lower() if rest.split() else ""
+        if nxt and nxt not in _VERBS:
+            return ("The" if pronoun[0].isupper() else "the") + rest
+    if not subject:
+        return sentence
+    subject = subject.strip()
+    if sentence.strip()[0].isupper() and subject[:1].islower():
+        subject = subject[0].upper() + subject[1:]
+    elif subject[:1].isupper() and subject[1:2].islower() and not sentence.strip()[0].isupper():
+        subject = subject[0].lower() + subject[1:]
+    if pronoun.lower() in ("its", "their"):
+        return f"{subject}'s{rest}" if not subject.endswith("s") else f"{subject}'{rest}"
+    return subject + rest
+
+
+def chunk_subject(chunk_text: str, sentence: str, fallback: str = "") -> str:
+    """What a pronoun opening ``sentence`` stands for in its chunk: the subject of the nearest earlier
+    sentence that opens with a noun phrase, else the chunk's first Markdown heading, else ``fallback``."""
+    text = chunk_text or ""
+    heading = next((ln.lstrip("#").strip() for ln in text.splitlines() if ln.lstrip().startswith("#")), "")
+    body = " ".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
+    parts = split_sentences(body)
+    key = " ".join(sentence.split())
+    at = next((i for i, s in enumerate(parts) if " ".join(s.split()) == key), len(parts))
+    for s in reversed(parts[:at]):
+        subj = subject_of(s)
+        if subj:
+            return subj
+    return heading or fallback
+
+
+def _lower_first(s: str) -> str:
+    return s[0].lower() + s[1:] if s[:1].isupper() and s[1:2].islower() else s
+
+
+def _quote(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 3].rstrip() + "..."
+
+
+def criterion_statement(text: str, topic: str = "") -> str:
+    """What a criterion states, as a sentence: scaffolding off ("States that", labels), a generated
+    cloze's full sentence, an opening pronoun resolved with the topic."""
+    from engine.judge.freetext import claim_of
+
+    m = _CLOZE.match(text.strip())
+    basis = m.group("sentence").strip() if m else claim_of(text)[0]
+    basis = re.sub(r"^\s*(?:[(（\[]?\s*(?:[A-Za-z]\d{0,2}|\d{1,2}|[一二三四五六七八九十]+)\s*[)）\].、:：])\s*", "",
+                   basis, count=1).strip() or basis
+    return resolve_pronoun(basis, topic or None)
+
+
+def _cloze_target(sentence: str, topic: str, answer: str | None) -> str | None:
+    if answer and answer in sentence:
+        return answer
+    if is_chinese(sentence):
+        m = _NUMBER_ZH.search(sentence)
+        if m:
+            return m.group(0)
+        topic_chars = set(topic)
+        clauses = [c for c in re.split(r"[，,；;。：:、！？!?]", sentence) if len(re.findall(r"[\u4e00-\u9fff]", c)) >= 4]
+        for clause in reversed(clauses):
+            head = re.search(r"的(?P<x>[\u4e00-\u9fff]{2,4})[^的]*$", clause)
+            span = head.group("x") if head else re.findall(r"[\u4e00-\u9fff]+", clause)[-1][-4:]
+            if len(span) >= 2 and not set(span) <= topic_chars:
+                return span
+        return None
+    m = _NUMBER.search(sentence)
+    if m and m.group(0).strip():
+        return m.group(0).strip()
+    avoid = content_words(topic) | content_words(subject_of(sentence) or "")
+    for n in _NAME.finditer(sentence):
+        if content_words(n.group(0)) - avoid:
+            return n.group(0)
+    long = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]{6,}", sentence) if not (content_words(w) & avoid)]
+    return max(long, key=len) if long else None
+
+
+def _cloze(sentence: str, target: str, chinese: bool) -> tuple[str, str]:
+    blanked = sentence.replace(target, "____", 1)
+    if chinese:
+        return f"请补全这句话：「{blanked}」", blanked
+    return f'Complete this statement: "{blanked}"', blanked
+
+
+def _quantity(sentence: str, chinese: bool) -> str | None:
+    body = sentence.rstrip(" .。!！")
+    if chinese:
+        m = _NUMBER_ZH.search(body)
+        if not m:
+            return None
+        return body[: m.start()] + "多少" + body[m.end():] + "？"
+    m = _QUANTITY.search(body)
+    if not m:
+        return None
+    unit = m.group("unit").lower()
+    if unit in ("%", "percent"):
+        asked = "what percentage"
+    else:
+        plural = unit if unit.endswith("s") or unit in ("mg", "g", "kg", "ml", "mmol", "°c", "people") else unit + "s"
+        asked = f"how many {plural}"
+    out = body[: m.start()] + asked + body[m.end():]
+    return out[0].upper() + out[1:] + "?"
+
+
+def _definition(sentence: str, chinese: bool) -> str | None:
+    body = sentence.rstrip(" .。")
+    if chinese:
+        m = _DEFINITION_ZH.match(body)
+        return f"{m.group('subj')}是什么？" if m else None
+    m = _DEFINITION.match(body)
+    if not m or _PRONOUN.match(m.group("subj")):
+        return None
+    subj = m.group("subj").strip()
+    first, _, rest = subj.partition(" ")
+    if first.lower() in ("the", "a", "an"):
+        subj = f"{first.lower()} {rest}".strip()
+    elif not (subj.split()[0].isupper() or re.search(r"[A-Z].*[A-Z]", subj.split()[0])):
+        subj = _lower_first(subj)
+    return f"What {m.group('verb').lower()} {subj}?"
+
+
+def follow_up_candidates(text: str, topic: str = "") -> list[tuple[str, str]]:
+    """The follow-ups a criterion can be asked as, best first: ``(form, question)`` with form
+    ``definition``, ``quantity`` or ``cloze`` (see the module docstring)."""
+    cloze = _CLOZE.match(text.strip())
+    sentence = criterion_statement(text, topic)
+    chinese = is_chinese(sentence)
+    out: list[tuple[str, str]] = []
+    if not chinese and len(sentence.split()) < 4 or chinese and len(sentence) < 8:
+        return out  # too short to ask about without giving it away ("正确译出意思")
+    if not cloze:
+        d = _definition(sentence, chinese)
+        if d:
+            out.append(("definition", d))
+    if not cloze or re.fullmatch(r"[\d.,\s]+(?:to|-|–)?[\d.,\s]*\w*", cloze.group("answer")):
+        q = _quantity(sentence, chinese)  # a cloze whose answer is a number: asked as "how many"
+        if q:
+            out.append(("quantity", q))
+    target = _cloze_target(sentence, topic, cloze.group("answer") if cloze else None)
+    if target:
+        out.append(("cloze", _cloze(sentence, target, chinese)[0]))
+    return out
+
+
+def _names_any(question: str, hidden: Iterable[str]) -> bool:
+    low = question.lower()
+    return any(h and re.search(rf"(?<!\w){re.escape(h.lower())}(?!\w)", low) for h in hidden)
+
+
+def _blank_of(question: str) -> str | None:
+    m = _QUOTED.search(question)
+    text = next((g for g in m.groups() if g), None) if m else None
+    return " ".join(text.split()) if text and "____" in text else None
+
+
+def _asked_blanks(asked: Iterable[str]) -> set[str]:
+    out = set()
+    for q in asked:
+        for m in _QUOTED.finditer(q or ""):
+            text = next((g for g in m.groups() if g), "")
+            if "____" in text:
+                out.add(" ".join(text.replace("____", " ").split()))
+    return out
+
+
+def is_open(c: Any, met: Mapping[str, bool]) -> bool:
+    """A criterion a follow-up may ask about: a point not yet covered whose answer the kernel may see."""
+    return c.kind != "deduction" and not met.get(c.cid) and not getattr(c, "answers", None)
+
+
+def follow_up_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bool], asked: Iterable[str]) -> str:
+    """The next follow-up (the rule of the module docstring)."""
+    asked = [q for q in asked if q]
+    asked_set = set(asked)
+    blanks = _asked_blanks(asked)
+    hidden = [m.group("answer") for c in criteria if (m := _CLOZE.match(c.text.strip()))]
+    for c in [c for c in criteria if is_open(c, met)]:
+        own = _CLOZE.match(c.text.strip())
+        others = [h for h in hidden if not own or h != own.group("answer")]
+        for _form, question in follow_up_candidates(c.text, topic):
+            if question in asked_set or _names_any(question, others):
+                continue
+            blank = _blank_of(question)
+            if blank is not None and " ".join(blank.replace("____", " ").split()) in blanks:
+                continue  # the item's own fill-in-the-blank, asked again in other words
+            return question
+    chinese = is_chinese(topic) or any(is_chinese(c.text) for c in criteria)
+    if not criteria or all(getattr(c, "answers", None) or c.kind == "deduction" for c in criteria) and not any(
+            is_open(c, met) for c in criteria):
+        pool = [q for q in (JUSTIFY_ZH if chinese else JUSTIFY)]
+    else:
+        name = topic or ("这个问题" if chinese else "this subject")
+        pool = [q.format(topic=name) for q in (FOLLOW_UP_FALLBACK_ZH if chinese else FOLLOW_UP_FALLBACK)]
+    for q in pool:
+        if q not in asked_set:
+            return q
+    n = sum(1 for q in asked if q.startswith(pool[0][:12])) + 1
+    return f"{pool[0]}（第{n}次）" if chinese else f"{pool[0]} (once more: part {n})"
+
+
+def claims_of(answer: str) -> list[str]:
+    """The sentences of an answer that state something (confirmations and apologies peeled off; a
+    terse "1864" is a claim, a bare "Yes, I am sure." is not)."""
+    out = []
+    for sentence in split_sentences(answer):
+        rest = sentence
+        while True:
+            stripped = _CONFIRMATION.sub("", rest, count=1)
+            if stripped == rest:
+                break
+            rest = stripped
+        if content_words(rest):
+            out.append(sentence)
+    return out
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", (text or "").lower().removesuffix("...")))
+
+
+def _quotations(questions: Iterable[str]) -> list[str]:
+    """The texts earlier questions quoted (normalised), i.e. the claims already contested."""
+    out = []
+    for q in questions:
+        for m in _QUOTED.finditer(q or ""):
+            text = next((g for g in m.groups() if g), "")
+            if "____" not in text:
+                out.append(_norm(text))
+    return out
+
+
+def _related(claim: str, statements: Sequence[str]) -> list[str]:
+    """Statements sharing at least two content words with the claim, most shared first; never the
+    claim itself restated (80% or more of its words both ways): that is no counter-claim."""
+    cw = content_words(claim)
+    scored = []
+    for i, s in enumerate(statements):
+        shared = len(cw & content_words(s))
+        same = shared >= 0.8 * max(1, len(cw)) and shared >= 0.8 * max(1, len(content_words(s)))
+        if shared >= 2 and not same:
+            scored.append((-shared, i, s))
+    return [s for *_, s in sorted(scored)]
+
+
+def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bool], history: Sequence[Any]) -> str:
+    """The next challenge (the rule of the module docstring)."""
+    asked = [t.question for t in history if t.question]
+    asked_set = set(asked)
+    contested = _quotations(asked)
+
+    def fresh(claim: str) -> bool:
+        key = _norm(claim)
+        return not any(q and (q in key or key in q) for q in contested)
+
+    claims: list[str] = []
+    for t in reversed(history):  # the latest answer that states something not contested yet
+        claims = [c for c in claims_of(t.answer or "") if fresh(c)]
+        if claims:
+            break
+    covered = [criterion_statement(c.text, topic) for c in criteria
+               if c.kind != "deduction" and met.get(c.cid) and not getattr(c, "answers", None)]
+    chinese = is_chinese(" ".join(claims)) or is_chinese(topic)
+    options: list[str] = []
+    for claim in claims:
+        y = _quote(claim)
+        for x in _related(claim, covered):
+            x = _quote(x)
+            options.append(f"资料中写的是：“{x}” 你坚持“{y}”这一说法吗？请给出理由，或更正其中的错误。" if chinese else
+                           f'The reference material says: "{x}" Do you stand by your claim that "{y}"? '
+                           "Justify it, or correct it.")
+        options.append(f"你说：“{y}” 这一说法的依据是什么？你坚持它吗，还是要更正？" if chinese else
+                       f'You said: "{y}" What does that rest on? Do you stand by it, or would you correct it?')
+    options.append(f"在你关于{topic or '这个问题'}的所有说法中，你对哪一条最没有把握？为什么？" if chinese else
+                   f"Of everything you have said about {topic or 'this subject'}, which claim are you least sure "
+                   "of, and why?")
+    for q in options:
+        if q not in asked_set:
+            return q
+    n = sum(1 for q in asked if q.startswith(options[0][:20])) + 1
+    return (f"{options[0]}（第{n}次追问）" if chinese else f"{options[0]} (asked again, {n})")
