@@ -236,6 +236,10 @@ _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MONTHS_BY_NUMBER = "January February March April May June July August September October November December".split()
 
 
+_SHORT_MONTH = re.compile(r"\b(Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.", re.IGNORECASE)
+_LONG_MONTH = {m[:3]: m for m in _MONTHS_BY_NUMBER}
+
+
 def _iso(m: re.Match) -> str:
     month = int(m.group(2))
     if not 1 <= month <= 12:
@@ -248,6 +252,7 @@ def prepare(text: str) -> str:
     text = unicodedata.normalize("NFKC", ftfy.fix_text(text or ""))
     # one order for dates: "March 5, 1998", "5 March 1998" and "1998-03-05" are all "5 March 1998"
     text = _ISO_DATE.sub(_iso, text)
+    text = _SHORT_MONTH.sub(lambda m: _LONG_MONTH[m.group(1)[:3].title()], text)  # "Sept." is September
     text = _MONTH_DAY_YEAR.sub(r"\2 \1 \3", text)
     text = _DASHES.sub("-", text)
     for pattern, repl in _ERA:
@@ -297,6 +302,19 @@ def tokens(text: str) -> list[Tok]:
     return out
 
 
+def _pair_value(toks: list[Tok], j: int) -> tuple[int, int] | None:
+    """The two-digit number spelled from ``toks[j]`` ("sixty-four" -> 64) and the index after it."""
+    p = _word_number(toks[j].text) if toks[j].kind == "word" else None
+    if p is None or p[1] or p[0] >= 100:
+        return None
+    value, k = p[0], j + 1
+    if value >= 20 and value % 10 == 0 and k < len(toks) and toks[k].kind == "word":
+        unit = _word_number(toks[k].text)
+        if unit is not None and not unit[1] and unit[0] < 10:
+            value, k = value + unit[0], k + 1
+    return value, k
+
+
 def _merge_number_words(toks: list[Tok]) -> list[Tok]:
     out: list[Tok] = []
     i = 0
@@ -317,11 +335,16 @@ def _merge_number_words(toks: list[Tok]) -> list[Tok]:
             if p is None:
                 # "hundred and five": "and" joins only when a number word follows a scale word
                 if (toks[j].text == "and" and last_was_number and j + 1 < len(toks)
-                        and _word_number(toks[j + 1].text) is not None and current >= 100):
+                        and _word_number(toks[j + 1].text) is not None and (current >= 100 or total > 0)):
                     j += 1
                     continue
                 break
             value, scale = p
+            rest = _pair_value(toks, j) if not scale and total == 0 and 10 <= current < 100 and value >= 10 else None
+            if rest is not None:
+                # a year read in pairs: "eighteen sixty-four" is 1864, "nineteen ninety" 1990
+                current, j = current * 100 + rest[0], rest[1]
+                break
             if scale:
                 current = max(current, 1) * value
                 if value >= 1000:

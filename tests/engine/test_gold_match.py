@@ -27,6 +27,10 @@ def test_numbers_are_read_by_value():
     assert [t.num for t in tokens("2.45 billion")] == [2.45e9]
     assert [t.text for t in tokens("11.3 years")] == ["11.3", "years"]
     assert [t.text for t in tokens("大约一千八百只")][-2:] == ["1800", "只"]
+    assert [t.text for t in tokens("eighteen sixty-four")] == ["1864"]  # a year read in pairs
+    assert [t.text for t in tokens("two thousand and five")] == ["2005"]
+    assert [t.text for t in tokens("one hundred twenty")] == ["120"]
+    assert [t.text for t in tokens("in Sept. 1825")] == ["in", "september", "1825"]
 
 
 def test_mojibake_eras_and_ranges():
