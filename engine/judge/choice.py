@@ -176,9 +176,11 @@ def _text_mentions(reply: str, opts: dict[str, str]) -> list[_Mention]:
     words = _mc_words(reply)
     taken = [False] * len(words)
     found: list[_Mention] = []
-    wanted = {key: [w[2] for w in _mc_words(text)] for key, text in opts.items()}
-    for key in sorted(wanted, key=lambda k: len(wanted[k]), reverse=True):  # longest first
-        want = wanted[key]
+    forms = [(key, [w[2] for w in _mc_words(text)]) for key, text in opts.items()]
+    # a two-word name also by its first word's initial: "S. aureus" for "Staphylococcus aureus"
+    forms += [(key, [want[0][0], *want[1:]]) for key, want in list(forms)
+              if len(want) == 2 and len(want[0]) > 1 and opts[key].strip()[:1].isupper() and want[0][0].isalpha()]
+    for key, want in sorted(forms, key=lambda f: len(f[1]), reverse=True):  # longest first
         if not want:
             continue
         n = len(want)

@@ -696,7 +696,8 @@ class _Judge:
                 for form in gold.forms:
                     ranged = {i for i in range(len(form.toks)) if _range_at(form.toks, i)}
                     for start, end in _find(form.toks, content, ranged, form.approx):
-                        reason = self._refusal(content[start:end], sentence, gold, form)
+                        around = (content[start - 1] if start > 0 else None, content[end] if end < len(content) else None)
+                        reason = self._refusal(content[start:end], sentence, gold, form, around)
                         if reason:
                             if refused is None:
                                 refused = (gold.text, _text(sentence), reason, f1)
@@ -747,7 +748,8 @@ class _Judge:
             return ""
         return "a shorter form of the gold in"
 
-    def _refusal(self, span: list[Tok], sentence: list[Tok], gold: _Gold, form: _Form | None) -> str:
+    def _refusal(self, span: list[Tok], sentence: list[Tok], gold: _Gold, form: _Form | None,
+                 around: tuple[Tok | None, Tok | None] = (None, None)) -> str:
         if any(t.negated for t in span):
             return "the gold answer is negated"
         if sum(t.text in _HEDGES for t in sentence) >= 2:
@@ -764,8 +766,9 @@ class _Judge:
                 and not any(_name_variant(before.text, g.text) for g in gold.all[:-1]):
             return f'"{before.text} {span[0].text}" is another name'
         if gold.given and form is not None:
-            if (before is not None and (before.stem, span[0].stem) in self.q_bigrams) or (
-                    after is not None and (span[-1].stem, after.stem) in self.q_bigrams):
+            left, right = around  # the content words beside it (separators and function words skipped)
+            if (left is not None and (left.stem, span[0].stem) in self.q_bigrams) or (
+                    right is not None and (span[-1].stem, right.stem) in self.q_bigrams):
                 return "it only echoes the question"
         stated = _dates([t for t in sentence if t.kind in ("word", "num")])
         other = {d for d in stated - self.gold_dates if any(d[1] == y for _, y in self.gold_dates)}

@@ -110,6 +110,8 @@ def test_credited(reply, golds, question):
     ("The main mineral in lithium batteries is cobalt.", ["Lithium"], "what is the main mineral in lithium batteries",
      "echoes the question"),
     ("I am not sure.", ["not guilty"], "what was the verdict", "not given"),
+    ("Are oxygen levels going up, down, or staying the same?", ["down"],
+     "Are oxygen levels going up, down, or staying the same?", "echoes the question"),  # an echo across commas
 ])
 def test_not_credited(reply, golds, question, why):
     v = judge_gold(reply, golds, question)

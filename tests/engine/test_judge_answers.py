@@ -98,6 +98,7 @@ def test_format_options_and_question():
     ("Vitamin C deficiency is not relevant here. The answer is D.", "D"),
     ("I have no doubt: the answer is D.", "D"),
     ("答案是C", "C"),
+    ("S. aureus", "D"),  # a two-word name by its first word's initial
     # an option rejected after the chosen one is not the choice
     ("Staphylococcus aureus (D) is my pick. Streptococcus pneumoniae (A) does not fit the picture.", "D"),
     ("From what I remember it was (D) Staphylococcus aureus. Haemophilus influenzae (C) is possible but unlikely.",
