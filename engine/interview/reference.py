@@ -11,7 +11,10 @@ The rule, for the latest question:
 
 1. retrieve the ``chunks`` best chunks for the question (hybrid retrieval);
 2. split them into sentences and keep whole ones (a fragment cut by chunking, a heading, a line
-   without a full stop or a sentence of fewer than ``MIN_WORDS`` words is dropped);
+   without a full stop or a sentence of fewer than ``MIN_WORDS`` words is dropped); a sentence that
+   opens with a pronoun ("They act within hours.") is read with it resolved from the sentence just
+   before it in the same chunk (:func:`resolved_sentences`), so that an answer never hands the
+   examiner an "it" or a "they" whose sentence it did not quote;
 3. rank the sentences by ``0.5·cos + 0.5·overlap``: the cosine of their embedding to the question's,
    and the share of the question's content words (4 letters or more, compared on their first 5
    letters, so "shortens" meets "shorten") that the sentence contains; ties by retrieval rank, then
@@ -85,18 +88,59 @@ def kb_name(spec: str) -> str:
 def sentences_of(text: str) -> list[str]:
     """Whole sentences of a chunk: split at . ! ? (and CJK stops) and line breaks; headings, list
     markers and fragments cut by chunking are dropped, as are sentences of fewer than ``MIN_WORDS`` words."""
+    return _sentences(text, resolve=False)
+
+
+def resolved_sentences(text: str) -> list[str]:
+    """:func:`sentences_of`, with an opening pronoun resolved from the sentence just before it in the
+    chunk (``engine.interview.offline_questions``: :func:`subject_of` that sentence, already resolved
+    itself, then :func:`resolve_pronoun`): "Warfarin is a vitamin K antagonist. It needs INR checks." ->
+    "... Warfarin needs INR checks.". Left as it is when that is not safe: the sentence before is a
+    heading, a fragment cut by chunking, or opens with no noun phrase (``subject_of`` finds none), or
+    there is none, or the noun phrase does not agree in number with the pronoun (:func:`_agrees`);
+    "This"/"These" before a noun still become "The", which needs no subject."""
+    return _sentences(text, resolve=True)
+
+
+_SINGULAR = re.compile(r"^(?:it|its|he|she|this)\b", re.I)
+_PLURAL = re.compile(r"^(?:they|their|these)\b", re.I)
+
+
+def _agrees(sentence: str, subject: str) -> bool:
+    """Whether ``subject`` may stand for the pronoun ``sentence`` opens with, by a cheap rule on its last
+    word: "they"/"their"/"these" need a plural-looking one (ending in -s, or "people"/"children"), "it"/
+    "its"/"he"/"she"/"this" one that is not; a possessive ("X's effect") is never taken. English only."""
+    words = subject.split()
+    if not words or "'" in subject or "’" in subject:
+        return False
+    head = words[-1].lower().strip(",.;:")
+    plural = (head.endswith("s") and not head.endswith("ss")) or head in ("people", "children", "women", "men")
+    if _PLURAL.match(sentence):
+        return plural
+    return bool(_SINGULAR.match(sentence)) and not plural
+
+
+def _sentences(text: str, resolve: bool) -> list[str]:
+    from engine.interview.offline_questions import resolve_pronoun, subject_of
+
     out = []
+    previous: str | None = None  # the sentence just before, in the chunk (resolved), when it is whole
     parts = [p.strip() for p in _SPLIT.split(text or "") if p and p.strip()]
     for i, part in enumerate(parts):
+        before, previous = previous, None
         if part.startswith("#"):
             continue  # a Markdown heading
         part = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", part).strip()
-        if len(_WORD.findall(part)) < MIN_WORDS:
-            continue
         if i == 0 and _FRAGMENT_START.match(part):
             continue  # the chunk starts inside a sentence (its overlap with the previous chunk)
         if not _END.search(part):
             continue  # a title, or the chunk ends inside a sentence
+        if resolve:
+            subject = subject_of(before) if before else None
+            part = resolve_pronoun(part, subject if subject and _agrees(part, subject) else None)
+        previous = part
+        if len(_WORD.findall(part)) < MIN_WORDS:
+            continue
         out.append(part)
     return out
 
@@ -204,7 +248,7 @@ class ReferenceTarget:
 
         retrieval = self.config.retrieval
         hits = search(self.store, self.home, self.kb, claim, k=CHUNKS, mode=retrieval.mode, config=retrieval)
-        found = [(hit, s) for hit in hits for s in sentences_of(hit.text)]
+        found = [(hit, s) for hit in hits for s in resolved_sentences(hit.text)]
         if found:
             vectors = self._embed(get_embedder(retrieval.embedder), [claim] + [s for _, s in found])
             sims = vectors[1:] @ vectors[0]
@@ -223,7 +267,7 @@ class ReferenceTarget:
         said |= {_key(m["content"]) for m in messages if m.get("role") == "assistant"}
         retrieval = self.config.retrieval
         hits = search(self.store, self.home, self.kb, question, k=CHUNKS, mode=retrieval.mode, config=retrieval)
-        candidates = [(hit.rank, pos, s) for hit in hits for pos, s in enumerate(sentences_of(hit.text))]
+        candidates = [(hit.rank, pos, s) for hit in hits for pos, s in enumerate(resolved_sentences(hit.text))]
         embedder = get_embedder(retrieval.embedder)
         chosen = choose_sentences(question, candidates, said, lambda texts: self._embed(embedder, texts))
         return " ".join(chosen) if chosen else NO_ANSWER

@@ -31,6 +31,13 @@ sessions (each is marked ``interrupted`` with its event, resumable) and exits; t
 them (then kills what is left after :data:`EXIT_GRACE` seconds), releases its leases and re-raises.
 A parent killed outright closes the pipes too, with the same effect.
 
+**A full or read-only data home** (``engine.store.faults``) met by a worker's session: the session is
+marked ``interrupted`` by its runner, the worker cancels its other sessions (interrupted too) and
+reports ``{"done": id, "error": ..., "fault": KIND, "line": ...}`` (the one line, naming
+``viva resume run:N``); the parent then hands out nothing more (the sessions not handed out stay
+resumable), closes every worker's stdin so that each interrupts what it runs, and raises
+:class:`~engine.store.faults.HomeFaultError` with that line, as the in-process path does.
+
 Per-endpoint limits (``max_concurrency`` of the endpoints named in the configuration) are divided
 among the workers, rounded up; ``concurrency`` (sessions at once) is the run's total, shared among
 the workers (never more workers than that).
@@ -141,8 +148,11 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
 
     Raises:
         asyncio.CancelledError: interrupted; the workers have marked their sessions interrupted.
+        engine.store.faults.HomeFaultError: a worker met a full or read-only home; the sessions in
+            flight were interrupted, the others not started (``viva resume run:N`` continues them).
     """
-    from engine.interview.run import _take
+    from engine.interview.run import _despite_full, _take
+    from engine.store.faults import HomeFaultError
 
     store = runtime.store
     ids = list(dict.fromkeys(int(s) for s in session_ids))
@@ -164,15 +174,20 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
     wanted = set(ids)
     after = store.last_seq()
     hello = {"home": str(runtime.home), "config": worker_config(runtime.config, count),
-             "use_cache": runtime.use_cache, "cache_dir": _cache_dir(), "api_key_envs": _api_key_envs(store, ids)}
+             "use_cache": runtime.use_cache, "cache_dir": _cache_dir(), "api_key_envs": _api_key_envs(store, ids),
+             "resume": f"run:{run_id}" if run_id is not None else None}
     pool: list[_Worker] = []
     state = {"spawned": False, "closing": False}
+    fault: dict[str, str] = {}
+    """The first full or read-only home a worker reported: its ``kind`` and one ``line``."""
 
     def settle() -> None:
         if len(errors) == len(ids) or (state["spawned"] and not any(w.alive for w in pool)):
             done.set()
 
     def dispatch() -> None:
+        if fault:
+            return
         for w in sorted((w for w in pool if w.ready and w.alive and not w.stopping),
                         key=lambda w: len(w.inflight)):
             while pending and len(w.inflight) < w.slots:
@@ -230,6 +245,11 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
                 w.stats["sessions"] = w.stats.get("sessions", 0) + 1
                 if sid in wanted:
                     errors[sid] = msg.get("error")
+                if msg.get("fault") and not fault:  # the home is full: nothing more is handed out
+                    fault.update(kind=str(msg["fault"]), line=str(msg.get("line") or msg.get("error")))
+                    while pending:
+                        errors[pending.popleft()] = "not started: the data home is full or read-only"
+                    done.set()
             dispatch()
             settle()
         await w.proc.wait()
@@ -264,11 +284,12 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
         state["spawned"] = True
         settle()
         await done.wait()
-        for w in pool:
-            if not w.stopping:
-                w.stopping = True
-                w.send({"stop": True})
-        await asyncio.gather(*readers)
+        if not fault:  # else the workers' stdin is closed below: each interrupts what it still runs
+            for w in pool:
+                if not w.stopping:
+                    w.stopping = True
+                    w.send({"stop": True})
+            await asyncio.gather(*readers)
     finally:
         state["closing"] = True
         await asyncio.shield(_wind_down(pool, readers))
@@ -277,10 +298,13 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
             after = _feed(store, after, wanted, on_event)  # what the workers wrote last
         if keeper is not None:
             keeper.cancel()
-        leases.release(SESSION, [sid for sid in ids if leases.holds(SESSION, sid)])
+        home = runtime.home
+        _despite_full(home, lambda: leases.release(SESSION, [sid for sid in ids if leases.holds(SESSION, sid)]))
         if own:
-            leases.release()
+            _despite_full(home, leases.release)
         last_workers[:] = [w.stats for w in pool]
+    if fault:
+        raise HomeFaultError(fault["kind"], fault["line"])
     missing = [sid for sid in ids if sid not in errors]
     for sid in missing:  # cannot happen unless a worker broke the protocol
         errors[sid] = f"RunError: no worker reported session {sid}; {resume} continues it"
@@ -345,10 +369,11 @@ def _api_key_envs(store: Any, ids: list[int]) -> list[str]:
 
 async def _serve(reader: asyncio.StreamReader, out: Any) -> int:
     """A worker's life: read the parent's hello, run each session it is handed, report each end."""
-    from engine.interview.run import SessionPool
+    from engine.interview.run import SessionPool, _despite_full
     from engine.knowledge.embed import get_embedding_service, set_cache_dir
     from engine.redact import register_config
     from engine.runtime import setup_logging
+    from engine.store.faults import classify, describe
 
     def send(message: dict[str, Any]) -> None:
         out.write(json.dumps(message) + "\n")
@@ -379,7 +404,15 @@ async def _serve(reader: asyncio.StreamReader, out: Any) -> int:
         except Exception as exc:  # e.g. the session's target cannot be made: reported, the others go on
             error = f"{type(exc).__name__}: {exc}"
             log.warning("session %s failed: %s", sid, error)
-        send({"done": sid, "error": error})
+        message: dict[str, Any] = {"done": sid, "error": error}
+        if pool.home_fault is not None:  # the home is full: this worker's other sessions stop now, interrupted
+            exc = pool.home_fault
+            message.update(fault=classify(exc) or "full", line=describe(
+                exc, home, getattr(runtime.store, "path", None), hello.get("resume")) or error)
+            for task in list(tasks):
+                if task is not asyncio.current_task():
+                    task.cancel()
+        send(message)
 
     stopped = False
     waiter = loop.create_task(interrupted.wait())
@@ -410,7 +443,7 @@ async def _serve(reader: asyncio.StreamReader, out: Any) -> int:
         waiter.cancel()
         pool.close()
         keeper.cancel()
-        leases.release()
+        _despite_full(home, leases.release)  # on a full disk: skipped, the lease of a gone process is free
         runtime.close()
     if stopped:
         send({"bye": os.getpid(), "cpu": time.process_time()})

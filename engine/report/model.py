@@ -256,6 +256,15 @@ def rating_rows(r: dict[str, Any]) -> list[Row]:
     return rows + [Row(label, r[key], note or "the judge's 1–10 rating", ".1f") for label, key, note in RATING_ROWS]
 
 
+def unrated_figures(not_rated: int) -> Figures:
+    """The ratings section when no conversation was rated (an offline run: the offline kernel does not
+    rate): one row saying "needs an LLM judge" once, instead of eight rows (or columns) that all say so."""
+    return Figures("ratings", "Professionalism and Stability",
+                   [Row("Professionalism and Stability", "needs an LLM judge",
+                        f"{not_rated} conversation(s) not rated: the offline kernel does not rate")],
+                   note="the judge's 1–10 ratings of whole conversations need an LLM kernel")
+
+
 def graded_rows(g: dict[str, Any]) -> list[Row]:
     """A graded session's figures (``graded`` of :func:`engine.metrics.sessions.session_metrics`)."""
     v = g.get("validation") or {}
@@ -452,7 +461,9 @@ def build_session_report(store: Store, session_id: int) -> Report:
                                for i, t in enumerate(m["graded"]["track"])], ["", "", "", "", ".2f", ""],
                               note="the difficulty asked, whether the answer was right, the running average "
                                    "and the difficulty chosen next"))
-    if doc.get("ratings"):
+    if doc.get("ratings") and not doc["ratings"]["rated"]:
+        sections.append(unrated_figures(doc["ratings"]["not_rated"]))
+    elif doc.get("ratings"):
         sections.append(Figures("ratings", "Professionalism and Stability", rating_rows(doc["ratings"]),
                                 note="the judge's 1–10 ratings of the whole conversation"))
     sections.append(Table(
@@ -699,7 +710,9 @@ def build_run_report(store: Store, run_id: int) -> Report:
                               note="a version used that is not the current one: re-score with "
                                    f"`viva rescore run:{run['id']}`"))
     rated = [r for r in board if r.get("ratings")]
-    if rated:
+    if rated and not any(r["ratings"]["rated"] for r in rated):  # an offline run: one line, not a table of blanks
+        sections.append(unrated_figures(sum(r["ratings"]["not_rated"] for r in rated)))
+    elif rated:
         sections.append(Table("ratings", "Professionalism and Stability",
                               ["target", "rated", *[label for label, _, _ in RATING_ROWS]],
                               [[r["target"], f"{r['ratings']['rated']}/{r['ratings']['rated'] + r['ratings']['not_rated']}",

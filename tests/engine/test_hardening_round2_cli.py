@@ -170,8 +170,23 @@ def test_rescore_refuses_without_bubblewrap_unless_trusted(tmp_path):
 # -- a disk that fills up in the middle of viva run ------------------------------------------------
 FILLING_AGENT = r'''
 import os
+import sqlite3
+import time
 
 ANSWER = "Oxygen is the most abundant element in the Earth's crust."
+
+
+def wait_for_running(n):
+    """Until ``n`` sessions are running (so that another worker has one in flight), at most 60 s."""
+    end = time.monotonic() + 60
+    while n and time.monotonic() < end:
+        conn = sqlite3.connect(os.path.join(os.path.dirname(os.environ["FILLER"]), "viva.db"), timeout=10)
+        try:
+            if conn.execute("SELECT COUNT(*) FROM sessions WHERE status = 'running'").fetchone()[0] >= n:
+                return
+        finally:
+            conn.close()
+        time.sleep(0.05)
 
 
 class Agent:
@@ -183,6 +198,7 @@ class Agent:
         flag = os.environ["FILL_FLAG"]
         if t == 2 and os.path.exists(flag):
             os.unlink(flag)
+            wait_for_running(int(os.environ.get("FILL_WHEN_RUNNING", "0")))
             fd = os.open(os.environ["FILLER"], os.O_WRONLY | os.O_CREAT, 0o600)
             try:
                 while True:
@@ -199,7 +215,7 @@ import json, os, shutil, sqlite3, subprocess, sys
 
 spec = json.loads(sys.argv[1])
 home, cwd = spec["home"], spec["cwd"]
-env = {**os.environ, "FILL_FLAG": spec["flag"], "FILLER": os.path.join(home, "filler.bin")}
+env = {**os.environ, "FILL_FLAG": spec["flag"], "FILLER": os.path.join(home, "filler.bin"), **spec.get("env", {})}
 
 
 def viva(*args):
@@ -221,7 +237,8 @@ if spec["uid"] is not None:
     for p in (home, os.path.join(home, "viva.db")):
         os.chown(p, spec["uid"], spec["uid"])
 out = {"run": viva("run", "--bench", "oxy", "--target", "python:filling_agent:Agent", "--kernel", "offline",
-                   "--policy", "threshold", "--turns", "4", "--concurrency", "2", "--seed", "7")}
+                   "--policy", "threshold", "--turns", "4", "--concurrency", "2", "--seed", "7",
+                   *spec.get("run_args", []))}
 out["stored_after_run"] = sessions()
 out["listed_after_run"] = viva("sessions", "--json")
 out["filled"] = os.path.exists(os.path.join(home, "filler.bin"))
@@ -254,9 +271,11 @@ def embed_cache(tmp_path_factory) -> Path:
     shutil.rmtree(cache, ignore_errors=True)
 
 
-def _full_disk_mid_run(work: Path, cache: Path, as_user: bool) -> dict:
+def _full_disk_mid_run(work: Path, cache: Path, as_user: bool, run_args: tuple[str, ...] = (),
+                       env: dict[str, str] | None = None) -> dict:
     """Seed a home (3 adaptive items), then inside one bubblewrap view where the home is an 8 MB tmpfs:
-    ``viva run`` (the disk fills at a second answer), read the sessions, free the space, ``viva resume``."""
+    ``viva run [RUN_ARGS]`` (the disk fills at a second answer), read the sessions, free the space,
+    ``viva resume``."""
     seed = work / "seed.db"
     store = Store(seed)
     make_bench(store, n_items=3)
@@ -270,7 +289,8 @@ def _full_disk_mid_run(work: Path, cache: Path, as_user: bool) -> dict:
         chown_tree(work)
     out = work / "out.json"
     spec = {"home": str(home), "cwd": str(work), "flag": str(flag), "seed": str(seed), "out": str(out),
-            "prefix": SETPRIV if as_user else [], "uid": USER if as_user else None}
+            "prefix": SETPRIV if as_user else [], "uid": USER if as_user else None, "run_args": list(run_args),
+            "env": env or {}}
     argv = ["bwrap", "--dev-bind", "/", "/", *(_reach_python() if as_user else []),
             "--size", str(8 * 1024 * 1024), "--tmpfs", str(home), "--ro-bind", str(cache), str(home / "cache"),
             "--", sys.executable, "-c", DRIVER, json.dumps(spec)]
@@ -313,6 +333,17 @@ def test_a_full_disk_mid_run_interrupts_then_resumes(tmp_path, embed_cache):
         "JOIN sessions s ON s.id = t.session_id ORDER BY s.item_id, t.idx")]
     conn.close()
     assert result["turns"] == turns and len(turns) == 12
+
+
+@needs_bwrap
+def test_a_full_disk_mid_run_with_two_workers(tmp_path, embed_cache):
+    """``viva run --workers 2``: the worker whose session meets the full disk interrupts its sessions
+    and reports the fault; the parent hands out nothing more, the other worker interrupts what it runs,
+    and the run ends in the same one line (no session ``running`` or ``failed``), then resumes."""
+    result = _full_disk_mid_run(tmp_path, embed_cache, as_user=False, run_args=("--workers", "2"),
+                                env={"FILL_WHEN_RUNNING": "2"})  # the disk fills while both workers run one
+    _check_full_disk(result)
+    assert sorted(s for _, s in result["stored_after_run"]) == ["created", "interrupted", "interrupted"], result
 
 
 @needs_user

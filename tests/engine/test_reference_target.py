@@ -126,3 +126,54 @@ async def test_challenged_it_holds_a_supported_claim_and_corrects_an_unsupported
     assert fixed.startswith("I was wrong about that. ") and "do not work" in fixed
     # a follow-up quoting no earlier sentence is not a challenge
     assert contested_claim('Complete this statement: "Washing takes ____ seconds."', [first]) is None
+
+
+ANTICOAGULANTS = (
+    "# Anticoagulants\n\n"
+    "Direct oral anticoagulants are an alternative to warfarin for atrial fibrillation. They act within hours of "
+    "the first dose and need no routine INR monitoring. Their effect fades within a day of the last dose.\n\n"
+    "Warfarin is a vitamin K antagonist. It needs regular INR checks because many foods and drugs change its "
+    "effect. They are not advised for patients with mechanical heart valves.\n")
+
+
+def test_resolved_sentences_take_the_subject_of_the_sentence_before():
+    from engine.interview.reference import resolved_sentences
+
+    got = resolved_sentences(ANTICOAGULANTS)
+    assert got[1] == "Direct oral anticoagulants act within hours of the first dose and need no routine INR monitoring."
+    assert got[3] == "Warfarin is a vitamin K antagonist."
+    assert got[4] == "Warfarin needs regular INR checks because many foods and drugs change its effect."
+    # not safe, left as written: a possessive ("Direct oral anticoagulants' effect") is no subject to
+    # borrow, and "They" after a singular "Warfarin" does not agree
+    assert got[2] == "Direct oral anticoagulants' effect fades within a day of the last dose."
+    assert got[5] == "They are not advised for patients with mechanical heart valves."
+    assert resolved_sentences("ted in winter. They spread in droplets from coughs.") == [
+        "They spread in droplets from coughs."], "the sentence before is a fragment cut by chunking"
+    assert resolved_sentences("# Antivirals\nThey shorten the illness when started early.") == [
+        "They shorten the illness when started early."], "a heading is no sentence to resolve from"
+    assert [len(sentences_of(ANTICOAGULANTS))] == [len(got)]
+
+
+async def test_reference_target_answers_with_pronouns_resolved(home, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "anticoagulants.md").write_text(ANTICOAGULANTS, encoding="utf-8")
+    rt = Runtime(home=home, config=Config())
+    try:
+        build_kb(rt.store, rt.home, "anticoag", [docs], config=rt.config.retrieval)
+        target = ReferenceTarget("kb:anticoag", rt.store, rt.home, rt.config)
+        result = await target.reply([{"role": "user", "content": "How fast do direct oral anticoagulants act, "
+                                                                 "and do they need INR monitoring?"}])
+        sentences = re.split(r"(?<=[.!?])\s+", result.text)
+        assert "Direct oral anticoagulants act within hours of the first dose and need no routine INR " \
+               "monitoring." in sentences, result.text
+        assert not any(s.startswith(("They act", "It needs")) for s in sentences), result.text
+        # challenged on its resolved sentence, it holds it (the knowledge base, read the same way, says it)
+        claim = "Direct oral anticoagulants act within hours of the first dose and need no routine INR monitoring."
+        held = await target.reply([
+            {"role": "user", "content": "How fast do direct oral anticoagulants act?"},
+            {"role": "assistant", "content": claim},
+            {"role": "user", "content": f'Do you stand by your claim that "{claim}"? Justify it, or correct it.'}])
+        assert held.text.startswith("I stand by it") and held.text.endswith(claim), held.text
+    finally:
+        rt.store.close()

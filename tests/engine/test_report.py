@@ -379,3 +379,38 @@ def test_graded_session_and_run_reports(home, fake_openai):
     assert row[0] == target["target"] and row[4] == target["graded"]["evaluation_score"]
     assert "## Graded (JudgeAgent)" in render(run, "md")
     rt.close()
+
+
+def test_an_offline_run_says_needs_an_llm_judge_once(home):
+    """No conversation rated (the offline kernel does not rate): every report says "needs an LLM judge"
+    once, in one row, instead of eight rating rows (or columns) that each say "not rated"."""
+    import asyncio
+
+    from engine.config import Config
+    from engine.demo import prepare_demo
+    from engine.demo.echo import SPEC
+    from engine.interview.run import execute_run, run_sessions
+    from engine.runtime import Runtime
+
+    runtime = Runtime(home=home, config=Config())
+    try:
+        run_id = prepare_demo(runtime, targets=["kb:demo", SPEC], policy="threshold", turns=2, n_items=1,
+                              log=lambda m: None)
+        assert set(asyncio.run(execute_run(runtime, run_id)).values()) == {None}
+        store, sid = runtime.store, run_sessions(runtime, run_id)[0]
+        one = ("Professionalism and Stability", "needs an LLM judge",
+               "2 conversation(s) not rated: the offline kernel does not rate")
+        for report, n in ((build_run_report(store, run_id), 2), (build_session_report(store, sid), 1)):
+            section = report.section("ratings")
+            assert isinstance(section, Figures) and len(section.rows) == 1, section
+            assert (section.rows[0].label, section.rows[0].value) == one[:2]
+            assert section.rows[0].note == one[2].replace("2", str(n), 1)
+        for export, subject in ((export_run, run_id), (export_session, sid)):
+            md = export(store, subject, "md")
+            assert md.count("needs an LLM judge") == 1 and "| accuracy |" not in md and "not rated: needs" not in md
+            html = export(store, subject, "html")
+            assert html.count("needs an LLM judge") == 1 and "user satisfaction" not in html
+            figures = json.loads(export(store, subject, "json"))["figures"]["ratings"]
+            assert [(f["label"], f["value"]) for f in figures] == [one[:2]]
+    finally:
+        runtime.store.close()
