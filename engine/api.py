@@ -202,6 +202,12 @@ class Engine:
     def _store(self) -> Any:
         return self.runtime.store
 
+    def ensure_writable(self) -> None:
+        """Raise the home's one-line fault now (read-only, damaged, full) when it cannot take a write, before
+        any other check: an empty write transaction (``BEGIN IMMEDIATE``) is the test."""
+        with self._store.transaction():
+            pass
+
     # -- judges ---------------------------------------------------------------------------------
     def judge_check(self, path: str | Path, *, judge: str = "offline", by: str | None = None,
                     disagreements: int = 0, repeat: int = 1, concurrency: int = 4) -> Any:

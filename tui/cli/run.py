@@ -350,6 +350,7 @@ def run(ctx, bench, items, budget, se, targets, kernel, protocol, turns, policy,
         except ValueError:
             raise click.BadParameter(f"{items!r}: expected comma-separated item ids like 12,13") from None
     _warn(console, engine.target_warnings(targets, api_key_env))
+    engine.ensure_writable()  # a read-only or damaged home says so first, before the targets are probed
     dead = engine.unreachable_targets(targets, api_key_env)
     if dead:  # before planning: no session is created for a server that is not there
         raise click.ClickException("\n".join(dead))
