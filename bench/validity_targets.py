@@ -85,7 +85,8 @@ NEVER_RIGHT = ("list",)
 MUTE = "mute"
 MUTE_ANSWER = "I don't know."
 CHALLENGE_PREFIXES = ("i am not convinced",)
-CHALLENGE_MARKERS = ("are you sure", "is that correct", "is that right")
+CHALLENGE_MARKERS = ("are you sure", "is that correct", "is that right", "do you stand by", "would you correct it",
+                     "what does that rest on")
 
 SENTENCES = (
     "The answer is {a}.", "I believe it is {a}.", "As far as I know, it is {a}.", "It's {a}.",
@@ -730,8 +731,8 @@ def near_fact(fact: str, others: Sequence[str], *seed: Any) -> tuple[str, str] |
 
 # -- answering -----------------------------------------------------------------------------------------
 def is_challenge(message: str) -> bool:
-    """Whether a user message contests the previous answer (the offline kernel's wording, "Are you
-    sure", "Is that correct/right")."""
+    """Whether a user message contests the previous answer (the offline kernel's wordings: "Do you
+    stand by ...", "What does that rest on?", and the usual "Are you sure", "Is that correct/right")."""
     text = message.strip().lower()
     return text.startswith(CHALLENGE_PREFIXES) or any(m in text for m in CHALLENGE_MARKERS)
 
