@@ -13,18 +13,28 @@ Rules (:meth:`FreeTextJudge.judge`):
    included) minus the words of the question: what the answer could have copied from the question
    proves nothing. When every claim word is in the question (a yes/no question), the fact words are
    the claim's words and the reply's polarity decides (a bare "No." answers "Is it caused by diet?").
-3. **Candidates** are the reply's sentences and pairs of adjacent sentences. A candidate's
-   ``recall`` is the share of fact words it contains *with the claim's polarity*: a word counts only
-   when it sits in a clause whose negation (not, never, no, none, neither, n't, "is false", "is a
-   myth", 不/没有/并非/不是; scope as in :func:`engine.judge.answers.negation_scopes`) agrees with the
-   claim's. "That is false." / "This is a myth." after a sentence negates that sentence.
-   A candidate whose fact words sit more in disagreeing clauses than in agreeing ones *contradicts*
-   the claim and scores 0.
-4. **Score** of a candidate = ``W_COS * cos + W_RECALL * recall`` where ``cos`` is the cosine between
-   the claim and the question followed by the candidate (the question supplies the context of a
-   terse answer; an echo of the question without the fact earns cos but no recall). A number among
-   the fact words that the candidate lacks caps it at :data:`PARTIAL_SHARE` of the threshold (a
-   different number is a different fact).
+3. **Candidates** are the reply's sentences (:func:`engine.judge.text.split_sentences`), pairs of
+   adjacent sentences and, for a reply of three sentences or more, the whole reply (a fact told
+   across sentences: "Pushpa Basnet ... She cares for 45 children."). A candidate's ``recall`` is
+   the share of fact words it contains *with the claim's polarity*. A word is negated when it sits
+   in a negation's scope (:func:`engine.judge.text.scoped_clauses`: not, never, no, none, neither,
+   n't, false, myth, 不/没有/并非/不是, from the negation word to the end of the sentence or the next
+   ";"/but) and is not one of the words its clause holds before the negation word (the subject:
+   "Lib Dem leader Tim Farron has said he does not believe ..." negates what he believes, not that
+   he leads); a negated claim's words outside its own negation's scope agree in either polarity.
+   "That is false." / "This is a myth." after a sentence negates that sentence. A candidate
+   *contradicts* the claim, and scores 0, when the claim's predicate words (its words after the
+   subject; all its words when none of those is there) sit at least as often with the other
+   polarity as with the claim's.
+4. **Score** of a candidate = ``W_COS * cos + W_RECALL * recall`` where ``recall`` is
+   ``(1 - W_PRED)`` times the fact-word recall plus ``W_PRED`` times the recall of the predicate's
+   fact words (what is said of the subject weighs more than naming it), and ``cos`` is the cosine
+   between the claim and the question followed by the candidate (the question supplies the context
+   of a terse answer; an echo of the question without the fact earns cos but no recall). A number
+   of the fact is bound to the word it counts (:func:`bound_numbers`: "10 points"); a candidate that
+   does not state that number of that thing (the number alone counts: "up to 2000 a day") is capped
+   at :data:`PARTIAL_SHARE` of the threshold (a different number is a different fact; "a seven-point
+   lead over 10-man Inverness" does not say "leads by 10 points").
 5. **Keyword lists.** A candidate that is a bare list (at least :data:`LIST_MIN_ITEMS` short items
    separated by commas, semicolons, slashes or line breaks, no verb or function word linking them)
    makes no claim: it scores at most :data:`KEYWORD_SHARE` of the threshold, unless every item is
@@ -34,9 +44,14 @@ Rules (:meth:`FreeTextJudge.judge`):
    the claim's words must be in one clause of the candidate, question words included unless the
    clause names another subject (so "Workers are sterile females" does not claim "drones are sterile
    females", and "X is not a noble gas" does not claim "X is a noble gas").
-7. The reply's score is its best candidate's; ``met`` iff score >= threshold. The threshold
-   (:data:`DEFAULT_THRESHOLD`) was picked by ``bench/judge_calibration.py`` on the tune half of
-   ``bench/data/judge_calibration.jsonl``.
+7. The reply's score is its best candidate's; ``met`` iff score >= threshold. The weights and the
+   threshold (:data:`DEFAULT_THRESHOLD`) were fitted on the dev half of REALSumm's human labels
+   (``bench/criterion_check.py --half dev``: the threshold that maximises Cohen's κ there) and checked
+   on its test half and on the holdout of ``bench/data/judge_calibration.jsonl``
+   (``bench/judge_calibration.py``).
+
+Tokens, stems, stop words, numbers, negation scope and sentence splits come from
+:mod:`engine.judge.text`, shared with the other offline judges.
 """
 
 from __future__ import annotations
@@ -65,7 +80,7 @@ from engine.judge.text import (
 )
 
 DEFAULT_THRESHOLD = 0.60
-"""Score needed for a criterion to be met (picked on the calibration set's tune half)."""
+"""Score needed for a criterion to be met (fitted on REALSumm's dev half: ``bench/criterion_check.py``)."""
 
 W_COS = 0.2
 """Weight of the claim/candidate cosine in a candidate's score."""
