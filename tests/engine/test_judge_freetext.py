@@ -192,3 +192,33 @@ def test_calibration_holdout_goals(judge):
     assert holdout["rows"] >= 150
     assert all(goals_met(holdout).values()), holdout
     assert holdout["per_style"]["keyword-list"]["accuracy"] == 1.0
+
+
+def test_negation_governs_the_predicate_not_the_subject():
+    from engine.judge.freetext import judge_fact
+
+    fact = "Tim Farron is a Liberal Democrat leader."
+    v = judge_fact(fact, "Liberal Democrat leader Tim Farron has said he does not believe the polls.")
+    assert v.met, v.rationale  # the negation is about what he believes
+    v = judge_fact(fact, "Tim Farron is not a Liberal Democrat leader.")
+    assert not v.met and "contradicts" in v.rationale
+    # a negated claim and a reply negated the same way agree
+    assert judge_fact("Type 1 diabetes is not caused by diet.", "Type 1 diabetes is not caused by diet at all.").met
+
+
+def test_numbers_are_bound_to_what_they_count():
+    from engine.judge.freetext import judge_fact
+
+    fact = "Celtic lead the league by 10 points."
+    v = judge_fact(fact, "Celtic have a seven-point lead in the league after beating 10-man Inverness.")
+    assert not v.met and "lacks the number 10 point" in v.rationale
+    assert judge_fact(fact, "Celtic lead the league by 10 points after beating Inverness.").met
+
+
+def test_a_fact_told_across_sentences_is_met():
+    from engine.judge.freetext import judge_fact
+
+    reply = "Pushpa Basnet is a CNN Hero. Her shelter was damaged in the quake. She cares for 45 children."
+    v = judge_fact("Pushpa Basnet cares for 45 children.", reply)
+    assert v.met, v.rationale
+    assert not judge_fact("Pushpa Basnet cares for 45 children.", "Her shelter was damaged in the quake.").met
