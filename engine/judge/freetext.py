@@ -135,21 +135,27 @@ def _is_number(stem: str) -> bool:
     return stem[:1].isdigit()
 
 
-def bound_numbers(text: str) -> list[tuple[str, str]]:
-    """The numbers of a text, each with the stem of the word it counts ("" when none follows).
+def bound_numbers(text: str, reach: int = 1) -> list[tuple[str, tuple[str, ...]]]:
+    """The numbers of a text, each with the stems of the content words after it (the thing it counts).
 
-    The counted word is the next token when it is a content word: "10 points" -> (10, point),
-    "a seven-point lead" -> (7, point), "10-man Inverness" -> (10, man), "up to 2,000 a day" -> (2000, "").
-    The number 1 is left out: it is mostly the article ("one of them").
+    At most ``reach`` content words are taken, stop words skipped, up to the next number: "10 points"
+    -> (10, (point,)), "a seven-point lead" -> (7, (point,)), "10-man Inverness" -> (10, (man,)), "up
+    to 2,000 a day" -> (2000, (day,)). A claim's number counts its first word (``reach`` 1); a reply's
+    counts any of its first three ("nine job listings" counts listings). The number 1 is left out: it
+    is mostly the article ("one of them").
     """
     toks = tokens(text)
     out = []
     for i, t in enumerate(toks):
         if not _is_number(t) or t in ("1", "1st"):
             continue
-        nxt = toks[i + 1] if i + 1 < len(toks) else ""
-        counted = stem(nxt) if nxt and nxt not in STOPWORDS and not is_negation(nxt) and not _is_number(nxt) else ""
-        out.append((t, counted))
+        counted: list[str] = []
+        for nxt in toks[i + 1:]:
+            if _is_number(nxt) or is_negation(nxt) or len(counted) >= reach:
+                break
+            if nxt not in STOPWORDS:
+                counted.append(stem(nxt))
+        out.append((t, tuple(counted)))
     return out
 
 
@@ -208,7 +214,7 @@ class _Clause:
     negated: bool
     subject: frozenset[str]  # content stems before the clause's first verb
     head: frozenset[str] = frozenset()  # stems before the clause's own negation word: outside its scope
-    numbers: frozenset[tuple[str, str]] = frozenset()  # (number, the stem it counts or "")
+    numbers: frozenset[tuple[str, tuple[str, ...]]] = frozenset()  # (number, the stems after it)
 
 
 @dataclass
@@ -232,7 +238,7 @@ class _Claim:
     negated: bool
     predicate: set[str]  # the claim's stems after its subject
     neutral: frozenset[str] = frozenset()  # a negated claim's stems outside its negation's scope
-    numbers: tuple[tuple[str, str], ...] = ()  # the fact numbers with the stem each counts
+    numbers: tuple[tuple[str, str], ...] = ()  # the fact numbers with the stem each counts ("" when none)
 
 
 def _keyword_items(sentence: str) -> tuple[str, ...] | None:
@@ -272,7 +278,7 @@ def _sentence_facts(sentence: str) -> tuple[tuple[_Clause, ...], tuple[str, ...]
     """
     clauses = tuple(_Clause(c.text, frozenset(content_stems(c.text)), c.negated,
                             frozenset(content_stems(_subject(c.text))), frozenset(content_stems(c.head)),
-                            frozenset(bound_numbers(c.text)))
+                            frozenset(bound_numbers(c.text, 3)))
                     for c in scoped_clauses(sentence))
     parts = clause_parts(sentence)
     first = parts[0][0] if parts else sentence
@@ -453,7 +459,7 @@ class FreeTextJudge:
             for c in scopes:
                 neutral.update(content_stems(c.head) if c.negated else content_stems(c.text))
         fact_set = set(facts or stems)
-        numbers = tuple(dict.fromkeys(n for n in bound_numbers(text) if n[0] in fact_set))
+        numbers = tuple(dict.fromkeys((n, w[0] if w else "") for n, w in bound_numbers(text) if n in fact_set))
         return _Claim(text, context, extra, stems, facts or stems, not facts, negated, predicate,
                       frozenset(neutral), numbers)
 
@@ -607,7 +613,7 @@ class FreeTextJudge:
         score = W_COS * cos + W_RECALL * recall
         why = f"cos {cos:.2f}, recall {recall:.2f}"
         cap: float | None = None
-        missing_numbers = [f"{n} {w}".strip() for n, w in claim.numbers if not _has_number(cand, n, w)]
+        missing_numbers = [f"{n} {w}".strip() for n, w in claim.numbers if not _has_number(cand, n, w, set(claim.stems))]
         if not claim.numbers:
             missing_numbers = [f for f in facts if _is_number(f) and f not in ("1", "1st")
                                and not any(f in c.stems for c in cand.clauses)]
@@ -662,12 +668,13 @@ def _polarity_split(claim: _Claim, cand: _Candidate) -> tuple[set[str], set[str]
     return agree, disagree - agree
 
 
-def _has_number(cand: _Candidate, number: str, counted: str) -> bool:
-    """The candidate states ``number`` of what the claim counts (or the number alone, or the claim
-    counts nothing)."""
+def _has_number(cand: _Candidate, number: str, counted: str, claim_words: set[str]) -> bool:
+    """The candidate states ``number`` of what the claim counts: the number followed by it (within
+    three content words), by nothing, or by another word of the claim ("up to 2000 a day" for "2,000
+    eggs a day"); or the claim's number counts nothing."""
     for c in cand.clauses:
-        for n, w in c.numbers:
-            if n == number and (not counted or not w or w == counted):
+        for n, after in c.numbers:
+            if n == number and (not counted or not after or counted in after or after[0] in claim_words):
                 return True
     return False
 

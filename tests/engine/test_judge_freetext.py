@@ -213,6 +213,9 @@ def test_numbers_are_bound_to_what_they_count():
     v = judge_fact(fact, "Celtic have a seven-point lead in the league after beating 10-man Inverness.")
     assert not v.met and "lacks the number 10 point" in v.rationale
     assert judge_fact(fact, "Celtic lead the league by 10 points after beating Inverness.").met
+    # adjectives may stand between a number and what it counts
+    assert judge_fact("The shop sold 300 bicycles.", "The shop sold 300 red racing bicycles last year.").met
+    assert not judge_fact("The shop sold 300 bicycles.", "The shop sold 300 helmets and some bicycles.").met
 
 
 def test_a_fact_told_across_sentences_is_met():
