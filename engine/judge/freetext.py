@@ -138,9 +138,9 @@ def _is_number(stem: str) -> bool:
 def bound_numbers(text: str, reach: int = 1) -> list[tuple[str, tuple[str, ...]]]:
     """The numbers of a text, each with the stems of the content words after it (the thing it counts).
 
-    At most ``reach`` content words are taken, stop words skipped, up to the next number: "10 points"
-    -> (10, (point,)), "a seven-point lead" -> (7, (point,)), "10-man Inverness" -> (10, (man,)), "up
-    to 2,000 a day" -> (2000, (day,)). A claim's number counts its first word (``reach`` 1); a reply's
+    At most ``reach`` content words are taken, up to the next number or function word: "10 points" ->
+    (10, (point,)), "a seven-point lead" -> (7, (point,)), "10-man Inverness" -> (10, (man,)), "up to
+    2,000 a day" -> (2000, ()), "300 helmets and bicycles" -> (300, (helmet,)). A claim's number counts its first word (``reach`` 1); a reply's
     counts any of its first three ("nine job listings" counts listings). The number 1 is left out: it
     is mostly the article ("one of them").
     """
@@ -151,10 +151,9 @@ def bound_numbers(text: str, reach: int = 1) -> list[tuple[str, tuple[str, ...]]
             continue
         counted: list[str] = []
         for nxt in toks[i + 1:]:
-            if _is_number(nxt) or is_negation(nxt) or len(counted) >= reach:
+            if _is_number(nxt) or is_negation(nxt) or nxt in STOPWORDS or len(counted) >= reach:
                 break
-            if nxt not in STOPWORDS:
-                counted.append(stem(nxt))
+            counted.append(stem(nxt))
         out.append((t, tuple(counted)))
     return out
 
