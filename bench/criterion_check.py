@@ -44,9 +44,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # before bench/, whose engine.py would shadow the package
 
-DATA = ROOT.parent.parent / "shared" / "data" / "realsumm" / "realsumm_scu.jsonl"
-if not DATA.exists():
-    DATA = Path("/work/shared/data/realsumm/realsumm_scu.jsonl")
+# ../shared/data beside the repository (a git worktree sits one level deeper)
+DATA = next((p / "shared" / "data" / "realsumm" / "realsumm_scu.jsonl" for p in (ROOT.parent, ROOT.parent.parent)
+             if (p / "shared" / "data" / "realsumm" / "realsumm_scu.jsonl").exists()),
+            ROOT.parent / "shared" / "data" / "realsumm" / "realsumm_scu.jsonl")
 SEED = "viva-criterion-check/1"
 BINS = [(0.0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01)]
 
