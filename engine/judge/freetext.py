@@ -13,18 +13,28 @@ Rules (:meth:`FreeTextJudge.judge`):
    included) minus the words of the question: what the answer could have copied from the question
    proves nothing. When every claim word is in the question (a yes/no question), the fact words are
    the claim's words and the reply's polarity decides (a bare "No." answers "Is it caused by diet?").
-3. **Candidates** are the reply's sentences and pairs of adjacent sentences. A candidate's
-   ``recall`` is the share of fact words it contains *with the claim's polarity*: a word counts only
-   when it sits in a clause whose negation (not, never, no, none, neither, n't, "is false", "is a
-   myth", 不/没有/并非/不是; scope as in :func:`engine.judge.answers.negation_scopes`) agrees with the
-   claim's. "That is false." / "This is a myth." after a sentence negates that sentence.
-   A candidate whose fact words sit more in disagreeing clauses than in agreeing ones *contradicts*
-   the claim and scores 0.
-4. **Score** of a candidate = ``W_COS * cos + W_RECALL * recall`` where ``cos`` is the cosine between
-   the claim and the question followed by the candidate (the question supplies the context of a
-   terse answer; an echo of the question without the fact earns cos but no recall). A number among
-   the fact words that the candidate lacks caps it at :data:`PARTIAL_SHARE` of the threshold (a
-   different number is a different fact).
+3. **Candidates** are the reply's sentences (:func:`engine.judge.text.split_sentences`), pairs of
+   adjacent sentences and, for a reply of three sentences or more, the whole reply (a fact told
+   across sentences: "Pushpa Basnet ... She cares for 45 children."). A candidate's ``recall`` is
+   the share of fact words it contains *with the claim's polarity*. A word is negated when it sits
+   in a negation's scope (:func:`engine.judge.text.scoped_clauses`: not, never, no, none, neither,
+   n't, false, myth, 不/没有/并非/不是, from the negation word to the end of the sentence or the next
+   ";"/but) and is not one of the words its clause holds before the negation word (the subject:
+   "Lib Dem leader Tim Farron has said he does not believe ..." negates what he believes, not that
+   he leads); a negated claim's words outside its own negation's scope agree in either polarity.
+   "That is false." / "This is a myth." after a sentence negates that sentence. A candidate
+   *contradicts* the claim, and scores 0, when the claim's predicate words (its words after the
+   subject; all its words when none of those is there) sit at least as often with the other
+   polarity as with the claim's.
+4. **Score** of a candidate = ``W_COS * cos + W_RECALL * recall`` where ``recall`` is
+   ``(1 - W_PRED)`` times the fact-word recall plus ``W_PRED`` times the recall of the predicate's
+   fact words (what is said of the subject weighs more than naming it), and ``cos`` is the cosine
+   between the claim and the question followed by the candidate (the question supplies the context
+   of a terse answer; an echo of the question without the fact earns cos but no recall). A number
+   of the fact is bound to the word it counts (:func:`bound_numbers`: "10 points"); a candidate that
+   does not state that number of that thing (the number alone counts: "up to 2000 a day") is capped
+   at :data:`PARTIAL_SHARE` of the threshold (a different number is a different fact; "a seven-point
+   lead over 10-man Inverness" does not say "leads by 10 points").
 5. **Keyword lists.** A candidate that is a bare list (at least :data:`LIST_MIN_ITEMS` short items
    separated by commas, semicolons, slashes or line breaks, no verb or function word linking them)
    makes no claim: it scores at most :data:`KEYWORD_SHARE` of the threshold, unless every item is
@@ -34,15 +44,20 @@ Rules (:meth:`FreeTextJudge.judge`):
    the claim's words must be in one clause of the candidate, question words included unless the
    clause names another subject (so "Workers are sterile females" does not claim "drones are sterile
    females", and "X is not a noble gas" does not claim "X is a noble gas").
-7. The reply's score is its best candidate's; ``met`` iff score >= threshold. The threshold
-   (:data:`DEFAULT_THRESHOLD`) was picked by ``bench/judge_calibration.py`` on the tune half of
-   ``bench/data/judge_calibration.jsonl``.
+7. The reply's score is its best candidate's; ``met`` iff score >= threshold. The weights and the
+   threshold (:data:`DEFAULT_THRESHOLD`) were fitted on the dev half of REALSumm's human labels
+   (``bench/criterion_check.py --half dev``: the threshold that maximises Cohen's κ there) and checked
+   on its test half and on the holdout of ``bench/data/judge_calibration.jsonl``
+   (``bench/judge_calibration.py``).
+
+Tokens, stems, stop words, numbers, negation scope and sentence splits come from
+:mod:`engine.judge.text`, shared with the other offline judges.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -51,15 +66,28 @@ from typing import Any
 
 import numpy as np
 
-from engine.judge.answers import chinese_numerals_to_digits, clause_parts, negation_scopes, split_sentences
+from engine.judge.text import (
+    CJK,
+    NEGATION_CJK,
+    STOPWORDS,
+    clause_parts,
+    content_stems,
+    is_negation,
+    scoped_clauses,
+    split_sentences,
+    stem,
+    tokens,
+)
 
-DEFAULT_THRESHOLD = 0.59
-"""Score needed for a criterion to be met (picked on the calibration set's tune half)."""
+DEFAULT_THRESHOLD = 0.60
+"""Score needed for a criterion to be met (fitted on REALSumm's dev half: ``bench/criterion_check.py``)."""
 
-W_COS = 0.4
+W_COS = 0.2
 """Weight of the claim/candidate cosine in a candidate's score."""
-W_RECALL = 0.6
+W_RECALL = 0.8
 """Weight of the polarity-agreeing fact-word recall in a candidate's score."""
+W_PRED = 0.3
+"""Share of the recall that is the recall of the claim's predicate words (what it says of its subject)."""
 KEYWORD_SHARE = 0.5
 """A bare keyword list scores at most this share of the threshold."""
 PARTIAL_SHARE = 0.8
@@ -71,24 +99,6 @@ DEDUCTION_MIN_RECALL = 1.0
 _MEMO_CLAIMS = 64
 """Claim signatures whose candidate scores a judge keeps (:meth:`FreeTextJudge._memo_of`)."""
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_TOKEN = re.compile(rf"[{_CJK}]|\d+(?:[.,]\d+)*%?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
-STOPWORDS = frozenset("""
-a an the and or but if of to in on at by for with from as into onto about over under than then so such that this
-these those there here it its itself they them their theirs he him his she her hers we us our you your i me my
-is are was were be been being am do does did done has have had having can could should would may might will shall
-must also just only very quite really simply some any each all both other another which who whom whose what when
-where why how yes well okay ok sure certainly definitely probably perhaps maybe think believe guess say says said
-know answer question correct correctly right exactly approximately roughly around nearly about called named known
-up down out off again further once more most much many few less least own same too s t d ll m o re ve y
-because since although though while whereas unless until whether
-的 了 是 在 和 与 及 或 吗 呢 吧 啊 个 也 都 就 它 他 她 们 这 那 有 为 要 会 能 很 把 被 让 使 着 过 地 得 之 其 所
-""".split())
-"""Words that carry no fact (negations are not here: they set polarity)."""
-NEGATIONS = frozenset("""not no never none neither nor nothing nobody nowhere cannot can't don't doesn't didn't isn't
-aren't wasn't weren't won't wouldn't shouldn't couldn't hasn't haven't hadn't ain't false untrue myth
-misconception""".split())
-_NEGATION_CJK = re.compile("不|没|并非|未|無|无")
 _REFUTATION = re.compile(
     r"^\W*(?:but\s+)?(?:that|this|it|which)(?:'s|’s|\s+is|\s+was)\s+(?:(?:simply|just|completely|entirely)\s+)?"
     r"(?:false|not true|untrue|wrong|incorrect|a myth|a misconception|not the case)\b"
@@ -113,68 +123,39 @@ produces produce produced leads lead led becomes become became
 _SENTENCE_PUNCT = re.compile(r"[.!?。！？]\s*$")
 
 
-_IRREGULAR = dict(pair.split(":") for pair in """ran:run made:make took:take taken:take gave:give given:give
-went:go gone:go came:come grew:grow grown:grow found:find built:build led:lead held:hold kept:keep left:leave
-lay:lie lain:lie laid:lay lost:lose got:get brought:bring thought:think taught:teach sold:sell told:tell said:say
-saw:see seen:see knew:know known:know began:begin begun:begin fell:fall fallen:fall felt:feel rose:rise
-risen:rise spoke:speak spoken:speak wrote:write written:write drove:drive driven:drive ate:eat eaten:eat fed:feed
-bred:breed sent:send spent:spend struck:strike threw:throw thrown:throw wore:wear worn:wear won:win became:become
-meant:mean paid:pay froze:freeze frozen:freeze shone:shine stood:stand understood:understand dug:dig hung:hang
-men:man women:woman children:child feet:foot teeth:tooth mice:mouse geese:goose""".split())
-
-
-@lru_cache(maxsize=1 << 16)
-def _stem(word: str) -> str:
-    """A light suffix stemmer: plural, -ing, -ed, -ly, -ation and a final -e go; common irregular forms."""
-    word = _IRREGULAR.get(word, word)
-    if not word.isalpha() or len(word) <= 3:
-        return word
-    for suffix in ("ations", "ation", "ings", "ing", "edly", "ied", "ies", "ed", "es", "ly", "s", "e"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            stem = word[: -len(suffix)]
-            if suffix in ("ied", "ies"):
-                stem += "y"
-            if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls":
-                stem = stem[:-1]  # "stopped" -> "stop"
-            return stem
-    return word
-
-
 def _raw_tokens(text: str) -> list[str]:
-    text = chinese_numerals_to_digits(unicodedata.normalize("NFKC", text or "")).lower()
-    out: list[str] = []
-    for tok in _TOKEN.findall(text):
-        tok = tok.replace("’", "'")
-        if tok[0].isdigit():
-            if tok.endswith("%"):
-                out.extend([tok[:-1].replace(",", ""), "percent"])
-            else:
-                out.append(tok.replace(",", ""))
-            continue
-        if tok.endswith("'s"):
-            tok = tok[:-2]
-        out.append(tok)
-    return out
-
-
-def content_stems(text: str) -> list[str]:
-    """The text's content words, stemmed, in order (stopwords and negations removed)."""
-    return list(_content_stems(text))
-
-
-@lru_cache(maxsize=4096)
-def _content_stems(text: str) -> tuple[str, ...]:
-    # Memoised (a pure function): a session's judge sees the same questions and sentences every turn.
-    return tuple(_stem(t) for t in _raw_tokens(text) if t not in STOPWORDS and t not in NEGATIONS
-                 and not _NEGATION_CJK.fullmatch(t))
+    return tokens(text)
 
 
 def _negated(text: str) -> bool:
-    return bool(NEGATIONS.intersection(_raw_tokens(text))) or bool(_NEGATION_CJK.search(text))
+    return any(is_negation(t) for t in tokens(text)) or bool(NEGATION_CJK.search(text or ""))
 
 
 def _is_number(stem: str) -> bool:
     return stem[:1].isdigit()
+
+
+def bound_numbers(text: str, reach: int = 1) -> list[tuple[str, tuple[str, ...]]]:
+    """The numbers of a text, each with the stems of the content words after it (the thing it counts).
+
+    At most ``reach`` content words are taken, up to the next number or function word: "10 points" ->
+    (10, (point,)), "a seven-point lead" -> (7, (point,)), "10-man Inverness" -> (10, (man,)), "up to
+    2,000 a day" -> (2000, ()), "300 helmets and bicycles" -> (300, (helmet,)). A claim's number counts its first word (``reach`` 1); a reply's
+    counts any of its first three ("nine job listings" counts listings). The number 1 is left out: it
+    is mostly the article ("one of them").
+    """
+    toks = tokens(text)
+    out = []
+    for i, t in enumerate(toks):
+        if not _is_number(t) or t in ("1", "1st"):
+            continue
+        counted: list[str] = []
+        for nxt in toks[i + 1:]:
+            if _is_number(nxt) or is_negation(nxt) or nxt in STOPWORDS or len(counted) >= reach:
+                break
+            counted.append(stem(nxt))
+        out.append((t, tuple(counted)))
+    return out
 
 
 def _blanked(sentence: str, answer: str) -> str:
@@ -231,6 +212,8 @@ class _Clause:
     stems: frozenset[str]
     negated: bool
     subject: frozenset[str]  # content stems before the clause's first verb
+    head: frozenset[str] = frozenset()  # stems before the clause's own negation word: outside its scope
+    numbers: frozenset[tuple[str, tuple[str, ...]]] = frozenset()  # (number, the stems after it)
 
 
 @dataclass
@@ -253,6 +236,8 @@ class _Claim:
     given: bool  # every claim word is in the question (yes/no style)
     negated: bool
     predicate: set[str]  # the claim's stems after its subject
+    neutral: frozenset[str] = frozenset()  # a negated claim's stems outside its negation's scope
+    numbers: tuple[tuple[str, str], ...] = ()  # the fact numbers with the stem each counts ("" when none)
 
 
 def _keyword_items(sentence: str) -> tuple[str, ...] | None:
@@ -263,9 +248,9 @@ def _keyword_items(sentence: str) -> tuple[str, ...] | None:
         return None
     for item in items:
         words = _raw_tokens(item)
-        if not words or len([w for w in words if not re.fullmatch(f"[{_CJK}]", w)]) > 3 or len(item) > 24:
+        if not words or len([w for w in words if not re.fullmatch(f"[{CJK}]", w)]) > 3 or len(item) > 24:
             return None
-        if _LINKING.intersection(words) or any(ch in _LINKING for ch in item if re.fullmatch(f"[{_CJK}]", ch)):
+        if _LINKING.intersection(words) or any(ch in _LINKING for ch in item if re.fullmatch(f"[{CJK}]", ch)):
             return None
     return tuple(items)
 
@@ -290,8 +275,10 @@ def _sentence_facts(sentence: str) -> tuple[tuple[_Clause, ...], tuple[str, ...]
 
     A pure function of the sentence, memoised: a summary's earlier sentences are analysed once.
     """
-    clauses = tuple(_Clause(text, frozenset(content_stems(text)), neg, frozenset(content_stems(_subject(text))))
-                    for text, neg in negation_scopes(sentence))
+    clauses = tuple(_Clause(c.text, frozenset(content_stems(c.text)), c.negated,
+                            frozenset(content_stems(_subject(c.text))), frozenset(content_stems(c.head)),
+                            frozenset(bound_numbers(c.text, 3)))
+                    for c in scoped_clauses(sentence))
     parts = clause_parts(sentence)
     first = parts[0][0] if parts else sentence
     answer_word = "yes" if _YES.match(first) else "no" if _NO.match(first) else None
@@ -313,7 +300,7 @@ def _candidates(reply: Reply, question: str = "") -> list[_Candidate]:
     scoped = [f[0] for f in facts]
     for i, f in enumerate(facts):  # "That is false." refutes the sentence before it
         if i and f[3]:
-            scoped[i - 1] = tuple(replace(c, negated=True) for c in scoped[i - 1])
+            scoped[i - 1] = tuple(replace(c, negated=True, head=frozenset()) for c in scoped[i - 1])
     refuted = [i + 1 < len(facts) and facts[i + 1][3] for i in range(len(facts))]
     out = [_Candidate(s, scoped[i], facts[i][1], facts[i][2], asked[i], (s, refuted[i]))
            for i, s in enumerate(sentences)]
@@ -325,6 +312,10 @@ def _candidates(reply: Reply, question: str = "") -> list[_Candidate]:
         out.append(_Candidate(f"{sentences[i]} {sentences[i + 1]}", scoped[i] + scoped[i + 1], pair_list,
                               out[i].answer_word, pair_asked,
                               (sentences[i], refuted[i], sentences[i + 1], refuted[i + 1])))
+    if len(sentences) > 2:  # the whole reply: a fact told across sentences ("... She cares for 45 children.")
+        whole_asked = " ".join(_unique([a for a in asked if a]))
+        out.append(_Candidate(" ".join(sentences), tuple(c for s in scoped for c in s), None, out[0].answer_word,
+                              whole_asked, tuple(x for i in range(len(sentences)) for x in (sentences[i], refuted[i]))))
     return out
 
 
@@ -460,7 +451,16 @@ class FreeTextJudge:
         facts = [s for s in stems if s not in q_stems]
         subject = set(content_stems(_subject(text)))
         predicate = {s for s in stems if s not in subject} or set(stems)
-        return _Claim(text, context, extra, stems, facts or stems, not facts, _negated(text), predicate)
+        scopes = [c for s in split_sentences(text) for c in scoped_clauses(s)] or scoped_clauses(text)
+        negated = any(c.negated for c in scopes)
+        neutral: set[str] = set()
+        if negated:
+            for c in scopes:
+                neutral.update(content_stems(c.head) if c.negated else content_stems(c.text))
+        fact_set = set(facts or stems)
+        numbers = tuple(dict.fromkeys((n, w[0] if w else "") for n, w in bound_numbers(text) if n in fact_set))
+        return _Claim(text, context, extra, stems, facts or stems, not facts, negated, predicate,
+                      frozenset(neutral), numbers)
 
     def prepare_met(self, criteria: Sequence[str], reply: Reply, question: str = "",
                     deductions: Sequence[bool] | None = None) -> FactJob:
@@ -566,7 +566,8 @@ class FreeTextJudge:
         fact words, predicate and polarity), so each is computed once. The deduction rule, which also
         reads the question's words, is applied after the memo.
         """
-        key = (tuple(claim.facts), claim.given, frozenset(claim.predicate), claim.negated)
+        key = (tuple(claim.facts), claim.given, frozenset(claim.predicate), claim.negated, claim.neutral,
+               claim.numbers)
         memo = self._memos.get(key)
         if memo is None:
             memo = self._memos[key] = {}
@@ -589,7 +590,8 @@ class FreeTextJudge:
             if cand.answer_word is not None:
                 reply_negated = cand.answer_word == "no"
             else:
-                polarities = {c.negated for c in cand.clauses if c.stems & claim.predicate}
+                polarities = {c.negated and bool((c.stems & claim.predicate) - c.head)
+                              for c in cand.clauses if c.stems & claim.predicate}
                 if len(polarities) > 1:
                     return 0.0, None, "both affirms and denies the claim", True
                 reply_negated = polarities == {True}
@@ -597,18 +599,23 @@ class FreeTextJudge:
                 return 0.0, None, "contradicts the claim (polarity)", True
             recall = 1.0
         else:
-            agree: set[str] = set()
-            disagree: set[str] = set()
-            for c in cand.clauses:
-                (disagree if c.negated != claim.negated else agree).update(c.stems.intersection(facts))
-            disagree -= agree
-            if disagree and len(disagree) >= len(agree):
-                return 0.0, None, f"contradicts the claim (negated: {', '.join(sorted(disagree))})", True
+            agree, disagree = _polarity_split(claim, cand)
+            # the polarity that counts is the one governing the claim's predicate (what is said of the
+            # subject); the subject's words decide only when no predicate word is there
+            said_pred = (agree | disagree) & claim.predicate
+            against, for_ = (disagree & said_pred, agree & said_pred) if said_pred else (disagree, agree)
+            if against and len(against) >= len(for_):
+                return 0.0, None, f"contradicts the claim (negated: {', '.join(sorted(against))})", True
             recall = len(agree) / len(facts)
+            pred = [f for f in facts if f in claim.predicate] or facts
+            recall = (1 - W_PRED) * recall + W_PRED * sum(1 for f in pred if f in agree) / len(pred)
         score = W_COS * cos + W_RECALL * recall
         why = f"cos {cos:.2f}, recall {recall:.2f}"
         cap: float | None = None
-        missing_numbers = [f for f in facts if _is_number(f) and not any(f in c.stems for c in cand.clauses)]
+        missing_numbers = [f"{n} {w}".strip() for n, w in claim.numbers if not _has_number(cand, n, w, set(claim.stems))]
+        if not claim.numbers:
+            missing_numbers = [f for f in facts if _is_number(f) and f not in ("1", "1st")
+                               and not any(f in c.stems for c in cand.clauses)]
         if missing_numbers and not claim.given:
             cap, why = PARTIAL_SHARE, f"{why}; lacks the number {', '.join(missing_numbers)}"
         elif cand.keyword_list and not _enumerates(cand.keyword_list, facts):
@@ -638,6 +645,37 @@ class FreeTextJudge:
             if not _foreign_subject(c, known, claim.context + " " + claim.text):
                 best = share
         return best
+
+
+def _polarity_split(claim: _Claim, cand: _Candidate) -> tuple[set[str], set[str]]:
+    """(fact words said with the claim's polarity, fact words said only with the other).
+
+    A word in a negated clause is negated unless it stands before the negation word in the clause
+    that holds it (the subject: "he" in "he does not believe"); a negated claim's words outside its
+    own negation's scope agree in either polarity.
+    """
+    facts = set(claim.facts)
+    agree: set[str] = set()
+    disagree: set[str] = set()
+    for c in cand.clauses:
+        for w in c.stems & facts:
+            negated = c.negated and w not in c.head
+            if w in claim.neutral or negated == claim.negated:
+                agree.add(w)
+            else:
+                disagree.add(w)
+    return agree, disagree - agree
+
+
+def _has_number(cand: _Candidate, number: str, counted: str, claim_words: set[str]) -> bool:
+    """The candidate states ``number`` of what the claim counts: the number followed by it (within
+    three content words), by nothing, or by another word of the claim ("up to 2000 a day" for "2,000
+    eggs a day"); or the claim's number counts nothing."""
+    for c in cand.clauses:
+        for n, after in c.numbers:
+            if n == number and (not counted or not after or counted in after or after[0] in claim_words):
+                return True
+    return False
 
 
 def _foreign_subject(clause: _Clause, known: set[str], known_text: str) -> bool:
@@ -675,7 +713,7 @@ def _enumerates(items: tuple[str, ...], facts: list[str]) -> bool:
     return bool(stems) and all(s.intersection(facts) for s in stems)
 
 
-_LIGHT = frozenset(_stem(w) for w in """use used uses make made makes get got gets take took takes cause caused causes
+_LIGHT = frozenset(stem(w) for w in """use used uses make made makes get got gets take took takes cause caused causes
 give gave gives keep kept keeps put puts help helped helps let lets go goes went come came comes show showed shows
 become became becomes seem seemed seems need needed needs mean meant means""".split())
 _VERBISH = frozenset("""is are was were has have had can could may might will would should must does do did
@@ -691,7 +729,7 @@ def _subject(clause: str) -> str:
 
     Verbs are a closed list of common ones plus, after the first word, any word ending in -ed.
     """
-    if re.search(f"[{_CJK}]", clause):
+    if re.search(f"[{CJK}]", clause):
         m = _CJK_VERBISH.search(clause)
         return clause[: m.start()] if m else ""
     for k, m in enumerate(re.finditer(r"[\w'’-]+", clause)):
@@ -704,3 +742,28 @@ def _subject(clause: str) -> str:
 def _short(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_SHARED: FreeTextJudge | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def judge_fact(criterion: str, answer: str, question: str = "") -> FactVerdict:
+    """Does ``answer`` state the fact ``criterion`` states? The offline free-text judge's verdict.
+
+    The rules are :class:`FreeTextJudge`'s (the module docstring) at :data:`DEFAULT_THRESHOLD`, with
+    the default ONNX embedder (loaded on first use, shared by every call in the process).
+
+    Args:
+        criterion: one fact ("Pushpa Basnet cares for 45 children.") or a criterion stating one.
+        answer: the text that may state it.
+        question: the question the answer replied to (its words earn nothing), if any.
+
+    Returns:
+        A :class:`FactVerdict`: ``met``, ``score`` (compare with the threshold), ``rationale``.
+    """
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = FreeTextJudge()
+        return _SHARED.judge(criterion, answer, question)

@@ -25,14 +25,10 @@ from typing import Any
 from engine.judge.base import Judgement, TurnView, Verdict
 from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge
 from engine.judge.gold import RETRACTION
+from engine.judge.text import content_words as text_content_words
+from engine.judge.text import split_sentences, stem
 from engine.llm import Usage
 
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_WORD = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9][A-Za-z0-9'-]*")
-STOPWORDS = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being
-it its this that these those there their they them he she his her we you your i my our not no do does did
-has have had can could should would may might will shall than then so such which who whom what when where
-why how also into about over under more most other some any each all both only very just""".split())
 # Criteria written by the offline benchmark generator for a fill-in-the-blank question.
 _CLOZE = re.compile(r'^Gives "(?P<answer>.+?)" as the missing part of:', re.DOTALL)
 
@@ -41,7 +37,8 @@ _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a text (split at . ! ? and their CJK forms, and at line breaks).
+    """The sentences of a text (:func:`engine.judge.text.split_sentences`: at . ! ? and their CJK forms,
+    not after an abbreviation or an initial, and at line breaks).
 
     A piece without a letter or digit (a stray "--") is dropped; a short answer ("48", "No") is a
     sentence like any other.
@@ -52,19 +49,18 @@ def sentences(text: str) -> list[str]:
 @lru_cache(maxsize=1 << 14)
 def _sentences(text: str) -> tuple[str, ...]:
     # Memoised (pure): the running summary brings back every earlier answer each turn.
-    return tuple(s.strip() for s in _SENTENCE.split(text) if _HAS_WORD.search(s))
+    return tuple(s for s in split_sentences(text) if _HAS_WORD.search(s))
 
 
 def content_words(text: str) -> list[str]:
-    """Lower-cased words of a text without stop words; CJK characters count singly."""
-    return [w.lower() for w in _WORD.findall(text or "") if w.lower() not in STOPWORDS]
+    """Lower-cased words of a text without stop words (:func:`engine.judge.text.content_words`); CJK
+    characters count singly."""
+    return text_content_words(text)
 
 
-def _stem(word: str) -> str:
-    for suffix in ("ing", "es", "ed", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+def _stem(phrase: str) -> str:
+    """Each word of a phrase stemmed (:func:`engine.judge.text.stem`)."""
+    return " ".join(stem(w) for w in phrase.split())
 
 
 def _contested(groups: Sequence[tuple[str, list[str]]], challenge: str) -> int:

@@ -50,9 +50,9 @@ def test_claim_of_strips_scaffolding():
 
 
 def test_content_stems():
-    assert content_stems("The plates are colliding; they collided.") == ["plat", "collid", "collid"]
+    assert content_stems("The plates are colliding; they collided.") == ["plate", "collid", "collid"]
     assert content_stems("About 2,000 eggs, 90% of them") == ["2000", "egg", "90", "percent"]
-    assert content_stems("Liquid oxygen is not pale blue") == ["liquid", "oxygen", "pal", "blu"]  # no negation
+    assert content_stems("Liquid oxygen is not pale blue") == ["liquid", "oxygen", "pale", "blue"]  # no negation
     assert content_stems("大熊猫不冬眠") == ["大", "熊", "猫", "冬", "眠"]
 
 
@@ -180,3 +180,36 @@ def test_threshold_and_empty_reply(embedder):
     assert not v.met and v.support < 0.99
     v = FreeTextJudge(embedder).judge(C, "", Q)
     assert not v.met and v.score == 0.0 and "no reply" in v.rationale
+
+
+def test_negation_governs_the_predicate_not_the_subject():
+    from engine.judge.freetext import judge_fact
+
+    fact = "Tim Farron is a Liberal Democrat leader."
+    v = judge_fact(fact, "Liberal Democrat leader Tim Farron has said he does not believe the polls.")
+    assert v.met, v.rationale  # the negation is about what he believes
+    v = judge_fact(fact, "Tim Farron is not a Liberal Democrat leader.")
+    assert not v.met and "contradicts" in v.rationale
+    # a negated claim and a reply negated the same way agree
+    assert judge_fact("Type 1 diabetes is not caused by diet.", "Type 1 diabetes is not caused by diet at all.").met
+
+
+def test_numbers_are_bound_to_what_they_count():
+    from engine.judge.freetext import judge_fact
+
+    fact = "Celtic lead the league by 10 points."
+    v = judge_fact(fact, "Celtic have a seven-point lead in the league after beating 10-man Inverness.")
+    assert not v.met and "lacks the number 10 point" in v.rationale
+    assert judge_fact(fact, "Celtic lead the league by 10 points after beating Inverness.").met
+    # adjectives may stand between a number and what it counts
+    assert judge_fact("The shop sold 300 bicycles.", "The shop sold 300 red racing bicycles last year.").met
+    assert not judge_fact("The shop sold 300 bicycles.", "The shop sold 300 helmets and some bicycles.").met
+
+
+def test_a_fact_told_across_sentences_is_met():
+    from engine.judge.freetext import judge_fact
+
+    reply = "Pushpa Basnet is a CNN Hero. Her shelter was damaged in the quake. She cares for 45 children."
+    v = judge_fact("Pushpa Basnet cares for 45 children.", reply)
+    assert v.met, v.rationale
+    assert not judge_fact("Pushpa Basnet cares for 45 children.", "Her shelter was damaged in the quake.").met
