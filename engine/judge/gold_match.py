@@ -808,8 +808,9 @@ class _Judge:
         span = sentence[a:b + 1]
         kind = "num" if any(t.num is not None for t in span) else (
             "cap" if all(t.cap for t in span if t.kind == "word") else "low")
-        # items split by ; | / are a list whatever their kind ("the Seine | a river in France")
-        marked = any(t.kind == "sep" and t.text in ";|/" for t in sentence)
+        # items split by ; | / or offered with "or" are a list whatever their kind ("the Seine | a river in
+        # France", "the Ramones, a corporation or 1990")
+        marked = any((t.kind == "sep" and t.text in ";|/") or t.text == "or" for t in sentence)
         siblings: list[tuple[int, int]] = []
         for step in (-1, 1):
             k = here + step

@@ -167,6 +167,7 @@ def test_chat_style_replies(reply, golds, question, credited):
     ("Paris; Lyon", ["Paris"], False),
     ("the Seine | a river in France", ["the Seine"], False),
     ("Paris; it hosted the games in 1924.", ["Paris"], True),
+    ("It could be a corporation, the Denver Broncos or 1990.", ["a corporation"], False),  # "or": any kind
 ])
 def test_dates_initials_and_marked_lists(reply, golds, credited):
     v = judge_gold(reply, golds, "which one")
