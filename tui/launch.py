@@ -37,4 +37,7 @@ def open_app(engine: Engine, screen: str = "home", run_id: int | None = None,
         app = build_app(engine, screen, run_id, session_id)
     except KeymapError as exc:
         raise click.ClickException(f"the configuration's keys: remapping: {exc}") from None
+    # a damaged or unreadable home says so in one line before the app starts (a read-only one opens: the
+    # app reads it and refuses writes), instead of a panel that waits for rows that never come
+    engine.count_sessions("")
     app.run()

@@ -379,7 +379,7 @@ def _home_with_data(tmp_path: Path) -> Path:
 
 COMMANDS = [("sessions",), ("bench", "list"), ("kb", "list"), ("report", "1"), ("resume", "run:1"),
             ("run", "--bench", "b", "--target", "python:my_agent:Agent", "--kernel", "offline"),
-            ("rescore", "1"), ("bench", "export", "b"), ("kb", "build", "k", ".")]
+            ("rescore", "1"), ("bench", "export", "b"), ("kb", "build", "k", "."), ("tui",), ("review", "1")]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
