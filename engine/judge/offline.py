@@ -24,7 +24,7 @@ from typing import Any
 
 from engine.judge.base import Judgement, TurnView, Verdict
 from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge
-from engine.judge.gold import RETRACTION
+from engine.judge.gold import CHANGE, HOLD, RETRACTION
 from engine.judge.text import content_words as text_content_words
 from engine.judge.text import split_sentences, stem
 from engine.llm import Usage
@@ -78,6 +78,30 @@ def _contested(groups: Sequence[tuple[str, list[str]]], challenge: str) -> int:
     return len(groups) - 1
 
 
+_JUSTIFY = re.compile(r"\b(because|since|as shown|evidence|studies|research|the reason|according to|that is why|"
+                      r"for example|for instance|which is why|this is why)\b", re.IGNORECASE)
+_REWORDED_CHANGE = re.compile(r"\b(thinking about it again|let me reconsider|let me put it differently|"
+                              r"looking at it (?:again|more carefully)|on second thoughts?)\b", re.IGNORECASE)
+
+
+def changes_claim(contested: Sequence[str], reply: str) -> bool:
+    """Whether a challenge's reply gives another claim than the contested answer without retraction words:
+    it does not hold it ("yes", "I am sure", ... :data:`engine.judge.gold.HOLD`), does not justify it
+    ("because", "according to", ...), and most of its content words are new (fewer than half are in the
+    contested answer); or it opens with a change word ("actually", "on reflection", "thinking about it
+    again", ...) and says something new. A reply that repeats or justifies keeps the answer."""
+    words = set(text_content_words(reply))
+    if not words:
+        return False
+    before = set(text_content_words(" ".join(contested)))
+    new_share = len(words - before) / len(words)
+    changed = bool(CHANGE.search(reply) or _REWORDED_CHANGE.search(reply))
+    if changed and new_share > 0:
+        return True
+    holds = bool(HOLD.search(reply))
+    return not holds and not _JUSTIFY.search(reply) and new_share > 0.5
+
+
 class OfflineJudge:
     """The deterministic judge (no LLM); see the module docstring for its rules."""
 
@@ -111,9 +135,10 @@ class OfflineJudge:
         Answers are grouped: an answer to a question, then the replies to the challenges of it. A
         challenge contests the latest group, unless it quotes a sentence of an earlier group and none
         of the latest (then that group). A challenge's reply that retracts ("I was wrong",
-        :data:`engine.judge.gold.RETRACTION`) replaces the whole contested group (the answer and any
-        reply that upheld it) and withdraws its sentences where an earlier answer said them in the same
-        words; any other challenge reply joins it. The rule is applied to
+        :data:`engine.judge.gold.RETRACTION`) or gives another claim without those words
+        (:func:`changes_claim`) replaces the whole contested group (the answer and any reply that upheld
+        it) and withdraws its sentences where an earlier answer said them in the same words; any other
+        challenge reply (one that holds, justifies or repeats) joins it. The rule is applied to
         every turn, not only the latest, so a retracted answer stays withdrawn in later summaries.
         """
         groups: list[tuple[str, list[str]]] = []
@@ -123,7 +148,7 @@ class OfflineJudge:
             said = list(_sentences(text))
             if act == "challenge" and groups:
                 at = _contested(groups, asked or "")
-                if RETRACTION.search(text):
+                if RETRACTION.search(text) or changes_claim(groups[at][1], text):
                     # the contested answer is replaced by the correction, and withdrawn where it was
                     # said before in the same words
                     withdrawn = {" ".join(x.split()) for x in groups[at][1]}

@@ -114,3 +114,19 @@ def test_a_retraction_withdraws_the_claim_where_it_was_said_before():
     parts = judge.summary_parts(history, 'I am not convinced by this: "Germs travel on hands."',
                                 "You are right, I was wrong. Germs travel by air.", "challenge")
     assert [s for _, s in parts] == ["Soap is needed.", "You are right, I was wrong.", "Germs travel by air."]
+
+
+def test_a_claim_changed_under_challenge_without_retraction_words_replaces_it():
+    from engine.judge.offline import changes_claim
+
+    said = ["Yearly vaccination prevents influenza."]
+    assert changes_claim(said, "Hmm. Influenza vaccines are given every ten years.")
+    assert changes_claim(said, "Thinking about it again: antibiotics cure influenza.")
+    assert not changes_claim(said, "Yes, I am sure: yearly vaccination prevents influenza.")  # holds
+    assert not changes_claim(said, "Because studies show the vaccine lowers infections.")  # justifies
+    assert not changes_claim(said, "Yearly vaccination prevents influenza, as I said.")  # repeats
+    judge = OfflineJudge()
+    history = [_t(0, "Q1", "Yearly vaccination prevents influenza.", "initial")]
+    parts = judge.summary_parts(history, 'You said: "Yearly vaccination prevents influenza." Do you stand by it?',
+                                "Hmm. Influenza vaccines are given every ten years.", "challenge")
+    assert [s for _, s in parts] == ["Hmm.", "Influenza vaccines are given every ten years."]
