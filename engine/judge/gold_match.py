@@ -10,8 +10,10 @@ is 1000 (thousands separators of exactly three digits), "11.3" keeps its decimal
 of any size are digits ("one hundred sixty-three" is 163, "fifteenth" is 15) and ordinals are their
 number ("21st" is 21); "B.C.", "BCE" are BC, "CE" is AD; "%" is "percent". Words are lower-cased,
 articles dropped, apostrophes removed ("don't" -> "dont", "Kobol's" -> "kobol"), hyphens and dots
-split words ("s-block" = "s - block", "B.R." = "B. R."), and a light stemmer folds plurals
-("rocks"/"rock", "Confederates"/"Confederate"). Sentences end at . ! ? and line breaks, but not after
+split words ("s-block" = "s - block", "B.R." = "B. R."), and words are compared by the stem of
+:func:`engine.judge.text.stem`, the one stemmer of judging ("rocks"/"rock", "Confederates"/"Confederate").
+Its function words (:data:`FILLER`) are narrower than :data:`engine.judge.text.STOPWORDS`: "up", "down",
+"more", "same" and the like can be answers. Sentences end at . ! ? and line breaks, but not after
 an initial ("J. R. R.") or a common abbreviation ("Dr.", "U.S.", "No.", "St.").
 
 **Crediting** (``met``), against each gold answer in turn, over every sentence of the reply:
@@ -55,6 +57,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import ftfy
+
+from engine.judge.text import stem  # the one stemmer of judging (Porter2 after irregular forms)
 
 GOLD_F1_THRESHOLD = 0.6
 """Kept for callers that report an F1 line; crediting no longer compares F1 with a threshold."""
@@ -215,17 +219,6 @@ class Tok:
     to_next: bool = False  # a number that opens a range ("10-12", "10 to 12")
     upper: bool = False  # written in capitals, two letters or more ("USA", "NATO")
     acronym: bool = False  # a gold's initials, matched only by a word written in capitals
-
-
-def stem(word: str) -> str:
-    """A light English stemmer: plural and possessive endings folded ("rocks" -> "rock", "cities" -> "city")."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith("es") and word[-3] in "sxz" or word.endswith(("ches", "shes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
 
 
 _MONTH_NAMES = ("january february march april may june july august september october november december "
