@@ -93,11 +93,12 @@ def run_totals(store: Store, session_ids: Iterable[int]) -> dict[str, Any]:
 
     Returns:
         ``{"sessions", "finished", "failed", "unfinished", "targets", "items", "tokens_in",
-        "tokens_out", "cost"}``.
+        "tokens_out", "cost", "tokens_unknown"}``; the tokens are None (unknown) when ``tokens_unknown``
+        calls had no counts from their server.
     """
     ids = sorted(set(session_ids))
     out = {"sessions": len(ids), "finished": 0, "failed": 0, "unfinished": 0, "targets": 0, "items": 0,
-           "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
+           "tokens_in": 0, "tokens_out": 0, "cost": 0.0, "tokens_unknown": 0}
     if not ids:
         return out
     marks = ",".join("?" * len(ids))
@@ -110,4 +111,10 @@ def run_totals(store: Store, session_ids: Iterable[int]) -> dict[str, Any]:
     usage = store.one(f"SELECT COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout, "
                       f"COALESCE(SUM(cost), 0) AS cost FROM turns WHERE session_id IN ({marks})", tuple(ids))
     out.update(tokens_in=usage["tin"], tokens_out=usage["tout"], cost=float(usage["cost"]))
+    # calls whose server sent no counts (llama-cpp-python's streams): the sums would undercount, so unknown
+    unknown = store.one(f"SELECT COUNT(*) AS n FROM llm_calls WHERE usage_unknown = 1 AND session_id IN ({marks})",
+                        tuple(ids))["n"]
+    out["tokens_unknown"] = unknown
+    if unknown:
+        out.update(tokens_in=None, tokens_out=None)
     return out

@@ -23,13 +23,21 @@ def turn_records(store: Store, session_ids: Iterable[int]) -> list[list[TurnReco
 
 
 def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
-    """Per-session figures: Dynamism, score per turn, tokens, cost, latency."""
+    """Per-session figures: Dynamism, score per turn, tokens, cost, latency.
+
+    Tokens are the sums of the turns' counts, which are the servers' ``usage``. When a call of the session
+    had no counts from its server (``llm_calls.usage_unknown``: llama-cpp-python's streams), ``tokens_in``
+    and ``tokens_out`` are None (unknown: the sums would undercount) and ``tokens_unknown`` says how many
+    calls that was (the key is there only then, so documents of sessions with every count are unchanged).
+    """
     dyn = dynamism(turn_records(store, [session_id]))
     rows = store.query(
         "SELECT idx, action, score, delta, cos, tokens_in, tokens_out, cost, latency_ms FROM turns "
         "WHERE session_id = ? ORDER BY idx", (session_id,))
     latencies = [r["latency_ms"] for r in rows if r["latency_ms"] is not None]
     protocol = store.one("SELECT protocol FROM sessions WHERE id = ?", (session_id,))
+    unknown = store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE session_id = ? AND usage_unknown = 1",
+                        (session_id,))["n"]
     extra: dict[str, Any] = {}
     if protocol and protocol["protocol"] == "graded":
         graded = graded_session_figures(store, session_id)
@@ -40,8 +48,9 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
         **dyn.as_dict(),
         "scores": [r["score"] for r in rows if r["score"] is not None],
         "turns": len([r for r in rows if r["score"] is not None]),
-        "tokens_in": sum(r["tokens_in"] for r in rows),
-        "tokens_out": sum(r["tokens_out"] for r in rows),
+        "tokens_in": None if unknown else sum(r["tokens_in"] for r in rows),
+        "tokens_out": None if unknown else sum(r["tokens_out"] for r in rows),
+        **({"tokens_unknown": unknown} if unknown else {}),
         "cost": sum(r["cost"] for r in rows),
         "mean_latency_ms": sum(latencies) / len(latencies) if latencies else None,
         **extra,

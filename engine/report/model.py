@@ -406,8 +406,10 @@ def build_session_report(store: Store, session_id: int) -> Report:
             "" if rubric is None else f"by {rubric['author']}; {len(rubric['criteria'])} criteria"),
         Row("run", s["run_id"]),
         Row("started (UTC)", _day(s["created_at"])),
-        Row("tokens in", m["tokens_in"], "prompt tokens of every call of this session"),
-        Row("tokens out", m["tokens_out"], "completion tokens"),
+        Row("tokens in", "unknown" if m.get("tokens_unknown") else m["tokens_in"],
+            f"{m['tokens_unknown']} call(s) had no counts from the server" if m.get("tokens_unknown")
+            else "prompt tokens of every call of this session"),
+        Row("tokens out", "unknown" if m.get("tokens_unknown") else m["tokens_out"], "completion tokens"),
         Row("cost", m["cost"], "in the configured price units", ".4f"),
         Row("mean latency (ms)", m["mean_latency_ms"], "target answer time per turn", ".0f"),
     ]
@@ -647,8 +649,10 @@ def build_run_report(store: Store, run_id: int) -> Report:
         Row("targets", totals["targets"]),
         Row("items", totals["items"]),
         Row("best Score", board[0]["score"] if board else None, board[0]["target"] if board else "", ".1f"),
-        Row("tokens in", totals["tokens_in"], "over every session (spent even if it failed)"),
-        Row("tokens out", totals["tokens_out"]),
+        Row("tokens in", "unknown" if totals.get("tokens_unknown") else totals["tokens_in"],
+            f"{totals['tokens_unknown']} call(s) had no counts from the server" if totals.get("tokens_unknown")
+            else "over every session (spent even if it failed)"),
+        Row("tokens out", "unknown" if totals.get("tokens_unknown") else totals["tokens_out"]),
         Row("cost", totals["cost"], "in the configured price units", ".4f"),
         Row("started (UTC)", _day(run["created_at"])),
         Row("status", run["status"]),

@@ -246,3 +246,23 @@ async def test_missing_key_variable_is_a_clear_error(store, fake_openai, monkeyp
 
     with pytest.raises(ConfigError, match="VIVA_ABSENT_KEY is not set"):
         await LLMClient(store, endpoint, role="kernel").chat([{"role": "user", "content": "x"}])
+
+
+async def test_session_figures_say_unknown_when_a_call_had_no_counts(store, endpoint, fake_openai):
+    """A session one of whose calls had no counts shows its tokens as unknown (None, and the report's
+    rows say "unknown"), not as the undercounted sum; a session whose calls all had counts keeps them."""
+    from engine.metrics.breakdown import run_totals
+    from engine.metrics.sessions import session_metrics
+
+    fake_openai.push("one two three", "four five")
+    await LLMClient(store, endpoint, role="target", session_id=1, use_cache=False).chat(
+        [{"role": "user", "content": "a"}], stream=True)
+    fake_openai.stream_usage = False
+    await LLMClient(store, endpoint, role="target", session_id=2, use_cache=False).chat(
+        [{"role": "user", "content": "b"}], stream=True)
+    counted, uncounted = session_metrics(store, 1), session_metrics(store, 2)
+    assert (counted["tokens_in"], counted["tokens_out"], counted.get("tokens_unknown")) == (0, 0, None)  # no turns stored
+    assert (uncounted["tokens_in"], uncounted["tokens_out"], uncounted["tokens_unknown"]) == (None, None, 1)
+    assert run_totals(store, [1])["tokens_unknown"] == 0 and run_totals(store, [1])["tokens_in"] == 0
+    both = run_totals(store, [1, 2])
+    assert (both["tokens_in"], both["tokens_out"], both["tokens_unknown"]) == (None, None, 1)
