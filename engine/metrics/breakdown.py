@@ -93,12 +93,12 @@ def run_totals(store: Store, session_ids: Iterable[int]) -> dict[str, Any]:
 
     Returns:
         ``{"sessions", "finished", "failed", "unfinished", "targets", "items", "tokens_in",
-        "tokens_out", "cost", "tokens_unknown"}``; the tokens are None (unknown) when ``tokens_unknown``
-        calls had no counts from their server.
+        "tokens_out", "cost"}``; when calls had no counts from their server, the tokens are None (unknown)
+        and ``tokens_unknown`` (present only then) says how many.
     """
     ids = sorted(set(session_ids))
     out = {"sessions": len(ids), "finished": 0, "failed": 0, "unfinished": 0, "targets": 0, "items": 0,
-           "tokens_in": 0, "tokens_out": 0, "cost": 0.0, "tokens_unknown": 0}
+           "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
     if not ids:
         return out
     marks = ",".join("?" * len(ids))
@@ -114,7 +114,6 @@ def run_totals(store: Store, session_ids: Iterable[int]) -> dict[str, Any]:
     # calls whose server sent no counts (llama-cpp-python's streams): the sums would undercount, so unknown
     unknown = store.one(f"SELECT COUNT(*) AS n FROM llm_calls WHERE usage_unknown = 1 AND session_id IN ({marks})",
                         tuple(ids))["n"]
-    out["tokens_unknown"] = unknown
     if unknown:
-        out.update(tokens_in=None, tokens_out=None)
+        out.update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
     return out
