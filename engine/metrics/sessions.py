@@ -57,6 +57,17 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
     }
 
 
+def uncounted_calls(store: Store, session_ids: Iterable[int] | None) -> dict[int, int]:
+    """Session id -> how many of its LLM calls had no token counts from their server
+    (``llm_calls.usage_unknown``; llama-cpp-python's streams), for the sessions that have any: their token
+    sums undercount, so the figures built on them say "unknown"."""
+    ids = None if session_ids is None else list(session_ids)
+    cond, params = _id_filter(ids, "session_id")
+    return {r["sid"]: r["n"] for r in store.query(
+        "SELECT session_id AS sid, COUNT(*) AS n FROM llm_calls WHERE usage_unknown = 1 AND session_id IS NOT NULL"
+        f"{cond} GROUP BY session_id", params)}
+
+
 def _id_filter(ids: list[int] | None, column: str = "s.id") -> tuple[str, tuple[Any, ...]]:
     """``AND column IN (...)`` for a list of ids, nothing for None (every session)."""
     if ids is None:
@@ -70,7 +81,8 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
     The Dynamism figures (Score, ΔS_f, P±, M±, R±, R) are over the target's **finished** sessions
     only: a failed or unfinished session's partial score is not a measurement of the target. The
     row counts and lists the others (``failed``, ``unfinished``) so nothing is hidden; tokens and
-    cost are over every session (they were spent). The Δs counts and sums, tokens and cost are read
+    cost are over every session (they were spent); tokens are None (unknown) when ``tokens_unknown``
+    calls of the target's sessions had no counts from their server (:func:`uncounted_calls`). The Δs counts and sums, tokens and cost are read
     from ``session_stats`` (one row per session, kept by the store), so the table costs one query
     whatever the number of turns.
     """
@@ -95,9 +107,11 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
     not_examined = {r["session_id"] for r in store.query(
         "SELECT DISTINCT e.session_id FROM events e JOIN sessions s ON s.id = e.session_id "
         f"WHERE e.kind = 'session.note' AND json_extract(e.payload, '$.what') = 'not-examined'{cond}", params)}
+    uncounted = uncounted_calls(store, ids)
     table = []
     for target, sessions in by_target.items():
         sids = [s["id"] for s in sessions]
+        unknown = sum(uncounted.get(i, 0) for i in sids)
         finished = [s for s in sessions if s["status"] == "finished"]
         failed = [s["id"] for s in sessions if s["status"] == "failed"]
         unfinished = [s["id"] for s in sessions if s["status"] not in ("finished", "failed")]
@@ -116,6 +130,8 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
                       "finished": len(finished), "failed": failed, "unfinished": unfinished,
                       "cannot_judge_turns": sum(cannot.get(i, 0) for i in sids),
                       "not_examined": [i for i in sids if i in not_examined]})
+        if unknown:  # calls without counts: the sums would undercount (the key is there only then)
+            table[-1].update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
     graded = graded_table(store, ids)
     ratings = ratings_table(store, ids)
     for row in table:

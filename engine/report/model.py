@@ -674,8 +674,9 @@ def build_run_report(store: Store, run_id: int) -> Report:
     sections.append(Table(
         "spend", "Sessions and spend per target",
         ["target", "finished", "failed", "unfinished", "tokens in", "tokens out", "cost"],
-        [[r["target"], r["finished"], len(r["failed"]), len(r["unfinished"]), r["tokens_in"], r["tokens_out"],
-          r["cost"]] for r in board],
+        [[r["target"], r["finished"], len(r["failed"]), len(r["unfinished"]),
+          "unknown" if r.get("tokens_unknown") else r["tokens_in"],
+          "unknown" if r.get("tokens_unknown") else r["tokens_out"], r["cost"]] for r in board],
         ["", "", "", "", "", "", ".4f"], note="tokens and cost over every session (spent even if it failed)"))
     sections.extend(interval_tables(doc["board"]))
     topics = list(dict.fromkeys(r["topic"] for r in doc["topics"]))
@@ -734,7 +735,8 @@ def build_run_report(store: Store, run_id: int) -> Report:
         "cost"],
         [[i + 1, r["target"], r["score"], r["delta_follow_up"], r["p_plus"], r["m_plus"], r["p_minus"], r["m_minus"],
           r["p_zero"], r["r_plus"], r["r_minus"], r["r"], r["follow_ups"], r["challenges"], r["finished"],
-          len(r["failed"]), len(r["unfinished"]), r["tokens_in"], r["tokens_out"], r["cost"]]
+          len(r["failed"]), len(r["unfinished"]), "unknown" if r.get("tokens_unknown") else r["tokens_in"],
+          "unknown" if r.get("tokens_unknown") else r["tokens_out"], r["cost"]]
          for i, r in enumerate(board)])
     subtitle = f"{len(sessions)} sessions · {len(board)} targets · started {_day(run['created_at'])}"
     return Report("run", f"viva run {run['id']}", subtitle, sections, csv_table, doc)
