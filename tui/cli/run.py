@@ -136,7 +136,7 @@ def print_target_table(console: Any, rows: list[dict[str, Any]], main: bool = Tr
                       _fmt(r["r_minus"]), _fmt(r["r"]), f"{r.get('finished', 0)}/{len(r['sessions'])}",
                       str(len(failed)), f"{r.get('cannot_judge_turns', 0)} turns",
                       str(len(r.get("not_examined") or [])),
-                      f"unknown ({r['tokens_unknown']} uncounted)" if r.get("tokens_unknown")
+                      "unknown" if r.get("tokens_unknown")  # a server sent no counts
                       else str(r["tokens_in"] + r["tokens_out"]),
                       f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
     if main:
