@@ -30,6 +30,8 @@ class Verdict:
     source: str
     original: Verdict | None = None
     """The verdict a human override replaced (the judge's stays on record)."""
+    carried_from: int | None = None
+    """The turn whose override this verdict carries (not a human verdict given on this turn)."""
 
     @property
     def overridden(self) -> bool:
@@ -294,7 +296,37 @@ class SessionView:
                               v.get("source", "judge"))
             for v in p.verdicts
         }
+        if not p.rescore:
+            self._carry(t)
         t.touch()
+
+    def _carry(self, t: Turn) -> None:
+        """Show a newly judged turn's verdicts as the store scores them: an override on an earlier turn
+        holds on this one until the judge changes its mind (the rule of :mod:`engine.metrics.overrides`,
+        which ``carried_met`` applies to the turn's score); without this the Live checklist showed the
+        judge's own verdict until the session was reopened."""
+        from engine.metrics.overrides import TurnVerdicts, effective_verdicts_by_turn
+
+        earlier = [u for u in self.turns if u.idx < t.idx and u.score is not None]
+        if not any(v.source == "human" and v.carried_from is None for u in earlier for v in u.verdicts.values()):
+            return
+        stored = []
+        for u in [*earlier, t]:
+            tv = TurnVerdicts(u.idx, u.rubric_version_id)
+            for v in u.verdicts.values():
+                if v.source != "human":
+                    tv.judge[v.cid] = v.met
+                    continue
+                if v.original is not None:
+                    tv.judge[v.cid] = v.original.met
+                if v.carried_from is None:
+                    tv.human[v.cid] = v.met
+            stored.append(tv)
+        last = effective_verdicts_by_turn(stored)[-1]
+        for cid, src in last.carried.items():
+            prior = t.verdicts.get(cid)
+            t.verdicts[cid] = Verdict(cid, last.met[cid], None, f"carried from the override on turn {src}", "human",
+                                      prior, src)
 
     def _rubric_scored(self, seq: int, p: ev.RubricScored) -> None:
         judgement = p.as_dict()
@@ -325,7 +357,8 @@ class SessionView:
                 prior = lt.verdicts.get(cid)
                 original = prior.original if prior is not None and prior.original is not None else prior
                 lt.verdicts[cid] = Verdict(cid, bool(held["met"]), None,
-                                           f"carried from the override on turn {held['from']}", "human", original)
+                                           f"carried from the override on turn {held['from']}", "human", original,
+                                           int(held["from"]))
             lt.touch()
         if p.session_score is not None:
             self.metrics = {**self.metrics, "score": p.session_score}

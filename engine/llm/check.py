@@ -226,7 +226,7 @@ async def check_endpoint(endpoint: ModelConfig) -> EndpointReport:
     finally:
         await client.close()
     if report.usage is False or report.stream_usage is False:
-        report.notes.append("without usage the tokens of those calls are recorded as 0 (no estimate is made)")
+        report.notes.append("without usage the tokens of those calls are recorded as unknown (no estimate is made)")
     if report.context is None:
         report.notes.append("the server does not report its context: set `context:` for this endpoint so "
                             "viva can trim prompts before they overflow")

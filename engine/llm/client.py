@@ -134,6 +134,8 @@ class ChatResult:
     call_id: int | None = None
     attempts: int = 1
     finish_reason: str | None = None
+    usage_unknown: bool = False
+    """The server reported no token counts for this call (``tokens_in``/``tokens_out`` are 0 for unknown)."""
 
     @property
     def truncated(self) -> bool:
@@ -150,6 +152,8 @@ class Usage:
     cost: float = 0.0
     calls: int = 0
     cached_calls: int = 0
+    unknown_calls: int = 0
+    """Calls whose server reported no token counts: the token sums leave them out (they are not 0)."""
 
     def add(self, result: ChatResult) -> None:
         """Add one call's tokens and cost, and count the call (and whether the cache answered it)."""
@@ -158,6 +162,7 @@ class Usage:
         self.cost += result.cost
         self.calls += 1
         self.cached_calls += int(result.cached)
+        self.unknown_calls += int(result.usage_unknown)
 
 
 @dataclass
@@ -197,6 +202,10 @@ def _loop_state() -> dict[tuple[Any, ...], Any]:
     if state is None:
         state = _per_loop[loop] = {}
     return state
+
+
+_no_stream_options: set[str] = set()
+"""Base URLs that refused ``stream_options`` (HTTP 400/422 naming it): their streams are sent without it."""
 
 
 def _semaphore(endpoint: ModelConfig) -> asyncio.Semaphore:
@@ -346,7 +355,7 @@ class LLMClient:
 
     def _from_cache(self, key: str) -> dict[str, Any] | None:
         return self.store.one(
-            "SELECT id, response_id, finish_reason, tokens_in, tokens_out FROM llm_calls "
+            "SELECT id, response_id, finish_reason, tokens_in, tokens_out, usage_unknown FROM llm_calls "
             "WHERE cache_key = ? AND error IS NULL AND cached = 0 AND response_id IS NOT NULL "
             "ORDER BY id DESC LIMIT 1",
             (key,),
@@ -405,8 +414,10 @@ class LLMClient:
                     messages, params, cache_key=key, role=self.role, base_url=self.endpoint.base_url,
                     model=self.endpoint.model, response_id=hit["response_id"], finish_reason=hit["finish_reason"],
                     tokens_in=hit["tokens_in"], tokens_out=hit["tokens_out"], cached=1,
+                    usage_unknown=hit["usage_unknown"],
                 )
-                return ChatResult(text, hit["tokens_in"], hit["tokens_out"], 0.0, 0.0, True, call_id, 0)
+                return ChatResult(text, hit["tokens_in"], hit["tokens_out"], 0.0, 0.0, True, call_id, 0,
+                                  usage_unknown=bool(hit["usage_unknown"]))
 
         retries: list[dict[str, Any]] = []
         attempts = 0
@@ -423,14 +434,14 @@ class LLMClient:
                 attempts += 1
                 try:
                     if stream:
-                        text, t_in, t_out, finish = await self._stream(api_key, messages, params, emit)
+                        text, usage, finish = await self._stream(api_key, messages, params, emit)
                         if on_token is not None:
                             rest = shown.flush()
                             if rest:
                                 on_token(rest)
                     else:
                         try:
-                            text, t_in, t_out, finish = await asyncio.wait_for(
+                            text, usage, finish = await asyncio.wait_for(
                                 self._once(api_key, messages, params), self.endpoint.call_deadline)
                         except TimeoutError:
                             raise _OverDeadline() from None
@@ -467,15 +478,17 @@ class LLMClient:
                     await asyncio.sleep(wait)
         latency = (time.perf_counter() - start) * 1000
         text = redact(text)
+        unknown = usage is None  # no counts from the server: recorded as unknown, never estimated
+        t_in, t_out = usage or (0, 0)
         cost = self._cost(t_in, t_out)
         call_id = self._record(
             messages, params, cache_key=key, role=self.role, base_url=self.endpoint.base_url,
             model=self.endpoint.model, answer=text, finish_reason=finish, tokens_in=t_in, tokens_out=t_out,
-            latency_ms=latency, cost=cost, attempts=attempts, retries=dumps(retries),
+            latency_ms=latency, cost=cost, attempts=attempts, retries=dumps(retries), usage_unknown=int(unknown),
         )
-        log.info("%s %s ok in %.0f ms (%d in, %d out, %d attempt(s))",
-                 self.role, self.label, latency, t_in, t_out, attempts)
-        return ChatResult(text, t_in, t_out, latency, cost, False, call_id, attempts, finish)
+        log.info("%s %s ok in %.0f ms (%s in, %s out, %d attempt(s))", self.role, self.label, latency,
+                 "?" if unknown else t_in, "?" if unknown else t_out, attempts)
+        return ChatResult(text, t_in, t_out, latency, cost, False, call_id, attempts, finish, unknown)
 
     def _classify(self, exc: Exception, attempt: int) -> tuple[int | None, float, bool, str]:
         """(status, wait seconds, retryable, reason) for an exception from one attempt."""
@@ -526,11 +539,10 @@ class LLMClient:
             raise LLMError(f"{self.endpoint.base_url} returned no choices", endpoint=self.endpoint.base_url)
         choice = choices[0]
         text = _content((choice.get("message") or {}).get("content"))
-        t_in, t_out = _usage(resp.get("usage"))
         finish = choice.get("finish_reason")
         if len(text) > self.endpoint.max_reply_chars:
             text, finish = text[:self.endpoint.max_reply_chars], TRUNCATED
-        return text, t_in, t_out, finish
+        return text, _usage(resp.get("usage")), finish
 
     async def _stream(self, api_key: str, messages: list[Message], params: dict[str, Any],
                       on_token: Callable[[str], Any] | None):
@@ -540,19 +552,32 @@ class LLMClient:
         pieces: list[str] = []
         size = 0
         finish = None
-        t_in = t_out = 0
+        usage = None
         cap, deadline = self.endpoint.max_reply_chars, time.monotonic() + self.endpoint.call_deadline
+        body = {"model": self.endpoint.model, "messages": messages, "stream": True, **params}
+        if self.endpoint.base_url not in _no_stream_options:
+            # OpenAI and vLLM then send the counts in a last chunk; llama-cpp-python ignores it and sends none
+            body["stream_options"] = {"include_usage": True}
         try:
-            stream = await client.post(
-                "/chat/completions", cast_to=object, stream=True, stream_cls=openai.AsyncStream[object],
-                body={"model": self.endpoint.model, "messages": messages, "stream": True,
-                      "stream_options": {"include_usage": True}, **params},
-            )
+            try:
+                stream = await client.post("/chat/completions", cast_to=object, stream=True,
+                                           stream_cls=openai.AsyncStream[object], body=body)
+            except openai.APIStatusError as exc:
+                # a server that refuses the option (a 400 naming it) is asked again without it, and
+                # remembered: like the structured-output step-down, never a failed call
+                if "stream_options" not in body or exc.status_code not in (400, 422) or \
+                        "stream_options" not in _short(exc):
+                    raise
+                _no_stream_options.add(self.endpoint.base_url)
+                log.info("%s refuses stream_options (%s): streams go without it", self.label, _short(exc))
+                del body["stream_options"]
+                stream = await client.post("/chat/completions", cast_to=object, stream=True,
+                                           stream_cls=openai.AsyncStream[object], body=body)
             async for chunk in stream:  # plain dicts (see _once)
                 if not isinstance(chunk, dict):
                     continue
                 if chunk.get("usage"):
-                    t_in, t_out = _usage(chunk["usage"])
+                    usage = _usage(chunk["usage"])
                 for choice in chunk.get("choices") or ():
                     if not isinstance(choice, dict):
                         continue
@@ -581,9 +606,7 @@ class LLMClient:
             raise
         if finish is None:
             raise _TruncatedStream("no finish_reason")
-        if not t_out:
-            t_out = len(pieces)
-        return "".join(pieces), t_in, t_out, finish
+        return "".join(pieces), usage, finish
 
     async def json(
         self,
@@ -745,10 +768,12 @@ def _content(value: Any) -> str:
     return ""
 
 
-def _usage(value: Any) -> tuple[int, int]:
-    """(prompt tokens, completion tokens) of a ``usage`` object; 0 for a missing or malformed count."""
-    if not isinstance(value, dict):
-        return 0, 0
+def _usage(value: Any) -> tuple[int, int] | None:
+    """(prompt tokens, completion tokens) of a ``usage`` object; None (unknown) when there is none or it
+    has neither count; 0 for one malformed count beside a good one."""
+    if not isinstance(value, dict) or not any(
+            isinstance(value.get(k), int) for k in ("prompt_tokens", "completion_tokens")):
+        return None
 
     def count(name: str) -> int:
         n = value.get(name)

@@ -93,7 +93,8 @@ def run_totals(store: Store, session_ids: Iterable[int]) -> dict[str, Any]:
 
     Returns:
         ``{"sessions", "finished", "failed", "unfinished", "targets", "items", "tokens_in",
-        "tokens_out", "cost"}``.
+        "tokens_out", "cost"}``; when calls had no counts from their server, the tokens are None (unknown)
+        and ``tokens_unknown`` (present only then) says how many.
     """
     ids = sorted(set(session_ids))
     out = {"sessions": len(ids), "finished": 0, "failed": 0, "unfinished": 0, "targets": 0, "items": 0,
@@ -110,4 +111,9 @@ def run_totals(store: Store, session_ids: Iterable[int]) -> dict[str, Any]:
     usage = store.one(f"SELECT COALESCE(SUM(tokens_in), 0) AS tin, COALESCE(SUM(tokens_out), 0) AS tout, "
                       f"COALESCE(SUM(cost), 0) AS cost FROM turns WHERE session_id IN ({marks})", tuple(ids))
     out.update(tokens_in=usage["tin"], tokens_out=usage["tout"], cost=float(usage["cost"]))
+    # calls whose server sent no counts (llama-cpp-python's streams): the sums would undercount, so unknown
+    unknown = store.one(f"SELECT COUNT(*) AS n FROM llm_calls WHERE usage_unknown = 1 AND session_id IN ({marks})",
+                        tuple(ids))["n"]
+    if unknown:
+        out.update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
     return out

@@ -218,7 +218,8 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
         ``{"rows": [...], "comparisons": [...], "method": {...}}``; a row has ``benchmark``,
         ``target``, ``items`` (ids), ``sessions``, ``finished``, ``failed``, ``unfinished``,
         ``tokens_in``, ``tokens_out``, ``cost``, ``figures`` (:func:`row_figures`) and, for the
-        plain readers, each figure's value under its own name (``score``, ``p_plus``...).
+        plain readers, each figure's value under its own name (``score``, ``p_plus``...). The tokens are
+        None and ``tokens_unknown`` counts the calls when some had no counts from their server.
     """
     ids = list(session_ids)
     rows_out: list[dict[str, Any]] = []
@@ -234,6 +235,9 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
         for r in rows:
             groups.setdefault((r["benchmark"], r["target"]), []).append(r)
         item_scores: dict[tuple[str, str], dict[int, float]] = {}
+        from engine.metrics.sessions import uncounted_calls
+
+        uncounted = uncounted_calls(store, ids)
         for (bench, target), sessions in groups.items():
             finished = [s for s in sessions if s["status"] == "finished" and s["score"] is not None]
             per_item: dict[int, list[dict[str, Any]]] = {}
@@ -257,6 +261,9 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
                 "cost": sum(s["cost"] or 0.0 for s in sessions),
                 "figures": figures, **{name: f["value"] for name, f in figures.items()},
             })
+            unknown = sum(uncounted.get(s["id"], 0) for s in sessions)
+            if unknown:  # calls without counts from their server: the token sums would undercount
+                rows_out[-1].update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
         rows_out.sort(key=lambda r: (r["benchmark"], r["score"] is None, -(r["score"] or 0.0), r["target"]))
         for i, a in enumerate(rows_out):
             for b in rows_out[i + 1:]:

@@ -23,13 +23,21 @@ def turn_records(store: Store, session_ids: Iterable[int]) -> list[list[TurnReco
 
 
 def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
-    """Per-session figures: Dynamism, score per turn, tokens, cost, latency."""
+    """Per-session figures: Dynamism, score per turn, tokens, cost, latency.
+
+    Tokens are the sums of the turns' counts, which are the servers' ``usage``. When a call of the session
+    had no counts from its server (``llm_calls.usage_unknown``: llama-cpp-python's streams), ``tokens_in``
+    and ``tokens_out`` are None (unknown: the sums would undercount) and ``tokens_unknown`` says how many
+    calls that was (the key is there only then, so documents of sessions with every count are unchanged).
+    """
     dyn = dynamism(turn_records(store, [session_id]))
     rows = store.query(
         "SELECT idx, action, score, delta, cos, tokens_in, tokens_out, cost, latency_ms FROM turns "
         "WHERE session_id = ? ORDER BY idx", (session_id,))
     latencies = [r["latency_ms"] for r in rows if r["latency_ms"] is not None]
     protocol = store.one("SELECT protocol FROM sessions WHERE id = ?", (session_id,))
+    unknown = store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE session_id = ? AND usage_unknown = 1",
+                        (session_id,))["n"]
     extra: dict[str, Any] = {}
     if protocol and protocol["protocol"] == "graded":
         graded = graded_session_figures(store, session_id)
@@ -40,12 +48,24 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
         **dyn.as_dict(),
         "scores": [r["score"] for r in rows if r["score"] is not None],
         "turns": len([r for r in rows if r["score"] is not None]),
-        "tokens_in": sum(r["tokens_in"] for r in rows),
-        "tokens_out": sum(r["tokens_out"] for r in rows),
+        "tokens_in": None if unknown else sum(r["tokens_in"] for r in rows),
+        "tokens_out": None if unknown else sum(r["tokens_out"] for r in rows),
+        **({"tokens_unknown": unknown} if unknown else {}),
         "cost": sum(r["cost"] for r in rows),
         "mean_latency_ms": sum(latencies) / len(latencies) if latencies else None,
         **extra,
     }
+
+
+def uncounted_calls(store: Store, session_ids: Iterable[int] | None) -> dict[int, int]:
+    """Session id -> how many of its LLM calls had no token counts from their server
+    (``llm_calls.usage_unknown``; llama-cpp-python's streams), for the sessions that have any: their token
+    sums undercount, so the figures built on them say "unknown"."""
+    ids = None if session_ids is None else list(session_ids)
+    cond, params = _id_filter(ids, "session_id")
+    return {r["sid"]: r["n"] for r in store.query(
+        "SELECT session_id AS sid, COUNT(*) AS n FROM llm_calls WHERE usage_unknown = 1 AND session_id IS NOT NULL"
+        f"{cond} GROUP BY session_id", params)}
 
 
 def _id_filter(ids: list[int] | None, column: str = "s.id") -> tuple[str, tuple[Any, ...]]:
@@ -61,7 +81,8 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
     The Dynamism figures (Score, ΔS_f, P±, M±, R±, R) are over the target's **finished** sessions
     only: a failed or unfinished session's partial score is not a measurement of the target. The
     row counts and lists the others (``failed``, ``unfinished``) so nothing is hidden; tokens and
-    cost are over every session (they were spent). The Δs counts and sums, tokens and cost are read
+    cost are over every session (they were spent); tokens are None (unknown) when ``tokens_unknown``
+    calls of the target's sessions had no counts from their server (:func:`uncounted_calls`). The Δs counts and sums, tokens and cost are read
     from ``session_stats`` (one row per session, kept by the store), so the table costs one query
     whatever the number of turns.
     """
@@ -86,9 +107,11 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
     not_examined = {r["session_id"] for r in store.query(
         "SELECT DISTINCT e.session_id FROM events e JOIN sessions s ON s.id = e.session_id "
         f"WHERE e.kind = 'session.note' AND json_extract(e.payload, '$.what') = 'not-examined'{cond}", params)}
+    uncounted = uncounted_calls(store, ids)
     table = []
     for target, sessions in by_target.items():
         sids = [s["id"] for s in sessions]
+        unknown = sum(uncounted.get(i, 0) for i in sids)
         finished = [s for s in sessions if s["status"] == "finished"]
         failed = [s["id"] for s in sessions if s["status"] == "failed"]
         unfinished = [s["id"] for s in sessions if s["status"] not in ("finished", "failed")]
@@ -107,6 +130,8 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
                       "finished": len(finished), "failed": failed, "unfinished": unfinished,
                       "cannot_judge_turns": sum(cannot.get(i, 0) for i in sids),
                       "not_examined": [i for i in sids if i in not_examined]})
+        if unknown:  # calls without counts: the sums would undercount (the key is there only then)
+            table[-1].update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
     graded = graded_table(store, ids)
     ratings = ratings_table(store, ids)
     for row in table:

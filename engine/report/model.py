@@ -415,8 +415,10 @@ def build_session_report(store: Store, session_id: int) -> Report:
             "" if rubric is None else f"by {rubric['author']}; {len(rubric['criteria'])} criteria"),
         Row("run", s["run_id"]),
         Row("started (UTC)", _day(s["created_at"])),
-        Row("tokens in", m["tokens_in"], "prompt tokens of every call of this session"),
-        Row("tokens out", m["tokens_out"], "completion tokens"),
+        Row("tokens in", "unknown" if m.get("tokens_unknown") else m["tokens_in"],
+            f"{m['tokens_unknown']} call(s) had no counts from the server" if m.get("tokens_unknown")
+            else "prompt tokens of every call of this session"),
+        Row("tokens out", "unknown" if m.get("tokens_unknown") else m["tokens_out"], "completion tokens"),
         Row("cost", m["cost"], "in the configured price units", ".4f"),
         Row("mean latency (ms)", m["mean_latency_ms"], "target answer time per turn", ".0f"),
     ]
@@ -658,8 +660,10 @@ def build_run_report(store: Store, run_id: int) -> Report:
         Row("targets", totals["targets"]),
         Row("items", totals["items"]),
         Row("best Score", board[0]["score"] if board else None, board[0]["target"] if board else "", ".1f"),
-        Row("tokens in", totals["tokens_in"], "over every session (spent even if it failed)"),
-        Row("tokens out", totals["tokens_out"]),
+        Row("tokens in", "unknown" if totals.get("tokens_unknown") else totals["tokens_in"],
+            f"{totals['tokens_unknown']} call(s) had no counts from the server" if totals.get("tokens_unknown")
+            else "over every session (spent even if it failed)"),
+        Row("tokens out", "unknown" if totals.get("tokens_unknown") else totals["tokens_out"]),
         Row("cost", totals["cost"], "in the configured price units", ".4f"),
         Row("started (UTC)", _day(run["created_at"])),
         Row("status", run["status"]),
@@ -681,8 +685,9 @@ def build_run_report(store: Store, run_id: int) -> Report:
     sections.append(Table(
         "spend", "Sessions and spend per target",
         ["target", "finished", "failed", "unfinished", "tokens in", "tokens out", "cost"],
-        [[r["target"], r["finished"], len(r["failed"]), len(r["unfinished"]), r["tokens_in"], r["tokens_out"],
-          r["cost"]] for r in board],
+        [[r["target"], r["finished"], len(r["failed"]), len(r["unfinished"]),
+          "unknown" if r.get("tokens_unknown") else r["tokens_in"],
+          "unknown" if r.get("tokens_unknown") else r["tokens_out"], r["cost"]] for r in board],
         ["", "", "", "", "", "", ".4f"], note="tokens and cost over every session (spent even if it failed)"))
     sections.extend(interval_tables(doc["board"]))
     topics = list(dict.fromkeys(r["topic"] for r in doc["topics"]))
@@ -743,7 +748,8 @@ def build_run_report(store: Store, run_id: int) -> Report:
         "cost"],
         [[i + 1, r["target"], r["score"], r["delta_follow_up"], r["p_plus"], r["m_plus"], r["p_minus"], r["m_minus"],
           r["p_zero"], r["r_plus"], r["r_minus"], r["r"], r["follow_ups"], r["challenges"], r["finished"],
-          len(r["failed"]), len(r["unfinished"]), r["tokens_in"], r["tokens_out"], r["cost"]]
+          len(r["failed"]), len(r["unfinished"]), "unknown" if r.get("tokens_unknown") else r["tokens_in"],
+          "unknown" if r.get("tokens_unknown") else r["tokens_out"], r["cost"]]
          for i, r in enumerate(board)])
     subtitle = f"{len(sessions)} sessions · {len(board)} targets · started {_day(run['created_at'])}"
     return Report("run", f"viva run {run['id']}", subtitle, sections, csv_table, doc)

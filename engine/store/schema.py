@@ -409,4 +409,9 @@ def _stats_migration() -> str:
 #    :func:`_stats_terms`: like every migration, never change it once shipped; append a new one.
 MIGRATIONS.append(_stats_migration())
 
+# 9: calls whose server reported no token counts (llama-cpp-python sends no ``usage`` in streams): their
+#    ``tokens_in``/``tokens_out`` are 0 because they are unknown, not because nothing was spent; the figures
+#    built on them say "unknown" instead of a number (issue 23).
+MIGRATIONS.append("ALTER TABLE llm_calls ADD COLUMN usage_unknown INTEGER NOT NULL DEFAULT 0;")
+
 SCHEMA_VERSION = len(MIGRATIONS)

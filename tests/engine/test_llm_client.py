@@ -44,8 +44,11 @@ async def test_other_servers_response_shapes(store, endpoint, fake_openai):
     client = LLMClient(store, endpoint, role="target", use_cache=False)
     first = await client.chat([{"role": "user", "content": "How much oxygen is in air?"}])
     assert (first.text, first.tokens_in, first.tokens_out, first.finish_reason) == ("Oxygen is 21%.", 0, 0, None)
+    assert first.usage_unknown  # no usage: the 0s are "unknown", and recorded so
     second = await client.chat([{"role": "user", "content": "Again?"}])
     assert (second.text, second.tokens_in, second.tokens_out, second.finish_reason) == ("", 7, 0, "length")
+    assert not second.usage_unknown
+    assert [r["usage_unknown"] for r in store.query("SELECT usage_unknown FROM llm_calls ORDER BY id")] == [1, 0]
     with pytest.raises(LLMError, match="returned no choices"):
         await client.chat([{"role": "user", "content": "Once more?"}])
 
@@ -174,6 +177,48 @@ async def test_streaming_delivers_tokens_and_retries_truncated_stream(store, end
     assert resets == [1] and result.attempts == 2 and result.tokens_out > 0
 
 
+async def test_streamed_call_reads_usage_from_the_last_chunk(store, endpoint, fake_openai):
+    """A stream asks for usage (``stream_options.include_usage``) and records the server's counts."""
+    fake_openai.push("one two three")
+    client = LLMClient(store, endpoint, role="target", use_cache=False)
+    prompt = [{"role": "user", "content": "count to three please"}]
+    result = await client.chat(prompt, stream=True)
+    assert fake_openai.chat_requests()[0].body["stream_options"] == {"include_usage": True}
+    # the fake counts words and punctuation: 4 in the prompt, 3 in the answer
+    assert (result.tokens_in, result.tokens_out, result.usage_unknown) == (4, 3, False)
+    row = store.one("SELECT tokens_in, tokens_out, usage_unknown FROM llm_calls WHERE id = ?", (result.call_id,))
+    assert dict(row) == {"tokens_in": 4, "tokens_out": 3, "usage_unknown": 0}
+
+
+async def test_stream_without_usage_is_recorded_unknown_not_estimated(store, endpoint, fake_openai):
+    """llama-cpp-python sends no usage in streams: the counts are unknown (flagged), not a made-up number,
+    and a cache hit of that call stays unknown."""
+    fake_openai.stream_usage = False
+    fake_openai.push("one two three")
+    client = LLMClient(store, endpoint, role="target")
+    prompt = [{"role": "user", "content": "count"}]
+    result = await client.chat(prompt, stream=True)
+    assert (result.text, result.tokens_in, result.tokens_out, result.usage_unknown) == ("one two three", 0, 0, True)
+    hit = await client.chat(prompt, stream=True)
+    assert hit.cached and hit.usage_unknown
+    assert [r["usage_unknown"] for r in store.query("SELECT usage_unknown FROM llm_calls ORDER BY id")] == [1, 1]
+
+
+async def test_server_refusing_stream_options_is_asked_again_without(store, endpoint, fake_openai):
+    """A 400 naming ``stream_options`` steps down (like the structured-output dialects): the stream is sent
+    again without it, the endpoint is remembered, and the call is not a failure."""
+    fake_openai.refuse_stream_options = True
+    fake_openai.push("one two", "three four")
+    client = LLMClient(store, endpoint, role="target", use_cache=False)
+    first = await client.chat([{"role": "user", "content": "a"}], stream=True)
+    second = await client.chat([{"role": "user", "content": "b"}], stream=True)
+    assert (first.text, second.text) == ("one two", "three four")
+    assert first.usage_unknown and second.usage_unknown and first.attempts == 1
+    sent = ["stream_options" in r.body for r in fake_openai.chat_requests()]
+    assert sent == [True, False, False]  # refused once, then never sent again to this endpoint
+    assert store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE error IS NOT NULL")["n"] == 0
+
+
 async def test_api_key_never_stored_or_logged(home, store, fake_openai, monkeypatch):
     secret = "sk-test-SECRET-6f1d2c9a8b7e"
     monkeypatch.setenv("VIVA_TEST_KEY", secret)
@@ -201,3 +246,23 @@ async def test_missing_key_variable_is_a_clear_error(store, fake_openai, monkeyp
 
     with pytest.raises(ConfigError, match="VIVA_ABSENT_KEY is not set"):
         await LLMClient(store, endpoint, role="kernel").chat([{"role": "user", "content": "x"}])
+
+
+async def test_session_figures_say_unknown_when_a_call_had_no_counts(store, endpoint, fake_openai):
+    """A session one of whose calls had no counts shows its tokens as unknown (None, and the report's
+    rows say "unknown"), not as the undercounted sum; a session whose calls all had counts keeps them."""
+    from engine.metrics.breakdown import run_totals
+    from engine.metrics.sessions import session_metrics
+
+    fake_openai.push("one two three", "four five")
+    await LLMClient(store, endpoint, role="target", session_id=1, use_cache=False).chat(
+        [{"role": "user", "content": "a"}], stream=True)
+    fake_openai.stream_usage = False
+    await LLMClient(store, endpoint, role="target", session_id=2, use_cache=False).chat(
+        [{"role": "user", "content": "b"}], stream=True)
+    counted, uncounted = session_metrics(store, 1), session_metrics(store, 2)
+    assert (counted["tokens_in"], counted["tokens_out"], counted.get("tokens_unknown")) == (0, 0, None)  # no turns stored
+    assert (uncounted["tokens_in"], uncounted["tokens_out"], uncounted["tokens_unknown"]) == (None, None, 1)
+    assert "tokens_unknown" not in run_totals(store, [1]) and run_totals(store, [1])["tokens_in"] == 0
+    both = run_totals(store, [1, 2])
+    assert (both["tokens_in"], both["tokens_out"], both["tokens_unknown"]) == (None, None, 1)

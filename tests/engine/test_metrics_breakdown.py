@@ -95,3 +95,22 @@ def test_topic_table_and_run_totals(store):
     assert totals == {"sessions": 4, "finished": 2, "failed": 1, "unfinished": 1, "targets": 2, "items": 2,
                       "tokens_in": 10 + 11 + 10 + 10 + 10, "tokens_out": 10, "cost": pytest.approx(2.5)}
     assert run_totals(store, []) ["sessions"] == 0 and topic_table(store, []) == []
+
+
+def test_tokens_are_unknown_for_targets_with_uncounted_calls(store):
+    """A call whose server sent no counts (``llm_calls.usage_unknown``) makes its target's tokens unknown in
+    the per-target table and the leaderboard (the sums would undercount); other targets keep their sums."""
+    from engine.metrics.leaderboard import leaderboard
+
+    a, _ = _items(store)
+    s1 = _session(store, a, "t1", "finished", [("initial", 0.5, None, {})])
+    s2 = _session(store, a, "t2", "finished", [("initial", 0.25, None, {})])
+    for sid, unknown in ((s1, 0), (s2, 1), (s2, 1)):
+        store.insert("llm_calls", {"cache_key": "k", "role": "target", "base_url": "http://127.0.0.1:1/v1",
+                                   "model": "m", "session_id": sid, "usage_unknown": unknown, "created_at": now_iso()})
+    rows = {r["target"]: r for r in target_table(store, [s1, s2])}
+    assert (rows["t1"]["tokens_in"], rows["t1"]["tokens_out"], rows["t1"].get("tokens_unknown")) == (10, 2, None)
+    assert (rows["t2"]["tokens_in"], rows["t2"]["tokens_out"], rows["t2"]["tokens_unknown"]) == (None, None, 2)
+    board = {r["target"]: r for r in leaderboard(store, [s1, s2])["rows"]}
+    assert board["t1"]["tokens_in"] == 10 and "tokens_unknown" not in board["t1"]
+    assert (board["t2"]["tokens_in"], board["t2"]["tokens_unknown"]) == (None, 2)

@@ -117,3 +117,20 @@ def test_sessions_end_against_the_real_server(server, tmp_path):
     assert sent.count(("json_schema", True)) == 1
     assert {f for f, error in sent if not error} <= {"json_object+schema", "none"}
     rt.close()
+
+
+def test_streamed_call_without_usage_is_recorded_unknown(server, store):
+    """llama-cpp-python takes ``stream_options`` without refusing it but sends no usage in streams: the
+    streamed call's tokens are recorded as unknown, not estimated; the same prompt not streamed has counts."""
+    from engine.interview.local import MODEL_ALIAS
+    from engine.llm import LLMClient
+
+    endpoint = ModelConfig(base_url=server.base_url, model=MODEL_ALIAS, max_tokens=16, timeout=600)
+    client = LLMClient(store, endpoint, role="target", use_cache=False)
+    prompt = [{"role": "user", "content": "Name one planet."}]
+    streamed = asyncio.run(client.chat(prompt, stream=True))
+    plain = asyncio.run(client.chat(prompt))
+    assert streamed.text and (streamed.tokens_in, streamed.tokens_out, streamed.usage_unknown) == (0, 0, True)
+    assert plain.tokens_in > 0 and plain.tokens_out > 0 and not plain.usage_unknown
+    sent = [r.body for r in server.requests if r.body.get("stream")]
+    assert sent and all(b.get("stream_options") == {"include_usage": True} for b in sent)

@@ -19,6 +19,10 @@ a string (the content), a dict, or a callable ``f(request_body) -> reply``. A di
 reported in ``/v1/models`` (vLLM's ``max_model_len``), and a prompt longer than it (by ``count_tokens``)
 plus ``max_tokens`` is refused with HTTP 400 as llama-cpp-python words it.
 
+Streams end with a ``usage`` chunk when the request asks for it (``stream_options.include_usage``, as
+OpenAI and vLLM do). ``stream_usage = False``: never (llama-cpp-python sends no usage in streams).
+``refuse_stream_options``: a request carrying ``stream_options`` is refused with HTTP 400 naming it.
+
 Every request is logged (``requests``) with its arrival time, so tests assert on what reached the
 server: counts ("the cache answered"), and gaps ("the Retry-After wait was honoured").
 """
@@ -77,6 +81,8 @@ class FakeOpenAI:
         self.refuse_formats: set[str] = set()
         self.refuse_status = 400
         self.context: int | None = None
+        self.stream_usage = True
+        self.refuse_stream_options = False
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -200,6 +206,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
+        if self.fake.refuse_stream_options and "stream_options" in body:
+            self._send_json(400, {"error": {"message": (
+                "1 validation error: ('body', 'stream_options'): Extra inputs are not permitted"), "type": "fake"}})
+            return
         fmt = (body.get("response_format") or {}).get("type")
         if fmt in self.fake.refuse_formats:
             self._send_json(self.fake.refuse_status, {"error": {"message": (
@@ -306,7 +316,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.get("truncate"):
             return  # drop the connection: no finish_reason, no [DONE], no last chunk
         send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if self.fake.stream_usage and (body.get("stream_options") or {}).get("include_usage"):
             send({**base, "choices": [], "usage": self._usage(body, content)})
         write(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")

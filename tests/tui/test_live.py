@@ -114,6 +114,45 @@ async def test_override_a_verdict_changes_the_score(runtime, fake_openai):
         assert "✘ overridden" in row
 
 
+async def test_turns_judged_after_an_override_show_the_carried_verdict(runtime, fake_openai):
+    """While the session runs, a turn judged after an override shows the human's verdict carried (as the
+    store scores it, engine.metrics.overrides), not the judge's own, without reopening the session."""
+    from engine.interview.queries import session_detail
+
+    make_runtime(runtime.home, fake_openai, slow=0.05)
+    run_id = plan(runtime, turns=4, policy="always-follow-up")
+    engine = Engine(runtime)
+    app = build_app(engine, "live", run_id=run_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.screen.state is not None and app.screen.state.turns
+                       and app.screen.state.turns[0].answer, "turn 0 to start streaming")
+        await pilot.press("space")
+        await wait_for(pilot, lambda: app.screen.state.status == "paused", "the pause")
+        state = app.screen.state
+        last = [t for t in state.turns if t.judged][-1]  # the turns after it are judged after the override
+        cid = next(c for c, v in last.verdicts.items() if v.met and c != "c4")
+        engine.override_verdict(state.session_id, last.idx, cid, False, "not stated in the answer")
+        await wait_for(pilot, lambda: state.turns[last.idx].verdicts[cid].overridden, "the override event")
+        await pilot.press("space")
+        await wait_for(pilot, lambda: finished(app), "the session to finish")
+        later = [t for t in state.turns if t.idx > last.idx and t.judged]
+        assert later, "turns were judged after the override"
+        # the judge kept marking it met (the summary still covers it), so the override is carried
+        carried = [t for t in later if t.verdicts[cid].carried_from == last.idx]
+        assert carried and all(not t.verdicts[cid].met for t in carried)
+        assert all(t.verdicts[cid].original is not None and t.verdicts[cid].original.met for t in carried)
+        # the live view is the store's view, verdict for verdict, and its scores are the stored ones
+        detail = session_detail(runtime.store, state.session_id)
+        for t, stored in zip(state.turns, detail["turns"], strict=True):
+            assert {c: v.met for c, v in t.verdicts.items()} == {c: bool(v["met"]) for c, v in stored["verdicts"].items()}
+            assert t.score == stored["score"]
+        # and the checklist shows it as the human's verdict on the newest turn
+        checklist = app.screen.query_one(RubricChecklist)
+        await wait_for(pilot, lambda: app.screen.pane.selected == state.turns[-1].idx, "the newest turn selected")
+        assert state.turns[-1] in carried
+        assert "✘ overridden" in [str(c) for c in checklist.table.get_row(cid)]
+
+
 async def test_edit_rubric_saves_a_version_and_rescores_without_the_target(runtime, fake_openai):
     sid = run_to_end(runtime, turns=2)
     target_calls = fake_openai.count()

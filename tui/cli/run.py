@@ -135,7 +135,9 @@ def print_target_table(console: Any, rows: list[dict[str, Any]], main: bool = Tr
                       _fmt(r["m_plus"]), _fmt(r["p_minus"]), _fmt(r["m_minus"]), _fmt(r["r_plus"]),
                       _fmt(r["r_minus"]), _fmt(r["r"]), f"{r.get('finished', 0)}/{len(r['sessions'])}",
                       str(len(failed)), f"{r.get('cannot_judge_turns', 0)} turns",
-                      str(len(r.get("not_examined") or [])), str(r["tokens_in"] + r["tokens_out"]),
+                      str(len(r.get("not_examined") or [])),
+                      "unknown" if r.get("tokens_unknown")  # a server sent no counts
+                      else str(r["tokens_in"] + r["tokens_out"]),
                       f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
     if main:
         console.print(table)

@@ -139,8 +139,11 @@ class MetricPanel(VerticalScroll, can_focus=True):
             grid.add_row("M+ / M−", f"{_f(m.get('m_plus'))} / {_f(m.get('m_minus'))}")
             grid.add_row("R+ / R−", f"{_f(m.get('r_plus'))} / {_f(m.get('r_minus'))}")
         grid.add_row("R", _f(m.get("r")))
-        tokens_in, tokens_out = m.get("tokens_in", 0) or 0, m.get("tokens_out", 0) or 0
-        grid.add_row("tokens", f"{tokens_in} in / {tokens_out} out")
+        if m.get("tokens_unknown"):  # a server sent no counts (llama-cpp-python's streams): not 0
+            grid.add_row("tokens", f"unknown ({m['tokens_unknown']} call(s) uncounted)")
+        else:
+            tokens_in, tokens_out = m.get("tokens_in", 0) or 0, m.get("tokens_out", 0) or 0
+            grid.add_row("tokens", f"{tokens_in} in / {tokens_out} out")
         grid.add_row("cost", f"${m.get('cost') or 0.0:.4f}")
         latency = m.get("mean_latency_ms")
         grid.add_row("latency", "–" if latency is None else f"{latency:.0f} ms mean")
