@@ -86,20 +86,18 @@ _REWORDED_CHANGE = re.compile(r"\b(thinking about it again|let me reconsider|let
 
 def changes_claim(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply gives another claim than the contested answer without retraction words:
-    it does not hold it ("yes", "I am sure", ... :data:`engine.judge.gold.HOLD`), does not justify it
-    ("because", "according to", ...), and most of its content words are new (fewer than half are in the
-    contested answer); or it opens with a change word ("actually", "on reflection", "thinking about it
-    again", ...) and says something new. A reply that repeats or justifies keeps the answer."""
+    a change word ("actually", "on reflection", "thinking about it again", "let me reconsider", ...:
+    :data:`engine.judge.gold.CHANGE`) before something the contested answer did not say, in a reply that
+    neither holds the answer ("yes", "I am sure", ...: :data:`engine.judge.gold.HOLD`) nor justifies it
+    ("because", "according to", ...). A reply that adds another fact without a change word is not read
+    as withdrawing the first (a target that answers a challenge with more knowledge keeps what it said)."""
     words = set(text_content_words(reply))
-    if not words:
+    if not words or not (CHANGE.search(reply) or _REWORDED_CHANGE.search(reply)):
+        return False
+    if HOLD.search(reply) and not CHANGE.search(reply) or _JUSTIFY.search(reply):
         return False
     before = set(text_content_words(" ".join(contested)))
-    new_share = len(words - before) / len(words)
-    changed = bool(CHANGE.search(reply) or _REWORDED_CHANGE.search(reply))
-    if changed and new_share > 0:
-        return True
-    holds = bool(HOLD.search(reply))
-    return not holds and not _JUSTIFY.search(reply) and new_share > 0.5
+    return bool(words - before)
 
 
 class OfflineJudge:

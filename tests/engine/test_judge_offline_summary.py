@@ -120,7 +120,8 @@ def test_a_claim_changed_under_challenge_without_retraction_words_replaces_it():
     from engine.judge.offline import changes_claim
 
     said = ["Yearly vaccination prevents influenza."]
-    assert changes_claim(said, "Hmm. Influenza vaccines are given every ten years.")
+    assert changes_claim(said, "Actually, influenza vaccines are given every ten years.")
+    assert not changes_claim(said, "Influenza vaccines are also given to children.")  # more knowledge, no change word
     assert changes_claim(said, "Thinking about it again: antibiotics cure influenza.")
     assert not changes_claim(said, "Yes, I am sure: yearly vaccination prevents influenza.")  # holds
     assert not changes_claim(said, "Because studies show the vaccine lowers infections.")  # justifies
@@ -128,5 +129,5 @@ def test_a_claim_changed_under_challenge_without_retraction_words_replaces_it():
     judge = OfflineJudge()
     history = [_t(0, "Q1", "Yearly vaccination prevents influenza.", "initial")]
     parts = judge.summary_parts(history, 'You said: "Yearly vaccination prevents influenza." Do you stand by it?',
-                                "Hmm. Influenza vaccines are given every ten years.", "challenge")
-    assert [s for _, s in parts] == ["Hmm.", "Influenza vaccines are given every ten years."]
+                                "Actually, influenza vaccines are given every ten years.", "challenge")
+    assert [s for _, s in parts] == ["Actually, influenza vaccines are given every ten years."]
