@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 
 import ftfy
 
-from engine.judge.text import stem  # the one stemmer of judging (Porter2 after irregular forms)
+from engine.judge.text import chinese_numerals_to_digits, stem  # the one text module of judging
 
 GOLD_F1_THRESHOLD = 0.6
 """Kept for callers that report an F1 line; crediting no longer compares F1 with a threshold."""
@@ -138,44 +138,6 @@ def _word_number(word: str) -> tuple[int, bool] | None:
         return _SCALES[word], True
     value = _ordinal_value(word)
     return (value, value in (100, 1000)) if value is not None else None
-
-
-# -- Chinese numerals ----------------------------------------------------------------------------
-
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
-              "九": 9}
-_ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
-_ZH_NUMERAL = re.compile("百分之([零〇一二两三四五六七八九十百千万亿]+)|([零〇一二两三四五六七八九十百千万亿]{2,}|[二两三四五六七八九十])")
-
-
-def _zh_value(text: str) -> int:
-    total, section, digit = 0, 0, 0
-    for ch in text:
-        if ch in _ZH_DIGITS:
-            digit = _ZH_DIGITS[ch]
-        else:
-            unit = _ZH_UNITS[ch]
-            if unit >= 10_000:
-                total += (section + digit) * unit
-                section = 0
-            else:
-                section += (digit or 1) * unit
-            digit = 0
-    return total + section + digit
-
-
-def chinese_numerals_to_digits(text: str) -> str:
-    """Chinese numerals as digits: "一千八百只" -> " 1800 只", "百分之九十九" -> " 99 percent".
-
-    A lone 一 stays (it is mostly "one"/"a" in words such as 一些, 一样).
-    """
-    def repl(m: re.Match) -> str:
-        if m.group(1):
-            return f" {_zh_value(m.group(1))} percent "
-        return f" {_zh_value(m.group(2))} "
-
-    return _ZH_NUMERAL.sub(repl, text or "")
-
 
 
 # -- tokens ----------------------------------------------------------------------------------------
