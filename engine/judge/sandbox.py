@@ -340,6 +340,10 @@ def _bwrap_args(workdir: Path, flags: tuple[str, ...], limits: Limits, env: dict
     args += ["--new-session", "--die-with-parent", "--hostname", "viva-sandbox", "--clearenv"]
     for k, v in env.items():
         args += ["--setenv", k, v]
+    # The sandbox's own /dev, /proc and /tmp come first: a later mount covers an earlier one, and the
+    # interpreter, its site-packages or the work directory may live under /tmp (a checkout in /tmp).
+    size = ["--size", str(limits.tmp_mb * 1024 * 1024)] if "--size" in flags else []
+    args += ["--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--proc", "/proc", *size, "--tmpfs", "/tmp"]
     roots: list[str] = []
     for d in SYSTEM_DIRS:
         if os.path.islink(d):
@@ -355,8 +359,6 @@ def _bwrap_args(workdir: Path, flags: tuple[str, ...], limits: Limits, env: dict
         if os.path.isdir(d) and not _covered(d, roots):
             args += ["--ro-bind", d, d]
             roots.append(d)
-    size = ["--size", str(limits.tmp_mb * 1024 * 1024)] if "--size" in flags else []
-    args += ["--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--proc", "/proc", *size, "--tmpfs", "/tmp"]
     # The sandbox's own /proc still holds the host's sysctls (core_pattern, drop_caches...) and
     # sysrq-trigger: cover them read-only (bubblewrap itself covers only what it finds writable).
     args += ["--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
