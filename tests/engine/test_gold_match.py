@@ -172,3 +172,20 @@ def test_chat_style_replies(reply, golds, question, credited):
 def test_dates_initials_and_marked_lists(reply, golds, credited):
     v = judge_gold(reply, golds, "which one")
     assert v.met is credited, v.rationale
+
+
+@pytest.mark.parametrize("reply, golds, question, credited", [
+    # a less precise date that agrees with the gold: its year
+    ("The mill closed in 1977.", ["September 19, 1977"], "when did the mill close", True),
+    ("1991.", ["June 1991"], "when did the song come out", True),
+    ("It closed in 1978.", ["September 19, 1977"], "when did the mill close", False),
+    ("It closed in May 1977.", ["September 19, 1977"], "when did the mill close", False),  # another month
+    ("September 1977", ["19 September 1977"], "when did the mill close", True),
+    ("19 1977", ["19 September 1977"], "when did the mill close", True),  # the day is a date part
+    # forms of one word the stemmer leaves apart, and a word written as two
+    ("They were sharecroppers.", ["sharecropping"], "who worked the land", True),
+    ("It means Steam Ship.", ["Steamship"], "what does SS mean", True),
+])
+def test_date_parts_and_word_forms(reply, golds, question, credited):
+    v = judge_gold(reply, golds, question)
+    assert v.met is credited, v.rationale
