@@ -462,12 +462,12 @@ def _gold(text: str, q_stems: set[str]) -> _Gold:
     g.words = {t.text for t in toks}
     seen: set[tuple[str, ...]] = set()
 
-    def add(form: list[Tok], how: str) -> None:
+    def add(form: list[Tok], how: str, dropped_days: bool = False) -> None:
         key = tuple(t.stem for t in form)
         if not form or key in seen:
             return
         numbers = Counter(t.num for t in content if t.num is not None)
-        if numbers - Counter(t.num for t in form if t.num is not None):
+        if numbers - Counter(t.num for t in form if t.num is not None) and not dropped_days:
             return  # a gold's numbers are never left out ("September 27" is not "September 27, 2017")
         if g.forms and all(t.stem in q_stems for t in form):
             return  # what the question already says is no answer ("district" for "District Judge")
@@ -505,11 +505,38 @@ def _gold(text: str, q_stems: set[str]) -> _Gold:
         # "United States of America" as "USA", "Centers for Disease Control" as "CDC"
         initials = "".join(t.text[0] for t in capitals)
         add([Tok(initials, initials, cap=True, acronym=True)], "the gold's initials")
+    generic = [i for i, t in enumerate(core) if t.kind == "word" and not t.cap and t.stem not in q_stems]
+    kept = [t for i, t in enumerate(core) if i not in generic]
+    named = [t for t in kept if t.upper or t.num is not None or (t.cap and t is not core[0])]
+    if generic and named and len(core) >= 2 \
+            and 2 * len(kept) / (len(kept) + len(core)) >= GOLD_F1_THRESHOLD:
+        # the named part of a gold without its generic words ("the ARPANET" for "the ARPANET project")
+        add(kept, "the gold's named part")
+    parts = _date_parts(content)
+    if parts and len(parts) < len(content):
+        # the year of a gold date ("1977" for "September 19, 1977"); another month that year is refused
+        add([t for i, t in enumerate(content) if i not in parts], "the year of the gold date", dropped_days=True)
     if person and not given:
         surname = core[-1] if core else content[-1]
         if len(surname.text) > 2 and surname.stem not in q_stems:
             add([surname], "the surname")
     return g
+
+
+def _days(toks: list[Tok]) -> set[tuple[float, int, float]]:
+    """(day, month, year) triples: a day number beside a month name that has a year after it."""
+    out = set()
+    parts = _date_parts(toks)
+    for i in parts:
+        t = toks[i]
+        if t.text in MONTHS:
+            year = next(u.num for u in toks[i + 1:i + 3] if u.num is not None and 1000 <= u.num <= 2100)
+            for k in (i - 1, i + 1):
+                if k in parts and toks[k].num is not None:
+                    out.add((toks[k].num, MONTHS[t.text], year))
+                    if k == i - 1 and k > 0 and toks[k - 1].to_next and toks[k - 1].num is not None:
+                        out.add((toks[k - 1].num, MONTHS[t.text], year))  # "18-20 January": both ends
+    return out
 
 
 def _date_parts(toks: list[Tok]) -> set[int]:
@@ -653,6 +680,7 @@ class _Judge:
         self.golds = [_gold(g, self.q_stems) for g in golds]
         self.all_gold_words = set().union(*(g.words for g in self.golds))
         self.gold_dates = set().union(*(g.dates for g in self.golds))
+        self.gold_days = set().union(*(_days(g.all) for g in self.golds))
         self.several = _asks_for_several(self.q_toks)
         self.sentences = sentences(tokens(reply))
         for s in self.sentences:
@@ -680,6 +708,16 @@ class _Judge:
                                 refused = (gold.text, _text(sentence), reason, f1)
                             continue
                         return True, gold.text, _text(sentence), f"{form.how} in", f1
+                nums = [t.num for t in gold.all if t.num is not None]
+                if len(nums) >= 2 and len(nums) == len([t for t in gold.all if t.text not in QUALIFIERS]):
+                    # a gold made of numbers ("between 1881 and 1885"): all of them, in order, in one sentence
+                    seen = [t.num for t in content if t.num in nums]
+                    it = iter(seen)
+                    if all(n in it for n in nums):
+                        at = [t for t in content if t.num in nums]
+                        reason = self._refusal(at, sentence, gold, None)
+                        if not reason:
+                            return True, gold.text, _text(sentence), "the gold's numbers in order in", f1
                 subset = self._subset(own, gold)
                 if subset:
                     reason = self._refusal(own, sentence, gold, None)
@@ -748,6 +786,10 @@ class _Judge:
                 and before.text not in FILLER and before.text not in TITLES and before.text not in gold.words \
                 and not any(_name_variant(before.text, g.text) for g in gold.all[:-1]):
             return f'"{before.text} {span[0].text}" is another name'
+        if form is not None and form.how == "the gold's named part":
+            for side in (before, after):
+                if side is not None and side.kind in ("word", "num") and side.text not in FILLER:
+                    return f'"{side.text}" stands where the gold has other words'
         if gold.given and form is not None:
             left, right = around  # the content words beside it (separators and function words skipped)
             if (left is not None and (left.stem, span[0].stem) in self.q_bigrams) or (
@@ -758,6 +800,11 @@ class _Judge:
         if other:
             month, year = sorted(other)[0]
             return f"it dates it otherwise (month {month} of {year:g})"
+        days = _days([t for t in sentence if t.kind in ("word", "num")])
+        for _, month, year in sorted(self.gold_days):
+            said = {d for d, m, y in days if (m, y) == (month, year)}
+            if said and not said & {d for d, m, y in self.gold_days if (m, y) == (month, year)}:
+                return f"it dates it otherwise (day {min(said):g} of month {month} of {year:g})"
         siblings = self._list_siblings(sentence, a, b)
         if siblings:
             return f'it is one of several candidates ({", ".join(siblings[:3])})'

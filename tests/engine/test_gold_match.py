@@ -96,7 +96,7 @@ def test_credited(reply, golds, question):
     ("Shawnee, Oklahoma", ["Woodward, Oklahoma"], "where was he born", "not given"),
     ("Sessions Judge", ["District Judge"], "who presides", "not given"),
     # another date, another number, half of a pair
-    ("May 30, 2017", ["January 2017"], "when did it come out", "not given"),
+    ("May 30, 2017", ["January 2017"], "when did it come out", "dates it otherwise"),
     ("September 1968", ["late 1968", "November 8, 1968"], "when was it released", "dates it otherwise"),
     ("760 nm", ["687 and 760 nm"], "at what wavelengths does it peak", "not given"),
     # negation of the gold's own clause, alternatives, lists of candidates
@@ -187,5 +187,24 @@ def test_dates_initials_and_marked_lists(reply, golds, credited):
     ("It means Steam Ship.", ["Steamship"], "what does SS mean", True),
 ])
 def test_date_parts_and_word_forms(reply, golds, question, credited):
+    v = judge_gold(reply, golds, question)
+    assert v.met is credited, v.rationale
+
+
+@pytest.mark.parametrize("reply, golds, question, credited", [
+    # the year of a gold date inside a longer sentence
+    ("Cigarette ads were banned from UK television in 1965.", ["1 August 1965"], "when were ads banned", True),
+    ("Ads were banned on 3 March 1965.", ["1 August 1965"], "when were ads banned", False),
+    ("They landed on 18-20 January 1788.", ["18 January 1788"], "when did they land", True),  # a range of days
+    ("They landed on January 26, 1788.", ["18 January 1788"], "when did they land", False),  # another day
+    # the named part of a gold without its generic words, unless another word takes their place
+    ("The precursor was the ARPANET, built in the late 1960s.", ["the ARPANET project"], "what came first", True),
+    ("It was the ARPANET network.", ["the ARPANET project"], "what came first", False),
+    ("Phosphorus pentachloride", ["Phosphorus pentoxide"], "what is the compound", False),
+    # a gold made of numbers: all of them, in order
+    ("It was started in 1881 and completed in 1885.", ["between 1881 and 1885"], "when was it built", True),
+    ("It was completed in 1885, having started in 1881.", ["between 1881 and 1885"], "when was it built", False),
+])
+def test_parts_of_a_gold_in_a_longer_sentence(reply, golds, question, credited):
     v = judge_gold(reply, golds, question)
     assert v.met is credited, v.rationale
