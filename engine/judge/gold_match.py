@@ -99,8 +99,16 @@ NEGATIONS = frozenset("""not no never none neither nor nothing nobody nowhere ca
 isnt arent wasnt werent wont wouldnt shouldnt couldnt hasnt havent hadnt aint wrong false incorrect untrue
 myth misconception""".split())
 _NEGATION_CJK = re.compile("不|没|并非|未|無|无")
-_NOT_NEGATING = {("not", "only"), ("not", "just"), ("no", "doubt"), ("nothing", "but"), ("no", "matter")}
-_SCOPE_END = frozenset("but rather instead however though although yet whereas".split())
+_NOT_NEGATING = {("not", "only"), ("not", "just"), ("no", "doubt"), ("nothing", "but"), ("no", "matter"),
+                 ("not", "many"), ("not", "much"), ("not", "least"), ("not", "surprisingly"), ("no", "less"),
+                 ("not", "unlike")}
+_SCOPE_END = frozenset("but rather instead however though although yet whereas except".split())
+_SUBORDINATE = frozenset("""while although though whereas if unless unlike since because as when whether despite
+even who which whom whose where""".split())
+"""Words that open a subordinate or relative clause: a negation inside one ends at the clause's comma
+("While there is no single answer, the Ramones are credited"; "If I am not mistaken, it was X")."""
+_NEW_CLAUSE = frozenset("so it he she they we i you there this these those its his her their our my".split())
+"""Words that, after a comma, start a new clause with its own subject ("It was not the Clash, it was X"; ", so I would say X")."""
 _ALTERNATIVE_WORDS = frozenset({"or", "either"})
 _HEDGES = frozenset({"maybe", "perhaps", "possibly"})
 _LIST_WORDS = frozenset({"and", "&"})
@@ -381,15 +389,25 @@ def _mark(sentence: list[Tok], question_words: set[str], gold_words: set[str]) -
             quoted = not quoted
         t.quoted = quoted
     scope = False
+    local = False  # the scope began inside a subordinate clause: it ends at that clause's comma
     clause_start = True
+    opener = None  # the first word of the current clause
     for i, t in enumerate(sentence):
         nxt = sentence[i + 1] if i + 1 < len(sentence) else None
+        prev = sentence[i - 1] if i > 0 else None
         if t.kind == "sep" and t.text == ";" or t.text in _SCOPE_END:
             scope = False
+        if t.text == "than" and prev is not None and prev.text == "other":
+            scope = False  # "never by anyone other than X": the exception is affirmed
         if t.kind == "sep":
+            if t.text == "," and scope and (local or (nxt is not None and nxt.text in _NEW_CLAUSE)):
+                scope = local = False
             clause_start = True
+            opener = None
             t.negated = scope
             continue
+        if opener is None:
+            opener = t.text
         negation = (t.text in NEGATIONS or bool(_NEGATION_CJK.fullmatch(t.text))) and not t.quoted
         if negation and (t.text in question_words or t.text in gold_words):
             negation = False
@@ -405,8 +423,9 @@ def _mark(sentence: list[Tok], question_words: set[str], gold_words: set[str]) -
                 j += 1
             clause_start = False
             continue
-        if negation:
+        if negation and not scope:
             scope = True
+            local = opener in _SUBORDINATE
         t.negated = scope or t.negated
         clause_start = False
 

@@ -208,3 +208,25 @@ def test_date_parts_and_word_forms(reply, golds, question, credited):
 def test_parts_of_a_gold_in_a_longer_sentence(reply, golds, question, credited):
     v = judge_gold(reply, golds, question)
     assert v.met is credited, v.rationale
+
+
+@pytest.mark.parametrize("reply, credited", [
+    # a negation inside a subordinate or relative clause ends at that clause's comma
+    ("While there is no single answer, the Ramones are usually credited.", True),
+    ("If I am not mistaken, it was the Ramones.", True),
+    ("Unlike the Clash, who never recorded it, the Ramones released it in 1976.", True),
+    ("While many think so, it was not the Ramones.", False),
+    # a new clause after a comma starts afresh
+    ("It was not written by the Clash, it was the Ramones.", True),
+    ("I could not find a definitive source, so I would say the Ramones.", True),
+    ("No, it was not the Ramones, it was the Clash.", False),
+    ("It was not, as many think, the Ramones.", False),
+    # quantifiers and exceptions
+    ("Not many people know that the Ramones wrote it.", True),
+    ("It was never recorded by anyone other than the Ramones.", True),
+    ("It was not so much the Ramones as the Clash.", False),
+    ("It was not the Clash, the Jam or the Ramones.", False),
+])
+def test_negation_scope_in_chat_sentences(reply, credited):
+    v = judge_gold(reply, ["the Ramones"], "who wrote the song")
+    assert v.met is credited, v.rationale
