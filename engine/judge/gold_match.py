@@ -796,6 +796,9 @@ class _Judge:
             return "the sentence offers alternatives"
         pos = {t.pos: k for k, t in enumerate(sentence)}
         a, b = pos[span[0].pos], pos[span[-1].pos]
+        if form is not None and form.how == "the surname":
+            while a > 0 and sentence[a - 1].kind == "word" and sentence[a - 1].text in gold.words:
+                a -= 1  # the whole name, given names included, is what an alternative or a list holds
         before = sentence[a - 1] if a > 0 else None
         after = sentence[b + 1] if b + 1 < len(sentence) else None
         if (before is not None and before.text in _ALTERNATIVE_WORDS) or (after is not None and after.text == "or"):
@@ -841,7 +844,9 @@ class _Judge:
         content = [t for t in toks if t.kind in ("word", "num") and t.text not in FILLER]
         if not content:
             return False
-        return any(_find(form.toks, content, set()) for g in self.golds for form in g.forms)
+        # a surname stands for a gold only alone ("Hale"), not inside another name ("Tomas Lorsk Hale")
+        return any(_find(form.toks, content, set()) for g in self.golds for form in g.forms
+                   if form.how != "the surname" or len(content) == 1)
 
     def _list_siblings(self, sentence: list[Tok], a: int, b: int) -> list[str]:
         """Other items of a list the gold is an item of ([] when it is in none, or all of them are golds)."""
@@ -880,8 +885,11 @@ class _Judge:
         lo = min([here] + [items.index(x) for x in siblings])
         hi = max([here] + [items.index(x) for x in siblings])
         joiners = {t.text for t in sentence[items[lo][1] + 1:items[hi][0]]}
-        if len(siblings) + 1 < 3 and not joiners & {"and", "&", "/", ";", "|"}:
-            return []  # "Paris, France" is a place, not a list
+        bare_numbers = kind == "num" and all(
+            len([t for t in sentence[ks:ke + 1] if t.kind in ("word", "num")]) == 1
+            and sentence[ks].num is not None for ks, ke in siblings)
+        if len(siblings) + 1 < 3 and not joiners & {"and", "&", "/", ";", "|"} and not bare_numbers:
+            return []  # "Paris, France" is a place, not a list (but "1825, 1832" is two years)
         bad = [_text(sentence[ks:ke + 1]) for ks, ke in siblings if not self._is_gold(sentence[ks:ke + 1])]
         if self.several and 2 * len(bad) < len(siblings) + 1:
             return []  # asked for several, and most of the items are accepted answers

@@ -230,3 +230,19 @@ def test_parts_of_a_gold_in_a_longer_sentence(reply, golds, question, credited):
 def test_negation_scope_in_chat_sentences(reply, credited):
     v = judge_gold(reply, ["the Ramones"], "who wrote the song")
     assert v.met is credited, v.rationale
+
+
+@pytest.mark.parametrize("reply, gold, credited", [
+    # two bare numbers joined by a comma are a list; a number then a clause is not
+    ("1825, 1832, the Stockton line", "1825", False),
+    ("1832, 1825", "1825", False),
+    ("In 1825, 40 miles of track were laid.", "1825", True),
+    # another name holding the surname is not the gold, in a list or as an alternative
+    ("It could be Tomas Lorsk Hale or Tomas Hale.", "Tomas Hale", False),
+    ("Tomas Hale; Tomas Lorsk Hale", "Tomas Hale", False),
+    ("It could be Brenna Ott, Tomas Lorsk Hale or Tomas Hale.", "Tomas Hale", False),
+    ("Hale, not Ott.", "Tomas Hale", True),
+])
+def test_lists_of_numbers_and_of_names(reply, gold, credited):
+    v = judge_gold(reply, [gold], "which one")
+    assert v.met is credited, v.rationale
