@@ -1,8 +1,8 @@
 """The gold-answer judge: does a reply give one of the accepted answers?
 
 Developed and measured on human judgements (NQ301: 3,574 answers of 12 QA systems, each judged
-correct or not by people; see ``docs/judging.md`` for the figures and ``viva judge check`` to measure
-any judge on any labelled file). The rules are general, about how answers are written, never about
+correct or not by people; the README's "Checking a judge" has the figures, and ``viva judge check``
+measures any judge on any labelled file). The rules are general, about how answers are written, never about
 one sample's phrases.
 
 **Reading a text.** Mojibake is repaired (``ftfy``), then Unicode NFKC; dashes become "-"; "1,000"
@@ -21,26 +21,38 @@ an initial ("J. R. R.") or a common abbreviation ("Dr.", "U.S.", "No.", "St.").
 1. *Containment*: the gold's content words (no function words; words the question already holds
    are no evidence and are dropped from both sides, unless the gold has nothing else) appear in a
    sentence as one contiguous run, each word equal after stemming, numbers equal by value, an
-   initial matching a capitalised word it begins ("B. R. Ambedkar" = "Bhimrao Ramji Ambedkar"), or
-   the run spelled without spaces ("Abid Ali" = "Abidali"). The gold's *core* may stand for it:
+   initial matching a capitalised word it begins ("B. R. Ambedkar" = "Bhimrao Ramji Ambedkar"), stems
+   that differ only by a doubled final consonant ("sharecroppers" = "sharecropping"), or the run
+   spelled with or without spaces ("Abid Ali" = "Abidali", "Steam Ship" = "Steamship"). The gold's
+   *core* may stand for it:
    the gold without honorific titles ("General George Washington" -> "George Washington") and
    quantity/time qualifiers ("the late 6th century" -> "6th century", "median 10-12 years"), and for
-   a person's name (two or more capitalised words, no comma) the surname. A number inside a gold
-   range counts for the range ("11.3 years" for "10-12 years").
+   a person's name (two or more capitalised words, no comma) the surname; the year of a gold date
+   ("in 1977" for "September 19, 1977"); a gold's named part without its generic words ("the ARPANET"
+   for "the ARPANET project": the kept words hold a name written in capitals, a number or a capitalised
+   word after the first, they make an F1 of at least 0.6 with the gold, and no other word stands
+   beside them where the dropped words were). A number inside a gold range counts for the range
+   ("11.3 years" for "10-12 years"); a gold made only of numbers counts when all of them are in one
+   sentence in the same order ("started in 1881 and completed in 1885" for "between 1881 and 1885").
 2. *A less specific answer*: a sentence whose own content words (after the question's and filler
    words are dropped) all belong to the gold, with what is missing only titles, qualifiers,
    initials, the day and month of a gold date whose year is given ("1965" for "1 August 1965"), or
    the given names of a person whose surname is given.
 3. A candidate is refused when (a) the gold's words lie in a negation's scope (not, never, no,
-   n't, wrong, false, ...; the scope runs to the end of the clause chain as in
-   :func:`negation_scopes`), where negation words that the question or the gold itself contains,
-   "No." before a number, "not only", "no doubt" and words inside quotation marks do not count;
+   n't, wrong, false, ...; the scope runs to the end of the clause chain, and ends at "but",
+   "rather", "however", "except", "other than", a ";", at the comma that closes a subordinate or
+   relative clause the negation sits in ("While there is no single answer, X ..."; "Unlike Y, who
+   never ..., X ...") and at a comma that opens a new clause ("..., it was X"; "..., so X")), where
+   negation words that the question or the gold itself contains, "No." before a number, "not only",
+   "not many", "no doubt" and words inside quotation marks do not count;
    (b) the gold is offered as one alternative ("A or B", "either", two hedges) and the other side is
    not also a gold; (c) the gold is one item of a list of several candidates of its kind (three or
-   more items, or two joined by and / & / "/") and some other item is not a gold; (d) for a
+   more items, two joined by and / & / "/", or two bare numbers) and some other item is not a gold
+   (another name holding the gold's surname is not a gold); (d) for a
    person's name, the run is flanked by another capitalised name word ("John Quincy Adams" is not
    "John Adams"); (e) a gold given entirely by the question occurs only inside a phrase copied from
-   the question (an echo).
+   the question (an echo); (f) the sentence dates it otherwise: another month in a gold date's year,
+   or another day in a gold date's month ("18-20 January" holds the 18th).
 
 ``em`` is SQuAD's exact match of the whole reply; ``f1`` is SQuAD-style token F1 of the crediting
 sentence's content words against the gold's (0 when nothing matched). What this judge cannot
