@@ -270,6 +270,8 @@ def tokens(text: str) -> list[Tok]:
             continue
         if low in _ARTICLES:
             continue
+        if low == "vs":
+            low = "versus"
         raw.append(Tok(low, stem(low), cap=cap, upper=len(s) > 1 and s.isupper()))
     out = _merge_number_words(raw)
     for i, t in enumerate(out):
@@ -307,6 +309,11 @@ def _merge_number_words(toks: list[Tok]) -> list[Tok]:
         total, current, j, last_was_number = 0, 0, i, False
         while j < len(toks) and toks[j].kind == "word":
             p = _word_number(toks[j].text)
+            if p is None and toks[j].text == "oh" and total == 0 and 10 <= current < 100 and j + 1 < len(toks):
+                unit = _word_number(toks[j + 1].text) if toks[j + 1].kind == "word" else None
+                if unit is not None and not unit[1] and 1 <= unit[0] <= 9:
+                    current, j = current * 100 + unit[0], j + 2  # "nineteen oh-eight" is 1908
+                    break
             if p is None:
                 # "hundred and five": "and" joins only when a number word follows a scale word
                 if (toks[j].text == "and" and last_was_number and j + 1 < len(toks)
@@ -383,7 +390,8 @@ def sentences(toks: list[Tok]) -> list[list[Tok]]:
                 if out[-1]:
                     out.append([])
                 continue
-            initial = prev is not None and len(prev.text) == 1 and prev.cap
+            initial = prev is not None and len(prev.text) == 1 and (prev.cap or (
+                nxt is not None and nxt.kind == "word" and not nxt.cap))  # "Y. p. orientalis"
             abbreviation = prev is not None and prev.text in _ABBREVIATIONS and nxt is not None and (
                 nxt.cap or nxt.num is not None)
             if not (initial or abbreviation) and out[-1]:
@@ -463,6 +471,7 @@ class _Gold:
     dates: set[tuple[int, float]]  # (month, year) pairs the gold states
     forms: list[_Form] = field(default_factory=list)
     words: set[str] = field(default_factory=set)
+    heads: set[int] = field(default_factory=set)  # positions of titles that head the gold ("king of France")
 
 
 def _content(toks: list[Tok]) -> list[Tok]:
@@ -509,7 +518,9 @@ def _gold(text: str, q_stems: set[str]) -> _Gold:
         g.forms.append(_Form(form, how))
 
     add(content, "the gold")
-    core = [t for t in content if t.text not in TITLES and t.text not in QUALIFIERS]
+    heads = {t.pos for k, t in enumerate(toks) if t.text in TITLES and k + 1 < len(toks) and toks[k + 1].text == "of"}
+    g.heads = heads
+    core = [t for t in content if (t.text not in TITLES or t.pos in heads) and t.text not in QUALIFIERS]
     add(core, "the gold without titles or qualifiers")
     if any(t.text in APPROXIMATE for t in content) and g.forms:
         g.forms[-1].approx = True
@@ -536,7 +547,8 @@ def _gold(text: str, q_stems: set[str]) -> _Gold:
         # "United States of America" as "USA", "Centers for Disease Control" as "CDC"
         initials = "".join(t.text[0] for t in capitals)
         add([Tok(initials, initials, cap=True, acronym=True)], "the gold's initials")
-    generic = [i for i, t in enumerate(core) if t.kind == "word" and not t.cap and t.stem not in q_stems]
+    generic = [i for i, t in enumerate(core) if t.kind == "word" and not t.cap and t.stem not in q_stems
+               and t.pos not in heads]
     kept = [t for i, t in enumerate(core) if i not in generic]
     named = [t for t in kept if t.upper or t.num is not None or (t.cap and t is not core[0])]
     if generic and named and len(core) >= 2 \
@@ -600,7 +612,8 @@ def _find(form: list[Tok], seq: list[Tok], ranged: set[int], approx: bool = Fals
         while i < n and j < m:
             if i in ranged and seq[j].num is not None:
                 low, high = form[i].num, form[i + 1].num
-                if low <= seq[j].num <= high and not (j + 1 < m and seq[j + 1].num is not None):
+                lone = not seq[j].to_next and not (j > 0 and seq[j - 1].to_next)  # not an end of a range
+                if lone and low <= seq[j].num <= high and not (j + 1 < m and seq[j + 1].num is not None):
                     i, j = i + 2, j + 1  # a number inside the gold's range stands for both ends
                     continue
             if not (_same(form[i], seq[j]) or (approx and form[i].num is not None and seq[j].num is not None
@@ -723,8 +736,9 @@ class _Judge:
         best_f1: tuple[float, str, str] = (0.0, self.golds[0].text, "")
         for gold in self.golds:
             for sentence in self.sentences:
+                kept_filler = {t.text for t in gold.all if t.text in FILLER}  # a gold of function words ("itself")
                 content = [t for t in sentence if t.kind in ("word", "num")
-                           and (t.text not in FILLER or t.text == "i" or t.upper)]
+                           and (t.text not in FILLER or t.text == "i" or t.upper or t.text in kept_filler)]
                 own = [t for t in content if t.stem not in self.q_stems]  # what the reply adds to the question
                 f1 = _f1(own if not gold.given else content, gold.all)
                 if f1 > best_f1[0]:
@@ -791,12 +805,17 @@ class _Judge:
                 continue
             if i in date_parts:
                 continue  # the day and month of a gold date whose year is given ("1965" for "1 August 1965")
-            if g.text in TITLES or g.text in QUALIFIERS or (len(g.text) == 1 and g.cap) or (surname and g.cap):
+            if (g.text in TITLES and g.pos not in gold.heads) or g.text in QUALIFIERS or (len(g.text) == 1 and g.cap) \
+                    or (surname and g.cap):
                 continue
             if g.stem in self.q_stems:
                 continue  # the question gives it ("substitute" for "substitute good" when asked for a good)
-            if g.kind == "word" and not g.cap and f1 >= GOLD_F1_THRESHOLD:
-                continue  # a generic word of the gold left out ("the ARPANET" for "the ARPANET project")
+            if g.kind == "word" and not g.cap and g.pos not in gold.heads and f1 >= GOLD_F1_THRESHOLD and (
+                    len(kept) >= 2 or kept[0].cap or kept[0].num is not None):
+                # a generic word of the gold left out ("the ARPANET" for "the ARPANET project", "chicken
+                # patty" for "breaded chicken patty"), but one common word is not the gold ("flora" for
+                # "commensal flora")
+                continue
             return ""
         return "a shorter form of the gold in"
 
@@ -820,8 +839,17 @@ class _Judge:
                 and before.text not in FILLER and before.text not in TITLES and before.text not in gold.words \
                 and not any(_name_variant(before.text, g.text) for g in gold.all[:-1]):
             return f'"{before.text} {span[0].text}" is another name'
+        if form is not None and form.how == "the gold's bracketed form" and before is not None and before.text == "(":
+            # the reply brackets it too: it annotates the name before the bracket, which must be the gold's
+            outside = next((f for f in gold.forms if f.how == "the gold without its bracket"), None)
+            lead = [t for t in sentence[:a - 1] if t.kind in ("word", "num") and t.text not in FILLER]
+            if lead and (outside is None or not any(e == len(lead) for _, e in _find(outside.toks, lead, set()))):
+                return f'the bracket annotates "{_text(lead[-3:])}"'
         if form is not None and form.how == "the gold's named part":
-            for side in (before, after):
+            for k, step in ((a - 1, -1), (b + 1, 1)):
+                while 0 <= k < len(sentence) and sentence[k].text in FILLER and sentence[k].text in gold.words:
+                    k += step  # the gold's own function words ("of" in "the king of France")
+                side = sentence[k] if 0 <= k < len(sentence) else None
                 if side is not None and side.kind in ("word", "num") and side.text not in FILLER:
                     return f'"{side.text}" stands where the gold has other words'
         if gold.given and form is not None:

@@ -246,3 +246,29 @@ def test_negation_scope_in_chat_sentences(reply, credited):
 def test_lists_of_numbers_and_of_names(reply, gold, credited):
     v = judge_gold(reply, [gold], "which one")
     assert v.met is credited, v.rationale
+
+
+@pytest.mark.parametrize("reply, gold, question, credited", [
+    # a range is matched end to end; a lone number inside it counts, an end of another range does not
+    ("about 45% of them", "30-60%", "how many died", True),
+    ("450-60% of them", "30-60%", "how many died", False),
+    ("80 to 95 percent", "90 to 95 percent", "what is the rate", False),
+    # a title heading the gold is not an honorific ("the king of France" is not "France")
+    ("the plague of France", "the king of France", "who was it for", False),
+    ("France", "the king of France", "who was it for", False),
+    ("George Washington", "General George Washington", "who led them", True),
+    # one common word of a gold of common words is not the gold
+    ("flora", "commensal flora", "what competes for space", False),
+    ("chicken patty", "breaded chicken patty", "what is on it", True),
+    # a bracketed short form annotating another name
+    ("with Europe Chain Reaction (PCR)", "Polymerase Chain Reaction (PCR)", "how was it assessed", False),
+    ("They used PCR.", "Polymerase Chain Reaction (PCR)", "how was it assessed", True),
+    # spelled-out forms: "oh" in a year, "vs.", a period before a lower-case word, a gold of function words
+    ("nineteen oh-eight", "1908", "when did it come out", True),
+    ("innate immunity vs. adaptive immunity", "innate immunity versus adaptive immunity", "which two", True),
+    ("Most cite Y. p. orientalis here.", "Y. p. orientalis", "which strain", True),
+    ("I'm fairly confident the one you want is itself.", "itself", "what is the only other divisor", True),
+])
+def test_ranges_titles_brackets_and_spellings(reply, gold, question, credited):
+    v = judge_gold(reply, [gold], question)
+    assert v.met is credited, v.rationale
