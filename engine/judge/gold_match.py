@@ -169,6 +169,7 @@ _TOKEN = re.compile(rf"\d+(?:\.\d+)?(?:st|nd|rd|th|s)?(?!{_LETTER})|{_LETTER}+(?
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ERA = [(re.compile(r"\bB\.?\s?C\.?\s?E\b\.?|\bB\.\s?C\.|\bBC\b", re.IGNORECASE), " BC "),
         (re.compile(r"\bC\.?E\b\.?|\bA\.\s?D\.|\bAD\b"), " AD ")]
+_VERSUS = re.compile(r"\bvs\.?(?=\s)", re.IGNORECASE)
 _DASHES = re.compile("[\u2010-\u2015\u2212]")
 _RANGE_TO = re.compile(r"(?<=\d)(\s*%?\s*)(?:-|to|through|until)\s*(?=\d)", re.IGNORECASE)
 _YEAR_RANGE = re.compile(r"\b(1\d|20)(\d\d)\s*~\s*(\d\d)\b(?!\s*~)")
@@ -230,6 +231,7 @@ def prepare(text: str) -> str:
     text = _SHORT_MONTH.sub(lambda m: _LONG_MONTH[m.group(1)[:3].title()], text)  # "Sept." is September
     text = _MONTH_DAY_YEAR.sub(r"\2 \1 \3", text)
     text = _DASHES.sub("-", text)
+    text = _VERSUS.sub("versus", text)  # "vs." is no sentence end
     for pattern, repl in _ERA:
         text = pattern.sub(repl, text)
     text = _THOUSANDS.sub("", text)
@@ -393,7 +395,7 @@ def sentences(toks: list[Tok]) -> list[list[Tok]]:
             initial = prev is not None and len(prev.text) == 1 and (prev.cap or (
                 nxt is not None and nxt.kind == "word" and not nxt.cap))  # "Y. p. orientalis"
             abbreviation = prev is not None and prev.text in _ABBREVIATIONS and nxt is not None and (
-                nxt.cap or nxt.num is not None)
+                nxt.cap or nxt.num is not None or (nxt.kind == "word" and prev.text != "no"))
             if not (initial or abbreviation) and out[-1]:
                 out.append([])
             continue
