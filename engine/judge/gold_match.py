@@ -621,7 +621,7 @@ def _find(form: list[Tok], seq: list[Tok], ranged: set[int], approx: bool = Fals
             if not (_same(form[i], seq[j]) or (approx and form[i].num is not None and seq[j].num is not None
                                                 and abs(form[i].num - seq[j].num) <= 0.05 * abs(form[i].num))):
                 break
-            exact += form[i].stem == seq[j].stem or form[i].num is not None
+            exact += not _initial(form[i]) and not _initial(seq[j])
             i, j = i + 1, j + 1
         if i == n and exact:  # initials alone are no match ("G." is not "Grisha")
             hits.append((start, j))
@@ -783,8 +783,8 @@ class _Judge:
 
     def _subset(self, own: list[Tok], gold: _Gold) -> str:
         """Why ``own`` (a sentence's words beyond the question's) is a shorter form of the gold ("" if not)."""
-        if gold.given or not own:
-            return ""
+        if gold.given or not own or all(_initial(t) for t in own):
+            return ""  # initials alone are no answer ("G." is not "Grisha")
         matched: set[int] = set()
         for t in own:
             hit = next((i for i, g in enumerate(gold.all) if i not in matched and _same(g, t)), None)

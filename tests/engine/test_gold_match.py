@@ -272,3 +272,10 @@ def test_lists_of_numbers_and_of_names(reply, gold, credited):
 def test_ranges_titles_brackets_and_spellings(reply, gold, question, credited):
     v = judge_gold(reply, [gold], question)
     assert v.met is credited, v.rationale
+
+
+def test_word_forms_inside_long_sentences_and_initials_alone():
+    q = "who were farmers who kept a small portion of their crops"
+    assert met("Sharecroppers were farmers who gave a share of their crop to the landowner.", ["Sharecropping"], q)
+    assert not met("G.", ["Grisha"], "who was it")
+    assert not met("It was G. K.", ["Grisha Kell"], "who was it")
