@@ -632,7 +632,7 @@ def _find(form: list[Tok], seq: list[Tok], ranged: set[int], approx: bool = Fals
             run = seq[start:start + k]
             if all(t.cap and t.kind == "word" for t in run) and "".join(t.text[0] for t in run) == form[0].text:
                 hits.append((start, start + k))
-    if not hits:
+    if not hits and not (n == 1 and form[0].acronym):
         # the run spelled with or without spaces: "Abid Ali" = "Abidali", "Steamship" = "Steam Ship"
         joined = "".join(t.text for t in form)
         for start in range(m):
