@@ -869,7 +869,7 @@ class _Judge:
             said = {d for d, m, y in days if (m, y) == (month, year)}
             if said and not said & {d for d, m, y in self.gold_days if (m, y) == (month, year)}:
                 return f"it dates it otherwise (day {min(said):g} of month {month} of {year:g})"
-        siblings = self._list_siblings(sentence, a, b)
+        siblings = self._list_siblings(sentence, a, b, gold)
         if siblings:
             return f'it is one of several candidates ({", ".join(siblings[:3])})'
         return ""
@@ -890,9 +890,14 @@ class _Judge:
         return any(_find(form.toks, content, set()) for g in self.golds for form in g.forms
                    if form.how != "the surname" or len(content) == 1)
 
-    def _list_siblings(self, sentence: list[Tok], a: int, b: int) -> list[str]:
+    def _list_siblings(self, sentence: list[Tok], a: int, b: int, gold: _Gold | None = None) -> list[str]:
         """Other items of a list the gold is an item of ([] when it is in none, or all of them are golds)."""
         items = _items(sentence)
+        spanned = [k for k, (s, e) in enumerate(items) if s <= b and e >= a]
+        joins = {",", ";", "/", "|", "&", "and", "or", "nor"}
+        if len(spanned) > 1 and gold is not None and gold.words & joins:
+            # a gold with its own separators ("coughing and sneezing", "1, 2, and n") is one item
+            items = items[:spanned[0]] + [(items[spanned[0]][0], items[spanned[-1]][1])] + items[spanned[-1] + 1:]
         here = next((k for k, (s, e) in enumerate(items) if s <= a and b <= e), None)
         if here is None:
             return []
@@ -907,14 +912,25 @@ class _Judge:
         # items split by ; | / or offered with "or" are a list whatever their kind ("the Seine | a river in
         # France", "the Ramones, a corporation or 1990")
         marked = any((t.kind == "sep" and t.text in ";|/") or t.text == "or" for t in sentence)
+
+        def short(ks: int, ke: int, limit: int) -> bool:
+            words = [t for t in sentence[ks:ke + 1] if t.kind in ("word", "num")]
+            first = next((t for t in sentence[ks:ke + 1] if t.kind in ("word", "num")), None)
+            return bool(words) and len(words) <= limit and not (
+                first is not None and (first.text in _CLAUSE_STARTS or first.text in _SCOPE_END))
+
+        # a sentence that is nothing but three or more short items is a list whatever their kinds
+        # ("Louis Pasteur, Robert Pasteur, antigens")
+        bare = len(items) >= 3 and all(short(ks, ke, 4) for k, (ks, ke) in enumerate(items) if k != here)
         siblings: list[tuple[int, int]] = []
         for step in (-1, 1):
             k = here + step
             while 0 <= k < len(items):
                 ks, ke = items[k]
-                words = [t for t in sentence[ks:ke + 1] if t.kind in ("word", "num") and t.text not in FILLER]
+                words = [t for t in sentence[ks:ke + 1] if t.kind in ("word", "num") and t.text not in FILLER] or [
+                    t for t in sentence[ks:ke + 1] if t.kind in ("word", "num")]  # "other", "itself" are items too
                 first = next((t for t in sentence[ks:ke + 1] if t.kind in ("word", "num")), None)
-                if not words or len(words) > (8 if marked else 4) or not (marked or _same_kind(words, kind)) \
+                if not words or len(words) > (8 if marked else 4) or not (marked or bare or _same_kind(words, kind)) \
                         or (first is not None and first.text in _CLAUSE_STARTS):
                     break  # not an item of the same list (a clause: "Paris; it hosted the games")
                 siblings.append(items[k])

@@ -279,3 +279,20 @@ def test_word_forms_inside_long_sentences_and_initials_alone():
     assert met("Sharecroppers were farmers who gave a share of their crop to the landowner.", ["Sharecropping"], q)
     assert not met("G.", ["Grisha"], "who was it")
     assert not met("It was G. K.", ["Grisha Kell"], "who was it")
+
+
+@pytest.mark.parametrize("reply, gold, credited", [
+    # a sentence of nothing but short items is a list, whatever the items' kinds
+    ("Louis Pasteur, Robert Pasteur, antigens", "Louis Pasteur", False),
+    ("deterministic, infinitely many, other", "deterministic", False),
+    # a gold with its own "and" is one item of a list
+    ("waxy and sneezing, coughing and sneezing, scorpion", "coughing and sneezing", False),
+    ("Coughing and sneezing.", "coughing and sneezing", True),
+    # a gold matched across the reply's commas is not an item ("Introverted, Sensing, ...")
+    ("ISTJ stands for Introverted, Sensing, Thinking, Judging.", "Introverted Sensing", True),
+    # a "no" followed by a clause is no list
+    ("No, but you may need to provide proof of identity and pass a background check.", "Typically, no", True),
+])
+def test_bare_lists_and_golds_with_their_own_separators(reply, gold, credited):
+    v = judge_gold(reply, [gold], "which one")
+    assert v.met is credited, v.rationale
