@@ -125,6 +125,18 @@ _ALTERNATIVE_WORDS = frozenset({"or", "either"})
 _HEDGES = frozenset({"maybe", "perhaps", "possibly"})
 _LIST_WORDS = frozenset({"and", "&"})
 
+_SPELLINGS = {b: a for pair in """metre:meter metres:meters litre:liter litres:liters centre:center centres:centers
+centimetre:centimeter centimetres:centimeters millimetre:millimeter millimetres:millimeters kilometre:kilometer
+kilometres:kilometers theatre:theater theatres:theaters colour:color colours:colors favourite:favorite
+honour:honor labour:labor neighbour:neighbor defence:defense offence:offense licence:license programme:program
+grey:gray aluminium:aluminum catalogue:catalog analogue:analog cheque:check tyre:tire jewellery:jewelry
+feet:foot""".split() for b, a in [pair.split(":")]}
+"""British spellings and an irregular plural, read as one form ("324 metres" = "324 meters")."""
+_UNIT_ABBREVIATIONS = {"m": "meter", "km": "kilometer", "cm": "centimeter", "mm": "millimeter", "ft": "foot",
+                       "kg": "kilogram", "g": "gram", "lb": "pound", "lbs": "pound", "mi": "mile", "l": "liter",
+                       "yd": "yard", "oz": "ounce"}
+"""Unit abbreviations after a number ("330 m" = "330 meters"); km, kg, cm, mm and lbs anywhere."""
+
 _ABBREVIATIONS = frozenset("""dr mr mrs ms st jr sr vs v etc inc ltd co no nos gen col capt prof rev mt ft
 fig vol approx est dept univ corp bros jan feb mar apr jun jul aug sep sept oct nov dec""".split())
 
@@ -274,6 +286,10 @@ def tokens(text: str) -> list[Tok]:
             continue
         if low == "vs":
             low = "versus"
+        after_number = bool(raw) and raw[-1].num is not None
+        if (after_number and s not in ("M", "L")) or low in ("km", "kg", "cm", "mm", "lbs"):
+            low = _UNIT_ABBREVIATIONS.get(low, low)
+        low = _SPELLINGS.get(low, low)
         raw.append(Tok(low, stem(low), cap=cap, upper=len(s) > 1 and s.isupper()))
     out = _merge_number_words(raw)
     for i, t in enumerate(out):

@@ -296,3 +296,15 @@ def test_word_forms_inside_long_sentences_and_initials_alone():
 def test_bare_lists_and_golds_with_their_own_separators(reply, gold, credited):
     v = judge_gold(reply, [gold], "which one")
     assert v.met is credited, v.rationale
+
+
+@pytest.mark.parametrize("reply, gold, credited", [
+    ("It is about 324 meters tall.", "324 metres", True),
+    ("It stands 324 m high.", "324 metres", True),
+    ("It is 1,063 ft tall.", "1063 feet", True),
+    ("It is 325 m tall.", "324 metres", False),
+    ("The Seattle Centre.", "The Seattle Center", True),
+])
+def test_units_and_spellings(reply, gold, credited):
+    v = judge_gold(reply, [gold], "how tall is it")
+    assert v.met is credited, v.rationale
