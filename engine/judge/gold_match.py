@@ -181,6 +181,7 @@ _TOKEN = re.compile(rf"\d+(?:\.\d+)?(?:st|nd|rd|th|s)?(?!{_LETTER})|{_LETTER}+(?
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ERA = [(re.compile(r"\bB\.?\s?C\.?\s?E\b\.?|\bB\.\s?C\.|\bBC\b", re.IGNORECASE), " BC "),
         (re.compile(r"\bC\.?E\b\.?|\bA\.\s?D\.|\bAD\b"), " AD ")]
+_CITATION = re.compile(r"\[\^?\d{1,3}\^?\]")
 _VERSUS = re.compile(r"\bvs\.?(?=\s)", re.IGNORECASE)
 _DASHES = re.compile("[\u2010-\u2015\u2212]")
 _RANGE_TO = re.compile(r"(?<=\d)(\s*%?\s*)(?:-|to|through|until)\s*(?=\d)", re.IGNORECASE)
@@ -244,6 +245,7 @@ def prepare(text: str) -> str:
     text = _MONTH_DAY_YEAR.sub(r"\2 \1 \3", text)
     text = _DASHES.sub("-", text)
     text = _VERSUS.sub("versus", text)  # "vs." is no sentence end
+    text = _CITATION.sub(" ", text)  # "[1]", "[^2^]": a chat reply's citation marks are no numbers
     for pattern, repl in _ERA:
         text = pattern.sub(repl, text)
     text = _THOUSANDS.sub("", text)

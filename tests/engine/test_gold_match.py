@@ -308,3 +308,8 @@ def test_bare_lists_and_golds_with_their_own_separators(reply, gold, credited):
 def test_units_and_spellings(reply, gold, credited):
     v = judge_gold(reply, [gold], "how tall is it")
     assert v.met is credited, v.rationale
+
+
+def test_citation_marks_are_no_numbers():
+    assert [t.text for t in tokens("Paris[1] is the capital[^2^].")] == ["paris", "is", "capital", "."]
+    assert not met("There are 4 of them[2].", ["2"], "how many")
