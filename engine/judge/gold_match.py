@@ -245,7 +245,7 @@ def prepare(text: str) -> str:
     text = _MONTH_DAY_YEAR.sub(r"\2 \1 \3", text)
     text = _DASHES.sub("-", text)
     text = _VERSUS.sub("versus", text)  # "vs." is no sentence end
-    text = _CITATION.sub(" ", text)  # "[1]", "[^2^]": a chat reply's citation marks are no numbers
+    text = _CITATION.sub("", text)  # "[1]", "[^2^]": a chat reply's citation marks are no numbers
     for pattern, repl in _ERA:
         text = pattern.sub(repl, text)
     text = _THOUSANDS.sub("", text)
