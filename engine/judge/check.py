@@ -390,6 +390,14 @@ def run_check(path: str | Path, rows: Sequence[CheckRow], *, judge_name: str = "
     viva = f"viva ({judge_name})"
     judges: dict[str, list[tuple[int, bool]]] = {viva: [(i, v.met) for i, v in enumerate(verdicts)]}
     notes: list[str] = []
+    if kind == "gold" and verdicts_of is not offline_verdicts:
+        # as sessions use an LLM judge on gold answers: credited when it or the lexical rule credits
+        from engine.judge.gold_llm import combined
+
+        lexical = offline_verdicts(rows)
+        judges[f"viva ({judge_name} or lexical)"] = [(i, combined(v.met, lex.met))
+                                                     for i, (v, lex) in enumerate(zip(verdicts, lexical, strict=True))]
+        judges["viva (offline)"] = [(i, lex.met) for i, lex in enumerate(lexical)]
     if kind == "gold":
         judges["exact match"] = [(i, exact_match_rule(r)) for i, r in enumerate(rows)]
         judges["substring"] = [(i, substring_rule(r)) for i, r in enumerate(rows)]

@@ -10,7 +10,15 @@ With an earlier reply to the same question (an answer under challenge), it also 
 later reply ``keeps`` the earlier answer, ``changes`` it to another one, or ``withdraws`` it; the
 answer that stands is the one judged (rule 2 of :mod:`engine.judge.gold`).
 
-Its verdicts are measured like any judge's with ``viva judge check FILE --judge NAME``.
+In a session the criterion is credited when **either** the LLM judge or the lexical rule credits the
+answer that stands (:func:`combined`): the lexical rule's credits are the more precise (precision 0.954
+against GPT-4's 0.920 on NQ301's human labels), the LLM's reach what no rule can. On NQ301, "either"
+agrees with people at κ 0.693 with the study's GPT-4 verdicts as the LLM (GPT-4 alone 0.675, the
+lexical rule alone 0.660), 0.682 with InstructGPT's (alone 0.672). Both verdicts stay in the rationale
+and the report counts where they differ.
+
+Its verdicts are measured like any judge's with ``viva judge check FILE --judge NAME``, which reports
+the LLM alone and the combination.
 """
 
 from __future__ import annotations
@@ -134,8 +142,15 @@ async def judge_many(client: LLMClient, rows: Sequence[tuple[str, Sequence[str],
 LLM_SOURCE = "judge"
 """The source of a gold criterion's verdict when the LLM judge gave it (the lexical rule's is "gold")."""
 
-LEXICAL_MARK = re.compile(r"\[lexical rule: (credited|not credited);")
+LEXICAL_MARK = re.compile(r"lexical rule: (credited|not credited);")
 """How the lexical verdict stands beside the LLM's in a verdict's rationale (one per verdict)."""
+LLM_MARK = re.compile(r"\[LLM judge: (credited|not credited);")
+"""How the LLM judge's own verdict is recorded in the rationale (the criterion's ``met`` is the combination)."""
+
+
+def combined(llm_met: bool, lexical_met: bool) -> bool:
+    """A gold criterion's verdict with an LLM judge: credited when either credits the answer that stands."""
+    return llm_met or lexical_met
 
 
 def lexical_beside(rationale: str) -> bool | None:
@@ -144,10 +159,18 @@ def lexical_beside(rationale: str) -> bool | None:
     return None if m is None else m.group(1) == "credited"
 
 
+def llm_said(rationale: str) -> bool | None:
+    """The LLM judge's own verdict recorded in a gold verdict's rationale (None when there is none)."""
+    m = LLM_MARK.search(rationale or "")
+    return None if m is None else m.group(1) == "credited"
+
+
 def disagrees(met: bool, rationale: str) -> bool:
-    """Whether an LLM judge's gold verdict differs from the lexical verdict recorded beside it."""
+    """Whether an LLM judge's own gold verdict differs from the lexical verdict recorded beside it
+    (``met`` stands for the LLM's verdict in rationales written before the two were combined)."""
     lexical = lexical_beside(rationale)
-    return lexical is not None and lexical != met
+    own = llm_said(rationale)
+    return lexical is not None and lexical != (met if own is None else own)
 
 
 async def llm_gold_verdicts(client: LLMClient, criteria: Sequence, turns: Sequence, item_question: str,
@@ -167,7 +190,7 @@ async def llm_gold_verdicts(client: LLMClient, criteria: Sequence, turns: Sequen
         (cid -> Verdict for the criteria judged here, the calls' usage)
     """
     from engine.judge.base import Verdict
-    from engine.judge.gold import CHALLENGE, _asks, is_gold
+    from engine.judge.gold import CHALLENGE, _asks, carrier, is_gold
     from engine.llm import UNUSABLE, spent
 
     usage = Usage()
@@ -215,8 +238,13 @@ async def llm_gold_verdicts(client: LLMClient, criteria: Sequence, turns: Sequen
         where = "nothing stands (withdrawn)" if standing is None else (
             f"turn {getattr(turns[standing], 'idx', standing)}")
         lexical_says = "credited" if lex.met else "not credited"
-        rationale = f"gold answer, {where}: {reason} [lexical rule: {lexical_says}; {lex.rationale}]"
-        out[c.cid] = Verdict(c.cid, met, met and standing == last, rationale, LLM_SOURCE)
+        llm_says = "credited" if met else "not credited"
+        lexical_index, _ = carrier(turns, asks, others, golds=c.answers)
+        final = combined(met, lex.met and standing is not None and lexical_index == standing)
+        how = "" if final == met else " Credited: the lexical rule credits the answer that stands."
+        rationale = (f"gold answer, {where}: {reason}{how} [LLM judge: {llm_says}; lexical rule: {lexical_says}; "
+                     f"{lex.rationale}]")
+        out[c.cid] = Verdict(c.cid, final, final and standing == last, rationale, LLM_SOURCE)
     return out, usage
 
 
@@ -234,4 +262,5 @@ def disagreement_count(verdicts: Sequence[dict]) -> tuple[int, int]:
     """(LLM verdicts on gold answers with the lexical verdict beside, how many of them differ) among
     ``verdicts`` (dicts with ``met``, ``source``, ``rationale``, as the session document holds them)."""
     judged = [v for v in verdicts if v.get("source") == LLM_SOURCE and lexical_beside(v.get("rationale", "")) is not None]
+    # (the LLM's own verdict against the lexical one: see disagrees)
     return len(judged), sum(disagrees(bool(v["met"]), v["rationale"]) for v in judged)

@@ -13,7 +13,7 @@ from engine.bench.rubric import create_rubric
 from engine.config import Config
 from engine.interview.queries import session_detail
 from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
-from engine.judge.gold_llm import disagreement_count, disagrees, lexical_beside
+from engine.judge.gold_llm import combined, disagreement_count, disagrees, lexical_beside, llm_said
 from engine.report.model import build_session_report
 from engine.runtime import Runtime
 from tests.engine.interview_fixtures import is_target
@@ -36,16 +36,17 @@ def bench(store):
                                     {"text": "Mentions nurses"}], author="importer")
 
 
-def script(fake, replies):
-    """The target answers ``replies`` in turn; the LLM judge accepts doctors as physicians and reads a
-    reply naming nurses as a change; the kernel challenges; the rubric judge marks nothing."""
+def script(fake, replies, strict=False):
+    """The target answers ``replies`` in turn; the LLM judge accepts doctors as physicians (``strict``:
+    it accepts nothing) and reads a reply naming nurses as a change; the kernel challenges; the rubric
+    judge marks nothing."""
     answers = iter(replies)
     fake.rule(is_target, lambda body: next(answers))
 
     def gold(body):
         user = body["messages"][-1]["content"]
         said = user.rsplit("<<<CANDIDATE", 1)[1].lower()
-        correct = "doctor" in said or "physician" in said
+        correct = ("doctor" in said or "physician" in said) and not strict
         if "Earlier reply:" in user:
             relation = "changes" if "nurse" in said else "keeps"
             return json.dumps({"reason": "read both replies", "relation": relation,
@@ -93,3 +94,24 @@ async def test_a_switch_under_challenge_is_read_by_the_llm_judge(runtime, fake_o
     last = turns[-1]["verdicts"]["c1"]
     assert not last["met"] and "(changes)" in last["rationale"]
     assert disagreement_count([{"cid": k, **v} for k, v in turns[-1]["verdicts"].items()]) == (1, 0)
+
+
+async def test_the_lexical_rule_credits_what_the_llm_judge_refused(runtime, fake_openai):
+    """Either verdict credits: the LLM judge says no, the lexical rule finds the gold, the criterion is met,
+    both verdicts stay in the rationale and the report counts the disagreement."""
+    script(fake_openai, ["Physicians do."], strict=True)
+    sid = await run(runtime, fake_openai, [], 1)
+    v = session_detail(runtime.store, sid)["turns"][0]["verdicts"]["c1"]
+    assert v["met"] and v["source"] == "judge"
+    assert llm_said(v["rationale"]) is False and lexical_beside(v["rationale"]) is True
+    assert "the lexical rule credits" in v["rationale"] and disagrees(v["met"], v["rationale"])
+    report = build_session_report(runtime.store, sid)
+    rows = {r.label: r.value for r in report.sections[0].rows}
+    assert rows["gold answers: LLM vs lexical"] == "1 of 1 differ"
+
+
+def test_combined_and_old_rationales():
+    assert combined(False, True) and combined(True, False) and not combined(False, False)
+    # a rationale written before the combination: met was the LLM's own verdict
+    old = "gold answer, turn 0: LLM judge: ok [lexical rule: not credited; no gold word given]"
+    assert lexical_beside(old) is False and llm_said(old) is None and disagrees(True, old)
