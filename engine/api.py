@@ -210,7 +210,7 @@ class Engine:
 
     # -- judges ---------------------------------------------------------------------------------
     def judge_check(self, path: str | Path, *, judge: str = "offline", by: str | None = None,
-                    disagreements: int = 0, repeat: int = 1, concurrency: int = 4) -> Any:
+                    disagreements: int = 0, repeat: int = 1, concurrency: int = 4, either: bool = False) -> Any:
         """``viva judge check``: a judge's agreement with the human labels of a JSONL file
         (:mod:`engine.judge.check`). ``judge`` is ``offline`` or the name of a configured endpoint
         (``judge``, ``kernel`` or a target); LLM calls are recorded and cached in this home.
@@ -224,7 +224,7 @@ class Engine:
         if judge == "offline":
             if repeat > 1:
                 raise check.JudgeCheckError("--repeat needs an LLM judge: the offline judge gives the same verdicts")
-            return check.run_check(path, rows, by=by, disagreements=disagreements)
+            return check.run_check(path, rows, by=by, disagreements=disagreements, either=either)
         from engine.llm import LLMClient
 
         endpoint = check.resolve_endpoint(self.config, judge)
@@ -232,7 +232,7 @@ class Engine:
                                   self.config.interview.judge_repairs,
                                   retest_client=LLMClient(self._store, endpoint, "judge", use_cache=False))
         return check.run_check(path, rows, judge_name=judge, verdicts_of=llm, by=by, disagreements=disagreements,
-                               repeat=repeat, usage=llm.usage_report)
+                               repeat=repeat, usage=llm.usage_report, either=either)
 
     # -- sessions -------------------------------------------------------------------------------
     def list_sessions(self, limit: int | None = None, offset: int = 0, query: str = "",

@@ -363,7 +363,7 @@ def _other_judges(rows: Sequence[CheckRow]) -> list[str]:
 
 def run_check(path: str | Path, rows: Sequence[CheckRow], *, judge_name: str = "offline",
               verdicts_of: JudgeFn = offline_verdicts, by: str | None = None, disagreements: int = 0,
-              repeat: int = 1, usage: Callable[[], dict[str, Any]] | None = None) -> CheckReport:
+              repeat: int = 1, usage: Callable[[], dict[str, Any]] | None = None, either: bool = False) -> CheckReport:
     """Judge every row and compare with the human labels.
 
     Args:
@@ -375,6 +375,8 @@ def run_check(path: str | Path, rows: Sequence[CheckRow], *, judge_name: str = "
         disagreements: how many disagreeing rows to list (false credits and misses alternately).
         repeat: judge K times (an LLM judge); reports test-retest agreement.
         usage: called after judging for tokens and cost (an LLM judge).
+        either: gold rows: also each of the file's other judges "or" the lexical rule (credited when
+            either credits), as sessions combine an LLM judge with the rule (:func:`engine.judge.gold_llm.combined`).
 
     Raises:
         JudgeCheckError: ``by`` names a field no row has; ``repeat`` < 1.
@@ -406,8 +408,12 @@ def run_check(path: str | Path, rows: Sequence[CheckRow], *, judge_name: str = "
         judges["word overlap (fitted)"] = list(enumerate(fitted))
         notes.append(f"word overlap (fitted): share of the criterion's content stems in the answer >= "
                      f"{threshold:.3f}, the threshold that maximises κ on these same rows (optimistic)")
+    lexical_met = [v.met for v in (verdicts if verdicts_of is offline_verdicts else offline_verdicts(rows))] \
+        if kind == "gold" and either else []
     for name in _other_judges(rows):
         judges[name] = [(i, r.fields[name]) for i, r in enumerate(rows) if isinstance(r.fields.get(name), bool)]
+        if lexical_met:
+            judges[f"{name} or lexical"] = [(i, met or lexical_met[i]) for i, met in judges[name]]
         missing = len(rows) - len(judges[name])
         if missing:
             notes.append(f"{name}: from the file, on the {len(judges[name])} rows that carry it ({missing} without)")

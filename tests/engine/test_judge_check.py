@@ -175,3 +175,13 @@ def test_unknown_judge_name_and_repeat_offline(tmp_path):
     assert result.exit_code == 1 and "--judge gpt9: no such endpoint" in result.output
     result = runner.invoke(main, ["--home", str(tmp_path / "h"), "judge", "check", str(path), "--repeat", "2"])
     assert result.exit_code == 1 and "--repeat needs an LLM judge" in result.output
+
+
+def test_either_combines_the_files_judges_with_the_lexical_rule(tmp_path):
+    """--either: each of the file's own judges 'or' the lexical rule, row by row (known answers)."""
+    path = write(tmp_path, GOLD_ROWS)
+    report = run_check(path, load_rows(path), either=True)
+    # "other" is true on rows 1-2 (of 3), the lexical rule credits rows 1 and 3: either credits 1, 2, 3
+    fig = report.overall["other or lexical"]
+    assert (fig.n, fig.both, fig.judge_only, fig.human_only, fig.neither) == (3, 2, 1, 0, 0)
+    assert "other or lexical" not in run_check(path, load_rows(path)).overall

@@ -23,9 +23,12 @@ def judge():
               help="Judge K times (an LLM judge) and report test-retest agreement.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
               help="LLM judge calls at once.")
+@click.option("--either", is_flag=True,
+              help="Gold rows: also show each of the file's other judges combined with the lexical rule "
+                   "(credited when either credits), as sessions combine an LLM judge with it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
-def check(ctx, file, by, disagreements, judge_name, repeat, concurrency, as_json):
+def check(ctx, file, by, disagreements, judge_name, repeat, concurrency, either, as_json):
     """Judge every row of FILE and report agreement with the human labels.
 
     FILE is JSON Lines. Gold rows: question, golds (list), answer, human (true/false). Criterion rows:
@@ -39,7 +42,7 @@ def check(ctx, file, by, disagreements, judge_name, repeat, concurrency, as_json
     from tui.cli.context import get_engine
 
     report = get_engine(ctx).judge_check(file, judge=judge_name, by=by, disagreements=disagreements,
-                                         repeat=repeat, concurrency=concurrency)
+                                         repeat=repeat, concurrency=concurrency, either=either)
     if as_json:
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=1))
     else:
