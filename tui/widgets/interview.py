@@ -225,6 +225,7 @@ class InterviewPane(ScrollView, can_focus=True):
             "stopped": "no answer: the session was stopped (R resumes it)",
             "interrupted": "no answer: the session was interrupted (R resumes it)",
             "finished": "no answer",
+            "not_examined": "no answer: the session examined nothing (the header says why)",
             "paused": "paused: the question waits for its answer until you resume (space)",
         }.get(status, "waiting for the answer…")
 
