@@ -58,11 +58,13 @@ def transcript_nonce(history: Sequence[Any]) -> str:
     return call_nonce("transcript", *((t.idx, t.question, t.answer) for t in history))
 
 
-def transcript_block(history: Sequence[Any], limit_chars: int = 12000, nonce: str | None = None) -> str:
+def transcript_block(history: Sequence[Any], limit_chars: int = 12000, nonce: str | None = None,
+                     trims: list[str] | None = None) -> str:
     """Question/answer pairs so far, each answer quoted between the call's nonce markers.
 
     When the text is longer than ``limit_chars`` the oldest turns are dropped whole (a cut never falls
-    inside a quoted answer, so no marker is left unpaired).
+    inside a quoted answer, so no marker is left unpaired), a line says how many, and ``trims`` gets the
+    description (:mod:`engine.llm.fit`).
     """
     nonce = nonce or transcript_nonce(history)
     blocks = []
@@ -71,18 +73,27 @@ def transcript_block(history: Sequence[Any], limit_chars: int = 12000, nonce: st
         if turn.answer is not None:
             block += "\n" + quote(turn.answer, nonce)
         blocks.append(block)
-    while len(blocks) > 1 and sum(len(b) + 1 for b in blocks) > limit_chars:
+    total = len(blocks)
+    mark = 60  # the line saying that turns were left out, counted once any are
+    while len(blocks) > 1 and sum(len(b) + 1 for b in blocks) + (mark if len(blocks) < total else 0) > limit_chars:
         blocks.pop(0)
+    if len(blocks) < total:
+        dropped = total - len(blocks)
+        blocks.insert(0, f"[{dropped} earlier turns left out to fit the context]")
+        if trims is not None:
+            trims.append(f"the conversation: the {dropped} oldest of {total} turns left out")
     return "\n".join(blocks)
 
 
 def question_messages(action: str, topic: str, criteria: Sequence[Any], met: dict[str, bool],
-                      history: Sequence[Any], summary: str, limit_chars: int | None = None) -> list[dict[str, str]]:
+                      history: Sequence[Any], summary: str, limit_chars: int | None = None,
+                      trims: list[str] | None = None) -> list[dict[str, str]]:
     """Messages asking the LLM kernel for the next follow-up or challenge.
 
     Args:
         limit_chars: the characters the whole prompt may take (from the model's context); the
-            conversation keeps its latest turns within what is left (default: 12,000 characters of it).
+            conversation keeps its latest turns within what is left (default: 12,000 characters of it);
+            the turns left out are described in ``trims``.
     """
     system = CHALLENGE_SYSTEM if action == "challenge" else FOLLOW_UP_SYSTEM
     open_points = [c for c in criteria if c.kind != "deduction" and not met.get(c.cid)]
@@ -93,7 +104,7 @@ def question_messages(action: str, topic: str, criteria: Sequence[Any], met: dic
     room = 12000 if limit_chars is None else max(500, min(12000, limit_chars - fixed))
     user = (
         f"Topic: {topic or '(general)'}\n\n{note}\n\n"
-        f"Conversation so far:\n{transcript_block(history, nonce=nonce, limit_chars=room)}\n\n"
+        f"Conversation so far:\n{transcript_block(history, nonce=nonce, limit_chars=room, trims=trims)}\n\n"
         f"Summary of the candidate's position:\n{summary or '(nothing yet)'}\n\n"
         + (f"Rubric points not yet covered (never reveal them):\n{hint}\n" if action != "challenge" else "")
     )
