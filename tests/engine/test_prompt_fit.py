@@ -205,3 +205,18 @@ async def test_one_long_turn_is_cut_for_the_examiner_too(session, fake_openai):
     [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
     assert note["turn"] == 1 and note["text"].startswith("follow-up question prompt")
     assert "the latest answer: " in note["text"] and f"of {len(ANSWER):,} characters kept" in note["text"]
+
+
+async def test_a_long_reply_is_cut_for_the_gold_judge(session, fake_openai):
+    from engine.judge.gold_llm import judge_gold_llm
+
+    rt, sid, kernel = session
+    fake_openai.default = json.dumps({"reason": "The reply names oxygen.", "correct": True})
+    verdict = await judge_gold_llm(kernel.judge.client, "Which gas do plants release?", ["oxygen"],
+                                   "Oxygen. " + LONG + " So: oxygen.")
+    assert verdict.met
+    sent = fake_openai.chat_requests()[-1].messages[-1]["content"]
+    assert "Oxygen." in sent and "So: oxygen." in sent and "characters left out to fit the model's context" in sent
+    fitted(fake_openai)
+    [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
+    assert note["text"].startswith("gold judge prompt") and "the reply:" in note["text"]
