@@ -101,7 +101,7 @@ class ModelConfig(_Strict):
     a 400 that names ``response_format``, and the endpoint's answer is remembered for the process."""
     context: int | None = Field(default=None, gt=0)
     """The model's context in tokens when the server does not report it (``/v1/models``, ``/props``);
-    prompts are trimmed to fit it (oldest turns first)."""
+    prompts are trimmed to fit it (:mod:`engine.llm.fit`: oldest turns first, long texts in equal shares)."""
     max_call_seconds: float | None = Field(default=None, gt=0)
     """The whole of one call (a stream included) may take at most this long; unset: 4 x the timeout.
     Over it the reply is cut and recorded as truncated (``engine.llm.client``)."""

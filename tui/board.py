@@ -54,8 +54,10 @@ def detail(row: dict[str, Any]) -> str:
     """Every figure of a row with its n (items; turns for rates) and interval, one per line."""
     names = {"score": "Score", "delta_follow_up": "ΔS_f", "p_plus": "P+", "m_plus": "M+", "p_minus": "P−",
              "m_minus": "M−", "r_plus": "R+", "r_minus": "R−", "r": "R"}
+    unexamined = len(row.get("not_examined") or [])
     lines = [f"{row['target']} on {row['benchmark']}: {row['finished']} finished of {len(row['sessions'])} "
-             f"session(s), {len(row['items'])} item(s)"]
+             f"session(s), {len(row['items'])} item(s)"
+             + (f"; {unexamined} not examined (no question answered, no Score)" if unexamined else "")]
     for key, label in names.items():
         fig = row["figures"][key]
         turns = "" if key == "score" else f", {fig['turns']} turn(s)"

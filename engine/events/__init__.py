@@ -43,6 +43,10 @@ GRADED_EXTENSION = "graded.extension"
 GRADED_FEEDBACK = "graded.feedback"
 GRADED_NOTE = "graded.note"
 SESSION_NOTE = "session.note"
+NOT_EXAMINED = "not_examined"
+"""The final status of a session that ended with no answered turn (issue 23): it examined nothing."""
+FINAL = ("finished", NOT_EXAMINED)
+"""The statuses of a session that ended for good: never run again by a resume."""
 CONTROL_PREFIX = "control."
 CONTROL_PAUSE = "control.pause"
 CONTROL_RESUME = "control.resume"
@@ -285,11 +289,15 @@ class TaskStopKeyword(Payload):
 
 @dataclass
 class SessionFinished(Payload):
-    """The session ended normally."""
+    """The session ended normally: ``status`` ``finished``, or ``not_examined`` when no question was
+    answered (nothing was examined; ``reason`` says why). Events written before ``status`` existed read
+    ``finished``."""
 
     kind = SESSION_FINISHED
     score: float | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
+    status: str = "finished"
+    reason: str = ""
 
 
 @dataclass
@@ -384,8 +392,9 @@ class SessionNote(Payload):
     """What a session went on without, because a model's reply was unusable (a bad reply costs a turn,
     never the session). ``what``: ``cannot-judge`` (the turn's judgement could not be had: the turn is
     left out of every figure and counted), ``turn-skipped`` (no usable question), ``not-rated``,
-    ``feedback-unavailable`` (graded: a labelled template stands in), ``not-examined`` (task: the examiner
-    stopped before asking anything); ``turn`` is the turn concerned (-1: the session); ``text`` says why."""
+    ``feedback-unavailable`` (graded: a labelled template stands in), ``not-examined`` (the session ended with
+    no answered turn: its status is ``not_examined``), ``prompt-trimmed`` (a prompt was cut to fit the model's
+    context: what was left out); ``turn`` is the turn concerned (-1: the session); ``text`` says why."""
 
     kind = SESSION_NOTE
     turn: int = -1

@@ -16,7 +16,7 @@ from engine import events as ev
 ACTIVE = ("running", "paused")
 """Statuses in which a runner is (or should be) applying control events."""
 
-ENDED = ("finished", "failed", "interrupted", "stopped")
+ENDED = ("finished", "not_examined", "failed", "interrupted", "stopped")
 
 
 @dataclass
@@ -123,6 +123,8 @@ class SessionView:
         self.rubric_judgement: dict[str, Any] | None = None
         """The latest ``rubric.scored`` payload of a rubric session (score 0–5, reasoning, status)."""
         self.notes: list[str] = []
+        self.not_examined: str | None = None
+        """Why the session examined nothing, once it ended ``not_examined`` (its ``session.finished`` reason)."""
         self.graded: list[dict[str, Any]] = []
         """graded: every question's step (phase, difficulty, right, gain, average, next difficulty)."""
         self.feedback: dict[str, Any] | None = None
@@ -391,7 +393,10 @@ class SessionView:
         self.notes.append(f"examiner finished the task after turn {p.after_turn}")
 
     def _finished(self, seq: int, p: ev.SessionFinished) -> None:
-        self.status = "finished"
+        self.status = p.status or "finished"
+        if self.status == ev.NOT_EXAMINED:
+            self.not_examined = p.reason or "no question was answered"
+            self.notes.append(f"not examined: {self.not_examined}")
         if p.metrics:
             self.metrics = dict(p.metrics)
         self.pending.clear()

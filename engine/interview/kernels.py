@@ -21,10 +21,11 @@ from engine.config import Budgets, Config, ModelConfig
 from engine.interview import prompts
 from engine.judge.base import Judge, Judgement, TurnView, Verdict
 from engine.judge.freetext import DEFAULT_THRESHOLD
-from engine.judge.llm import LLMJudge
+from engine.judge.llm import LLMJudge, repair_room
 from engine.judge.offline import OfflineJudge, content_words, sentences
 from engine.llm import LLMClient, Usage
 from engine.llm import structured as st
+from engine.llm.fit import fit
 from engine.store import Store
 
 __all__ = ["Kernel", "LLMKernel", "OfflineKernel", "make_kernel", "KernelSpecError", "Judgement", "TurnView",
@@ -146,9 +147,12 @@ class LLMKernel:
                 return "the question is empty"
             return repeated_question(value.question, asked)
 
+        trims: list[str] = []
+        messages = prompts.question_messages(action, topic, criteria, met, history, summary,
+                                             limit_chars=await self.kernel.prompt_chars(2000), trims=trims)
+        self.kernel.note_trimmed(f"{action} question", trims, len(history))
         out = await self.kernel.json_result(
-            prompts.question_messages(action, topic, criteria, met, history, summary,
-                                      limit_chars=await self.kernel.prompt_chars(2000)), _QuestionOut,
+            messages, _QuestionOut,
             validate=check, max_repairs=self.repairs,
             json_schema=st.closed({"question": st.string(5, QUESTION_CHARS)}), examples=prompts.QUESTION_EXAMPLES)
         usage = Usage()
@@ -198,8 +202,15 @@ class LLMKernel:
             return None
 
         schema = st.closed({"question": st.string(5, QUESTION_CHARS), "answer": st.string(1, 120)})
+        system = EXTENSION_SYSTEM.format(difficulty=difficulty)
+        # the knowledge path's chunks, in path order, keep their beginning (engine.llm.fit)
+        room = await self.kernel.prompt_chars(repair_room(schema))
+        trims: list[str] = []
+        [background] = fit([("the background knowledge", background)],
+                           None if room is None else room - len(system) - 100, trims, end=("the background knowledge",))
+        self.kernel.note_trimmed("extension question", trims)
         out = await self.kernel.json_result(
-            [{"role": "system", "content": EXTENSION_SYSTEM.format(difficulty=difficulty)},
+            [{"role": "system", "content": system},
              {"role": "user", "content": f"Background knowledge:\n{background}"}], _ExtensionOut,
             validate=check, max_repairs=self.repairs, json_schema=schema, examples=EXTENSION_EXAMPLES)
         usage = Usage()
@@ -225,7 +236,12 @@ class LLMKernel:
         text = st.string(1, 600)
         schema = st.closed({"flaws_knowledge": text, "flaws_capability": text, "comprehensive_performance": text,
                             "suggestions": text})
-        out = await self.judge.client.json_result(build_feedback_prompt(records, nonce=nonce), BatchFeedback,
+        client = self.judge.client
+        trims: list[str] = []
+        messages = build_feedback_prompt(records, nonce=nonce, limit_chars=await client.prompt_chars(
+            repair_room(schema)), trims=trims)
+        client.note_trimmed("feedback", trims)
+        out = await self.judge.client.json_result(messages, BatchFeedback,
                                                   validate=feedback_check(questions), max_repairs=self.repairs,
                                                   json_schema=schema, examples=FEEDBACK_EXAMPLES)
         usage = Usage()

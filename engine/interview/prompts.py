@@ -58,42 +58,70 @@ def transcript_nonce(history: Sequence[Any]) -> str:
     return call_nonce("transcript", *((t.idx, t.question, t.answer) for t in history))
 
 
-def transcript_block(history: Sequence[Any], limit_chars: int = 12000, nonce: str | None = None) -> str:
+def transcript_block(history: Sequence[Any], limit_chars: int = 12000, nonce: str | None = None,
+                     trims: list[str] | None = None) -> str:
     """Question/answer pairs so far, each answer quoted between the call's nonce markers.
 
     When the text is longer than ``limit_chars`` the oldest turns are dropped whole (a cut never falls
-    inside a quoted answer, so no marker is left unpaired).
+    inside a quoted answer, so no marker is left unpaired), a line says how many, and ``trims`` gets the
+    description (:mod:`engine.llm.fit`). When the latest turn alone is still too long, its answer keeps its
+    beginning and its end (:func:`engine.llm.fit.cut_middle`, inside the quotation).
     """
+    from engine.llm.fit import cut_middle
+
     nonce = nonce or transcript_nonce(history)
-    blocks = []
-    for turn in history:
+
+    def block_of(turn: Any, answer: str | None) -> str:
         block = f"[turn {turn.idx}, {turn.action}] EXAMINER: {turn.question}"
-        if turn.answer is not None:
-            block += "\n" + quote(turn.answer, nonce)
-        blocks.append(block)
-    while len(blocks) > 1 and sum(len(b) + 1 for b in blocks) > limit_chars:
+        return block + ("\n" + quote(answer, nonce) if answer is not None else "")
+
+    blocks = [block_of(turn, turn.answer) for turn in history]
+    total = len(blocks)
+    mark = 60  # the line saying that turns were left out, counted once any are
+    while len(blocks) > 1 and sum(len(b) + 1 for b in blocks) + (mark if len(blocks) < total else 0) > limit_chars:
         blocks.pop(0)
+    last = history[-1] if history else None
+    if len(blocks) == 1 and len(blocks[0]) + mark > limit_chars and last is not None and last.answer:
+        keep = max(0, limit_chars - mark - (len(blocks[0]) - len(last.answer)) - 80)
+        answer, left_out = cut_middle(last.answer, keep)
+        if left_out:
+            blocks[0] = block_of(last, answer)
+            if trims is not None:
+                trims.append(f"the latest answer: {len(last.answer) - left_out:,} of {len(last.answer):,} "
+                             "characters kept")
+    if len(blocks) < total:
+        dropped = total - len(blocks)
+        blocks.insert(0, f"[{dropped} earlier turns left out to fit the context]")
+        if trims is not None:
+            trims.append(f"the conversation: the {dropped} oldest of {total} turns left out")
     return "\n".join(blocks)
 
 
 def question_messages(action: str, topic: str, criteria: Sequence[Any], met: dict[str, bool],
-                      history: Sequence[Any], summary: str, limit_chars: int | None = None) -> list[dict[str, str]]:
+                      history: Sequence[Any], summary: str, limit_chars: int | None = None,
+                      trims: list[str] | None = None) -> list[dict[str, str]]:
     """Messages asking the LLM kernel for the next follow-up or challenge.
 
     Args:
         limit_chars: the characters the whole prompt may take (from the model's context); the
-            conversation keeps its latest turns within what is left (default: 12,000 characters of it).
+            conversation keeps its latest turns within what is left (default: 12,000 characters of it);
+            the turns left out are described in ``trims``.
     """
     system = CHALLENGE_SYSTEM if action == "challenge" else FOLLOW_UP_SYSTEM
     open_points = [c for c in criteria if c.kind != "deduction" and not met.get(c.cid)]
     hint = "\n".join(f"- {c.text}" for c in open_points) or "(all covered: probe depth or edge cases)"
     nonce = transcript_nonce(history)
     note = quote_note(nonce, "The candidate's answers")
+    if limit_chars is not None:  # the running summary takes at most half of what the conversation may
+        from engine.llm.fit import fit
+
+        [summary] = fit([("the running summary", summary)],
+                        max(500, (limit_chars - len(system) - len(note) - len(hint) - len(topic) - 300) // 2), trims)
     fixed = len(system) + len(note) + len(hint) + len(summary) + len(topic) + 300
     room = 12000 if limit_chars is None else max(500, min(12000, limit_chars - fixed))
     user = (
         f"Topic: {topic or '(general)'}\n\n{note}\n\n"
-        f"Conversation so far:\n{transcript_block(history, nonce=nonce, limit_chars=room)}\n\n"
+        f"Conversation so far:\n{transcript_block(history, nonce=nonce, limit_chars=room, trims=trims)}\n\n"
         f"Summary of the candidate's position:\n{summary or '(nothing yet)'}\n\n"
         + (f"Rubric points not yet covered (never reveal them):\n{hint}\n" if action != "challenge" else "")
     )

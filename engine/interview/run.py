@@ -230,7 +230,8 @@ async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency
     """Run (or resume) sessions concurrently; returns session id -> error message or None.
 
     Every session is owned before any starts (``engine.store.lease``): while another live process
-    drives one of them, nothing runs and a :class:`RunError` names that process. ``leases``: the
+    drives one of them, nothing runs and a :class:`RunError` names that process. A session already in a
+    final status (``finished``, ``not_examined``) is not run again. ``leases``: the
     caller's (``execute_run``), already holding the run's; by default this call takes its own.
 
     A full or read-only data home ends every session in flight ``interrupted`` (by its runner) and
@@ -255,7 +256,14 @@ async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency
 
     tasks: dict[int, asyncio.Future[None]] = {}
 
+    final = {r["id"] for r in runtime.store.query(
+        f"SELECT id FROM sessions WHERE id IN ({','.join('?' * len(session_ids))}) "  # noqa: S608 - placeholders
+        "AND status IN ('finished', 'not_examined')", tuple(session_ids))} if session_ids else set()
+
     async def one(sid: int) -> None:
+        if sid in final:  # ended for good (finished, not examined): a resume has nothing to run
+            errors[sid] = None
+            return
         try:
             errors[sid] = await pool.run_one(sid)
         except asyncio.CancelledError:
@@ -337,16 +345,19 @@ def _raise_home_fault(runtime: Runtime, exc: BaseException, resume: str | None) 
 def derive_run_status(statuses: list[str]) -> str:
     """A run's status from its sessions' effective statuses (one rule, whoever asks):
 
-    ``created`` without sessions; ``running`` while any session is running or paused; ``finished``
-    when all finished; else ``failed`` when any failed; else ``interrupted`` (some were never
-    started or were cut off, none failed: ``viva resume run:N`` continues them).
+    ``created`` without sessions; ``running`` while any session is running or paused; when every
+    session reached a final status (``finished`` or ``not_examined``, neither run again by a resume):
+    ``not_examined`` when none of them examined anything, else ``finished`` (the not-examined ones are
+    counted in the per-target table's "not examined" column, never in its Score); else ``failed`` when
+    any failed; else ``interrupted`` (some were never started or were cut off, none failed:
+    ``viva resume run:N`` continues them).
     """
     if not statuses:
         return "created"
     if any(s in ("running", "paused") for s in statuses):
         return "running"
-    if all(s == "finished" for s in statuses):
-        return "finished"
+    if all(s in ev.FINAL for s in statuses):
+        return ev.NOT_EXAMINED if all(s == ev.NOT_EXAMINED for s in statuses) else "finished"
     if any(s == "failed" for s in statuses):
         return "failed"
     return "interrupted"
@@ -388,7 +399,8 @@ async def execute_run(runtime: Runtime, run_id: int, on_event: EventCallback | N
         _take(leases, RUN, [run_id])
         try:
             pending = [r["id"] for r in store.query(
-                "SELECT id FROM sessions WHERE run_id = ? AND status != 'finished' ORDER BY id", (run_id,))]
+                "SELECT id FROM sessions WHERE run_id = ? AND status NOT IN ('finished', 'not_examined') ORDER BY id",
+                (run_id,))]
             check_python_targets(runtime, pending)
             if not store.read_only:
                 reserve_space(home)  # room to mark the sessions interrupted should the disk fill up

@@ -11,7 +11,8 @@ protocol (:mod:`engine.interview.protocols`); turn and verdict writes to :class:
 One step of the loop, in order: an unanswered turn is answered; an answered turn not yet judged is
 judged (protocols that score turn by turn); otherwise, unless the protocol is done, the controls
 are applied and the protocol's next question becomes a new turn. At the end the protocol scores
-what is left, pending rubric switches are drained, and the session is marked finished.
+what is left, pending rubric switches are drained, and the session is marked finished, or
+``not_examined`` when no question was answered (:meth:`SessionRunner._not_examined` has the rule).
 """
 
 from __future__ import annotations
@@ -310,11 +311,35 @@ class SessionRunner:
                 if self.inbox.has_pending("rubric"):
                     continue
                 score = self.session.update_score(self.protocol.session_score)
-                self.session.set_status("finished", error=None)
+                reason = self._not_examined()
+                status = "finished" if reason is None else ev.NOT_EXAMINED
+                self.session.set_status(status, error=None)
                 from engine.metrics.sessions import session_metrics
 
-                self.session.emit(ev.SessionFinished(score, session_metrics(self.store, self.sid)))
+                self.session.emit(ev.SessionFinished(score, session_metrics(self.store, self.sid), status,
+                                                     reason or ""))
             return score
+
+    def _not_examined(self) -> str | None:
+        """Why the session examined nothing, or None when it examined something (the final-status rule).
+
+        A session that ends with **no answered turn** is ``not_examined``, whatever its protocol: no
+        question reached the target (the examiner stopped before asking, every question was unusable and
+        its turn skipped), so there is no answer to judge and no score. It is a final status, like
+        ``finished``: a resume does not run it again. A session with at least one answered turn is
+        ``finished``, even when every judgement came back "cannot judge": the target was examined and the
+        judge failed, which the "cannot judge" count says (its score is then None). The reason is the
+        protocol's ``not-examined`` note when it wrote one, else a note written here."""
+        if any(r["answer"] is not None for r in self.session.turns()):
+            return None
+        noted = self.session.notes("not-examined")
+        if noted:
+            return str(noted[-1].get("text") or "no question was answered")
+        skipped = len(self.session.notes("turn-skipped"))
+        reason = (f"no question reached the target: {skipped} turn(s) skipped for want of a usable question"
+                  if skipped else "no question reached the target")
+        self.session.note("not-examined", reason)
+        return reason
 
     async def run(self) -> dict[str, Any]:
         """Run or resume the session to its end, as its only owner; returns the session row.

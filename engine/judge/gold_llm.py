@@ -87,9 +87,25 @@ class LLMGoldVerdict:
     usage: Usage
 
 
-def gold_messages(question: str, golds: Sequence[str], reply: str, earlier: str | None = None) -> list[dict[str, str]]:
-    """The messages of one call (the reply, and the earlier reply if any, quoted)."""
+def gold_messages(question: str, golds: Sequence[str], reply: str, earlier: str | None = None,
+                  limit_chars: int | None = None, trims: list[str] | None = None) -> list[dict[str, str]]:
+    """The messages of one call (the reply, and the earlier reply if any, quoted).
+
+    ``limit_chars``: the characters the whole prompt may take (None: unknown); the instructions and the
+    accepted answers always go, the replies and the question share the rest (:func:`engine.llm.fit.fit`:
+    each keeping its beginning and end); each cut is described in ``trims``."""
     nonce = prompts.call_nonce(PROMPT_VERSION, question, tuple(golds), reply, earlier)
+    if limit_chars is not None:
+        from engine.llm.fit import fit
+
+        fixed = max(len(GOLD_SYSTEM), len(CHANGE_SYSTEM)) + len(prompts.quote_note(nonce)) + sum(
+            len(g) + 3 for g in golds) + 300
+        named = [("the reply", reply), ("the question", question)] + (
+            [("the earlier reply", earlier)] if earlier is not None else [])
+        cut = fit(named, limit_chars - fixed, trims)
+        reply, question = cut[0], cut[1]
+        if earlier is not None:
+            earlier = cut[2]
     accepted = "\n".join(f"- {g}" for g in golds)
     if earlier is None:
         system = GOLD_SYSTEM.format(note=prompts.quote_note(nonce, "The reply"))
@@ -108,7 +124,10 @@ async def judge_gold_llm(client: LLMClient, question: str, golds: Sequence[str],
     Raises:
         engine.llm.LLMError: the endpoint failed, or the reply stayed invalid after ``repairs``.
     """
-    messages = gold_messages(question, golds, reply, earlier)
+    trims: list[str] = []
+    messages = gold_messages(question, golds, reply, earlier, limit_chars=await client.prompt_chars(1500),
+                             trims=trims)
+    client.note_trimmed("gold judge", trims)
     nonce = prompts.call_nonce(PROMPT_VERSION, question, tuple(golds), reply, earlier)
     quoted = [reply] + ([earlier] if earlier is not None else [])
     schema = _GoldOut if earlier is None else _ChangeOut

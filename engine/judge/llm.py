@@ -77,6 +77,14 @@ def judge_schema(ids: list[str]) -> dict[str, Any]:
                       "summary": st.string(1, SUMMARY_CHARS)})
 
 
+def repair_room(schema: dict[str, Any]) -> int:
+    """Characters kept free in a prompt sized to the context for a repair's message (the problem and the
+    schema, :meth:`engine.llm.LLMClient.json_result`)."""
+    import json
+
+    return 800 + len(json.dumps(schema))
+
+
 POINT_SCHEMA = st.closed({"reason": st.string(1, RATIONALE_CHARS * 2), "is_hit": {"type": "boolean"}})
 
 
@@ -137,10 +145,16 @@ class LLMJudge:
             return "; ".join(problems) or None
 
         nonce = prompts.call_nonce(len(history), question, summary, answer)
+        schema = judge_schema(ids)
+        trims: list[str] = []
+        messages = prompts.judge_messages(question, criteria, summary, answer, reference, nonce,
+                                          limit_chars=await self.client.prompt_chars(repair_room(schema)),
+                                          trims=trims)
+        self.client.note_trimmed("judge", trims, len(history))
         out = await self.client.json_result(
-            prompts.judge_messages(question, criteria, summary, answer, reference, nonce), _JudgeOut,
+            messages, _JudgeOut,
             validate=check, max_repairs=self.repairs, quoted=[answer], markers=prompts.markers(nonce),
-            json_schema=judge_schema(ids), examples=prompts.JUDGE_EXAMPLES)
+            json_schema=schema, examples=prompts.JUDGE_EXAMPLES)
         usage = Usage()
         for r in out.results:
             usage.add(r)
@@ -156,8 +170,11 @@ class LLMJudge:
 
         seed = int(hashlib.sha256(repr(("ratings", *nonce_parts)).encode()).hexdigest()[:12], 16)
         room = await self.client.prompt_chars(3000)  # the transcript keeps its end within the context
-        out = await self.client.json_result(build_rating_prompt(turns, topic=topic, rng=random.Random(seed),
-                                                                limit_chars=min(24000, room or 24000)),
+        trims: list[str] = []
+        messages = build_rating_prompt(turns, topic=topic, rng=random.Random(seed),
+                                       limit_chars=min(24000, room or 24000), trims=trims)
+        self.client.note_trimmed("ratings", trims)
+        out = await self.client.json_result(messages,
                                             ConversationRatings, max_repairs=self.repairs,
                                             validate=ratings_problem, json_schema=ratings_schema(),
                                             examples=RATING_EXAMPLES,
@@ -172,8 +189,13 @@ class LLMJudge:
     async def judge_point(self, task, point, transcript):
         """Whether a scoring point is achieved in the transcript: (hit, reason, usage)."""
         nonce = prompts.call_nonce(task, point, transcript)
+        trims: list[str] = []
+        messages = prompts.point_judge_messages(task, point, transcript, nonce,
+                                                limit_chars=await self.client.prompt_chars(repair_room(POINT_SCHEMA)),
+                                                trims=trims)
+        self.client.note_trimmed("scoring point", trims)
         out = await self.client.json_result(
-            prompts.point_judge_messages(task, point, transcript, nonce), _PointOut, max_repairs=self.repairs,
+            messages, _PointOut, max_repairs=self.repairs,
             quoted=[transcript], markers=prompts.markers(nonce), json_schema=POINT_SCHEMA,
             examples=prompts.POINT_EXAMPLES)
         usage = Usage()

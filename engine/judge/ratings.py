@@ -91,7 +91,8 @@ def _turn(turn: Any) -> tuple[str, str | None, str | None]:
 
 
 def build_rating_prompt(turns: Sequence[Any], *, topic: str = "", nonce: str | None = None,
-                        rng: random.Random | None = None, limit_chars: int = 24000) -> list[dict[str, str]]:
+                        rng: random.Random | None = None, limit_chars: int = 24000,
+                        trims: list[str] | None = None) -> list[dict[str, str]]:
     """The messages asking the judge to rate a finished conversation.
 
     Args:
@@ -100,7 +101,8 @@ def build_rating_prompt(turns: Sequence[Any], *, topic: str = "", nonce: str | N
         topic: the item's topic, if any.
         nonce: the marker nonce (default: drawn from ``rng`` or :mod:`secrets`).
         rng: a seeded random generator for a reproducible nonce.
-        limit_chars: keep at most this many characters of the transcript (its end).
+        limit_chars: keep at most this many characters of the transcript (its end; a line says how much
+            was left out, and ``trims`` gets the description, :mod:`engine.llm.fit`).
 
     Raises:
         RatingsError: no turn, or a turn of the wrong shape.
@@ -116,7 +118,14 @@ def build_rating_prompt(turns: Sequence[Any], *, topic: str = "", nonce: str | N
         tag = f", {action}" if action else ""
         parts.append(f"[turn {i}{tag}] EXAMINER: {question}")
         parts.append(quote_answer(answer, nonce) if answer is not None else "(no answer)")
-    transcript = "\n".join(parts)[-limit_chars:]
+    whole = "\n".join(parts)
+    transcript = whole[-limit_chars:]
+    if len(transcript) < len(whole):
+        from engine.llm.fit import LEFT_OUT
+
+        if trims is not None:
+            trims.append(f"the conversation: its last {len(transcript):,} of {len(whole):,} characters kept")
+        transcript = LEFT_OUT.format(n=len(whole) - len(transcript)) + "\n" + transcript
     user = (f"Topic: {topic}\n\n" if topic else "") + f"Conversation:\n{transcript}"
     return [{"role": "system", "content": _SYSTEM.format(note=note)}, {"role": "user", "content": user}]
 

@@ -337,6 +337,18 @@ class LLMClient:
         budget = self._params({}).get("max_tokens") or 0
         return max(1000, (context - budget) * CHARS_PER_TOKEN - reserve_chars)
 
+    def note_trimmed(self, call: str, trims: Sequence[str], turn: int = -1) -> None:
+        """Record that a prompt was cut to fit the model's context (:mod:`engine.llm.fit`, ``trims`` saying
+        what was left out of what): a ``session.note`` ``prompt-trimmed`` of the client's session, else a log
+        line. Nothing when nothing was cut."""
+        if not trims:
+            return
+        text = redact(f"{call} prompt cut to fit the model's context: " + "; ".join(trims))
+        log.info("%s: %s", self.label, text)
+        if self.session_id is not None:
+            self.store.append_event(self.session_id, "session.note", {"turn": turn, "what": "prompt-trimmed",
+                                                                      "text": text})
+
     @property
     def label(self) -> str:
         """``model@base_url``: the endpoint as named in log lines."""

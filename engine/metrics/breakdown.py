@@ -13,7 +13,8 @@ Written-down rules (every figure here is tested in ``tests/engine/test_metrics_b
 - **Topic table**: the sessions grouped by their item's topic (no item or an empty topic is
   ``"(no topic)"``), and in each group :func:`engine.metrics.sessions.target_table` (so the
   Dynamism figures are over finished sessions only, exactly as in the leaderboard).
-- **Run totals** over a set of sessions: how many, how many ``finished``, ``failed`` and neither
+- **Run totals** over a set of sessions: how many, how many ``finished``, ``failed``, ``not_examined``
+  (ended with no answered turn) and none of these
   (``unfinished``: created, running, paused, interrupted; the stored status, as in the target
   table), distinct targets and items, and tokens in, tokens out and cost summed over every turn
   of every session (spent even when a session failed).
@@ -92,19 +93,20 @@ def run_totals(store: Store, session_ids: Iterable[int]) -> dict[str, Any]:
     """Counts and usage over sessions (see the module's rule).
 
     Returns:
-        ``{"sessions", "finished", "failed", "unfinished", "targets", "items", "tokens_in",
+        ``{"sessions", "finished", "failed", "not_examined", "unfinished", "targets", "items", "tokens_in",
         "tokens_out", "cost"}``; when calls had no counts from their server, the tokens are None (unknown)
         and ``tokens_unknown`` (present only then) says how many.
     """
     ids = sorted(set(session_ids))
-    out = {"sessions": len(ids), "finished": 0, "failed": 0, "unfinished": 0, "targets": 0, "items": 0,
+    out = {"sessions": len(ids), "finished": 0, "failed": 0, "not_examined": 0, "unfinished": 0, "targets": 0,
+           "items": 0,
            "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
     if not ids:
         return out
     marks = ",".join("?" * len(ids))
     rows = store.query(f"SELECT status, target, item_id FROM sessions WHERE id IN ({marks})", tuple(ids))
     for r in rows:
-        key = r["status"] if r["status"] in ("finished", "failed") else "unfinished"
+        key = r["status"] if r["status"] in ("finished", "failed", "not_examined") else "unfinished"
         out[key] += 1
     out["targets"] = len({r["target"] for r in rows})
     out["items"] = len({r["item_id"] for r in rows if r["item_id"] is not None})

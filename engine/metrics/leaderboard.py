@@ -216,7 +216,8 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
 
     Returns:
         ``{"rows": [...], "comparisons": [...], "method": {...}}``; a row has ``benchmark``,
-        ``target``, ``items`` (ids), ``sessions``, ``finished``, ``failed``, ``unfinished``,
+        ``target``, ``items`` (ids), ``sessions``, ``finished``, ``failed``, ``not_examined`` (ended with no
+        answered turn: counted, never in a figure), ``unfinished``,
         ``tokens_in``, ``tokens_out``, ``cost``, ``figures`` (:func:`row_figures`) and, for the
         plain readers, each figure's value under its own name (``score``, ``p_plus``...). The tokens are
         None and ``tokens_unknown`` counts the calls when some had no counts from their server.
@@ -255,7 +256,9 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
                 "benchmark": bench, "target": target, "items": sorted(per_item),
                 "sessions": [s["id"] for s in sessions], "finished": len(finished),
                 "failed": [s["id"] for s in sessions if s["status"] == "failed"],
-                "unfinished": [s["id"] for s in sessions if s["status"] not in ("finished", "failed")],
+                "not_examined": [s["id"] for s in sessions if s["status"] == "not_examined"],
+                "unfinished": [s["id"] for s in sessions if s["status"] not in ("finished", "failed",
+                                                                                "not_examined")],
                 "tokens_in": sum(s["tokens_in"] or 0 for s in sessions),
                 "tokens_out": sum(s["tokens_out"] or 0 for s in sessions),
                 "cost": sum(s["cost"] or 0.0 for s in sessions),

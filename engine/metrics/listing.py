@@ -4,7 +4,8 @@ A filter string (the Home screen's and ``viva sessions --filter``) is words and 
 all of which must match: ``flu running``, ``target:gpt-4o``, ``bench:medqa status:finished``,
 ``score>=50``, ``date:2025-11``, ``item:12``, ``run:3``. Free words match any listed column, case-
 insensitively; ``id``, ``item`` and ``run`` match exactly, other fields by substring. The status is
-the *effective* one: a session marked running or paused whose process is gone reads ``interrupted``.
+the *effective* one: a session marked running or paused whose process is gone reads ``interrupted``;
+``status:not-examined`` (a hyphen for the stored underscore) finds the sessions that examined nothing.
 
 Answered turns come from ``session_stats`` (kept by the store's triggers, migration 8), so one page
 of 10,000 sessions costs one indexed query, not a count per row.
@@ -103,6 +104,8 @@ def parse_filter(query: str) -> list[FilterTerm]:
             if name not in FIELDS:
                 raise SessionFilterError(f"unknown filter field {name!r}; use one of {', '.join(sorted(FIELDS))}, "
                                          "or score>N")
+            if name == "status":  # the status as shown ("not examined") or typed (not-examined) as stored
+                value = value.replace("-", "_")
             terms.append(FilterTerm("field", value, name, name in _EXACT))
         else:
             terms.append(FilterTerm("word", low))

@@ -80,7 +80,8 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
 
     The Dynamism figures (Score, ΔS_f, P±, M±, R±, R) are over the target's **finished** sessions
     only: a failed or unfinished session's partial score is not a measurement of the target. The
-    row counts and lists the others (``failed``, ``unfinished``) so nothing is hidden; tokens and
+    row counts and lists the others (``failed``, ``not_examined``: ended with no answered turn, so
+    nothing was measured; ``unfinished``) so nothing is hidden; tokens and
     cost are over every session (they were spent); tokens are None (unknown) when ``tokens_unknown``
     calls of the target's sessions had no counts from their server (:func:`uncounted_calls`). The Δs counts and sums, tokens and cost are read
     from ``session_stats`` (one row per session, kept by the store), so the table costs one query
@@ -98,15 +99,12 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
     for r in rows:
         by_target.setdefault(r["target"], []).append(r)
     # what a session went on without (issue 23): turns whose judgement could not be had (no score, left
-    # out of every figure) and sessions whose examiner asked nothing (no score), counted per session
+    # out of every figure), counted per session; sessions that examined nothing have their own status
     cannot: dict[int, int] = {}
     for r in store.query("SELECT t.session_id AS sid, COUNT(*) AS n FROM turns t JOIN sessions s ON s.id = t.session_id "
                          f"WHERE json_extract(t.meta, '$.judge') = 'cannot judge'{cond} GROUP BY t.session_id",
                          params):
         cannot[r["sid"]] = r["n"]
-    not_examined = {r["session_id"] for r in store.query(
-        "SELECT DISTINCT e.session_id FROM events e JOIN sessions s ON s.id = e.session_id "
-        f"WHERE e.kind = 'session.note' AND json_extract(e.payload, '$.what') = 'not-examined'{cond}", params)}
     uncounted = uncounted_calls(store, ids)
     table = []
     for target, sessions in by_target.items():
@@ -114,7 +112,8 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
         unknown = sum(uncounted.get(i, 0) for i in sids)
         finished = [s for s in sessions if s["status"] == "finished"]
         failed = [s["id"] for s in sessions if s["status"] == "failed"]
-        unfinished = [s["id"] for s in sessions if s["status"] not in ("finished", "failed")]
+        not_examined = [s["id"] for s in sessions if s["status"] == "not_examined"]
+        unfinished = [s["id"] for s in sessions if s["status"] not in ("finished", "failed", "not_examined")]
         sums = DeltaSums()
         for s in finished:
             for name in ("follow_ups", "follow_sum", "challenges", "plus_n", "plus_sum", "minus_n", "minus_sum"):
@@ -129,7 +128,7 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
                       "cost": sum(s["cost"] or 0.0 for s in sessions), "sessions": sids,
                       "finished": len(finished), "failed": failed, "unfinished": unfinished,
                       "cannot_judge_turns": sum(cannot.get(i, 0) for i in sids),
-                      "not_examined": [i for i in sids if i in not_examined]})
+                      "not_examined": not_examined})
         if unknown:  # calls without counts: the sums would undercount (the key is there only then)
             table[-1].update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
     graded = graded_table(store, ids)
@@ -277,7 +276,7 @@ def graded_table(store: Store, session_ids: Iterable[int] | None) -> dict[str, d
 
 
 def run_progress(store: Store, run_id: int) -> dict[str, Any]:
-    """How far a run is: ``sessions``, ``done`` (finished, failed or stopped), ``failed``,
+    """How far a run is: ``sessions``, ``done`` (finished, not examined, failed or stopped), ``failed``,
     ``turns_judged`` and ``turns_planned`` (the adaptive sessions' planned turns; None when the run
     has task sessions, whose length the examiner decides)."""
     from engine.store import loads
@@ -293,6 +292,7 @@ def run_progress(store: Store, run_id: int) -> dict[str, Any]:
             planned = None
             break
         planned += turns
-    return {"sessions": len(rows), "done": sum(1 for r in rows if r["status"] in ("finished", "failed", "stopped")),
+    return {"sessions": len(rows), "done": sum(1 for r in rows if r["status"] in ("finished", "not_examined", "failed",
+                                                                                 "stopped")),
             "failed": sum(1 for r in rows if r["status"] == "failed"), "turns_judged": judged["n"] if judged else 0,
             "turns_planned": planned}

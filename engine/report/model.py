@@ -657,6 +657,8 @@ def build_run_report(store: Store, run_id: int) -> Report:
         Row("finished", totals["finished"], "the figures are over these"),
         Row("failed", totals["failed"], "counted, never averaged in"),
         Row("unfinished", totals["unfinished"], f"resume with `viva resume run:{run['id']}`"),
+        *([Row("not examined", totals["not_examined"], "no question was answered: counted, no Score")]
+          if totals.get("not_examined") else []),
         Row("targets", totals["targets"]),
         Row("items", totals["items"]),
         Row("best Score", board[0]["score"] if board else None, board[0]["target"] if board else "", ".1f"),
@@ -673,6 +675,7 @@ def build_run_report(store: Store, run_id: int) -> Report:
                              [[r["score"]] for r in board], v_max=100.0, fmt=".1f",
                              notes=[f"{r['finished']} finished" + (f", {len(r['failed'])} failed" if r["failed"] else "")
                                     + (f", {len(r['unfinished'])} unfinished" if r["unfinished"] else "")
+                                    + (f", {len(r['not_examined'])} not examined" if r.get("not_examined") else "")
                                     + ("" if r["r"] is None else f"; R {r['r']:+.3f}") for r in board],
                              note="Score = 100 × mean last-turn score over finished sessions (0–100)"))
     sections.append(Table(

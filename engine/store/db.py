@@ -209,7 +209,12 @@ class Store:
                         self.memo.clear()
                 else:
                     # executescript commits implicitly, so wrap the DDL in an explicit transaction.
-                    self.conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};")
+                    try:
+                        self.conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};")
+                    except BaseException:
+                        if self.conn.in_transaction:  # a statement failed half-way: nothing of it stays
+                            self.conn.execute("ROLLBACK")
+                        raise
                 broken = [r for r in map(tuple, self.conn.execute("PRAGMA foreign_key_check").fetchall())
                           if r not in before]
                 if broken:

@@ -414,4 +414,53 @@ MIGRATIONS.append(_stats_migration())
 #    built on them say "unknown" instead of a number (issue 23).
 MIGRATIONS.append("ALTER TABLE llm_calls ADD COLUMN usage_unknown INTEGER NOT NULL DEFAULT 0;")
 
+# 10: ``not_examined``, a final status of its own (issue 23): a session that ended with no answered turn (the
+#     examiner stopped before asking, every question was unusable) examined nothing; it is neither
+#     ``finished`` (no measurement) nor resumable. The CHECK is widened by rebuilding the table (as in 6), and
+#     a ``finished`` session with no answered turn on record is relabelled, with a ``session.finished`` event
+#     saying so, so that the event fold and the row agree (engine.interview.runner: the rule).
+MIGRATIONS.append("""
+CREATE TABLE sessions_v10 (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+    item_id INTEGER REFERENCES items(id) ON DELETE SET NULL,
+    benchmark_id INTEGER REFERENCES benchmarks(id) ON DELETE SET NULL,
+    protocol TEXT NOT NULL,
+    target TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    judge TEXT NOT NULL DEFAULT '',
+    policy TEXT NOT NULL DEFAULT '',
+    policy_version TEXT NOT NULL DEFAULT '',
+    seed INTEGER NOT NULL DEFAULT 0,
+    config TEXT NOT NULL DEFAULT '{}',
+    status TEXT NOT NULL DEFAULT 'created'
+        CHECK (status IN ('created', 'running', 'paused', 'finished', 'failed', 'interrupted', 'stopped',
+                          'not_examined')),
+    rubric_version_id INTEGER REFERENCES rubric_versions(id),
+    score REAL,
+    error TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    pid INTEGER
+);
+INSERT INTO sessions_v10 (id, run_id, item_id, benchmark_id, protocol, target, kernel, judge, policy,
+                          policy_version, seed, config, status, rubric_version_id, score, error, created_at,
+                          updated_at, pid)
+    SELECT id, run_id, item_id, benchmark_id, protocol, target, kernel, judge, policy, policy_version, seed,
+           config, status, rubric_version_id, score, error, created_at, updated_at, pid FROM sessions;
+DROP TABLE sessions;
+ALTER TABLE sessions_v10 RENAME TO sessions;
+CREATE INDEX sessions_run ON sessions(run_id);
+CREATE INDEX sessions_status ON sessions(status);
+CREATE INDEX sessions_item ON sessions(item_id, id);
+CREATE TEMP TABLE unexamined AS SELECT id FROM sessions s WHERE s.status = 'finished'
+    AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id AND t.answer IS NOT NULL);
+INSERT INTO events (session_id, ts, kind, payload)
+    SELECT id, (julianday('now') - 2440587.5) * 86400.0, 'session.finished',
+           json_object('metrics', json('{}'), 'reason', 'no question was answered (relabelled by schema 10)',
+                       'score', NULL, 'status', 'not_examined') FROM unexamined ORDER BY id;
+UPDATE sessions SET status = 'not_examined', score = NULL WHERE id IN (SELECT id FROM unexamined);
+DROP TABLE unexamined;
+""")
+
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -203,7 +203,7 @@ async def test_an_examiner_that_stops_first_examined_nothing(runtime, fake_opena
     [sid] = run_sessions(runtime, run_id)
     row = runtime.store.one("SELECT status, score FROM sessions WHERE id = ?", (sid,))
     notes = [e.payload for e in runtime.store.events(0, sid) if e.kind == "session.note"]
-    assert row["score"] is None and [n["what"] for n in notes] == ["not-examined"]
+    assert row["status"] == "not_examined" and row["score"] is None and [n["what"] for n in notes] == ["not-examined"]
     examiner = [r for r in fake_openai.chat_requests() if "act as an examiner" in r.text]
     assert len(examiner) == 3 and "You have not sent the task request yet" in examiner[1].messages[-1]["content"]
     assert not any("judge of an agent" in r.text for r in fake_openai.chat_requests())  # nothing was judged

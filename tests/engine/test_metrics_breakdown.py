@@ -92,7 +92,7 @@ def test_topic_table_and_run_totals(store):
     # each topic's row is exactly the target table over that topic's sessions
     assert {k: v for k, v in rows[0].items() if k != "topic"} == target_table(store, [s1])[0]
     totals = run_totals(store, [s1, s2, s3, s4])
-    assert totals == {"sessions": 4, "finished": 2, "failed": 1, "unfinished": 1, "targets": 2, "items": 2,
+    assert totals == {"sessions": 4, "finished": 2, "failed": 1, "not_examined": 0, "unfinished": 1, "targets": 2, "items": 2,
                       "tokens_in": 10 + 11 + 10 + 10 + 10, "tokens_out": 10, "cost": pytest.approx(2.5)}
     assert run_totals(store, []) ["sessions"] == 0 and topic_table(store, []) == []
 

@@ -16,8 +16,8 @@ a string (the content), a dict, or a callable ``f(request_body) -> reply``. A di
 
 ``refuse_formats``: ``response_format`` types the server refuses as llama-cpp-python does (HTTP
 ``refuse_status`` naming ``response_format``), e.g. ``{"json_schema"}``. ``context``: a context length
-reported in ``/v1/models`` (vLLM's ``max_model_len``), and a prompt longer than it (by ``count_tokens``)
-plus ``max_tokens`` is refused with HTTP 400 as llama-cpp-python words it.
+reported in ``/v1/models`` (vLLM's ``max_model_len``; not with ``report_context = False``), and a prompt
+longer than it (by ``count_tokens``) plus ``max_tokens`` is refused with HTTP 400 as llama-cpp-python words it.
 
 Streams end with a ``usage`` chunk when the request asks for it (``stream_options.include_usage``, as
 OpenAI and vLLM do). ``stream_usage = False``: never (llama-cpp-python sends no usage in streams).
@@ -81,6 +81,8 @@ class FakeOpenAI:
         self.refuse_formats: set[str] = set()
         self.refuse_status = 400
         self.context: int | None = None
+        self.report_context = True
+        """False: the ``context`` is enforced but not reported (the client must be told with ``context:``)."""
         self.stream_usage = True
         self.refuse_stream_options = False
         self._lock = threading.Lock()
@@ -187,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.fake.requests.append(LoggedRequest(self.path, {}, time.time(), {k.lower(): v for k, v in self.headers.items()}))
         if self.path.rstrip("/") == "/v1/models":
             entry = {"id": self.fake.model, "object": "model", "created": 0, "owned_by": "fake"}
-            if self.fake.context:
+            if self.fake.context and self.fake.report_context:
                 entry["max_model_len"] = self.fake.context
             self._send_json(200, {"object": "list", "data": [entry]})
         else:

@@ -99,7 +99,8 @@ def main(ctx: click.Context, home: str | None, config: str | None, no_cache: boo
 @click.option("--all", "every", is_flag=True, help="Every session (no page).")
 @click.option("--filter", "query", default="", metavar="TEXT",
               help="Words and field:value terms, all must match: target:, bench:, item:, status:, protocol:, "
-                   "policy:, kernel:, date:, id:, run:, score>N (as Home's filter).")
+                   "policy:, kernel:, date:, id:, run:, score>N (as Home's filter). Statuses: created, running, "
+                   "paused, finished, not-examined, failed, interrupted, stopped.")
 @click.pass_context
 def sessions(ctx: click.Context, as_json: bool, limit: int, offset: int, every: bool, query: str) -> None:
     """List interview sessions, newest first, a page at a time (id, status, target, item, turns, score)."""
@@ -120,7 +121,7 @@ def sessions(ctx: click.Context, as_json: bool, limit: int, offset: int, every: 
         table = Table("id", "status", "protocol", "target", "item", "turns", "score", "created")
         for r in rows:
             score = "" if r["score"] is None else f"{r['score']:.1f}"
-            table.add_row(str(r["id"]), r["status"], r["protocol"], r["target"], str(r["item"] or ""),
+            table.add_row(str(r["id"]), r["status"].replace("_", " "), r["protocol"], r["target"], str(r["item"] or ""),
                           str(r["turns"]), score, r["created_at"][:19])
         Console().print(table)
     if not every and (offset or offset + len(rows) < total):

@@ -75,6 +75,8 @@ class LivePrinter:
         elif kind == "session.note":  # a bad reply that cost a turn (cannot judge, skipped, not rated...)
             where = f"turn {p['turn']}: " if p.get("turn", -1) >= 0 else ""
             c.print(f"{tag}[magenta]{escape(where + p.get('what', ''))}: {escape((p.get('text') or '')[:300])}[/]")
+        elif kind == "session.finished" and p.get("status") == "not_examined":
+            c.print(f"[bold magenta]session {sid} not examined: {escape((p.get('reason') or '')[:300])}[/]")
         elif kind == "session.finished":
             score = p.get("score")
             c.print(f"[bold]session {sid} finished: Score {score:.1f}[/]" if score is not None else

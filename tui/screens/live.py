@@ -67,7 +67,8 @@ class LiveScreen(SessionScreen):
         if not rows:
             self.notify(f"run {self.run_id} has no sessions", severity="error")
             return
-        first = session_id or next((r["id"] for r in rows if r["status"] != "finished"), rows[0]["id"])
+        first = session_id or next((r["id"] for r in rows if r["status"] not in ("finished", "not_examined")),
+                                   rows[0]["id"])
         self.follow(first)
 
     def follow(self, session_id: int) -> None:

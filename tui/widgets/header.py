@@ -11,7 +11,16 @@ from tui.state import SessionState
 STATUS_STYLES = {
     "running": "bold green", "paused": "bold yellow", "finished": "bold", "failed": "bold red",
     "interrupted": "bold red", "stopped": "bold yellow", "created": "dim", "replay": "bold cyan",
+    "not_examined": "bold magenta",
 }
+
+STATUS_LABELS = {"not_examined": "not examined"}
+"""How a stored status reads on screen, where it differs (``status:not-examined`` filters on it)."""
+
+
+def status_label(status: str) -> str:
+    """A session status as the app shows it (``not_examined`` reads "not examined")."""
+    return STATUS_LABELS.get(status, status)
 
 
 ERROR_CHARS = 400
@@ -46,7 +55,7 @@ class SessionHeader(Static):
         info, row = state.info, state.row
         line = Text()
         line.append(f"session {state.session_id} ", style="bold")
-        line.append(f"● {state.status}", style=STATUS_STYLES.get(state.status, ""))
+        line.append(f"● {status_label(state.status)}", style=STATUS_STYLES.get(state.status, ""))
         line.append(turn_position(state))
         line.append(f"  target {short(state.target, 40)}", style="bold")
         item = info.get("benchmark") or ""
@@ -68,6 +77,9 @@ class SessionHeader(Static):
             line.append("  requested: " + ", ".join(pending), style="bold yellow")
         if extra:
             line.append(f"  {extra}", style="italic")
+        if state.not_examined:  # why there is no score (and no turn, usually)
+            line.append("\nnot examined: ", style=STATUS_STYLES["not_examined"])
+            line.append(short(state.not_examined, ERROR_CHARS), style="magenta")
         if state.error:  # on its own line(s), whole: the cause is at the end of the message
             line.append("\nerror: ", style="bold red")
             line.append(short(state.error, ERROR_CHARS), style="red")
@@ -79,7 +91,7 @@ class SessionHeader(Static):
         """One short line, for half the screen (compare)."""
         line = Text()
         line.append(f"session {state.session_id} ", style="bold")
-        line.append(f"● {state.status}", style=STATUS_STYLES.get(state.status, ""))
+        line.append(f"● {status_label(state.status)}", style=STATUS_STYLES.get(state.status, ""))
         score = state.metrics.get("score")
         if score is not None:
             line.append(f"  Score {score:.1f}", style="bold")

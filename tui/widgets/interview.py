@@ -225,6 +225,7 @@ class InterviewPane(ScrollView, can_focus=True):
             "stopped": "no answer: the session was stopped (R resumes it)",
             "interrupted": "no answer: the session was interrupted (R resumes it)",
             "finished": "no answer",
+            "not_examined": "no answer: the session examined nothing (the header says why)",
             "paused": "paused: the question waits for its answer until you resume (space)",
         }.get(status, "waiting for the answer…")
 
@@ -288,7 +289,9 @@ class InterviewPane(ScrollView, can_focus=True):
         line = round(self.scroll_y) + y
         if not self._lines:
             if y == 1:
-                return Strip([Segment("  No turns yet.", self.get_component_rich_style("turn--dim"))]) \
+                empty = ("  No turn: nothing was examined (the header says why)."
+                         if self.state is not None and self.state.status == "not_examined" else "  No turns yet.")
+                return Strip([Segment(empty, self.get_component_rich_style("turn--dim"))]) \
                     .adjust_cell_length(width)
             return Strip.blank(width)
         idx = bisect_right(self._offsets, line) - 1

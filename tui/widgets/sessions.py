@@ -18,9 +18,9 @@ from textual.widgets.data_table import ColumnKey, RowKey
 
 from tui.bridge import db_work
 from tui.filters import compile_filter
-from tui.widgets.header import STATUS_STYLES, short
+from tui.widgets.header import STATUS_STYLES, short, status_label
 
-COLUMNS = [("id", 5), ("target", 28), ("benchmark / item", 22), ("protocol", 9), ("status", 11),
+COLUMNS = [("id", 5), ("target", 28), ("benchmark / item", 22), ("protocol", 9), ("status", 12),
            ("turns", 5), ("score", 6), ("date", 16)]
 SHORT_LABELS = {"benchmark / item": "bench/item"}
 """Column labels for a narrow table."""
@@ -62,7 +62,7 @@ def cells(r: dict[str, Any], widths: dict[str, int] | None = None) -> list[Any]:
     score = "" if r.get("score") is None else f"{r['score']:.1f}"
     date = (r.get("created_at") or "")[:16].replace("T", " ")
     return [str(r["id"]), short(r["target"], w["target"]), short(item, w["benchmark / item"]), r["protocol"],
-            Text(r["status"], style=STATUS_STYLES.get(r["status"], "")), str(r["turns"]), score,
+            Text(status_label(r["status"]), style=STATUS_STYLES.get(r["status"], "")), str(r["turns"]), score,
             date if w["date"] >= 16 else date[5:]]
 
 

@@ -11,8 +11,9 @@ with a message saying an LLM examiner is needed and how to configure one.
 Score = Σ weight·hit; normalised = score / Σ weight (the turn score stored on the last turn).
 
 A session the examiner ends before it has asked anything (``TASK_FINISHED`` or nothing as its first
-message, after the kernel's re-asks) examined nothing: it gets no score and a ``session.note``
-``not-examined``, never a figure. A scoring point whose judge reply stays unusable makes the session's
+message, after the kernel's re-asks) examined nothing: it gets no score, a ``session.note``
+``not-examined`` and the status ``not_examined`` (:meth:`engine.interview.runner.SessionRunner._not_examined`),
+never a figure. A scoring point whose judge reply stays unusable makes the session's
 score "cannot judge" (no score, the other points' verdicts kept); only an unreachable endpoint fails it.
 """
 

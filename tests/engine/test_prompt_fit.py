@@ -1,0 +1,222 @@
+"""Prompts sized to a small ``context:`` (issue 23, :mod:`engine.llm.fit`): the judge's answer prompt, a task's
+scoring point, the graded feedback records and the extension background are cut to fit, the call succeeds
+where it would have overflowed, the prompt says what was left out, and a ``session.note`` ``prompt-trimmed``
+records it, as for the examiner's and the ratings' transcripts.
+
+The fake server counts a prompt's tokens and refuses one that, with ``max_tokens``, passes its context (as
+llama-cpp-python does); here it does not report that context, so viva learns it from the endpoint's
+``context:`` setting. Real HTTP through the real openai client, real SQLite."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.config import Budgets, Config
+from engine.interview.kernels import LLMKernel
+from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
+from engine.llm import ContextOverflowError, structured
+from engine.llm.fit import LEFT_OUT, cut_end, cut_middle, shares
+from engine.runtime import Runtime
+from tests.engine.interview_fixtures import is_target, make_bench, script_llm_kernel
+from tests.engine.test_not_examined import _two_tasks
+
+CONTEXT = 2500
+"""The endpoint's ``context:`` in tokens (the fake server's window too)."""
+BUDGETS = Budgets(kernel=100, judge=150, ratings=150)
+LONG = " ".join(f"Sentence {i} of a long answer about oxygen." for i in range(400))
+"""About 3,600 tokens by the fake server's count: no prompt holding it fits a 2,500-token context."""
+ANSWER = ("Oxygen is the most abundant element in the Earth's crust. " + LONG
+          + " Plants release oxygen through photosynthesis.")
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    structured.forget_all()
+    yield
+    structured.forget_all()
+
+
+@pytest.fixture
+def small(endpoint, fake_openai):
+    """The endpoint with a small ``context:`` that the server enforces without reporting it."""
+    fake_openai.context, fake_openai.report_context = CONTEXT, False
+    return endpoint.model_copy(update={"context": CONTEXT})
+
+
+def notes(store, sid):
+    return [e.payload for e in store.events(0, sid) if e.kind == "session.note"]
+
+
+def fitted(fake) -> None:
+    """Every chat request reached the server within its context (none was refused for its size)."""
+    from tests.fakes.openai_server import count_tokens
+
+    for r in fake.chat_requests():
+        tokens = sum(count_tokens(str(m.get("content", ""))) for m in r.body["messages"])
+        assert tokens + int(r.body.get("max_tokens") or 0) <= CONTEXT, (tokens, r.text[:200])
+
+
+# -- the rule -------------------------------------------------------------------------------------
+
+def test_equal_shares_cut_the_longest_first():
+    assert shares([100, 200], 1000) == [100, 200]  # all fit: nothing is cut
+    assert shares([300, 5000, 9000], 3000) == [300, 1350, 1350]  # the short one whole, the long ones equal
+    assert sum(shares([300, 5000, 9000], 3000)) == 3000
+    text = "A" * 500 + "B" * 2000 + "C" * 500
+    cut, left_out = cut_middle(text, 1000)
+    assert cut.startswith("A" * 500) and cut.endswith("C" * 500) and left_out == 2000
+    assert LEFT_OUT.format(n=2000) in cut
+    head, left_out = cut_end(text, 600)
+    assert head.startswith("A" * 500 + "B" * 100) and "C" not in head and left_out == 2400
+
+
+# -- judge answers --------------------------------------------------------------------------------
+
+async def test_a_long_answer_is_trimmed_for_the_judge_and_judged(home, small, fake_openai):
+    fake_openai.rule(is_target, ANSWER)
+    script_llm_kernel(fake_openai)  # (its rules come after: the first rule that matches answers)
+    rt = Runtime(home=home, config=Config(kernel=small, max_tokens=BUDGETS))
+    make_bench(rt.store)
+    run_id = plan_run(rt, RunRequest(bench="oxy", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config",
+                                     policy="threshold", turns=1))
+    assert await execute_run(rt, run_id) == {run_sessions(rt, run_id)[0]: None}
+    [sid] = run_sessions(rt, run_id)
+    [turn] = rt.store.query("SELECT score, meta FROM turns WHERE session_id = ?", (sid,))
+    # judged (not "cannot judge"): the answer's beginning and end reached the judge, its middle did not
+    assert turn["score"] is not None and "judge" not in json.loads(turn["meta"])
+    judge = [r for r in fake_openai.chat_requests() if "judge of an oral examination" in r.text]
+    sent = judge[0].messages[-1]["content"]
+    assert "most abundant element" in sent and "photosynthesis" in sent and "Sentence 200 " not in sent
+    assert "characters left out to fit the model's context" in sent
+    fitted(fake_openai)
+    trimmed = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
+    assert [n["turn"] for n in trimmed if n["text"].startswith("judge prompt")] == [0]
+    assert "the answer:" in trimmed[0]["text"] and f"of {len(ANSWER):,} characters kept" in trimmed[0]["text"]
+    # the ratings' transcript is cut too, and noted the same way
+    assert any(n["text"].startswith("ratings prompt") for n in trimmed)
+    rt.store.close()
+
+
+async def test_without_the_context_the_same_answer_overflows(home, endpoint, fake_openai):
+    """What the trimming saves: with no ``context:`` known, the judge's prompt is the server's overflow."""
+    fake_openai.context, fake_openai.report_context = CONTEXT, False
+    fake_openai.default = json.dumps({"verdicts": {}, "summary": "x"})
+    kernel = LLMKernel(Runtime(home=home, config=Config()).store, endpoint, budgets=BUDGETS)
+    with pytest.raises(ContextOverflowError):
+        await kernel.judge.judge("What about oxygen?", [], "", LONG, None, [], "initial")
+
+
+async def test_a_long_task_conversation_is_trimmed_for_its_scoring_point(home, small, fake_openai):
+    fake_openai.rule(is_target, "Hello World. " + LONG + " Hello World, as asked.")
+    fake_openai.rule("act as an examiner", "Please say Hello World.")
+    fake_openai.rule("judge of an agent", json.dumps({"reason": "The agent said Hello World.", "is_hit": True}))
+    rt = Runtime(home=home, config=Config(kernel=small, max_tokens=BUDGETS))
+    _two_tasks(rt.store)
+    with rt.store.transaction():
+        rt.store.conn.execute("UPDATE items SET meta = json_set(meta, '$.max_rounds', 1)")
+    item = rt.store.one("SELECT id FROM items WHERE question LIKE '%Hello%'")["id"]
+    run_id = plan_run(rt, RunRequest(bench="tasks", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config",
+                                     items=[item]))
+    await execute_run(rt, run_id)
+    [sid] = run_sessions(rt, run_id)
+    row = rt.store.one("SELECT status, score FROM sessions WHERE id = ?", (sid,))
+    assert row == {"status": "finished", "score": 100.0}
+    [point] = [r for r in fake_openai.chat_requests() if "judge of an agent" in r.text]
+    sent = point.messages[-1]["content"]
+    assert sent.count("Hello World") >= 2 and "characters left out to fit the model's context" in sent
+    fitted(fake_openai)
+    assert [n["text"].split(":")[0] for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"] == [
+        "scoring point prompt cut to fit the model's context"]
+    rt.store.close()
+
+
+# -- graded: feedback records and the extension background ----------------------------------------
+
+@pytest.fixture
+def session(home, small, fake_openai):
+    """A session on record (for its notes), and an LLM kernel of it on the small endpoint."""
+    rt = Runtime(home=home, config=Config(kernel=small, max_tokens=BUDGETS))
+    make_bench(rt.store)
+    run_id = plan_run(rt, RunRequest(bench="oxy", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config"))
+    [sid] = run_sessions(rt, run_id)
+    yield rt, sid, LLMKernel(rt.store, small, session_id=sid, budgets=BUDGETS)
+    rt.store.close()
+
+
+async def test_long_feedback_records_are_trimmed(session, fake_openai):
+    from engine.judge.feedback import FeedbackRecord
+
+    rt, sid, kernel = session
+    fake_openai.default = json.dumps({"flaws_knowledge": "Gaps on gases.", "flaws_capability": "Rambles.",
+                                      "comprehensive_performance": "One of two.",
+                                      "suggestions": "Answer the question asked, briefly."})
+    records = [FeedbackRecord("Which gas do plants release?", "oxygen", "Oxygen. " + LONG, True, "easy"),
+               FeedbackRecord("What colour is liquid oxygen?", "pale blue", "Green. " + LONG + " Really green.",
+                              False, "medium")]
+    feedback, _, offline = await kernel.graded_feedback(records, [{"gold": "x", "options": None}])
+    assert feedback.suggestions.startswith("Answer the question") and not offline
+    sent = fake_openai.chat_requests()[-1].messages[-1]["content"]
+    assert "Which gas do plants release?" in sent and "What colour is liquid oxygen?" in sent
+    assert "Really green." in sent and sent.count("characters left out to fit the model's context") == 2
+    fitted(fake_openai)
+    [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
+    assert note["text"].startswith("feedback prompt") and "answer 1:" in note["text"] and "answer 2:" in note["text"]
+
+
+async def test_a_long_extension_background_keeps_its_beginning(session, fake_openai):
+    rt, sid, kernel = session
+    fake_openai.default = json.dumps({"question": "Which element is most abundant in the crust?",
+                                      "answer": "oxygen"})
+    background = "Oxygen is the most abundant element in the Earth's crust.\n\n" + LONG + "\n\nThe last chunk."
+    question, answer, _ = await kernel.extension_question("easy", background, seed=1)
+    assert answer == "oxygen"
+    sent = fake_openai.chat_requests()[-1].messages[-1]["content"]
+    assert "most abundant element" in sent and "The last chunk." not in sent
+    assert sent.rstrip().endswith("characters left out to fit the model's context …]")
+    fitted(fake_openai)
+    [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
+    assert note["text"].startswith("extension question prompt") and "the background knowledge:" in note["text"]
+
+
+async def test_nothing_is_cut_when_it_fits(session, fake_openai):
+    rt, sid, kernel = session
+    fake_openai.default = json.dumps({"question": "Which element is most abundant in the crust?",
+                                      "answer": "oxygen"})
+    await kernel.extension_question("easy", "Oxygen is the most abundant element in the Earth's crust.", seed=1)
+    assert "left out" not in fake_openai.chat_requests()[-1].text
+    assert [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"] == []
+
+
+async def test_one_long_turn_is_cut_for_the_examiner_too(session, fake_openai):
+    """The examiner's conversation drops its oldest turns first; a latest turn too long on its own keeps
+    its answer's beginning and end (noted the same way)."""
+    from engine.judge.base import TurnView
+
+    rt, sid, kernel = session
+    fake_openai.default = json.dumps({"question": "Why is oxygen so reactive? (1)"})
+    history = [TurnView(0, "What do you know about oxygen?", ANSWER, "initial")]
+    question, _ = await kernel.next_question("follow-up", "oxygen", [], {}, history, "")
+    assert question == "Why is oxygen so reactive? (1)"
+    sent = fake_openai.chat_requests()[-1].messages[-1]["content"]
+    assert "most abundant element" in sent and "photosynthesis" in sent and "Sentence 200 " not in sent
+    fitted(fake_openai)
+    [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
+    assert note["turn"] == 1 and note["text"].startswith("follow-up question prompt")
+    assert "the latest answer: " in note["text"] and f"of {len(ANSWER):,} characters kept" in note["text"]
+
+
+async def test_a_long_reply_is_cut_for_the_gold_judge(session, fake_openai):
+    from engine.judge.gold_llm import judge_gold_llm
+
+    rt, sid, kernel = session
+    fake_openai.default = json.dumps({"reason": "The reply names oxygen.", "correct": True})
+    verdict = await judge_gold_llm(kernel.judge.client, "Which gas do plants release?", ["oxygen"],
+                                   "Oxygen. " + LONG + " So: oxygen.")
+    assert verdict.met
+    sent = fake_openai.chat_requests()[-1].messages[-1]["content"]
+    assert "Oxygen." in sent and "So: oxygen." in sent and "characters left out to fit the model's context" in sent
+    fitted(fake_openai)
+    [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
+    assert note["text"].startswith("gold judge prompt") and "the reply:" in note["text"]
