@@ -10,9 +10,11 @@ from engine.api import kappa_text
 COLUMNS: list[tuple[str, str, int]] = [
     ("target", "target", 12), ("bench", "benchmark", 8), ("n", "n", 2), ("Score [95% CI]", "score", 18),
     ("ΔS_f", "delta_follow_up", 6), ("P+", "p_plus", 4), ("P−", "p_minus", 4), ("R [95% CI]", "r", 17),
-    ("fail", "failed", 4),
+    ("fail", "failed", 4), ("θ ± 95%", "ability", 12), ("E[S]", "expected_score", 5),
 ]
-"""(header, figure or field, width); a later column (e.g. an ability estimate) is one more entry."""
+"""(header, figure or field, width); a later column is one more entry. ``θ ± 95%``: the ability on the
+benchmark's calibration with the half-width of its 95% interval (1.96 SE); ``E[S]``: the Score on the
+full benchmark that the ability implies; "—" on a benchmark without a calibration."""
 
 DIGITS = {"score": 1}
 
@@ -33,6 +35,39 @@ def with_ci(fig: dict[str, Any], digits: int = 3) -> str:
     return f"{text} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
+def ability_cell(ability: dict[str, Any] | None) -> str:
+    """``+0.68 ± 0.87`` (the ability and 1.96 SE), or "—" when the row has none."""
+    if not ability or ability["value"] is None:
+        return "—"
+    return f"{ability['value']:+.2f} ± {1.96 * ability['se']:.2f}"
+
+
+def ability_line(ability: dict[str, Any] | None) -> str:
+    """The ability in full for the row's detail: interval, SE, expected Score, the calibration it is on."""
+    if not ability:
+        return "ability: —"
+    if ability["value"] is None:
+        return f"ability: — ({ability['note']})"
+    stale = ", stale: refit with viva bench calibrate" if ability["stale"] else ""
+    expected = "–" if ability["expected_score"] is None else f"{ability['expected_score']:.1f}"
+    return (f"ability {ability['value']:+.2f}, SE {ability['se']:.2f}, 95% interval {ability['low']:+.2f} to "
+            f"{ability['high']:+.2f}; expected Score on all {ability['items']} item(s) {expected} "
+            f"({ability['items_run']} run; {ability['model']} calibration on {ability['n_targets']} targets{stale})")
+
+
+def ability_notes(board: dict[str, Any]) -> list[str]:
+    """What the ability columns mean, and per benchmark why a row has none (one line each)."""
+    rows = board["rows"]
+    out = []
+    if any((r.get("ability") or {}).get("value") is not None for r in rows):
+        out.append("θ ± 95%: ability on the benchmark's item calibration, ± 1.96 SE; E[S]: the Score on all its "
+                   "items that the ability implies (docs/calibration.md)")
+    why = {r["benchmark"]: r["ability"]["note"] for r in rows
+           if r.get("ability") and r["ability"]["value"] is None and r["benchmark"] != "-"}
+    out += [f"{bench}: ability — {note}" for bench, note in sorted(why.items())]
+    return out
+
+
 def cells(row: dict[str, Any]) -> list[str]:
     """One leaderboard row's cells in :data:`COLUMNS` order."""
     out = []
@@ -43,6 +78,11 @@ def cells(row: dict[str, Any]) -> list[str]:
             out.append(str(row["figures"]["score"]["n"]))
         elif key == "failed":
             out.append(str(len(row["failed"])))
+        elif key == "ability":
+            out.append(ability_cell(row.get("ability")))
+        elif key == "expected_score":
+            ability = row.get("ability") or {}
+            out.append("—" if ability.get("expected_score") is None else f"{ability['expected_score']:.1f}")
         elif "CI" in header:
             out.append(with_ci(row["figures"][key], DIGITS.get(key, 2)))
         else:
@@ -61,6 +101,7 @@ def detail(row: dict[str, Any]) -> str:
         turns = "" if key == "score" else f", {fig['turns']} turn(s)"
         why = f"  ({fig['ci_note']})" if fig["ci"] is None and fig["value"] is not None else ""
         lines.append(f"  {label:6} {with_ci(fig, DIGITS.get(key, 3))}  n={fig['n']} item(s){turns}{why}")
+    lines.append("  " + ability_line(row.get("ability")))
     return "\n".join(lines)
 
 

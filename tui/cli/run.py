@@ -217,7 +217,7 @@ def print_board(console: Any, board: dict[str, Any]) -> None:
     """The scoped leaderboard: n and 95% intervals, paired comparisons, κ with its n."""
     from rich.table import Table
 
-    from tui.board import COLUMNS, agreement_line, cells, comparison, method_line
+    from tui.board import COLUMNS, ability_notes, agreement_line, cells, comparison, method_line
 
     table = Table(title=f"leaderboard, {board['scope']['label']} (figures over finished sessions, per benchmark)")
     for header, _, _ in COLUMNS:
@@ -225,6 +225,8 @@ def print_board(console: Any, board: dict[str, Any]) -> None:
     for r in board["rows"]:
         table.add_row(*cells(r))
     console.print(table)
+    for line in ability_notes(board):
+        console.print(f"[dim]{escape(line)}[/]")
     for c in board["comparisons"]:
         console.print("paired: " + comparison(c))
     console.print(f"[dim]{method_line(board)}[/]")
