@@ -47,7 +47,7 @@ def ability_line(ability: dict[str, Any] | None) -> str:
     if not ability:
         return "ability: —"
     if ability["value"] is None:
-        return f"ability: — ({ability['note']})"
+        return f"ability: —, {ability['note']}"
     stale = ", stale: refit with viva bench calibrate" if ability["stale"] else ""
     expected = "–" if ability["expected_score"] is None else f"{ability['expected_score']:.1f}"
     return (f"ability {ability['value']:+.2f}, SE {ability['se']:.2f}, 95% interval {ability['low']:+.2f} to "

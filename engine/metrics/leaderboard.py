@@ -286,7 +286,7 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
                        "seed": seed, "min_items": MIN_ITEMS}}
 
 
-NOT_CALIBRATED = "not calibrated (viva bench calibrate NAME)"
+NOT_CALIBRATED = "not calibrated (viva bench calibrate {bench})"
 
 
 def _attach_abilities(store: Store, rows: list[dict[str, Any]], session_ids: list[int]) -> None:
@@ -301,7 +301,7 @@ def _attach_abilities(store: Store, rows: list[dict[str, Any]], session_ids: lis
         except BenchError:
             calibration = None
         if calibration is None:
-            by_bench[bench] = NOT_CALIBRATED if bench != "-" else "no benchmark"
+            by_bench[bench] = NOT_CALIBRATED.format(bench=bench) if bench != "-" else "no benchmark"
             continue
         fit = {"model": calibration["model"], "n_targets": calibration["n_targets"], "stale": calibration["stale"]}
         by_bench[bench] = {a["target"]: {**a, **fit} for a in target_abilities(store, bench, session_ids, calibration)}

@@ -223,7 +223,7 @@ def test_the_leaderboard_shows_the_ability_from_the_scopes_own_responses(runtime
 
     _run(runtime, TARGETS)
     before = scoped_leaderboard(runtime.store, benchmark="mc")
-    assert all(r["ability"]["value"] is None and r["ability"]["note"] == NOT_CALIBRATED for r in before["rows"])
+    assert all(r["ability"]["value"] is None and r["ability"]["note"] == NOT_CALIBRATED.format(bench="mc") for r in before["rows"])
     fit = calibrate_benchmark(runtime.store, "mc")
     board = scoped_leaderboard(runtime.store, benchmark="mc")
     shown = {r["target"]: r["ability"] for r in board["rows"]}
