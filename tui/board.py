@@ -68,11 +68,26 @@ def ability_notes(board: dict[str, Any]) -> list[str]:
     return out
 
 
-def cells(row: dict[str, Any]) -> list[str]:
-    """One leaderboard row's cells in :data:`COLUMNS` order."""
+def short_target(spec: str, width: int) -> str:
+    """A target as a narrow column shows it: whole when it fits, else the part that tells targets apart
+    (``python:module:Class`` -> ``Class``, ``openai:MODEL@URL`` -> ``MODEL``); the row's detail has it all."""
+    if len(spec) <= width:
+        return spec
+    if spec.startswith("python:"):
+        return spec.rsplit(":", 1)[-1]
+    if spec.startswith("openai:"):
+        return spec[len("openai:"):].split("@", 1)[0]
+    return spec
+
+
+def cells(row: dict[str, Any], narrow: bool = False) -> list[str]:
+    """One leaderboard row's cells in :data:`COLUMNS` order (``narrow``: the target as
+    :func:`short_target` gives it for the column's width)."""
     out = []
-    for header, key, _ in COLUMNS:
-        if key in ("target", "benchmark"):
+    for header, key, width in COLUMNS:
+        if key == "target" and narrow:
+            out.append(short_target(str(row[key]), width))
+        elif key in ("target", "benchmark"):
             out.append(str(row[key]))
         elif key == "n":
             out.append(str(row["figures"]["score"]["n"]))

@@ -105,3 +105,12 @@ def test_leaderboard_with_abilities(snap_compare, calibrated):
         await _board(app, pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=ready)
+
+
+def test_a_long_target_spec_keeps_the_part_that_tells_targets_apart():
+    from tui.board import short_target
+
+    assert short_target("knows9", 12) == "knows9"
+    assert short_target("python:bench.efficiency_targets:Able07", 12) == "Able07"
+    assert short_target("openai:qwen2.5-0.5b@http://127.0.0.1:8080/v1", 12) == "qwen2.5-0.5b"
+    assert short_target("kb:a-very-long-knowledge-base", 12) == "kb:a-very-long-knowledge-base"  # cut by the table
