@@ -272,3 +272,26 @@ def test_viva_run_json_and_table_carry_the_ability(runtime):
                           env={**os.environ, "COLUMNS": "200"})
     assert text.returncode == 0, text.stderr
     assert "θ ± 95%" in text.stdout and "E[S]" in text.stdout and "ability on the benchmark's item" in text.stdout
+
+
+def test_adaptive_with_common_items_takes_every_kth_from_one_order_shared_by_the_targets(runtime):
+    from engine.interview.item_selection import run_adaptive_items
+
+    _run(runtime, TARGETS)
+    calibrate_benchmark(runtime.store, "mc")
+    request = RunRequest(bench="mc", targets=[TARGETS[0], TARGETS[3]], kernel="offline", policy="threshold", turns=1,
+                         seed=2)
+    every = asyncio.run(run_adaptive_items(runtime, request, budget=4, common=1))
+    weak, strong = (every["targets"][t]["steps"] for t in (TARGETS[0], TARGETS[3]))
+    assert [s["chosen"] for s in weak + strong] == ["common"] * 8
+    # whatever they answer, both targets get the same items in the same order: the shared order's first four
+    assert [s["item"] for s in weak] == [s["item"] for s in strong]
+    assert [s["right"] for s in weak] != [s["right"] for s in strong]  # (and they did answer differently)
+    order = [s["item"] for s in weak]
+    third = asyncio.run(run_adaptive_items(runtime, replace(request, targets=[TARGETS[1]]), budget=6, common=3))
+    steps = third["targets"][TARGETS[1]]["steps"]
+    assert [s["chosen"] for s in steps] == ["information", "information", "common"] * 2
+    asked_before = [s["item"] for s in steps[:2]]
+    assert steps[2]["item"] == next(i for i in order if i not in asked_before)  # the same order, any target count
+    with pytest.raises(BenchError, match="--common"):
+        asyncio.run(run_adaptive_items(runtime, request, budget=2, common=0))
