@@ -10,12 +10,23 @@ responses, and the held-out system is examined at budgets of 5%, 10%, 20% and 33
   informative at the current EAP ability, drawn among the 5 best with the seed's generator); the
   estimate is :func:`engine.metrics.irt.expected_accuracy` (asked items as answered, the others by
   their probability over the ability's posterior);
-- **random**: a random subset of the same size (the seed's generator), estimated by its share right
-  (what a run on a sample of the items reports today). One permutation per seed: every system that
-  answered every item gets the same subset, as a fixed sample of a benchmark is used for every model
-  (common items help the ranking: the subset's difficulty is the same for all);
+- **adaptive by θ**: the same run, ranked by its EAP ability instead of the expected accuracy (a
+  ranking only: no accuracy error); **adaptive+common by θ** likewise;
+- **adaptive+common**: as adaptive, but every :data:`COMMON_EVERY`-th item (the 3rd, 6th...) is the
+  first not yet asked of the seed's common order below (``viva run --items adaptive --common 3``);
+- **stratified+IRT**: the items sorted by calibrated difficulty and cut into k equal strata, one
+  item drawn from each (the seed's generator), estimated as the adaptive one is;
+- **random**: a random subset of the same size, estimated by its share right (what a run on a sample
+  of the items reports today). One order of all the items per seed (the seed's generator), shared by
+  every system: a system's subset is the first k items of that order it answered, so the systems are
+  compared on common items, as a fixed sample of a benchmark is used for every model;
 - **random+IRT**: the same random subset, estimated as the adaptive one is (separates what the
   selection gains from what the estimator gains).
+
+With the study, :func:`ceiling` measures how far the full-bank ranking can be recovered from part of
+the bank with no model at all (random subsets' plain share right, split halves, a bootstrap of the
+bank), and ``--models`` compares Rasch and 2PL by held-out log-loss (:func:`model_comparison`,
+:func:`threshold_study`).
 
 A system is only asked items it answered (DPR answered 292, EMDR2 274; the others 300 or 301); its true
 accuracy is its share right over the items it answered. For each budget, method and seed, the 12
@@ -29,7 +40,8 @@ examined by the real engine (offline kernel, the ``graded`` protocol of a MedQA 
 their responses are read back from the store by the calibration's own rules
 (:func:`engine.bench.calibrate.response_matrix`), and the same study runs on that matrix.
 
-Run: ``python bench/efficiency.py [--data PATH | --engine MEDQA_JSONL] [--seeds 100] [--json]``.
+Run: ``python bench/efficiency.py [--data PATH | --engine MEDQA_JSONL] [--seeds 100] [--json]``, or
+``python bench/efficiency.py --data PATH --models`` for the Rasch/2PL comparison.
 """
 
 from __future__ import annotations
@@ -51,7 +63,10 @@ from engine.metrics import irt  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "nq301" / "nq301_judged.jsonl"
 BUDGETS = (0.05, 0.10, 0.20, 0.33)
-METHODS = ("adaptive", "adaptive+common", "stratified+IRT", "random", "random+IRT")
+METHODS = ("adaptive", "adaptive by θ", "adaptive+common", "adaptive+common by θ", "stratified+IRT", "random",
+           "random+IRT")
+RANK_ONLY = ("adaptive by θ", "adaptive+common by θ")
+"""Methods whose estimate is an ability, not an accuracy: a ranking (tau) but no accuracy error."""
 COMMON_EVERY = 3
 """adaptive+common: every third item is the next of the seed's common order (the other two, the most
 informative)."""
@@ -120,6 +135,7 @@ def examine(responses: np.ndarray, a: np.ndarray, b: np.ndarray, sizes: list[int
             theta, _se = irt.ability(asked, a, b)
             if k in sizes:
                 out[method][k] = irt.expected_accuracy(asked, a, b)
+                out[f"{method} by θ"][k] = theta
     by_difficulty = np.argsort(b, kind="stable")
     for k in sizes:
         subset = np.full(n, np.nan)
@@ -171,7 +187,8 @@ def study(systems: list[str], matrix: np.ndarray, seeds: int = 100,
             errors = [float(np.abs(estimates[(method, k, s)] - truth).mean()) for s in range(seeds)]
             table.append({"budget": f, "items": k, "method": method,
                           "tau_mean": statistics.fmean(taus), "tau_sd": statistics.pstdev(taus),
-                          "mae_mean": statistics.fmean(errors), "mae_sd": statistics.pstdev(errors)})
+                          **({"mae_mean": None, "mae_sd": None} if method in RANK_ONLY else
+                             {"mae_mean": statistics.fmean(errors), "mae_sd": statistics.pstdev(errors)})})
     return {"systems": systems, "questions": int(matrix.shape[1]), "seeds": seeds, "model": sorted(models),
             "true_accuracy": dict(zip(systems, truth.round(4).tolist(), strict=True)), "table": table}
 
@@ -320,21 +337,22 @@ def format_table(result: dict[str, Any]) -> str:
     lines = [f"{len(result['systems'])} systems x {result['questions']} questions, each held out in turn "
              f"(calibration: {', '.join(result['model'])} on the other {len(result['systems']) - 1}); "
              f"mean ± sd over {result['seeds']} seeds",
-             f"{'budget':>7} {'items':>5}  {'method':<11} {'Kendall tau-b':>16} {'accuracy MAE':>16}"]
+             f"{'budget':>7} {'items':>5}  {'method':<20} {'Kendall tau-b':>16} {'accuracy MAE':>16}"]
     if "tau_ability_accuracy" in result:
         lines.insert(1, f"the engine's matrix: {result['answered']} responses read from the store; Kendall tau-b of the "
                         f"known abilities against the full-bank accuracies {result['tau_ability_accuracy']:.3f}")
     for row in result["table"]:
-        lines.append(f"{row['budget']:>7.0%} {row['items']:>5}  {row['method']:<15} "
-                     f"{row['tau_mean']:>8.3f} ± {row['tau_sd']:.3f}   {row['mae_mean']:>8.4f} ± {row['mae_sd']:.4f}")
+        mae = "–" if row["mae_mean"] is None else f"{row['mae_mean']:>8.4f} ± {row['mae_sd']:.4f}"
+        lines.append(f"{row['budget']:>7.0%} {row['items']:>5}  {row['method']:<20} "
+                     f"{row['tau_mean']:>8.3f} ± {row['tau_sd']:.3f}   {mae:>17}")
     if "ceiling" in result:
         c = result["ceiling"]
         lines += ["", "ceiling, no model (true correctness, plain share right on the items):",
-                  f"{'budget':>7} {'items':>5}  {'subset':<15} {'Kendall tau-b':>16} {'accuracy MAE':>16}"]
+                  f"{'budget':>7} {'items':>5}  {'subset':<20} {'Kendall tau-b':>16} {'accuracy MAE':>16}"]
         for row in c["subsets"]:
             for design in ("common", "own"):
                 t, e = row[design]["tau"], row[design]["mae"]
-                lines.append(f"{row['budget']:>7.0%} {row['items']:>5}  {design:<15} {t['mean']:>8.3f} ± {t['sd']:.3f}"
+                lines.append(f"{row['budget']:>7.0%} {row['items']:>5}  {design:<20} {t['mean']:>8.3f} ± {t['sd']:.3f}"
                              f"   {e['mean']:>8.4f} ± {e['sd']:.4f}")
         lines.append(f"split-half (two random halves) tau-b {c['split_half']['mean']:.3f} ± {c['split_half']['sd']:.3f}; "
                      f"bootstrap of the whole bank against it {c['bootstrap']['mean']:.3f} ± {c['bootstrap']['sd']:.3f}")
