@@ -385,13 +385,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", action="store_true",
                         help="instead: Rasch against 2PL by held-out log-loss on the matrix (20 seeds), and where "
                              "2PL starts to pay on simulated items (10 seeds)")
+    parser.add_argument("--spread", type=float, default=0.5,
+                        help="--models: the SD of log a of the simulated items (default 0.5)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.models:
         if not Path(args.data).is_file():
             raise SystemExit(f"{args.data}: not found (the NQ301 matrix lives in shared/data/nq301/)")
         comparison = model_comparison(load_matrix(args.data)[2])
-        threshold = threshold_study()
+        threshold = threshold_study(spread=args.spread)
         print(json.dumps({"data": args.data, "comparison": comparison, "threshold": threshold}, indent=1)
               if args.json else format_models(comparison, threshold))
         return
