@@ -10,9 +10,11 @@ from engine.api import kappa_text
 COLUMNS: list[tuple[str, str, int]] = [
     ("target", "target", 12), ("bench", "benchmark", 8), ("n", "n", 2), ("Score [95% CI]", "score", 18),
     ("ΔS_f", "delta_follow_up", 6), ("P+", "p_plus", 4), ("P−", "p_minus", 4), ("R [95% CI]", "r", 17),
-    ("fail", "failed", 4),
+    ("fail", "failed", 4), ("θ ± 95%", "ability", 12), ("E[S]", "expected_score", 5),
 ]
-"""(header, figure or field, width); a later column (e.g. an ability estimate) is one more entry."""
+"""(header, figure or field, width); a later column is one more entry. ``θ ± 95%``: the ability on the
+benchmark's calibration with the half-width of its 95% interval (1.96 SE); ``E[S]``: the Score on the
+full benchmark that the ability implies; "—" on a benchmark without a calibration."""
 
 DIGITS = {"score": 1}
 
@@ -33,16 +35,69 @@ def with_ci(fig: dict[str, Any], digits: int = 3) -> str:
     return f"{text} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
-def cells(row: dict[str, Any]) -> list[str]:
-    """One leaderboard row's cells in :data:`COLUMNS` order."""
+def ability_cell(ability: dict[str, Any] | None) -> str:
+    """``+0.68 ± 0.87`` (the ability and 1.96 SE), or "—" when the row has none."""
+    if not ability or ability["value"] is None:
+        return "—"
+    return f"{ability['value']:+.2f} ± {1.96 * ability['se']:.2f}"
+
+
+def ability_line(ability: dict[str, Any] | None) -> str:
+    """The ability in full for the row's detail: interval, SE, expected Score, the calibration it is on."""
+    if not ability:
+        return "ability: —"
+    if ability["value"] is None:
+        return f"ability: —, {ability['note']}"
+    stale = ", stale: refit with viva bench calibrate" if ability["stale"] else ""
+    expected = "–" if ability["expected_score"] is None else f"{ability['expected_score']:.1f}"
+    return (f"ability {ability['value']:+.2f}, SE {ability['se']:.2f}, 95% interval {ability['low']:+.2f} to "
+            f"{ability['high']:+.2f}; expected Score on all {ability['items']} item(s) {expected} "
+            f"({ability['items_run']} run; {ability['model']} calibration on {ability['n_targets']} targets{stale})")
+
+
+def ability_notes(board: dict[str, Any]) -> list[str]:
+    """What the ability columns mean, and per benchmark why a row has none (one line each)."""
+    rows = board["rows"]
     out = []
-    for header, key, _ in COLUMNS:
-        if key in ("target", "benchmark"):
+    if any((r.get("ability") or {}).get("value") is not None for r in rows):
+        out.append("θ ± 95%: ability on the benchmark's item calibration, ± 1.96 SE; E[S]: the Score on all its "
+                   "items that the ability implies (docs/calibration.md)")
+    why = {r["benchmark"]: r["ability"]["note"] for r in rows
+           if r.get("ability") and r["ability"]["value"] is None and r["benchmark"] != "-"}
+    out += [f"{bench}: ability — {note}" for bench, note in sorted(why.items())]
+    return out
+
+
+def short_target(spec: str, width: int) -> str:
+    """A target as a narrow column shows it: whole when it fits, else the part that tells targets apart
+    (``python:module:Class`` -> ``Class``, ``openai:MODEL@URL`` -> ``MODEL``); the row's detail has it all."""
+    if len(spec) <= width:
+        return spec
+    if spec.startswith("python:"):
+        return spec.rsplit(":", 1)[-1]
+    if spec.startswith("openai:"):
+        return spec[len("openai:"):].split("@", 1)[0]
+    return spec
+
+
+def cells(row: dict[str, Any], narrow: bool = False) -> list[str]:
+    """One leaderboard row's cells in :data:`COLUMNS` order (``narrow``: the target as
+    :func:`short_target` gives it for the column's width)."""
+    out = []
+    for header, key, width in COLUMNS:
+        if key == "target" and narrow:
+            out.append(short_target(str(row[key]), width))
+        elif key in ("target", "benchmark"):
             out.append(str(row[key]))
         elif key == "n":
             out.append(str(row["figures"]["score"]["n"]))
         elif key == "failed":
             out.append(str(len(row["failed"])))
+        elif key == "ability":
+            out.append(ability_cell(row.get("ability")))
+        elif key == "expected_score":
+            ability = row.get("ability") or {}
+            out.append("—" if ability.get("expected_score") is None else f"{ability['expected_score']:.1f}")
         elif "CI" in header:
             out.append(with_ci(row["figures"][key], DIGITS.get(key, 2)))
         else:
@@ -63,6 +118,7 @@ def detail(row: dict[str, Any]) -> str:
         turns = "" if key == "score" else f", {fig['turns']} turn(s)"
         why = f"  ({fig['ci_note']})" if fig["ci"] is None and fig["value"] is not None else ""
         lines.append(f"  {label:6} {with_ci(fig, DIGITS.get(key, 3))}  n={fig['n']} item(s){turns}{why}")
+    lines.append("  " + ability_line(row.get("ability")))
     return "\n".join(lines)
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,9 +81,11 @@ def benchmark_units(store: Store, name: str) -> tuple[int, str, list[Unit]]:
     return bench.id, fingerprint, units
 
 
-def response_matrix(store: Store, units: list[Unit]) -> tuple[list[str], np.ndarray, list[int], dict[str, dict[int, float]]]:
+def response_matrix(store: Store, units: list[Unit], sessions: Iterable[int] | None = None,
+                    ) -> tuple[list[str], np.ndarray, list[int], dict[str, dict[int, float]]]:
     """(targets, responses [targets, units] with NaN for missing, session ids used, per target and item
-    the stored Score 0-100 of the latest finished session) under the rules of the module docstring."""
+    the stored Score 0-100 of the latest finished session) under the rules of the module docstring;
+    ``sessions``: only these sessions count (a leaderboard's scope), None: every stored session."""
     from engine.metrics.breakdown import criterion_rates
 
     by_item: dict[int, dict[str, int]] = {}
@@ -92,17 +95,21 @@ def response_matrix(store: Store, units: list[Unit]) -> tuple[list[str], np.ndar
     if not versions:
         return [], np.zeros((0, 0)), [], {}
     marks = ",".join("?" * len(versions))
+    only = None if sessions is None else set(sessions)
     rows = store.query(f"SELECT id, target, item_id, rubric_version_id, score FROM sessions WHERE status = 'finished' "
                        f"AND protocol != 'graded' AND item_id IN ({marks}) ORDER BY id", tuple(versions))
     latest: dict[tuple[str, int], Any] = {}
     for r in rows:
+        if only is not None and r["id"] not in only:
+            continue
         if r["rubric_version_id"] == versions[r["item_id"]]:
             latest[(r["target"], r["item_id"])] = r  # later sessions replace earlier ones
     # graded sessions ask several base questions each: one response per item asked (graded_steps)
     steps = store.query(f"SELECT s.id, s.target, g.item_id, g.correct FROM graded_steps g JOIN sessions s ON "
                         f"s.id = g.session_id WHERE s.status = 'finished' AND g.phase = 'base' AND g.correct IS NOT "
                         f"NULL AND g.item_id IN ({marks}) ORDER BY s.id, g.id", tuple(versions))
-    graded: dict[tuple[str, int], Any] = {(r["target"], r["item_id"]): r for r in steps}
+    graded: dict[tuple[str, int], Any] = {(r["target"], r["item_id"]): r for r in steps
+                                          if only is None or r["id"] in only}
     targets = sorted({t for t, _ in latest} | {t for t, _ in graded})
     t_index = {t: i for i, t in enumerate(targets)}
     matrix = np.full((len(targets), len(units)), np.nan)
@@ -231,19 +238,23 @@ def expected_item_scores(post: np.ndarray, units: list[dict[str, Any]]) -> dict[
     return out
 
 
-def target_abilities(store: Store, name: str) -> list[dict[str, Any]]:
+def target_abilities(store: Store, name: str, sessions: Iterable[int] | None = None,
+                     calibration: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Per target that ran the benchmark, under its stored calibration (rules in the module docstring):
     ``target, ability, se, low, high`` (the 95% interval), ``expected_score`` (0-100), ``items_run``,
     ``units_answered``; best ability first. ``[]`` when the benchmark is not calibrated.
 
+    ``sessions``: the responses are read from these sessions only (a leaderboard's scope), None: from
+    every stored session. ``calibration``: :func:`get_calibration`'s answer when the caller has it.
+
     Raises:
         BenchError: no such benchmark.
     """
-    calibration = get_calibration(store, name)
+    calibration = calibration if calibration is not None else get_calibration(store, name)
     if calibration is None:
         return []
     _bench_id, _fingerprint, units = benchmark_units(store, name)
-    targets, matrix, _sessions, scores = response_matrix(store, units)
+    targets, matrix, _sessions, scores = response_matrix(store, units, sessions)
     keep = [k for k, u in enumerate(calibration["units"]) if "b" in u]
     a = np.array([calibration["units"][k]["a"] for k in keep])
     b = np.array([calibration["units"][k]["b"] for k in keep])

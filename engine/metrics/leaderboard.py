@@ -24,6 +24,14 @@ difference d_i = score_A(i) − score_B(i), its mean, and a bootstrap interval o
 difference is then unlikely to be resampling noise). Under :data:`MIN_ITEMS` shared items there is
 no interval.
 
+**Ability** (issue 28). On a benchmark with a stored item calibration (``viva bench calibrate``), a
+row also has the target's ability with its standard error and 95% interval, and the expected Score on
+the full benchmark that the ability implies (:func:`engine.bench.calibrate.target_abilities`), from the
+responses of the row's own sessions (the scope's, not every session stored). ``ability`` is then
+``{"value", "se", "low", "high", "expected_score", "units_answered", "items_run", "items", "model",
+"n_targets", "stale", "note"}``; without a calibration, or without a response to a calibrated unit,
+``value`` is None and ``note`` says why (never a number made up from the prior alone).
+
 **Judge–human agreement** (:func:`engine.metrics.sessions.agreement`) comes with its n; κ is
 reported only from :data:`engine.metrics.agreement.MIN_KAPPA_N` reviewed verdicts on ("too few"
 below).
@@ -268,6 +276,7 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
             if unknown:  # calls without counts from their server: the token sums would undercount
                 rows_out[-1].update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
         rows_out.sort(key=lambda r: (r["benchmark"], r["score"] is None, -(r["score"] or 0.0), r["target"]))
+        _attach_abilities(store, rows_out, ids)
         for i, a in enumerate(rows_out):
             for b in rows_out[i + 1:]:
                 if a["benchmark"] != b["benchmark"]:
@@ -278,6 +287,38 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
     return {"rows": rows_out, "comparisons": comparisons,
             "method": {"interval": f"{LEVEL:.0%} percentile bootstrap over items", "resamples": resamples,
                        "seed": seed, "min_items": MIN_ITEMS}}
+
+
+NOT_CALIBRATED = "not calibrated (viva bench calibrate {bench})"
+
+
+def _attach_abilities(store: Store, rows: list[dict[str, Any]], session_ids: list[int]) -> None:
+    """Each row's ``ability`` (module docstring): one calibration read and one ability pass per benchmark."""
+    from engine.bench.calibrate import get_calibration, target_abilities
+    from engine.bench.model import BenchError
+
+    by_bench: dict[str, dict[str, dict[str, Any]] | str] = {}
+    for bench in sorted({r["benchmark"] for r in rows}):
+        try:
+            calibration = get_calibration(store, bench) if bench != "-" else None
+        except BenchError:
+            calibration = None
+        if calibration is None:
+            by_bench[bench] = NOT_CALIBRATED.format(bench=bench) if bench != "-" else "no benchmark"
+            continue
+        fit = {"model": calibration["model"], "n_targets": calibration["n_targets"], "stale": calibration["stale"]}
+        by_bench[bench] = {a["target"]: {**a, **fit} for a in target_abilities(store, bench, session_ids, calibration)}
+    for r in rows:
+        found = by_bench[r["benchmark"]]
+        mine = found if isinstance(found, str) else found.get(r["target"])
+        if isinstance(mine, dict) and mine["units_answered"]:
+            r["ability"] = {"value": mine["ability"], **{k: mine[k] for k in (
+                "se", "low", "high", "expected_score", "units_answered", "items_run", "items", "model", "n_targets",
+                "stale")}, "note": None}
+        else:
+            note = mine if isinstance(mine, str) else "no response to a calibrated unit in this scope"
+            r["ability"] = {"value": None, "se": None, "low": None, "high": None, "expected_score": None,
+                            "note": note}
 
 
 def scoped_leaderboard(store: Store, run: int | None = None, benchmark: str | None = None,

@@ -20,7 +20,8 @@ rubric-protocol session); it adds to each verdict ``at`` (when written) and, for
 (:func:`engine.metrics.sessions.agreement`), ``ratings`` (None unless the session was rated) and
 ``figures`` (each :class:`Figures` section's rows). ``viva-run`` version 1 holds ``run, sessions,
 totals, leaderboard, topics, agreement, rubrics``, ``rubric_board`` (SedarEval's per-category
-board, empty without rubric sessions) and ``figures``.
+board, empty without rubric sessions) and ``figures``; ``board``'s rows also carry ``ability`` (the ability
+on the benchmark's item calibration, :mod:`engine.metrics.leaderboard`; ``value`` None when not calibrated).
 """
 
 from __future__ import annotations
@@ -618,16 +619,29 @@ def interval_tables(board: dict[str, Any]) -> list[Section]:
         lo, hi = fig["ci"]
         return f"{fig['value']:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
+    def ability(r: dict[str, Any]) -> str:
+        a = r.get("ability") or {}
+        if a.get("value") is None:
+            return "— (" + (a.get("note") or "not calibrated") + ")"
+        return f"{a['value']:+.2f} [{a['low']:+.2f}, {a['high']:+.2f}], SE {a['se']:.2f}"
+
+    def expected(r: dict[str, Any]) -> str:
+        a = r.get("ability") or {}
+        return "—" if a.get("expected_score") is None else f"{a['expected_score']:.1f}"
+
     m = board["method"]
     out: list[Section] = [Table(
         "leaderboard-intervals", "Leaderboard with 95% intervals",
-        ["benchmark", "target", "items", "Score", "ΔS_f", "P+", "R", "challenge turns"],
+        ["benchmark", "target", "items", "Score", "ΔS_f", "P+", "R", "challenge turns", "ability [95% CI]",
+         "expected Score (all items)"],
         [[r["benchmark"], r["target"], r["figures"]["score"]["n"], cell(r["figures"]["score"], 1),
           cell(r["figures"]["delta_follow_up"], 3), cell(r["figures"]["p_plus"], 2), cell(r["figures"]["r"], 3),
-          r["figures"]["p_plus"]["turns"]] for r in board["rows"]],
-        ["", "", "", "", "", "", "", ""],
+          r["figures"]["p_plus"]["turns"], ability(r), expected(r)] for r in board["rows"]],
+        ["", "", "", "", "", "", "", "", "", ""],
         note=f"{m['interval']}, {m['resamples']} resamples, seed {m['seed']}; no interval under {m['min_items']} "
-             "items; rows per benchmark, never averaged across benchmarks")]
+             "items; rows per benchmark, never averaged across benchmarks. Ability: on the benchmark's item "
+             "calibration (viva bench calibrate), from this run's responses, ability ± 1.96 SE; the expected "
+             "Score counts the items run as scored and the others by the ability (docs/calibration.md)")]
     if board["comparisons"]:
         def diff(c: dict[str, Any]) -> str:
             if c["mean_difference"] is None:

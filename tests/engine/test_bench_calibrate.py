@@ -209,3 +209,89 @@ def test_graded_sessions_take_their_difficulty_tiers_from_the_calibration(runtim
                                "s.id = g.session_id WHERE s.run_id = ? AND g.phase = 'base'", (run_id,))
     assert [(s["difficulty"], s["labelled"]) for s in late] == [("hard", 1)] * 3
     assert [s["gain"] for s in late] == [2.0, 2.0, 2.0]  # a right hard answer gains 2
+
+
+def test_the_leaderboard_shows_the_ability_from_the_scopes_own_responses(runtime):
+    """Known answers: with every item run the expected Score is the Score; a run of a few items gets the
+    ability of exactly the responses its sessions hold (KnowsK answers questions 0..K-1 right); a
+    benchmark without a calibration says so, with no number."""
+    import numpy as np
+
+    from engine.metrics import irt
+    from engine.metrics.leaderboard import NOT_CALIBRATED, scoped_leaderboard
+    from engine.report import export_run
+
+    _run(runtime, TARGETS)
+    before = scoped_leaderboard(runtime.store, benchmark="mc")
+    assert all(r["ability"]["value"] is None and r["ability"]["note"] == NOT_CALIBRATED.format(bench="mc") for r in before["rows"])
+    fit = calibrate_benchmark(runtime.store, "mc")
+    board = scoped_leaderboard(runtime.store, benchmark="mc")
+    shown = {r["target"]: r["ability"] for r in board["rows"]}
+    for a in target_abilities(runtime.store, "mc"):
+        mine = shown[a["target"]]
+        assert (mine["value"], mine["se"], mine["low"], mine["high"]) == (a["ability"], a["se"], a["low"], a["high"])
+        assert mine["model"] == "rasch" and mine["n_targets"] == 4 and not mine["stale"]
+    assert [shown[t]["expected_score"] for t in TARGETS] == [25.0, 50.0, 75.0, 100.0]
+    # a run of three items: the ability of the responses its sessions hold, not of every stored session
+    run_id = plan_run(runtime, RunRequest(bench="mc", targets=[TARGETS[2]], items=[1, 7, 12], kernel="offline",
+                                          policy="threshold", turns=1, seed=0))
+    assert not any(asyncio.run(execute_run(runtime, run_id)).values())
+    row = scoped_leaderboard(runtime.store, run=run_id)["rows"][0]
+    asked = runtime.store.query("SELECT DISTINCT g.item_id FROM graded_steps g JOIN sessions s ON s.id = g.session_id "
+                                "WHERE s.run_id = ? AND g.phase = 'base'", (run_id,))
+    units = fit["units"]  # one unit per item (the right option), item ids 1..12 carry questions 0..11
+    responses = np.full(len(units), np.nan)
+    for r in asked:
+        k = next(i for i, u in enumerate(units) if u["item_id"] == r["item_id"])
+        responses[k] = float(r["item_id"] - 1 < 9)  # Knows9
+    theta, se = irt.ability(responses, np.array([u["a"] for u in units]), np.array([u["b"] for u in units]))
+    assert row["ability"]["units_answered"] == len(asked) < 12
+    assert row["ability"]["value"] == pytest.approx(theta, abs=1e-4) and row["ability"]["se"] == pytest.approx(se, abs=1e-4)
+    assert row["ability"]["value"] != shown[TARGETS[2]]["value"]  # fewer responses, another estimate
+    markdown = export_run(runtime.store, run_id, "md").replace("\\", "")  # Markdown escapes [ ] + .
+    assert "ability [95% CI]" in markdown and f"{row['ability']['value']:+.2f} [" in markdown
+    assert f"{row['ability']['expected_score']:.1f}" in markdown
+    assert json.loads(export_run(runtime.store, run_id, "json"))["board"]["rows"][0]["ability"] == row["ability"]
+    html = export_run(runtime.store, run_id, "html")
+    assert f"{row['ability']['value']:+.2f} [{row['ability']['low']:+.2f}, {row['ability']['high']:+.2f}]" in html
+
+
+def test_viva_run_json_and_table_carry_the_ability(runtime):
+    _run(runtime, TARGETS)
+    calibrate_benchmark(runtime.store, "mc")
+    args = [sys.executable, "-m", "tui", "--home", str(runtime.home), "run", "--bench", "mc", "--items", "5,6,7",
+            "--target", TARGETS[3], "--target", TARGETS[0], "--kernel", "offline", "--turns", "1",
+            "--policy", "threshold"]
+    out = subprocess.run([*args, "--json", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    rows = {r["target"]: r for r in json.loads(out.stdout)["leaderboard"]["rows"]}
+    strong, weak = rows[TARGETS[3]]["ability"], rows[TARGETS[0]]["ability"]
+    assert strong["value"] > weak["value"] and strong["low"] < strong["value"] < strong["high"]
+    assert strong["units_answered"] >= 2 and 0 <= weak["expected_score"] < strong["expected_score"] <= 100
+    text = subprocess.run([*args, "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "200"})
+    assert text.returncode == 0, text.stderr
+    assert "θ ± 95%" in text.stdout and "E[S]" in text.stdout and "ability on the benchmark's item" in text.stdout
+
+
+def test_adaptive_with_common_items_takes_every_kth_from_one_order_shared_by_the_targets(runtime):
+    from engine.interview.item_selection import run_adaptive_items
+
+    _run(runtime, TARGETS)
+    calibrate_benchmark(runtime.store, "mc")
+    request = RunRequest(bench="mc", targets=[TARGETS[0], TARGETS[3]], kernel="offline", policy="threshold", turns=1,
+                         seed=2)
+    every = asyncio.run(run_adaptive_items(runtime, request, budget=4, common=1))
+    weak, strong = (every["targets"][t]["steps"] for t in (TARGETS[0], TARGETS[3]))
+    assert [s["chosen"] for s in weak + strong] == ["common"] * 8
+    # whatever they answer, both targets get the same items in the same order: the shared order's first four
+    assert [s["item"] for s in weak] == [s["item"] for s in strong]
+    assert [s["right"] for s in weak] != [s["right"] for s in strong]  # (and they did answer differently)
+    order = [s["item"] for s in weak]
+    third = asyncio.run(run_adaptive_items(runtime, replace(request, targets=[TARGETS[1]]), budget=6, common=3))
+    steps = third["targets"][TARGETS[1]]["steps"]
+    assert [s["chosen"] for s in steps] == ["information", "information", "common"] * 2
+    asked_before = [s["item"] for s in steps[:2]]
+    assert steps[2]["item"] == next(i for i in order if i not in asked_before)  # the same order, any target count
+    with pytest.raises(BenchError, match="--common"):
+        asyncio.run(run_adaptive_items(runtime, request, budget=2, common=0))

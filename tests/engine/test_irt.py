@@ -154,3 +154,37 @@ def test_adaptive_beats_random_on_a_matrix_the_model_fits(tmp_path):
     assert result["model"] == ["rasch"] and rows["adaptive"]["items"] == 20
     assert rows["adaptive"]["mae_mean"] < rows["random"]["mae_mean"]
     assert rows["adaptive"]["tau_mean"] > rows["random"]["tau_mean"]
+    assert rows["adaptive+common"]["mae_mean"] < rows["random"]["mae_mean"]
+    assert rows["stratified+IRT"]["mae_mean"] < rows["random"]["mae_mean"]
+
+
+def test_the_ceiling_is_exact_when_every_item_ranks_the_systems_alike_and_noisy_otherwise():
+    eff = _efficiency()
+    constant = np.repeat(np.array([[1.0], [1.0], [0.0], [0.0], [1.0], [0.0]]), 40, axis=1)
+    constant[0, :20] = 0.0  # system 0 right on half the items, the first half: ties and a middle system
+    c = eff.ceiling(constant, seeds=5, budgets=(1.0,))
+    full = c["subsets"][0]
+    assert full["items"] == 40 and full["common"]["tau"]["mean"] == 1.0 and full["common"]["mae"]["mean"] == 0.0
+    assert full["own"]["tau"]["mean"] == 1.0  # every system's own permutation of all the items: its accuracy
+    rng = np.random.default_rng(3)
+    theta, b = np.linspace(-1, 1, 8), rng.normal(0, 1, 300)
+    noisy = (rng.random((8, 300)) < irt.p_correct(theta, np.ones(300), b)).astype(float)
+    c = eff.ceiling(noisy, seeds=20, budgets=(0.05, 0.5))
+    small, half = c["subsets"]
+    assert small["items"] == 15 and half["items"] == 150
+    assert small["common"]["tau"]["mean"] < half["common"]["tau"]["mean"] < 1.0
+    assert half["common"]["mae"]["mean"] < small["common"]["mae"]["mean"]
+    assert -1.0 <= c["split_half"]["mean"] < 1.0 and c["bootstrap"]["sd"] > 0
+
+
+def test_log_loss_known_answers_and_the_model_comparison_runs_both_models():
+    eff = _efficiency()
+    assert eff.log_loss(np.array([0.5, 0.5]), np.array([1.0, 0.0])) == pytest.approx(np.log(2))
+    assert eff.log_loss(np.array([0.9]), np.array([0.0])) == pytest.approx(-np.log(0.1))
+    rng = np.random.default_rng(4)
+    theta, b = rng.normal(0, 1, 6), rng.normal(0, 1, 60)
+    matrix = (rng.random((6, 60)) < irt.p_correct(theta, np.ones(60), b)).astype(float)
+    out = eff.model_comparison(matrix, seeds=2)
+    assert set(out) == {"rasch", "2pl"}
+    for figs in out.values():  # better than guessing at a coin's odds on a matrix the model fits
+        assert figs["log_loss"]["mean"] < np.log(2) and figs["accuracy"]["mean"] > 0.5

@@ -121,7 +121,7 @@ class LeaderboardScreen(ModalScreen):
         self.board = board
         title.update(f"Leaderboard, {board['scope']['label']}: figures over finished sessions, per benchmark")
         for i, r in enumerate(board["rows"]):
-            table.add_row(*[short(c, w) for c, (_, _, w) in zip(cells(r), COLUMNS, strict=True)], key=str(i))
+            table.add_row(*[short(c, w) for c, (_, _, w) in zip(cells(r, narrow=True), COLUMNS, strict=True)], key=str(i))
         if not board["rows"]:
             table.add_row("no sessions in this scope", *[""] * (len(COLUMNS) - 1))
         comparisons = Text()
