@@ -70,7 +70,13 @@ from dataclasses import dataclass, field
 
 import ftfy
 
-from engine.judge.text import chinese_numerals_to_digits, stem  # the one text module of judging
+from engine.judge.text import (  # the one text module of judging
+    chinese_numerals_to_digits,
+    is_number_word,
+    read_number,
+    scale_of,
+    stem,
+)
 
 GOLD_F1_THRESHOLD = 0.6
 """Kept for callers that report an F1 line; crediting no longer compares F1 with a threshold."""
@@ -139,38 +145,6 @@ _UNIT_ABBREVIATIONS = {"m": "meter", "km": "kilometer", "cm": "centimeter", "mm"
 
 _ABBREVIATIONS = frozenset("""dr mr mrs ms st jr sr vs v etc inc ltd co no nos gen col capt prof rev mt ft
 fig vol approx est dept univ corp bros jan feb mar apr jun jul aug sep sept oct nov dec""".split())
-
-_UNITS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12}
-_ORDINALS = {"first": 1, "second": 2, "third": 3, "fifth": 5, "eighth": 8, "ninth": 9, "twelfth": 12}
-
-
-def _ordinal_value(word: str) -> int | None:
-    if word in _ORDINALS:
-        return _ORDINALS[word]
-    if word.endswith("ieth") and word[:-4] + "y" in _TENS:
-        return _TENS[word[:-4] + "y"]
-    if word.endswith("th") and word[:-2] in _UNITS:
-        return _UNITS[word[:-2]]
-    if word.endswith("th") and word[:-2] in _SCALES:
-        return _SCALES[word[:-2]]
-    return None
-
-
-def _word_number(word: str) -> tuple[int, bool] | None:
-    """(value, is a scale word) of one number word, or None."""
-    if word in _UNITS:
-        return _UNITS[word], False
-    if word in _TENS:
-        return _TENS[word], False
-    if word in _SCALES:
-        return _SCALES[word], True
-    value = _ordinal_value(word)
-    return (value, value in (100, 1000)) if value is not None else None
-
 
 # -- tokens ----------------------------------------------------------------------------------------
 
@@ -299,65 +273,35 @@ def tokens(text: str) -> list[Tok]:
     return out
 
 
-def _pair_value(toks: list[Tok], j: int) -> tuple[int, int] | None:
-    """The two-digit number spelled from ``toks[j]`` ("sixty-four" -> 64) and the index after it."""
-    p = _word_number(toks[j].text) if toks[j].kind == "word" else None
-    if p is None or p[1] or p[0] >= 100:
-        return None
-    value, k = p[0], j + 1
-    if value >= 20 and value % 10 == 0 and k < len(toks) and toks[k].kind == "word":
-        unit = _word_number(toks[k].text)
-        if unit is not None and not unit[1] and unit[0] < 10:
-            value, k = value + unit[0], k + 1
-    return value, k
-
-
 def _merge_number_words(toks: list[Tok]) -> list[Tok]:
+    """Number words as one number token (:func:`engine.judge.text.read_number`, the one reader of judging;
+    ordinals are their number here: "fifteenth" is 15), and a scale word after digits multiplies them
+    ("2.45 billion")."""
     out: list[Tok] = []
     i = 0
     while i < len(toks):
-        parsed = _word_number(toks[i].text) if toks[i].kind == "word" else None
-        if parsed is not None and parsed[1] and out and out[-1].num is not None and not out[-1].to_next:
-            out[-1].num *= parsed[0]  # "2.45 billion"
+        t = toks[i]
+        scale = scale_of(t.text) if t.kind == "word" else None
+        if scale and out and out[-1].num is not None and not out[-1].to_next:
+            out[-1].num *= scale  # "2.45 billion"
             out[-1].text = out[-1].stem = f"{out[-1].num:g}"
             i += 1
             continue
-        if parsed is None:
-            out.append(toks[i])
+        if t.kind != "word" or not is_number_word(t.text):
+            out.append(t)
             i += 1
             continue
-        total, current, j, last_was_number = 0, 0, i, False
-        while j < len(toks) and toks[j].kind == "word":
-            p = _word_number(toks[j].text)
-            if p is None and toks[j].text == "oh" and total == 0 and 10 <= current < 100 and j + 1 < len(toks):
-                unit = _word_number(toks[j + 1].text) if toks[j + 1].kind == "word" else None
-                if unit is not None and not unit[1] and 1 <= unit[0] <= 9:
-                    current, j = current * 100 + unit[0], j + 2  # "nineteen oh-eight" is 1908
-                    break
-            if p is None:
-                # "hundred and five": "and" joins only when a number word follows a scale word
-                if (toks[j].text == "and" and last_was_number and j + 1 < len(toks)
-                        and _word_number(toks[j + 1].text) is not None and (current >= 100 or total > 0)):
-                    j += 1
-                    continue
-                break
-            value, scale = p
-            rest = _pair_value(toks, j) if not scale and total == 0 and 10 <= current < 100 and value >= 10 else None
-            if rest is not None:
-                # a year read in pairs: "eighteen sixty-four" is 1864, "nineteen ninety" 1990
-                current, j = current * 100 + rest[0], rest[1]
-                break
-            if scale:
-                current = max(current, 1) * value
-                if value >= 1000:
-                    total, current = total + current, 0
-            else:
-                current += value
-            last_was_number = True
+        j = i
+        while j < len(toks) and toks[j].kind == "word" and j - i < 16:
             j += 1
-        number = total + current
-        out.append(Tok(str(number), str(number), cap=toks[i].cap, num=float(number), kind="num"))
-        i = j
+        run = read_number([u.text for u in toks[i:j]], 0, lone_scale=True)
+        if run is None:
+            out.append(t)
+            i += 1
+            continue
+        number, used = run[0], run[1]
+        out.append(Tok(str(number), str(number), cap=t.cap, num=float(number), kind="num"))
+        i += used
     return out
 
 

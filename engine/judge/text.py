@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -101,26 +102,67 @@ def chinese_numerals_to_digits(text: str) -> str:
     return _ZH_NUMERAL.sub(repl, text or "")
 
 
-def _number_run(words: list[str], i: int) -> tuple[int, int, bool] | None:
-    """(value, end, is ordinal) of the number words starting at ``words[i]``, or None."""
+def scale_of(word: str) -> int | None:
+    """The value of a scale word ("hundred" 100, "billion" 10**9), else None."""
+    return _SCALES.get(word)
+
+
+def is_number_word(word: str) -> bool:
+    """A word that can open a spelled-out number ("seven", "twenty", "first", "hundredth", "hundred")."""
+    return word in _NUMBER_WORD or word in _ORDINAL_UNITS or word in _ORDINAL_TENS or word in _SCALES \
+        or word in _ORDINAL_SCALES
+
+
+def _pair(words: Sequence[str], j: int) -> tuple[int, int] | None:
+    """The second half of a year read in pairs, at ``words[j]``: (10..99, index after it), or None
+    ("sixty four" in "eighteen sixty four", "oh eight" in "nineteen oh eight", "twelve" in "twenty twelve")."""
+    t = words[j]
+    nxt = words[j + 1] if j + 1 < len(words) else ""
+    if t == "oh" and nxt in _UNITS and 1 <= _UNITS[nxt] <= 9:
+        return _UNITS[nxt], j + 2
+    if t in _UNITS and _UNITS[t] >= 10:
+        return _UNITS[t], j + 1
+    if t in _TENS:
+        if nxt in _UNITS and 1 <= _UNITS[nxt] <= 9:
+            return _TENS[t] + _UNITS[nxt], j + 2
+        return _TENS[t], j + 1
+    return None
+
+
+def read_number(words: Sequence[str], i: int, lone_scale: bool = False) -> tuple[int, int, bool] | None:
+    """The number spelled by the words from ``words[i]`` (hyphens already split): (value, index after
+    it, is an ordinal), or None. The one reader of number words in judging (the gold judge and the
+    free-text judge both use it).
+
+    Units, tens and scales of any size ("one hundred sixty three" 163, "two thousand and five" 2005:
+    "and" only after a scale word), ordinals ("first" 1, "twenty first" 21, "two hundredth" 200), and
+    a year read in pairs ("eighteen sixty four" 1864, "nineteen ninety" 1990, "nineteen oh eight"
+    1908). A scale word alone ("hundred" after a dropped "a") is a number only with ``lone_scale``.
+    """
     total = current = 0
     j, seen = i, False
     while j < len(words):
         t = words[j]
         low = current % 100
+        if j == i + 1 and total == 0 and 10 <= current <= 99 and t not in _SCALES and t not in _ORDINAL_SCALES:
+            pair = _pair(words, j)
+            if pair is not None and (pair[0] >= 10 or t == "oh"):
+                return current * 100 + pair[0], pair[1], False  # a year read in pairs
         if t in _UNITS and (low == 0 or (_UNITS[t] < 10 and low >= 20 and low % 10 == 0)):
             current += _UNITS[t]
         elif t in _TENS and low == 0:
             current += _TENS[t]
-        elif t in _SCALES and seen:
+        elif t in _SCALES and (seen or lone_scale):
             if _SCALES[t] == 100:
                 current = (current or 1) * 100
             else:
                 total, current = total + (current or 1) * _SCALES[t], 0
-        elif t in _ORDINAL_UNITS or t in _ORDINAL_TENS or (t in _ORDINAL_SCALES and seen):
+        elif t in _ORDINAL_UNITS or t in _ORDINAL_TENS or (t in _ORDINAL_SCALES and (seen or lone_scale)):
             if t in _ORDINAL_SCALES:
                 return (total + (current or 1) * _ORDINAL_SCALES[t], j + 1, True)
-            return (total + current + (_ORDINAL_UNITS.get(t) or _ORDINAL_TENS[t]), j + 1, True)
+            if (_ORDINAL_UNITS.get(t, 10) < 10 and low % 10 == 0) or low == 0:
+                return (total + current + (_ORDINAL_UNITS.get(t) or _ORDINAL_TENS[t]), j + 1, True)
+            break
         elif t == "and" and seen and words[j - 1] in _SCALES and j + 1 < len(words) \
                 and (words[j + 1] in _UNITS or words[j + 1] in _TENS):
             pass  # "two hundred and fifty"
@@ -149,7 +191,7 @@ def _fold_numbers(words: list[str]) -> list[str]:
             out.append(ordinal(_ORDINAL_SCALES[w]))
             i += 1
             continue
-        run = _number_run(words, i) if (w in _NUMBER_WORD or w in _ORDINAL_UNITS or w in _ORDINAL_TENS) else None
+        run = read_number(words, i) if (w in _NUMBER_WORD or w in _ORDINAL_UNITS or w in _ORDINAL_TENS) else None
         if run is None:
             out.append(w)
             i += 1
