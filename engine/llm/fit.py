@@ -3,7 +3,8 @@ prompt where it was left out, and noted.
 
 The room is :meth:`engine.llm.LLMClient.prompt_chars`: the model's context (reported by the server, or the
 endpoint's ``context:``) less the reply's ``max_tokens``, at :data:`engine.llm.client.CHARS_PER_TOKEN`
-characters a token, less what the caller reserves for the repairs. A prompt's fixed parts (instructions,
+characters a token, less what the caller reserves for the repairs. A text's size in those characters is
+:func:`size`: its length, a CJK character counted as a whole token (:data:`CJK_CHARS`). A prompt's fixed parts (instructions,
 rubric, scoring point, schema) always go; its variable texts share the rest by **equal shares**
 (:func:`shares`): each keeps at most a cap, the largest for which all fit, so a short text is never cut and
 the longest are cut first. A cut text says so in place (:data:`LEFT_OUT`):
@@ -21,6 +22,7 @@ overflow, if any, is the server's :class:`~engine.llm.ContextOverflowError`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 LEFT_OUT = "[… {n:,} characters left out to fit the model's context …]"
@@ -29,6 +31,18 @@ MARK_CHARS = 80
 """Room kept per text for its :data:`LEFT_OUT` mark and the newlines around it."""
 MIN_KEEP = 200
 """No text is cut below this many characters (a prompt that needs less is then the server's overflow)."""
+CJK_CHARS = 3
+"""What one CJK character counts in :func:`size`: one token at :data:`engine.llm.client.CHARS_PER_TOKEN`
+characters a token (Qwen's and GPT-4's tokenizers spend about one token a Chinese character or less; an
+English-only byte-level tokenizer spends more, and such a prompt may still be the server's overflow)."""
+_CJK_RE = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def size(text: str) -> int:
+    """A text's size in prompt characters: its length, each CJK character (Chinese, Japanese, Korean, full-width
+    forms) counted :data:`CJK_CHARS` times, since a model spends about a token on each where it spends one on
+    about three English characters."""
+    return len(text) + (CJK_CHARS - 1) * len(_CJK_RE.findall(text))
 
 
 def shares(lengths: Sequence[int], room: int) -> list[int]:
@@ -74,14 +88,17 @@ def cut_end(text: str, keep: int) -> tuple[str, int]:
 def fit(texts: Sequence[tuple[str, str]], room: int | None, trims: list[str] | None = None,
         end: Sequence[str] = ()) -> list[str]:
     """The variable texts of one prompt, ``(name, text)`` pairs, cut to share ``room`` characters
-    (:func:`shares`; None: the context is unknown, nothing is cut). A text named in ``end`` loses its end
-    (:func:`cut_end`), any other its middle (:func:`cut_middle`). Each cut is described in ``trims``."""
+    (:func:`shares` of their :func:`size`; None: the context is unknown, nothing is cut). A text named in
+    ``end`` loses its end (:func:`cut_end`), any other its middle (:func:`cut_middle`), keeping the characters
+    of its share (fewer than the share when it holds CJK text). Each cut is described in ``trims``."""
     if room is None:
         return [t for _, t in texts]
-    caps = shares([len(t) for _, t in texts], room - MARK_CHARS * len(texts))
+    sizes = [size(t) for _, t in texts]
+    caps = shares(sizes, room - MARK_CHARS * len(texts))
     out = []
-    for (name, text), cap in zip(texts, caps, strict=True):
-        cut, left_out = (cut_end if name in end else cut_middle)(text, cap)
+    for (name, text), n, cap in zip(texts, sizes, caps, strict=True):
+        keep = len(text) if cap >= n else cap * len(text) // max(1, n)
+        cut, left_out = (cut_end if name in end else cut_middle)(text, keep)
         if left_out and trims is not None:
             trims.append(f"{name}: {len(text) - left_out:,} of {len(text):,} characters kept")
         out.append(cut)

@@ -220,3 +220,81 @@ async def test_a_long_reply_is_cut_for_the_gold_judge(session, fake_openai):
     fitted(fake_openai)
     [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
     assert note["text"].startswith("gold judge prompt") and "the reply:" in note["text"]
+
+
+# -- the rubric protocol's judge ------------------------------------------------------------------
+
+HALF = " ".join(f"Sentence {i} of a long answer about oxygen." for i in range(180))
+"""About 1,600 tokens: one answer fits the target's conversation, two do not fit the judge's prompt."""
+
+
+def _rubric_bench(store, turns, language="en", question=None, criteria=None) -> int:
+    from engine.bench.items import add_item, create_benchmark
+    from engine.bench.rubric import create_rubric
+    from tests.engine.interview_fixtures import CRITERIA
+
+    with store.transaction():
+        bid = create_benchmark(store, "sed", "sedareval")
+        item = add_item(store, bid, 0, protocol="rubric", question=question or turns[0], turns=turns,
+                        topic="oxygen", reference="Most abundant element in the crust; photosynthesis.",
+                        meta={"category": ["QA"], "language": language})
+        create_rubric(store, item, criteria or CRITERIA, author="importer")
+    return item
+
+
+def _is_rubric_judge(req) -> bool:
+    return not req.body.get("stream") and "<<<ANSWER " in req.text
+
+
+async def test_the_rubric_judge_prompt_cuts_the_answers_in_equal_shares(home, small, fake_openai):
+    """Two answers that together pass the judge's context: each keeps its beginning and end, the rubric and
+    the question go whole, the judge scores, and the cut is noted on the last turn."""
+    answers = {"oxygen?": "Oxygen is the most abundant element in the Earth's crust. " + HALF + " End of one.",
+               "plants?": "Plants release oxygen through photosynthesis. " + HALF + " End of two."}
+    fake_openai.rule(is_target, lambda body: answers[body["messages"][-1]["content"].split()[-1]])
+    fake_openai.rule(_is_rubric_judge, "Scoring process: points 1 and 2 earned.\nFinal score: 4")
+    rt = Runtime(home=home, config=Config(kernel=small, max_tokens=BUDGETS))
+    _rubric_bench(rt.store, ["What do you know about oxygen?", "What do plants do with oxygen and plants?"])
+    run_id = plan_run(rt, RunRequest(bench="sed", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config"))
+    await execute_run(rt, run_id)
+    [sid] = run_sessions(rt, run_id)
+    assert rt.store.one("SELECT status, score FROM sessions WHERE id = ?", (sid,)) == {
+        "status": "finished", "score": 80.0}
+    [judge] = [r for r in fake_openai.chat_requests() if _is_rubric_judge(r)]
+    sent = judge.messages[-1]["content"]
+    for kept in ("most abundant element", "End of one.", "release oxygen through photosynthesis", "End of two.",
+                 "Liquid oxygen is pale blue", "What do you know about oxygen?"):
+        assert kept in sent, kept  # both answers' ends, the rubric and the question
+    assert sent.count("characters left out to fit the model's context") == 2 and "Sentence 90 " not in sent
+    fitted(fake_openai)
+    [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
+    assert note["turn"] == 1 and note["text"].startswith("rubric judge prompt cut to fit the model's context")
+    assert "answer 1: " in note["text"] and f"of {len(answers['oxygen?']):,} characters kept" in note["text"]
+    assert "answer 2: " in note["text"]
+    rt.store.close()
+
+
+async def test_a_chinese_answer_is_sized_by_its_tokens(home, small, fake_openai):
+    """3,000 Chinese characters are about 3,000 tokens (the fake server counts one a character): counted by
+    characters alone the prompt would seem to fit, and the judge's context would overflow."""
+    from engine.llm.fit import size
+
+    answer = "氧是地壳中含量最多的元素。" + "氧气很活泼。" * 500 + "植物通过光合作用释放氧气。"
+    assert size(answer) == 3 * len(answer)
+    fake_openai.rule(is_target, answer)
+    fake_openai.rule(_is_rubric_judge, "评分过程：得分点1得分。\n最终得分：3分")
+    rt = Runtime(home=home, config=Config(kernel=small, max_tokens=BUDGETS))
+    _rubric_bench(rt.store, ["关于氧你知道什么？"], language="zh",
+                  criteria=[{"text": "氧是地壳中含量最多的元素", "kind": "point", "weight": 1}])
+    run_id = plan_run(rt, RunRequest(bench="sed", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config"))
+    await execute_run(rt, run_id)
+    [sid] = run_sessions(rt, run_id)
+    assert rt.store.one("SELECT status, score FROM sessions WHERE id = ?", (sid,)) == {
+        "status": "finished", "score": 60.0}
+    [judge] = [r for r in fake_openai.chat_requests() if _is_rubric_judge(r)]
+    sent = judge.messages[-1]["content"]
+    assert "氧是地壳中含量最多的元素。" in sent and "植物通过光合作用释放氧气。" in sent
+    fitted(fake_openai)
+    [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
+    assert "the answer: " in note["text"] and f"of {len(answer):,} characters kept" in note["text"]
+    rt.store.close()
