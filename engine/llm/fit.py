@@ -12,7 +12,9 @@ the longest are cut first. A cut text says so in place (:data:`LEFT_OUT`):
 - a long text that is read as a whole (an answer, a task transcript, a running summary, a reference, a
   question) keeps its beginning and its end, its middle left out (:func:`cut_middle`);
 - an ordered background (a knowledge path's chunks) keeps its beginning, its end left out (:func:`cut_end`);
-- a conversation drops its oldest turns whole (``engine.interview.prompts.transcript_block``).
+- a conversation drops its oldest turns whole: the examiner's transcript
+  (``engine.interview.prompts.transcript_block``) and the target's own conversation (:func:`fit_conversation`:
+  never its system prompt or the question now asked).
 
 Each cut is described in words ("the answer: 1,200 of 9,000 characters kept") for the caller to note
 (:meth:`engine.llm.LLMClient.note_trimmed`: a ``session.note`` ``prompt-trimmed``), so a verdict on a cut
@@ -103,3 +105,48 @@ def fit(texts: Sequence[tuple[str, str]], room: int | None, trims: list[str] | N
             trims.append(f"{name}: {len(text) - left_out:,} of {len(text):,} characters kept")
         out.append(cut)
     return out
+
+
+EARLIER_LEFT_OUT = "[{n} earlier turn(s) of this conversation left out to fit the model's context]"
+"""What opens a conversation whose oldest turns were dropped (:func:`fit_conversation`)."""
+
+
+def fit_conversation(messages: Sequence[dict[str, str]], room: int | None,
+                     trims: list[str] | None = None) -> list[dict[str, str]]:
+    """A chat conversation in at most ``room`` prompt characters (:func:`size`; None: unknown, nothing is
+    dropped): its system messages and its last message (the question now asked) always go; the earlier
+    turns (a user message and the replies after it) are dropped whole, oldest first, until the rest fits.
+    The first message kept after the system messages then opens with :data:`EARLIER_LEFT_OUT` (so the
+    roles still alternate), and ``trims`` says how many turns were left out. When even the system messages
+    and the last message do not fit, every earlier turn is dropped (the overflow is then the server's)."""
+    messages = [dict(m) for m in messages]
+    if room is None or not messages or sum(size(m.get("content") or "") for m in messages) <= room:
+        return messages
+    head = 0
+    while head < len(messages) - 1 and messages[head].get("role") == "system":
+        head += 1
+    system, middle, last = messages[:head], messages[head:-1], messages[-1]
+    turns: list[list[dict[str, str]]] = []
+    for m in middle:
+        if m.get("role") == "user" or not turns:
+            turns.append([m])
+        else:
+            turns[-1].append(m)
+    total = len(turns)
+    mark = len(EARLIER_LEFT_OUT) + 10
+
+    def used() -> int:
+        return sum(size(m.get("content") or "") for m in [*system, *(m for t in turns for m in t), last]) + mark
+
+    while turns and used() > room:
+        turns.pop(0)
+    dropped = total - len(turns)
+    if not dropped:
+        return messages
+    kept = [m for t in turns for m in t] + [last]
+    first = kept[0]
+    note = EARLIER_LEFT_OUT.format(n=dropped)
+    kept[0] = {**first, "content": f"{note}\n\n{first.get('content') or ''}"}
+    if trims is not None:
+        trims.append(f"the conversation: the {dropped} oldest of {total} earlier turn(s) left out")
+    return [*system, *kept]

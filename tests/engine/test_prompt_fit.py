@@ -72,6 +72,26 @@ def test_equal_shares_cut_the_longest_first():
     assert head.startswith("A" * 500 + "B" * 100) and "C" not in head and left_out == 2400
 
 
+def test_a_conversation_drops_its_oldest_turns_never_the_system_prompt_or_the_question():
+    from engine.llm.fit import EARLIER_LEFT_OUT, fit_conversation
+
+    system = {"role": "system", "content": "You are helpful. " * 20}
+    turns = [m for i in range(3) for m in ({"role": "user", "content": f"Q{i} " * 50},
+                                           {"role": "assistant", "content": f"A{i} " * 300})]
+    question = {"role": "user", "content": "Now what? " * 10}
+    whole = [system, *turns, question]
+    assert fit_conversation(whole, None) == whole and fit_conversation(whole, 100_000) == whole
+    trims: list[str] = []
+    kept = fit_conversation(whole, 2000, trims)
+    assert kept[0] == system and kept[-1] == question and [m["role"] for m in kept] == [
+        "system", "user", "assistant", "user"]
+    assert kept[1]["content"] == EARLIER_LEFT_OUT.format(n=2) + "\n\n" + "Q2 " * 50
+    assert trims == ["the conversation: the 2 oldest of 3 earlier turn(s) left out"]
+    # too small for any earlier turn: the system prompt and the question stay, and say so
+    kept = fit_conversation(whole, 500)
+    assert kept[0] == system and kept[1]["content"] == EARLIER_LEFT_OUT.format(n=3) + "\n\n" + question["content"]
+
+
 # -- judge answers --------------------------------------------------------------------------------
 
 async def test_a_long_answer_is_trimmed_for_the_judge_and_judged(home, small, fake_openai):
@@ -297,4 +317,76 @@ async def test_a_chinese_answer_is_sized_by_its_tokens(home, small, fake_openai)
     fitted(fake_openai)
     [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
     assert "the answer: " in note["text"] and f"of {len(answer):,} characters kept" in note["text"]
+    rt.store.close()
+
+
+# -- the target's conversation --------------------------------------------------------------------
+
+def _long_answers(body) -> str:
+    """A target whose every answer is about 1,100 tokens: three of them pass a 2,500-token context."""
+    t = sum(1 for m in body["messages"] if m["role"] == "user")
+    return (f"Answer {t}: oxygen is the most abundant element in the Earth's crust. "
+            + " ".join(f"Sentence {i} of answer {t} about oxygen." for i in range(135)) + f" End of answer {t}.")
+
+
+def _examiner(fake) -> None:
+    """The LLM kernel's questions, numbered by the latest turn in its transcript (never repeated)."""
+    import re
+
+    def ask(kind):
+        def reply(body):
+            latest = max(map(int, re.findall(r"\[turn (\d+)", body["messages"][-1]["content"])), default=-1)
+            return json.dumps({"question": f"{kind} question after turn {latest}?"})
+        return reply
+    fake.rule("a FOLLOW-UP", ask("Follow-up"))
+    fake.rule("a CHALLENGE", ask("Challenge"))
+
+
+async def _long_session(home, kernel, target, fake):
+    from tests.engine.interview_fixtures import judge_reply
+
+    fake.rule(is_target, _long_answers)
+    fake.rule("judge of an oral examination", judge_reply)
+    _examiner(fake)
+    fake.default = json.dumps({"accuracy": 5, "user_satisfaction": 5, "clarity": 5, "coherence": 5,
+                               "question_handling": 5, "challenge_handling": 5, "rationale": "Long answers."})
+    rt = Runtime(home=home, config=Config(kernel=kernel, max_tokens=BUDGETS, targets={"t": target}))
+    make_bench(rt.store)
+    run_id = plan_run(rt, RunRequest(bench="oxy", targets=["t"], kernel="config", policy="threshold", turns=4))
+    errors = await execute_run(rt, run_id)
+    [sid] = run_sessions(rt, run_id)
+    return rt, sid, errors
+
+
+async def test_the_targets_oldest_turns_give_way_to_its_context(home, small, fake_openai):
+    """A target whose own earlier answers pass its context (``context:`` set, not reported): each question
+    goes with as many of the latest turns as fit, the conversation says how many were left out, the session
+    finishes every turn, and each cut is a note naming the target."""
+    from engine.llm.fit import EARLIER_LEFT_OUT
+
+    rt, sid, errors = await _long_session(home, small, small, fake_openai)
+    assert errors == {sid: None}
+    assert rt.store.one("SELECT status FROM sessions WHERE id = ?", (sid,))["status"] == "finished"
+    turns = rt.store.query("SELECT idx, answer FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
+    assert [t["idx"] for t in turns] == [0, 1, 2, 3] and all(t["answer"].startswith("Answer ") for t in turns)
+    fitted(fake_openai)
+    asked = [r.messages for r in fake_openai.chat_requests() if is_target(r)]
+    assert [len(m) for m in asked] == [1, 3, 3, 3]  # turn 0 alone; then the latest earlier turn and the question
+    assert not asked[1][0]["content"].startswith("[")  # turn 1: nothing left out yet
+    for n, messages in zip((1, 2), asked[2:], strict=True):
+        assert messages[0]["content"].startswith(EARLIER_LEFT_OUT.format(n=n) + "\n\n")  # then a question
+        assert messages[0]["role"] == "user" and messages[1]["role"] == "assistant"
+        assert messages[-1]["content"].startswith(("Follow-up question", "Challenge question"))
+    cuts = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed" and n["text"].startswith("target t ")]
+    assert [n["turn"] for n in cuts] == [2, 3]
+    assert cuts[0]["text"] == ("target t prompt cut to fit the model's context: the conversation: the 1 oldest of "
+                               "2 earlier turn(s) left out")
+    rt.store.close()
+
+
+async def test_without_its_context_the_target_overflows_and_the_session_fails(home, small, fake_openai):
+    """What the target's trimming saves: with its context unknown, its own answers overflow it."""
+    rt, sid, errors = await _long_session(home, small, small.model_copy(update={"context": None}), fake_openai)
+    assert "exceed context window" in (errors[sid] or "")
+    assert rt.store.one("SELECT status FROM sessions WHERE id = ?", (sid,))["status"] == "failed"
     rt.store.close()
