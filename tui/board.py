@@ -8,11 +8,12 @@ from typing import Any
 from engine.api import kappa_text
 
 COLUMNS: list[tuple[str, str, int]] = [
-    ("target", "target", 12), ("bench", "benchmark", 8), ("n", "n", 2), ("Score [95% CI]", "score", 18),
-    ("ΔS_f", "delta_follow_up", 6), ("P+", "p_plus", 4), ("P−", "p_minus", 4), ("R [95% CI]", "r", 17),
-    ("fail", "failed", 4),
+    ("target", "target", 12), ("bench", "benchmark", 6), ("n", "n", 2), ("Score [95% CI]", "score", 17),
+    ("ΔS_f", "delta_follow_up", 5), ("P+", "p_plus", 4), ("P−", "p_minus", 4), ("R [95% CI]", "r", 17),
+    ("fail/ne", "failed", 7),
 ]
-"""(header, figure or field, width); a later column (e.g. an ability estimate) is one more entry."""
+"""(header, figure or field, width); a later column (e.g. an ability estimate) is one more entry. ``fail/ne``:
+the row's failed / not examined sessions (both counted, neither in a figure; the detail says which)."""
 
 DIGITS = {"score": 1}
 
@@ -42,7 +43,7 @@ def cells(row: dict[str, Any]) -> list[str]:
         elif key == "n":
             out.append(str(row["figures"]["score"]["n"]))
         elif key == "failed":
-            out.append(str(len(row["failed"])))
+            out.append(f"{len(row['failed'])}/{len(row.get('not_examined') or [])}")
         elif "CI" in header:
             out.append(with_ci(row["figures"][key], DIGITS.get(key, 2)))
         else:
@@ -54,9 +55,9 @@ def detail(row: dict[str, Any]) -> str:
     """Every figure of a row with its n (items; turns for rates) and interval, one per line."""
     names = {"score": "Score", "delta_follow_up": "ΔS_f", "p_plus": "P+", "m_plus": "M+", "p_minus": "P−",
              "m_minus": "M−", "r_plus": "R+", "r_minus": "R−", "r": "R"}
-    unexamined = len(row.get("not_examined") or [])
+    unexamined, failed = len(row.get("not_examined") or []), len(row["failed"])
     lines = [f"{row['target']} on {row['benchmark']}: {row['finished']} finished of {len(row['sessions'])} "
-             f"session(s), {len(row['items'])} item(s)"
+             f"session(s), {len(row['items'])} item(s)" + (f"; {failed} failed" if failed else "")
              + (f"; {unexamined} not examined (no question answered, no Score)" if unexamined else "")]
     for key, label in names.items():
         fig = row["figures"][key]
