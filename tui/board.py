@@ -8,15 +8,25 @@ from typing import Any
 from engine.api import kappa_text
 
 COLUMNS: list[tuple[str, str, int]] = [
-    ("target", "target", 12), ("bench", "benchmark", 8), ("n", "n", 2), ("Score [95% CI]", "score", 18),
-    ("ΔS_f", "delta_follow_up", 6), ("P+", "p_plus", 4), ("P−", "p_minus", 4), ("R [95% CI]", "r", 17),
-    ("fail", "failed", 4), ("θ ± 95%", "ability", 12), ("E[S]", "expected_score", 5),
+    ("target", "target", 11), ("bench", "benchmark", 6), ("n", "n", 2), ("Score [95% CI]", "score", 18),
+    ("ΔS_f", "delta_follow_up", 5), ("P+", "p_plus", 4), ("P−", "p_minus", 4), ("R [95% CI]", "r", 17),
+    ("fail/ne", "failed", 7), ("θ ± 95%", "ability", 12), ("E[S]", "expected_score", 5),
 ]
-"""(header, figure or field, width); a later column is one more entry. ``θ ± 95%``: the ability on the
-benchmark's calibration with the half-width of its 95% interval (1.96 SE); ``E[S]``: the Score on the
+"""(header, figure or field, width); a later column is one more entry. ``fail/ne``: the row's failed / not
+examined sessions (both counted, neither in a figure; the detail says which). ``θ ± 95%``: the ability on
+the benchmark's calibration with the half-width of its 95% interval (1.96 SE); ``E[S]``: the Score on the
 full benchmark that the ability implies; "—" on a benchmark without a calibration."""
 
 DIGITS = {"score": 1}
+
+ABILITY_KEYS = ("ability", "expected_score")
+
+
+def columns_for(board: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """The board's columns: :data:`COLUMNS`, without the ability columns when no row has an ability (no
+    calibrated benchmark in scope: the row's detail and the notes say why), so the table fits 100 columns."""
+    calibrated = any((r.get("ability") or {}).get("value") is not None for r in board.get("rows") or [])
+    return [c for c in COLUMNS if calibrated or c[1] not in ABILITY_KEYS]
 
 
 def number(value: float | None, digits: int = 3) -> str:
@@ -80,11 +90,12 @@ def short_target(spec: str, width: int) -> str:
     return spec
 
 
-def cells(row: dict[str, Any], narrow: bool = False) -> list[str]:
-    """One leaderboard row's cells in :data:`COLUMNS` order (``narrow``: the target as
-    :func:`short_target` gives it for the column's width)."""
+def cells(row: dict[str, Any], narrow: bool = False,
+          columns: list[tuple[str, str, int]] | None = None) -> list[str]:
+    """One leaderboard row's cells in the order of ``columns`` (default :data:`COLUMNS`; ``narrow``: the
+    target as :func:`short_target` gives it for the column's width)."""
     out = []
-    for header, key, width in COLUMNS:
+    for header, key, width in columns or COLUMNS:
         if key == "target" and narrow:
             out.append(short_target(str(row[key]), width))
         elif key in ("target", "benchmark"):
@@ -92,7 +103,7 @@ def cells(row: dict[str, Any], narrow: bool = False) -> list[str]:
         elif key == "n":
             out.append(str(row["figures"]["score"]["n"]))
         elif key == "failed":
-            out.append(str(len(row["failed"])))
+            out.append(f"{len(row['failed'])}/{len(row.get('not_examined') or [])}")
         elif key == "ability":
             out.append(ability_cell(row.get("ability")))
         elif key == "expected_score":
@@ -109,9 +120,9 @@ def detail(row: dict[str, Any]) -> str:
     """Every figure of a row with its n (items; turns for rates) and interval, one per line."""
     names = {"score": "Score", "delta_follow_up": "ΔS_f", "p_plus": "P+", "m_plus": "M+", "p_minus": "P−",
              "m_minus": "M−", "r_plus": "R+", "r_minus": "R−", "r": "R"}
-    unexamined = len(row.get("not_examined") or [])
+    unexamined, failed = len(row.get("not_examined") or []), len(row["failed"])
     lines = [f"{row['target']} on {row['benchmark']}: {row['finished']} finished of {len(row['sessions'])} "
-             f"session(s), {len(row['items'])} item(s)"
+             f"session(s), {len(row['items'])} item(s)" + (f"; {failed} failed" if failed else "")
              + (f"; {unexamined} not examined (no question answered, no Score)" if unexamined else "")]
     for key, label in names.items():
         fig = row["figures"][key]

@@ -3,6 +3,7 @@
 from engine.events.fold import (
     ACTIVE,
     ENDED,
+    Note,
     SessionState,
     SessionView,
     Step,
@@ -12,4 +13,4 @@ from engine.events.fold import (
     state_at,
 )
 
-__all__ = ["ACTIVE", "ENDED", "SessionState", "SessionView", "Step", "Turn", "Verdict", "replay_steps", "state_at"]
+__all__ = ["ACTIVE", "ENDED", "Note", "SessionState", "SessionView", "Step", "Turn", "Verdict", "replay_steps", "state_at"]

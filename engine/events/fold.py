@@ -84,6 +84,30 @@ class Turn:
         self.rev += 1
 
 
+@dataclass(frozen=True)
+class Note:
+    """A ``session.note`` (:class:`engine.events.SessionNote`) as the views show it.
+
+    Attributes:
+        turn: the turn it concerns (-1: the session as a whole).
+        what: its kind (``prompt-trimmed``, ``cannot-judge``, ``turn-skipped``...).
+        text: what was left out, skipped or not had, and why.
+        at: the turn it is shown under: its own, else the latest turn when it was written (-1: none yet). A
+            note on a turn not started yet (the examiner's prompt for the next question) waits on the last
+            turn until that turn starts.
+    """
+
+    turn: int
+    what: str
+    text: str
+    at: int
+
+    @property
+    def label(self) -> str:
+        """Its kind in words: ``prompt trimmed``, ``cannot judge``, ``turn skipped``..."""
+        return self.what.replace("-", " ") or "note"
+
+
 @dataclass
 class Step:
     """A point of a replay: the state after ``events[:position]``, with a label."""
@@ -123,6 +147,8 @@ class SessionView:
         self.rubric_judgement: dict[str, Any] | None = None
         """The latest ``rubric.scored`` payload of a rubric session (score 0–5, reasoning, status)."""
         self.notes: list[str] = []
+        self.session_notes: list[Note] = []
+        """The session's ``session.note`` events in order (what it went on without, and why)."""
         self.not_examined: str | None = None
         """Why the session examined nothing, once it ended ``not_examined`` (its ``session.finished`` reason)."""
         self.graded: list[dict[str, Any]] = []
@@ -185,6 +211,21 @@ class SessionView:
             if t.judged:
                 return t
         return None
+
+    def notes_under(self, idx: int) -> list[Note]:
+        """The notes shown under turn ``idx``: those at it (:attr:`Note.at`), and under the last turn those
+        at a turn not started yet."""
+        last = idx == len(self.turns) - 1
+        return [n for n in self.session_notes if n.at == idx or (last and n.at > idx)]
+
+    def note_counts(self) -> list[tuple[str, int]]:
+        """How many notes of each kind, in the order the kinds first came (``not-examined`` left out: the
+        session's status and its reason say it)."""
+        counts: dict[str, int] = {}
+        for n in self.session_notes:
+            if n.what != "not-examined":
+                counts[n.label] = counts.get(n.label, 0) + 1
+        return list(counts.items())
 
     def pending_kinds(self) -> list[str]:
         """Human-readable descriptions of interventions the runner has not applied yet."""
@@ -454,6 +495,14 @@ class SessionView:
             self.turns[-1].extra.append(f"{label}: {p.comprehensive_performance} Suggestions: {p.suggestions}")
             self.turns[-1].touch()
 
+    def _session_note(self, seq: int, p: ev.SessionNote) -> None:
+        turn = int(p.turn)
+        at = turn if turn >= 0 else len(self.turns) - 1
+        self.session_notes.append(Note(turn, p.what, p.text, at))
+        shown = self.turn(min(at, len(self.turns) - 1))
+        if shown is not None:
+            shown.touch()
+
     def _graded_note(self, seq: int, p: ev.GradedNote) -> None:
         self.notes.append(p.text)
         if self.turns:
@@ -486,6 +535,7 @@ _HANDLERS = {
     ev.GRADED_EXTENSION: SessionView._graded_extension,
     ev.GRADED_FEEDBACK: SessionView._graded_feedback,
     ev.GRADED_NOTE: SessionView._graded_note,
+    ev.SESSION_NOTE: SessionView._session_note,
 }
 
 

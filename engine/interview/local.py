@@ -217,6 +217,7 @@ class LocalServer:
                  model_path: Path | None = None):
         require_llama_cpp()
         self.home = Path(home)
+        self.n_ctx = n_ctx
         self.model_path = Path(model_path) if model_path is not None else smollm2_path()
         reap_stale_servers(self.home)
         self.port = free_port()

@@ -42,7 +42,7 @@ from engine.interview.session import (
     criterion_payload,
     verdict_payload,
 )
-from engine.interview.targets import Target
+from engine.interview.targets import Target, fit_to_context
 from engine.llm import ChatResult
 from engine.store import Store, dumps, now_iso
 from engine.store.lease import SESSION, LeaseLostError, Leases
@@ -202,7 +202,7 @@ class SessionRunner:
             on_token(piece)
 
         start = time.perf_counter()
-        messages = self.protocol.target_messages(history, turn["question"])
+        messages = await fit_to_context(self.target, self.protocol.target_messages(history, turn["question"]), idx)
         result = await self._target_call(messages, on_piece, on_reset)
         if result is None:
             flush()

@@ -177,9 +177,42 @@ class EndpointTarget:
         """Stream the answer from the endpoint through the recording, caching LLM client."""
         return await self.client.chat(messages, stream=True, on_token=on_token, on_reset=on_reset)
 
+    async def fit(self, messages: list[dict[str, str]], turn: int) -> list[dict[str, str]]:
+        """The conversation cut to the endpoint's context when it is known (reported by the server or
+        ``context:``): the oldest turns dropped whole, never the system prompt or the question
+        (:func:`engine.llm.fit.fit_conversation`), with room kept for the answer (its ``max_tokens``, else
+        :data:`TARGET_REPLY_SHARE` of the context); a cut is a ``session.note`` ``prompt-trimmed`` naming the
+        target, on ``turn``."""
+        from engine.llm.client import CHARS_PER_TOKEN
+        from engine.llm.fit import fit_conversation
+
+        context = await self.client.context_tokens()
+        if not context:
+            return messages
+        budgeted = self.client.endpoint.max_tokens or self.client.max_tokens
+        reserve = 0 if budgeted else int(context * TARGET_REPLY_SHARE) * CHARS_PER_TOKEN
+        trims: list[str] = []
+        fitted = fit_conversation(messages, await self.client.prompt_chars(reserve), trims)
+        self.client.note_trimmed(f"target {self.spec}", trims, turn)
+        return fitted
+
     async def aclose(self) -> None:
         """Nothing to release: the LLM client's connections are shared per event loop."""
         return None
+
+
+TARGET_REPLY_SHARE = 0.25
+"""The share of a target's context kept for its answer when the endpoint sets no ``max_tokens`` (the
+server's own limit, often the rest of the context): its earlier turns give way before the answer does."""
+
+
+async def fit_to_context(target: Target, messages: list[dict[str, str]], turn: int) -> list[dict[str, str]]:
+    """The conversation a target is sent for ``turn``: cut to its context when the target is an endpoint
+    whose context is known (:meth:`EndpointTarget.fit`), else as it is (a Python adapter or the reference
+    target has no context of viva's knowing)."""
+    if isinstance(target, EndpointTarget):
+        return await target.fit(messages, turn)
+    return messages
 
 
 def import_from_cwd(module_name: str) -> Any:
@@ -297,10 +330,10 @@ class LocalTarget(EndpointTarget):
 
 def local_endpoint(server: _local.LocalServer, seed: int = 0) -> ModelConfig:
     """The endpoint config for the embedded server: greedy (temperature 0), at most 256 tokens, one
-    request at a time, 300 s timeout, one retry. ``seed`` is unused (the server was started with it).
+    request at a time, 300 s timeout, one retry, its context the server's ``n_ctx``. ``seed`` is unused (the server was started with it).
     """
     return ModelConfig(base_url=server.base_url, model="smollm2-135m-instruct", temperature=0.0,
-                       max_tokens=256, max_concurrency=1, timeout=300.0, max_retries=1)
+                       max_tokens=256, max_concurrency=1, timeout=300.0, max_retries=1, context=server.n_ctx)
 
 
 class TargetFactory:

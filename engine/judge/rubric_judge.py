@@ -262,7 +262,8 @@ def _rubric_prompt(item: Any, criteria: Sequence[Any], answers: list[str], nonce
 
 
 def build_judge_prompt(item: Any, answer: str | Sequence[str], criteria: Sequence[Any] = (), *,
-                       nonce: str | None = None, rng: random.Random | None = None) -> JudgePrompt:
+                       nonce: str | None = None, rng: random.Random | None = None, limit_chars: int | None = None,
+                       trims: list[str] | None = None) -> JudgePrompt:
     """The messages for one 0–5 rubric-judge call on the candidate's answer.
 
     Args:
@@ -273,6 +274,10 @@ def build_judge_prompt(item: Any, answer: str | Sequence[str], criteria: Sequenc
             has no judge prompt of its own.
         nonce: the marker nonce (default: drawn from ``rng`` or :mod:`secrets`).
         rng: a seeded random generator for a reproducible nonce.
+        limit_chars: the prompt characters the judge's context holds (:meth:`engine.llm.LLMClient.prompt_chars`;
+            None: unknown, nothing is cut). The instructions, the question and the item's turns, the
+            reference, the scoring example and the rubric always go; the answers share the rest
+            (:func:`_fit_answers`), each cut described in ``trims``.
 
     Raises:
         RubricJudgeError: no judge prompt and no criteria, or answers that do not fit the item's turns.
@@ -282,17 +287,39 @@ def build_judge_prompt(item: Any, answer: str | Sequence[str], criteria: Sequenc
     answers = _answers(item, answer)
     meta = getattr(item, "meta", None) or {}
     template = meta.get("judge_prompt")
-    if isinstance(template, str) and _PLACEHOLDER_RE.search(template):
-        system = meta.get("system_prompt") or DEFAULT_SYSTEM[language]
-        user = _fill_auto_prompt(item, template, answers, nonce)
-        source = "auto_prompt"
-    else:
-        system = DEFAULT_SYSTEM[language]
-        user = _rubric_prompt(item, criteria, answers, nonce, language)
-        source = "rubric"
-    system = f"{system}\n\n{_delimiter_note(language, nonce)}"
-    return JudgePrompt([{"role": "system", "content": system}, {"role": "user", "content": user}],
-                       nonce, language, source)
+    auto = isinstance(template, str) and bool(_PLACEHOLDER_RE.search(template))
+    system = f"{(meta.get('system_prompt') if auto else None) or DEFAULT_SYSTEM[language]}\n\n" \
+             f"{_delimiter_note(language, nonce)}"
+
+    def messages(texts: list[str]) -> list[dict[str, str]]:
+        user = (_fill_auto_prompt(item, template, texts, nonce) if auto
+                else _rubric_prompt(item, criteria, texts, nonce, language))
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    if limit_chars is not None:
+        answers = _fit_answers(messages, answers, limit_chars, trims)
+    return JudgePrompt(messages(answers), nonce, language, "auto_prompt" if auto else "rubric")
+
+
+def _fit_answers(messages: Any, answers: list[str], limit_chars: int, trims: list[str] | None) -> list[str]:
+    """The answers cut so that ``messages(answers)`` takes at most ``limit_chars`` (by
+    :func:`engine.llm.fit.size`): the prompt with every answer empty is the fixed part; an answer the
+    template quotes more than once (``{response}`` and ``{response1}``) costs that many times, so the
+    answers share the room left divided by the most times any is quoted (:func:`engine.llm.fit.fit`:
+    equal shares, each keeping its beginning and its end)."""
+    from engine.llm.fit import fit, size
+
+    def cost(texts: list[str]) -> int:
+        return sum(size(m["content"]) for m in messages(texts))
+
+    empty = [""] * len(answers)
+    fixed = cost(empty)
+    if cost(answers) <= limit_chars:
+        return answers
+    times = max((cost([a if j == i else "" for j in range(len(answers))]) - fixed) / max(1, size(a))
+                for i, a in enumerate(answers))
+    names = ["the answer"] if len(answers) == 1 else [f"answer {i}" for i in range(1, len(answers) + 1)]
+    return fit(list(zip(names, answers, strict=True)), int((limit_chars - fixed) / max(1.0, times)), trims)
 
 
 # -- final score ----------------------------------------------------------------------------------

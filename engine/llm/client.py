@@ -193,7 +193,7 @@ atexit.register(_per_loop.clear)
 
 
 _contexts: dict[tuple[Any, ...], int] = {}
-"""Context sizes found per (endpoint, model), for the process (0: unknown)."""
+"""Context sizes the servers reported per (endpoint, model), for the process (0: not reported)."""
 
 
 def _loop_state() -> dict[tuple[Any, ...], Any]:
@@ -320,12 +320,14 @@ class LLMClient:
                 from engine.llm.check import context_of
 
                 try:
-                    found = (await context_of(self.endpoint))[0] or 0
+                    reported, source = await context_of(self.endpoint)
+                    found = reported if source != "config" and reported else 0
                 except Exception:  # noqa: BLE001 - a probe that fails means "unknown", never a failed call
-                    found = self.endpoint.context or 0
+                    found = 0
                 _contexts[key[1:]] = found
             state[key] = found
-        return state[key] or None
+        # only what the server said is shared: two roles on one server and model may set different `context:`
+        return state[key] or self.endpoint.context or None
 
     async def prompt_chars(self, reserve_chars: int = 0) -> int | None:
         """How many characters of prompt fit the model's context with room for the reply's budget, by

@@ -3,7 +3,8 @@ prompt where it was left out, and noted.
 
 The room is :meth:`engine.llm.LLMClient.prompt_chars`: the model's context (reported by the server, or the
 endpoint's ``context:``) less the reply's ``max_tokens``, at :data:`engine.llm.client.CHARS_PER_TOKEN`
-characters a token, less what the caller reserves for the repairs. A prompt's fixed parts (instructions,
+characters a token, less what the caller reserves for the repairs. A text's size in those characters is
+:func:`size`: its length, a CJK character counted as a whole token (:data:`CJK_CHARS`). A prompt's fixed parts (instructions,
 rubric, scoring point, schema) always go; its variable texts share the rest by **equal shares**
 (:func:`shares`): each keeps at most a cap, the largest for which all fit, so a short text is never cut and
 the longest are cut first. A cut text says so in place (:data:`LEFT_OUT`):
@@ -11,7 +12,9 @@ the longest are cut first. A cut text says so in place (:data:`LEFT_OUT`):
 - a long text that is read as a whole (an answer, a task transcript, a running summary, a reference, a
   question) keeps its beginning and its end, its middle left out (:func:`cut_middle`);
 - an ordered background (a knowledge path's chunks) keeps its beginning, its end left out (:func:`cut_end`);
-- a conversation drops its oldest turns whole (``engine.interview.prompts.transcript_block``).
+- a conversation drops its oldest turns whole: the examiner's transcript
+  (``engine.interview.prompts.transcript_block``) and the target's own conversation (:func:`fit_conversation`:
+  never its system prompt or the question now asked).
 
 Each cut is described in words ("the answer: 1,200 of 9,000 characters kept") for the caller to note
 (:meth:`engine.llm.LLMClient.note_trimmed`: a ``session.note`` ``prompt-trimmed``), so a verdict on a cut
@@ -21,6 +24,7 @@ overflow, if any, is the server's :class:`~engine.llm.ContextOverflowError`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 LEFT_OUT = "[… {n:,} characters left out to fit the model's context …]"
@@ -29,6 +33,18 @@ MARK_CHARS = 80
 """Room kept per text for its :data:`LEFT_OUT` mark and the newlines around it."""
 MIN_KEEP = 200
 """No text is cut below this many characters (a prompt that needs less is then the server's overflow)."""
+CJK_CHARS = 3
+"""What one CJK character counts in :func:`size`: one token at :data:`engine.llm.client.CHARS_PER_TOKEN`
+characters a token (Qwen's and GPT-4's tokenizers spend about one token a Chinese character or less; an
+English-only byte-level tokenizer spends more, and such a prompt may still be the server's overflow)."""
+_CJK_RE = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def size(text: str) -> int:
+    """A text's size in prompt characters: its length, each CJK character (Chinese, Japanese, Korean, full-width
+    forms) counted :data:`CJK_CHARS` times, since a model spends about a token on each where it spends one on
+    about three English characters."""
+    return len(text) + (CJK_CHARS - 1) * len(_CJK_RE.findall(text))
 
 
 def shares(lengths: Sequence[int], room: int) -> list[int]:
@@ -74,15 +90,63 @@ def cut_end(text: str, keep: int) -> tuple[str, int]:
 def fit(texts: Sequence[tuple[str, str]], room: int | None, trims: list[str] | None = None,
         end: Sequence[str] = ()) -> list[str]:
     """The variable texts of one prompt, ``(name, text)`` pairs, cut to share ``room`` characters
-    (:func:`shares`; None: the context is unknown, nothing is cut). A text named in ``end`` loses its end
-    (:func:`cut_end`), any other its middle (:func:`cut_middle`). Each cut is described in ``trims``."""
+    (:func:`shares` of their :func:`size`; None: the context is unknown, nothing is cut). A text named in
+    ``end`` loses its end (:func:`cut_end`), any other its middle (:func:`cut_middle`), keeping the characters
+    of its share (fewer than the share when it holds CJK text). Each cut is described in ``trims``."""
     if room is None:
         return [t for _, t in texts]
-    caps = shares([len(t) for _, t in texts], room - MARK_CHARS * len(texts))
+    sizes = [size(t) for _, t in texts]
+    caps = shares(sizes, room - MARK_CHARS * len(texts))
     out = []
-    for (name, text), cap in zip(texts, caps, strict=True):
-        cut, left_out = (cut_end if name in end else cut_middle)(text, cap)
+    for (name, text), n, cap in zip(texts, sizes, caps, strict=True):
+        keep = len(text) if cap >= n else cap * len(text) // max(1, n)
+        cut, left_out = (cut_end if name in end else cut_middle)(text, keep)
         if left_out and trims is not None:
             trims.append(f"{name}: {len(text) - left_out:,} of {len(text):,} characters kept")
         out.append(cut)
     return out
+
+
+EARLIER_LEFT_OUT = "[{n} earlier turn(s) of this conversation left out to fit the model's context]"
+"""What opens a conversation whose oldest turns were dropped (:func:`fit_conversation`)."""
+
+
+def fit_conversation(messages: Sequence[dict[str, str]], room: int | None,
+                     trims: list[str] | None = None) -> list[dict[str, str]]:
+    """A chat conversation in at most ``room`` prompt characters (:func:`size`; None: unknown, nothing is
+    dropped): its system messages and its last message (the question now asked) always go; the earlier
+    turns (a user message and the replies after it) are dropped whole, oldest first, until the rest fits.
+    The first message kept after the system messages then opens with :data:`EARLIER_LEFT_OUT` (so the
+    roles still alternate), and ``trims`` says how many turns were left out. When even the system messages
+    and the last message do not fit, every earlier turn is dropped (the overflow is then the server's)."""
+    messages = [dict(m) for m in messages]
+    if room is None or not messages or sum(size(m.get("content") or "") for m in messages) <= room:
+        return messages
+    head = 0
+    while head < len(messages) - 1 and messages[head].get("role") == "system":
+        head += 1
+    system, middle, last = messages[:head], messages[head:-1], messages[-1]
+    turns: list[list[dict[str, str]]] = []
+    for m in middle:
+        if m.get("role") == "user" or not turns:
+            turns.append([m])
+        else:
+            turns[-1].append(m)
+    total = len(turns)
+    mark = len(EARLIER_LEFT_OUT) + 10
+
+    def used() -> int:
+        return sum(size(m.get("content") or "") for m in [*system, *(m for t in turns for m in t), last]) + mark
+
+    while turns and used() > room:
+        turns.pop(0)
+    dropped = total - len(turns)
+    if not dropped:
+        return messages
+    kept = [m for t in turns for m in t] + [last]
+    first = kept[0]
+    note = EARLIER_LEFT_OUT.format(n=dropped)
+    kept[0] = {**first, "content": f"{note}\n\n{first.get('content') or ''}"}
+    if trims is not None:
+        trims.append(f"the conversation: the {dropped} oldest of {total} earlier turn(s) left out")
+    return [*system, *kept]

@@ -72,6 +72,26 @@ def test_equal_shares_cut_the_longest_first():
     assert head.startswith("A" * 500 + "B" * 100) and "C" not in head and left_out == 2400
 
 
+def test_a_conversation_drops_its_oldest_turns_never_the_system_prompt_or_the_question():
+    from engine.llm.fit import EARLIER_LEFT_OUT, fit_conversation
+
+    system = {"role": "system", "content": "You are helpful. " * 20}
+    turns = [m for i in range(3) for m in ({"role": "user", "content": f"Q{i} " * 50},
+                                           {"role": "assistant", "content": f"A{i} " * 300})]
+    question = {"role": "user", "content": "Now what? " * 10}
+    whole = [system, *turns, question]
+    assert fit_conversation(whole, None) == whole and fit_conversation(whole, 100_000) == whole
+    trims: list[str] = []
+    kept = fit_conversation(whole, 2000, trims)
+    assert kept[0] == system and kept[-1] == question and [m["role"] for m in kept] == [
+        "system", "user", "assistant", "user"]
+    assert kept[1]["content"] == EARLIER_LEFT_OUT.format(n=2) + "\n\n" + "Q2 " * 50
+    assert trims == ["the conversation: the 2 oldest of 3 earlier turn(s) left out"]
+    # too small for any earlier turn: the system prompt and the question stay, and say so
+    kept = fit_conversation(whole, 500)
+    assert kept[0] == system and kept[1]["content"] == EARLIER_LEFT_OUT.format(n=3) + "\n\n" + question["content"]
+
+
 # -- judge answers --------------------------------------------------------------------------------
 
 async def test_a_long_answer_is_trimmed_for_the_judge_and_judged(home, small, fake_openai):
@@ -220,3 +240,153 @@ async def test_a_long_reply_is_cut_for_the_gold_judge(session, fake_openai):
     fitted(fake_openai)
     [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
     assert note["text"].startswith("gold judge prompt") and "the reply:" in note["text"]
+
+
+# -- the rubric protocol's judge ------------------------------------------------------------------
+
+HALF = " ".join(f"Sentence {i} of a long answer about oxygen." for i in range(180))
+"""About 1,600 tokens: one answer fits the target's conversation, two do not fit the judge's prompt."""
+
+
+def _rubric_bench(store, turns, language="en", question=None, criteria=None) -> int:
+    from engine.bench.items import add_item, create_benchmark
+    from engine.bench.rubric import create_rubric
+    from tests.engine.interview_fixtures import CRITERIA
+
+    with store.transaction():
+        bid = create_benchmark(store, "sed", "sedareval")
+        item = add_item(store, bid, 0, protocol="rubric", question=question or turns[0], turns=turns,
+                        topic="oxygen", reference="Most abundant element in the crust; photosynthesis.",
+                        meta={"category": ["QA"], "language": language})
+        create_rubric(store, item, criteria or CRITERIA, author="importer")
+    return item
+
+
+def _is_rubric_judge(req) -> bool:
+    return not req.body.get("stream") and "<<<ANSWER " in req.text
+
+
+async def test_the_rubric_judge_prompt_cuts_the_answers_in_equal_shares(home, small, fake_openai):
+    """Two answers that together pass the judge's context: each keeps its beginning and end, the rubric and
+    the question go whole, the judge scores, and the cut is noted on the last turn."""
+    answers = {"oxygen?": "Oxygen is the most abundant element in the Earth's crust. " + HALF + " End of one.",
+               "plants?": "Plants release oxygen through photosynthesis. " + HALF + " End of two."}
+    fake_openai.rule(is_target, lambda body: answers[body["messages"][-1]["content"].split()[-1]])
+    fake_openai.rule(_is_rubric_judge, "Scoring process: points 1 and 2 earned.\nFinal score: 4")
+    rt = Runtime(home=home, config=Config(kernel=small, max_tokens=BUDGETS))
+    _rubric_bench(rt.store, ["What do you know about oxygen?", "What do plants do with oxygen and plants?"])
+    run_id = plan_run(rt, RunRequest(bench="sed", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config"))
+    await execute_run(rt, run_id)
+    [sid] = run_sessions(rt, run_id)
+    assert rt.store.one("SELECT status, score FROM sessions WHERE id = ?", (sid,)) == {
+        "status": "finished", "score": 80.0}
+    [judge] = [r for r in fake_openai.chat_requests() if _is_rubric_judge(r)]
+    sent = judge.messages[-1]["content"]
+    for kept in ("most abundant element", "End of one.", "release oxygen through photosynthesis", "End of two.",
+                 "Liquid oxygen is pale blue", "What do you know about oxygen?"):
+        assert kept in sent, kept  # both answers' ends, the rubric and the question
+    assert sent.count("characters left out to fit the model's context") == 2 and "Sentence 90 " not in sent
+    fitted(fake_openai)
+    [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
+    assert note["turn"] == 1 and note["text"].startswith("rubric judge prompt cut to fit the model's context")
+    assert "answer 1: " in note["text"] and f"of {len(answers['oxygen?']):,} characters kept" in note["text"]
+    assert "answer 2: " in note["text"]
+    rt.store.close()
+
+
+async def test_a_chinese_answer_is_sized_by_its_tokens(home, small, fake_openai):
+    """3,000 Chinese characters are about 3,000 tokens (the fake server counts one a character): counted by
+    characters alone the prompt would seem to fit, and the judge's context would overflow."""
+    from engine.llm.fit import size
+
+    answer = "氧是地壳中含量最多的元素。" + "氧气很活泼。" * 500 + "植物通过光合作用释放氧气。"
+    assert size(answer) == 3 * len(answer)
+    fake_openai.rule(is_target, answer)
+    fake_openai.rule(_is_rubric_judge, "评分过程：得分点1得分。\n最终得分：3分")
+    rt = Runtime(home=home, config=Config(kernel=small, max_tokens=BUDGETS))
+    _rubric_bench(rt.store, ["关于氧你知道什么？"], language="zh",
+                  criteria=[{"text": "氧是地壳中含量最多的元素", "kind": "point", "weight": 1}])
+    run_id = plan_run(rt, RunRequest(bench="sed", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config"))
+    await execute_run(rt, run_id)
+    [sid] = run_sessions(rt, run_id)
+    assert rt.store.one("SELECT status, score FROM sessions WHERE id = ?", (sid,)) == {
+        "status": "finished", "score": 60.0}
+    [judge] = [r for r in fake_openai.chat_requests() if _is_rubric_judge(r)]
+    sent = judge.messages[-1]["content"]
+    assert "氧是地壳中含量最多的元素。" in sent and "植物通过光合作用释放氧气。" in sent
+    fitted(fake_openai)
+    [note] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
+    assert "the answer: " in note["text"] and f"of {len(answer):,} characters kept" in note["text"]
+    rt.store.close()
+
+
+# -- the target's conversation --------------------------------------------------------------------
+
+def _long_answers(body) -> str:
+    """A target whose every answer is about 1,100 tokens: three of them pass a 2,500-token context."""
+    t = sum(1 for m in body["messages"] if m["role"] == "user")
+    return (f"Answer {t}: oxygen is the most abundant element in the Earth's crust. "
+            + " ".join(f"Sentence {i} of answer {t} about oxygen." for i in range(135)) + f" End of answer {t}.")
+
+
+def _examiner(fake) -> None:
+    """The LLM kernel's questions, numbered by the latest turn in its transcript (never repeated)."""
+    import re
+
+    def ask(kind):
+        def reply(body):
+            latest = max(map(int, re.findall(r"\[turn (\d+)", body["messages"][-1]["content"])), default=-1)
+            return json.dumps({"question": f"{kind} question after turn {latest}?"})
+        return reply
+    fake.rule("a FOLLOW-UP", ask("Follow-up"))
+    fake.rule("a CHALLENGE", ask("Challenge"))
+
+
+async def _long_session(home, kernel, target, fake):
+    from tests.engine.interview_fixtures import judge_reply
+
+    fake.rule(is_target, _long_answers)
+    fake.rule("judge of an oral examination", judge_reply)
+    _examiner(fake)
+    fake.default = json.dumps({"accuracy": 5, "user_satisfaction": 5, "clarity": 5, "coherence": 5,
+                               "question_handling": 5, "challenge_handling": 5, "rationale": "Long answers."})
+    rt = Runtime(home=home, config=Config(kernel=kernel, max_tokens=BUDGETS, targets={"t": target}))
+    make_bench(rt.store)
+    run_id = plan_run(rt, RunRequest(bench="oxy", targets=["t"], kernel="config", policy="threshold", turns=4))
+    errors = await execute_run(rt, run_id)
+    [sid] = run_sessions(rt, run_id)
+    return rt, sid, errors
+
+
+async def test_the_targets_oldest_turns_give_way_to_its_context(home, small, fake_openai):
+    """A target whose own earlier answers pass its context (``context:`` set, not reported): each question
+    goes with as many of the latest turns as fit, the conversation says how many were left out, the session
+    finishes every turn, and each cut is a note naming the target."""
+    from engine.llm.fit import EARLIER_LEFT_OUT
+
+    rt, sid, errors = await _long_session(home, small, small, fake_openai)
+    assert errors == {sid: None}
+    assert rt.store.one("SELECT status FROM sessions WHERE id = ?", (sid,))["status"] == "finished"
+    turns = rt.store.query("SELECT idx, answer FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
+    assert [t["idx"] for t in turns] == [0, 1, 2, 3] and all(t["answer"].startswith("Answer ") for t in turns)
+    fitted(fake_openai)
+    asked = [r.messages for r in fake_openai.chat_requests() if is_target(r)]
+    assert [len(m) for m in asked] == [1, 3, 3, 3]  # turn 0 alone; then the latest earlier turn and the question
+    assert not asked[1][0]["content"].startswith("[")  # turn 1: nothing left out yet
+    for n, messages in zip((1, 2), asked[2:], strict=True):
+        assert messages[0]["content"].startswith(EARLIER_LEFT_OUT.format(n=n) + "\n\n")  # then a question
+        assert messages[0]["role"] == "user" and messages[1]["role"] == "assistant"
+        assert messages[-1]["content"].startswith(("Follow-up question", "Challenge question"))
+    cuts = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed" and n["text"].startswith("target t ")]
+    assert [n["turn"] for n in cuts] == [2, 3]
+    assert cuts[0]["text"] == ("target t prompt cut to fit the model's context: the conversation: the 1 oldest of "
+                               "2 earlier turn(s) left out")
+    rt.store.close()
+
+
+async def test_without_its_context_the_target_overflows_and_the_session_fails(home, small, fake_openai):
+    """What the target's trimming saves: with its context unknown, its own answers overflow it."""
+    rt, sid, errors = await _long_session(home, small, small.model_copy(update={"context": None}), fake_openai)
+    assert "exceed context window" in (errors[sid] or "")
+    assert rt.store.one("SELECT status FROM sessions WHERE id = ?", (sid,))["status"] == "failed"
+    rt.store.close()

@@ -60,3 +60,35 @@ async def test_home_shows_and_filters_a_session_that_examined_nothing(runtime, f
         await pilot.pause()
         header = str(app.screen.query_one(SessionHeader).render())
         assert "● not examined" in header and "not examined: the examiner stopped before asking" in header
+
+
+async def test_the_leaderboard_counts_failed_and_not_examined_sessions(runtime, fake_openai):
+    """The board's ``fail/ne`` column: a row's failed / not examined sessions, at 100 columns with every
+    column whole; the detail says both."""
+    from textual.widgets import DataTable
+
+    from engine.interview.run import run_sessions
+    from engine.interview.session import Session
+    from tests.tui.conftest import plan
+    from tests.tui.test_edges import _fits
+    from tui.screens.leaderboard import LeaderboardScreen
+
+    run_to_end(runtime, target="fake-a", turns=1)
+    not_examined_session(runtime, fake_openai)
+    [failed] = run_sessions(runtime, plan(runtime, target="fake-a", turns=1))
+    Session(runtime.store, failed).set_status("failed", error="ConnectionError: no server")
+    app = build_app(Engine(runtime), "home")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.screen.query_one(SessionsTable).row_count == 3, "the sessions")
+        app.push_screen(LeaderboardScreen())
+        board = await wait_for(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen, "board")
+        scope = await wait_for(pilot, lambda: board.query("#scope") and board.query_one("#scope", Input), "scope")
+        scope.value = "target:fake-a"
+        scope.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: board.query(DataTable) and board.query_one(DataTable).row_count == 2, "rows")
+        await pilot.pause()
+        table = board.query_one(DataTable)
+        assert _fits(table), (table.virtual_size.width, table.scrollable_content_region.width)
+        by_bench = {str(table.get_row_at(i)[1]): str(table.get_row_at(i)[-1]) for i in range(table.row_count)}
+        assert by_bench == {"flu": "1/0", "tasks": "0/1"}

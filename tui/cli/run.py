@@ -219,13 +219,14 @@ def print_board(console: Any, board: dict[str, Any]) -> None:
     """The scoped leaderboard: n and 95% intervals, paired comparisons, κ with its n."""
     from rich.table import Table
 
-    from tui.board import COLUMNS, ability_notes, agreement_line, cells, comparison, method_line
+    from tui.board import ability_notes, agreement_line, cells, columns_for, comparison, method_line
 
     table = Table(title=f"leaderboard, {board['scope']['label']} (figures over finished sessions, per benchmark)")
-    for header, _, _ in COLUMNS:
+    columns = columns_for(board)
+    for header, _, _ in columns:
         table.add_column(header, justify="left" if header in ("target", "bench") else "right")
     for r in board["rows"]:
-        table.add_row(*cells(r))
+        table.add_row(*cells(r, columns=columns))
     console.print(table)
     for line in ability_notes(board):
         console.print(f"[dim]{escape(line)}[/]")

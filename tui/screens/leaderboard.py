@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Static
 
 from engine.api import Engine
-from tui.board import COLUMNS, agreement_line, cells, comparison, detail, method_line
+from tui.board import COLUMNS, agreement_line, cells, columns_for, comparison, detail, method_line
 from tui.bridge import db_work
 from tui.widgets.header import short
 
@@ -120,10 +120,16 @@ class LeaderboardScreen(ModalScreen):
             return
         self.board = board
         title.update(f"Leaderboard, {board['scope']['label']}: figures over finished sessions, per benchmark")
+        columns = columns_for(board)
+        if len(table.columns) != len(columns):  # the ability columns come and go with a calibration in scope
+            table.clear(columns=True)
+            for name, _, width in columns:
+                table.add_column(name, key=name, width=width)
         for i, r in enumerate(board["rows"]):
-            table.add_row(*[short(c, w) for c, (_, _, w) in zip(cells(r, narrow=True), COLUMNS, strict=True)], key=str(i))
+            table.add_row(*[short(c, w) for c, (_, _, w) in zip(cells(r, narrow=True, columns=columns), columns,
+                                                                 strict=True)], key=str(i))
         if not board["rows"]:
-            table.add_row("no sessions in this scope", *[""] * (len(COLUMNS) - 1))
+            table.add_row("no sessions in this scope", *[""] * (len(columns) - 1))
         comparisons = Text()
         for c in board["comparisons"]:
             comparisons.append("paired: " + comparison(c) + "\n")

@@ -80,6 +80,11 @@ class SessionHeader(Static):
         if state.not_examined:  # why there is no score (and no turn, usually)
             line.append("\nnot examined: ", style=STATUS_STYLES["not_examined"])
             line.append(short(state.not_examined, ERROR_CHARS), style="magenta")
+        counts = state.note_counts()
+        if counts:  # what the session went on without: each note is under its turn in the interview pane
+            line.append("\nnotes: ", style="bold yellow")
+            line.append(" · ".join(f"{label} ×{n}" for label, n in counts))
+            line.append("  (under their turns)" if state.turns else "", style="dim")
         if state.error:  # on its own line(s), whole: the cause is at the end of the message
             line.append("\nerror: ", style="bold red")
             line.append(short(state.error, ERROR_CHARS), style="red")
@@ -96,6 +101,9 @@ class SessionHeader(Static):
         if score is not None:
             line.append(f"  Score {score:.1f}", style="bold")
         line.append(f"  {short(state.target, 24)}")
+        notes = sum(n for _, n in state.note_counts())
+        if notes:
+            line.append(f"  notes {notes}", style="yellow")
         policy = state.info.get("policy") or state.row.get("policy")
         if policy and state.protocol != "task":
             line.append(f"  policy {policy}")

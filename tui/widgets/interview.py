@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui.messages import TurnSelected
-from tui.state import SessionState, Turn
+from tui.state import Note, SessionState, Turn
 
 ACTION_LABELS = {
     "initial": "initial question",
@@ -51,6 +51,17 @@ def rubric_line(judgement: dict) -> str:
     return f"score {judgement['score']:g} / {judgement.get('max_score', 5):g}{label}"
 
 
+def note_text(note: Note, style: Style | None = None) -> Text:
+    """A session note as the pane shows it: its kind, and its text (``prompt trimmed: judge prompt cut…``);
+    a note on another turn than the one it is shown under says which."""
+    style = style or Style()
+    text = Text(f"{note.label}: ", style=style + Style(bold=True))
+    if note.turn >= 0 and note.turn != note.at:
+        text.append(f"(turn {note.turn}) ", style=style)
+    text.append(note.text, style=style)
+    return text
+
+
 def turn_label(turn: Turn) -> str:
     """``follow-up``, ``challenge (forced)``, ``human question``... as the pane and tables show it."""
     label = ACTION_LABELS.get(turn.action, turn.action or "…")
@@ -71,6 +82,7 @@ class InterviewPane(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {
         "turn--kernel", "turn--target", "turn--label", "turn--up", "turn--down", "turn--dim", "turn--selected",
         "turn--bar-initial", "turn--bar-follow-up", "turn--bar-challenge", "turn--bar-human", "turn--bar-task",
+        "turn--note",
     }
     BINDINGS = [
         Binding("up,k", "select(-1)", "Previous turn", show=False, id="turn_prev"),
@@ -152,7 +164,8 @@ class InterviewPane(ScrollView, can_focus=True):
         turn = self.state.turns[idx]
         version = self.state.version_label(turn.rubric_version_id)
         width = self._content_width()
-        key = (turn.rev, id(turn), version, idx == self.selected, width, self._scored_later(turn))
+        key = (turn.rev, id(turn), version, idx == self.selected, width, self._scored_later(turn),
+               len(self.state.notes_under(idx)))
         if self._keys[idx] == key:
             return
         self._keys[idx] = key
@@ -208,6 +221,9 @@ class InterviewPane(ScrollView, can_focus=True):
             add(Text(self._no_answer(), style=style("turn--dim")), Text("target", style=target + Style(bold=True)))
         for note in turn.extra:
             add(Text(note, style=style("turn--dim")), Text("protocol", style=style("turn--dim")))
+        if self.state is not None:
+            for n in self.state.notes_under(turn.idx):
+                add(note_text(n, style("turn--note")), Text("note", style=style("turn--note") + Style(bold=True)))
         judgement = turn.rubric_judgement
         if judgement is not None:
             label = style("turn--label")
@@ -293,6 +309,11 @@ class InterviewPane(ScrollView, can_focus=True):
                          if self.state is not None and self.state.status == "not_examined" else "  No turns yet.")
                 return Strip([Segment(empty, self.get_component_rich_style("turn--dim"))]) \
                     .adjust_cell_length(width)
+            # with no turn to stand under, the notes (a question skipped, ...) follow, one line each
+            notes = [n for n in self.state.session_notes if n.what != "not-examined"] if self.state else []
+            if 3 <= y < 3 + len(notes):
+                text = Text("  ") + note_text(notes[y - 3], self.get_component_rich_style("turn--note"))
+                return Strip(list(text.render(self.app.console))).crop_extend(0, width, None)
             return Strip.blank(width)
         idx = bisect_right(self._offsets, line) - 1
         if idx < 0 or line - self._offsets[idx] >= len(self._lines[idx]):

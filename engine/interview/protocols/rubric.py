@@ -13,6 +13,10 @@ like ``task``):
   (``config.interview.judge_repairs``), then the session is recorded as :data:`CANNOT_JUDGE`: no
   score, excluded from every average and counted apart. The nonce is drawn from a generator seeded
   by the session's seed, item, target and rubric version, so a resumed session hits the cache.
+  When the judge's context is known (reported by the server or ``context:``) the answers are cut to fit it
+  (:func:`engine.judge.rubric_judge.build_judge_prompt`: the instructions, the item and the rubric always
+  go, the answers share the rest, each keeping its beginning and its end and saying what was left out), and
+  the cut is a ``session.note`` ``prompt-trimmed``.
 - **Offline kernel.** No LLM can follow the rubric, so the figure is an **offline estimate**
   (:func:`engine.judge.rubric_judge.offline_estimate`): each point is credited when the answers hold
   the reference answer's words for it; a point it cannot judge honestly (translations, proofs,
@@ -52,6 +56,10 @@ from engine.judge.rubric_judge import (
 from engine.llm import ContextOverflowError, Usage
 from engine.metrics.scoring import turn_score
 from engine.store import loads
+
+REASK_ROOM = 900
+"""Prompt characters kept free for a re-ask's message (what to fix and the score line's format, about 300
+characters in English, 100 CJK characters in Chinese) when the prompt is sized to the judge's context."""
 
 OFFLINE_ESTIMATE = "offline estimate"
 """The label of every figure the offline kernel gives a rubric item (point coverage, no LLM judge)."""
@@ -193,9 +201,12 @@ class Rubric(SessionProtocol):
         client = judge.client
         max_reasks = int(getattr(judge, "repairs", MAX_REASKS))
         answers = [r["answer"] for r in rows]
+        trims: list[str] = []
         prompt = build_judge_prompt(s.item, answers if len(answers) > 1 else answers[0],
                                     s.criteria_of(version_id),
-                                    rng=nonce_rng(s.spec.seed, s.item.id, s.spec.target, version_id))
+                                    rng=nonce_rng(s.spec.seed, s.item.id, s.spec.target, version_id),
+                                    limit_chars=await client.prompt_chars(REASK_ROOM), trims=trims)
+        client.note_trimmed("rubric judge", trims, rows[-1]["idx"])
         messages = prompt.messages
         readings: list[ScoreReading] = []
         usage = Usage()
