@@ -620,6 +620,10 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; lacks the number {', '.join(missing_numbers)}"
         elif cand.keyword_list and not _enumerates(cand.keyword_list, facts):
             cap, why = KEYWORD_SHARE, f"{why}; a bare keyword list"
+        else:
+            others = next((alt for sentence in cand.key[::2] if (alt := alternatives(sentence, frozenset(facts)))), ())
+            if others:
+                cap, why = KEYWORD_SHARE, f"{why}; offered beside other candidates ({', '.join(others[:3])})"
         return score, cap, why, False
 
     def _claim_in_one_clause(self, claim: _Claim, cand: _Candidate) -> float:
@@ -704,6 +708,79 @@ def _foreign_subject(clause: _Clause, known: set[str], known_text: str) -> bool:
 
 
 _PREPOSITIONS = frozenset("with of in on at from for by about under over near without within like".split())
+
+
+_ALT_SPLIT = re.compile(r"((?:\s*(?:,(?!\d{3}\b)|[;/|:&\n]|\(\d+\)|\b(?:or|either|and)\b)\s*)+)", re.IGNORECASE)
+_ALT_SEP = re.compile(r",|[;/|:&\n]|\(\d+\)|[a-z]+")
+_ALT_MARKS = frozenset({";", "/", "|", "or", "either"})
+ALT_ITEM_WORDS = 4
+"""Content words an item of a list of alternatives may have (a longer item is a clause, not a candidate)."""
+
+
+@lru_cache(maxsize=1 << 14)
+def alternatives(sentence: str, facts: frozenset[str]) -> tuple[str, ...]:
+    """The other candidates a sentence offers beside the one that holds the fact, or () when it commits.
+
+    The sentence is cut into items at commas, ";", "/", "|", ":", "&", "(1)"-style numbering and the
+    words or/either/and. When the fact words the sentence holds all lie in one item (with at most
+    two other content words: "It could be 48", "Possibly Paris") and its neighbours in the list are
+    short items (at most :data:`ALT_ITEM_WORDS` content words) of the same kind (numbers beside a
+    number, words beside words) that hold none of the fact words, those neighbours are other
+    candidates:
+
+    - joined by a mark of alternatives (or, either, "/", "|", ";"), one neighbour is enough
+      ("Candidates: 48 / 65 / 60." offers 65 and 60 beside 48; "Either Paris or Lyon.");
+    - joined only by commas or "and", the items are a conjunction ("He played for the Braves,
+      Giants and Reds" says he played for each): they are candidates only when the list is the
+      whole sentence (after a lead-in ending in ":"), has three items or more and the fact's item
+      is bare: no other content word, no verb ("48, 65, 60").
+
+    A list whose other items hold fact words too ("red, green and blue" for the fact "red, green
+    and blue") commits to all of them and offers nothing else; ":" ends a list (a lead-in).
+    """
+    parts = _ALT_SPLIT.split(sentence or "")
+    if len(parts) < 3:
+        return ()
+    texts = parts[::2]
+    seps = [frozenset(_ALT_SEP.findall(p.lower())) for p in parts[1::2]]
+    stems = [content_stems(t) for t in texts]
+    holding = [k for k, st in enumerate(stems) if facts.intersection(st)]
+    if len(holding) != 1:
+        return ()
+    here = holding[0]
+    extra = [w for w in stems[here] if w not in facts]
+    if len(extra) > 2:
+        return ()
+    numeric = any(_is_number(w) for w in stems[here] if w in facts)
+    found: list[int] = []
+    for step in (-1, 1):
+        k = here
+        while 0 <= k + step < len(texts):
+            sep = seps[min(k, k + step)]
+            item = stems[k + step]
+            if ":" in sep or not item or len(item) > ALT_ITEM_WORDS or facts.intersection(item) \
+                    or _is_number(item[0]) != numeric:
+                break
+            k += step
+            found.append(k)
+    if not found:
+        return ()
+    lo, hi = min(found + [here]), max(found + [here])
+    joined = set().union(*seps[lo:hi])
+    if lo > 0:
+        joined |= seps[lo - 1] & {"either"}
+    if not joined & _ALT_MARKS:
+        last = len(texts) - 1 if stems[-1] else len(texts) - 2
+        whole = (lo == 0 or ":" in seps[lo - 1]) and hi == last
+        if not whole or extra or len(found) < 2 or _has_verb(texts[here]):
+            return ()
+    return tuple(texts[k].strip(" .!?()[]") for k in sorted(found))
+
+
+def _has_verb(text: str) -> bool:
+    """A linking or common verb, or a word ending in -ed after the first: the text is a clause."""
+    words = [w.lower() for w in re.findall(r"[\w'’-]+", text)]
+    return any(w in _LINKING or w in _VERBISH or (k and len(w) > 4 and w.endswith("ed")) for k, w in enumerate(words))
 
 
 def _enumerates(items: tuple[str, ...], facts: list[str]) -> bool:
