@@ -170,7 +170,7 @@ def test_missing_number_is_a_different_fact(judge):
     q, c = "How many eggs can a queen lay in a day?", "A queen can lay up to 2,000 eggs a day."
     assert judge.judge(c, "Up to 2000 a day.", q).met
     v = judge.judge(c, "A queen can lay up to 200 eggs a day.", q)
-    assert not v.met and "lacks the number 2000" in v.rationale
+    assert not v.met and "another number than 2000" in v.rationale
     assert v.score <= PARTIAL_SHARE * DEFAULT_THRESHOLD + 1e-9
 
 
@@ -250,7 +250,7 @@ def test_numbers_are_bound_to_what_they_count():
 
     fact = "Celtic lead the league by 10 points."
     v = judge_fact(fact, "Celtic have a seven-point lead in the league after beating 10-man Inverness.")
-    assert not v.met and "lacks the number 10 point" in v.rationale
+    assert not v.met and "another number than 10 point" in v.rationale
     assert judge_fact(fact, "Celtic lead the league by 10 points after beating Inverness.").met
     # adjectives may stand between a number and what it counts
     assert judge_fact("The shop sold 300 bicycles.", "The shop sold 300 red racing bicycles last year.").met
