@@ -2,7 +2,8 @@
 
 For a criterion with no gold span ("Liquid oxygen is pale blue", "States that workers are sterile
 females", a deduction "Claims oxygen is a noble gas"). Deterministic, explainable, no LLM; it uses
-the ONNX sentence embedder once per reply (every candidate and every criterion in one batch).
+the ONNX sentence embedder once per reply (every candidate, every criterion and, for the word
+matches of rule 4, their content words in one batch).
 
 Rules (:meth:`FreeTextJudge.judge`):
 
@@ -30,15 +31,27 @@ Rules (:meth:`FreeTextJudge.judge`):
    ``(1 - W_PRED)`` times the fact-word recall plus ``W_PRED`` times the recall of the predicate's
    fact words (what is said of the subject weighs more than naming it), and ``cos`` is the cosine
    between the claim and the question followed by the candidate (the question supplies the context
-   of a terse answer; an echo of the question without the fact earns cos but no recall). A number
-   of the fact is bound to the word it counts (:func:`bound_numbers`: "10 points"); a candidate that
-   does not state that number of that thing (the number alone counts: "up to 2000 a day") is capped
-   at :data:`PARTIAL_SHARE` of the threshold (a different number is a different fact; "a seven-point
-   lead over 10-man Inverness" does not say "leads by 10 points").
+   of a terse answer; an echo of the question without the fact earns cos but no recall). Each
+   recall is weighted: a fact word weighs :func:`word_weight` (1 + ln of its WordPiece count in
+   the embedder's vocabulary: a rare name weighs more than "said"; a number :data:`NUMBER_WEIGHT`).
+   A fact word the candidate spells counts 1; one it says in other words counts its word-vector
+   match (:func:`_soft`: "executed" for "killed", "Chapin" for "Chapi"; never for numbers, for a
+   name only a spelling of it, and only in claims of :data:`SOFT_MIN_FACTS` fact words or more); one
+   said only with the other polarity counts :data:`NEGATED_SHARE`. A number of the fact is bound
+   to the word it counts (:func:`bound_numbers`: "10 points"); a candidate that gives another
+   number of that thing, or that number of another thing (:func:`_other_number`: "a seven-point
+   lead over 10-man Inverness" does not say "leads by 10 points"), is capped at
+   :data:`PARTIAL_SHARE` of the threshold; a number simply left out only lowers the recall.
 5. **Keyword lists.** A candidate that is a bare list (at least :data:`LIST_MIN_ITEMS` short items
    separated by commas, semicolons, slashes or line breaks, no verb or function word linking them)
    makes no claim: it scores at most :data:`KEYWORD_SHARE` of the threshold, unless every item is
    one of the fact words (an enumeration that is the answer, "Red, green, blue.").
+5b. **Several candidates.** A candidate in which the fact's value is one item of a list of
+   alternatives of its kind (:func:`alternatives`: "Candidates: 48 / 65 / 60.", "It could be Paris,
+   Lyon or Nice.", "Either 48 or 65.") commits to none of them: it scores at most
+   :data:`KEYWORD_SHARE` of the threshold. A list whose items are the fact's own words ("red,
+   green and blue"), and a conjunction led in by a clause ("He played for the Braves, Giants and
+   Reds"), still count.
 6. **Deductions** (criteria describing a wrong claim) are met only by a candidate that makes the
    claim with its polarity: the same score, and in addition at least :data:`DEDUCTION_MIN_RECALL` of
    the claim's words must be in one clause of the candidate, question words included unless the
@@ -82,7 +95,7 @@ from engine.judge.text import (
     tokens,
 )
 
-DEFAULT_THRESHOLD = 0.60
+DEFAULT_THRESHOLD = 0.65
 """Score needed for a criterion to be met (fitted on REALSumm's dev half: ``bench/criterion_check.py``)."""
 
 W_COS = 0.2
@@ -101,6 +114,8 @@ NUMBER_WEIGHT = 3.0
 """Weight of a number among the fact words (a word weighs 1 + ln of its word pieces: :func:`word_weight`)."""
 SOFT_FLOOR = 0.55
 """Word cosine below which a reply's word is no evidence for a fact word it does not spell (:func:`_soft`)."""
+NEGATED_SHARE = 0.0
+"""Credit of a fact word said only with the other polarity, when the predicate's polarity agrees."""
 SOFT_MIN_FACTS = 3
 """Fact words a claim needs before any may be matched in other words (a one-word value never is)."""
 NAME_SPELLING = 0.8
@@ -643,7 +658,7 @@ class FreeTextJudge:
                 return 0.0, None, f"contradicts the claim (negated: {', '.join(sorted(against))})", True
             # each fact word weighs word_weight; one said in other words counts its soft match (_soft)
             weight = dict(zip(facts, claim.weights, strict=True))
-            said = {f: 1.0 if f in agree else 0.0 if f in disagree else soft.get(f, 0.0) for f in facts}
+            said = {f: 1.0 if f in agree else NEGATED_SHARE if f in disagree else soft.get(f, 0.0) for f in facts}
             pred = [f for f in facts if f in claim.predicate] or facts
             recall = (1 - W_PRED) * _weighted(facts, said, weight) + W_PRED * _weighted(pred, said, weight)
         score = W_COS * cos + W_RECALL * recall
@@ -655,7 +670,8 @@ class FreeTextJudge:
         numbers = {n for n, _w in claim.numbers} | {f for f in facts if _is_number(f)}
         bound = claim.numbers or tuple((f, "") for f in facts if _is_number(f))
         replaced = [f"{n} {w}".strip() for n, w in bound if n not in ("1", "1st")
-                    and not _has_number(cand, n, w, set(claim.stems)) and _other_number(cand, n, w, numbers)]
+                    and not _has_number(cand, n, w, set(claim.stems))
+                    and _other_number(cand, n, w, numbers, {f for f in facts if not _is_number(f)})]
         if replaced and not claim.given:
             cap, why = PARTIAL_SHARE, f"{why}; gives another number than {', '.join(replaced)}"
         elif cand.keyword_list and not _enumerates(cand.keyword_list, facts):
@@ -722,13 +738,20 @@ def _has_number(cand: _Candidate, number: str, counted: str, claim_words: set[st
     return False
 
 
-def _other_number(cand: _Candidate, number: str, counted: str, numbers: set[str]) -> bool:
-    """The candidate states ``number`` of something else ("300 helmets" for "300 bicycles"), or a
-    number that is none of the claim's ``numbers`` of the same thing (``counted`` among the words
-    after it; any number when the claim's counts nothing, as a year): a different fact."""
+def _other_number(cand: _Candidate, number: str, counted: str, numbers: set[str], facts: set[str]) -> bool:
+    """The candidate gives another number for the fact's: a different fact.
+
+    For a number that counts something (``counted``: "10 points"), a number that is none of the
+    claim's ``numbers`` followed by the same thing ("a seven-point lead"), or this number followed by
+    something else ("300 helmets" for "300 bicycles"); for one that counts nothing (a year), another
+    number that counts nothing in a clause holding a fact word ("discovered penicillin in 1929" for
+    1928).
+    """
     for c in cand.clauses:
         for n, after in c.numbers:
-            if n == number or (n not in numbers and (not counted or counted in after)):
+            if counted and ((n not in numbers and counted in after) or n == number):
+                return True
+            if not counted and n not in numbers and not after and c.stems & facts:
                 return True
     return False
 

@@ -264,3 +264,35 @@ def test_a_fact_told_across_sentences_is_met():
     v = judge_fact("Pushpa Basnet cares for 45 children.", reply)
     assert v.met, v.rationale
     assert not judge_fact("Pushpa Basnet cares for 45 children.", "Her shelter was damaged in the quake.").met
+
+
+def test_word_weights_follow_rarity():
+    from engine.judge.freetext import NUMBER_WEIGHT, word_weight
+
+    assert word_weight("said") == 1.0  # one word piece: a common word
+    assert word_weight("sukumaran") > word_weight("prisoner") >= 1.0  # a rare name is cut into pieces
+    assert word_weight("48") == NUMBER_WEIGHT
+
+
+def test_words_said_in_other_words_match_softly(judge):
+    fact = "Andrew Chan and Myuran Sukumaran were killed by a firing squad."
+    spelt = judge.judge(fact, "Andrew Chan and Myuran Sukumaran were killed by an Indonesian firing squad.")
+    other = judge.judge(fact, "Andrew Chan and Myuran Sukumaran were executed by an Indonesian firing squad.")
+    missing = judge.judge(fact, "Andrew Chan and Myuran Sukumaran were seen by an Indonesian firing squad.")
+    assert spelt.support > other.support > missing.support  # "executed" is partly "killed"; "seen" is not
+    # a name matches another word only when spelt like it; another name is another entity
+    name = "Eva Chapi left notes on her neighbours' door."
+    assert judge.judge(name, "Eva Chapin left notes on her neighbours' door.").support > \
+        judge.judge(name, "Eva Morgan left notes on her neighbours' door.").support
+    # a bare value never matches in other words: co-hyponyms sit close in word vectors
+    assert not judge.judge('Gives "Monday" as the missing part of: The shop opens on Monday.', "Tuesday.").met
+
+
+def test_number_left_out_lowers_but_another_number_caps(judge):
+    fact = "Alexander Fleming discovered penicillin in 1928."
+    assert judge.judge(fact, "Alexander Fleming discovered penicillin in 1928.").met
+    swapped = judge.judge(fact, "Alexander Fleming discovered penicillin in 1929.")
+    assert not swapped.met and "another number than 1928" in swapped.rationale
+    left_out = judge.judge(fact, "Alexander Fleming discovered penicillin.")
+    assert "another number" not in left_out.rationale
+    assert swapped.support == 0.0 < left_out.support
