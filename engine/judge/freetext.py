@@ -496,7 +496,7 @@ class FreeTextJudge:
         written: dict[str, str] = {}
         for w in content_words(text):
             written.setdefault(stem(w), w)
-        weights = tuple(NUMBER_WEIGHT if _is_number(f) else word_weight(written.get(f, f)) for f in facts or stems)
+        weights = tuple(word_weight(written.get(f, f)) for f in facts or stems)
         names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*", text)}
         surface = tuple((f, written[f]) for f in facts or stems if f in written and not _is_number(f)) \
             if len(facts) >= SOFT_MIN_FACTS else ()
@@ -871,7 +871,8 @@ def _word_pieces() -> Any:
 
 @lru_cache(maxsize=1 << 16)
 def word_weight(word: str) -> float:
-    """How much a fact word weighs in the recall: 1 + ln(its WordPiece count), numbers :data:`NUMBER_WEIGHT`.
+    """How much a fact word weighs in the recall: 1 + ln(its WordPiece count), numbers :data:`NUMBER_WEIGHT`
+    (but 1 and "1st": "one", "first" are mostly words, as in :func:`bound_numbers`).
 
     The WordPiece vocabulary of the default embedder (all-MiniLM-L6-v2's ``tokenizer.json``) holds
     the common words of English whole; a rare word (a name, a term) is cut into several pieces. So
@@ -879,7 +880,7 @@ def word_weight(word: str) -> float:
     (4 pieces) 2.39. On REALSumm's dev half it does as well as an IDF computed from the summaries
     themselves (``bench/criterion_check.py``).
     """
-    if _is_number(word):
+    if _is_number(word) and word not in ("1", "1st"):  # "one"/"first" are mostly words ("one of them")
         return NUMBER_WEIGHT
     pieces = len(_word_pieces().encode(word, add_special_tokens=False).ids)
     return 1.0 + math.log(max(1, pieces))
