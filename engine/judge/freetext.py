@@ -798,8 +798,7 @@ def alternatives(sentence: str, facts: frozenset[str]) -> tuple[str, ...]:
     The sentence is cut into items at commas, ";", "/", "|", ":", "&", "(1)"-style numbering and the
     words or/either/and. When the fact words the sentence holds all lie in one item (with at most
     two other content words: "It could be 48", "Possibly Paris") and its neighbours in the list are
-    short items (at most :data:`ALT_ITEM_WORDS` content words, no verb: "who has leukemia" is a
-    clause) of the same kind (numbers beside a number, words beside words) that hold none of the
+    short items (at most :data:`ALT_ITEM_WORDS` content words, not a clause: "who has leukemia") of the same kind (numbers beside a number, words beside words) that hold none of the
     fact words, those neighbours are other candidates:
 
     - joined by a mark of alternatives (or, either, "/", "|", ";"), one neighbour is enough
@@ -833,7 +832,7 @@ def alternatives(sentence: str, facts: frozenset[str]) -> tuple[str, ...]:
             sep = seps[min(k, k + step)]
             item = stems[k + step]
             if ":" in sep or not item or len(item) > ALT_ITEM_WORDS or facts.intersection(item) \
-                    or _is_number(item[0]) != numeric or _has_verb(texts[k + step]):
+                    or _is_number(item[0]) != numeric or _is_clause(texts[k + step]):
                 break
             k += step
             found.append(k)
@@ -849,6 +848,12 @@ def alternatives(sentence: str, facts: frozenset[str]) -> tuple[str, ...]:
         if not whole or extra or len(found) < 2 or _has_verb(texts[here]):
             return ()
     return tuple(texts[k].strip(" .!?()[]") for k in sorted(found))
+
+
+def _is_clause(text: str) -> bool:
+    """Two words or more with a verb among them ("who has leukemia"): a clause, not a listed candidate
+    (a single word is an item whatever its kind: "surroundings or carried")."""
+    return len(re.findall(r"[\w'’-]+", text)) > 1 and _has_verb(text)
 
 
 def _has_verb(text: str) -> bool:

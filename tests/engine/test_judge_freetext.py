@@ -158,6 +158,8 @@ def test_alternatives_items():
 
     assert alt("Candidates: 48 / 65 / 60.", "48") == ("65", "60")
     assert alt("Either Paris or Lyon.", "Paris") == ("Lyon",)
+    assert alt("It could be surroundings or carried.", "surroundings") == ("carried",)  # one word: an item
+    assert alt("Matt Pliska, who has Down Syndrome, asked Mikenzy Snell.", "Matt Pliska") == ()  # a clause
     assert alt("Paris, France", "Paris") == ()  # two comma items: a place, not a list
     assert alt("Paris and Lyon", "Paris") == ()  # a conjunction of two commits to both
     assert alt("He won in 1990 and 1994.", "1990") == ()
