@@ -204,7 +204,7 @@ class InterviewConfig(_Strict):
     max_rounds: int = Field(default=15, gt=0)
     judge_repairs: int = Field(default=2, ge=0)
     eval_code_timeout: float = Field(default=10.0, gt=0)
-    offline_threshold: float = Field(default=0.60, gt=0.0, le=1.0)  # engine.judge.freetext.DEFAULT_THRESHOLD
+    offline_threshold: float = Field(default=0.65, gt=0.0, le=1.0)  # engine.judge.freetext.DEFAULT_THRESHOLD
 
 
 class LocalConfig(_Strict):

@@ -107,7 +107,7 @@ class SessionSpec:
     turns: int = 6
     seed: int = 0
     max_rounds: int | None = None
-    threshold: float = 0.60  # engine.judge.freetext.DEFAULT_THRESHOLD
+    threshold: float = 0.65  # engine.judge.freetext.DEFAULT_THRESHOLD
     eval_code_timeout: float = 10.0
     api_key_env: str | None = None
     trust_eval_code: bool = False

@@ -2,7 +2,8 @@
 
 For a criterion with no gold span ("Liquid oxygen is pale blue", "States that workers are sterile
 females", a deduction "Claims oxygen is a noble gas"). Deterministic, explainable, no LLM; it uses
-the ONNX sentence embedder once per reply (every candidate and every criterion in one batch).
+the ONNX sentence embedder once per reply (every candidate, every criterion and, for the word
+matches of rule 4, their content words in one batch).
 
 Rules (:meth:`FreeTextJudge.judge`):
 
@@ -30,15 +31,27 @@ Rules (:meth:`FreeTextJudge.judge`):
    ``(1 - W_PRED)`` times the fact-word recall plus ``W_PRED`` times the recall of the predicate's
    fact words (what is said of the subject weighs more than naming it), and ``cos`` is the cosine
    between the claim and the question followed by the candidate (the question supplies the context
-   of a terse answer; an echo of the question without the fact earns cos but no recall). A number
-   of the fact is bound to the word it counts (:func:`bound_numbers`: "10 points"); a candidate that
-   does not state that number of that thing (the number alone counts: "up to 2000 a day") is capped
-   at :data:`PARTIAL_SHARE` of the threshold (a different number is a different fact; "a seven-point
-   lead over 10-man Inverness" does not say "leads by 10 points").
+   of a terse answer; an echo of the question without the fact earns cos but no recall). Each
+   recall is weighted: a fact word weighs :func:`word_weight` (1 + ln of its WordPiece count in
+   the embedder's vocabulary: a rare name weighs more than "said"; a number :data:`NUMBER_WEIGHT`).
+   A fact word the candidate spells counts 1; one it says in other words counts its word-vector
+   match (:func:`_soft`: "executed" for "killed", "Chapin" for "Chapi"; never for numbers, for a
+   name only a spelling of it, and only in claims of :data:`SOFT_MIN_FACTS` fact words or more); one
+   said only with the other polarity counts :data:`NEGATED_SHARE`. A number of the fact is bound
+   to the word it counts (:func:`bound_numbers`: "10 points"); a candidate that gives another
+   number of that thing, or that number of another thing (:func:`_other_number`: "a seven-point
+   lead over 10-man Inverness" does not say "leads by 10 points"), is capped at
+   :data:`PARTIAL_SHARE` of the threshold; a number simply left out only lowers the recall.
 5. **Keyword lists.** A candidate that is a bare list (at least :data:`LIST_MIN_ITEMS` short items
    separated by commas, semicolons, slashes or line breaks, no verb or function word linking them)
    makes no claim: it scores at most :data:`KEYWORD_SHARE` of the threshold, unless every item is
    one of the fact words (an enumeration that is the answer, "Red, green, blue.").
+5b. **Several candidates.** A candidate in which the fact's value is one item of a list of
+   alternatives of its kind (:func:`alternatives`: "Candidates: 48 / 65 / 60.", "It could be Paris,
+   Lyon or Nice.", "Either 48 or 65.") commits to none of them: it scores at most
+   :data:`KEYWORD_SHARE` of the threshold. A list whose items are the fact's own words ("red,
+   green and blue"), and a conjunction led in by a clause ("He played for the Braves, Giants and
+   Reds"), still count.
 6. **Deductions** (criteria describing a wrong claim) are met only by a candidate that makes the
    claim with its polarity: the same score, and in addition at least :data:`DEDUCTION_MIN_RECALL` of
    the claim's words must be in one clause of the candidate, question words included unless the
@@ -56,11 +69,13 @@ Tokens, stems, stop words, numbers, negation scope and sentence splits come from
 
 from __future__ import annotations
 
+import difflib
+import math
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -72,6 +87,7 @@ from engine.judge.text import (
     STOPWORDS,
     clause_parts,
     content_stems,
+    content_words,
     is_negation,
     scoped_clauses,
     split_sentences,
@@ -79,7 +95,7 @@ from engine.judge.text import (
     tokens,
 )
 
-DEFAULT_THRESHOLD = 0.60
+DEFAULT_THRESHOLD = 0.65
 """Score needed for a criterion to be met (fitted on REALSumm's dev half: ``bench/criterion_check.py``)."""
 
 W_COS = 0.2
@@ -94,6 +110,16 @@ PARTIAL_SHARE = 0.8
 """A candidate missing a number of the fact scores at most this share of the threshold."""
 LIST_MIN_ITEMS = 4
 """Items a bare list needs before it counts as a keyword list (three short items may be an answer)."""
+NUMBER_WEIGHT = 3.0
+"""Weight of a number among the fact words (a word weighs 1 + ln of its word pieces: :func:`word_weight`)."""
+SOFT_FLOOR = 0.55
+"""Word cosine below which a reply's word is no evidence for a fact word it does not spell (:func:`_soft`)."""
+NEGATED_SHARE = 0.0
+"""Credit of a fact word said only with the other polarity, when the predicate's polarity agrees."""
+SOFT_MIN_FACTS = 3
+"""Fact words a claim needs before any may be matched in other words (a one-word value never is)."""
+NAME_SPELLING = 0.8
+"""Character similarity (difflib ratio) a name needs with a reply's word to match it in other words."""
 DEDUCTION_MIN_RECALL = 1.0
 """Share of a deduction claim's own words (fact words without light verbs) needed in one clause."""
 _MEMO_CLAIMS = 64
@@ -214,6 +240,7 @@ class _Clause:
     subject: frozenset[str]  # content stems before the clause's first verb
     head: frozenset[str] = frozenset()  # stems before the clause's own negation word: outside its scope
     numbers: frozenset[tuple[str, tuple[str, ...]]] = frozenset()  # (number, the stems after it)
+    words: frozenset[str] = frozenset()  # the content words as written (lower case), numbers left out
 
 
 @dataclass
@@ -238,6 +265,10 @@ class _Claim:
     predicate: set[str]  # the claim's stems after its subject
     neutral: frozenset[str] = frozenset()  # a negated claim's stems outside its negation's scope
     numbers: tuple[tuple[str, str], ...] = ()  # the fact numbers with the stem each counts ("" when none)
+    weights: tuple[float, ...] = ()  # per fact word (in the order of ``facts``): :func:`word_weight`
+    surface: tuple[tuple[str, str], ...] = ()  # (fact stem, the word as written) of the fact words a
+    # reply may say in other words (no numbers; none when the claim has fewer than SOFT_MIN_FACTS)
+    names: frozenset[str] = frozenset()  # the surface words written capitalised inside the claim (names)
 
 
 def _keyword_items(sentence: str) -> tuple[str, ...] | None:
@@ -277,7 +308,7 @@ def _sentence_facts(sentence: str) -> tuple[tuple[_Clause, ...], tuple[str, ...]
     """
     clauses = tuple(_Clause(c.text, frozenset(content_stems(c.text)), c.negated,
                             frozenset(content_stems(_subject(c.text))), frozenset(content_stems(c.head)),
-                            frozenset(bound_numbers(c.text, 3)))
+                            frozenset(bound_numbers(c.text, 3)), frozenset(_soft_words(c.text)))
                     for c in scoped_clauses(sentence))
     parts = clause_parts(sentence)
     first = parts[0][0] if parts else sentence
@@ -335,6 +366,7 @@ class FactJob:
     texts: list[str]
     decided: list[bool | None] | None = None  # met_only: per claim, met when known without cosines
     pending: list[list[int]] | None = None  # met_only: per claim, the candidates whose cosine decides
+    words: list[str] = field(default_factory=list)  # the words among ``texts`` (fact words and the reply's)
 
 
 
@@ -424,7 +456,8 @@ class FreeTextJudge:
         extras = _unique([c.extra for c in claims])
         texts = [c.text for c in claims] + [
             " ".join(p for p in (cand.asked, extra, cand.text) if p) for extra in extras for cand in candidates]
-        return FactJob(claims, candidates, flags, texts)
+        words = _job_words(claims, candidates)
+        return FactJob(claims, candidates, flags, texts + words, words=words)
 
     def complete(self, job: FactJob, vectors: Any) -> list[FactVerdict]:
         """The second half of :meth:`judge_many`: verdicts from the vectors of ``job.texts``, in order
@@ -436,11 +469,12 @@ class FreeTextJudge:
         claim_vecs = vectors[: len(claims)]
         extras = _unique([c.extra for c in claims])
         ctx_index = {extra: len(claims) + k * len(candidates) for k, extra in enumerate(extras)}
+        word_vecs = dict(zip(job.words, vectors[len(vectors) - len(job.words):], strict=True))
         verdicts = []
         for i, claim in enumerate(claims):
             start = ctx_index[claim.extra]
             cos = np.clip(vectors[start: start + len(candidates)] @ claim_vecs[i], 0.0, 1.0)
-            verdicts.append(self._verdict(claim, candidates, cos, job.flags[i]))
+            verdicts.append(self._verdict(claim, candidates, cos, job.flags[i], _soft(claim, candidates, word_vecs)))
         return verdicts
 
     def _claim(self, criterion: str, question: str) -> _Claim:
@@ -459,8 +493,16 @@ class FreeTextJudge:
                 neutral.update(content_stems(c.head) if c.negated else content_stems(c.text))
         fact_set = set(facts or stems)
         numbers = tuple(dict.fromkeys((n, w[0] if w else "") for n, w in bound_numbers(text) if n in fact_set))
+        written: dict[str, str] = {}
+        for w in content_words(text):
+            written.setdefault(stem(w), w)
+        weights = tuple(word_weight(written.get(f, f)) for f in facts or stems)
+        names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*", text)}
+        surface = tuple((f, written[f]) for f in facts or stems if f in written and not _is_number(f)) \
+            if len(facts) >= SOFT_MIN_FACTS else ()
+        names = frozenset(w for _f, w in surface if w in names)
         return _Claim(text, context, extra, stems, facts or stems, not facts, negated, predicate,
-                      frozenset(neutral), numbers)
+                      frozenset(neutral), numbers, weights, surface, names)
 
     def prepare_met(self, criteria: Sequence[str], reply: Reply, question: str = "",
                     deductions: Sequence[bool] | None = None) -> FactJob:
@@ -479,14 +521,15 @@ class FreeTextJudge:
         for i, claim in enumerate(job.claims):
             memo = self._memo_of(claim)
             met, between = False, []
+            sure = {f: 1.0 for f, _w in claim.surface}  # every fact word said in other words: the highest score
             for k, cand in enumerate(job.candidates):
-                low = self._raw(claim, cand, 0.0, job.flags[i], memo)
+                low = self._raw(claim, cand, 0.0, job.flags[i], memo, {})
                 if low is None:
                     continue
                 if low >= self.threshold:
                     met, between = True, []
                     break
-                high = self._raw(claim, cand, 1.0, job.flags[i], memo)
+                high = self._raw(claim, cand, 1.0, job.flags[i], memo, sure)
                 if high is not None and high >= self.threshold:
                     between.append(k)
             decided.append(met if met or not between else None)
@@ -497,7 +540,8 @@ class FreeTextJudge:
                 texts.append(claim.text)
                 texts += [" ".join(p for p in (job.candidates[k].asked, claim.extra, job.candidates[k].text) if p)
                           for k in pending[i]]
-        return FactJob(job.claims, job.candidates, job.flags, _unique(texts), decided, pending)
+        words = job.words if texts else []
+        return FactJob(job.claims, job.candidates, job.flags, _unique(texts + words), decided, pending, words)
 
     def complete_met(self, job: FactJob, vectors: Any) -> list[bool]:
         """``met`` per criterion from :meth:`prepare_met`'s job and the vectors of its ``texts`` (equal to
@@ -506,6 +550,7 @@ class FreeTextJudge:
             raise ValueError("complete_met needs a job from prepare_met")
         row = {t: r for r, t in enumerate(job.texts)}
         vecs = np.asarray(vectors, dtype=np.float32) if job.texts else None
+        word_vecs = {w: vecs[row[w]] for w in job.words} if vecs is not None else {}
         out = []
         for i, claim in enumerate(job.claims):
             if job.decided[i] is not None or vecs is None:
@@ -519,29 +564,33 @@ class FreeTextJudge:
                 block[k] = vecs[row[" ".join(p for p in (cand.asked, claim.extra, cand.text) if p)]]
             cos = np.clip(block @ vecs[row[claim.text]], 0.0, 1.0)
             memo = self._memo_of(claim)
-            raws = [self._raw(claim, job.candidates[k], float(cos[k]), job.flags[i], memo) for k in job.pending[i]]
+            soft = _soft(claim, job.candidates, word_vecs)
+            raws = [self._raw(claim, job.candidates[k], float(cos[k]), job.flags[i], memo, soft[k])
+                    for k in job.pending[i]]
             out.append(any(r is not None and r >= self.threshold for r in raws))
         return out
 
-    def _raw(self, claim: _Claim, cand: _Candidate, cos: float, deduction: bool, memo: dict) -> float | None:
-        """A candidate's raw score at this cosine, or None when a cap or contradiction keeps it out of
-        the support (as in :meth:`_verdict`)."""
-        key = (cand.key, cos)
-        raw, cap, _why, final = memo.get(key) or memo.setdefault(key, self._base_score(claim, cand, cos))
+    def _raw(self, claim: _Claim, cand: _Candidate, cos: float, deduction: bool, memo: dict,
+             soft: dict[str, float]) -> float | None:
+        """A candidate's raw score at this cosine and these word matches (:func:`_soft`), or None when a
+        cap or contradiction keeps it out of the support (as in :meth:`_verdict`)."""
+        key = (cand.key, cos, tuple(sorted(soft.items())))
+        raw, cap, _why, final = memo.get(key) or memo.setdefault(key, self._base_score(claim, cand, cos, soft))
         if final or cap is not None:  # a contradiction scores 0 (the threshold is > 0)
             return None
         if deduction and self._claim_in_one_clause(claim, cand) < DEDUCTION_MIN_RECALL:
             return None
         return raw
 
-    def _verdict(self, claim: _Claim, candidates: list[_Candidate], cos: np.ndarray, deduction: bool) -> FactVerdict:
+    def _verdict(self, claim: _Claim, candidates: list[_Candidate], cos: np.ndarray, deduction: bool,
+                 soft: list[dict[str, float]]) -> FactVerdict:
         best = (0.0, "", "nothing in the reply states the claim")
         support = 0.0
         memo = self._memo_of(claim)
         for k, cand in enumerate(candidates):
             c = float(cos[k])
-            key = (cand.key, c)
-            raw, cap, why, final = memo.get(key) or memo.setdefault(key, self._base_score(claim, cand, c))
+            key = (cand.key, c, tuple(sorted(soft[k].items())))
+            raw, cap, why, final = memo.get(key) or memo.setdefault(key, self._base_score(claim, cand, c, soft[k]))
             if deduction and not final and cap is None:
                 share = self._claim_in_one_clause(claim, cand)
                 if share < DEDUCTION_MIN_RECALL:
@@ -567,7 +616,7 @@ class FreeTextJudge:
         reads the question's words, is applied after the memo.
         """
         key = (tuple(claim.facts), claim.given, frozenset(claim.predicate), claim.negated, claim.neutral,
-               claim.numbers)
+               claim.numbers, claim.weights)
         memo = self._memos.get(key)
         if memo is None:
             memo = self._memos[key] = {}
@@ -577,7 +626,8 @@ class FreeTextJudge:
             self._memos.move_to_end(key)
         return memo
 
-    def _base_score(self, claim: _Claim, cand: _Candidate, cos: float) -> tuple[float, float | None, str, bool]:
+    def _base_score(self, claim: _Claim, cand: _Candidate, cos: float,
+                    soft: dict[str, float]) -> tuple[float, float | None, str, bool]:
         """(score, cap, why, final) before the deduction rule; ``final``: a contradiction or a claim not
         addressed (score 0, no rule applies after it)."""
         facts = claim.facts
@@ -606,20 +656,30 @@ class FreeTextJudge:
             against, for_ = (disagree & said_pred, agree & said_pred) if said_pred else (disagree, agree)
             if against and len(against) >= len(for_):
                 return 0.0, None, f"contradicts the claim (negated: {', '.join(sorted(against))})", True
-            recall = len(agree) / len(facts)
+            # each fact word weighs word_weight; one said in other words counts its soft match (_soft)
+            weight = dict(zip(facts, claim.weights, strict=True))
+            said = {f: 1.0 if f in agree else NEGATED_SHARE if f in disagree else soft.get(f, 0.0) for f in facts}
             pred = [f for f in facts if f in claim.predicate] or facts
-            recall = (1 - W_PRED) * recall + W_PRED * sum(1 for f in pred if f in agree) / len(pred)
+            recall = (1 - W_PRED) * _weighted(facts, said, weight) + W_PRED * _weighted(pred, said, weight)
         score = W_COS * cos + W_RECALL * recall
         why = f"cos {cos:.2f}, recall {recall:.2f}"
         cap: float | None = None
-        missing_numbers = [f"{n} {w}".strip() for n, w in claim.numbers if not _has_number(cand, n, w, set(claim.stems))]
-        if not claim.numbers:
-            missing_numbers = [f for f in facts if _is_number(f) and f not in ("1", "1st")
-                               and not any(f in c.stems for c in cand.clauses)]
-        if missing_numbers and not claim.given:
-            cap, why = PARTIAL_SHARE, f"{why}; lacks the number {', '.join(missing_numbers)}"
+        # a number of the fact that the candidate gives of another thing, or replaces by another number
+        # of the same thing: a different fact (a number simply left out only lowers the recall, by
+        # its weight NUMBER_WEIGHT)
+        numbers = {n for n, _w in claim.numbers} | {f for f in facts if _is_number(f)}
+        bound = claim.numbers or tuple((f, "") for f in facts if _is_number(f))
+        replaced = [f"{n} {w}".strip() for n, w in bound if n not in ("1", "1st")
+                    and not _has_number(cand, n, w, set(claim.stems))
+                    and _other_number(cand, n, w, numbers, {f for f in facts if not _is_number(f)})]
+        if replaced and not claim.given:
+            cap, why = PARTIAL_SHARE, f"{why}; gives another number than {', '.join(replaced)}"
         elif cand.keyword_list and not _enumerates(cand.keyword_list, facts):
             cap, why = KEYWORD_SHARE, f"{why}; a bare keyword list"
+        else:
+            others = next((alt for sentence in cand.key[::2] if (alt := alternatives(sentence, frozenset(facts)))), ())
+            if others:
+                cap, why = KEYWORD_SHARE, f"{why}; offered beside other candidates ({', '.join(others[:3])})"
         return score, cap, why, False
 
     def _claim_in_one_clause(self, claim: _Claim, cand: _Candidate) -> float:
@@ -678,6 +738,24 @@ def _has_number(cand: _Candidate, number: str, counted: str, claim_words: set[st
     return False
 
 
+def _other_number(cand: _Candidate, number: str, counted: str, numbers: set[str], facts: set[str]) -> bool:
+    """The candidate gives another number for the fact's: a different fact.
+
+    For a number that counts something (``counted``: "10 points"), a number that is none of the
+    claim's ``numbers`` followed by the same thing ("a seven-point lead"), or this number followed by
+    something else ("300 helmets" for "300 bicycles"); for one that counts nothing (a year), another
+    number that counts nothing in a clause holding a fact word ("discovered penicillin in 1929" for
+    1928).
+    """
+    for c in cand.clauses:
+        for n, after in c.numbers:
+            if counted and ((n not in numbers and counted in after) or n == number):
+                return True
+            if not counted and n not in numbers and not after and c.stems & facts:
+                return True
+    return False
+
+
 def _foreign_subject(clause: _Clause, known: set[str], known_text: str) -> bool:
     """The clause's subject names something else.
 
@@ -704,6 +782,171 @@ def _foreign_subject(clause: _Clause, known: set[str], known_text: str) -> bool:
 
 
 _PREPOSITIONS = frozenset("with of in on at from for by about under over near without within like".split())
+
+
+_ALT_SPLIT = re.compile(r"((?:\s*(?:,(?!\d{3}\b)|[;/|:&\n]|\(\d+\)|\b(?:or|either|and)\b)\s*)+)", re.IGNORECASE)
+_ALT_SEP = re.compile(r",|[;/|:&\n]|\(\d+\)|[a-z]+")
+_ALT_MARKS = frozenset({";", "/", "|", "or", "either"})
+ALT_ITEM_WORDS = 4
+"""Content words an item of a list of alternatives may have (a longer item is a clause, not a candidate)."""
+
+
+@lru_cache(maxsize=1 << 14)
+def alternatives(sentence: str, facts: frozenset[str]) -> tuple[str, ...]:
+    """The other candidates a sentence offers beside the one that holds the fact, or () when it commits.
+
+    The sentence is cut into items at commas, ";", "/", "|", ":", "&", "(1)"-style numbering and the
+    words or/either/and. When the fact words the sentence holds all lie in one item (with at most
+    two other content words: "It could be 48", "Possibly Paris") and its neighbours in the list are
+    short items (at most :data:`ALT_ITEM_WORDS` content words, not a clause: "who has leukemia") of the same kind (numbers beside a number, words beside words) that hold none of the
+    fact words, those neighbours are other candidates:
+
+    - joined by a mark of alternatives (or, either, "/", "|", ";"), one neighbour is enough
+      ("Candidates: 48 / 65 / 60." offers 65 and 60 beside 48; "Either Paris or Lyon.");
+    - joined only by commas or "and", the items are a conjunction ("He played for the Braves,
+      Giants and Reds" says he played for each): they are candidates only when the list is the
+      whole sentence (after a lead-in ending in ":"), has three items or more and the fact's item
+      is bare: no other content word, no verb ("48, 65, 60").
+
+    A list whose other items hold fact words too ("red, green and blue" for the fact "red, green
+    and blue") commits to all of them and offers nothing else; ":" ends a list (a lead-in).
+    """
+    parts = _ALT_SPLIT.split(sentence or "")
+    if len(parts) < 3:
+        return ()
+    texts = parts[::2]
+    seps = [frozenset(_ALT_SEP.findall(p.lower())) for p in parts[1::2]]
+    stems = [content_stems(t) for t in texts]
+    holding = [k for k, st in enumerate(stems) if facts.intersection(st)]
+    if len(holding) != 1:
+        return ()
+    here = holding[0]
+    extra = [w for w in stems[here] if w not in facts]
+    if len(extra) > 2:
+        return ()
+    numeric = any(_is_number(w) for w in stems[here] if w in facts)
+    found: list[int] = []
+    for step in (-1, 1):
+        k = here
+        while 0 <= k + step < len(texts):
+            sep = seps[min(k, k + step)]
+            item = stems[k + step]
+            if ":" in sep or not item or len(item) > ALT_ITEM_WORDS or facts.intersection(item) \
+                    or _is_number(item[0]) != numeric or _is_clause(texts[k + step]):
+                break
+            k += step
+            found.append(k)
+    if not found:
+        return ()
+    lo, hi = min(found + [here]), max(found + [here])
+    joined = set().union(*seps[lo:hi])
+    if lo > 0:
+        joined |= seps[lo - 1] & {"either"}
+    if not joined & _ALT_MARKS:
+        last = len(texts) - 1 if stems[-1] else len(texts) - 2
+        whole = (lo == 0 or ":" in seps[lo - 1]) and hi == last
+        if not whole or extra or len(found) < 2 or _has_verb(texts[here]):
+            return ()
+    return tuple(texts[k].strip(" .!?()[]") for k in sorted(found))
+
+
+def _is_clause(text: str) -> bool:
+    """Two words or more with a verb among them ("who has leukemia"): a clause, not a listed candidate
+    (a single word is an item whatever its kind: "surroundings or carried")."""
+    return len(re.findall(r"[\w'’-]+", text)) > 1 and _has_verb(text)
+
+
+def _has_verb(text: str) -> bool:
+    """A linking or common verb, or a word ending in -ed after the first: the text is a clause."""
+    words = [w.lower() for w in re.findall(r"[\w'’-]+", text)]
+    return any(w in _LINKING or w in _VERBISH or (k and len(w) > 4 and w.endswith("ed")) for k, w in enumerate(words))
+
+
+@lru_cache(maxsize=1)
+def _word_pieces() -> Any:
+    from tokenizers import Tokenizer
+
+    from engine.knowledge.embed import default_tokenizer_path
+
+    tok = Tokenizer.from_file(str(default_tokenizer_path()))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+@lru_cache(maxsize=1 << 16)
+def word_weight(word: str) -> float:
+    """How much a fact word weighs in the recall: 1 + ln(its WordPiece count), numbers :data:`NUMBER_WEIGHT`
+    (but 1 and "1st": "one", "first" are mostly words, as in :func:`bound_numbers`).
+
+    The WordPiece vocabulary of the default embedder (all-MiniLM-L6-v2's ``tokenizer.json``) holds
+    the common words of English whole; a rare word (a name, a term) is cut into several pieces. So
+    the count is a rarity measure that needs no corpus and no labels: "said" weighs 1, "Sukumaran"
+    (4 pieces) 2.39. On REALSumm's dev half it does as well as an IDF computed from the summaries
+    themselves (``bench/criterion_check.py``).
+    """
+    if _is_number(word) and word not in ("1", "1st"):  # "one"/"first" are mostly words ("one of them")
+        return NUMBER_WEIGHT
+    pieces = len(_word_pieces().encode(word, add_special_tokens=False).ids)
+    return 1.0 + math.log(max(1, pieces))
+
+
+def _weighted(words: list[str], said: dict[str, float], weight: dict[str, float]) -> float:
+    total = sum(weight[w] for w in words)
+    return sum(weight[w] * said[w] for w in words) / total if total else 0.0
+
+
+def _soft_words(text: str) -> list[str]:
+    """A clause's content words as written (lower case) that a fact word may match in other words: no numbers."""
+    return [w for w in content_words(text) if not _is_number(w)]
+
+
+def _job_words(claims: list[_Claim], candidates: list[_Candidate]) -> list[str]:
+    """The words whose vectors :func:`_soft` needs: the claims' fact words as written, then the reply's."""
+    if not any(c.surface for c in claims):
+        return []
+    said = sorted({w for cand in candidates for c in cand.clauses for w in c.words})
+    return _unique([w for c in claims for _f, w in c.surface] + said) if said else []
+
+
+def _soft(claim: _Claim, candidates: list[_Candidate], vecs: dict[str, np.ndarray]) -> list[dict[str, float]]:
+    """Per candidate, the fact words it may say in other words, each with its match in (0, 1].
+
+    A fact word's match is the best cosine between its vector and a vector of one of the
+    candidate's words (each word embedded alone by the sentence embedder), rescaled from
+    [:data:`SOFT_FLOOR`, 1] to [0, 1] ("executed" for "killed", "shiners" for "bruises", a misspelt
+    name); below the floor it is no match. A word the candidate spells (the same stem) counts 1 in
+    :meth:`FreeTextJudge._base_score`, whatever this says. Word vectors put co-hyponyms close ("red"
+    and "blue" 0.73, "Monday" and "Tuesday" 0.87), so: numbers never match softly; a name (a word
+    capitalised inside the claim) matches only a word spelt like it (:data:`NAME_SPELLING`: "Chapin"
+    for "Chapi", not "Germany" for "France"); and a claim of fewer than :data:`SOFT_MIN_FACTS` fact
+    words (a bare value: "blue", "Monday") matches nothing softly.
+    """
+    if not claim.surface or not vecs:
+        return [{} for _ in candidates]
+    words = sorted({w for cand in candidates for c in cand.clauses for w in c.words})
+    if not words:
+        return [{} for _ in candidates]
+    col = {w: j for j, w in enumerate(words)}
+    sims = np.stack([vecs[w] for _f, w in claim.surface]) @ np.stack([vecs[w] for w in words]).T
+    for r, (_f, w) in enumerate(claim.surface):
+        if w in claim.names:  # another name is another entity: only a spelling of this one matches
+            sims[r] = [x if _spelt_like(w, o) else 0.0 for x, o in zip(sims[r], words, strict=True)]
+    out = []
+    for cand in candidates:
+        idx = sorted({col[w] for c in cand.clauses for w in c.words})
+        if not idx:
+            out.append({})
+            continue
+        best = sims[:, idx].max(axis=1)
+        out.append({f: round((float(b) - SOFT_FLOOR) / (1.0 - SOFT_FLOOR), 6)
+                    for (f, _w), b in zip(claim.surface, best, strict=True) if b > SOFT_FLOOR})
+    return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _spelt_like(a: str, b: str) -> bool:
+    return difflib.SequenceMatcher(None, a, b).ratio() >= NAME_SPELLING
 
 
 def _enumerates(items: tuple[str, ...], facts: list[str]) -> bool:

@@ -115,11 +115,64 @@ def test_keyword_list_capped(judge):
     assert enum.met, enum.rationale
 
 
+CLOZE = 'Gives "48" as the missing part of: Antiviral drugs work best within 48 hours of the first symptoms.'
+CLOZE_NAME = 'Gives "Marie Curie" as the missing part of: The first woman to win a Nobel Prize was Marie Curie.'
+
+
+@pytest.mark.parametrize("reply", ["Candidates: 48 / 65 / 60.", "It could be 48, 65 or 60.", "Either 48 or 65.",
+                                   "48; 65", "48 | 65 | 60", "48, 65, 60", "Either 48, 65, or 60, I'm not sure which."])
+def test_several_candidates_for_one_value_not_credited(judge, reply):
+    v = judge.judge(CLOZE, reply)
+    assert not v.met and v.support == 0.0, v.rationale
+    assert "other candidates" in v.rationale and v.score <= KEYWORD_SHARE * DEFAULT_THRESHOLD + 1e-9
+
+
+@pytest.mark.parametrize("reply", ["It could be Marie Curie, Lise Meitner or Ada Lovelace.",
+                                   "Possibly Marie Curie; Lise Meitner.", "Marie Curie / Rosalind Franklin"])
+def test_several_names_for_one_value_not_credited(judge, reply):
+    v = judge.judge(CLOZE_NAME, reply)
+    assert not v.met and "other candidates" in v.rationale, v.rationale
+
+
+@pytest.mark.parametrize("reply", ["48", "Within 48 hours.", "It is 48 hours, not 65.",
+                                   "The answer is 48. Some sources say 65 or 60, but they are wrong about it."])
+def test_one_committed_value_still_credited(judge, reply):
+    assert judge.judge(CLOZE, reply).met
+
+
+def test_a_list_the_criterion_itself_gives_is_credited(judge):
+    c = 'Gives "red, green and blue" as the missing part of: The primary colours of light are red, green and blue.'
+    for reply in ("Red, green and blue.", "red / green / blue", "Red; green; blue."):
+        assert judge.judge(c, reply).met, reply
+    # a conjunction that commits to every item says each of them
+    c2 = "Hank Aaron played for the Braves."
+    assert judge.judge(c2, "Hank Aaron played for the Braves, the Brewers and an Alabama team.").met
+    assert judge.judge(c2, "He played for the Braves and the Brewers.", "Which teams did Hank Aaron play for?").met
+
+
+def test_alternatives_items():
+    from engine.judge.freetext import alternatives
+
+    def alt(sentence, fact):
+        return alternatives(sentence, frozenset(content_stems(fact)))
+
+    assert alt("Candidates: 48 / 65 / 60.", "48") == ("65", "60")
+    assert alt("Either Paris or Lyon.", "Paris") == ("Lyon",)
+    assert alt("It could be surroundings or carried.", "surroundings") == ("carried",)  # one word: an item
+    assert alt("Matt Pliska, who has Down Syndrome, asked Mikenzy Snell.", "Matt Pliska") == ()  # a clause
+    assert alt("Paris, France", "Paris") == ()  # two comma items: a place, not a list
+    assert alt("Paris and Lyon", "Paris") == ()  # a conjunction of two commits to both
+    assert alt("He won in 1990 and 1994.", "1990") == ()
+    assert alt("He played for the Braves, Giants and Reds.", "played for the Braves") == ()  # a clause leads in
+    assert alt("Red, green and blue.", "red green blue") == ()  # every item is a fact word
+    assert alt("Paul Armstrong, 26, of Sunderland, flew to Cyprus.", "Paul Armstrong 26") == ()  # facts in two items
+
+
 def test_missing_number_is_a_different_fact(judge):
     q, c = "How many eggs can a queen lay in a day?", "A queen can lay up to 2,000 eggs a day."
     assert judge.judge(c, "Up to 2000 a day.", q).met
     v = judge.judge(c, "A queen can lay up to 200 eggs a day.", q)
-    assert not v.met and "lacks the number 2000" in v.rationale
+    assert not v.met and "another number than 2000" in v.rationale
     assert v.score <= PARTIAL_SHARE * DEFAULT_THRESHOLD + 1e-9
 
 
@@ -199,7 +252,7 @@ def test_numbers_are_bound_to_what_they_count():
 
     fact = "Celtic lead the league by 10 points."
     v = judge_fact(fact, "Celtic have a seven-point lead in the league after beating 10-man Inverness.")
-    assert not v.met and "lacks the number 10 point" in v.rationale
+    assert not v.met and "another number than 10 point" in v.rationale
     assert judge_fact(fact, "Celtic lead the league by 10 points after beating Inverness.").met
     # adjectives may stand between a number and what it counts
     assert judge_fact("The shop sold 300 bicycles.", "The shop sold 300 red racing bicycles last year.").met
@@ -213,3 +266,35 @@ def test_a_fact_told_across_sentences_is_met():
     v = judge_fact("Pushpa Basnet cares for 45 children.", reply)
     assert v.met, v.rationale
     assert not judge_fact("Pushpa Basnet cares for 45 children.", "Her shelter was damaged in the quake.").met
+
+
+def test_word_weights_follow_rarity():
+    from engine.judge.freetext import NUMBER_WEIGHT, word_weight
+
+    assert word_weight("said") == 1.0  # one word piece: a common word
+    assert word_weight("sukumaran") > word_weight("prisoner") >= 1.0  # a rare name is cut into pieces
+    assert word_weight("48") == NUMBER_WEIGHT
+
+
+def test_words_said_in_other_words_match_softly(judge):
+    fact = "Andrew Chan and Myuran Sukumaran were killed by a firing squad."
+    spelt = judge.judge(fact, "Andrew Chan and Myuran Sukumaran were killed by an Indonesian firing squad.")
+    other = judge.judge(fact, "Andrew Chan and Myuran Sukumaran were executed by an Indonesian firing squad.")
+    missing = judge.judge(fact, "Andrew Chan and Myuran Sukumaran were seen by an Indonesian firing squad.")
+    assert spelt.support > other.support > missing.support  # "executed" is partly "killed"; "seen" is not
+    # a name matches another word only when spelt like it; another name is another entity
+    name = "Eva Chapi left notes on her neighbours' door."
+    assert judge.judge(name, "Eva Chapin left notes on her neighbours' door.").support > \
+        judge.judge(name, "Eva Morgan left notes on her neighbours' door.").support
+    # a bare value never matches in other words: co-hyponyms sit close in word vectors
+    assert not judge.judge('Gives "Monday" as the missing part of: The shop opens on Monday.', "Tuesday.").met
+
+
+def test_number_left_out_lowers_but_another_number_caps(judge):
+    fact = "Alexander Fleming discovered penicillin in 1928."
+    assert judge.judge(fact, "Alexander Fleming discovered penicillin in 1928.").met
+    swapped = judge.judge(fact, "Alexander Fleming discovered penicillin in 1929.")
+    assert not swapped.met and "another number than 1928" in swapped.rationale
+    left_out = judge.judge(fact, "Alexander Fleming discovered penicillin.")
+    assert "another number" not in left_out.rationale
+    assert swapped.support == 0.0 < left_out.support

@@ -13,7 +13,8 @@ CRITERIA = [SimpleNamespace(cid="c1", text="Liquid oxygen is pale blue", kind="p
             SimpleNamespace(cid="c2", text="States that plants release oxygen through photosynthesis", kind="point"),
             SimpleNamespace(cid="c3", text="Oxygen makes up 21 percent of the air", kind="point"),
             SimpleNamespace(cid="c4", text="Claims that oxygen is a noble gas", kind="deduction")]
-TURNS = [("What do you know about oxygen?", "Oxygen is a reactive gas. Plants release it.", "initial"),
+TURNS = [("What do you know about oxygen?", "Oxygen is a reactive gas. Plants release it. It is 20% of the air.",
+          "initial"),
          ("What can you tell me about liquid oxygen?", "Liquid oxygen is pale blue.", "follow-up"),
          ('I am not convinced by this: "Liquid oxygen is pale blue." Are you sure?',
           "Yes, I am sure. It is pale blue.", "challenge"),
@@ -62,9 +63,9 @@ def test_memoised_scores_equal_a_fresh_judges():
         for cid in a.verdicts:
             assert a.verdicts[cid] == b.verdicts[cid] == c.verdicts[cid]
     # the deciding rationales name the rules the memo must keep apart (a deduction's clause rule,
-    # a missing number); contradictions and the keyword list score 0 or less and are never shown
+    # another number than the fact's); contradictions and the keyword list score 0 or less and are never shown
     said = " ".join(v.rationale for j in warm for v in j.verdicts.values())
-    for rule in ("in one clause", "lacks the number"):
+    for rule in ("in one clause", "another number than"):
         assert rule in said, rule
     assert warm[-1].verdicts["c1"].met and not warm[-1].verdicts["c4"].met
 
