@@ -56,12 +56,13 @@ LOOPBACK_TIMEOUT = 600.0
 
 
 def is_loopback(base_url: str) -> bool:
-    """Whether ``base_url`` names this machine (``localhost``, ``127.x.x.x``, ``::1``)."""
+    """Whether ``base_url`` names this machine (``localhost``, ``127.x.x.x``, ``::1``; a URL without a
+    scheme is read as a host)."""
     import ipaddress
     from urllib.parse import urlsplit
 
     try:
-        host = urlsplit(base_url).hostname or ""
+        host = (urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname or "").lower()
     except ValueError:
         return False
     if host == "localhost" or host.endswith(".localhost"):

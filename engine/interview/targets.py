@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine.config import Config, ConfigError, ModelConfig
+from engine.config import Config, ConfigError, ModelConfig, is_loopback
 from engine.interview import local as _local
 from engine.interview.local import LocalServer
 from engine.llm import ChatResult, LLMClient, LLMError
@@ -91,20 +91,6 @@ def parse_endpoint_spec(spec: str, config: Config, api_key_env: str | None = Non
         f"unknown target {spec!r}: use openai:MODEL@BASE_URL, python:module:Class, local, kb:NAME, "
         f"or a name from the config's targets ({names})"
     )
-
-
-def is_loopback(base_url: str) -> bool:
-    """Whether an endpoint URL's host is this machine (localhost, 127.0.0.0/8, ::1)."""
-    import ipaddress
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def refused_here(base_url: str, timeout: float = 1.0) -> str | None:
