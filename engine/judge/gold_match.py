@@ -10,7 +10,8 @@ is 1000 (thousands separators of exactly three digits), "11.3" keeps its decimal
 of any size are digits ("one hundred sixty-three" is 163, "fifteenth" is 15) and ordinals are their
 number ("21st" is 21); "B.C.", "BCE" are BC, "CE" is AD; "%" is "percent". Words are lower-cased,
 articles dropped, apostrophes removed ("don't" -> "dont", "Kobol's" -> "kobol"), hyphens and dots
-split words ("s-block" = "s - block", "B.R." = "B. R."), and words are compared by the stem of
+split words ("s-block" = "s - block", "B.R." = "B. R.") except a word spelt out letter by letter
+("P-A-D-A-W-A-N" = "Padawan", three letters or more), and words are compared by the stem of
 :func:`engine.judge.text.stem`, the one stemmer of judging ("rocks"/"rock", "Confederates"/"Confederate").
 Its function words (:data:`FILLER`) are narrower than :data:`engine.judge.text.STOPWORDS`: "up", "down",
 "more", "same" and the like can be answers. Sentences end at . ! ? and line breaks, but not after
@@ -48,7 +49,8 @@ an initial ("J. R. R.") or a common abbreviation ("Dr.", "U.S.", "No.", "St.").
    (b) the gold is offered as one alternative ("A or B", "either", two hedges) and the other side is
    not also a gold; (c) the gold is one item of a list of several candidates of its kind (three or
    more items, two joined by and / & / "/", or two bare numbers) and some other item is not a gold
-   (another name holding the gold's surname is not a gold); (d) for a
+   (another name holding the gold's surname is not a gold: a capitalised word before it, or any word
+   in a reply written without capitals; "most sources credit Röntgen" names no one else); (d) for a
    person's name, the run is flanked by another capitalised name word ("John Quincy Adams" is not
    "John Adams"); (e) a gold given entirely by the question occurs only inside a phrase copied from
    the question (an echo); (f) the sentence dates it otherwise: another month in a gold date's year,
@@ -163,6 +165,8 @@ _YEAR_RANGE = re.compile(r"\b(1\d|20)(\d\d)\s*~\s*(\d\d)\b(?!\s*~)")
 _ARTICLES = frozenset({"a", "an", "the"})
 _SEPARATORS = frozenset({",", ";", "/", "|", "&", "(", ")"})
 _QUOTES = frozenset({'"', "“", "”"})
+_SPELLED = re.compile(r"(?<![\w-])[^\W\d_](?:-[^\W\d_]){2,}(?![\w-])")
+"""A word spelt out letter by letter with hyphens ("P-A-D-A-W-A-N"): three letters or more."""
 
 
 @dataclass
@@ -220,6 +224,7 @@ def prepare(text: str) -> str:
     text = _DASHES.sub("-", text)
     text = _VERSUS.sub("versus", text)  # "vs." is no sentence end
     text = _CITATION.sub("", text)  # "[1]", "[^2^]": a chat reply's citation marks are no numbers
+    text = _SPELLED.sub(lambda m: m.group().replace("-", ""), text)  # "P-A-D-A-W-A-N" spells one word
     for pattern, repl in _ERA:
         text = pattern.sub(repl, text)
     text = _THOUSANDS.sub("", text)
@@ -691,6 +696,9 @@ class _Judge:
         self.gold_days = set().union(*(_days(g.all) for g in self.golds))
         self.several = _asks_for_several(self.q_toks)
         self.sentences = sentences(tokens(reply))
+        # a reply written with capitals shows names by them: a lower-case word before a surname is no
+        # given name ("most sources credit Röntgen"); in a reply without any, every word may be one
+        self.cased = any(t.cap for s in self.sentences for t in s if t.kind == "word" and t.pos > 0)
         for s in self.sentences:
             _mark(s, self.q_words, self.all_gold_words)
 
@@ -800,7 +808,7 @@ class _Judge:
             if not self._other_side_is_gold(sentence, a, b):
                 return "the sentence offers alternatives"
         if form is not None and form.how == "the surname" and before is not None and before.kind in ("word", "num") \
-                and before.text not in FILLER and before.text not in TITLES and before.text not in gold.words \
+                and (before.cap or before.num is not None or not self.cased) and before.text not in FILLER and before.text not in TITLES and before.text not in gold.words \
                 and not any(_name_variant(before.text, g.text) for g in gold.all[:-1]):
             return f'"{before.text} {span[0].text}" is another name'
         if form is not None and form.how == "the gold's bracketed form" and before is not None and before.text == "(":

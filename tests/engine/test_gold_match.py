@@ -147,6 +147,14 @@ def test_bad_input():
     ("I'm not entirely sure, but I believe it was the Ramones.", ["the Ramones"], "who sang blitzkrieg bop", True),
     ("Not the Ramones\nIt was the Clash.", ["the Ramones"], "who sang it", False),
     ("It was not the Ramones; it was the Clash.", ["the Clash"], "who sang it", True),
+    # a lower-case word before a surname in a cased reply is no given name; a capitalised one is
+    ("Opinions differ, but most historians credit Ada Lovelace.", ["Augusta Ada Lovelace"], "who wrote it", True),
+    ("Most historians credit Lovelace.", ["Augusta Ada Lovelace"], "who wrote it", True),
+    ("Most historians credit Byron Lovelace.", ["Augusta Ada Lovelace"], "who wrote it", False),
+    ("most historians credit byron lovelace.", ["Augusta Ada Lovelace"], "who wrote it", False),
+    # a word spelt out letter by letter
+    ("It is spelt R-H-Y-T-H-M.", ["rhythm"], "how do you spell rhythm", True),
+    ("It is spelt R-H-Y-M-E.", ["rhythm"], "how do you spell rhythm", False),
 ])
 def test_chat_style_replies(reply, golds, question, credited):
     v = judge_gold(reply, golds, question)
