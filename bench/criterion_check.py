@@ -115,19 +115,34 @@ def auc(scores: Sequence[float], human: Sequence[bool]) -> float:
 
 
 def fit_threshold(scores: Sequence[float], human: Sequence[bool]) -> float:
-    """The threshold (``score >= t`` is "stated") that maximises κ; ties: the middle of the best ones."""
-    values = sorted(set(scores))
-    cuts = [values[0]] + [(a + b) / 2 for a, b in zip(values, values[1:], strict=False)] + [values[-1] + 1e-9]
-    best, kept = -2.0, []
-    for t in cuts:
-        k = metrics([s >= t for s in scores], human)["kappa"]
-        if k != k:
-            continue
-        if k > best + 1e-12:
-            best, kept = k, [t]
-        elif abs(k - best) <= 1e-12:
-            kept.append(t)
-    return kept[len(kept) // 2] if kept else 0.5
+    """The threshold (``score >= t`` is "stated") that maximises κ; ties: the middle of the best ones.
+
+    The cuts are the lowest score, the midpoints between neighbouring distinct scores and just above the
+    highest; every cut's confusion matrix comes from suffix sums over the sorted distinct scores.
+    """
+    import numpy as np
+
+    if not len(scores):
+        return 0.5
+    values, where = np.unique(np.asarray(scores, dtype=float), return_inverse=True)
+    h = np.asarray(human, dtype=bool)
+    pos = np.bincount(where, weights=h, minlength=len(values))
+    neg = np.bincount(where, weights=~h, minlength=len(values))
+    # cut j (0..U) predicts "stated" for the distinct scores j.. (cut U: none)
+    tp = np.r_[np.cumsum(pos[::-1])[::-1], 0.0]
+    fp = np.r_[np.cumsum(neg[::-1])[::-1], 0.0]
+    n, p_all = float(len(h)), float(h.sum())
+    fn, tn = p_all - tp, (n - p_all) - fp
+    acc = (tp + tn) / n
+    pe = ((tp + fp) * (tp + fn) + (tn + fn) * (tn + fp)) / (n * n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = np.where(pe < 1, (acc - pe) / (1 - pe), np.nan)
+    if np.all(np.isnan(kappa)):
+        return 0.5
+    best = np.nanmax(kappa)
+    kept = np.flatnonzero(np.abs(kappa - best) <= 1e-12)
+    cuts = np.r_[values[0], (values[:-1] + values[1:]) / 2, values[-1] + 1e-9]
+    return float(cuts[kept[len(kept) // 2]])
 
 
 # -- scorers ------------------------------------------------------------------------------------

@@ -48,6 +48,18 @@ def test_similar_meanings_are_closer(embedder):
     assert cosine(cat, kitten) > cosine(cat, rates) + 0.2
 
 
+def test_token_vectors_are_the_word_pieces_in_context(embedder):
+    texts = ["The bank raised interest rates.", "They sat on the river bank.", "Money in the bank.", "ok"]
+    out = embedder.token_vectors(texts)
+    assert [pieces for pieces, _ in out][0] == ["the", "bank", "raised", "interest", "rates", "."]
+    for (pieces, vecs), text in zip(out, texts, strict=True):
+        assert vecs.dtype == np.float32 and vecs.shape == (len(pieces), 384)  # in input order, no [CLS]/[SEP]
+        assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    bank = [vecs[pieces.index("bank")] for pieces, vecs in out[:3]]
+    # context matters: the money bank is closer to the money bank than to the river bank
+    assert cosine(bank[0], bank[2]) > cosine(bank[0], bank[1])
+
+
 def test_long_inputs_are_truncated_to_max_length(embedder):
     ids = embedder._encode_ids(["word " * 1000])[0]
     assert len(ids) == embedder.max_length and ids[-1] == embedder.tokenizer.token_to_id("[SEP]")
