@@ -27,9 +27,13 @@ def store(home):
 
 @pytest.fixture
 def fake_openai():
-    """A real HTTP server on 127.0.0.1 (random port) answering from a script."""
+    """A real HTTP server on 127.0.0.1 (random port) answering from a script. The context sizes the client
+    knew or learned are forgotten after it (a later server may get the same port)."""
+    from engine.llm.client import forget_contexts
+
     with FakeOpenAI() as server:
         yield server
+    forget_contexts()
 
 
 @pytest.fixture

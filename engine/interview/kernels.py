@@ -147,14 +147,15 @@ class LLMKernel:
                 return "the question is empty"
             return repeated_question(value.question, asked)
 
-        trims: list[str] = []
-        messages = prompts.question_messages(action, topic, criteria, met, history, summary,
-                                             limit_chars=await self.kernel.prompt_chars(2000), trims=trims)
-        self.kernel.note_trimmed(f"{action} question", trims, len(history))
-        out = await self.kernel.json_result(
-            messages, _QuestionOut,
-            validate=check, max_repairs=self.repairs,
-            json_schema=st.closed({"question": st.string(5, QUESTION_CHARS)}), examples=prompts.QUESTION_EXAMPLES)
+        out = await self.kernel.fitted(
+            lambda room, trims: prompts.question_messages(action, topic, criteria, met, history, summary,
+                                                          limit_chars=room, trims=trims),
+            lambda messages: self.kernel.json_result(
+                messages, _QuestionOut,
+                validate=check, max_repairs=self.repairs,
+                json_schema=st.closed({"question": st.string(5, QUESTION_CHARS)}),
+                examples=prompts.QUESTION_EXAMPLES),
+            call=f"{action} question", turn=len(history), reserve_chars=2000)
         usage = Usage()
         for r in out.results:
             usage.add(r)
@@ -204,15 +205,16 @@ class LLMKernel:
         schema = st.closed({"question": st.string(5, QUESTION_CHARS), "answer": st.string(1, 120)})
         system = EXTENSION_SYSTEM.format(difficulty=difficulty)
         # the knowledge path's chunks, in path order, keep their beginning (engine.llm.fit)
-        room = await self.kernel.prompt_chars(repair_room(schema))
-        trims: list[str] = []
-        [background] = fit([("the background knowledge", background)],
-                           None if room is None else room - len(system) - 100, trims, end=("the background knowledge",))
-        self.kernel.note_trimmed("extension question", trims)
-        out = await self.kernel.json_result(
-            [{"role": "system", "content": system},
-             {"role": "user", "content": f"Background knowledge:\n{background}"}], _ExtensionOut,
-            validate=check, max_repairs=self.repairs, json_schema=schema, examples=EXTENSION_EXAMPLES)
+        def build(room: int | None, trims: list[str]) -> list[dict[str, str]]:
+            [kept] = fit([("the background knowledge", background)], None if room is None else room - len(system) - 100,
+                         trims, end=("the background knowledge",))
+            return [{"role": "system", "content": system}, {"role": "user", "content": f"Background knowledge:\n{kept}"}]
+
+        out = await self.kernel.fitted(
+            build, lambda messages: self.kernel.json_result(
+                messages, _ExtensionOut,
+                validate=check, max_repairs=self.repairs, json_schema=schema, examples=EXTENSION_EXAMPLES),
+            call="extension question", reserve_chars=repair_room(schema))
         usage = Usage()
         for r in out.results:
             usage.add(r)
@@ -237,13 +239,12 @@ class LLMKernel:
         schema = st.closed({"flaws_knowledge": text, "flaws_capability": text, "comprehensive_performance": text,
                             "suggestions": text})
         client = self.judge.client
-        trims: list[str] = []
-        messages = build_feedback_prompt(records, nonce=nonce, limit_chars=await client.prompt_chars(
-            repair_room(schema)), trims=trims)
-        client.note_trimmed("feedback", trims)
-        out = await self.judge.client.json_result(messages, BatchFeedback,
-                                                  validate=feedback_check(questions), max_repairs=self.repairs,
-                                                  json_schema=schema, examples=FEEDBACK_EXAMPLES)
+        out = await client.fitted(
+            lambda room, trims: build_feedback_prompt(records, nonce=nonce, limit_chars=room, trims=trims),
+            lambda messages: client.json_result(messages, BatchFeedback,
+                                                validate=feedback_check(questions), max_repairs=self.repairs,
+                                                json_schema=schema, examples=FEEDBACK_EXAMPLES),
+            call="feedback", reserve_chars=repair_room(schema))
         usage = Usage()
         for r in out.results:
             usage.add(r)

@@ -42,7 +42,7 @@ from engine.interview.session import (
     criterion_payload,
     verdict_payload,
 )
-from engine.interview.targets import Target, fit_to_context
+from engine.interview.targets import Target, send_fitted
 from engine.llm import ChatResult
 from engine.store import Store, dumps, now_iso
 from engine.store.lease import SESSION, LeaseLostError, Leases
@@ -202,8 +202,8 @@ class SessionRunner:
             on_token(piece)
 
         start = time.perf_counter()
-        messages = await fit_to_context(self.target, self.protocol.target_messages(history, turn["question"]), idx)
-        result = await self._target_call(messages, on_piece, on_reset)
+        result = await send_fitted(self.target, self.protocol.target_messages(history, turn["question"]), idx,
+                                   lambda messages: self._target_call(messages, on_piece, on_reset))
         if result is None:
             flush()
             raise StopRequested(idx, "".join(said))

@@ -20,7 +20,7 @@ import importlib
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -163,24 +163,18 @@ class EndpointTarget:
         """Stream the answer from the endpoint through the recording, caching LLM client."""
         return await self.client.chat(messages, stream=True, on_token=on_token, on_reset=on_reset)
 
-    async def fit(self, messages: list[dict[str, str]], turn: int) -> list[dict[str, str]]:
-        """The conversation cut to the endpoint's context when it is known (reported by the server or
-        ``context:``): the oldest turns dropped whole, never the system prompt or the question
-        (:func:`engine.llm.fit.fit_conversation`), with room kept for the answer (its ``max_tokens``, else
-        :data:`TARGET_REPLY_SHARE` of the context); a cut is a ``session.note`` ``prompt-trimmed`` naming the
-        target, on ``turn``."""
-        from engine.llm.client import CHARS_PER_TOKEN
+    async def fitted(self, messages: list[dict[str, str]], turn: int,
+                     send: Callable[[list[dict[str, str]]], Awaitable[Any]]) -> Any:
+        """``send`` the conversation cut to the endpoint's context when it is known (reported by the server,
+        ``context:``, or learned from an overflow's 400): the oldest turns dropped whole, never the system
+        prompt or the question (:func:`engine.llm.fit.fit_conversation`), with room kept for the answer (its
+        ``max_tokens``, else :data:`TARGET_REPLY_SHARE` of the context); a cut is a ``session.note``
+        ``prompt-trimmed`` naming the target, on ``turn``. An overflow that names the context is sent once
+        more, cut to it (:meth:`engine.llm.LLMClient.fitted`)."""
         from engine.llm.fit import fit_conversation
 
-        context = await self.client.context_tokens()
-        if not context:
-            return messages
-        budgeted = self.client.endpoint.max_tokens or self.client.max_tokens
-        reserve = 0 if budgeted else int(context * TARGET_REPLY_SHARE) * CHARS_PER_TOKEN
-        trims: list[str] = []
-        fitted = fit_conversation(messages, await self.client.prompt_chars(reserve), trims)
-        self.client.note_trimmed(f"target {self.spec}", trims, turn)
-        return fitted
+        return await self.client.fitted(lambda room, trims: fit_conversation(messages, room, trims), send,
+                                        call=f"target {self.spec}", turn=turn, reply_share=TARGET_REPLY_SHARE)
 
     async def aclose(self) -> None:
         """Nothing to release: the LLM client's connections are shared per event loop."""
@@ -192,13 +186,14 @@ TARGET_REPLY_SHARE = 0.25
 server's own limit, often the rest of the context): its earlier turns give way before the answer does."""
 
 
-async def fit_to_context(target: Target, messages: list[dict[str, str]], turn: int) -> list[dict[str, str]]:
-    """The conversation a target is sent for ``turn``: cut to its context when the target is an endpoint
-    whose context is known (:meth:`EndpointTarget.fit`), else as it is (a Python adapter or the reference
-    target has no context of viva's knowing)."""
+async def send_fitted(target: Target, messages: list[dict[str, str]], turn: int,
+                      send: Callable[[list[dict[str, str]]], Awaitable[Any]]) -> Any:
+    """``send`` the conversation a target is asked for ``turn``: cut to its context when the target is an
+    endpoint whose context is known or learned (:meth:`EndpointTarget.fitted`), else as it is (a Python
+    adapter or the reference target has no context of viva's knowing)."""
     if isinstance(target, EndpointTarget):
-        return await target.fit(messages, turn)
-    return messages
+        return await target.fitted(messages, turn, send)
+    return await send(messages)
 
 
 def import_from_cwd(module_name: str) -> Any:

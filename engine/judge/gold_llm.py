@@ -124,15 +124,14 @@ async def judge_gold_llm(client: LLMClient, question: str, golds: Sequence[str],
     Raises:
         engine.llm.LLMError: the endpoint failed, or the reply stayed invalid after ``repairs``.
     """
-    trims: list[str] = []
-    messages = gold_messages(question, golds, reply, earlier, limit_chars=await client.prompt_chars(1500),
-                             trims=trims)
-    client.note_trimmed("gold judge", trims)
     nonce = prompts.call_nonce(PROMPT_VERSION, question, tuple(golds), reply, earlier)
     quoted = [reply] + ([earlier] if earlier is not None else [])
     schema = _GoldOut if earlier is None else _ChangeOut
-    out = await client.json_result(messages, schema, max_repairs=repairs, quoted=quoted,
-                                   markers=prompts.markers(nonce))
+    out = await client.fitted(
+        lambda room, trims: gold_messages(question, golds, reply, earlier, limit_chars=room, trims=trims),
+        lambda messages: client.json_result(messages, schema, max_repairs=repairs, quoted=quoted,
+                                            markers=prompts.markers(nonce)),
+        call="gold judge", reserve_chars=1500)
     usage = Usage()
     for r in out.results:
         usage.add(r)

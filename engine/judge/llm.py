@@ -146,15 +146,14 @@ class LLMJudge:
 
         nonce = prompts.call_nonce(len(history), question, summary, answer)
         schema = judge_schema(ids)
-        trims: list[str] = []
-        messages = prompts.judge_messages(question, criteria, summary, answer, reference, nonce,
-                                          limit_chars=await self.client.prompt_chars(repair_room(schema)),
-                                          trims=trims)
-        self.client.note_trimmed("judge", trims, len(history))
-        out = await self.client.json_result(
-            messages, _JudgeOut,
-            validate=check, max_repairs=self.repairs, quoted=[answer], markers=prompts.markers(nonce),
-            json_schema=schema, examples=prompts.JUDGE_EXAMPLES)
+        out = await self.client.fitted(
+            lambda room, trims: prompts.judge_messages(question, criteria, summary, answer, reference, nonce,
+                                                       limit_chars=room, trims=trims),
+            lambda messages: self.client.json_result(
+                messages, _JudgeOut,
+                validate=check, max_repairs=self.repairs, quoted=[answer], markers=prompts.markers(nonce),
+                json_schema=schema, examples=prompts.JUDGE_EXAMPLES),
+            call="judge", turn=len(history), reserve_chars=repair_room(schema))
         usage = Usage()
         for r in out.results:
             usage.add(r)
@@ -169,18 +168,16 @@ class LLMJudge:
         from engine.judge.ratings import RATING_EXAMPLES, ConversationRatings, build_rating_prompt
 
         seed = int(hashlib.sha256(repr(("ratings", *nonce_parts)).encode()).hexdigest()[:12], 16)
-        room = await self.client.prompt_chars(3000)  # the transcript keeps its end within the context
-        trims: list[str] = []
-        messages = build_rating_prompt(turns, topic=topic, rng=random.Random(seed),
-                                       limit_chars=min(24000, room or 24000), trims=trims)
-        self.client.note_trimmed("ratings", trims)
-        out = await self.client.json_result(messages,
-                                            ConversationRatings, max_repairs=self.repairs,
-                                            validate=ratings_problem, json_schema=ratings_schema(),
-                                            examples=RATING_EXAMPLES,
-                                            **({"max_tokens": self.ratings_max_tokens}
-                                               if self.ratings_max_tokens and not self.client.endpoint.max_tokens
-                                               else {}))
+        # the transcript keeps its end within the context (3,000 characters kept for the fixed parts)
+        out = await self.client.fitted(
+            lambda room, trims: build_rating_prompt(turns, topic=topic, rng=random.Random(seed),
+                                                    limit_chars=min(24000, room or 24000), trims=trims),
+            lambda messages: self.client.json_result(
+                messages, ConversationRatings, max_repairs=self.repairs,
+                validate=ratings_problem, json_schema=ratings_schema(), examples=RATING_EXAMPLES,
+                **({"max_tokens": self.ratings_max_tokens}
+                   if self.ratings_max_tokens and not self.client.endpoint.max_tokens else {})),
+            call="ratings", reserve_chars=3000)
         usage = Usage()
         for r in out.results:
             usage.add(r)
@@ -189,15 +186,14 @@ class LLMJudge:
     async def judge_point(self, task, point, transcript):
         """Whether a scoring point is achieved in the transcript: (hit, reason, usage)."""
         nonce = prompts.call_nonce(task, point, transcript)
-        trims: list[str] = []
-        messages = prompts.point_judge_messages(task, point, transcript, nonce,
-                                                limit_chars=await self.client.prompt_chars(repair_room(POINT_SCHEMA)),
-                                                trims=trims)
-        self.client.note_trimmed("scoring point", trims)
-        out = await self.client.json_result(
-            messages, _PointOut, max_repairs=self.repairs,
-            quoted=[transcript], markers=prompts.markers(nonce), json_schema=POINT_SCHEMA,
-            examples=prompts.POINT_EXAMPLES)
+        out = await self.client.fitted(
+            lambda room, trims: prompts.point_judge_messages(task, point, transcript, nonce, limit_chars=room,
+                                                             trims=trims),
+            lambda messages: self.client.json_result(
+                messages, _PointOut, max_repairs=self.repairs,
+                quoted=[transcript], markers=prompts.markers(nonce), json_schema=POINT_SCHEMA,
+                examples=prompts.POINT_EXAMPLES),
+            call="scoring point", reserve_chars=repair_room(POINT_SCHEMA))
         usage = Usage()
         for r in out.results:
             usage.add(r)

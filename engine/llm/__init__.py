@@ -10,10 +10,11 @@ from engine.llm.client import (
     LLMError,
     Usage,
     cache_key,
+    context_in_message,
     extract_json,
     extract_json_all,
     spent,
 )
 
 __all__ = ["UNUSABLE", "spent", "ChatResult", "ContextOverflowError", "extract_json_all", "JSONOutputError", "JSONResult", "LLMClient", "LLMError", "Usage", "cache_key",
-           "extract_json"]
+           "context_in_message", "extract_json"]

@@ -24,7 +24,10 @@ Structured output and budgets (issue 23):
 - a repair re-sends the original prompt with the problem and the schema, never the whole bad reply
   (a runaway reply re-sent overflowed the context);
 - a prompt that overflows the model's context is its own error (:class:`ContextOverflowError`), not
-  "check the base_url";
+  "check the base_url"; a 400 that names the context's size (llama.cpp's, OpenAI's, vLLM's wordings:
+  :func:`context_in_message`) teaches it to the client for the process when none was known or it is
+  smaller (a ``session.note`` ``context-learned``), and a prompt sized with :meth:`LLMClient.fitted` is
+  built again to that size and sent once more;
 - a call to a loopback endpoint that times out is not sent again: the server is still computing it,
   and a second copy would queue behind the first (the default loopback timeout is 600 s);
 - bounded replies: one call takes at most ``max_call_seconds`` in all and keeps at most
@@ -45,7 +48,7 @@ import random
 import re
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -63,6 +66,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("viva.llm")
 
 T = TypeVar("T", bound=BaseModel)
+P = TypeVar("P")
+R = TypeVar("R")
 Message = dict[str, str]
 
 RETRY_CAP_SECONDS = 60.0
@@ -93,7 +98,10 @@ class JSONOutputError(LLMError):
 
 
 class ContextOverflowError(LLMError):
-    """The prompt and ``max_tokens`` do not fit the model's context (a 400 saying so)."""
+    """The prompt and ``max_tokens`` do not fit the model's context (a 400 saying so); ``context``: the
+    context size in tokens the server's message named (None: it named none)."""
+
+    context: int | None = None
 
 
 UNUSABLE = (JSONOutputError, ContextOverflowError)
@@ -110,11 +118,36 @@ def spent(exc: BaseException) -> Usage:
 
 
 _OVERFLOW_RE = re.compile(r"context (?:window|length)|maximum context|exceeds? (?:the )?(?:context|model)|"
-                          r"too many tokens|prompt is too long|n_ctx", re.I)
+                          r"available context size|too many tokens|prompt is too long|n_ctx", re.I)
+
+
+_CONTEXT_SIZE_RES = tuple(re.compile(p, re.I) for p in (
+    r"context window of (\d+)",  # llama-cpp-python's own words: "Requested tokens (4411) exceed context window of 2048"
+    r"maximum context length is (\d+)",  # OpenAI, vLLM, llama-cpp-python's server: "...is 8192 tokens. However..."
+    r"available context size \((\d+) tokens?\)",  # llama.cpp's llama-server
+    r"context length of (?:only )?(\d+)",  # LM Studio: "the model is loaded with context length of only 4096"
+    r"must be <= (\d+)",  # TGI: "`inputs` tokens + `max_new_tokens` must be <= 4096"
+))
+
+
+def context_in_message(message: str) -> int | None:
+    """The context size in tokens an overflow message names (llama.cpp's, OpenAI's, vLLM's, llama-server's,
+    LM Studio's and TGI's wordings), or None when it names none."""
+    for pattern in _CONTEXT_SIZE_RES:
+        found = pattern.search(message)
+        if found:
+            n = int(found.group(1))
+            return n if n > 0 else None
+    return None
 
 
 class _TruncatedStream(Exception):
-    """A stream that ended without a finish reason (connection dropped mid-answer)."""
+    """A stream that ended without a finish reason (connection dropped mid-answer); ``pieces``: how many
+    pieces of the answer had arrived."""
+
+    def __init__(self, message: str, pieces: int = 0):
+        super().__init__(message)
+        self.pieces = pieces
 
 
 class _OverDeadline(Exception):
@@ -193,7 +226,16 @@ atexit.register(_per_loop.clear)
 
 
 _contexts: dict[tuple[Any, ...], int] = {}
-"""Context sizes the servers reported per (endpoint, model), for the process (0: not reported)."""
+"""Context sizes the servers reported per (endpoint, model), for the process (0: not reported): from
+``/models`` or ``/props``, or learned from an overflow's 400 (:func:`context_in_message`)."""
+
+
+def forget_contexts() -> None:
+    """Forget every context size reported or learned (tests: a port reused by a later server)."""
+    _contexts.clear()
+    for state in list(_per_loop.values()):
+        for key in [k for k in state if k[0] == "context"]:
+            del state[key]
 
 
 def _loop_state() -> dict[tuple[Any, ...], Any]:
@@ -329,15 +371,73 @@ class LLMClient:
         # only what the server said is shared: two roles on one server and model may set different `context:`
         return state[key] or self.endpoint.context or None
 
-    async def prompt_chars(self, reserve_chars: int = 0) -> int | None:
+    async def prompt_chars(self, reserve_chars: int = 0, reply_share: float = 0.0) -> int | None:
         """How many characters of prompt fit the model's context with room for the reply's budget, by
         :data:`CHARS_PER_TOKEN` (a conservative estimate: English runs about 4 characters a token), less
-        ``reserve_chars`` for the fixed parts; None when the context is unknown."""
+        ``reserve_chars`` for the fixed parts; None when the context is unknown. With no ``max_tokens``
+        budget, ``reply_share`` of the context is kept for the reply instead (a target's answer)."""
         context = await self.context_tokens()
         if not context:
             return None
         budget = self._params({}).get("max_tokens") or 0
+        if not budget and reply_share:
+            reserve_chars += int(context * reply_share) * CHARS_PER_TOKEN
         return max(1000, (context - budget) * CHARS_PER_TOKEN - reserve_chars)
+
+    def learn_context(self, tokens: int, message: str = "") -> bool:
+        """Take ``tokens`` as the model's context for the process (the size an overflow's 400 named), when no
+        context was known for this endpoint and model or a larger one was: the store
+        :meth:`context_tokens` reads, for every client of the endpoint. A ``session.note``
+        ``context-learned`` of the client's session (else a log line) says so, quoting the server's
+        ``message``. Returns whether the context was taken (False: the same or a smaller one was known)."""
+        key = ("context", self.identity, self.endpoint.model)
+        state = _loop_state()
+        known = state.get(key) or _contexts.get(key[1:]) or self.endpoint.context or 0
+        if known and known <= tokens:
+            return False
+        _contexts[key[1:]] = state[key] = tokens
+        was = f"{known:,} tokens before" if known else "unknown before: not reported by /models or /props, no `context:`"
+        text = redact(f"{self.role} {self.label}: the server's overflow answer says the model's context is "
+                      f"{tokens:,} tokens ({was}); prompts are sized to it from now on"
+                      + (f" (the server said: {message[:200]})" if message else ""))
+        log.info("%s", text)
+        if self.session_id is not None:
+            self.store.append_event(self.session_id, "session.note", {"turn": -1, "what": "context-learned",
+                                                                      "text": text})
+        return True
+
+    async def fitted(self, build: Callable[[int | None, list[str]], P], send: Callable[[P], Awaitable[R]], *,
+                     call: str, turn: int = -1, reserve_chars: int = 0, reply_share: float = 0.0) -> R:
+        """Build a prompt sized to the model's context and send it; the one place a prompt is re-fitted.
+
+        ``build(room, trims)`` makes the prompt for ``room`` characters (:meth:`prompt_chars` with
+        ``reserve_chars`` and ``reply_share``; None: the context is unknown, nothing is cut), appending what
+        it cut to ``trims`` (:mod:`engine.llm.fit`), which is noted (:meth:`note_trimmed`, as ``call`` on
+        ``turn``); ``send(prompt)`` makes the call(s). When a call overflows and the server's message named
+        a context (:func:`context_in_message`, learned by :meth:`chat`) that gives a smaller room than the
+        prompt was built for, the prompt is built again for it and sent once more.
+
+        Raises:
+            ContextOverflowError: the message named no size, the size gave no smaller room, or the second
+                prompt overflowed too.
+        """
+        room = await self.prompt_chars(reserve_chars, reply_share)
+        trims: list[str] = []
+        prompt = build(room, trims)
+        self.note_trimmed(call, trims, turn)
+        try:
+            return await send(prompt)
+        except ContextOverflowError as exc:
+            if not exc.context:
+                raise
+            again = await self.prompt_chars(reserve_chars, reply_share)
+            if again is None or (room is not None and again >= room):
+                raise
+            log.info("%s: %s prompt built again for %s characters after an overflow", self.label, call, f"{again:,}")
+        trims = []
+        prompt = build(again, trims)
+        self.note_trimmed(call, trims, turn)
+        return await send(prompt)
 
     def note_trimmed(self, call: str, trims: Sequence[str], turn: int = -1) -> None:
         """Record that a prompt was cut to fit the model's context (:mod:`engine.llm.fit`, ``trims`` saying
@@ -444,25 +544,41 @@ class LLMClient:
                     on_token(safe)
         async with _semaphore(self.endpoint):
             start = time.perf_counter()  # latency excludes time queued behind the endpoint's limit
+            plain = False  # a stream that never sent a piece, every time: asked once without streaming
+            limit = self.endpoint.max_retries
             while True:
                 attempts += 1
                 try:
-                    if stream:
+                    if stream and not plain:
                         text, usage, finish = await self._stream(api_key, messages, params, emit)
-                        if on_token is not None:
-                            rest = shown.flush()
-                            if rest:
-                                on_token(rest)
                     else:
                         try:
                             text, usage, finish = await asyncio.wait_for(
                                 self._once(api_key, messages, params), self.endpoint.call_deadline)
                         except TimeoutError:
                             raise _OverDeadline() from None
+                        if plain and emit is not None and text:
+                            emit(text)  # the answer asked without streaming arrives as one piece
+                    if stream and on_token is not None:
+                        rest = shown.flush()
+                        if rest:
+                            on_token(rest)
                     break
                 except Exception as exc:  # classified below; anything unknown is re-raised
                     status, wait, retryable, reason = self._classify(exc, attempts)
-                    if not retryable or attempts > self.endpoint.max_retries:
+                    if (stream and not plain and isinstance(exc, _TruncatedStream) and not exc.pieces
+                            and (not retryable or attempts > limit)):
+                        # llama-cpp-python's server refuses a streamed request (a prompt over its context)
+                        # by dropping the stream it has opened, with no word of why; without streaming it
+                        # answers the same request with its error (an overflow's names the context)
+                        plain, limit = True, attempts + 1  # (one retry for it: the dropped connection's pool)
+                        retries.append({"attempt": attempts, "status": status, "reason": reason[:200], "wait": 0.0,
+                                        "then": "asked without streaming"})
+                        log.info("%s: the stream ended before its first piece %d time(s); asking once without "
+                                 "streaming", self.label, attempts)
+                        shown.reset()
+                        continue
+                    if not retryable or attempts > limit:
                         message = (
                             f"{self.role} call to {self.endpoint.base_url} (model {self.endpoint.model}) "
                             f"failed after {attempts} attempt(s): {reason}"
@@ -477,12 +593,17 @@ class LLMClient:
                         # a refused response_format is the dialect probe stepping down, not a failure
                         (log.info if refuses_format(status, reason) else log.warning)("%s", message)
                         if status == 400 and _OVERFLOW_RE.search(reason):
-                            raise ContextOverflowError(
+                            told = context_in_message(reason)
+                            if told:
+                                self.learn_context(told, reason)
+                            overflow = ContextOverflowError(
                                 f"{self.role} call to {self.endpoint.base_url} (model {self.endpoint.model}): the "
                                 f"prompt and max_tokens ({params.get('max_tokens', 'unset')}) do not fit the model's "
                                 f"context ({reason}); give the server a larger context, lower this role's "
                                 "max_tokens, or set the endpoint's `context:` so viva trims prompts to fit",
-                                status=status, endpoint=self.endpoint.base_url) from None
+                                status=status, endpoint=self.endpoint.base_url)
+                            overflow.context = told
+                            raise overflow from None
                         raise LLMError(message, status=status, endpoint=self.endpoint.base_url) from None
                     retries.append({"attempt": attempts, "status": status, "reason": reason[:200], "wait": wait})
                     log.info("%s retry %d after %.2fs: %s", self.label, attempts, wait, reason[:200])
@@ -569,6 +690,7 @@ class LLMClient:
         usage = None
         cap, deadline = self.endpoint.max_reply_chars, time.monotonic() + self.endpoint.call_deadline
         body = {"model": self.endpoint.model, "messages": messages, "stream": True, **params}
+        opened = False
         if self.endpoint.base_url not in _no_stream_options:
             # OpenAI and vLLM then send the counts in a last chunk; llama-cpp-python ignores it and sends none
             body["stream_options"] = {"include_usage": True}
@@ -587,6 +709,7 @@ class LLMClient:
                 del body["stream_options"]
                 stream = await client.post("/chat/completions", cast_to=object, stream=True,
                                            stream_cls=openai.AsyncStream[object], body=body)
+            opened = True
             async for chunk in stream:  # plain dicts (see _once)
                 if not isinstance(chunk, dict):
                     continue
@@ -610,16 +733,22 @@ class LLMClient:
                     finish = TRUNCATED  # an endless stream: cut, and the connection closed below
                     await stream.close()
                     break
-        except (openai.APIError, openai.APIConnectionError):
+        except openai.APIConnectionError as exc:
+            if opened and finish is None and not isinstance(exc, openai.APITimeoutError):
+                # the connection dropped after the stream opened: a cut stream (how many pieces it had
+                # matters: none at all is how llama-cpp-python's server refuses an overflowing prompt)
+                raise _TruncatedStream(str(exc.__cause__ or exc), len(pieces)) from exc
+            raise
+        except openai.APIError:
             raise
         except UnicodeDecodeError:
             raise
         except Exception as exc:  # httpx read errors mid-stream surface unwrapped
             if finish is None:
-                raise _TruncatedStream(str(exc)) from exc
+                raise _TruncatedStream(str(exc), len(pieces)) from exc
             raise
         if finish is None:
-            raise _TruncatedStream("no finish_reason")
+            raise _TruncatedStream("no finish_reason", len(pieces))
         return "".join(pieces), usage, finish
 
     async def json(

@@ -1,8 +1,8 @@
 """Prompts sized to the model's context (issue 23): what does not fit is left out by one rule, said in the
 prompt where it was left out, and noted.
 
-The room is :meth:`engine.llm.LLMClient.prompt_chars`: the model's context (reported by the server, or the
-endpoint's ``context:``) less the reply's ``max_tokens``, at :data:`engine.llm.client.CHARS_PER_TOKEN`
+The room is :meth:`engine.llm.LLMClient.prompt_chars`: the model's context (reported by the server, the
+endpoint's ``context:``, or learned from the server's overflow answer) less the reply's ``max_tokens``, at :data:`engine.llm.client.CHARS_PER_TOKEN`
 characters a token, less what the caller reserves for the repairs. A text's size in those characters is
 :func:`size`: its length, a CJK character counted as a whole token (:data:`CJK_CHARS`). A prompt's fixed parts (instructions,
 rubric, scoring point, schema) always go; its variable texts share the rest by **equal shares**
@@ -18,8 +18,12 @@ the longest are cut first. A cut text says so in place (:data:`LEFT_OUT`):
 
 Each cut is described in words ("the answer: 1,200 of 9,000 characters kept") for the caller to note
 (:meth:`engine.llm.LLMClient.note_trimmed`: a ``session.note`` ``prompt-trimmed``), so a verdict on a cut
-answer is never silently a verdict on the whole one. With the context unknown nothing is cut (the
-overflow, if any, is the server's :class:`~engine.llm.ContextOverflowError`).
+answer is never silently a verdict on the whole one. With the context unknown nothing is cut; the overflow,
+if any, is the server's 400, and when it names the context (llama.cpp's, OpenAI's, vLLM's wordings:
+:func:`engine.llm.client.context_in_message`) the client learns it for the process (a ``session.note``
+``context-learned``) and the prompt is built again to it and sent once more
+(:meth:`engine.llm.LLMClient.fitted`, the one place every caller builds, notes and sends a sized prompt).
+A message with no size, or a second overflow, is the :class:`~engine.llm.ContextOverflowError`.
 """
 
 from __future__ import annotations

@@ -701,11 +701,13 @@ def build_run_report(store: Store, run_id: int) -> Report:
         note="best Score first; the Dynamism figures are over finished sessions (sessions and spend below)"))
     sections.append(Table(
         "spend", "Sessions and spend per target",
-        ["target", "finished", "failed", "unfinished", "tokens in", "tokens out", "cost"],
-        [[r["target"], r["finished"], len(r["failed"]), len(r["unfinished"]),
+        ["target", "finished", "failed", "unfinished", "not examined", "tokens in", "tokens out", "cost"],
+        [[r["target"], r["finished"], len(r["failed"]), len(r["unfinished"]), len(r.get("not_examined") or []),
           "unknown" if r.get("tokens_unknown") else r["tokens_in"],
           "unknown" if r.get("tokens_unknown") else r["tokens_out"], r["cost"]] for r in board],
-        ["", "", "", "", "", "", ".4f"], note="tokens and cost over every session (spent even if it failed)"))
+        ["", "", "", "", "", "", "", ".4f"],
+        note="tokens and cost over every session (spent even if it failed); not examined: ended with no answered "
+             "turn (no Score)"))
     sections.extend(interval_tables(doc["board"]))
     topics = list(dict.fromkeys(r["topic"] for r in doc["topics"]))
     targets = [r["target"] for r in board]
@@ -761,11 +763,12 @@ def build_run_report(store: Store, run_id: int) -> Report:
         sections.append(agreement_groups(doc["agreement"]))
     csv_table = Table("leaderboard", "Leaderboard", [
         "rank", "target", "score", "delta_follow_up", "p_plus", "m_plus", "p_minus", "m_minus", "p_zero", "r_plus",
-        "r_minus", "r", "follow_ups", "challenges", "finished", "failed", "unfinished", "tokens_in", "tokens_out",
-        "cost"],
+        "r_minus", "r", "follow_ups", "challenges", "finished", "failed", "unfinished", "not_examined", "tokens_in",
+        "tokens_out", "cost"],
         [[i + 1, r["target"], r["score"], r["delta_follow_up"], r["p_plus"], r["m_plus"], r["p_minus"], r["m_minus"],
           r["p_zero"], r["r_plus"], r["r_minus"], r["r"], r["follow_ups"], r["challenges"], r["finished"],
-          len(r["failed"]), len(r["unfinished"]), "unknown" if r.get("tokens_unknown") else r["tokens_in"],
+          len(r["failed"]), len(r["unfinished"]), len(r.get("not_examined") or []),
+          "unknown" if r.get("tokens_unknown") else r["tokens_in"],
           "unknown" if r.get("tokens_unknown") else r["tokens_out"], r["cost"]]
          for i, r in enumerate(board)])
     subtitle = f"{len(sessions)} sessions · {len(board)} targets · started {_day(run['created_at'])}"

@@ -112,6 +112,40 @@ async def test_a_run_with_a_session_that_examined_nothing(runtime, fake_openai):
     assert store.one("SELECT status FROM sessions WHERE id = ?", (nothing,))["status"] == "not_examined"
 
 
+async def test_the_run_report_counts_not_examined_sessions_per_target(runtime, fake_openai):
+    """The run report's sessions-and-spend table and its CSV (the leaderboard's) have a not-examined count per
+    target beside finished, failed and unfinished; the other columns keep their names and values."""
+    import csv
+    import io
+
+    from engine.report import build_run_report
+    from engine.report.export import export_run
+
+    _script(fake_openai)
+    _two_tasks(runtime.store)
+    run_id = plan_run(runtime, RunRequest(bench="tasks", targets=[f"openai:t@{fake_openai.base_url}",
+                                                                  f"openai:u@{fake_openai.base_url}"],
+                                          kernel="config"))
+    await execute_run(runtime, run_id)
+    store = runtime.store
+    by_target = {r["target"]: r for r in store.query(
+        "SELECT target, SUM(status = 'finished') AS finished, SUM(status = 'not_examined') AS not_examined "
+        "FROM sessions GROUP BY target")}
+    assert sorted((r["finished"], r["not_examined"]) for r in by_target.values()) == [(1, 1), (1, 1)]
+    spend = build_run_report(store, run_id).section("spend")
+    assert spend.columns == ["target", "finished", "failed", "unfinished", "not examined", "tokens in", "tokens out",
+                             "cost"]
+    assert sorted(row[:5] for row in spend.rows) == [[t, 1, 0, 0, 1] for t in sorted(by_target)]
+    tokens = {r["target"]: r["tokens_in"] for r in target_table(store, run_sessions(runtime, run_id))}
+    rows = list(csv.DictReader(io.StringIO(export_run(store, run_id, "csv"), newline="")))
+    assert list(rows[0]) == ["rank", "target", "score", "delta_follow_up", "p_plus", "m_plus", "p_minus", "m_minus",
+                             "p_zero", "r_plus", "r_minus", "r", "follow_ups", "challenges", "finished", "failed",
+                             "unfinished", "not_examined", "tokens_in", "tokens_out", "cost"]
+    for row in rows:
+        assert (row["finished"], row["failed"], row["unfinished"], row["not_examined"]) == ("1", "0", "0", "1")
+        assert row["score"] == "100.0" and int(row["tokens_in"]) == tokens[row["target"]] > 0
+
+
 async def test_a_run_that_examined_nothing_says_so(runtime, fake_openai):
     _script(fake_openai)
     _two_tasks(runtime.store)

@@ -21,6 +21,7 @@ from engine.llm.fit import LEFT_OUT, cut_end, cut_middle, shares
 from engine.runtime import Runtime
 from tests.engine.interview_fixtures import is_target, make_bench, script_llm_kernel
 from tests.engine.test_not_examined import _two_tasks
+from tests.fakes.openai_server import count_tokens
 
 CONTEXT = 2500
 """The endpoint's ``context:`` in tokens (the fake server's window too)."""
@@ -119,13 +120,106 @@ async def test_a_long_answer_is_trimmed_for_the_judge_and_judged(home, small, fa
     rt.store.close()
 
 
-async def test_without_the_context_the_same_answer_overflows(home, endpoint, fake_openai):
-    """What the trimming saves: with no ``context:`` known, the judge's prompt is the server's overflow."""
+# -- a context learned from the server's overflow -------------------------------------------------
+
+WORDINGS = ("llama-cpp", "llama-cpp-server", "openai", "vllm")
+"""The fake server's overflow messages that name the context (tests/fakes/openai_server.py)."""
+
+
+@pytest.mark.parametrize(("message", "context"), [
+    ("HTTP 400: Requested tokens (4411) exceed context window of 2048", 2048),
+    ("HTTP 400: This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 "
+     "tokens. Please reduce the length of the messages.", 8192),
+    ("HTTP 400: This model's maximum context length is 2048 tokens and your request has 2100 input tokens", 2048),
+    ("HTTP 400: This model's maximum context length is 4096 tokens. However, you requested 4200 tokens (4000 in "
+     "the messages, 200 in the completion).", 4096),
+    ("HTTP 400: request (4411 tokens) exceeds the available context size (2048 tokens), try increasing it", 2048),
+    ("HTTP 400: the request exceeds the available context size, try increasing it", None),
+    ("HTTP 400: prompt is too long", None),
+])
+def test_the_context_a_message_names(message, context):
+    from engine.llm import context_in_message
+    from engine.llm.client import _OVERFLOW_RE
+
+    assert _OVERFLOW_RE.search(message)  # each is an overflow
+    assert context_in_message(message) == context
+
+
+@pytest.fixture
+def unknown(endpoint, fake_openai):
+    """The endpoint with no ``context:``, on a server that enforces a context it does not report."""
     fake_openai.context, fake_openai.report_context = CONTEXT, False
+    return endpoint
+
+
+def _judge_requests(fake) -> list:
+    return [r for r in fake.chat_requests() if "judge of an oral examination" in r.text]
+
+
+@pytest.mark.parametrize("wording", WORDINGS)
+async def test_the_judge_learns_the_context_from_the_overflow(home, unknown, fake_openai, wording):
+    """No ``/models``, ``/props`` or ``context:`` says the context: the judge's first prompt overflows, the
+    server's 400 names the context, viva records it and sends the prompt once more, cut to it; the answer is
+    judged, and the notes say what was learned and what was cut."""
+    fake_openai.overflow_wording = wording
+    fake_openai.default = json.dumps({"verdicts": {}, "summary": "Oxygen is abundant."})
+    rt = Runtime(home=home, config=Config(kernel=unknown, max_tokens=BUDGETS))
+    make_bench(rt.store)
+    run_id = plan_run(rt, RunRequest(bench="oxy", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config"))
+    [sid] = run_sessions(rt, run_id)
+    kernel = LLMKernel(rt.store, unknown, session_id=sid, budgets=BUDGETS)
+    out = await kernel.judge.judge("What about oxygen?", [], "", ANSWER, None, [], "initial")
+    assert out.summary == "Oxygen is abundant."
+    first, second = _judge_requests(fake_openai)  # the overflow, then the prompt cut to the learned context
+    assert "Sentence 200 " in first.text and "Sentence 200 " not in second.text
+    assert "most abundant element" in second.text and "photosynthesis" in second.text
+    assert await kernel.judge.client.context_tokens() == CONTEXT
+    assert await kernel.kernel.context_tokens() == CONTEXT  # the same server and model: learned for both roles
+    [learned] = [n for n in notes(rt.store, sid) if n["what"] == "context-learned"]
+    assert learned["turn"] == -1 and f"the model's context is {CONTEXT:,} tokens" in learned["text"]
+    assert "unknown before" in learned["text"] and "the server said:" in learned["text"]
+    [trimmed] = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed"]
+    assert trimmed["text"].startswith("judge prompt cut") and f"of {len(ANSWER):,} characters kept" in trimmed["text"]
+    tokens = sum(count_tokens(str(m.get("content", ""))) for m in second.body["messages"])
+    assert tokens + second.body["max_tokens"] <= CONTEXT
+    rt.store.close()
+
+
+async def test_an_overflow_that_names_no_context_is_still_the_error(home, unknown, fake_openai):
+    """What is left as it was: a 400 that names no size is the overflow error at once, sent once, learns nothing."""
+    fake_openai.overflow_wording = "unsized"
+    fake_openai.default = json.dumps({"verdicts": {}, "summary": "x"})
+    kernel = LLMKernel(Runtime(home=home, config=Config()).store, unknown, budgets=BUDGETS)
+    with pytest.raises(ContextOverflowError, match="exceeds the available context size") as caught:
+        await kernel.judge.judge("What about oxygen?", [], "", LONG, None, [], "initial")
+    assert caught.value.context is None and len(_judge_requests(fake_openai)) == 1
+    assert await kernel.judge.client.context_tokens() is None
+
+
+async def test_a_second_overflow_is_the_error(home, endpoint, fake_openai):
+    """A context too small for even the cut prompt: the prompt is sent twice (once cut), then the overflow
+    stands (the protocol's "cannot judge")."""
+    fake_openai.context, fake_openai.report_context = 400, False
     fake_openai.default = json.dumps({"verdicts": {}, "summary": "x"})
     kernel = LLMKernel(Runtime(home=home, config=Config()).store, endpoint, budgets=BUDGETS)
-    with pytest.raises(ContextOverflowError):
+    with pytest.raises(ContextOverflowError) as caught:
         await kernel.judge.judge("What about oxygen?", [], "", LONG, None, [], "initial")
+    assert caught.value.context == 400
+    first, second = _judge_requests(fake_openai)
+    assert "Sentence 200 " in first.text and "characters left out to fit the model's context" in second.text
+
+
+async def test_a_context_set_too_large_gives_way_to_the_servers(home, endpoint, fake_openai):
+    """``context:`` says more than the server has: its overflow names the smaller context, which wins."""
+    fake_openai.context, fake_openai.report_context = CONTEXT, False
+    fake_openai.overflow_wording = "openai"
+    fake_openai.default = json.dumps({"verdicts": {}, "summary": "x"})
+    wrong = endpoint.model_copy(update={"context": 4 * CONTEXT})
+    kernel = LLMKernel(Runtime(home=home, config=Config()).store, wrong, budgets=BUDGETS)
+    await kernel.judge.judge("What about oxygen?", [], "", LONG * 2, None, [], "initial")
+    first, second = _judge_requests(fake_openai)
+    assert "characters left out" in first.text and "characters left out" in second.text  # cut twice, the 2nd more
+    assert len(second.text) < len(first.text) // 2 and await kernel.judge.client.context_tokens() == CONTEXT
 
 
 async def test_a_long_task_conversation_is_trimmed_for_its_scoring_point(home, small, fake_openai):
@@ -294,6 +388,30 @@ async def test_the_rubric_judge_prompt_cuts_the_answers_in_equal_shares(home, sm
     rt.store.close()
 
 
+async def test_the_rubric_judge_learns_the_context_from_its_overflow(home, unknown, fake_openai):
+    """The same two answers with the judge's context unknown: its first prompt overflows, the 400 names the
+    context, and the prompt cut to it is scored (not "cannot judge")."""
+    fake_openai.overflow_wording = "vllm"
+    answers = {"oxygen?": "Oxygen is the most abundant element in the Earth's crust. " + HALF + " End of one.",
+               "plants?": "Plants release oxygen through photosynthesis. " + HALF + " End of two."}
+    fake_openai.rule(is_target, lambda body: answers[body["messages"][-1]["content"].split()[-1]])
+    fake_openai.rule(_is_rubric_judge, "Scoring process: points 1 and 2 earned.\nFinal score: 4")
+    rt = Runtime(home=home, config=Config(kernel=unknown, max_tokens=BUDGETS))
+    _rubric_bench(rt.store, ["What do you know about oxygen?", "What do plants do with oxygen and plants?"])
+    run_id = plan_run(rt, RunRequest(bench="sed", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config"))
+    await execute_run(rt, run_id)
+    [sid] = run_sessions(rt, run_id)
+    assert rt.store.one("SELECT status, score FROM sessions WHERE id = ?", (sid,)) == {
+        "status": "finished", "score": 80.0}
+    first, second = [r for r in fake_openai.chat_requests() if _is_rubric_judge(r)]
+    assert "Sentence 90 " in first.text and "Sentence 90 " not in second.text and "End of two." in second.text
+    fitted_to = sum(count_tokens(str(m.get("content", ""))) for m in second.body["messages"])
+    assert fitted_to + second.body["max_tokens"] <= CONTEXT
+    kinds = [(n["what"], n["turn"]) for n in notes(rt.store, sid)]
+    assert kinds == [("context-learned", -1), ("prompt-trimmed", 1)]
+    rt.store.close()
+
+
 async def test_a_chinese_answer_is_sized_by_its_tokens(home, small, fake_openai):
     """3,000 Chinese characters are about 3,000 tokens (the fake server counts one a character): counted by
     characters alone the prompt would seem to fit, and the judge's context would overflow."""
@@ -384,9 +502,55 @@ async def test_the_targets_oldest_turns_give_way_to_its_context(home, small, fak
     rt.store.close()
 
 
-async def test_without_its_context_the_target_overflows_and_the_session_fails(home, small, fake_openai):
-    """What the target's trimming saves: with its context unknown, its own answers overflow it."""
+async def test_the_target_learns_its_context_from_its_overflow(home, small, fake_openai):
+    """A target whose context nothing reports and no ``context:`` says: the turn whose conversation overflows
+    is sent once more with its oldest turns left out, to the context the server's 400 named; every turn is
+    answered, the session finishes, and the learned context is a note."""
     rt, sid, errors = await _long_session(home, small, small.model_copy(update={"context": None}), fake_openai)
-    assert "exceed context window" in (errors[sid] or "")
+    assert errors == {sid: None}
+    assert rt.store.one("SELECT status FROM sessions WHERE id = ?", (sid,))["status"] == "finished"
+    turns = rt.store.query("SELECT idx, answer FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
+    assert [t["idx"] for t in turns] == [0, 1, 2, 3] and all(t["answer"].startswith("Answer ") for t in turns)
+    asked = [r for r in fake_openai.chat_requests() if is_target(r)]
+    # turn 3's whole conversation overflowed once; sent again with its two oldest turns left out (a quarter
+    # of the learned context kept for the answer)
+    assert [len(r.messages) for r in asked] == [1, 3, 5, 7, 3]
+    [learned] = [n for n in notes(rt.store, sid) if n["what"] == "context-learned"]
+    assert learned["text"].startswith(f"target fake-model@{fake_openai.base_url}: the server's overflow answer says "
+                                      f"the model's context is {CONTEXT:,} tokens (unknown before")
+    cuts = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed" and n["text"].startswith("target t ")]
+    assert [(n["turn"], n["text"].split(": ", 1)[1]) for n in cuts] == [
+        (3, "the conversation: the 2 oldest of 3 earlier turn(s) left out")]
+    rt.store.close()
+
+
+async def test_a_stream_dropped_for_its_size_is_asked_without_streaming(home, small, fake_openai):
+    """llama-cpp-python's server drops a stream whose prompt passes its context before its first piece, with no
+    word of why: after the endpoint's retries the request goes once without streaming, whose 400 names the
+    context; the conversation is cut to it and streamed again, and the session finishes."""
+    fake_openai.drop_overflowing_streams = True
+    fake_openai.overflow_wording = "llama-cpp-server"
+    rt, sid, errors = await _long_session(home, small, small.model_copy(update={"context": None}), fake_openai)
+    assert errors == {sid: None}
+    assert rt.store.one("SELECT status FROM sessions WHERE id = ?", (sid,))["status"] == "finished"
+    sent = [(bool(r.body.get("stream")), len(r.messages)) for r in fake_openai.chat_requests()
+            if r.messages[0]["content"].startswith("Answer ") or r.messages[-1]["content"].startswith(
+                ("What do you know", "Follow-up question", "Challenge question"))]
+    streams = 1 + small.max_retries  # the first stream and its retries, each dropped
+    assert sent == [(True, 1), (True, 3), (True, 5), *[(True, 7)] * streams, (False, 7), (True, 3)]
+    [call] = rt.store.query("SELECT error, attempts, retries FROM llm_calls WHERE role = 'target' AND error IS NOT NULL")
+    assert "maximum context length is 2500 tokens" in call["error"] and call["attempts"] == streams + 1
+    assert json.loads(call["retries"])[-1]["then"] == "asked without streaming"
+    assert [n["what"] for n in notes(rt.store, sid) if n["what"] == "context-learned"] == ["context-learned"]
+    rt.store.close()
+
+
+async def test_without_its_context_the_target_overflows_and_the_session_fails(home, small, fake_openai):
+    """What the target's trimming saves: with its context unknown, and a 400 that does not name it, its own
+    answers overflow it."""
+    fake_openai.overflow_wording = "unsized"
+    rt, sid, errors = await _long_session(home, small, small.model_copy(update={"context": None}), fake_openai)
+    assert "exceeds the available context size" in (errors[sid] or "")
     assert rt.store.one("SELECT status FROM sessions WHERE id = ?", (sid,))["status"] == "failed"
+    assert [n for n in notes(rt.store, sid) if n["what"] == "context-learned"] == []
     rt.store.close()

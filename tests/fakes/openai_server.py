@@ -17,7 +17,10 @@ a string (the content), a dict, or a callable ``f(request_body) -> reply``. A di
 ``refuse_formats``: ``response_format`` types the server refuses as llama-cpp-python does (HTTP
 ``refuse_status`` naming ``response_format``), e.g. ``{"json_schema"}``. ``context``: a context length
 reported in ``/v1/models`` (vLLM's ``max_model_len``; not with ``report_context = False``), and a prompt
-longer than it (by ``count_tokens``) plus ``max_tokens`` is refused with HTTP 400 as llama-cpp-python words it.
+longer than it (by ``count_tokens``) plus ``max_tokens`` is refused with HTTP 400 in the ``overflow_wording``
+(:data:`OVERFLOW_WORDINGS`: llama-cpp-python's own words by default, its server's, OpenAI's, vLLM's, or
+llama-server's that names no size); with ``drop_overflowing_streams`` an overflowing stream is dropped
+before its first piece instead, as llama-cpp-python's server does.
 
 Streams end with a ``usage`` chunk when the request asks for it (``stream_options.include_usage``, as
 OpenAI and vLLM do). ``stream_usage = False``: never (llama-cpp-python sends no usage in streams).
@@ -64,6 +67,21 @@ def count_tokens(text: str) -> int:
     return len(re.findall(r"[\u4e00-\u9fff]|\w+|[^\w\s]", text))
 
 
+OVERFLOW_WORDINGS: dict[str, str] = {
+    "llama-cpp": "Requested tokens ({total}) exceed context window of {context}",
+    "llama-cpp-server": ("This model's maximum context length is {context} tokens. However, you requested {total} "
+                         "tokens ({prompt} in the messages, {max_tokens} in the completion). Please reduce the length "
+                         "of the messages or completion."),
+    "openai": ("This model's maximum context length is {context} tokens. However, your messages resulted in "
+               "{total} tokens. Please reduce the length of the messages."),
+    "vllm": ("This model's maximum context length is {context} tokens and your request has {prompt} input tokens "
+             "({max_tokens} > {context} - {prompt})"),
+    "unsized": "the request exceeds the available context size, try increasing it",
+}
+"""How a server words the 400 for a prompt that does not fit its context (``FakeOpenAI.overflow_wording``):
+``{context}``, ``{total}`` (prompt and ``max_tokens``), ``{prompt}`` and ``{max_tokens}`` are filled in."""
+
+
 class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # many concurrent sessions connect at once
     daemon_threads = True
@@ -82,7 +100,13 @@ class FakeOpenAI:
         self.refuse_status = 400
         self.context: int | None = None
         self.report_context = True
-        """False: the ``context`` is enforced but not reported (the client must be told with ``context:``)."""
+        """False: the ``context`` is enforced but not reported (the client is told by ``context:``, or learns it
+        from the overflow's 400)."""
+        self.overflow_wording = "llama-cpp"
+        """The key of :data:`OVERFLOW_WORDINGS` the 400 for an overflow is worded in."""
+        self.drop_overflowing_streams = False
+        """True: a streamed request over the context is answered as llama-cpp-python's server does, a stream
+        opened (200) and dropped before its first piece, with no word of why (only a plain request gets the 400)."""
         self.stream_usage = True
         self.refuse_stream_options = False
         self._lock = threading.Lock()
@@ -220,10 +244,19 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.fake.context:
             prompt = sum(count_tokens(str(m.get("content", ""))) for m in body.get("messages", []))
-            if prompt + int(body.get("max_tokens") or 0) > self.fake.context:
-                self._send_json(400, {"error": {"message": (
-                    f"Requested tokens ({prompt + int(body.get('max_tokens') or 0)}) exceed context window of "
-                    f"{self.fake.context}"), "type": "fake"}})
+            max_tokens = int(body.get("max_tokens") or 0)
+            if prompt + max_tokens > self.fake.context and body.get("stream") and self.fake.drop_overflowing_streams:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                return
+            if prompt + max_tokens > self.fake.context:
+                self._send_json(400, {"error": {"message": OVERFLOW_WORDINGS[self.fake.overflow_wording].format(
+                    context=self.fake.context, total=prompt + max_tokens, prompt=prompt, max_tokens=max_tokens),
+                    "type": "invalid_request_error", "code": "context_length_exceeded"}})
                 return
         reply = self.fake._pick(req)
         if reply is None:

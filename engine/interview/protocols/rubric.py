@@ -201,34 +201,44 @@ class Rubric(SessionProtocol):
         client = judge.client
         max_reasks = int(getattr(judge, "repairs", MAX_REASKS))
         answers = [r["answer"] for r in rows]
-        trims: list[str] = []
-        prompt = build_judge_prompt(s.item, answers if len(answers) > 1 else answers[0],
-                                    s.criteria_of(version_id),
-                                    rng=nonce_rng(s.spec.seed, s.item.id, s.spec.target, version_id),
-                                    limit_chars=await client.prompt_chars(REASK_ROOM), trims=trims)
-        client.note_trimmed("rubric judge", trims, rows[-1]["idx"])
-        messages = prompt.messages
+        built: list[Any] = []  # the prompt as last built (again after an overflow that named the context)
         readings: list[ScoreReading] = []
         usage = Usage()
         reply = ""
-        while True:
-            try:
+
+        def build(room: int | None, trims: list[str]) -> Any:
+            built.append(build_judge_prompt(s.item, answers if len(answers) > 1 else answers[0],
+                                            s.criteria_of(version_id),
+                                            rng=nonce_rng(s.spec.seed, s.item.id, s.spec.target, version_id),
+                                            limit_chars=room, trims=trims))
+            return built[-1]
+
+        async def ask(prompt: Any) -> Any:
+            nonlocal reply
+            readings.clear()
+            reply = ""
+            messages = prompt.messages
+            while True:
                 result = await client.chat(messages)
-            except ContextOverflowError as exc:  # a bad exchange, not an unreachable judge: cannot judge
-                readings.append(ScoreReading(None, f"the prompt does not fit the judge's context ({exc})"))
-                outcome = judgement(readings, 0)
-                break
-            usage.add(result)
-            reply = result.text
-            reading = read_final_score(reply, prompt.language)
-            readings.append(reading)
-            outcome = judgement(readings, max_reasks)
-            if outcome.status != "reask":
-                break
-            # the re-ask is the prompt and what to fix, numbered, never the whole bad reply (re-sending the
-            # replies grew a weak judge's prompts from 1,129 to 2,811 tokens: issue 23)
-            ask = reask_messages([], reply, reading.problem or "no score", prompt.language)[-1]["content"]
-            messages = [*prompt.messages, {"role": "user", "content": f"(re-ask {len(readings)}) {ask}"}]
+                usage.add(result)
+                reply = result.text
+                reading = read_final_score(reply, prompt.language)
+                readings.append(reading)
+                outcome = judgement(readings, max_reasks)
+                if outcome.status != "reask":
+                    return outcome
+                # the re-ask is the prompt and what to fix, numbered, never the whole bad reply (re-sending the
+                # replies grew a weak judge's prompts from 1,129 to 2,811 tokens: issue 23)
+                again = reask_messages([], reply, reading.problem or "no score", prompt.language)[-1]["content"]
+                messages = [*prompt.messages, {"role": "user", "content": f"(re-ask {len(readings)}) {again}"}]
+
+        try:
+            outcome = await client.fitted(build, ask, call="rubric judge", turn=rows[-1]["idx"],
+                                          reserve_chars=REASK_ROOM)
+        except ContextOverflowError as exc:  # a bad exchange, not an unreachable judge: cannot judge
+            readings.append(ScoreReading(None, f"the prompt does not fit the judge's context ({exc})"))
+            outcome = judgement(readings, 0)
+        prompt = built[-1]
         if outcome.status == CANNOT_JUDGE:
             reasoning = reply.strip()
             self._record(rows, version_id, rescore, None, reasoning, {}, usage, attempts=outcome.attempts,
