@@ -8,7 +8,9 @@ matches of rule 4, their content words in one batch).
 Rules (:meth:`FreeTextJudge.judge`):
 
 1. **The claim.** Scaffolding is removed from the criterion ("States that", "Mentions", "Claims
-   that", "Incorrectly says", 指出/声称/提到 ...); ``Answers "Q" with "A"`` is judged as the claim
+   that", "Incorrectly says", 指出/声称/提到 ..., a question about the answer: "Does the response
+   mention that", "Is it stated that", "Whether the answer says"; a list mark, "the fact that" and a
+   points annotation such as "(2 points)"); ``Answers "Q" with "A"`` is judged as the claim
    "A" to the question "Q", ``Gives "X" as the missing part of: S`` as the claim "X" to the question S.
 2. **The fact words** are the claim's content words (stemmed; numbers and CJK characters
    included) minus the words of the question: what the answer could have copied from the question
@@ -138,6 +140,18 @@ _SCAFFOLD = re.compile(
     r"gives?|answers?|names?|specifies|specify|tells?|believes?|thinks?)\b"
     r"(?:\s+that\b)?[\s:,]*"
     r"|^\s*(?:声称|指出|提到|说明|认为|回答|表示|说出|说|答出)(?:了)?[：:，,]?", re.IGNORECASE)
+_RESPONDENT = r"(?:the\s+|this\s+|its\s+)?(?:answer|response|reply|target|model|candidate|agent|assistant|output|summary|text|student|it|they)"
+_SAYS = (r"(?:correctly\s+|explicitly\s+|clearly\s+|accurately\s+)?(?:state|say|mention|note|explain|claim|assert|"
+         r"suggest|indicate|identify|point\s+out|recogni[sz]e|describe|report|show|include|give|answer|name|specify|"
+         r"tell|acknowledge|address|discuss|convey|cover|emphasi[sz]e|highlight|recommend|advise|warn)(?:s|es|ed)?")
+_LIST_MARK = re.compile(r"^\s*(?:[-*•·]|\(?\d{1,2}[.)]|\(?[a-z][.)]|\[\s*[ x]?\s*\])\s+", re.IGNORECASE)
+_ASKED = re.compile(
+    rf"^\s*(?:(?:does|do|did|will|would|should|can|could)\s+{_RESPONDENT}\s+{_SAYS}|"
+    rf"(?:is|was|are|were)\s+(?:it|there\s+(?:a|any)\s+(?:mention|statement|note)\s+(?:of|that))\s*"
+    rf"(?:(?:mentioned|stated|noted|explained|said|made\s+clear|clear|true)\s+)?|"
+    rf"whether\s+(?:or\s+not\s+)?{_RESPONDENT}\s+{_SAYS})\b(?:\s*that\b)?[\s:,]*", re.IGNORECASE)
+_POINTS = re.compile(r"\s*[(\[]\s*[+-]?\d+(?:\.\d+)?\s*(?:points?|pts?|marks?|p)?\s*[)\]]\s*$", re.IGNORECASE)
+_FACT_THAT = re.compile(r"^\s*(?:the\s+fact|the\s+idea|the\s+point)\s+that\s+", re.IGNORECASE)
 _SQUAD = re.compile(r'^Answers\s+"(?P<q>.+?)"\s+with\s+"(?P<a>.+?)"', re.DOTALL)
 _CLOZE = re.compile(r'^Gives\s+"(?P<a>.+?)"\s+as the missing part of:\s*(?P<s>.*)$', re.DOTALL)
 _LIST_SPLIT = re.compile(r"[,;/|•·\n、，；]+")
@@ -208,7 +222,14 @@ def claim_of(criterion: str) -> tuple[str, str]:
     m = _CLOZE.match(text)
     if m:
         return m.group("a").strip(), _blanked(m.group("s").strip(), m.group("a").strip())
-    stripped = _SCAFFOLD.sub("", text, count=1).strip()
+    # a rubric's own wording around the fact: a list mark, a question about the answer ("Does the
+    # response mention that X?", "Is it stated that X?", "Whether the answer says X"), the scaffolding
+    # verbs ("States that X"), "the fact that", a points annotation ("(2 points)")
+    stripped = _POINTS.sub("", _LIST_MARK.sub("", text, count=1)).strip()
+    asked = _ASKED.sub("", stripped, count=1)
+    if asked != stripped:
+        stripped = asked.strip().rstrip("?").strip()
+    stripped = _FACT_THAT.sub("", _SCAFFOLD.sub("", stripped, count=1)).strip()
     return (stripped or text), ""
 
 

@@ -47,6 +47,16 @@ def test_claim_of_strips_scaffolding():
         "48", "The box holds ___ pens.")
     assert claim_of("声称大熊猫以肉类为主食。") == ("大熊猫以肉类为主食。", "")
     assert claim_of("Liquid oxygen is pale blue.") == ("Liquid oxygen is pale blue.", "")
+    # a rubric's other wordings around the fact: a question about the answer, a list mark, points
+    assert claim_of("Does the response mention that aspirin thins the blood?")[0] == "aspirin thins the blood"
+    assert claim_of("Is it stated that aspirin thins the blood?")[0] == "aspirin thins the blood"
+    assert claim_of("Is there a mention of the waggle dance?")[0] == "the waggle dance"
+    assert claim_of("Whether the answer says the dose is 5 mg")[0] == "the dose is 5 mg"
+    assert claim_of("2. Explains that the drug is unsafe in pregnancy (2 points)")[0] == "the drug is unsafe in pregnancy"
+    assert claim_of("- Includes the fact that water boils at 100 °C.")[0] == "water boils at 100 °C."
+    # a fact that merely starts like one is left as it is
+    assert claim_of("Does aspirin thin the blood?")[0] == "Does aspirin thin the blood?"
+    assert claim_of("A patient should fast for 8 hours (see note)")[0] == "A patient should fast for 8 hours (see note)"
 
 
 def test_content_stems():
