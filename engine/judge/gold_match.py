@@ -11,7 +11,8 @@ of any size are digits ("one hundred sixty-three" is 163, "fifteenth" is 15) and
 number ("21st" is 21); "B.C.", "BCE" are BC, "CE" is AD; "%" is "percent". Words are lower-cased,
 articles dropped, apostrophes removed ("don't" -> "dont", "Kobol's" -> "kobol"), hyphens and dots
 split words ("s-block" = "s - block", "B.R." = "B. R.") except a word spelt out letter by letter
-("P-A-D-A-W-A-N" = "Padawan", three letters or more), and words are compared by the stem of
+("P-A-D-A-W-A-N" = "Padawan", three letters or more); a dash that breaks a sentence (spaced, an em
+dash or "--", not between numbers) reads as a comma ("Not 1970 — it was 1969"), and words are compared by the stem of
 :func:`engine.judge.text.stem`, the one stemmer of judging ("rocks"/"rock", "Confederates"/"Confederate").
 Its function words (:data:`FILLER`) are narrower than :data:`engine.judge.text.STOPWORDS`: "up", "down",
 "more", "same" and the like can be answers. Sentences end at . ! ? and line breaks, but not after
@@ -48,7 +49,8 @@ an initial ("J. R. R.") or a common abbreviation ("Dr.", "U.S.", "No.", "St.").
    "not many", "no doubt" and words inside quotation marks do not count;
    (b) the gold is offered as one alternative ("A or B", "either", two hedges) and the other side is
    not also a gold; (c) the gold is one item of a list of several candidates of its kind (three or
-   more items, two joined by and / & / "/", or two bare numbers) and some other item is not a gold
+   more items, two joined by and / & / "/", or two bare numbers; a stretch with its own "is"/"was" is
+   a clause, not an item) and some other item is not a gold
    (another name holding the gold's surname is not a gold: a capitalised word before it, or any word
    in a reply written without capitals; "most sources credit Röntgen" names no one else); (d) for a
    person's name, the run is flanked by another capitalised name word ("John Quincy Adams" is not
@@ -160,6 +162,16 @@ _ERA = [(re.compile(r"\bB\.?\s?C\.?\s?E\b\.?|\bB\.\s?C\.|\bBC\b", re.IGNORECASE)
 _CITATION = re.compile(r"\[\^?\d{1,3}\^?\]")
 _VERSUS = re.compile(r"\bvs\.?(?=\s)", re.IGNORECASE)
 _DASHES = re.compile("[\u2010-\u2015\u2212]")
+_CLAUSE_DASH = re.compile("\\s+(?:--?|[\u2013\u2014\u2015])\\s+|\u2014|--")
+"""A dash that breaks a sentence (spaced, or an em dash): read as a comma ("Not 1970 — it was 1969")."""
+
+
+def _digit_around(m: re.Match) -> bool:
+    """The dash stands between numbers: a range ("10 - 12", "1914 – 1918"), not a break."""
+    text = m.string
+    before = text[:m.start()].rstrip()[-1:]
+    after = text[m.end():].lstrip()[:1]
+    return before.isdigit() and after.isdigit()
 _RANGE_TO = re.compile(r"(?<=\d)(\s*%?\s*)(?:-|to|through|until)\s*(?=\d)", re.IGNORECASE)
 _YEAR_RANGE = re.compile(r"\b(1\d|20)(\d\d)\s*~\s*(\d\d)\b(?!\s*~)")
 _ARTICLES = frozenset({"a", "an", "the"})
@@ -221,6 +233,7 @@ def prepare(text: str) -> str:
     text = _ISO_DATE.sub(_iso, text)
     text = _SHORT_MONTH.sub(lambda m: _LONG_MONTH[m.group(1)[:3].title()], text)  # "Sept." is September
     text = _MONTH_DAY_YEAR.sub(r"\2 \1 \3", text)
+    text = _CLAUSE_DASH.sub(lambda m: m.group() if _digit_around(m) else ", ", text)  # "Not 1970 - it was 1969"
     text = _DASHES.sub("-", text)
     text = _VERSUS.sub("versus", text)  # "vs." is no sentence end
     text = _CITATION.sub("", text)  # "[1]", "[^2^]": a chat reply's citation marks are no numbers
@@ -901,7 +914,8 @@ class _Judge:
                     t for t in sentence[ks:ke + 1] if t.kind in ("word", "num")]  # "other", "itself" are items too
                 first = next((t for t in sentence[ks:ke + 1] if t.kind in ("word", "num")), None)
                 if not words or len(words) > (8 if marked else 4) or not (marked or bare or _same_kind(words, kind)) \
-                        or (first is not None and first.text in _CLAUSE_STARTS):
+                        or (first is not None and first.text in _CLAUSE_STARTS) \
+                        or any(t.text in _FINITE for t in sentence[ks + 1:ke + 1]):
                     break  # not an item of the same list (a clause: "Paris; it hosted the games")
                 siblings.append(items[k])
                 k += step
@@ -924,6 +938,8 @@ class _Judge:
         return bad
 
 
+_FINITE = frozenset("is was are were".split())
+"""A verb inside a stretch makes it a clause ("K2 is the second; the tallest is Everest"), not a list item."""
 _CLAUSE_STARTS = frozenset("""it he she they we i you this that these those which who there here its his her their
 is was are were has had have will would""".split())
 """Words that open a clause, not a list item."""

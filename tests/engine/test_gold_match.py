@@ -152,6 +152,14 @@ def test_bad_input():
     ("Most historians credit Lovelace.", ["Augusta Ada Lovelace"], "who wrote it", True),
     ("Most historians credit Byron Lovelace.", ["Augusta Ada Lovelace"], "who wrote it", False),
     ("most historians credit byron lovelace.", ["Augusta Ada Lovelace"], "who wrote it", False),
+    # a dash that breaks the sentence ends a negation as a comma would; a dash between numbers is a range
+    ("Not 1970 — it was 1969.", ["1969"], "when did it open", True),
+    ("Not 1970--it was 1969.", ["1969"], "when did it open", True),
+    ("It was not — as many think — the Clash.", ["the Clash"], "who sang it", False),
+    ("It ran 1914 – 1918.", ["1914-1918"], "when did it run", True),
+    # a stretch with its own verb is a clause, not an item of a list
+    ("K2 is the second highest; the highest is Everest.", ["Mount Everest"], "highest mountain", True),
+    ("K2; Everest; Kangchenjunga.", ["Mount Everest"], "highest mountain", False),
     # a word spelt out letter by letter
     ("It is spelt R-H-Y-T-H-M.", ["rhythm"], "how do you spell rhythm", True),
     ("It is spelt R-H-Y-M-E.", ["rhythm"], "how do you spell rhythm", False),
