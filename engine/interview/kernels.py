@@ -21,7 +21,7 @@ from engine.config import Budgets, Config, ModelConfig
 from engine.interview import prompts
 from engine.judge.base import Judge, Judgement, TurnView, Verdict
 from engine.judge.freetext import DEFAULT_THRESHOLD
-from engine.judge.llm import LLMJudge, repair_room
+from engine.judge.llm import LLMJudge
 from engine.judge.offline import OfflineJudge, content_words, sentences
 from engine.llm import LLMClient, Usage
 from engine.llm import structured as st
@@ -147,15 +147,12 @@ class LLMKernel:
                 return "the question is empty"
             return repeated_question(value.question, asked)
 
-        out = await self.kernel.fitted(
+        out = await self.kernel.fitted_json(
             lambda room, trims: prompts.question_messages(action, topic, criteria, met, history, summary,
                                                           limit_chars=room, trims=trims),
-            lambda messages: self.kernel.json_result(
-                messages, _QuestionOut,
-                validate=check, max_repairs=self.repairs,
-                json_schema=st.closed({"question": st.string(5, QUESTION_CHARS)}),
-                examples=prompts.QUESTION_EXAMPLES),
-            call=f"{action} question", turn=len(history), reserve_chars=2000)
+            _QuestionOut, validate=check, max_repairs=self.repairs,
+            json_schema=st.closed({"question": st.string(5, QUESTION_CHARS)}),
+            examples=prompts.QUESTION_EXAMPLES, call=f"{action} question", turn=len(history), reserve_chars=2000)
         usage = Usage()
         for r in out.results:
             usage.add(r)
@@ -210,11 +207,9 @@ class LLMKernel:
                          trims, end=("the background knowledge",))
             return [{"role": "system", "content": system}, {"role": "user", "content": f"Background knowledge:\n{kept}"}]
 
-        out = await self.kernel.fitted(
-            build, lambda messages: self.kernel.json_result(
-                messages, _ExtensionOut,
-                validate=check, max_repairs=self.repairs, json_schema=schema, examples=EXTENSION_EXAMPLES),
-            call="extension question", reserve_chars=repair_room(schema))
+        out = await self.kernel.fitted_json(
+            build, _ExtensionOut, validate=check, max_repairs=self.repairs, json_schema=schema,
+            examples=EXTENSION_EXAMPLES, call="extension question")
         usage = Usage()
         for r in out.results:
             usage.add(r)
@@ -239,12 +234,10 @@ class LLMKernel:
         schema = st.closed({"flaws_knowledge": text, "flaws_capability": text, "comprehensive_performance": text,
                             "suggestions": text})
         client = self.judge.client
-        out = await client.fitted(
+        out = await client.fitted_json(
             lambda room, trims: build_feedback_prompt(records, nonce=nonce, limit_chars=room, trims=trims),
-            lambda messages: client.json_result(messages, BatchFeedback,
-                                                validate=feedback_check(questions), max_repairs=self.repairs,
-                                                json_schema=schema, examples=FEEDBACK_EXAMPLES),
-            call="feedback", reserve_chars=repair_room(schema))
+            BatchFeedback, validate=feedback_check(questions), max_repairs=self.repairs, json_schema=schema,
+            examples=FEEDBACK_EXAMPLES, call="feedback")
         usage = Usage()
         for r in out.results:
             usage.add(r)

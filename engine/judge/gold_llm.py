@@ -127,10 +127,9 @@ async def judge_gold_llm(client: LLMClient, question: str, golds: Sequence[str],
     nonce = prompts.call_nonce(PROMPT_VERSION, question, tuple(golds), reply, earlier)
     quoted = [reply] + ([earlier] if earlier is not None else [])
     schema = _GoldOut if earlier is None else _ChangeOut
-    out = await client.fitted(
+    out = await client.fitted_json(
         lambda room, trims: gold_messages(question, golds, reply, earlier, limit_chars=room, trims=trims),
-        lambda messages: client.json_result(messages, schema, max_repairs=repairs, quoted=quoted,
-                                            markers=prompts.markers(nonce)),
+        schema, max_repairs=repairs, quoted=quoted, markers=prompts.markers(nonce),
         call="gold judge", reserve_chars=1500)
     usage = Usage()
     for r in out.results:

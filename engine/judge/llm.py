@@ -77,14 +77,6 @@ def judge_schema(ids: list[str]) -> dict[str, Any]:
                       "summary": st.string(1, SUMMARY_CHARS)})
 
 
-def repair_room(schema: dict[str, Any]) -> int:
-    """Characters kept free in a prompt sized to the context for a repair's message (the problem and the
-    schema, :meth:`engine.llm.LLMClient.json_result`)."""
-    import json
-
-    return 800 + len(json.dumps(schema))
-
-
 POINT_SCHEMA = st.closed({"reason": st.string(1, RATIONALE_CHARS * 2), "is_hit": {"type": "boolean"}})
 
 
@@ -146,14 +138,11 @@ class LLMJudge:
 
         nonce = prompts.call_nonce(len(history), question, summary, answer)
         schema = judge_schema(ids)
-        out = await self.client.fitted(
+        out = await self.client.fitted_json(
             lambda room, trims: prompts.judge_messages(question, criteria, summary, answer, reference, nonce,
                                                        limit_chars=room, trims=trims),
-            lambda messages: self.client.json_result(
-                messages, _JudgeOut,
-                validate=check, max_repairs=self.repairs, quoted=[answer], markers=prompts.markers(nonce),
-                json_schema=schema, examples=prompts.JUDGE_EXAMPLES),
-            call="judge", turn=len(history), reserve_chars=repair_room(schema))
+            _JudgeOut, validate=check, max_repairs=self.repairs, quoted=[answer], markers=prompts.markers(nonce),
+            json_schema=schema, examples=prompts.JUDGE_EXAMPLES, call="judge", turn=len(history))
         usage = Usage()
         for r in out.results:
             usage.add(r)
@@ -169,14 +158,13 @@ class LLMJudge:
 
         seed = int(hashlib.sha256(repr(("ratings", *nonce_parts)).encode()).hexdigest()[:12], 16)
         # the transcript keeps its end within the context (3,000 characters kept for the fixed parts)
-        out = await self.client.fitted(
+        out = await self.client.fitted_json(
             lambda room, trims: build_rating_prompt(turns, topic=topic, rng=random.Random(seed),
                                                     limit_chars=min(24000, room or 24000), trims=trims),
-            lambda messages: self.client.json_result(
-                messages, ConversationRatings, max_repairs=self.repairs,
-                validate=ratings_problem, json_schema=ratings_schema(), examples=RATING_EXAMPLES,
-                **({"max_tokens": self.ratings_max_tokens}
-                   if self.ratings_max_tokens and not self.client.endpoint.max_tokens else {})),
+            ConversationRatings, max_repairs=self.repairs,
+            validate=ratings_problem, json_schema=ratings_schema(), examples=RATING_EXAMPLES,
+            **({"max_tokens": self.ratings_max_tokens}
+               if self.ratings_max_tokens and not self.client.endpoint.max_tokens else {}),
             call="ratings", reserve_chars=3000)
         usage = Usage()
         for r in out.results:
@@ -186,14 +174,11 @@ class LLMJudge:
     async def judge_point(self, task, point, transcript):
         """Whether a scoring point is achieved in the transcript: (hit, reason, usage)."""
         nonce = prompts.call_nonce(task, point, transcript)
-        out = await self.client.fitted(
+        out = await self.client.fitted_json(
             lambda room, trims: prompts.point_judge_messages(task, point, transcript, nonce, limit_chars=room,
                                                              trims=trims),
-            lambda messages: self.client.json_result(
-                messages, _PointOut, max_repairs=self.repairs,
-                quoted=[transcript], markers=prompts.markers(nonce), json_schema=POINT_SCHEMA,
-                examples=prompts.POINT_EXAMPLES),
-            call="scoring point", reserve_chars=repair_room(POINT_SCHEMA))
+            _PointOut, max_repairs=self.repairs, quoted=[transcript], markers=prompts.markers(nonce),
+            json_schema=POINT_SCHEMA, examples=prompts.POINT_EXAMPLES, call="scoring point")
         usage = Usage()
         for r in out.results:
             usage.add(r)

@@ -22,7 +22,10 @@ Structured output and budgets (issue 23):
 - a reply has at most ``max_tokens`` tokens: the endpoint's own, else the budget of the client's role
   (``max_tokens:`` of the config);
 - a repair re-sends the original prompt with the problem and the schema, never the whole bad reply
-  (a runaway reply re-sent overflowed the context);
+  (a runaway reply re-sent overflowed the context), sized to a known context like a first prompt
+  (:meth:`LLMClient._repair`: the problem and schema counted at JSON's rate, the schema's text left out where
+  the server's grammar holds it, the problem cut, the prompt built again smaller; not sent when even so it
+  cannot fit);
 - a prompt that overflows the model's context is its own error (:class:`ContextOverflowError`), not
   "check the base_url"; a 400 that names the context's size (llama.cpp's, OpenAI's, vLLM's wordings:
   :func:`context_in_message`) teaches it to the client for the process when none was known or it is
@@ -55,6 +58,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from engine.config import ModelConfig
+from engine.llm.fit import prompt_size
 from engine.llm.structured import refuses_format
 from engine.redact import StreamRedactor, redact
 from engine.store import Store, dumps, now_iso
@@ -98,10 +102,14 @@ class JSONOutputError(LLMError):
 
 
 class ContextOverflowError(LLMError):
-    """The prompt and ``max_tokens`` do not fit the model's context (a 400 saying so); ``context``: the
-    context size in tokens the server's message named (None: it named none)."""
+    """The prompt and ``max_tokens`` do not fit the model's context (a 400 saying so, or a JSON repair that
+    viva did not send because it could not fit); ``context``: the context size in tokens the server's message
+    named (None: it named none, or nothing was sent); ``results``/``problems``: for a repair not sent, the calls
+    made before it and why their replies were refused."""
 
     context: int | None = None
+    results: list[ChatResult]
+    problems: list[str]
 
 
 UNUSABLE = (JSONOutputError, ContextOverflowError)
@@ -802,6 +810,78 @@ class LLMClient:
                 structured.remember(self.identity, self.endpoint.model, dialect)
             return result, dialect
 
+    async def _repair(self, base: list[Message], base_size: int, scale: float, problem: str,
+                      json_schema: dict[str, Any], n: int, of: int, held: bool, params: dict[str, Any],
+                      refit: Callable[[int | None, list[str]], Sequence[Message]] | None, call: str,
+                      turn: int) -> tuple[list[Message], int, str]:
+        """Repair ``n`` of ``of`` sized to the model's context (:func:`engine.llm.structured.repair_message`):
+        the original prompt ``base`` (``base_size`` prompt characters: the server's count of it when it gave
+        one, ``scale`` the ratio of that count to :func:`engine.llm.fit.prompt_size`), then the problem and the
+        schema, within the context less ``max_tokens``. When they do not fit, the schema's text is left out where
+        the grammar holds the reply to it and the problem is cut; when even that does not fit, the original
+        prompt is built again (``refit``) for the room the repair leaves, its variable texts cut by
+        :mod:`engine.llm.fit`'s rules. The cuts are noted (``call`` repair, on ``turn``). Returns (the
+        original prompt as sent now, its size, the repair's message); with the context unknown, the
+        original prompt and the whole message.
+
+        Raises:
+            ContextOverflowError: the repair's fixed parts and the original prompt's cannot fit (nothing sent).
+        """
+        from engine.llm import structured
+        from engine.llm.fit import MIN_KEEP
+
+        context = await self.context_tokens()
+        if not context:
+            return base, base_size, structured.repair_message(problem, json_schema, n, of)  # type: ignore[return-value]
+        budget = self._params(params).get("max_tokens") or 0
+        room = (context - budget) * CHARS_PER_TOKEN
+        trims: list[str] = []
+        message = structured.repair_message(problem, json_schema, n, of, room - base_size, held, trims)
+        if message is None and refit is not None:
+            # the original prompt gives way: built for what the smallest repair leaves (in the builder's
+            # characters, which the server's count of the first prompt scales), its texts cut by fit.py's rules
+            least = structured.repair_size(None if held else json_schema, problem[:MIN_KEEP])
+            again: list[str] = []
+            rebuilt = [dict(m) for m in refit(int((room - least) / scale), again)]
+            size_again = int(prompt_size(rebuilt) * scale)
+            if size_again < base_size:
+                trims = []
+                message = structured.repair_message(problem, json_schema, n, of, room - size_again, held, trims)
+                if message is not None:
+                    base, base_size = rebuilt, size_again
+                    trims = again + trims
+        if message is None:
+            need = structured.repair_size(None if held else json_schema, problem[:MIN_KEEP]) // CHARS_PER_TOKEN
+            raise ContextOverflowError(
+                f"{self.role} at {self.endpoint.base_url} (model {self.endpoint.model}): {call} repair {n} not "
+                f"sent: it cannot fit the model's context of {context:,} tokens with {budget:,} kept for the "
+                f"reply: the prompt takes about {base_size // CHARS_PER_TOKEN:,} tokens"
+                f"{' with its texts cut' if refit else ''} and the repair's problem and "
+                f"{'wording' if held else 'schema'} about {need:,}; give the model a larger context "
+                f"(the server's n_ctx) or this role a smaller max_tokens",
+                endpoint=self.endpoint.base_url)
+        self.note_trimmed(f"{call} repair {n}", trims, turn)
+        return base, base_size, message
+
+    async def fitted_json(self, build: Callable[[int | None, list[str]], Sequence[Message]], schema: type[T], *,
+                          call: str, turn: int = -1, reserve_chars: int | None = None, reply_share: float = 0.0,
+                          **kwargs: Any) -> JSONResult:
+        """:meth:`json_result` on a prompt sized with :meth:`fitted`, whose repairs are sized to the context
+        too (``build`` makes the original prompt smaller for a repair that needs the room). ``reserve_chars``
+        is kept free in the first prompt; default: one repair's size (:func:`engine.llm.structured.repair_size`),
+        without the schema's text where the endpoint's dialect sends the schema for its grammar (a repair
+        that needs the room leaves that text out before it cuts the prompt). ``kwargs``: those of
+        :meth:`json_result`."""
+        from engine.llm import structured
+
+        if reserve_chars is None:
+            held = self._dialect() in structured.HELD
+            reserve_chars = structured.repair_size(
+                None if held else kwargs.get("json_schema") or structured.schema_of(schema))
+        return await self.fitted(
+            build, lambda messages: self.json_result(messages, schema, refit=build, call=call, turn=turn, **kwargs),
+            call=call, turn=turn, reserve_chars=reserve_chars, reply_share=reply_share)
+
     async def json_result(
         self,
         messages: Sequence[Message],
@@ -813,6 +893,9 @@ class LLMClient:
         markers: tuple[str, str] | None = None,
         json_schema: dict[str, Any] | None = None,
         examples: Sequence[str] = (),
+        refit: Callable[[int | None, list[str]], Sequence[Message]] | None = None,
+        call: str = "JSON",
+        turn: int = -1,
         **params: Any,
     ) -> JSONResult:
         """Ask for a JSON object, validate it, and re-ask with the error up to ``max_repairs`` times.
@@ -826,7 +909,10 @@ class LLMClient:
         ``validate``), and refused when a string in it is a placeholder of the instructions (``<…>``) or
         one of the prompt's ``examples`` copied; a reply cut at a cap is refused too. A problem is sent
         back for a repair: the original messages, then the problem and the schema (never the whole bad
-        reply, which could overflow the context).
+        reply, which could overflow the context), sized to the model's context when it is known
+        (:meth:`_repair`: the schema's text left out where the server's grammar holds the reply to it, the
+        problem cut, the original prompt built again smaller by ``refit``), or the
+        :class:`ContextOverflowError` without a request when even that cannot fit.
 
         Args:
             schema: the pydantic model the answer must match.
@@ -839,9 +925,14 @@ class LLMClient:
             json_schema: the schema sent to the server (narrower than ``schema``'s: ids as an enum,
                 exact counts, length bounds); default :func:`engine.llm.structured.schema_of`.
             examples: example values the prompt shows, which a reply may not copy.
+            refit: ``build(room, trims)`` of :meth:`fitted`: the original messages built again for ``room``
+                prompt characters, to make room for a repair (None: they cannot be rebuilt).
+            call, turn: what a repair's cuts are noted as (:meth:`note_trimmed`).
 
         Raises:
             JSONOutputError: still invalid after the repairs; the message holds the last problem.
+            ContextOverflowError: a repair cannot fit the model's context (not sent); ``results``: the calls
+                made.
         """
         from engine.llm import structured
 
@@ -853,6 +944,8 @@ class LLMClient:
         problems: list[str] = []
         problem = ""
         dialect = self._dialect()
+        base_size: int | None = None
+        scale = 1.0
         for attempt in range(max_repairs + 1):
             result, dialect = await self._chat_structured(convo, json_schema, schema.__name__, dialect, params)
             results.append(result)
@@ -884,15 +977,23 @@ class LLMClient:
                 return JSONResult(value, results, dialect, problems)
             problem = redact(problem)
             problems.append(problem)
-            schema_text = json.dumps(json_schema, ensure_ascii=False, separators=(",", ":"))
-            if len(schema_text) > 4000:
-                schema_text = schema_text[:4000] + "..."
+            if attempt == max_repairs:
+                break
+            if base_size is None:  # what the original prompt takes: the server's count of it when it gave one
+                measured = result.tokens_in * CHARS_PER_TOKEN if not result.usage_unknown else 0
+                estimate = prompt_size(base)
+                scale = measured / estimate if measured else 1.0
+                base_size = measured or estimate
             # the repair's number is part of it: two repairs for the same problem are different requests
             # (at temperature 0 the same request gets the same reply, and the cache would answer it)
-            convo = base + [{"role": "user", "content": (
-                f"Your previous reply could not be used (repair {attempt + 1} of {max_repairs}): {problem}\n"
-                f"Reply again with only one JSON object that matches this JSON schema, no prose and no code "
-                f"fence:\n{schema_text}")}]
+            try:
+                base, base_size, message = await self._repair(
+                    base, base_size, scale, problem, json_schema, attempt + 1, max_repairs,
+                    dialect in structured.HELD, params, refit, call, turn)
+            except ContextOverflowError as exc:
+                exc.results, exc.problems = results, problems
+                raise
+            convo = base + [{"role": "user", "content": message}]
         error = JSONOutputError(
             f"{self.role} at {self.endpoint.base_url} (model {self.endpoint.model}) gave no valid JSON "
             f"after {max_repairs} repair(s): {problem}",

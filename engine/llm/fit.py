@@ -24,6 +24,12 @@ if any, is the server's 400, and when it names the context (llama.cpp's, OpenAI'
 ``context-learned``) and the prompt is built again to it and sent once more
 (:meth:`engine.llm.LLMClient.fitted`, the one place every caller builds, notes and sends a sized prompt).
 A message with no size, or a second overflow, is the :class:`~engine.llm.ContextOverflowError`.
+
+A JSON call's repair (:meth:`engine.llm.LLMClient.fitted_json`) is sized the same way: its schema and problem
+counted by :func:`json_size` (JSON runs nearer :data:`JSON_CHARS_PER_TOKEN` characters a token), the schema's
+text left out where the server's grammar holds the reply to it, the problem cut in its middle, then the prompt
+built again with its texts cut by these rules (:func:`engine.llm.structured.repair_message`); a repair that
+cannot fit even so is not sent.
 """
 
 from __future__ import annotations
@@ -42,6 +48,29 @@ CJK_CHARS = 3
 characters a token (Qwen's and GPT-4's tokenizers spend about one token a Chinese character or less; an
 English-only byte-level tokenizer spends more, and such a prompt may still be the server's overflow)."""
 _CJK_RE = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+JSON_CHARS_PER_TOKEN = 2
+"""Characters per token assumed for JSON and other punctuation-heavy text (a JSON schema, a validation error,
+a bad reply): each brace, quote, colon and comma is often a token of its own (the fake server's count gives
+2.4 characters a token on the judge's schema, SmolLM2's tokenizer 2.3 on the ratings' schema), against the
+:data:`engine.llm.client.CHARS_PER_TOKEN` assumed for prose."""
+MESSAGE_CHARS = 30
+"""What a chat message adds to a prompt beyond its content, in prompt characters (its role and the chat
+template's markers: about five tokens in ChatML, ``<|im_start|>user\n … <|im_end|>\n``, with room)."""
+
+
+def json_size(text: str) -> int:
+    """A JSON (punctuation-heavy) text's size in prompt characters: :func:`size` scaled from
+    :data:`JSON_CHARS_PER_TOKEN` to the prose rate, so that it counts what the text costs in tokens."""
+    from engine.llm.client import CHARS_PER_TOKEN
+
+    return -(-size(text) * CHARS_PER_TOKEN // JSON_CHARS_PER_TOKEN)
+
+
+def prompt_size(messages: Sequence[dict[str, str]]) -> int:
+    """A chat prompt's size in prompt characters: each message's :func:`size` and :data:`MESSAGE_CHARS`."""
+    return sum(size(m.get("content") or "") + MESSAGE_CHARS for m in messages)
 
 
 def size(text: str) -> int:

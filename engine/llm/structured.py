@@ -223,3 +223,79 @@ def echoed_placeholder(value: Any, messages: Any, examples: Any = ()) -> str | N
         if stripped and stripped in example_set:
             return f"{path} copies the example value {stripped[:60]!r} from the instructions; write your own"
     return None
+
+
+# -- repairs --------------------------------------------------------------------------------------
+
+REPAIR_HEAD = "Your previous reply could not be used (repair {n} of {of}): "
+REPAIR_WITH_SCHEMA = ("\nReply again with only one JSON object that matches this JSON schema, no prose and no code "
+                      "fence:\n{schema}")
+REPAIR_HELD = ("\nReply again with only one JSON object of the shape asked for above, no prose and no code fence "
+               "(the server holds the reply to the call's JSON schema).")
+"""The repair's request when the schema's text is left out to fit the context: only where the dialect sends
+the schema for the server's grammar (:data:`HELD`)."""
+SCHEMA_TEXT_CHARS = 4000
+"""A schema's text in a repair is cut here (``...``): the server's grammar, not the text, holds a long one."""
+HELD = ("json_schema", "json_object+schema")
+"""The rungs that send the schema itself, for the server's grammar to hold the reply to it."""
+
+
+def schema_text(schema: dict[str, Any]) -> str:
+    """A schema as a repair shows it: compact JSON, cut at :data:`SCHEMA_TEXT_CHARS`."""
+    import json
+
+    text = json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= SCHEMA_TEXT_CHARS else text[:SCHEMA_TEXT_CHARS] + "..."
+
+
+def repair_size(schema: dict[str, Any] | None, problem: str = "") -> int:
+    """What a repair message takes, in prompt characters (:mod:`engine.llm.fit`): the wording at the prose
+    rate, the schema's text (None: left out, :data:`REPAIR_HELD`) and the problem at JSON's
+    (:func:`engine.llm.fit.json_size`), the message's own overhead. With no ``problem``, one of
+    :data:`REPAIR_PROBLEM_CHARS` is assumed: what a caller sizing its first prompt keeps free for a repair
+    (:meth:`engine.llm.LLMClient.fitted_json`)."""
+    from engine.llm.fit import MESSAGE_CHARS, json_size, size
+
+    head = size(REPAIR_HEAD.format(n=9, of=9))
+    tail = (size(REPAIR_WITH_SCHEMA.format(schema="")) + json_size(schema_text(schema)) if schema is not None
+            else size(REPAIR_HELD))
+    return head + tail + json_size(problem or "x" * REPAIR_PROBLEM_CHARS) + MESSAGE_CHARS
+
+
+REPAIR_PROBLEM_CHARS = 300
+"""The problem's length a first prompt's reserve assumes (a validation error quoting up to 120 characters of
+the bad reply); a longer one is cut at the repair (:func:`repair_message`)."""
+
+
+def repair_message(problem: str, schema: dict[str, Any], n: int, of: int, room: int | None = None,
+                   held: bool = False, trims: list[str] | None = None) -> str | None:
+    """Repair ``n`` of ``of``: the problem and the schema, in at most ``room`` prompt characters (None: the
+    context is unknown, nothing is cut). The schema's text is a fixed part; where the server's grammar holds
+    the reply to it (``held``: the dialect sent it, :data:`HELD`) and it does not fit, it is left out
+    (:data:`REPAIR_HELD`). Then the problem, which is there so that the model sees what was wrong (it may
+    quote the bad reply), keeps its beginning and end (:func:`engine.llm.fit.cut_middle`, at least
+    :data:`engine.llm.fit.MIN_KEEP` characters). Each cut is described in ``trims``. None when even so the
+    message does not fit ``room``."""
+    from engine.llm.fit import MARK_CHARS, MESSAGE_CHARS, MIN_KEEP, cut_middle, json_size, size
+
+    head = REPAIR_HEAD.format(n=n, of=of)
+    tails = [(REPAIR_WITH_SCHEMA.format(schema=schema_text(schema)),
+              size(head) + size(REPAIR_WITH_SCHEMA.format(schema="")) + json_size(schema_text(schema)) + MESSAGE_CHARS)]
+    if held:
+        tails.append((REPAIR_HELD, size(head) + size(REPAIR_HELD) + MESSAGE_CHARS))
+    for i, (tail, fixed) in enumerate(tails):
+        left_out = 0
+        if room is None or fixed + json_size(problem) <= room:
+            kept = problem
+        elif len(problem) > MIN_KEEP and fixed + json_size(problem[:MIN_KEEP]) + MARK_CHARS <= room:
+            share = (room - fixed - MARK_CHARS) * len(problem) // max(1, json_size(problem))
+            kept, left_out = cut_middle(problem, max(MIN_KEEP, share))
+        else:
+            continue
+        if trims is not None:
+            if i:
+                trims.append("the repair's JSON schema: left out (the server's grammar holds the reply to it)")
+            if left_out:
+                trims.append(f"the repair's problem: {len(problem) - left_out:,} of {len(problem):,} characters kept")
+        return head + kept + tail
+    return None
