@@ -24,8 +24,9 @@ criterion rows, *word overlap*: the share of the criterion's content stems found
 the threshold that maximises κ on the same rows (fitted in-sample, so the baseline is optimistic).
 
 **Judges**: ``offline`` (the gold judge :func:`engine.judge.gold_match.judge_gold` and the free-text
-judge :class:`engine.judge.freetext.FreeTextJudge`), or an LLM judge (:mod:`engine.judge.gold_llm`)
-whose test-retest agreement ``--repeat K`` measures as the share of rows on which all K verdicts
+judge :class:`engine.judge.freetext.FreeTextJudge`), or an LLM judge asked as sessions ask it
+(:class:`LLMCheckJudge`: :mod:`engine.judge.gold_llm` for gold rows, the interview's judge prompt for
+criterion rows, one call per answer) whose test-retest agreement ``--repeat K`` measures as the share of rows on which all K verdicts
 agree and the κ between the first two runs.
 """
 
@@ -289,7 +290,9 @@ def resolve_endpoint(config: Any, name: str) -> Any:
 
 class LLMCheckJudge:
     """An LLM judge for :func:`run_check`: gold rows by :func:`engine.judge.gold_llm.judge_gold_llm`,
-    criterion rows by the point judge (:meth:`engine.judge.llm.LLMJudge.judge_point`). A row whose
+    criterion rows by the interview's own judge (:meth:`engine.judge.llm.LLMJudge.judge`, the prompt a
+    session's criteria are marked with): the rows that share a question and an answer are one rubric,
+    judged in one call as a turn's criteria are, each row's verdict its criterion's ``met``. A row whose
     call fails (endpoint error, reply invalid after repairs) is counted as not credited and listed in
     the report's notes with its reason."""
 
@@ -315,32 +318,56 @@ class LLMCheckJudge:
     async def _all(self, rows: Sequence[CheckRow], client: Any) -> list[Verdict]:
         import asyncio
 
+        from engine.bench.model import Criterion
         from engine.judge.gold_llm import judge_gold_llm
         from engine.judge.llm import LLMJudge
+        from engine.redact import redact
 
         gate = asyncio.Semaphore(max(1, self.concurrency))
-        point_judge = LLMJudge(client, self.repairs)
+        judge = LLMJudge(client, self.repairs)
+        out: list[Verdict | None] = [None] * len(rows)
 
-        async def one(r: CheckRow) -> Verdict:
+        def add(usage: Any) -> None:
+            for field_ in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
+                setattr(self.usage, field_, getattr(self.usage, field_) + getattr(usage, field_))
+
+        def failed(idx: list[int], exc: Exception) -> None:  # one bad reply costs its rows, not the check
+            for i in idx:
+                self.failed[rows[i].line] = f"line {rows[i].line}: {redact(str(exc))[:200]}"
+                out[i] = Verdict(False, f"cannot judge: {redact(str(exc))[:200]}")
+
+        async def gold(i: int) -> None:
+            r = rows[i]
             async with gate:
                 try:
-                    if r.kind == "gold":
-                        v = await judge_gold_llm(client, r.question, list(r.golds), r.answer, repairs=self.repairs)
-                        for field_ in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
-                            setattr(self.usage, field_, getattr(self.usage, field_) + getattr(v.usage, field_))
-                        return Verdict(v.met, v.rationale)
-                    hit, reason, usage = await point_judge.judge_point(r.question or "State the facts asked.",
-                                                                      r.criterion, r.answer)
-                    for field_ in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
-                        setattr(self.usage, field_, getattr(self.usage, field_) + getattr(usage, field_))
-                    return Verdict(bool(hit), f"LLM judge: {reason}")
-                except Exception as exc:  # noqa: BLE001  (one bad reply costs its row, not the check)
-                    from engine.redact import redact
+                    v = await judge_gold_llm(client, r.question, list(r.golds), r.answer, repairs=self.repairs)
+                except Exception as exc:  # noqa: BLE001
+                    failed([i], exc)
+                    return
+                add(v.usage)
+                out[i] = Verdict(v.met, v.rationale)
 
-                    self.failed[r.line] = f"line {r.line}: {redact(str(exc))[:200]}"
-                    return Verdict(False, f"cannot judge: {redact(str(exc))[:200]}")
+        async def rubric(idx: list[int]) -> None:
+            first = rows[idx[0]]
+            criteria = [Criterion(cid=f"c{k + 1}", ord=k, text=rows[i].criterion) for k, i in enumerate(idx)]
+            async with gate:
+                try:
+                    judgement = await judge.judge(first.question, criteria, "", first.answer, None, [], "initial")
+                except Exception as exc:  # noqa: BLE001
+                    failed(idx, exc)
+                    return
+            add(judgement.usage)
+            for c, i in zip(criteria, idx, strict=True):
+                v = judgement.verdicts[c.cid]
+                out[i] = Verdict(bool(v.met), f"LLM judge: {v.rationale}")
 
-        return list(await asyncio.gather(*(one(r) for r in rows)))
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, r in enumerate(rows):
+            if r.kind == "criterion":
+                groups.setdefault((r.question, r.answer), []).append(i)
+        await asyncio.gather(*(gold(i) for i, r in enumerate(rows) if r.kind == "gold"),
+                             *(rubric(idx) for idx in groups.values()))
+        return [v if v is not None else Verdict(False, "cannot judge") for v in out]
 
     def usage_report(self) -> dict[str, Any]:
         """Tokens, calls and cost so far (cost None when the endpoint has no price)."""

@@ -168,6 +168,38 @@ def test_llm_judge_through_a_real_http_server(tmp_path, fake_openai):
     assert fake_openai.count() == 18
 
 
+def test_llm_criterion_rows_are_judged_as_a_turns_rubric(tmp_path, fake_openai):
+    """Criterion rows are marked by the interview's own judge prompt: the rows that share an answer are one
+    rubric in one call (as a turn's criteria are), each row's verdict its criterion's "met"."""
+    import re
+
+    def answer(body):
+        user = body["messages"][-1]["content"]
+        criteria = [json.loads(line) for line in user.splitlines() if line.startswith('{"id"')]
+        said = user.split("Latest answer:")[-1].lower()
+        verdicts = {c["id"]: {"rationale": "compared with the answer", "in_answer": c["text"].split()[-1].lower()
+                              .strip(".") in said, "met": c["text"].split()[-1].lower().strip(".") in said}
+                    for c in criteria}
+        return json.dumps({"verdicts": verdicts, "summary": re.sub(r"\s+", " ", said)[:80] or "nothing"})
+
+    fake_openai.rule(lambda req: True, answer)
+    warfarin = "Warfarin needs regular INR monitoring and raises the risk of bleeding."
+    rows = [{"criterion": "Warfarin needs INR", "answer": warfarin, "human": True},
+            {"criterion": "Warfarin raises bleeding", "answer": warfarin, "human": True},
+            {"criterion": "Warfarin harms the liver", "answer": warfarin, "human": False},
+            {"criterion": "Aspirin is an antiplatelet", "answer": "Aspirin thins the blood.", "human": True}]
+    path = write(tmp_path, rows)
+    result = CliRunner().invoke(main, ["--home", str(tmp_path / "h"), "--config", str(_config(tmp_path, fake_openai)),
+                                       "judge", "check", str(path), "--judge", "judge", "--json"])
+    assert result.exit_code == 0, result.output
+    viva = json.loads(result.output)["overall"]["viva (judge)"]
+    assert (viva["both"], viva["neither"], viva["human_only"], viva["judge_only"]) == (2, 1, 1, 0)
+    requests = fake_openai.chat_requests()
+    assert len(requests) == 2  # one call per answer: its three criteria together, then the other
+    first = next(r for r in requests if "INR" in r.text)
+    assert "Rubric criteria" in first.text and all(f'"id": "c{k}"' in first.text for k in (1, 2, 3))
+
+
 def test_unknown_judge_name_and_repeat_offline(tmp_path):
     path = write(tmp_path, GOLD_ROWS)
     runner = CliRunner()

@@ -52,7 +52,8 @@ def test_token_vectors_are_the_word_pieces_in_context(embedder):
     texts = ["The bank raised interest rates.", "They sat on the river bank.", "Money in the bank.", "ok"]
     out = embedder.token_vectors(texts)
     assert [pieces for pieces, _ in out][0] == ["the", "bank", "raised", "interest", "rates", "."]
-    for (pieces, vecs), text in zip(out, texts, strict=True):
+    assert len(out) == len(texts) and out[3][0] == ["ok"]  # in input order
+    for pieces, vecs in out:
         assert vecs.dtype == np.float32 and vecs.shape == (len(pieces), 384)  # in input order, no [CLS]/[SEP]
         assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     bank = [vecs[pieces.index("bank")] for pieces, vecs in out[:3]]
