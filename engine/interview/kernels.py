@@ -25,7 +25,7 @@ from engine.judge.llm import LLMJudge
 from engine.judge.offline import OfflineJudge, content_words, sentences
 from engine.llm import LLMClient, Usage
 from engine.llm import structured as st
-from engine.llm.fit import fit
+from engine.llm.fit import fit, fit_conversation
 from engine.store import Store
 
 __all__ = ["Kernel", "LLMKernel", "OfflineKernel", "make_kernel", "KernelSpecError", "Judgement", "TurnView",
@@ -163,7 +163,10 @@ class LLMKernel:
 
         An examiner that says ``TASK_FINISHED`` (or nothing) before it has asked anything is re-asked up to
         ``repairs`` times; if it still stops, its message is returned and the protocol records the
-        session as not examined.
+        session as not examined. The conversation is cut to the kernel's context when it is known or learned
+        (:meth:`engine.llm.LLMClient.fitted`, :func:`engine.llm.fit.fit_conversation`): its oldest turns drop
+        out whole, never the system prompt (which holds the task) or the latest message; a cut is a
+        ``session.note`` ``prompt-trimmed`` ("examiner prompt cut..."), on the turn being asked.
         """
         system = prompts.EXAMINER_SYSTEM.format(task=task, kick_off=prompts.KICK_OFF, stop=prompts.STOP_KEYWORD)
         # The examiner is the assistant; the agent's words arrive as user messages (upstream's view).
@@ -172,8 +175,11 @@ class LLMKernel:
             messages.append({"role": "assistant" if m["role"] == "examiner" else "user", "content": m["content"]})
         usage = Usage()
         base = messages
+        turn = sum(1 for m in transcript if m["role"] == "examiner")
         for attempt in range(self.repairs + 1):
-            result = await self.kernel.chat(messages)
+            result = await self.kernel.fitted(
+                lambda room, trims, sent=messages: fit_conversation(sent, room, trims), self.kernel.chat,
+                call="examiner", turn=turn)
             usage.add(result)
             text = result.text.strip()
             # the repair's words echoed back are no request either (the repair avoids the stop keyword, so an

@@ -790,9 +790,14 @@ class LLMClient:
                                dialect: str, params: dict[str, Any]) -> tuple[ChatResult, str]:
         """One chat call with the schema in the endpoint's dialect; under ``auto`` (and from
         ``json_object`` with a schema to plain JSON mode) a 400 that names ``response_format`` steps down a
-        rung and the call is sent again. Returns the result and the rung that was accepted."""
+        rung and the call is sent again. Returns the result and the rung that was accepted.
+
+        Under ``auto`` the rung stepped down to is remembered even when its call then fails for another
+        reason (an overflow's 400): the rungs above it were refused, so the call sent again (:meth:`fitted`,
+        cut to the learned context) starts there instead of asking the refused rung once more."""
         from engine.llm import structured
 
+        first = dialect
         while True:
             fmt = structured.response_format(dialect, json_schema, name)
             try:
@@ -802,6 +807,8 @@ class LLMClient:
                 may_step = self.endpoint.structured == "auto" or (
                     self.endpoint.structured == "json_object" and dialect == "json_object+schema")
                 if lower is None or not may_step or not structured.refuses_format(exc.status, str(exc)):
+                    if dialect != first and self.endpoint.structured == "auto":
+                        structured.remember(self.identity, self.endpoint.model, dialect)
                     raise
                 log.info("%s refused response_format %s (%s); trying %s", self.label, dialect, str(exc)[:160], lower)
                 dialect = lower

@@ -13,8 +13,8 @@ the longest are cut first. A cut text says so in place (:data:`LEFT_OUT`):
   question) keeps its beginning and its end, its middle left out (:func:`cut_middle`);
 - an ordered background (a knowledge path's chunks) keeps its beginning, its end left out (:func:`cut_end`);
 - a conversation drops its oldest turns whole: the examiner's transcript
-  (``engine.interview.prompts.transcript_block``) and the target's own conversation (:func:`fit_conversation`:
-  never its system prompt or the question now asked).
+  (``engine.interview.prompts.transcript_block``), the target's own conversation and the task examiner's chat
+  (:func:`fit_conversation`: never its system prompt or the message now answered).
 
 Each cut is described in words ("the answer: 1,200 of 9,000 characters kept") for the caller to note
 (:meth:`engine.llm.LLMClient.note_trimmed`: a ``session.note`` ``prompt-trimmed``), so a verdict on a cut

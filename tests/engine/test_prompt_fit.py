@@ -185,6 +185,29 @@ async def test_the_judge_learns_the_context_from_the_overflow(home, unknown, fak
     rt.store.close()
 
 
+@pytest.mark.parametrize("refused_status", [400, 500])
+async def test_the_retry_after_an_overflow_keeps_the_dialect_found(home, unknown, fake_openai, refused_status):
+    """``structured: auto`` on a server that refuses ``json_schema`` (llama-cpp-python's 400, or its 500 naming
+    ``response_format``): the judge's first request is refused, the second (``json_object`` with the schema)
+    overflows, and the prompt sent again cut to the learned context starts from the rung found, not from the
+    refused one: three requests, not four."""
+    fake_openai.refuse_formats, fake_openai.refuse_status = {"json_schema"}, refused_status
+    fake_openai.default = json.dumps({"verdicts": {}, "summary": "Oxygen is abundant."})
+    kernel = LLMKernel(Runtime(home=home, config=Config()).store, unknown, budgets=BUDGETS)
+    out = await kernel.judge.judge("What about oxygen?", [], "", ANSWER, None, [], "initial")
+    assert out.summary == "Oxygen is abundant."
+    sent = [(r.body.get("response_format") or {}).get("type") for r in _judge_requests(fake_openai)]
+    assert sent == ["json_schema", "json_object", "json_object"]
+    refused, overflowed, again = _judge_requests(fake_openai)
+    assert "Sentence 200 " in overflowed.text and "Sentence 200 " not in again.text
+    assert "schema" in again.body["response_format"]  # the rung found: json_object with the schema
+    assert structured.known_dialect(unknown.base_url, unknown.model) == "json_object+schema"
+    # the next call starts there too
+    await kernel.judge.judge("What about oxygen?", [], "", "Oxygen is abundant.", None, [], "initial")
+    assert [(r.body.get("response_format") or {}).get("type") for r in _judge_requests(fake_openai)][3:] == [
+        "json_object"]
+
+
 async def test_an_overflow_that_names_no_context_is_still_the_error(home, unknown, fake_openai):
     """What is left as it was: a 400 that names no size is the overflow error at once, sent once, learns nothing."""
     fake_openai.overflow_wording = "unsized"
@@ -553,4 +576,68 @@ async def test_without_its_context_the_target_overflows_and_the_session_fails(ho
     assert "exceeds the available context size" in (errors[sid] or "")
     assert rt.store.one("SELECT status FROM sessions WHERE id = ?", (sid,))["status"] == "failed"
     assert [n for n in notes(rt.store, sid) if n["what"] == "context-learned"] == []
+    rt.store.close()
+
+
+# -- the examiner's own conversation (task protocol) ----------------------------------------------
+
+def _long_agent(body) -> str:
+    """An agent whose every reply is about 600 tokens (2,600 characters) by the fake server's count."""
+    t = sum(1 for m in body["messages"] if m["role"] == "user")
+    return (f"Reply {t}: Hello World. " + " ".join(f"Sentence {i} of reply {t} about the task." for i in range(65))
+            + f" End of reply {t}.")
+
+
+@pytest.mark.parametrize("told", [True, False], ids=["context-set", "context-learned"])
+async def test_the_examiners_oldest_turns_give_way_to_its_context(home, small, fake_openai, told):
+    """A task whose agent answers at length: the examiner's own conversation (its system prompt with the task,
+    the kick-off, its messages and the agent's replies) passes the kernel's context after a few rounds. From
+    then on each examiner prompt keeps the system prompt and the agent's latest reply, its oldest turns left
+    out whole (said in the conversation and noted); the session finishes all its rounds and is scored. With
+    ``context:`` set the cut starts at round 3 (by viva's estimate of 3 characters a token); with none, round
+    4's whole conversation overflows (by the server's count), the 400 names the context, which is learned, and
+    the prompt goes again cut to it."""
+    from engine.interview.prompts import KICK_OFF
+    from engine.llm.fit import EARLIER_LEFT_OUT
+
+    kernel = small if told else small.model_copy(update={"context": None})
+    fake_openai.rule(is_target, _long_agent)
+    fake_openai.rule("act as an examiner", lambda body: f"Please say Hello World again ({len(body['messages'])}).")
+    fake_openai.rule("judge of an agent", json.dumps({"reason": "The agent said Hello World.", "is_hit": True}))
+    rt = Runtime(home=home, config=Config(kernel=kernel, max_tokens=BUDGETS))
+    _two_tasks(rt.store)
+    with rt.store.transaction():
+        rt.store.conn.execute("UPDATE items SET meta = json_set(meta, '$.max_rounds', 6)")
+    item = rt.store.one("SELECT id FROM items WHERE question LIKE '%Hello%'")["id"]
+    run_id = plan_run(rt, RunRequest(bench="tasks", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config",
+                                     items=[item]))
+    [sid] = run_sessions(rt, run_id)
+    assert await execute_run(rt, run_id) == {sid: None}
+    assert rt.store.one("SELECT status, score FROM sessions WHERE id = ?", (sid,)) == {"status": "finished",
+                                                                                       "score": 100.0}
+    answers = [t["answer"] for t in rt.store.query("SELECT answer FROM turns WHERE session_id = ? ORDER BY idx",
+                                                   (sid,))]
+    assert len(answers) == 6 and all(a.startswith("Reply ") for a in answers)
+    examiner = [r for r in fake_openai.chat_requests() if "act as an examiner" in r.messages[0]["content"]]
+    first_cut = 3 if told else 4
+    whole = [2 + 2 * k for k in range(first_cut)]  # the kick-off, then each turn's message and reply
+    assert [len(r.messages) for r in examiner[:first_cut]] == whole
+    if told:
+        assert len(examiner) == 6
+        assert all(sum(count_tokens(m["content"]) for m in r.messages) + BUDGETS.kernel <= CONTEXT for r in examiner)
+    else:  # round 4 went whole once (the overflow), then cut to the learned context
+        assert len(examiner) == 7 and len(examiner[4].messages) == 10
+        [learned] = [n for n in notes(rt.store, sid) if n["what"] == "context-learned" and n["text"].startswith("kernel")]
+        assert f"the model's context is {CONTEXT:,} tokens" in learned["text"]
+    rounds = range(first_cut, 6)
+    for k, r in zip(rounds, examiner[-len(rounds):], strict=True):  # cut: the system prompt and the last turns
+        assert r.messages[0]["role"] == "system" and "repeat the words Hello World" in r.messages[0]["content"]
+        assert r.messages[1]["role"] == "user" and r.messages[1]["content"].startswith(
+            EARLIER_LEFT_OUT.format(n=k - 1) + "\n\n" + answers[k - 2])  # the reply before the latest, whole
+        assert r.messages[-1] == {"role": "user", "content": answers[k - 1]}  # the agent's latest reply
+        assert len(r.messages) == 4 and all(m["content"] != KICK_OFF for m in r.messages)
+    cut = [n for n in notes(rt.store, sid) if n["what"] == "prompt-trimmed" and n["text"].startswith("examiner ")]
+    assert [(n["turn"], n["text"]) for n in cut] == [
+        (k, f"examiner prompt cut to fit the model's context: the conversation: the {k - 1} oldest of {k} earlier "
+            "turn(s) left out") for k in rounds]
     rt.store.close()
