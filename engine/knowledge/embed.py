@@ -504,37 +504,6 @@ class EmbeddingService:
         """Embed one text: a float32 vector of unit length."""
         return self.embed([text])[0]
 
-    def token_vectors(self, texts: list[str]) -> list[tuple[list[str], np.ndarray]]:
-        """Each text's word pieces and their contextual vectors (the encoder's token states, each of unit
-        length), without the special tokens; for alignments of texts word by word (BERTScore-style:
-        ``bench/criterion_ceiling.py``).
-
-        Raises:
-            EmbedderError: the encoder gives pooled vectors only (no token states).
-        """
-        ids = self._encode_ids(list(texts))
-        special = {self.tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "<s>", "</s>")} - {None}
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        found: dict[int, tuple[list[str], np.ndarray]] = {}
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start: start + self.batch_size]
-            length = max(len(ids[i]) for i in batch)
-            input_ids = np.full((len(batch), length), self.pad_id, dtype=np.int64)
-            mask = np.zeros((len(batch), length), dtype=np.int64)
-            for row, i in enumerate(batch):
-                input_ids[row, : len(ids[i])] = ids[i]
-                mask[row, : len(ids[i])] = 1
-            feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
-            states = self.session.run([self.output_name], {k: feeds[k] for k in self.input_names})[0]
-            if states.ndim != 3:
-                raise EmbedderError(f"{self.model_path}: the encoder gives pooled vectors only, no token states")
-            for row, i in enumerate(batch):
-                keep = [k for k, t in enumerate(ids[i]) if t not in special]
-                vecs = states[row, keep].astype(np.float32)
-                vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-                found[i] = ([self.tokenizer.id_to_token(ids[i][k]) for k in keep], vecs)
-        return [found[i] for i in range(len(ids))]
-
     def cached(self, texts: list[str]) -> np.ndarray | None:
         """The texts' vectors when every one is in the cache (counted as hits), else None (nothing is
         embedded or counted): lets a caller on the event loop skip a thread hop for known texts."""
