@@ -383,20 +383,27 @@ def _is_rubric_judge(req) -> bool:
     return not req.body.get("stream") and "<<<ANSWER " in req.text
 
 
-async def test_the_rubric_judge_prompt_cuts_the_answers_in_equal_shares(home, small, fake_openai):
-    """Two answers that together pass the judge's context: each keeps its beginning and end, the rubric and
-    the question go whole, the judge scores, and the cut is noted on the last turn."""
+async def _rubric_pair(home, kernel, fake_openai):
+    """A rubric item of two answers that together pass the judge's context, run to the end: (runtime, the
+    session's id, the answers); the session must finish scored 80."""
     answers = {"oxygen?": "Oxygen is the most abundant element in the Earth's crust. " + HALF + " End of one.",
                "plants?": "Plants release oxygen through photosynthesis. " + HALF + " End of two."}
     fake_openai.rule(is_target, lambda body: answers[body["messages"][-1]["content"].split()[-1]])
     fake_openai.rule(_is_rubric_judge, "Scoring process: points 1 and 2 earned.\nFinal score: 4")
-    rt = Runtime(home=home, config=Config(kernel=small, max_tokens=BUDGETS))
+    rt = Runtime(home=home, config=Config(kernel=kernel, max_tokens=BUDGETS))
     _rubric_bench(rt.store, ["What do you know about oxygen?", "What do plants do with oxygen and plants?"])
     run_id = plan_run(rt, RunRequest(bench="sed", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config"))
     await execute_run(rt, run_id)
     [sid] = run_sessions(rt, run_id)
     assert rt.store.one("SELECT status, score FROM sessions WHERE id = ?", (sid,)) == {
         "status": "finished", "score": 80.0}
+    return rt, sid, answers
+
+
+async def test_the_rubric_judge_prompt_cuts_the_answers_in_equal_shares(home, small, fake_openai):
+    """Two answers that together pass the judge's context: each keeps its beginning and end, the rubric and
+    the question go whole, the judge scores, and the cut is noted on the last turn."""
+    rt, sid, answers = await _rubric_pair(home, small, fake_openai)
     [judge] = [r for r in fake_openai.chat_requests() if _is_rubric_judge(r)]
     sent = judge.messages[-1]["content"]
     for kept in ("most abundant element", "End of one.", "release oxygen through photosynthesis", "End of two.",
@@ -415,17 +422,7 @@ async def test_the_rubric_judge_learns_the_context_from_its_overflow(home, unkno
     """The same two answers with the judge's context unknown: its first prompt overflows, the 400 names the
     context, and the prompt cut to it is scored (not "cannot judge")."""
     fake_openai.overflow_wording = "vllm"
-    answers = {"oxygen?": "Oxygen is the most abundant element in the Earth's crust. " + HALF + " End of one.",
-               "plants?": "Plants release oxygen through photosynthesis. " + HALF + " End of two."}
-    fake_openai.rule(is_target, lambda body: answers[body["messages"][-1]["content"].split()[-1]])
-    fake_openai.rule(_is_rubric_judge, "Scoring process: points 1 and 2 earned.\nFinal score: 4")
-    rt = Runtime(home=home, config=Config(kernel=unknown, max_tokens=BUDGETS))
-    _rubric_bench(rt.store, ["What do you know about oxygen?", "What do plants do with oxygen and plants?"])
-    run_id = plan_run(rt, RunRequest(bench="sed", targets=[f"openai:t@{fake_openai.base_url}"], kernel="config"))
-    await execute_run(rt, run_id)
-    [sid] = run_sessions(rt, run_id)
-    assert rt.store.one("SELECT status, score FROM sessions WHERE id = ?", (sid,)) == {
-        "status": "finished", "score": 80.0}
+    rt, sid, _answers = await _rubric_pair(home, unknown, fake_openai)
     first, second = [r for r in fake_openai.chat_requests() if _is_rubric_judge(r)]
     assert "Sentence 90 " in first.text and "Sentence 90 " not in second.text and "End of two." in second.text
     fitted_to = sum(count_tokens(str(m.get("content", ""))) for m in second.body["messages"])
