@@ -169,6 +169,13 @@ class _Retriever:
         return search(self.store, self.home, self.kb, query, k=k, mode=self.config.retrieval.mode,
                       config=self.config.retrieval, embedder=self.embedder)
 
+    def document(self, document_id: int) -> tuple[str, list[tuple[int, int, int, str]]]:
+        """A document's title and its chunks ``(chunk id, start, end, text)`` in order."""
+        row = self.store.one("SELECT title FROM documents WHERE id = ?", (document_id,))
+        chunks = [(r["id"], r["start_char"], r["end_char"], r["text"]) for r in self.store.query(
+            "SELECT id, start_char, end_char, text FROM chunks WHERE document_id = ? ORDER BY ord", (document_id,))]
+        return (row["title"] if row else ""), chunks
+
 
 def _topic_query(t: Topic) -> str:
     return f"{t.name}. {t.description}".strip()
@@ -313,8 +320,87 @@ class _Drops:
         return False
 
 
+TOPIC_CRITERIA = [{"name": "Key facts", "description": "facts stated in the retrieved text, on the topic and "
+                                                   "asked by the question"}]
+
+
 def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnings: list[str],
                    drops: _Drops, others: dict[str, str]) -> tuple[list[ItemDraft], list[str]]:
+    """The offline kernel's items for a topic (TestAgent's two stages, from passages).
+
+    Stage 1 (topic level): the documents of the chunks retrieved for the topic are read whole and cut
+    into facets (:func:`engine.bench.offline.facets_of`: paragraphs, pronouns resolved, sentences off
+    the topic dropped, short paragraphs merged). Stage 2 (question level): each facet becomes an
+    *overview* item: an opening what/who/how question about the passage's subject
+    (:func:`engine.bench.offline.opening_question`) and its key facts as criteria
+    (:func:`engine.bench.offline.choose_facts`: :data:`~engine.bench.offline.MIN_CRITERIA` to
+    :data:`~engine.bench.offline.MAX_CRITERIA`, each its own sentence). Facets are taken best first
+    (most facts, then the mean topic score of their sentences), near-duplicates dropped. When the
+    knowledge base has fewer passages than questions asked for, single-sentence items fill the rest
+    (:func:`_offline_cloze_items`)."""
+    from dataclasses import replace as _replace
+
+    from engine.bench import offline
+
+    rng = random.Random(f"{seed}:{topic.name}")
+    hits = retrieve(_topic_query(topic), k=max(RETRIEVE_K, 2 * n))
+    if not hits:
+        raise BenchError(f"topic {topic.name!r}: retrieval found nothing in knowledge base {retrieve.kb!r}")
+    topic_words = offline.words(_topic_query(topic))
+    facets: list[offline.Facet] = []
+    for rank, doc_id in enumerate(dict.fromkeys(h.document_id for h in hits)):
+        title, chunks = retrieve.document(doc_id)
+        if not chunks:
+            continue
+
+        def keep(sentence: str, chunk_text: str, title: str = title) -> bool:
+            ok = offline.on_topic(sentence, chunk_text, topic.name, others, title, topic.description)[0]
+            drops.add("off-topic key sentence(s)", int(not ok))
+            return ok
+
+        text = offline.document_text(chunks)
+        for f in offline.facets_of(text, [c[:3] for c in chunks], topic.name, topic_words, keep):
+            facets.append(_replace(f, document_id=doc_id, title=title))
+    order = sorted(range(len(facets)), key=lambda i: (
+        -min(len(facets[i].facts), offline.MAX_CRITERIA),
+        -sum(k.score for k in facets[i].facts) / len(facets[i].facts), i))
+    drafts: list[ItemDraft] = []
+    used: set[str] = set()
+    for i in order:
+        if len(drafts) == n:
+            break
+        facet = facets[i]
+        if len(facet.facts) < offline.MIN_CRITERIA:
+            continue
+        q = offline.opening_question(facet, topic.name, topic_words, rng)
+        if drops.duplicate(q.core, facet.lead):
+            drops.add("near-duplicate item(s)")
+            continue
+        facts = offline.choose_facts(facet)
+        used.update(k.text for k in facts)
+        drafts.append(ItemDraft(
+            protocol="adaptive", question=q.question, topic=topic.name, reference=" ".join(k.text for k in facts),
+            gold=None, source_chunk_ids=list(dict.fromkeys(k.chunk_id for k in facts)),
+            criteria=[Criterion.new(k.text, source_chunk_ids=[k.chunk_id]) for k in facts],
+            meta={"generator": "offline", "prompt_version": prompts.PROMPT_VERSION, "persona": q.persona,
+                  "template": "overview", "key_sentence": facet.lead, "topic_criteria": TOPIC_CRITERIA,
+                  "document_id": facet.document_id, "retrieved_chunk_ids": [h.chunk_id for h in hits],
+                  "seed": seed},
+            rubric_note="offline kernel: an opening question on a passage, its key facts as criteria",
+        ))
+    if len(drafts) < n:
+        drafts += _offline_cloze_items(retrieve, topic, n - len(drafts), seed, warnings, drops, others, used)
+    if len(drafts) < n:
+        warnings.append(f"topic {topic.name!r}: the retrieved text yielded {len(drafts)} usable item(s), "
+                        f"fewer than the {n} questions asked for")
+    return drafts, [c["name"] for c in TOPIC_CRITERIA]
+
+
+def _offline_cloze_items(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnings: list[str],
+                        drops: _Drops, others: dict[str, str], used: set[str]) -> list[ItemDraft]:
+    """Single-sentence items (a definition or a cloze question over one key sentence, with the related
+    facts the question asks as further criteria): the offline generator's fill when the knowledge base
+    has too few passages for overview items (:func:`_offline_topic`)."""
     from dataclasses import replace as _replace
 
     from engine.bench import offline
@@ -340,6 +426,7 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
             continue
         candidates.append(_replace(k, text=resolved))
     questions: list[offline.OfflineQuestion] = []
+    candidates = [k for k in candidates if k.text not in used]
     for fact in offline.pick_facts(candidates, len(candidates)):  # one per chunk first, then the rest
         if len(questions) == n:
             break
@@ -350,11 +437,6 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
             drops.add("near-duplicate item(s)")
             continue
         questions.append(q)
-    if len(questions) < n:
-        warnings.append(f"topic {topic.name!r}: the retrieved text yielded {len(questions)} usable key sentence(s), "
-                        f"fewer than the {n} questions asked for")
-    topic_criteria = [{"name": "Key facts", "description": "facts stated in the retrieved text, on the topic and "
-                                                           "asked by the question"}]
     drafts = []
     for q in questions:
         qhits = retrieve(q.core)
@@ -387,12 +469,12 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
             gold=q.answer if q.template == "cloze" else None,
             source_chunk_ids=[q.fact.chunk_id], criteria=list(crit),
             meta={"generator": "offline", "prompt_version": prompts.PROMPT_VERSION, "persona": q.persona,
-                  "template": q.template, "key_sentence": q.fact.text, "topic_criteria": topic_criteria,
+                  "template": q.template, "key_sentence": q.fact.text, "topic_criteria": TOPIC_CRITERIA,
                   "retrieved_chunk_ids": [h.chunk_id for h in hits],
                   "criteria_retrieved_chunk_ids": [h.chunk_id for h in qhits], "seed": seed},
             rubric_note="offline kernel: key facts from retrieved text",
         ))
-    return drafts, [c["name"] for c in topic_criteria]
+    return drafts
 
 
 # -- entry point -------------------------------------------------------------------------------------

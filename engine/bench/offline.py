@@ -345,3 +345,260 @@ def question_filter(question: str, facts: Sequence[KeySentence], cosines: Sequen
         else:
             dropped += 1
     return kept, dropped
+
+
+# -- items worth an interview: facets of a document, an opening question, 3 to MAX_CRITERIA facts -------
+
+MIN_CRITERIA = 3
+"""The fewest key facts an overview item holds: an interview needs facts left to ask after the opening
+answer. A paragraph with fewer usable sentences is merged with the next paragraph of its document."""
+
+MAX_CRITERIA = 4
+"""The most key facts an overview item holds. With the default six turns (the opening question and five
+policy turns) a target that knows every fact and says one per question can state four of them even when
+the policy spends a turn or two on challenges; a fifth or sixth fact would measure the policy's draws,
+not the target."""
+
+_LEADING_ADVERBIAL = re.compile(r"^(?:in|on|by|since|from|during|until|after|before|around)\s+(?:the\s+)?"
+                                r"(?:\d{1,2}(?:st|nd|rd|th)?\s+)?(?:[A-Z][a-z]+\s+)?\d{2,4}s?,?\s+", re.I)
+_PERSON_WORDS = frozenset("""man woman person collector scientist writer author poet painter artist politician
+king queen emperor empress prince princess leader general soldier explorer inventor engineer physician doctor
+nurse teacher philosopher composer musician singer actor actress player athlete lawyer judge priest bishop pope
+palaeontologist paleontologist chemist physicist biologist mathematician astronomer economist historian
+architect merchant farmer sailor pilot founder president minister""".split())
+_NP_STOP = frozenset("""in on at by to for with from when while which who whom whose that where because since
+after before during until as than and but or if so into onto over under about between within without""".split())
+OPENINGS_EN = ("What can you tell me about {aspect}?",
+               "What do you know about {aspect}?",
+               "What should a specialist know about {aspect}?",
+               "How would you explain {aspect} to someone new to the subject?")
+OPENINGS_ZH = ("关于{aspect}，你能介绍一下吗？", "你对{aspect}了解多少？", "关于{aspect}，专业人士应该知道什么？")
+
+
+@dataclass(frozen=True)
+class Facet:
+    """A passage an overview item is built on: the usable sentences of one paragraph (or of a few
+    consecutive ones) of a document, pronouns resolved, in document order."""
+
+    document_id: int
+    title: str
+    facts: tuple[KeySentence, ...]
+
+    @property
+    def lead(self) -> str:
+        """The passage's first usable sentence."""
+        return self.facts[0].text
+
+
+def document_text(chunks: Sequence[tuple[int, int, int, str]]) -> str:
+    """A document's text rebuilt from its chunks ``(chunk id, start, end, text)`` (every chunk is
+    exactly ``text[start:end]`` of its document, :mod:`engine.knowledge.chunking`)."""
+    size = max((end for _, _, end, _ in chunks), default=0)
+    out = [" "] * size
+    for _, start, end, text in chunks:
+        out[start:end] = list(text[: end - start].ljust(end - start))
+    return "".join(out)
+
+
+def paragraphs(text: str) -> list[tuple[int, str]]:
+    """``(start offset, text)`` of a text's paragraphs (cut at blank lines), headings left out."""
+    out = []
+    pos = 0
+    for part in re.split(r"(\n[ \t]*\n)", text):
+        body = part.strip()
+        if body and not re.fullmatch(r"\n[ \t]*\n", part):
+            lines = [ln for ln in body.splitlines() if not ln.lstrip().startswith("#")]
+            if lines:
+                out.append((pos + part.find(lines[0]), " ".join(" ".join(lines).split())))
+        pos += len(part)
+    return out
+
+
+def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic: str, topic_words: set[str],
+              keep: Any) -> list[Facet]:
+    """The facets of one document for a topic.
+
+    Each paragraph's sentences are read with an opening pronoun resolved within the paragraph
+    (:func:`resolve`), scored (:func:`score_sentence` > 0) and kept when ``keep(sentence, chunk_text)``
+    says it is on the topic; each keeps the id of the chunk it starts in (its citation). A paragraph
+    with fewer than :data:`MIN_CRITERIA` usable sentences is merged with the next one of the document
+    (the last one with the one before), so a facet is a passage long enough to examine."""
+    def chunk_at(offset: int) -> tuple[int, str]:
+        for cid, start, end in chunk_spans:
+            if start <= offset < end:
+                return cid, doc_text[start:end]
+        return chunk_spans[0][0], doc_text[chunk_spans[0][1]:chunk_spans[0][2]]
+
+    groups: list[list[KeySentence]] = []
+    for start, para in paragraphs(doc_text):
+        found = []
+        for s in sentences(para):
+            cid, ctext = chunk_at(start + max(0, para.find(s[:20])))
+            resolved = resolve(s, para, topic)
+            if score_sentence(resolved, topic_words) <= 0 or not keep(resolved, ctext):
+                continue
+            found.append(KeySentence(resolved, cid, score_sentence(resolved, topic_words)))
+        if found:
+            groups.append(found)
+    merged: list[list[KeySentence]] = []
+    for g in groups:
+        if merged and len(merged[-1]) < MIN_CRITERIA:
+            merged[-1] = merged[-1] + g
+        else:
+            merged.append(list(g))
+    if len(merged) > 1 and len(merged[-1]) < MIN_CRITERIA:
+        tail = merged.pop()
+        merged[-1] = merged[-1] + tail
+    return [Facet(0, "", tuple(g)) for g in merged]
+
+
+def choose_facts(facet: Facet, limit: int = MAX_CRITERIA) -> list[KeySentence]:
+    """The facet's facts an item asks for: its lead sentence and the best-scored others, at most
+    ``limit``, in document order, no two alike (the same content words 80% both ways)."""
+    chosen = [facet.facts[0]]
+    for k in sorted(facet.facts[1:], key=lambda k: -k.score):
+        if len(chosen) == limit:
+            break
+        w = words(k.text)
+        if any(len(w & words(c.text)) >= 0.8 * max(1, min(len(w), len(words(c.text)))) for c in chosen):
+            continue
+        chosen.append(k)
+    order = {k.text: i for i, k in enumerate(facet.facts)}
+    return sorted(chosen, key=lambda k: order[k.text])
+
+
+_PAST = frozenset("""found became began wrote won lost built led left gave took saw went came held ran grew fell rose
+bore born sold bought brought fought taught thought kept met paid said sent set spent stood told understood
+""".split())
+_CALENDAR = frozenset("""january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday""".split())
+
+
+def is_verb(word: str) -> bool:
+    """A crude reading of whether a word is a finite verb (after a sentence's subject): a listed verb
+    form, a common irregular past, or a regular past in -ed."""
+    from engine.interview.offline_questions import _VERBS
+
+    w = word.strip(",.;:()\"'").lower()
+    return w in _VERBS or w in _PAST or (w.endswith("ed") and len(w) >= 4 and not w.endswith("eed"))
+
+
+_AUXILIARY = frozenset("be been being not also often mostly usually always never still only".split())
+
+
+def _noun_phrase_after_verb(sentence: str) -> str | None:
+    from engine.interview.offline_questions import _VERBS
+
+    toks = sentence.rstrip(" .").split()
+    for i, w in enumerate(toks):
+        if i and is_verb(w):
+            np_words: list[str] = []
+            j = i + 1
+            while j < len(toks) and (is_verb(toks[j]) or toks[j].lower() in _AUXILIARY):
+                j += 1
+            for x in toks[j:]:
+                bare = x.strip(",.;:()\"'")
+                if bare.lower() in _NP_STOP or bare.lower() in _VERBS:
+                    break
+                np_words.append(bare)
+                if x.endswith((",", ";", ":")):
+                    break
+            if np_words and np_words[0].lower() not in ("of", "up", "out", "off", "down", "away") \
+                    and len(np_words) <= 8 and words(" ".join(np_words)):
+                return " ".join(np_words)
+            return None
+    return None
+
+
+def is_person(subject: str, rest: str) -> bool:
+    """Whether a definition "SUBJECT was REST" is about a person: a proper name (every word capitalised,
+    no article) defined by a person noun ("an English fossil collector")."""
+    toks = subject.split()
+    if not toks or toks[0].lower() in ("the", "a", "an") or not all(t[:1].isupper() for t in toks):
+        return False
+    head = [w.strip(",.;").lower() for w in rest.split()[:8]]
+    return any(w in _PERSON_WORDS or (len(w) > 5 and w.endswith(("ist", "ian"))) for w in head)
+
+
+def _subject(sentence: str) -> str | None:
+    """The words before a sentence's first verb (:func:`is_verb`), at most six, or None."""
+    toks = sentence.split()
+    for i, w in enumerate(toks[:7]):
+        if i and is_verb(w):
+            subject = " ".join(toks[:i]).strip(",;:")
+            return None if _PRONOUN_START.match(subject) else subject
+    return None
+
+
+def aspect_of(facet: Facet, topic: str, topic_words: set[str]) -> str:
+    """What an overview question asks about: the lead sentence's subject when it names more than the
+    topic, else the noun phrase after its verb, else a name of the passage that is not the topic's,
+    else the topic itself (leading time phrases such as "In 1823" are read past)."""
+    from engine.interview.offline_questions import subject_of
+
+    lead = _LEADING_ADVERBIAL.sub("", facet.lead).strip()
+    lead = lead[:1].upper() + lead[1:]
+    context = " ".join(k.text for k in facet.facts)
+    named = topic_names(topic)
+    subj = _subject(lead) or subject_of(lead)
+    if subj and words(subj) - named and len(subj.split()) <= 6:
+        return _article_lower(subj, context, topic)
+    phrase = _noun_phrase_after_verb(lead)
+    if phrase and words(phrase) - topic_words:
+        return _article_lower(phrase, context, topic)
+    toks = lead.split()
+    at = next((i for i, w in enumerate(toks[1:8], start=1) if is_verb(w)), None)
+    if subj and at is not None and len(subj.split()) <= 4:
+        group = [toks[at]]
+        for w in toks[at + 1:at + 4]:
+            if not (is_verb(w) or w.lower() in _AUXILIARY):
+                break
+            group.append(w)
+        return f"how {_article_lower(subj, context, topic)} {' '.join(group).strip(',.;:').lower()}"
+    for k in facet.facts:
+        for m in _NAME.finditer(k.text):
+            if words(m.group(0)) - topic_words and m.group(0).split()[0].lower() not in _CALENDAR:
+                return m.group(0)
+    return topic
+
+
+def _article_lower(phrase: str, context: str = "", topic: str = "") -> str:
+    """A phrase that opened a sentence, as it reads inside one: "The X" -> "the X", "Annual vaccination"
+    -> "annual vaccination"; a name keeps its capital (a word written capitalised inside ``context`` or in
+    the topic's name)."""
+    first, _, rest = phrase.partition(" ")
+    if first in ("The", "A", "An") and rest:
+        return f"{first.lower()} {rest}"
+    named = re.search(rf"(?<=[a-z,;] ){re.escape(first)}\b", context) is not None or first in topic.split()
+    if first[:1].isupper() and first[1:].islower() and not (rest and _NAME.match(" " + rest)) and not named:
+        return phrase[0].lower() + phrase[1:]
+    return phrase
+
+
+def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: random.Random) -> OfflineQuestion:
+    """The opening question of an overview item (template ``overview``): "Who was X?" / "What is X?"
+    for a passage that opens by defining its subject, else a what/how question about the passage's
+    aspect (:func:`aspect_of`), naming the topic when the aspect does not. Never a cloze: the item's
+    criteria are the passage's facts, drawn out by the follow-ups."""
+    lead = facet.lead.rstrip(" .。")
+    cjk = bool(_CJK.search(lead))
+    framing = rng.choice(FRAMINGS_ZH if cjk else FRAMINGS_EN)
+    if cjk:
+        m = _DEFINITION_ZH.match(lead)
+        aspect = m.group("subj") if m else topic
+        q = f"{aspect}是什么？" if m else rng.choice(OPENINGS_ZH).format(aspect=aspect)
+    else:
+        m = _DEFINITION.match(lead)
+        if m and not _PRONOUN_START.match(m.group("subj")):
+            context = " ".join(k.text for k in facet.facts)
+            person = is_person(m.group("subj"), m.group("rest"))
+            subj = m.group("subj").strip() if person else _article_lower(m.group("subj").strip(), context, topic)
+            who = "Who" if person else "What"
+            q = f"{who} {m.group('verb').lower()} {subj}?"
+        else:
+            aspect = aspect_of(facet, topic, topic_words)
+            q = rng.choice(OPENINGS_EN).format(aspect=aspect)
+            if not words(aspect) & topic_names(topic) and aspect != topic:
+                q = f"In connection with {topic}, {q[0].lower()}{q[1:]}"
+    return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "overview", facet.lead,
+                           facet.facts[0], q)
