@@ -361,11 +361,6 @@ not the target."""
 
 _LEADING_ADVERBIAL = re.compile(r"^(?:in|on|by|since|from|during|until|after|before|around)\s+(?:the\s+)?"
                                 r"(?:\d{1,2}(?:st|nd|rd|th)?\s+)?(?:[A-Z][a-z]+\s+)?\d{2,4}s?,?\s+", re.I)
-_PERSON_WORDS = frozenset("""man woman person collector scientist writer author poet painter artist politician
-king queen emperor empress prince princess leader general soldier explorer inventor engineer physician doctor
-nurse teacher philosopher composer musician singer actor actress player athlete lawyer judge priest bishop pope
-palaeontologist paleontologist chemist physicist biologist mathematician astronomer economist historian
-architect merchant farmer sailor pilot founder president minister""".split())
 _NP_STOP = frozenset("""in on at by to for with from when while which who whom whose that where because since
 after before during until as than and but or if so into onto over under about between within without""".split())
 OPENINGS_EN = ("What can you tell me about {aspect}?",
@@ -423,17 +418,21 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     says it is on the topic; each keeps the id of the chunk it starts in (its citation). A paragraph
     with fewer than :data:`MIN_CRITERIA` usable sentences is merged with the next one of the document
     (the last one with the one before), so a facet is a passage long enough to examine."""
-    def chunk_at(offset: int) -> tuple[int, str]:
-        for cid, start, end in chunk_spans:
-            if start <= offset < end:
-                return cid, doc_text[start:end]
-        return chunk_spans[0][0], doc_text[chunk_spans[0][1]:chunk_spans[0][2]]
+    def chunk_of(sentence: str, after: int) -> tuple[int, str]:
+        """The chunk holding the whole sentence (the first one holding its start when none does)."""
+        pattern = r"\s+".join(re.escape(w) for w in sentence.split())
+        m = re.compile(pattern).search(doc_text, after)
+        lo, hi = (m.start(), m.end()) if m else (after, after + len(sentence))
+        spans = [(cid, start, end) for cid, start, end in chunk_spans if start <= lo < end]
+        whole = [x for x in spans if hi <= x[2]] or spans or [chunk_spans[0]]
+        cid, start, end = whole[0]
+        return cid, doc_text[start:end]
 
     groups: list[list[KeySentence]] = []
     for start, para in paragraphs(doc_text):
         found = []
         for s in sentences(para):
-            cid, ctext = chunk_at(start + max(0, para.find(s[:20])))
+            cid, ctext = chunk_of(s, start)
             resolved = resolve(s, para, topic)
             if score_sentence(resolved, topic_words) <= 0 or not keep(resolved, ctext):
                 continue
@@ -510,16 +509,6 @@ def _noun_phrase_after_verb(sentence: str) -> str | None:
     return None
 
 
-def is_person(subject: str, rest: str) -> bool:
-    """Whether a definition "SUBJECT was REST" is about a person: a proper name (every word capitalised,
-    no article) defined by a person noun ("an English fossil collector")."""
-    toks = subject.split()
-    if not toks or toks[0].lower() in ("the", "a", "an") or not all(t[:1].isupper() for t in toks):
-        return False
-    head = [w.strip(",.;").lower() for w in rest.split()[:8]]
-    return any(w in _PERSON_WORDS or (len(w) > 5 and w.endswith(("ist", "ian"))) for w in head)
-
-
 def _subject(sentence: str) -> str | None:
     """The words before a sentence's first verb (:func:`is_verb`), at most six, or None."""
     toks = sentence.split()
@@ -591,6 +580,8 @@ def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: rando
         m = _DEFINITION.match(lead)
         if m and not _PRONOUN_START.match(m.group("subj")):
             context = " ".join(k.text for k in facet.facts)
+            from engine.interview.offline_questions import is_person
+
             person = is_person(m.group("subj"), m.group("rest"))
             subj = m.group("subj").strip() if person else _article_lower(m.group("subj").strip(), context, topic)
             who = "Who" if person else "What"

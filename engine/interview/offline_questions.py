@@ -258,7 +258,7 @@ def _quantity(sentence: str, chinese: bool) -> str | None:
     return out[0].upper() + out[1:] + "?"
 
 
-def _definition(sentence: str, chinese: bool) -> str | None:
+def _definition(sentence: str, chinese: bool, topic: str = "") -> str | None:
     body = sentence.rstrip(" .。")
     if chinese:
         m = _DEFINITION_ZH.match(body)
@@ -268,11 +268,230 @@ def _definition(sentence: str, chinese: bool) -> str | None:
         return None
     subj = m.group("subj").strip()
     first, _, rest = subj.partition(" ")
+    person = is_person(subj, m.group("rest"))
     if first.lower() in ("the", "a", "an"):
         subj = f"{first.lower()} {rest}".strip()
-    elif not (subj.split()[0].isupper() or re.search(r"[A-Z].*[A-Z]", subj.split()[0])):
+    elif not person and not (subj.split()[0].isupper() or re.search(r"[A-Z].*[A-Z]", subj.split()[0])) \
+            and first not in topic.split():
         subj = _lower_first(subj)
-    return f"What {m.group('verb').lower()} {subj}?"
+    return f"{'Who' if person else 'What'} {m.group('verb').lower()} {subj}?"
+
+
+_PERSON_WORDS = frozenset("""man woman person collector scientist writer author poet painter artist politician
+king queen emperor empress prince princess leader general soldier explorer inventor engineer physician doctor
+nurse teacher philosopher composer musician singer actor actress player athlete lawyer judge priest bishop pope
+palaeontologist paleontologist chemist physicist biologist mathematician astronomer economist historian
+architect merchant farmer sailor pilot founder president minister""".split())
+
+
+def is_person(subject: str, rest: str) -> bool:
+    """Whether a definition "SUBJECT was REST" is about a person: a proper name (every word capitalised,
+    no article) defined by a person noun ("an English fossil collector")."""
+    toks = subject.split()
+    if not toks or toks[0].lower() in ("the", "a", "an") or not all(t[:1].isupper() for t in toks):
+        return False
+    head = [w.strip(",.;").lower() for w in rest.split()[:8]]
+    return any(w in _PERSON_WORDS or (len(w) > 5 and w.endswith(("ist", "ian"))) for w in head)
+
+
+_MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+          r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?")
+_DATE = re.compile(rf"(?:\b(?:on|by|until|from|since)\s+)?(?:\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\s+\d{{3,4}}\b|"
+                   rf"\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{3,4}}\b)")
+_TIME_UNITS = r"seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?|centuries|times|doses?"
+_NUMBER_WORDS = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred)"
+_AGE = re.compile(rf"\b(?:(?P<between>between)\s+)?the\s+ages?\s+of\s+(?:\d+|{_NUMBER_WORDS})"
+                  rf"(?:\s+(?:and|to|or)\s+(?:\d+|{_NUMBER_WORDS}))?\b", re.I)
+_AMOUNT = re.compile(
+    r"(?:\b(?:about|around|approximately|nearly|almost|over|more than|fewer than|less than|some|up to|at least|"
+    r"roughly)\s+)?(?<![\w.,])(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*(?:to|-|–|or)\s*(?:\d{1,3}(?:,\d{3})+|\d+)"
+    r"(?:\.\d+)?)?|(?P<words>" + _NUMBER_WORDS + r"(?:\s+(?:to|or)\s+" + _NUMBER_WORDS + r")?)(?=\s+(?:" + _TIME_UNITS + r")\b))\s*"
+    r"(?P<unit>%|per ?cent\b|(?:square |cubic )?(?!(?:and|or|of|in|on|at|to|the|a|an|by|for|with|from|BC|AD|BCE|CE)\b)"
+    r"[a-z][a-z\-]*(?:\s+of\s+(?!(?:the|a|an|this|that|these|those|its|their|his|her)\b)[a-z][a-z\-]+)?)", re.I)
+_YEAR = re.compile(r"\b(?P<prep>in|since|by|from|until|before|after|around|of|circa)\s+(?:the\s+)?"
+                   r"(?P<year>(?:1[0-9]|20)\d{2}s?)\b(?!\s*(?:%|per\b))", re.I)
+_LEAD_YEAR = re.compile(r"^(?:In|By|Since|From|Around)\s+(?:(?:\d{1,2}\s+)?[A-Z][a-z]+\s+)?(?:1[0-9]|20)\d{2},?\s+(?P<rest>.+)$")
+_CENTURY = re.compile(r"\b(?P<prep>in|since|by|from|until|during)\s+the\s+\d{1,2}(?:st|nd|rd|th)\s+century\b", re.I)
+_CAP = r"[A-ZÀ-ÖØ-ÞĀ-Ž][\w'’\-]*"
+_WH_NAME = re.compile(rf"(?P<art>\bthe\s+)?(?P<name>(?<![\w-]){_CAP}"
+                      rf"(?:\s+(?:(?:of|the|de|la|le|du|des|von|van|der|del|di|da)\s+)*{_CAP})*)")
+_CALLED = re.compile(r"\b(?P<verb>called|named|known as)\s+(?P<x>(?:the\s+)?[^\W\d_][\w\-'’]*(?:\s+[A-Z][\w\-'’]*)*)")
+_LEADING_DESCRIPTOR = re.compile(r"^(?:The|A|An)\s+(?P<desc>(?:[a-z][\w\-]*\s+){0,3}[a-z][\w\-]*)\s+"
+                                 r"(?P<name>[A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)+)\s+(?P<rest>.+)$")
+_UNIT_STOP = frozenset("""and or of in on at to the a an by for with from is are was were be been has have had which
+who that this these those it its their his her as than then when where while after before during since until
+years' year's times' also not more less most least about around""".split())
+
+
+def _is_name(span: str, topic: str) -> bool:
+    """A capitalised span that names something other than the topic (not a month or weekday)."""
+    words = [w for w in re.findall(r"[^\W\d_][\w'’\-]*", span)]
+    caps = [w for w in words if w[:1].isupper()]
+    if not caps or not words[0][:1].isupper():
+        return False
+    if all(re.fullmatch(_MONTH, w) or w.lower() in ("monday", "tuesday", "wednesday", "thursday", "friday",
+                                                    "saturday", "sunday") for w in caps):
+        return False
+    return bool(content_words(span) - content_words(topic))
+
+
+def _tidy(question: str) -> str:
+    q = " ".join(question.split()).rstrip(" .,;:")
+    q = re.sub(r"\s+([,;:?])", r"\1", q)
+    return q[0].upper() + q[1:] + "?" if q else q
+
+
+def wh_question(sentence: str, topic: str = "") -> tuple[str, str] | None:
+    """A real question for the fact a sentence states, with its answer taken out: ``(question, answer)``.
+
+    The first of these that the sentence holds is asked (the answer is the span removed):
+
+    1. a date ("on 21 May 1799" -> "on what date");
+    2. an age ("at the age of 47" -> "at what age", "between the ages of four and seven" -> "between
+       what ages");
+    3. an amount with its unit ("about 930 square kilometres" -> "how many square kilometres", "more
+       than 400 species" -> "how many species", "48 hours" -> "how many hours", "20%" -> "what
+       percentage");
+    4. a year or a century ("in 1970" -> "in what year"; a sentence that opens with it, "In 1823 X did
+       Y", -> "In what year did this happen: X did Y?"; "since the 19th century" -> "since which
+       century"; "since the 1940s" -> "since when");
+    5. a name said after "called", "named" or "known as" ("a shop called Anning's Fossil Depot" -> "a
+       shop called what");
+    6. a name the sentence opens with after a descriptor ("The French anatomist Georges Cuvier doubted
+       X" -> "Which French anatomist doubted X?");
+    7. a name in the sentence that is not the topic's, not in apposition (between commas): "by NAME"
+       -> "by whom" (a person's name: two capitalised words) or "by what", otherwise "what" in its
+       place ("belongs to the commune of Arles" -> "belongs to the commune of what").
+
+    None when the sentence holds none of these (English only; Chinese criteria are asked by
+    :func:`follow_up_candidates`' quantity and cloze forms)."""
+    body = " ".join(sentence.split()).rstrip(" .!")
+    if not body or is_chinese(body):
+        return None
+    m = _DATE.search(body)
+    if m:
+        prep = m.group(0).split()[0].lower()
+        asked = f"{prep} what date" if prep in ("by", "until", "from", "since") else "on what date"
+        return _tidy(body[:m.start()] + asked + body[m.end():]), m.group(0)
+    m = _AGE.search(body)
+    if m:
+        asked = "between what ages" if m.group("between") else "at what age" if "ages" not in m.group(0) else "what ages"
+        start = m.start()
+        if not m.group("between") and body[:start].rstrip().lower().endswith(" at"):
+            start = body[:start].rstrip().rfind(" ")
+            asked = "at what age"
+        return _tidy(body[:start] + (" " if start and body[start - 1] != " " else "") + asked + body[m.end():]), m.group(0)
+    for m in _AMOUNT.finditer(body):
+        unit = m.group("unit")
+        first = unit.split()[0].lower()
+        if first in _UNIT_STOP or (first.endswith("ly") and len(first) > 4) or re.fullmatch(_MONTH, unit.split()[0]):
+            continue
+        if re.fullmatch(r"(?:1[0-9]|20)\d{2}", m.group("num")) and not unit.endswith("s"):
+            continue  # a year, asked below
+        if unit.lower() in ("%", "percent", "per cent"):
+            asked = "what percentage"
+        else:
+            head, *tail = unit.split(" ", 1)
+            if m.group("words") and not head.endswith("s"):
+                head += "s"
+            asked = " ".join(["how many", head, *tail])
+        q = body[:m.start()] + asked + body[m.end():]
+        return _tidy(q), m.group(0).strip()
+    m = _LEAD_YEAR.match(body)
+    if m:
+        rest = m.group("rest")
+        return _tidy(f"In what year did this happen: {rest[0].lower() + rest[1:] if rest[1:2].islower() and not _is_name(rest.split()[0], '') else rest}"), \
+            body[: m.start("rest")].strip(" ,")
+    m = _CENTURY.search(body)
+    if m:
+        return _tidy(body[:m.start()] + f"{m.group('prep')} which century" + body[m.end():]), m.group(0)
+    m = _YEAR.search(body)
+    if m:
+        prep = m.group("prep").lower()
+        asked = ("since when" if prep == "since" else f"{prep} what decade") if m.group("year").endswith("s") \
+            else f"{prep} what year"
+        return _tidy(body[:m.start()] + asked + body[m.end():]), m.group("year")
+    m = _CALLED.search(body)
+    if m and (m.group("x")[:1].isupper() or len(m.group("x").split()) <= 2):
+        return _tidy(body[:m.end("verb")] + " what" + body[m.end("x"):]), m.group("x")
+    m = _LEADING_DESCRIPTOR.match(body)
+    if m and _is_name(m.group("name"), topic):
+        return _tidy(f"Which {m.group('desc')} {m.group('rest')}"), m.group("name")
+    for m in _WH_NAME.finditer(body):
+        name = m.group("name").strip()
+        if m.start("name") == 0 or not _is_name(name, topic):
+            continue
+        # trim trailing lower-case words the pattern took ("Lyme Regis in" never happens: the pattern only
+        # joins capitalised words and particles)
+        while name.split()[-1][:1].islower():
+            name = name.rsplit(" ", 1)[0]
+        start = m.start("art") if m.group("art") else m.start("name")
+        end = m.start("name") + len(name)
+        before, after = body[:start].rstrip(), body[end:]
+        if before.endswith(",") and after.lstrip().startswith(","):
+            continue  # an apposition: asking it would read "Her father, what, was..."
+        nxt = after.split()[0].lower().strip(",.;:") if after.split() else ""
+        if len(name) < 2 or before.lower().endswith((" a", " an")) or \
+                (len(name.split()) == 1 and nxt and nxt[:1].isalpha() and nxt not in _UNIT_STOP and not after.startswith(",")):
+            continue  # a modifier ("an English collector", "influenza B viruses", "the Rhône delta"), not a name
+        prep = before.lower().rsplit(" ", 1)[-1]
+        if prep == "by":
+            asked = "whom" if len(name.split()) >= 2 else "what"
+        elif prep in ("in", "at", "near", "to", "from"):
+            asked = "what place"
+        else:
+            asked = "what"
+        return _tidy(f"{before} {asked}{after}"), name
+    return None
+
+
+def about_question(sentence: str, topic: str = "") -> str | None:
+    """A question about what a sentence is about, its predicate left for the target to state: "What do
+    you know about SUBJECT?" (the words before its first verb), or, when the subject is only the topic,
+    "What do you know about how SUBJECT VERB?"; the topic is named when the subject does not name it.
+    None without a subject (English only)."""
+    body = " ".join(sentence.split()).rstrip(" .!")
+    if is_chinese(body):
+        return None
+    body = re.sub(r"^(?:In|On|By|Since|From|During|Around)\s+[^,]{2,30},\s+", "", body)
+    toks = body.split()
+    at = next((i for i, w in enumerate(toks[1:8], start=1) if w.strip(",;:").lower() in _VERBS or
+               w.strip(",;:").lower().endswith("ed") and len(w) >= 4), None)
+    if at is None:
+        return None
+    subject = " ".join(toks[:at]).strip(",;: ")
+    if _PRONOUN.match(subject) or not content_words(subject):
+        return None
+    first, _, rest = subject.partition(" ")
+    if first in ("The", "A", "An", "Most", "Many", "Some") or (first[1:].islower() and not (rest[:1].isupper())
+                                                                and first not in topic.split()):
+        subject = first.lower() + (" " + rest if rest else "")
+    group = [toks[at].strip(",;:")]
+    for w in toks[at + 1:at + 4]:
+        bare = w.strip(",;:").lower()
+        if bare in _VERBS or bare in ("be", "been", "not", "also", "often", "mostly") or \
+                bare.endswith("ed") and len(bare) >= 4:
+            group.append(w.strip(",;:"))
+        else:
+            break
+    phrase = []
+    for w in toks[at + len(group):at + len(group) + 8]:
+        bare = w.strip(",;:.").lower()
+        if bare in _UNIT_STOP - {"the", "a", "an", "its", "their", "his", "her", "of"} or not bare:
+            break
+        phrase.append(w.strip(",;:."))
+        if w.endswith((",", ";", ":")):
+            break
+    if not content_words(subject) - content_words(topic) and content_words(" ".join(phrase)) - content_words(topic):
+        aspect = " ".join(phrase)
+    elif not content_words(subject) - content_words(topic) or subject.lower() in ("people", "they", "it"):
+        aspect = f"how {subject} {' '.join(group).lower()}"
+    else:
+        aspect = subject
+    q = f"What do you know about {aspect}?"
+    if topic and not content_words(aspect) & content_words(topic):
+        q = f"In connection with {topic}, what do you know about {aspect}?"
+    return q
 
 
 def follow_up_candidates(text: str, topic: str = "") -> list[tuple[str, str]]:
@@ -285,13 +504,21 @@ def follow_up_candidates(text: str, topic: str = "") -> list[tuple[str, str]]:
     if not chinese and len(sentence.split()) < 4 or chinese and len(sentence) < 8:
         return out  # too short to ask about without giving it away ("正确译出意思")
     if not cloze:
-        d = _definition(sentence, chinese)
+        d = _definition(sentence, chinese, topic)
         if d:
             out.append(("definition", d))
+    if not cloze and not chinese:
+        made = wh_question(sentence, topic)
+        if made:
+            out.append(("wh", made[0]))
     if not cloze or re.fullmatch(r"[\d.,\s]+(?:to|-|–)?[\d.,\s]*\w*", cloze.group("answer")):
         q = _quantity(sentence, chinese)  # a cloze whose answer is a number: asked as "how many"
         if q:
             out.append(("quantity", q))
+    if not cloze and not chinese:
+        made_about = about_question(sentence, topic)
+        if made_about:
+            out.append(("about", made_about))
     target = _cloze_target(sentence, topic, cloze.group("answer") if cloze else None)
     if target:
         out.append(("cloze", _cloze(sentence, target, chinese)[0]))
