@@ -480,3 +480,405 @@ def scoped_clauses(sentence: str) -> list[Clause]:
 def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
     """A sentence's clauses, each with whether it lies in a negation's scope (:func:`scoped_clauses`)."""
     return [(c.text, c.negated) for c in _scoped(sentence or "")]
+
+
+# -- stance: what the answer asserts -------------------------------------------------------------
+#
+# One rule set for every judge (the gold judge, the criterion judge) and for the examination's
+# hold/abandon detection. A reply is cut into claim units (:func:`claims`): code blocks and URLs
+# first (never assertions), then sentences (:func:`split_sentences`' rule), then clauses (at , ; :
+# a spaced dash, the CJK forms, and before but/although/though/however/whereas/yet). Each unit gets a
+# stance, in English and Chinese:
+#
+# - ``asked``: its sentence is a question (ends in ? or ？, or in 吗/呢), except a tag question
+#   ("..., right?", "..., isn't it?", "..., 对吧？").
+# - ``hypothetical``: a clause opened by if / suppose / supposing / assuming / imagine / what if / in
+#   case / 如果 / 假如 / 假设 / 要是 / 倘若 (not a hedge: "if I am not mistaken", "if I remember
+#   correctly", "如果我没记错"), up to the next ";"; the clause after it too when it holds
+#   would / could / might / 'd / then / 就 / 那.
+# - ``attributed``: a clause that reports what others say or think ("many people think", "my friend
+#   says", "some sources claim", "a common answer is", "it is widely believed", "according to some",
+#   很多人认为, 有人说, 据说) *and is contradicted after it* (a later clause of the sentence or the next
+#   sentence opens with but / however / although / though / yet / whereas / in reality / in fact /
+#   actually / 但 / 不过 / 其实 / 实际上 / 然而). Uncontradicted ("Most historians believe it was G.")
+#   it stays asserted.
+# - ``superseded``: a claim before a correction ("actually, no", "no wait", "wait", "correction",
+#   "on second thought", "on reflection", "let me correct", "I mean", "I misspoke", "make that",
+#   "sorry, I meant", a sentence opening with a bare "No:"/"No," after a claim, 不对, 更正, 再想想, 等等);
+#   and a claim about the past or a first thought followed by another claim ("it was once believed",
+#   "originally", "formerly", "at first", "used to be", "my first thought was", 起初, 原本, 以前认为,
+#   我先想到). The last claim asserted counts.
+# - ``withdrawn``: a claim before a withdrawal ("just kidding", "scratch that", "never mind", "ignore
+#   that", "forget that", "disregard that", "I take that back", "strike that", "I have no idea",
+#   "no idea", "I don't know", "I'm not sure any more", 开玩笑, 算了, 收回, 当我没说, 我不知道); the
+#   withdrawal itself is ``withdrawn`` too.
+# - ``denied``: a clause that rejects an answer: it calls a statement wrong / incorrect / false /
+#   untrue / mistaken / a myth / a misconception / not the case / not the answer ("G is wrong",
+#   "people who answer G are mistaken", 是错的); a refusal ("I refuse to say G", "I won't answer G");
+#   an exception ("anything except G", "everything but G"); a negation that opens the clause with no
+#   subject ("Not G.", "Definitely not G", 不是G, 肯定不是G; "not only" is no negation). A clause that
+#   is only such a verdict on what came before ("That is false.", "This is a myth.", 这是错误的)
+#   denies the claim before it. A negative statement with a subject ("It is not G", "Oxygen is not a
+#   noble gas") stays asserted: the judges read its polarity themselves.
+# - ``code`` (a ``` block or an inline `span`) and ``url`` (http://, https://, www.).
+#
+# Everything else is ``asserted``. :func:`asserted_text` keeps only the asserted units; the judges
+# match golds and facts against it. :func:`concedes` and :func:`affirms` read a reply to a challenge.
+
+STANCES = ("asserted", "denied", "attributed", "superseded", "hypothetical", "asked", "withdrawn", "code", "url")
+"""The stances a claim unit can take (see the section comment above :data:`STANCES` in the source)."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim unit of an answer.
+
+    Attributes:
+        text: the unit as written (a clause, a sentence, a code block or a URL).
+        asserted: the answer asserts it (``stance == "asserted"``).
+        stance: one of :data:`STANCES`.
+        start: offset of the unit in the text.
+        end: offset just after the unit.
+    """
+
+    text: str
+    asserted: bool
+    stance: str
+    start: int = 0
+    end: int = 0
+
+
+_CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.DOTALL)
+_URL_SPAN = re.compile(r"(?:\bhttps?://|\bwww\.)[^\s<>\"'）)\]】，。]+", re.IGNORECASE)
+_STANCE_BREAK = re.compile(
+    r"[,;:](?=\s|$)|[，；：]|\s[-–—]\s|—|\s(?=(?:but|although|though|however|whereas|yet)\b)", re.IGNORECASE)
+_QUESTION_END = re.compile(r"[?？]\s*['\"”’)\]]*\s*$|[吗呢]\s*$")
+_TAG_QUESTION = re.compile(
+    r"(?:,|，)\s*(?:right|correct|no|yes|isn't it|is it not|wasn't it|aren't they|don't you think|agreed|"
+    r"对吧|是吧|对不对|是不是)\s*[?？]\s*$", re.IGNORECASE)
+_HEDGE_IF = re.compile(
+    r"^\s*(?:and\s+)?(?:if|如果|假如)\s*(?:i\s*(?:am|'m)\s+not\s+(?:mistaken|wrong)|i\s+(?:remember|recall)|"
+    r"memory\s+serves|i\s+(?:understand|read)\s+(?:it|you|the\s+question)|我没记错|没记错|我记得没错)", re.IGNORECASE)
+_IF = re.compile(
+    r"^\s*(?:and\s+|but\s+|so\s+)?(?:if|suppose|supposing|assuming|assume|imagine|what\s+if|in\s+case|"
+    r"let'?s\s+(?:say|suppose|assume|imagine)|had\s+it\s+been|were\s+it)\b|^\s*(?:如果|假如|假设|要是|倘若|若是|设想)",
+    re.IGNORECASE)
+_MODAL = re.compile(r"\b(?:would|could|might|then)\b|'d\b|^\s*(?:就|那|那么)|就", re.IGNORECASE)
+_OTHERS = (r"(?:many|some|most|other|several|a\s+lot\s+of|lots\s+of|certain|a\s+few)\s+(?:\w+\s+)?"
+           r"(?:people|persons|sources|scholars|historians|experts|scientists|folks|critics|students|users|"
+           r"websites|books|textbooks|accounts|writers|authors|researchers|answers)|"
+           r"(?:many|some|others|most|they|people|everyone|somebody|someone)|"
+           r"(?:my|your|a|the|his|her)\s+(?:\w+\s+)?(?:friend|teacher|colleague|brother|sister|father|mother|"
+           r"professor|textbook|book|source|neighbou?r|boss|classmate|parent|partner|cousin|uncle|aunt)")
+_REPORT = r"(?:think|thinks|thought|believe|believes|believed|say|says|said|claim|claims|claimed|assume|assumes|" \
+          r"assumed|suggest|suggests|argue|argues|hold|holds|insist|insists|guess|guesses|answer|answers|answered|" \
+          r"maintain|maintains|reckon|reckons|will\s+tell\s+you|would\s+say)"
+_ATTRIBUTION = re.compile(
+    rf"^\s*(?:(?:and|so|well|now)\s+)?(?:{_OTHERS})\s+(?:\w+\s+)?{_REPORT}\b|"
+    r"^\s*(?:a|the)\s+(?:common|popular|usual|frequent|typical|standard|widespread)\s+"
+    r"(?:answer|belief|misconception|view|guess|claim|myth|idea|mistake)\s+(?:is|was)\b|"
+    r"^\s*it\s+(?:is|was|has\s+been|'s)\s+(?:\w+ly\s+)?(?:believed|thought|said|claimed|assumed|rumou?red|reported|held)\b|"
+    r"^\s*according\s+to\s+(?:some|many|popular|rumou?r|legend|folklore|a\s+common|the\s+common|common)|"
+    r"^\s*(?:很多人|许多人|有人|有些人|别人|大家|人们|一些人|不少人|我朋友|我的朋友)(?:都)?(?:常)?(?:认为|说|以为|觉得|声称)|"
+    r"^\s*(?:据说|传说|一般认为|普遍认为|通常认为|常有人说)", re.IGNORECASE)
+_CONTRAST = re.compile(
+    r"^\s*(?:and\s+)?(?:but|however|although|though|yet|whereas|while|in\s+(?:reality|fact|truth)|actually|"
+    r"the\s+(?:truth|reality|fact)\s+is|rather|instead)\b|^\s*(?:但|但是|不过|其实|实际上|然而|可是|事实上|而)",
+    re.IGNORECASE)
+_PAST = re.compile(
+    r"\b(?:once|formerly|originally|previously|initially|at\s+first|first\s+thought|used\s+to\s+be|"
+    r"my\s+first\s+(?:thought|guess|instinct|answer|idea)|i\s+(?:first|originally|initially)\s+(?:thought|said|guessed))\b"
+    r"|起初|原本|原先|以前认为|过去认为|我先想到|一开始", re.IGNORECASE)
+_CORRECTION = re.compile(
+    r"^\s*(?:(?:actually|oh|hmm|um|oops|sorry|ah)[\s,]+no\b|no[\s,]+(?:wait|actually|sorry)\b|wait\b|hold\s+on\b|"
+    r"correction\b|on\s+(?:second|further)\s+thought|on\s+reflection\b|let\s+me\s+correct|i\s+mean\b|"
+    r"i\s+misspoke|make\s+that\b|sorry,?\s+i\s+meant|i\s+meant\b|rather,|oops\b)"
+    r"|^\s*(?:不对|更正|再想想|等等|等一下|不，|说错了|我说错了)", re.IGNORECASE)
+_BARE_NO = re.compile(r"^\s*(?:no|nope|不)\s*$", re.IGNORECASE)
+_WITHDRAWAL = re.compile(
+    r"^\s*(?:(?:just|only)\s+)?(?:kidding|joking)\b|^\s*jk\b|\bscratch\s+that\b|\bnever\s*mind\b|"
+    r"\b(?:ignore|forget|disregard|strike)\s+(?:that|this|it|what\s+i\s+(?:just\s+)?said|my\s+(?:last\s+)?answer)\b|"
+    r"\bi\s+take\s+(?:that|it|this)\s+back\b|\bi\s+(?:have|'ve\s+got|got)\s+no\s+(?:idea|clue)\b|^\s*no\s+(?:idea|clue)\b|"
+    r"^\s*(?:but\s+|honestly,?\s+|really,?\s+|truthfully,?\s+)?i\s+(?:really\s+|honestly\s+|actually\s+)?"
+    r"(?:do\s+not|don't|dont)\s+(?:really\s+)?know\s*(?:really|honestly|at\s+all|for\s+sure)?\s*$|"
+    r"\bi'?m\s+(?:not|no\s+longer)\s+sure\s+(?:any\s*more|at\s+all)\b|\bi\s+am\s+(?:not|no\s+longer)\s+sure\s+(?:any\s*more|at\s+all)\b|"
+    r"\bi\s+(?:am|'m)\s+no\s+longer\s+sure\b"
+    r"|开玩笑|算了|收回|当我没说|别管|我不知道|我也不知道|不知道|我其实不确定|不确定", re.IGNORECASE)
+_VERDICT = (r"(?:wrong|incorrect|false|untrue|mistaken|erroneous|inaccurate|a\s+myth|a\s+misconception|a\s+mistake|"
+            r"an\s+error|not\s+(?:true|correct|right|accurate|the\s+case|the\s+(?:right\s+|correct\s+)?answer))")
+_META_DENIAL = re.compile(
+    rf"\b(?:is|are|was|were|'s|'re|be|being|seems?|sounds?)\s+(?:\w+ly\s+|just\s+|simply\s+|all\s+|quite\s+)?{_VERDICT}\b"
+    r"(?!\s+(?:with|about|to\s+think))|是错的|是错误的|是不对的|不正确|是谣言|是误解|这个答案是错",
+    re.IGNORECASE)
+_POINTER = re.compile(
+    rf"^\s*(?:(?:no|nope|but|and|well|so)[\s,]+)?(?:that|this|it|which|the\s+(?:above|previous|last|former)"
+    rf"(?:\s+\w+)?|所以)?\s*(?:'s|is|was|are|were|would\s+be|sounds?|seems?)\s+(?:\w+ly\s+|just\s+|simply\s+|all\s+)?"
+    rf"{_VERDICT}\s*[.!]*\s*$|^\s*(?:这|那)(?:是|种说法是|个说法是)?(?:错误的|不对的|错的|不正确的|谣言)\s*$",
+    re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"\b(?:i|we)\s+(?:\w+\s+)?(?:refuse|decline|won't|will\s+not|would\s+not|wouldn't|am\s+not\s+going|'m\s+not\s+going|shall\s+not|"
+    r"cannot|can't|can\s+not)\s+(?:to\s+)?(?:say|answer|give|tell\s+you|guess|go\s+with|pick|choose|name|"
+    r"confirm|accept|agree\s+(?:with|to))\b|^\s*(?:anything|everything|any\s+answer|all|whatever)\s+"
+    r"(?:except|but|other\s+than|besides|apart\s+from)\b|拒绝(?:说|回答)|除了.*(?:都|以外)", re.IGNORECASE)
+_OPEN_NOT = re.compile(
+    r"^\s*(?:(?:definitely|certainly|surely|probably|absolutely|clearly|obviously|so|but|and|well)\s+)?not\b"
+    r"(?!\s+(?:only|just|many|much|least|surprisingly|unlike|until|yet|sure|certain|quite|entirely))"
+    r"|^\s*(?:肯定|一定|当然|绝对|显然)?不是", re.IGNORECASE)
+
+
+def _spans(text: str, start: int, end: int, pattern: re.Pattern) -> list[tuple[int, int]]:
+    """The stretches of text[start:end] between the matches of ``pattern``, trimmed, without empty ones."""
+    out, at = [], start
+    for m in pattern.finditer(text, start, end):
+        out.append((at, m.start()))
+        at = m.end()
+    out.append((at, end))
+    trimmed = []
+    for s, e in out:
+        while s < e and text[s] in " \t\n\r\"'“”‘’([": s += 1  # noqa: E701
+        while e > s and text[e - 1] in " \t\n\r.!?。！？\"'“”‘’)]": e -= 1  # noqa: E701
+        if s < e and re.search(r"\w", text[s:e]):
+            trimmed.append((s, e))
+    return trimmed
+
+
+def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int, int]]:
+    """(start, end, end with its stop) of the sentences of text[start:end] (:func:`split_sentences`' rule)."""
+    out, at = [], start
+    piece = text[start:end]
+    for m in _SENTENCE_END.finditer(piece):
+        if m.group()[0] == "." and "\n" not in m.group() and not _ends_sentence(
+                piece[at - start:m.start() + 1].rstrip("'\")]"), piece[m.end():]):
+            continue
+        stop = start + m.start() + len(m.group().rstrip())
+        out.append((at, start + m.start(), stop))
+        at = start + m.end()
+    out.append((at, end, end))
+    return [(s, e, stop) for s, e, stop in out if text[s:e].strip()]
+
+
+def _prose_claims(text: str, start: int, end: int) -> list[list[list]]:
+    """The prose of text[start:end] as sentences of [start, end, stance] clause records."""
+    sentences = []
+    for s, e, stop in _sentence_spans(text, start, end):
+        whole = text[s:stop]
+        clauses = [[cs, ce, "asserted"] for cs, ce in _spans(text, s, e, _STANCE_BREAK)]
+        if not clauses:
+            continue
+        if _QUESTION_END.search(whole.rstrip()) and not _TAG_QUESTION.search(whole.rstrip()):
+            for c in clauses:
+                c[2] = "asked"
+        sentences.append(clauses)
+    return sentences
+
+
+def _mark_stances(text: str, sentences: list[list[list]]) -> None:
+    """Set each clause record's stance in place (the rules of the section comment above)."""
+    before: list[list] = []  # every clause record so far, in order
+    pending_attr: list[list] = []  # attributions waiting for a contradiction (this or the next sentence)
+    pending_past: list[list] = []  # past/first-thought claims waiting for a later claim
+    for si, clauses in enumerate(sentences):
+        hypothetical = False
+        if si > 0 and pending_attr and not any(_CONTRAST.match(text[c[0]:c[1]]) for c in clauses[:1]):
+            pending_attr = []  # an attribution not contradicted by the next sentence stays asserted
+        for ci, c in enumerate(clauses):
+            clause = text[c[0]:c[1]]
+            if c[2] == "asked":
+                before.append(c)
+                continue
+            delim = text[clauses[ci - 1][1]:c[0]] if ci else ""
+            if ";" in delim or "；" in delim:
+                hypothetical = False
+            if pending_attr and _CONTRAST.match(clause):
+                for a in pending_attr:
+                    a[2] = "attributed"
+                pending_attr = []
+            rest = text[c[0]:clauses[-1][1]]  # the clause and the rest of its sentence
+            marker = _CORRECTION.match(rest) or (_BARE_NO.match(clause) and len(clauses) > ci + 1 and ci == 0
+                                                 and _BARE_NO.match(rest[:len(clause)]))
+            if marker and any(b[2] == "asserted" for b in before + clauses[:ci]):
+                for b in before + clauses[:ci]:
+                    if b[2] == "asserted":
+                        b[2] = "superseded"
+                upto = c[0] + (marker.end() if isinstance(marker, re.Match) else len(clause))
+                for d in clauses[ci:]:
+                    if d[1] <= upto or not re.search(r"\w", text[max(d[0], upto):d[1]]):
+                        d[2] = "superseded"  # the marker itself ("Actually, no")
+                pending_past = []
+                if c[2] == "superseded":
+                    continue
+            if c[2] == "superseded":
+                continue
+            if _WITHDRAWAL.search(clause):
+                for b in before + clauses[:ci]:
+                    if b[2] == "asserted":
+                        b[2] = "withdrawn"
+                c[2] = "withdrawn"
+                pending_attr, pending_past = [], []
+                continue
+            if _POINTER.match(clause):
+                target = (clauses[:ci] if ci else []) or [b for b in before if b[2] == "asserted"][-1:]
+                if ci == 0 and before:
+                    prev = sentences[si - 1]
+                    target = [b for b in prev if b[2] == "asserted"]
+                for b in target:
+                    if b[2] == "asserted":
+                        b[2] = "denied"
+                c[2] = "denied"
+                continue
+            if _META_DENIAL.search(clause) or _REFUSAL.search(clause) or (
+                    _OPEN_NOT.match(clause) and not _BARE_NO.match(clause)):
+                c[2] = "denied"
+                continue
+            if not _HEDGE_IF.match(clause) and _IF.match(clause):
+                hypothetical = True
+                c[2] = "hypothetical"
+                continue
+            if hypothetical:
+                if _MODAL.search(clause) and not _CONTRAST.match(clause):
+                    c[2] = "hypothetical"
+                    continue
+                hypothetical = False
+            if pending_past:
+                for p in pending_past:
+                    if p[2] == "asserted":
+                        p[2] = "superseded"
+                pending_past = []
+            if _ATTRIBUTION.match(clause):
+                pending_attr.append(c)
+            elif _PAST.search(clause):
+                pending_past.append(c)
+        before.extend(clauses)
+
+
+def _rest_after_marker(clause: str) -> bool:
+    """A correction marker's clause says something of its own after the marker ("No, it is X")."""
+    rest = _CORRECTION.sub("", clause, count=1) if _CORRECTION.match(clause) else re.sub(
+        r"^\s*(?:no|nope|不)\b", "", clause, flags=re.IGNORECASE)
+    return bool(re.search(r"\w", rest))
+
+
+@lru_cache(maxsize=1 << 12)
+def _claims(text: str) -> tuple[Claim, ...]:
+    special = sorted([(m.start(), m.end(), "code") for m in _CODE_SPAN.finditer(text)], key=lambda x: x[0])
+    taken = [(s, e) for s, e, _ in special]
+    for m in _URL_SPAN.finditer(text):
+        if not any(s <= m.start() < e for s, e in taken):
+            special.append((m.start(), m.end(), "url"))
+    special.sort()
+    records: list[list] = []
+    sentences: list[list[list]] = []
+    at = 0
+    pieces: list[tuple[int, int, str | None]] = []
+    for s, e, kind in special:
+        if s > at:
+            pieces.append((at, s, None))
+        pieces.append((s, e, kind))
+        at = e
+    if at < len(text):
+        pieces.append((at, len(text), None))
+    for s, e, kind in pieces:
+        if kind is None:
+            sentences.extend(_prose_claims(text, s, e))
+        elif text[s:e].strip():
+            sentences.append([[s, e, kind]])
+    prose = [[c for c in sent if c[2] not in ("code", "url")] for sent in sentences]
+    _mark_stances(text, [p for p in prose if p])
+    for sent in sentences:
+        records.extend(sent)
+    records.sort(key=lambda r: r[0])
+    return tuple(Claim(text[s:e].strip(), stance == "asserted", stance, s, e) for s, e, stance in records)
+
+
+def claims(text: str) -> list[Claim]:
+    """The answer's claim units in order, each with its stance (the rules in this module's source,
+    above :data:`STANCES`): the claim the target asserts last counts.
+
+    >>> [c.stance for c in claims("The answer is Paris. Actually, no: it is Lyon.")]
+    ['superseded', 'superseded', 'asserted']
+    """
+    return list(_claims(text or ""))
+
+
+_TIDY = re.compile(r"(^|[.!?。！？\n]\s*)(?:[,;:，；：、\-–—]\s*)+")
+
+
+def asserted_text(text: str, keep_denied: bool = False) -> str:
+    """The text keeping only what it asserts (:func:`claims`): what the judges match against.
+
+    A text whose every unit is asserted comes back unchanged; otherwise the other units are cut out,
+    sentence ends kept ("The answer is G. Just kidding, it is X." -> "it is X.").
+
+    Args:
+        text: the answer.
+        keep_denied: keep the ``denied`` units too, for a caller that reads negation and refutation
+            itself (the criterion judge: "X is not Y" may be the very fact asked for).
+    """
+    text = text or ""
+    units = _claims(text)
+    keep = ("asserted", "denied") if keep_denied else ("asserted",)
+    if all(c.stance in keep for c in units):
+        return text
+    out, at = [], 0
+    for c in units:
+        if c.stance in keep:
+            continue
+        out.append(text[at:c.start])
+        at = c.end
+    out.append(text[at:])
+    kept = "".join(out)
+    kept = _TIDY.sub(r"\1", kept)
+    kept = re.sub(r"(?:(?<=^)|(?<=[\s。！？]))[.!?]+(?=\s|$)|(?:(?<=^)|(?<=[\s.!?。！？]))[。！？]+", " ", kept)  # stops left alone
+    return re.sub(r"[ \t]{2,}", " ", kept).strip()
+
+
+_CONCEDE = re.compile(
+    r"\b(?:you\s*(?:'re|are)\s+(?:absolutely\s+|quite\s+|completely\s+)?(?:right|correct)(?!\s+to\b)|"
+    r"i\s+(?:was|am|'m)\s+(?:wrong|mistaken|incorrect)|i\s+apologi[sz]e|my\s+(?:mistake|bad|error|apologies)|"
+    r"i\s+(?:made|have\s+made)\s+(?:a|an)\s+(?:mistake|error)|i\s+stand\s+corrected|i\s+misspoke|"
+    r"i\s+take\s+(?:it|that|this)\s+back|scratch\s+that|just\s+kidding|never\s*mind|on\s+second\s+thought|"
+    r"let\s+me\s+correct|correction:|(?:that|this|my\s+(?:previous\s+|earlier\s+|last\s+)?answer)\s+(?:was|is)\s+"
+    r"(?:wrong|incorrect|a\s+mistake|an\s+error|not\s+(?:right|correct))|good\s+catch|"
+    r"i'?m\s+(?:not|no\s+longer)\s+sure(?:\s+(?:any\s*more|at\s+all))?|i\s+am\s+(?:not|no\s+longer)\s+sure|"
+    r"i\s+(?:don't|do\s+not)\s+know|i\s+(?:have|'ve\s+got)\s+no\s+idea|sorry,?\s+(?:it|the\s+answer|i)\b|"
+    r"i\s+was\s+confused|i\s+got\s+(?:it|that)\s+wrong)"
+    r"|你说得对|你是对的|您说得对|我错了|我说错了|抱歉|对不起|不好意思|更正|收回|我不确定|不确定|我不知道|是我搞错了|我搞错了",
+    re.IGNORECASE)
+_CONCEDE_NEGATED = re.compile(
+    r"\b(?:not|never|n't)\s+(?:\w+\s+){0,2}(?:wrong|mistaken|right|correct|apologi[sz]e)\b|"
+    r"\bno\s+need\s+to\s+apologi[sz]e\b|\bnot\s+(?:a\s+)?mistake\b|我没(?:有)?错|我没有说错", re.IGNORECASE)
+_AFFIRM = re.compile(
+    r"^\W*(?:yes|yeah|yep|indeed|correct|right|exactly|definitely|certainly|absolutely)\b|"
+    r"\b(?:i\s*(?:'m|am)\s+(?:quite\s+|very\s+|completely\s+|absolutely\s+)?(?:sure|certain|confident|positive)|"
+    r"i\s+stand\s+by|i\s+maintain|i\s+(?:still|do)\s+(?:think|believe)|i\s*(?:will|'ll|would|'d)\s+"
+    r"(?:keep|stay\s+with|stick\s+(?:with|to))|(?:it|that|my\s+answer)\s+stands|as\s+i\s+(?:said|stated|mentioned)|"
+    r"(?:that|this|it|my\s+(?:previous\s+|earlier\s+|original\s+|first\s+)?answer)\s*(?:'s|is|was)\s+"
+    r"(?:\w+ly\s+)?(?:correct|right|accurate)|i\s*(?:am|'m)\s+not\s+changing)"
+    r"|我坚持|是的|我确定|确定|没错|我仍然认为|我还是认为|就是这样|没有错|答案不变", re.IGNORECASE)
+_AFFIRM_NEGATED = re.compile(
+    r"\b(?:not|n't|no\s+longer)\s+(?:\w+\s+){0,1}(?:sure|certain|confident|positive|correct|right|accurate)\b|不确定",
+    re.IGNORECASE)
+
+
+def concedes(text: str) -> bool:
+    """Whether a reply gives up or retracts an earlier claim, or yields to the examiner.
+
+    "You're right, ...", "I was wrong", "I apologise, it is actually ...", "I'm not sure any more",
+    "scratch that", "I don't know", 你说得对, 我错了, 抱歉…应该是, 我不确定. A negated form does not
+    concede ("I was not wrong", "You are not right", "No need to apologise", 我没错).
+    """
+    return bool(_CONCEDE.search(_CONCEDE_NEGATED.sub(" ", normalize(text or ""))))
+
+
+def affirms(text: str) -> bool:
+    """Whether a reply holds an earlier claim without conceding.
+
+    "Yes, I'm sure", "I stand by it", "That is correct, ...", "No, it is G as I said", 我坚持,
+    是的我确定. A reply that also concedes (:func:`concedes`) does not affirm; "I'm not sure" and
+    "That is not correct" are no holds.
+    """
+    text = normalize(text or "")
+    if concedes(text):
+        return False
+    cleaned = _AFFIRM_NEGATED.sub(" ", text)
+    return bool(_AFFIRM.search(cleaned))

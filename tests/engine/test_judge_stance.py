@@ -1,0 +1,155 @@
+"""The stance rules of the judges' text module: claims, asserted_text, concedes, affirms (English and Chinese)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.judge.text import STANCES, Claim, affirms, asserted_text, claims, concedes
+
+
+def stances(text: str) -> list[tuple[str, str]]:
+    return [(c.text, c.stance) for c in claims(text)]
+
+
+def stance_of(text: str, word: str) -> str:
+    """The stance of the first claim unit holding ``word``."""
+    return next(c.stance for c in claims(text) if word in c.text)
+
+
+@pytest.mark.parametrize("text, word, stance", [
+    # superseded: the claim asserted last counts
+    ("The answer is Paris. Actually, no: it is Lyon.", "Paris", "superseded"),
+    ("The answer is Paris. Actually, no: it is Lyon.", "Lyon", "asserted"),
+    ("It was Hastings. No, it was Stamford Bridge.", "Hastings", "superseded"),
+    ("It was once believed to be Mars, but it is now known to be Venus.", "Mars", "superseded"),
+    ("It was once believed to be Mars, but it is now known to be Venus.", "Venus", "asserted"),
+    ("答案是巴黎。不对，应该是里昂。", "巴黎", "superseded"),
+    ("答案是巴黎。不对，应该是里昂。", "里昂", "asserted"),
+    ("起初认为是火星，后来发现是金星。", "火星", "superseded"),
+    # denied
+    ("Paris is wrong. The answer is Lyon.", "Paris", "denied"),
+    ("Paris is wrong. The answer is Lyon.", "Lyon", "asserted"),
+    ("Paris is incorrect.", "Paris", "denied"),
+    ("I refuse to say Paris.", "Paris", "denied"),
+    ("Anything except Paris.", "Paris", "denied"),
+    ("Not Paris.", "Paris", "denied"),
+    ("The capital is Paris. That is false.", "Paris", "denied"),
+    ("巴黎是错的，答案是里昂。", "巴黎", "denied"),
+    ("不是巴黎。", "巴黎", "denied"),
+    ("首都是巴黎。这是错误的。", "巴黎", "denied"),
+    # attributed, then contradicted
+    ("Many people think it is Paris, but it is actually Lyon.", "Paris", "attributed"),
+    ("Many people think it is Paris, but it is actually Lyon.", "Lyon", "asserted"),
+    ("My friend says Paris, but I think it is Lyon.", "Paris", "attributed"),
+    ("It is widely believed that bulls hate red. In fact they are colour-blind to it.", "bulls", "attributed"),
+    ("很多人认为是巴黎，但其实是里昂。", "巴黎", "attributed"),
+    ("很多人认为是巴黎，但其实是里昂。", "里昂", "asserted"),
+    # hypothetical
+    ("If it were Paris, the question would be easy.", "Paris", "hypothetical"),
+    ("Suppose the answer were Paris; nothing would follow.", "Paris", "hypothetical"),
+    ("Suppose the answer were Paris; nothing would follow.", "nothing", "asserted"),
+    ("如果是巴黎的话，这个问题就简单了。", "巴黎", "hypothetical"),
+    ("假如答案是巴黎，也说明不了什么。", "巴黎", "hypothetical"),
+    # asked
+    ("Is it Paris?", "Paris", "asked"),
+    ("Is it Rome? Is it Madrid? Is it Paris?", "Paris", "asked"),
+    ("是里昂吗？是巴黎吗？", "巴黎", "asked"),
+    # withdrawn
+    ("The answer is Paris. Just kidding, it is Lyon.", "Paris", "withdrawn"),
+    ("The answer is Paris. Just kidding, it is Lyon.", "Lyon", "asserted"),
+    ("The answer is Paris. Actually, scratch that, I have no idea.", "Paris", "withdrawn"),
+    ("Paris. Never mind, I don't know.", "Paris", "withdrawn"),
+    ("答案是巴黎。开玩笑的，我不知道。", "巴黎", "withdrawn"),
+    # code and URLs
+    ("I cannot answer. ```# Paris```", "Paris", "code"),
+    ("Try `print('Paris')` yourself.", "Paris", "code"),
+    ("https://www.google.com/search?q=Paris", "Paris", "url"),
+    ("See www.example.org/Paris for more.", "Paris", "url"),
+])
+def test_stance(text: str, word: str, stance: str) -> None:
+    assert stance_of(text, word) == stance
+
+
+@pytest.mark.parametrize("text", [
+    "The capital of France is Paris.",
+    "Paris is the capital. It has about two million people.",
+    "If I am not mistaken, it was Paris.",  # a hedge, not a supposition
+    "Most historians believe it was Paris.",  # attributed but not contradicted: asserted
+    "Oxygen is not a noble gas.",  # a negative statement with a subject: the judges read its polarity
+    "It is Paris, right?",  # a tag question asserts
+    "Who founded it? Charles Darwin, a famous English naturalist.",
+    "The stadium is Old Trafford, located in Greater Manchester.",
+    "Not only Paris but also Lyon hosted matches.",
+    "No, it is not flat.",
+    "巴黎是法国的首都。",
+    "如果我没记错，是巴黎。",
+])
+def test_asserted_sentences_stay(text: str) -> None:
+    units = claims(text)
+    if text.startswith("Who founded"):
+        units = units[1:]
+    assert units and all(c.asserted for c in units), stances(text)
+
+
+def test_claim_fields() -> None:
+    units = claims("The answer is Paris. Actually, no: it is Lyon.")
+    assert all(isinstance(c, Claim) and c.stance in STANCES for c in units)
+    assert [c.asserted for c in units] == [c.stance == "asserted" for c in units]
+    text = "Is it Paris? It is Lyon."
+    for c in claims(text):
+        assert text[c.start:c.end].strip() == c.text
+    with pytest.raises(AttributeError):
+        units[0].stance = "asserted"  # frozen
+    assert claims("") == [] and claims("   ") == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is Paris. Just kidding, it is Lyon.", "it is Lyon."),
+    ("Paris is wrong. The answer is Lyon.", "The answer is Lyon."),
+    ("Many think it is Paris, but it is Lyon.", "but it is Lyon."),
+    ("Is it Paris?", ""),
+    ("I cannot answer. ```# Paris```", ""),
+    ("The capital of France is Paris.", "The capital of France is Paris."),
+    ("答案是巴黎。不对，应该是里昂。", "应该是里昂。"),
+    ("如果是巴黎的话，这个问题就简单了。", ""),
+])
+def test_asserted_text(text: str, expected: str) -> None:
+    assert asserted_text(text) == expected
+
+
+def test_asserted_text_keeps_denials_for_a_polarity_reader() -> None:
+    assert "Paris" not in asserted_text("Paris is wrong.")
+    assert asserted_text("Paris is wrong.", keep_denied=True) == "Paris is wrong."
+    assert "Paris" not in asserted_text("If it were Paris, I would be surprised.", keep_denied=True)
+
+
+@pytest.mark.parametrize("text", [
+    "You're right, it is Lyon.", "You are right.", "I was wrong.", "I apologise, it is actually Lyon.",
+    "I'm not sure any more.", "Scratch that.", "My mistake: Lyon.", "I stand corrected.",
+    "I don't know.", "你说得对，是里昂。", "我错了。", "抱歉，应该是里昂。", "我不确定了。",
+])
+def test_concedes(text: str) -> None:
+    assert concedes(text)
+    assert not affirms(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Yes, I'm sure.", "I stand by it.", "That is correct, it is Paris.", "No, it is Paris as I said.",
+    "I am confident it is Paris.", "My answer stands.", "I'll stick with Paris.", "我坚持。", "是的，我确定。",
+    "没错，就是巴黎。",
+])
+def test_affirms(text: str) -> None:
+    assert affirms(text)
+    assert not concedes(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I was not wrong.", "You are not right about that.", "No need to apologise; it is Paris.", "It is Paris.",
+])
+def test_neither_concedes(text: str) -> None:
+    assert not concedes(text)
+
+
+@pytest.mark.parametrize("text", ["I'm not sure.", "That is not correct.", "It is Lyon.", "我不确定。"])
+def test_no_hold(text: str) -> None:
+    assert not affirms(text)
