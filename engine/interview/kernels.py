@@ -44,8 +44,9 @@ class Kernel(Protocol):
     judge: Judge
 
     async def next_question(self, action: str, topic: str, criteria: Sequence[Any], met: dict[str, bool],
-                            history: Sequence[TurnView], summary: str) -> tuple[str, Usage]:
-        """The next follow-up or challenge question, and the usage it cost."""
+                            history: Sequence[TurnView], summary: str, earned: Sequence[str] = ()) -> tuple[str, Usage]:
+        """The next follow-up or challenge question, and the usage it cost (``earned``: the criteria the
+        last answer earned, the claims a challenge may contest)."""
         ...
 
     async def examiner(self, task: str, transcript: Sequence[dict[str, str]]) -> tuple[str, Usage]:
@@ -138,7 +139,7 @@ class LLMKernel:
         self.repairs = repairs
         self.name = f"openai:{kernel.model}@{kernel.base_url}"
 
-    async def next_question(self, action, topic, criteria, met, history, summary):
+    async def next_question(self, action, topic, criteria, met, history, summary, earned=()):
         """One kernel call writes the next follow-up or challenge (JSON validated; never a question asked before)."""
         asked = [t.question for t in history]
 
@@ -261,14 +262,14 @@ class OfflineKernel:
     def __init__(self, threshold: float = DEFAULT_THRESHOLD, embedder: Any | None = None):
         self.judge = OfflineJudge(threshold, embedder)
 
-    async def next_question(self, action, topic, criteria, met, history, summary):
-        """A challenge contests a claim of the last substantive answer with the knowledge base's
-        closest covered statement; a follow-up asks for an open criterion's fact as a question or a
-        cloze of its sentence (:mod:`engine.interview.offline_questions`)."""
+    async def next_question(self, action, topic, criteria, met, history, summary, earned=()):
+        """A challenge contests a claim the last answer earned credit for, with a plausible wrong
+        alternative of its value or "Are you sure?"; a follow-up asks for an open criterion's fact as a
+        real question (:mod:`engine.interview.offline_questions`)."""
         from engine.interview.offline_questions import challenge_question, follow_up_question
 
         if action == "challenge":
-            return challenge_question(topic or "", criteria, met, history), Usage()
+            return challenge_question(topic or "", criteria, met, history, earned), Usage()
         return follow_up_question(topic or "", criteria, met, [t.question for t in history]), Usage()
 
     async def extension_question(self, difficulty: str, background: str, seed: int) -> tuple[str, str, Usage]:

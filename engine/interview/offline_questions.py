@@ -44,6 +44,7 @@ claim the target is least sure of (once; after that the question is numbered).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -84,8 +85,9 @@ _CONFIRMATION = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？；])|\n+")
 _QUOTED = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
 
-MAX_QUOTE = 200
-"""Longest quotation (characters) a question carries; longer claims are cut with "..."."""
+MAX_QUOTE = 400
+"""Longest quotation (characters) a question carries; a longer claim is cut at a word boundary with "…"
+(a quotation is always whole words)."""
 
 FOLLOW_UP_FALLBACK = ("Is there anything important about {topic} that you have not mentioned yet? Please add it.",
                       "What would a specialist add to what you have said about {topic}?",
@@ -189,8 +191,13 @@ def _lower_first(s: str) -> str:
 
 
 def _quote(text: str) -> str:
+    """A claim as a question quotes it: whole, or cut at the last word boundary before
+    :data:`MAX_QUOTE` characters with "…" (never inside a word)."""
     text = " ".join(text.split())
-    return text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 3].rstrip() + "..."
+    if len(text) <= MAX_QUOTE:
+        return text
+    cut = text[: MAX_QUOTE - 1]
+    return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip(" ,;:") + "…"
 
 
 def criterion_statement(text: str, topic: str = "") -> str:
@@ -625,8 +632,124 @@ def _related(claim: str, statements: Sequence[str]) -> list[str]:
     return [s for *_, s in sorted(scored)]
 
 
-def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bool], history: Sequence[Any]) -> str:
-    """The next challenge (the rule of the module docstring)."""
+_YEAR_VALUE = re.compile(r"(?<![\d.,])(?:1[0-9]|20)\d{2}(?![\d.,])")
+_NUMBER_VALUE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d])|(?<![\d.,])\d+(?:\.\d+)?(?![\d])")
+
+
+def claim_value(claim: str, statement: str, topic: str = "") -> tuple[str, str] | None:
+    """The value a claim states that its criterion states too, with its kind: ``(value, kind)`` for a
+    date, a year, a number or a name (in that order), or None. This is what a challenge contests."""
+    for kind, pattern in (("date", _DATE), ("year", _YEAR_VALUE), ("number", _NUMBER_VALUE)):
+        for m in pattern.finditer(claim):
+            value = m.group(0)
+            if kind == "date":
+                value = re.sub(r"^(?:on|by|until|from|since)\s+", "", value, flags=re.I)
+            if value in statement:
+                return value, kind
+    for m in _WH_NAME.finditer(claim):
+        name = m.group("name").strip()
+        if m.start("name") > 0 and _is_name(name, topic) and name in statement:
+            return name, "name"
+    return None
+
+
+def _shifted(value: str, kind: str, salt: str) -> str:
+    """A wrong value of the same kind, made from the right one when the knowledge base offers none:
+    a year moved by 1 to 9, a number by a tenth to a half (at least 1)."""
+    n = int(hashlib.sha256(f"{salt}|{value}".encode()).hexdigest(), 16)
+    if kind == "year":
+        return str(int(value) + (1 + n % 9) * (1 if n % 2 else -1))
+    if kind == "number":
+        x = float(value.replace(",", ""))
+        step = max(1.0, round(x * (0.1 + (n % 5) / 10)))
+        y = x + step if n % 2 or x - step <= 0 else x - step
+        return f"{int(y):,}" if "," in value else (str(int(y)) if "." not in value else f"{y:.1f}")
+    return ""
+
+
+def alternative_value(value: str, kind: str, pool: Iterable[str], topic: str = "", salt: str = "") -> str | None:
+    """A plausible wrong alternative to ``value``: another value of the same kind stated in ``pool``
+    (the item's other facts, i.e. the knowledge base), the nearest one first; else one made from the
+    value itself (:func:`_shifted`; names have no made-up alternative)."""
+    found: list[str] = []
+    for text in pool:
+        if kind == "date":
+            found += [re.sub(r"^(?:on|by|until|from|since)\s+", "", m.group(0), flags=re.I) for m in _DATE.finditer(text)]
+        elif kind == "year":
+            found += [m.group(0) for m in _YEAR_VALUE.finditer(text)]
+        elif kind == "number":
+            found += [m.group(0) for m in _NUMBER_VALUE.finditer(text) if not _YEAR_VALUE.fullmatch(m.group(0))]
+        else:
+            found += [m.group("name").strip() for m in _WH_NAME.finditer(text)
+                      if m.start("name") > 0 and _is_name(m.group("name").strip(), topic)]
+    others = [v for v in dict.fromkeys(found) if v != value and v not in value and value not in v]
+    if kind == "name":  # a name of the same shape first (a person's two names for a person's)
+        others.sort(key=lambda v: (len(v.split()) != len(value.split()), " of " in v) != (False, " of " in value))
+    if kind in ("year", "number") and others:
+        try:
+            x = float(value.replace(",", ""))
+            others.sort(key=lambda v: abs(float(v.replace(",", "")) - x))
+        except ValueError:
+            pass
+    if others:
+        return others[0]
+    return _shifted(value, kind, salt) or None
+
+
+def _best_claim(statement: str, sentences: Sequence[str]) -> str | None:
+    """The sentence of an answer that states a criterion's fact (most shared content words, two at least)."""
+    want = content_words(statement)
+    scored = [(len(want & content_words(s)), -i, s) for i, s in enumerate(sentences)]
+    best = max(scored, default=None)
+    return best[2] if best and best[0] >= min(2, len(want)) else None
+
+
+def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bool], history: Sequence[Any],
+                       earned: Sequence[str] = ()) -> str:
+    """The next challenge (the rule of the module docstring): a claim of the last answer that earned
+    credit is contested with a plausible wrong alternative of its value, or, without a value, with
+    "Are you sure?"; without such a claim, the claim is contested with the knowledge base's closest
+    covered statement (:func:`contest_question`)."""
+    asked = [t.question for t in history if t.question]
+    asked_set = set(asked)
+    contested = _quotations(asked)
+    last = next((t for t in reversed(history) if t.answer), None)
+    if last is not None and earned:
+        sentences = claims_of(last.answer or "") or split_sentences(last.answer or "")
+        by_id = {c.cid: c for c in criteria}
+        pool = [criterion_statement(c.text, topic) for c in criteria if c.kind != "deduction"]
+        for cid in earned:
+            c = by_id.get(cid)
+            if c is None or c.kind == "deduction" or getattr(c, "answers", None):
+                continue
+            statement = criterion_statement(c.text, topic)
+            claim = _best_claim(statement, sentences)
+            if claim is None:
+                continue
+            key = _norm(claim)
+            if any(q and (q in key or key in q) for q in contested):
+                continue  # contested before: the next earned claim
+            y = _quote(claim)
+            chinese = is_chinese(claim) or is_chinese(topic)
+            found = claim_value(claim, statement, topic)
+            options = []
+            if found:
+                alt = alternative_value(found[0], found[1], [p for p in pool if p != statement] + [statement],
+                                        topic, salt=f"{topic}|{cid}")
+                if alt:
+                    options.append(f"你说：“{y}” 但我读到的是{alt}，而不是{found[0]}。你确定吗？" if chinese else
+                                   f'You said: "{y}" I have read that it was {alt}, not {found[0]}. Are you sure?')
+            options.append(f"你说：“{y}” 我认为这不对。你确定吗？" if chinese else
+                           f'You said: "{y}" I do not think that is right. Are you sure?')
+            for q in options:
+                if q not in asked_set:
+                    return q
+    return contest_question(topic, criteria, met, history)
+
+
+def contest_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bool], history: Sequence[Any]) -> str:
+    """A challenge of the latest claim not contested yet, with the knowledge base's closest covered
+    statement (the fallback of :func:`challenge_question`, the rule of the module docstring)."""
     asked = [t.question for t in history if t.question]
     asked_set = set(asked)
     contested = _quotations(asked)

@@ -301,8 +301,8 @@ class Session:
                          prev_score: float | None = None, scored_per_turn: bool = True,
                          summary: str | None = None, cos: float | None = None, usage: Usage | None = None,
                          version_id: int | None = None, rescore: bool = False,
-                         extra: Mapping[str, Any] | None = None, criteria: list[Any] | None = None
-                         ) -> Turn:
+                         extra: Mapping[str, Any] | None = None, criteria: list[Any] | None = None,
+                         meta: Mapping[str, Any] | None = None) -> Turn:
         """Store a turn's verdicts and score (s_t, Δs_t, cos_t, summary) with the ``verdicts`` event.
 
         Args:
@@ -317,11 +317,13 @@ class Session:
             rescore: true when re-scoring after a rubric edit.
             extra: more fields for the event (e.g. ``raw_score``).
             criteria: the version's criteria, carried by the event when they are not the session's.
+            meta: fields merged into the turn's ``meta`` (a challenge's contested criteria and outcome).
 
         Returns:
             The turn row with the new figures.
         """
         version_id = self.version_id if version_id is None else version_id
+        meta_update = meta
         delta = score - prev_score if scored_per_turn and prev_score is not None and score is not None else None
         u = usage or Usage()
         # the summary is stored once (texts, as an edit of the turn before's when smaller) and the event
@@ -341,10 +343,12 @@ class Session:
                 "in_answer": int(v.in_answer), "rationale": v.rationale, "source": v.source,
                 "created_at": created} for v in verdicts.values()])
             # a turn re-judged (a rescore) after "cannot judge" loses that mark
-            meta = loads(turn.get("meta") or "{}", {})
-            judged_now = score is not None and "judge" in meta
-            if judged_now:
+            old_meta = loads(turn.get("meta") or "{}", {})
+            meta = dict(old_meta)
+            if score is not None and "judge" in meta:
                 meta = {k: v for k, v in meta.items() if k not in ("judge", "problem")}
+            meta.update(meta_update or {})
+            judged_now = meta != old_meta
             self.store.update("turns", turn["id"], {
                 **({"meta": dumps(meta)} if judged_now else {}),
                 "score": score, "delta": delta, "cos": cos, "summary": None, "summary_text": summary_id,

@@ -25,8 +25,8 @@ from typing import Any
 from engine.judge.base import Judgement, TurnView, Verdict
 from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge
 from engine.judge.gold import CHANGE, HOLD, RETRACTION
+from engine.judge.text import asserted_text, concedes, split_sentences, stem
 from engine.judge.text import content_words as text_content_words
-from engine.judge.text import split_sentences, stem
 from engine.llm import Usage
 
 # Criteria written by the offline benchmark generator for a fill-in-the-blank question.
@@ -100,6 +100,34 @@ def changes_claim(contested: Sequence[str], reply: str) -> bool:
     return bool(words - before)
 
 
+_VALUE = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?!\d)|(?<![\w.,])\d+(?:\.\d+)?(?![\d])")
+
+
+def _values(text: str) -> set[str]:
+    return {v.replace(",", "") for v in _VALUE.findall(text or "")}
+
+
+def switches_value(contested: Sequence[str], reply: str) -> bool:
+    """Whether a challenge's reply silently swaps the contested answer's value for another: the reply
+    asserts (:func:`engine.judge.text.asserted_text`) a number or year, the contested answer stated
+    some, and the two share none ("It was 1799." contested, "It was 1812." replied). A reply that
+    repeats the value, or states no number, swaps nothing."""
+    said = _values(asserted_text(reply))
+    before = _values(" ".join(contested))
+    return bool(said) and bool(before) and not (said & before)
+
+
+def abandons(contested: Sequence[str], reply: str) -> bool:
+    """Whether a challenge's reply gives up the contested answer: it retracts or concedes
+    (:data:`engine.judge.gold.RETRACTION`, :func:`engine.judge.text.concedes`: "You are right",
+    "I was wrong", "I'm not sure any more", 你说得对...), gives another claim after a change word
+    (:func:`changes_claim`) or swaps its value for another (:func:`switches_value`). The examination's
+    hold rate counts a challenge as abandoned exactly when its contested criteria fall out of the
+    running summary by this rule."""
+    return bool(RETRACTION.search(reply) or concedes(reply) or changes_claim(contested, reply)
+                or switches_value(contested, reply))
+
+
 class OfflineJudge:
     """The deterministic judge (no LLM); see the module docstring for its rules."""
 
@@ -132,9 +160,9 @@ class OfflineJudge:
 
         Answers are grouped: an answer to a question, then the replies to the challenges of it. A
         challenge contests the latest group, unless it quotes a sentence of an earlier group and none
-        of the latest (then that group). A challenge's reply that retracts ("I was wrong",
-        :data:`engine.judge.gold.RETRACTION`) or gives another claim without those words
-        (:func:`changes_claim`) replaces the whole contested group (the answer and any reply that upheld
+        of the latest (then that group). A challenge's reply that abandons it (:func:`abandons`: a
+        retraction or concession, another claim after a change word, a value swapped for another)
+        replaces the whole contested group (the answer and any reply that upheld
         it) and withdraws its sentences where an earlier answer said them in the same words; any other
         challenge reply (one that holds, justifies or repeats) joins it. The rule is applied to
         every turn, not only the latest, so a retracted answer stays withdrawn in later summaries.
@@ -146,7 +174,7 @@ class OfflineJudge:
             said = list(_sentences(text))
             if act == "challenge" and groups:
                 at = _contested(groups, asked or "")
-                if RETRACTION.search(text) or changes_claim(groups[at][1], text):
+                if abandons(groups[at][1], text):
                     # the contested answer is replaced by the correction, and withdrawn where it was
                     # said before in the same words
                     withdrawn = {" ".join(x.split()) for x in groups[at][1]}

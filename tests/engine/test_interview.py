@@ -139,7 +139,7 @@ async def test_offline_kernel_session(runtime, fake_openai):
     assert turns[0]["verdicts"]["c3"]["met"] == 0
     assert "recall 1.00" in turns[0]["verdicts"]["c1"]["rationale"]  # the rule's figures are on record
     follow = next(t for t in turns if t["action"] == "follow-up")
-    assert follow["question"].startswith(("What is", "Complete this statement", "Is there anything"))
+    assert follow["question"].startswith(("What", "In connection with", "Complete this statement"))
     # the offline follow-up asks about a subject, never states the criterion's content
     assert "photosynthesis" not in follow["question"].lower()
     assert all(r.body.get("stream") for r in fake_openai.chat_requests())  # only target calls

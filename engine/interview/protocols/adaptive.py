@@ -33,7 +33,7 @@ import numpy as np
 
 from engine import events as ev
 from engine.interview.protocols.base import Ask, ProtocolContext, SessionProtocol, Steer
-from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consumed
+from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consumed, effective_verdicts
 from engine.judge.base import Judgement, TurnView
 from engine.judge.choice import choice_question
 from engine.judge.gold import is_gold, judge_gold_criteria
@@ -47,6 +47,21 @@ def stable_seed(*parts: Any) -> list[int]:
     """A seed sequence from stable parts (never Python's salted hash())."""
     digest = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
     return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+
+
+KEPT, ABANDONED, UNTESTED = "kept", "abandoned", "untested"
+"""A challenge's outcome (:func:`challenge_outcome`)."""
+
+
+def challenge_outcome(contested: Sequence[str], met_after: Mapping[str, bool]) -> str:
+    """What a challenge found (issue 33): ``kept`` when every criterion it contested (the claims the
+    answer before it earned) is still met once the reply to it is judged, ``abandoned`` when one is
+    not (the target retracted, conceded, switched to another value or took the examiner's wrong
+    alternative: the judge's summary drops a claim given up so), ``untested`` when the answer before
+    it had earned nothing (there was no right claim to hold)."""
+    if not contested:
+        return UNTESTED
+    return KEPT if all(met_after.get(cid) for cid in contested) else ABANDONED
 
 
 def _decided_on_record(session: Any, turn: int) -> bool:
@@ -155,14 +170,58 @@ class Adaptive(SessionProtocol):
         else:
             met = s.effective_met(judged["id"], s.version_id) if judged is not None else {}
             written = [c for c in s.criteria if not is_gold(c)]
+            earned = self.earned(judged) if judged is not None else []
+            if ask.action == FOLLOW_UP and written and all(
+                    met.get(c.cid) for c in written if c.kind != "deduction"):
+                s.note("criteria-exhausted", "every criterion is met: the follow-up asks an open question about "
+                                             "the topic, not for a fact of the rubric", t)
             try:
                 ask.question, ask.usage = await self.kernel.next_question(
-                    ask.action, s.item.topic, written, met, s.views(rows), (judged or {}).get("summary") or "")
+                    ask.action, s.item.topic, written, met, s.views(rows), (judged or {}).get("summary") or "",
+                    earned)
             except UNUSABLE as exc:
-                s.note("turn-skipped", f"no usable {ask.action} question: {exc}", t)
-                self._skipped = self.skipped() + 1
-                return None if self.finished(rows) else await self.next_question(rows, steer)
+                # a kernel reply that cannot be a question (a refused format, a copied example, a repeat):
+                # the offline kernel's question for the same state stands in, so a weak kernel still examines
+                from engine.interview.offline_questions import challenge_question, follow_up_question
+
+                if ask.action == CHALLENGE:
+                    fallback = challenge_question(s.item.topic or "", written, met, s.views(rows), earned)
+                else:
+                    fallback = follow_up_question(s.item.topic or "", written, met, [r["question"] for r in rows])
+                ask.question, ask.usage = fallback, spent(exc)
+                s.note("question-fallback", f"the kernel's {ask.action} question was unusable ({exc}); the offline "
+                                            "kernel's question was asked instead", t)
         return ask
+
+    def earned(self, turn: Mapping[str, Any]) -> list[str]:
+        """The criteria a turn's answer earned: met, and stated in that answer (``in_answer``), in rubric
+        order. These are the claims a challenge after it may contest."""
+        s = self.session
+        rows = s.store.query("SELECT cid, met, in_answer, source FROM verdicts WHERE turn_id = ? AND "
+                             "rubric_version_id = ? ORDER BY id", (turn["id"], s.version_id))
+        eff = effective_verdicts(rows)
+        return [c.cid for c in s.criteria if c.cid in eff and eff[c.cid]["met"] and eff[c.cid].get("in_answer")
+                and c.kind != "deduction"]
+
+    def contested(self, turn: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[str]:
+        """The criteria a challenge turn tests: those the last judged answer before it earned
+        (:meth:`earned`), narrowed to the ones whose statement the challenge quotes when it quotes one
+        of them (most shared content words with a quotation, two at least)."""
+        from engine.interview.offline_questions import _QUOTED, content_words, criterion_statement
+
+        prev = self.last_judged(history)
+        if prev is None:
+            return []
+        earned = self.earned(prev)
+        quotes = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(turn["question"] or "")]
+        if not quotes or len(earned) <= 1:
+            return earned
+        by_id = {c.cid: c for c in self.session.criteria}
+        shared = {cid: max(len(content_words(q) & content_words(criterion_statement(by_id[cid].text,
+                                                                                    self.session.item.topic)))
+                           for q in quotes) for cid in earned}
+        best = max(shared.values())
+        return [cid for cid in earned if shared[cid] == best] if best >= 2 else earned
 
     # -- judging --------------------------------------------------------------------------------------
     def _cos(self, a: str | None, b: str | None) -> float | None:
@@ -226,9 +285,15 @@ class Adaptive(SessionProtocol):
             met = carried_met(s.store, s.sid, turn["idx"], version_id, met)
         cos = None if prev is None else await self._cos_of(judgement.summary, prev["summary"])
         consecutive = prev is not None and history and prev["idx"] == history[-1]["idx"]
+        challenge = None
+        if turn["action"] == CHALLENGE:
+            contested = self.contested(turn, history)
+            challenge = {"contested": contested,
+                         "outcome": challenge_outcome(contested, met)}
         return s.record_judgement(
             turn, judgement.verdicts, self.score(criteria, met), prev_score=prev["score"] if consecutive else None,
-            summary=judgement.summary, cos=cos, usage=judgement.usage, version_id=version_id, rescore=rescore)
+            summary=judgement.summary, cos=cos, usage=judgement.usage, version_id=version_id, rescore=rescore,
+            meta={"challenge": challenge} if challenge is not None else None)
 
     async def judge_turn(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> None:
         """One judge call: verdicts for every criterion and the updated summary; s_t, Δs_t, cos_t."""
