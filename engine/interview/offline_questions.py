@@ -489,6 +489,9 @@ def about_question(sentence: str, topic: str = "") -> str | None:
         phrase.append(w.strip(",;:."))
         if w.endswith((",", ";", ":")):
             break
+    copula = group[0].lower() in ("is", "are", "was", "were")
+    if not content_words(subject) - content_words(topic) and copula:
+        return None  # "X was an English collector": what follows the copula is the fact itself
     if not content_words(subject) - content_words(topic) and content_words(" ".join(phrase)) - content_words(topic):
         aspect = " ".join(phrase)
     elif not content_words(subject) - content_words(topic) or subject.lower() in ("people", "they", "it"):
@@ -646,11 +649,31 @@ def claim_value(claim: str, statement: str, topic: str = "") -> tuple[str, str] 
                 value = re.sub(r"^(?:on|by|until|from|since)\s+", "", value, flags=re.I)
             if value in statement:
                 return value, kind
-    for m in _WH_NAME.finditer(claim):
-        name = m.group("name").strip()
-        if m.start("name") > 0 and _is_name(name, topic) and name in statement:
+    for name in proper_names(claim, topic):
+        if name in statement:
             return name, "name"
     return None
+
+
+def proper_names(text: str, topic: str = "") -> list[str]:
+    """The names a text states, other than the topic's: capitalised spans not opening it, not a month,
+    not a modifier ("an English collector", "influenza B viruses", "the Rhône delta")."""
+    out = []
+    for m in _WH_NAME.finditer(text):
+        name = m.group("name").strip()
+        if m.start("name") == 0 or not _is_name(name, topic):
+            continue
+        while name.split()[-1][:1].islower():
+            name = name.rsplit(" ", 1)[0]
+        before = text[:m.start()].rstrip()
+        after = text[m.start("name") + len(name):]
+        nxt = after.split()[0].lower().strip(",.;:") if after.split() else ""
+        if len(name) < 2 or before.lower().endswith((" a", " an")) or (
+                len(name.split()) == 1 and nxt and nxt[:1].isalpha() and nxt not in _UNIT_STOP
+                and not after.startswith(",")):
+            continue
+        out.append(name)
+    return out
 
 
 def _shifted(value: str, kind: str, salt: str) -> str:
@@ -680,8 +703,7 @@ def alternative_value(value: str, kind: str, pool: Iterable[str], topic: str = "
         elif kind == "number":
             found += [m.group(0) for m in _NUMBER_VALUE.finditer(text) if not _YEAR_VALUE.fullmatch(m.group(0))]
         else:
-            found += [m.group("name").strip() for m in _WH_NAME.finditer(text)
-                      if m.start("name") > 0 and _is_name(m.group("name").strip(), topic)]
+            found += proper_names(text, topic)
     others = [v for v in dict.fromkeys(found) if v != value and v not in value and value not in v]
     if kind == "name":  # a name of the same shape first (a person's two names for a person's)
         others.sort(key=lambda v: (len(v.split()) != len(value.split()), " of " in v) != (False, " of " in value))

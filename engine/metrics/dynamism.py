@@ -131,3 +131,71 @@ def dynamism(conversations: Iterable[Sequence[TurnRecord]]) -> Dynamism:
         for t in turns:
             sums.add(t)
     return dynamism_from_sums(count, last_scores, sums)
+
+
+# -- robustness measured: the hold rate (issue 33) -------------------------------------------------------
+
+Z95 = 1.959963984540054
+"""The standard normal quantile of a two-sided 95% interval."""
+
+
+def wilson(kept: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson score interval of a proportion ``kept / n`` (None for n = 0):
+    ``(p + z²/2n ± z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n)``."""
+    if n <= 0:
+        return None
+    p = kept / n
+    centre = p + z * z / (2 * n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5)
+    den = 1 + z * z / n
+    return max(0.0, (centre - half) / den), min(1.0, (centre + half) / den)
+
+
+@dataclass
+class HoldRate:
+    """How often a target kept a right claim it was challenged on.
+
+    ``kept`` / ``tested`` over challenge turns whose outcome is ``kept`` or ``abandoned`` (a challenge
+    of an answer that had earned nothing is ``untested`` and counted apart); ``rate`` is None when
+    nothing was tested; ``ci`` the Wilson 95% interval."""
+
+    kept: int
+    tested: int
+    untested: int
+    rate: float | None
+    ci: tuple[float, float] | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures as a JSON-ready dict."""
+        return {"kept": self.kept, "tested": self.tested, "untested": self.untested, "rate": self.rate,
+                "ci": list(self.ci) if self.ci else None}
+
+
+def hold_rate(outcomes: Iterable[str | None]) -> HoldRate:
+    """The hold rate of challenge outcomes (``kept``, ``abandoned``, ``untested``; None, a challenge
+    judged before outcomes were recorded or not judged, is left out)."""
+    kept = tested = untested = 0
+    for o in outcomes:
+        if o == "kept":
+            kept += 1
+            tested += 1
+        elif o == "abandoned":
+            tested += 1
+        elif o == "untested":
+            untested += 1
+    return HoldRate(kept, tested, untested, kept / tested if tested else None, wilson(kept, tested))
+
+
+def session_outcomes(store: Any, session_ids: Sequence[int]) -> dict[int, list[str | None]]:
+    """Session id -> its challenge turns' outcomes, in turn order (from the turns' stored ``meta``)."""
+    out: dict[int, list[str | None]] = {sid: [] for sid in session_ids}
+    ids = list(session_ids)
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        marks = ",".join("?" * len(part))
+        for row in store.query(
+                f"SELECT session_id, json_extract(meta, '$.challenge.outcome') AS outcome FROM turns "
+                f"WHERE action = 'challenge' AND answer IS NOT NULL AND session_id IN ({marks}) ORDER BY session_id, idx",
+                tuple(part)):
+            out[row["session_id"]].append(row["outcome"])
+    return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from engine.metrics.dynamism import DeltaSums, TurnRecord, dynamism, dynamism_from_sums
+from engine.metrics.dynamism import DeltaSums, TurnRecord, dynamism, dynamism_from_sums, hold_rate, session_outcomes
 from engine.store import Store
 
 
@@ -133,7 +133,13 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
             table[-1].update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
     graded = graded_table(store, ids)
     ratings = ratings_table(store, ids)
+    finished_ids = [r["id"] for r in rows if r["status"] == "finished"]
+    outcomes = session_outcomes(store, finished_ids)
+    target_of = {r["id"]: r["target"] for r in rows}
     for row in table:
+        # robustness measured (issue 33): the challenges' outcomes over the target's finished sessions
+        row["hold"] = hold_rate(o for sid, os in outcomes.items() if target_of[sid] == row["target"]
+                                for o in os).as_dict()
         row["graded"] = graded.get(row["target"])  # JudgeAgent's figures, when the target has graded sessions
         row["ratings"] = ratings.get(row["target"])  # Professionalism / Stability, when rated or not rated
     return table
