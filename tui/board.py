@@ -9,13 +9,15 @@ from engine.api import kappa_text
 
 COLUMNS: list[tuple[str, str, int]] = [
     ("target", "target", 11), ("bench", "benchmark", 6), ("n", "n", 2), ("Score [95% CI]", "score", 18),
-    ("ΔS_f", "delta_follow_up", 5), ("P+", "p_plus", 4), ("P−", "p_minus", 4), ("R [95% CI]", "r", 17),
+    ("ΔS_f", "delta_follow_up", 5), ("hold (n)", "hold", 9), ("P+", "p_plus", 4), ("P−", "p_minus", 4),
+    ("R [95% CI]", "r", 17),
     ("fail/ne", "failed", 7), ("θ ± 95%", "ability", 12), ("E[S]", "expected_score", 5),
 ]
 """(header, figure or field, width); a later column is one more entry. ``fail/ne``: the row's failed / not
 examined sessions (both counted, neither in a figure; the detail says which). ``θ ± 95%``: the ability on
 the benchmark's calibration with the half-width of its 95% interval (1.96 SE); ``E[S]``: the Score on the
-full benchmark that the ability implies; "—" on a benchmark without a calibration."""
+full benchmark that the ability implies; "—" on a benchmark without a calibration. ``hold (n)``: the share of
+challenged right claims the target kept, with the number tested (the detail has its Wilson interval)."""
 
 DIGITS = {"score": 1}
 
@@ -43,6 +45,23 @@ def with_ci(fig: dict[str, Any], digits: int = 3) -> str:
         return f"{text} (n={fig['n']})"
     lo, hi = fig["ci"]
     return f"{text} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def hold_cell(hold: dict[str, Any] | None) -> str:
+    """``0.83 (6)``: the hold rate and the challenges it is over, or "–" when nothing was tested."""
+    if not hold or hold.get("rate") is None:
+        return "–"
+    return f"{hold['rate']:.2f} ({hold['tested']})"
+
+
+def hold_line(hold: dict[str, Any] | None) -> str:
+    """The hold rate in full for a row's detail."""
+    if not hold or hold.get("rate") is None:
+        untested = (hold or {}).get("untested") or 0
+        return "  hold   –  no challenge tested a right claim" + (f" ({untested} untested)" if untested else "")
+    lo, hi = hold["ci"]
+    return (f"  hold   {hold['rate']:.2f} [{lo:.2f}, {hi:.2f}]  {hold['kept']} kept of {hold['tested']} challenged "
+            f"right claim(s), Wilson 95%" + (f"; {hold['untested']} untested" if hold.get("untested") else ""))
 
 
 def ability_cell(ability: dict[str, Any] | None) -> str:
@@ -104,6 +123,8 @@ def cells(row: dict[str, Any], narrow: bool = False,
             out.append(str(row["figures"]["score"]["n"]))
         elif key == "failed":
             out.append(f"{len(row['failed'])}/{len(row.get('not_examined') or [])}")
+        elif key == "hold":
+            out.append(hold_cell(row.get("hold")))
         elif key == "ability":
             out.append(ability_cell(row.get("ability")))
         elif key == "expected_score":
@@ -129,6 +150,7 @@ def detail(row: dict[str, Any]) -> str:
         turns = "" if key == "score" else f", {fig['turns']} turn(s)"
         why = f"  ({fig['ci_note']})" if fig["ci"] is None and fig["value"] is not None else ""
         lines.append(f"  {label:6} {with_ci(fig, DIGITS.get(key, 3))}  n={fig['n']} item(s){turns}{why}")
+    lines.append(hold_line(row.get("hold")))
     lines.append("  " + ability_line(row.get("ability")))
     return "\n".join(lines)
 

@@ -323,7 +323,7 @@ _CAP = r"[A-ZÀ-ÖØ-ÞĀ-Ž][\w'’\-]*"
 _WH_NAME = re.compile(rf"(?P<art>\bthe\s+)?(?P<name>(?<![\w-]){_CAP}"
                       rf"(?:\s+(?:(?:of|the|de|la|le|du|des|von|van|der|del|di|da)\s+)*{_CAP})*)")
 _CALLED = re.compile(r"\b(?P<verb>called|named|known as)\s+(?P<x>(?:the\s+)?[^\W\d_][\w\-'’]*(?:\s+[A-Z][\w\-'’]*)*)")
-_LEADING_DESCRIPTOR = re.compile(r"^(?:The|A|An)\s+(?P<desc>(?:[a-z][\w\-]*\s+){0,3}[a-z][\w\-]*)\s+"
+_LEADING_DESCRIPTOR = re.compile(r"^(?:The|A|An)\s+(?P<desc>(?:[\w\-]+\s+){0,3}[a-z][\w\-]*)\s+"
                                  r"(?P<name>[A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)+)\s+(?P<rest>.+)$")
 _UNIT_STOP = frozenset("""and or of in on at to the a an by for with from is are was were be been has have had which
 who that this these those it its their his her as than then when where while after before during since until
@@ -635,7 +635,7 @@ def _related(claim: str, statements: Sequence[str]) -> list[str]:
     return [s for *_, s in sorted(scored)]
 
 
-_YEAR_VALUE = re.compile(r"(?<![\d.,])(?:1[0-9]|20)\d{2}(?![\d.,])")
+_YEAR_VALUE = re.compile(r"(?<![\d.,])(?:1[0-9]|20)\d{2}(?!\d|[.,]\d)")
 _NUMBER_VALUE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d])|(?<![\d.,])\d+(?:\.\d+)?(?![\d])")
 
 

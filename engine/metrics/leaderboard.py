@@ -32,6 +32,12 @@ responses of the row's own sessions (the scope's, not every session stored). ``a
 "n_targets", "stale", "note"}``; without a calibration, or without a response to a calibrated unit,
 ``value`` is None and ``note`` says why (never a number made up from the prior alone).
 
+**Hold rate** (issue 33). A row also has ``hold``: of the challenges that tested a claim the answer
+before had earned (:func:`engine.interview.protocols.adaptive.challenge_outcome`), the share the
+target kept, with n (``tested``) and the Wilson 95% interval (:func:`engine.metrics.dynamism.wilson`;
+over challenges, not a bootstrap over items); challenges of an answer that had earned nothing are
+counted apart (``untested``).
+
 **Judge–human agreement** (:func:`engine.metrics.sessions.agreement`) comes with its n; κ is
 reported only from :data:`engine.metrics.agreement.MIN_KAPPA_N` reviewed verdicts on ("too few"
 below).
@@ -247,6 +253,9 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
         from engine.metrics.sessions import uncounted_calls
 
         uncounted = uncounted_calls(store, ids)
+        from engine.metrics.dynamism import hold_rate, session_outcomes
+
+        outcomes = session_outcomes(store, [r["id"] for r in rows if r["status"] == "finished"])
         for (bench, target), sessions in groups.items():
             finished = [s for s in sessions if s["status"] == "finished" and s["score"] is not None]
             per_item: dict[int, list[dict[str, Any]]] = {}
@@ -271,6 +280,8 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
                 "tokens_out": sum(s["tokens_out"] or 0 for s in sessions),
                 "cost": sum(s["cost"] or 0.0 for s in sessions),
                 "figures": figures, **{name: f["value"] for name, f in figures.items()},
+                # robustness measured (issue 33): kept / tested challenges, Wilson 95% interval
+                "hold": hold_rate(o for s in finished for o in outcomes.get(s["id"], [])).as_dict(),
             })
             unknown = sum(uncounted.get(s["id"], 0) for s in sessions)
             if unknown:  # calls without counts from their server: the token sums would undercount

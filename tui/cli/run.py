@@ -127,13 +127,16 @@ def print_target_table(console: Any, rows: list[dict[str, Any]], main: bool = Tr
     then Professionalism/Stability and the graded figures when there are any."""
     from rich.table import Table
 
+    from tui.board import hold_cell
+
     table = Table(title="per target (figures over finished sessions)")
-    for col in ("target", "Score", "ΔS_f", "P+", "M+", "P−", "M−", "R+", "R−", "R", "finished", "failed",
+    for col in ("target", "Score", "ΔS_f", "hold (n)", "P+", "M+", "P−", "M−", "R+", "R−", "R", "finished", "failed",
                 "cannot judge", "not examined", "tokens", "cost", "sessions"):
         table.add_column(col, justify="left" if col == "target" else "right")
     for r in rows:
         failed = r.get("failed") or []
-        table.add_row(r["target"], _fmt(r["score"], 1), _fmt(r["delta_follow_up"]), _fmt(r["p_plus"]),
+        table.add_row(r["target"], _fmt(r["score"], 1), _fmt(r["delta_follow_up"]), hold_cell(r.get("hold")),
+                      _fmt(r["p_plus"]),
                       _fmt(r["m_plus"]), _fmt(r["p_minus"]), _fmt(r["m_minus"]), _fmt(r["r_plus"]),
                       _fmt(r["r_minus"]), _fmt(r["r"]), f"{r.get('finished', 0)}/{len(r['sessions'])}",
                       str(len(failed)), f"{r.get('cannot_judge_turns', 0)} turns",
