@@ -47,6 +47,15 @@ def with_ci(fig: dict[str, Any], digits: int = 3) -> str:
     return f"{text} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
+def challenge_line(challenge: dict[str, Any]) -> str:
+    """What a challenge turn tested and found: "tested c2: kept" / "abandoned", or why it tested nothing."""
+    contested = challenge.get("contested") or []
+    outcome = challenge.get("outcome")
+    if not contested or outcome == "untested":
+        return "tested nothing: the answer before had earned no credit"
+    return f"tested {', '.join(contested)}: {outcome}"
+
+
 def hold_cell(hold: dict[str, Any] | None) -> str:
     """``0.83 (6)``: the hold rate and the challenges it is over, or "–" when nothing was tested."""
     if not hold or hold.get("rate") is None:

@@ -348,7 +348,7 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
         raise BenchError(f"topic {topic.name!r}: retrieval found nothing in knowledge base {retrieve.kb!r}")
     topic_words = offline.words(_topic_query(topic))
     facets: list[offline.Facet] = []
-    for rank, doc_id in enumerate(dict.fromkeys(h.document_id for h in hits)):
+    for doc_id in dict.fromkeys(h.document_id for h in hits):
         title, chunks = retrieve.document(doc_id)
         if not chunks:
             continue

@@ -1,12 +1,20 @@
 """The offline kernel's part of benchmark generation: no LLM, deterministic, explainable.
 
-- Key sentences: retrieved chunks are split into sentences; a sentence scores by how many topic
-  words it shares, whether it states something checkable (a number, a name, a definition) and
-  whether it stands on its own (not opening with "It", "This", "They"...).
-- Questions from templates over key sentences: "X is Y" becomes "What is X?"; otherwise the
-  sentence becomes a cloze ("Fill in the blank") over a number, a name or a long content word.
-  A seeded choice of user framings gives the role-play voice.
-- Criteria are key facts: the sentence the question was built on, plus the key sentences most
+- **Overview items** (the default, issue 33): the documents of the chunks retrieved for a topic are read
+  whole and cut into *facets* (:func:`facets_of`): a paragraph's usable sentences, an opening pronoun
+  resolved within the paragraph, sentences off the topic dropped, a paragraph with fewer than
+  :data:`MIN_CRITERIA` usable sentences merged with the next one. An item is an opening question about
+  the passage's subject (:func:`opening_question`: "Who was X?" / "What is X?" for a passage that opens
+  by defining it, else "What can you tell me about ASPECT?" and kin, :func:`aspect_of`) and
+  :data:`MIN_CRITERIA` to :data:`MAX_CRITERIA` of its key facts as criteria (:func:`choose_facts`), each
+  its own sentence citing its chunk: an interview has facts left to draw out after the opening answer.
+- Key sentences (the fill when passages run out): retrieved chunks are split into sentences; a sentence
+  scores by how many topic words it shares, whether it states something checkable (a number, a name, a
+  definition) and whether it stands on its own (not opening with "It", "This", "They"...).
+- Single-sentence questions from templates over key sentences: "X is Y" becomes "What is X?"; otherwise
+  the sentence becomes a cloze ("Fill in the blank") over one value (a number, a name or a long
+  content word). A seeded choice of user framings gives the role-play voice.
+- Their criteria are key facts: the sentence the question was built on, plus the key sentences most
   related to the question in text retrieved for it, each citing its chunk.
 
 - Filters (:func:`resolve`, :func:`on_topic`, :data:`DUPLICATE_COS`, :func:`question_filter`): an

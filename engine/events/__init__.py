@@ -180,6 +180,9 @@ class Verdicts(Payload):
     """With ``summary_delta``: the turn whose summary this one edits (``summary`` is then null)."""
     summary_delta: list[Any] | None = None
     """The summary as an edit of turn ``summary_base``'s (:mod:`engine.events.encode`)."""
+    challenge: dict[str, Any] | None = None
+    """A challenge turn's test (issue 33): ``{"contested": [criterion ids], "outcome": "kept" | "abandoned" |
+    "untested"}`` (:func:`engine.interview.protocols.adaptive.challenge_outcome`); None on other turns."""
 
     def summary_text(self, summary_of: Any) -> str | None:
         """The turn's summary: ``summary``, or the delta applied to ``summary_of(summary_base)``."""

@@ -66,6 +66,8 @@ class Turn:
     """Lines a protocol attaches to the turn (graded: its difficulty step, the extension's gold answer)."""
     partial: bool = False
     """The answer was cut by a stop: what arrived before it (not judged; asked again on resume)."""
+    challenge: dict[str, Any] | None = None
+    """A challenge turn's test once judged: the criteria it contested and whether the target kept them."""
     rev: int = 0
     """Bumped on every change, so a widget re-renders only turns that changed."""
 
@@ -333,6 +335,7 @@ class SessionView:
             if p.criteria is not None:
                 self.criteria_by_version[p.rubric_version_id] = list(p.criteria)
         t.rescored = bool(p.rescore)
+        t.challenge = p.challenge
         t.done = True
         t.verdicts = {
             v["cid"]: Verdict(v["cid"], bool(v["met"]), v.get("in_answer"), v.get("rationale", ""),

@@ -358,7 +358,7 @@ class Session:
             self.emit(ev.Verdicts(turn["idx"], version_id, score, delta, cos, None if edit else summary, rescore,
                                   [verdict_payload(v) for v in verdicts.values()], (extra or {}).get("raw_score"),
                                   [criterion_payload(c) for c in criteria] if criteria is not None else None,
-                                  **(edit or {})))
+                                  **(edit or {}), challenge=(meta_update or {}).get("challenge")))
             self.emit_metrics()  # one transaction per step: verdicts, turn, their event and the metrics
         return _with(turn, **({"meta": dumps(meta)} if judged_now else {}), score=score, delta=delta, cos=cos,
                      summary=summary,

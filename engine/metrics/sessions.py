@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from engine.metrics.dynamism import DeltaSums, TurnRecord, dynamism, dynamism_from_sums, hold_rate, session_outcomes
+from engine.metrics.dynamism import (
+    DeltaSums,
+    TurnRecord,
+    dynamism,
+    dynamism_from_sums,
+    hold_rate,
+    session_outcomes,
+)
 from engine.store import Store
 
 

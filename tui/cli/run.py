@@ -67,6 +67,10 @@ class LivePrinter:
             delta = "" if p["delta"] is None else f"  Δs {p['delta']:+.2f}"
             cos = "" if p.get("cos") is None else f"  cos {p['cos']:.2f}"
             c.print(f"{tag}[yellow]score {p['score']:.2f}{delta}{cos}  met: {', '.join(met) or 'none'}[/]")
+            if p.get("challenge"):
+                from tui.board import challenge_line
+
+                c.print(f"{tag}[yellow]challenge {escape(challenge_line(p['challenge']))}[/]")
         elif kind == "rubric.scored":
             c.print(f"{tag}[yellow]{escape(rubric_score_line(p))}[/]")
             reasoning = (p.get("reasoning") or "").strip()

@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Digits, Sparkline, Static
 
+from tui.board import challenge_line
 from tui.state import SessionState
 from tui.widgets.interview import fmt_float, fmt_signed
 
@@ -107,6 +108,8 @@ class MetricPanel(VerticalScroll, can_focus=True):
             gap = "\n" if narrow else "   "
             grid.add_row(f"turn {turn.idx}", f"s {fmt_float(turn.score)}   Δs {fmt_signed(turn.delta)}{gap}"
                                              f"cos {fmt_float(turn.cos)}")
+        if turn is not None and turn.challenge:
+            grid.add_row("challenge", Text(challenge_line(turn.challenge)))
         decision = state.decision
         pending = state.pending_kinds()
         if decision and decision.get("probs"):
