@@ -10,7 +10,7 @@ from engine.api import kappa_text
 COLUMNS: list[tuple[str, str, int]] = [
     ("target", "target", 11), ("bench", "benchmark", 6), ("n", "n", 2), ("Score [95% CI]", "score", 18),
     ("ΔS_f", "delta_follow_up", 5), ("hold (n)", "hold", 9), ("P+", "p_plus", 4), ("P−", "p_minus", 4),
-    ("R [95% CI]", "r", 17),
+    ("R", "r", 5),
     ("fail/ne", "failed", 7), ("θ ± 95%", "ability", 12), ("E[S]", "expected_score", 5),
 ]
 """(header, figure or field, width); a later column is one more entry. ``fail/ne``: the row's failed / not

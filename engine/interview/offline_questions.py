@@ -463,6 +463,10 @@ def wh_question(sentence: str, topic: str = "") -> tuple[str, str] | None:
     return None
 
 
+_PREPOSITIONS = frozenset("""through in on at by to for with from into onto over under about during within across
+via along against among between after before since until without of as like""".split())
+
+
 def about_question(sentence: str, topic: str = "") -> str | None:
     """A question about what a sentence is about, its predicate left for the target to state: "What do
     you know about SUBJECT?" (the words before its first verb), or, when the subject is only the topic,
@@ -503,6 +507,8 @@ def about_question(sentence: str, topic: str = "") -> str | None:
     copula = group[0].lower() in ("is", "are", "was", "were")
     if not content_words(subject) - content_words(topic) and copula:
         return None  # "X was an English collector": what follows the copula is the fact itself
+    if phrase and phrase[0].lower() in _PREPOSITIONS:
+        phrase = []  # "spreads through droplets": asked as "how influenza spreads", never "about through..."
     if not content_words(subject) - content_words(topic) and content_words(" ".join(phrase)) - content_words(topic):
         aspect = " ".join(phrase)
     elif not content_words(subject) - content_words(topic) or subject.lower() in ("people", "they", "it"):

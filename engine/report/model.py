@@ -188,11 +188,11 @@ def _day(text: str | None) -> str:
 
 
 def _held(hold: dict[str, Any] | None) -> str:
-    """``5/6 [0.44, 0.97]`` (kept / tested with the Wilson 95% interval), or "none tested"."""
+    """``0.83 = 5/6 [0.44, 0.97]`` (the hold rate, kept / tested, the Wilson 95% interval), or "none tested"."""
     if not hold or not hold.get("tested"):
         return "none tested"
     lo, hi = hold["ci"]
-    return f"{hold['kept']}/{hold['tested']} [{lo:.2f}, {hi:.2f}]"
+    return f"{hold['rate']:.2f} = {hold['kept']}/{hold['tested']} [{lo:.2f}, {hi:.2f}]"
 
 
 def dynamism_rows(m: dict[str, Any]) -> list[Row]:
@@ -702,13 +702,13 @@ def build_run_report(store: Store, run_id: int) -> Report:
                              note="Score = 100 × mean last-turn score over finished sessions (0–100)"))
     sections.append(Table(
         "leaderboard", "Leaderboard",
-        ["#", "target", "Score", "ΔS_f", "hold", "held/tested", "P+", "M+", "P−", "M−", "R+", "R−", "R"],
-        [[i + 1, r["target"], r["score"], r["delta_follow_up"], (r.get("hold") or {}).get("rate"),
-          _held(r.get("hold")), r["p_plus"], r["m_plus"], r["p_minus"], r["m_minus"],
+        ["#", "target", "Score", "ΔS_f", "hold: kept/tested [95%]", "P+", "P−", "R+", "R−", "R"],
+        [[i + 1, r["target"], r["score"], r["delta_follow_up"], _held(r.get("hold")), r["p_plus"], r["p_minus"],
           r["r_plus"], r["r_minus"], r["r"]] for i, r in enumerate(board)],
-        ["", "", ".1f", "+.3f", ".2f", "", ".2f", ".3f", ".2f", ".3f", ".3f", ".3f", "+.3f"],
+        ["", "", ".1f", "+.3f", "", ".2f", ".2f", ".3f", ".3f", "+.3f"],
         note="best Score first; the Dynamism figures are over finished sessions (sessions and spend below); hold = "
-             "share of challenged right claims the target kept (held/tested, Wilson 95% interval)"))
+             "share of challenged right claims the target kept, with its Wilson 95% interval (M+ and M− are in "
+             "each session's report and the CSV)"))
     sections.append(Table(
         "spend", "Sessions and spend per target",
         ["target", "finished", "failed", "unfinished", "not examined", "tokens in", "tokens out", "cost"],

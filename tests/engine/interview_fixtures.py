@@ -94,8 +94,10 @@ def is_target(req) -> bool:
 
 
 def _turns_in(body: dict[str, Any]) -> int:
-    """The number of turns in a kernel prompt's conversation (a question's position)."""
-    return body["messages"][-1]["content"].count("[turn ")
+    """A question's position: the highest turn number in a kernel prompt's conversation, plus one (the
+    oldest turns are cut from a long conversation, so a count of them would repeat a question)."""
+    numbers = [int(n) for n in re.findall(r"\[turn (\d+)", body["messages"][-1]["content"])]
+    return max(numbers) + 1 if numbers else 0
 
 
 def script_llm_kernel(fake) -> None:

@@ -40,7 +40,7 @@ async def test_interview_streams_and_every_turn_arrives(runtime, fake_openai):
         assert any(isinstance(m, MetricsUpdated) for m in messages)
         pane = app.screen.pane
         assert pane.turn_count == 3
-        assert "examiner Complete this statement" in pane.turn_text(1) and ANSWERS[1][:30] in pane.turn_text(1)
+        assert "examiner What do you know about how influenza" in pane.turn_text(1) and ANSWERS[1][:30] in pane.turn_text(1)
         assert app.screen.pane.selected == 2, "the selection follows the newest turn"
         # The figures on screen are the engine's.
         from engine.interview.queries import session_detail
