@@ -135,19 +135,22 @@ def _squash(text: str) -> str:
     return " ".join(re.findall(r"\w+", (text or "").lower()))
 
 
-def examiner_text(question: str, answers: Sequence[str]) -> str:
+def examiner_text(question: str, answers: Sequence[str], questions: Sequence[str] = ()) -> str:
     """What a question says of its own: the question without the passages it quotes from the target's
-    earlier answers ("You said: "..." Are you sure?"). The judge discounts the examiner's words (echoing a
-    question proves nothing), never the target's own words quoted back to it: a challenge that quotes a
-    claim does not make that claim "given" for the rest of the session."""
+    answers given before it (``answers``; "You said: "..." Are you sure?") that no question before it
+    (``questions``) had said first. The judge
+    discounts the examiner's words (echoing a question proves nothing), never the target's own words
+    quoted back to it: a challenge that quotes a claim does not make that claim "given" for the rest of
+    the session; words a target only echoed from a question stay the examiner's."""
     said = " | ".join(_squash(a) for a in answers if a)
     if not said:
         return question or ""
+    before = " | ".join(_squash(q) for q in questions if q)
 
     def keep(m: re.Match) -> str:
         quoted = next(g for g in m.groups() if g)
         key = _squash(quoted.rstrip(".…"))
-        return " " if key and key in said else m.group(0)
+        return " " if key and key in said and key not in before else m.group(0)
 
     return _QUOTED.sub(keep, question or "")
 
@@ -222,8 +225,10 @@ class OfflineJudge:
     def _judge(self, question, criteria, answer, history, action) -> Judgement:
         parts = self.summary_parts(history, question or "", answer, action)
         new_summary = "\n".join(s for _, s in parts)
-        answers = [t.answer for t in history if t.answer]
-        asked = " ".join(examiner_text(q, answers) for q in [t.question for t in history if t.question] + [question or ""])
+        # each question without what it quoted of the answers given before it
+        turns = [(t.question or "", t.answer or "") for t in history] + [(question or "", "")]
+        asked = " ".join(examiner_text(q, [a for _, a in turns[:i]], [x for x, _ in turns[:i]])
+                         for i, (q, _) in enumerate(turns) if q)
         texts = [c.text for c in criteria]
         deductions = [c.kind == "deduction" for c in criteria]
         # each summary sentence is judged in the context of the question it answered

@@ -204,3 +204,17 @@ def test_challenge_outcome_and_hold_rate_arithmetic():
     assert wilson(9, 10) == pytest.approx((0.5958, 0.9821), abs=1e-4)
     assert wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
     assert wilson(0, 0) is None and hold_rate([UNTESTED]).rate is None
+
+
+def test_examiner_text_discounts_the_examiners_words_not_the_targets_quoted_back():
+    from engine.judge.offline import examiner_text
+
+    claim = "Hands must be washed when they are visibly dirty, because alcohol does not kill spores."
+    challenge = f'You said: "{claim}" I do not think that is right. Are you sure?'
+    # the target's own claim quoted back is not the examiner's
+    assert "spores" not in examiner_text(challenge, [claim], ["How must hands be washed?"])
+    # a passage the examiner said first stays the examiner's, even when the target echoed it before
+    cloze = 'Complete this statement: "Hands must be ____ when dirty."'
+    assert "dirty" in examiner_text(f'You said: "{cloze}" Are you sure?', [cloze], [cloze])
+    # and a question's own quotation is never the answer given after it
+    assert "dirty" in examiner_text(cloze, [], [])
