@@ -11,6 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.judge.gold_match import normalize_answer
+from engine.judge.text import asserted_text, claims
+
+SWEEP_OPTIONS = 3
+"""A reply that announces this many different options ("It is A. It is B. It is C.") chooses none (a sweep)."""
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 
@@ -278,6 +282,12 @@ def _extract(reply: str, options: Mapping[str, str] | Sequence[str]) -> tuple[st
     opts = _as_options(options)
     if not (reply or "").strip():
         return None, "no reply"
+    # stance before match: what the reply does not assert chooses nothing (own negations stay: read below)
+    said = asserted_text(reply, keep_negated=True)
+    if not said.strip():
+        kinds = sorted({c.stance for c in claims(reply) if not c.asserted})
+        return None, f"nothing asserted ({', '.join(kinds)})"
+    reply = said
     mentions = _mentions(reply, opts)
     if not mentions:
         return None, "names no option"
@@ -286,6 +296,9 @@ def _extract(reply: str, options: Mapping[str, str] | Sequence[str]) -> tuple[st
         rejected = ", ".join(sorted({mentions[i].key for i in range(len(mentions))}))
         return None, f"only rejects options ({rejected})"
     strong = [i for i in kept if mentions[i].strong]
+    announced = sorted({mentions[i].key for i in strong})
+    if len(announced) >= SWEEP_OPTIONS:
+        return None, f"announces several options one after another ({', '.join(announced)})"
     pick = strong[-1] if strong else kept[-1]
     together = _chain(reply, mentions, pick)
     if len(together) > 1:
@@ -306,7 +319,10 @@ def extract_choice(reply: str, options: Mapping[str, str] | Sequence[str]) -> st
     answer is C", "I'd go with C", "it's C", "actually, C", a lone "D." opening the reply) win over
     passing ones; among them the last wins ("I first thought A, but the answer is C" -> C). When
     the winning mention is offered together with other options ("A or B", "A, B, C and D", an
-    echoed option list), there is no choice (None). "not B" alone is None.
+    echoed option list), there is no choice (None). "not B" alone is None. Only what the reply asserts
+    is read (:func:`engine.judge.text.asserted_text`: an option asked about, supposed, withdrawn,
+    superseded, attributed to others or inside code or a URL is no choice), and a reply that announces
+    :data:`SWEEP_OPTIONS` different options or more (a sweep) chooses none.
 
     Args:
         reply: the target's reply.
