@@ -505,7 +505,8 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
 # - ``superseded``: a claim before a correction ("actually, no", "no wait", "wait", "correction",
 #   "on second thought", "on reflection", "let me correct", "I mean", "I misspoke", "make that",
 #   "sorry, I meant", a sentence opening with a bare "No:"/"No," after a claim, 不对, 更正, 再想想, 等等);
-#   and a claim about the past or a first thought followed by another claim ("it was once believed",
+#   and a claim about the past or a first thought contrasted by a later claim in it or the next
+#   sentence (but / however / now / 现在 / 后来 ...: "it was once believed G, but it is now known X";
 #   "originally", "formerly", "at first", "used to be", "my first thought was", 起初, 原本, 以前认为,
 #   我先想到). The last claim asserted counts.
 # - ``withdrawn``: a claim before a withdrawal ("just kidding", "scratch that", "never mind", "ignore
@@ -522,7 +523,8 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
 #   is only such a verdict on what came before ("That is false.", "This is a myth.", 这是错误的)
 #   denies the claim before it. A negative statement with a subject of its own ("Oxygen is not a noble
 #   gas") stays asserted: the judges read its polarity themselves.
-# - ``code`` (a ``` block or an inline `span`) and ``url`` (http://, https://, www.).
+# - ``code`` (a ``` block, or an inline `span` with no space inside its backticks: "` quoted '" is a
+#   quotation) and ``url`` (http://, https://, www.).
 #
 # Everything else is ``asserted``. :func:`asserted_text` keeps only the asserted units; the judges
 # match golds and facts against it. :func:`concedes` and :func:`affirms` read a reply to a challenge.
@@ -554,7 +556,7 @@ class Claim:
     negation: bool = False
 
 
-_CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.DOTALL)
+_CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`(?=\S)[^`\n]+(?<=\S)`", re.DOTALL)
 _URL_SPAN = re.compile(r"(?:\bhttps?://|\bwww\.)[^\s<>\"'）)\]】，。]+", re.IGNORECASE)
 _STANCE_BREAK = re.compile(
     r"[,;:](?=\s|$)|[，；：]|\s[-–—]\s|—|--|\s(?=(?:but|although|though|however|whereas|yet)\b)", re.IGNORECASE)
@@ -634,6 +636,18 @@ _OPEN_NOT = re.compile(
     r"|^\s*(?:肯定|一定|当然|绝对|显然)?不是", re.IGNORECASE)
 
 
+_REFUTATION = re.compile(
+    r"^\W*(?:but\s+)?(?:that|this|it|which)(?:'s|’s|\s+is|\s+was)\s+(?:(?:simply|just|completely|entirely)\s+)?"
+    r"(?:false|not true|untrue|wrong|incorrect|a myth|a misconception|not the case)\b"
+    r"|^\W*(?:这|那)(?:是|种说法是)?(?:错误的|不对的|不正确的|谣言)", re.IGNORECASE)
+
+
+def refutes(sentence: str) -> bool:
+    """Whether a sentence is a verdict on the one before it ("That is false.", "This is a myth.",
+    "It's not true.", 这是错误的): the criterion judge negates the sentence before."""
+    return bool(_REFUTATION.search(sentence or ""))
+
+
 def _spans(text: str, start: int, end: int, pattern: re.Pattern) -> list[tuple[int, int]]:
     """The stretches of text[start:end] between the matches of ``pattern``, trimmed, without empty ones."""
     out, at = [], start
@@ -691,6 +705,10 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
         hypothetical = denying = False
         if si > 0 and pending_attr and not any(_CONTRAST.match(text[c[0]:c[1]]) for c in clauses[:1]):
             pending_attr = []  # an attribution not contradicted by the next sentence stays asserted
+        if si > 0 and pending_past and not any(
+                _CONTRAST.match(text[c[0]:c[1]]) or _CORRECTION.match(text[c[0]:c[1]])
+                or re.search(r"\bnow\b|现在|如今|后来", text[c[0]:c[1]], re.IGNORECASE) for c in clauses[:2]):
+            pending_past = []  # a past claim not contrasted with the present stays asserted
         for ci, c in enumerate(clauses):
             clause = text[c[0]:c[1]]
             if c[2] == "asked":
@@ -770,7 +788,7 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
                     c[2] = "hypothetical"
                     continue
                 hypothetical = False
-            if pending_past:
+            if pending_past and (_CONTRAST.match(clause) or re.search(r"\bnow\b|现在|如今|后来", clause, re.IGNORECASE)):
                 for p in pending_past:
                     if p[2] == "asserted":
                         p[2] = "superseded"
