@@ -97,7 +97,7 @@ _LAZY: dict[str, str] = {
 
 _USER_ERROR_NAMES = ("ConfigError", "StoreError", "BenchError", "KnowledgeBaseError", "EmbedderError", "RunError",
                      "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError",
-                     "JudgeCheckError", "EndpointSpecError", "ScopeError")
+                     "JudgeCheckError", "ProbeError", "EndpointSpecError", "ScopeError")
 
 
 def __getattr__(name: str) -> Any:

@@ -664,14 +664,21 @@ def _spans(text: str, start: int, end: int, pattern: re.Pattern) -> list[tuple[i
     return trimmed
 
 
+_DISCOURSE = re.compile(
+    r"(?:actually|no|nope|wait|just|sorry|scratch|never|is|it|it's|the|that|this|i|i'm|my|but|however|"
+    r"correction|maybe|perhaps|so|hmm|oops|not|if|suppose|many|some)\b", re.IGNORECASE)
+"""Words that open a new sentence after a single capital letter and a dot (an option letter, not an initial)."""
+
+
 def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int, int]]:
     """(start, end, end with its stop) of the sentences of text[start:end] (:func:`split_sentences`' rule)."""
     out, at = [], start
     piece = text[start:end]
     for m in _SENTENCE_END.finditer(piece):
         if m.group()[0] == "." and "\n" not in m.group() and not _ends_sentence(
-                piece[at - start:m.start() + 1].rstrip("'\")]"), piece[m.end():]):
-            continue
+                piece[at - start:m.start() + 1].rstrip("'\")]"), piece[m.end():]) and not (
+                re.search(r"(?:^|\s)[A-Z]$", piece[:m.start()]) and _DISCOURSE.match(piece[m.end():])):
+            continue  # (but "The answer is B. Actually, ..." ends at the letter: an option, not an initial)
         stop = start + m.start() + len(m.group().rstrip())
         out.append((at, start + m.start(), stop))
         at = start + m.end()
