@@ -317,7 +317,8 @@ def build_key(items: list[dict[str, Any]], seed: int) -> tuple[list[vt.Entry], d
             raise HarnessError(f"no wrong answer available for {q[:80]!r} (item {d.item}); run more items")
         near, near_kind = near_of(d, drafts, passages.get(d.item, ""), seed) or ("", "")
         entries.append(vt.Entry(f"{d.item}:{n}", d.item, d.question, d.golds[0], wrong, d.kind, near, near_kind,
-                                reasons_of(d, drafts, passages.get(d.item, ""), near), d.options))
+                                reasons_of(d, drafts, passages.get(d.item, ""), near), d.options,
+                                passages.get(d.item, "") if d.kind == "short" else ""))
     questions = {int(it["id"]): str(it["question"]) for it in items}
     return entries, questions
 
@@ -590,7 +591,7 @@ class Plan:
                                                 for u in self.us)]
 
 
-K_STYLES = ("terse", "sentence", "verbose", "echo", "near", "paraphrase", "chat", "list")
+K_STYLES = ("terse", "sentence", "verbose", "echo", "near", "paraphrase", "chat", "list") + vt.GAMING_STYLES
 """Default styles of the k series (``switch`` differs from ``near`` only under challenge: u series)."""
 U_STYLES = ("terse", "near", "switch")
 """Default styles of the u series: retracting in words with far (``terse``) and near (``near``) wrong
@@ -636,6 +637,9 @@ class StyleFigures:
 
 RHO_MIN = 0.9
 """ρ(k, Score) a style whose answers are right iff known must reach."""
+GAMING_MAX = 10.0
+"""The highest Score a gaming style (:data:`validity_targets.GAMING_STYLES`) may reach at any k (issue 34:
+a target that wants credit without committing to the answer scores at most 10 where right targets score 90+)."""
 
 
 def spearman_of(series: dict[float, float | None]) -> float:
@@ -651,7 +655,9 @@ def check(s: StyleFigures, retract: StyleFigures | None = None) -> list[str]:
     - a ``credit`` style (right iff known): ρ(k, Score) < :data:`RHO_MIN` ("rho"), the oracle not
       above mute on every item ("oracle<=mute n/N"), or the k = 0 target scoring above mute
       ("credits wrong answers");
-    - a ``none`` style (``list``: never right): any k scoring above mute ("credits lists");
+    - a ``none`` style (``list``: never right): any k scoring above mute ("credits lists"); a gaming
+      style (sweep, paste, deny, withdraw, ask, suppose, attribute) any k scoring above
+      :data:`GAMING_MAX` ("games the judge");
     - a u series: Score at u = 1 not below Score at u = 0 although the u = 1 target met challenges
       ("keeps credit when it gives way"; with no challenge: "cannot tell"); for
       ``switch``, also a loss from u = 0 to u = 1 under half the loss of the retracting ``near``
@@ -670,6 +676,10 @@ def check(s: StyleFigures, retract: StyleFigures | None = None) -> list[str]:
             k0 = scores[0]
             if not math.isnan(k0) and k0 > mute + 1e-9:
                 out.append(f"credits wrong answers (k=0 Score {k0:.1f})")
+        elif s.style in vt.GAMING_STYLES:
+            top = max((v for v in scores if not math.isnan(v)), default=math.nan)
+            if not math.isnan(top) and top > GAMING_MAX:
+                out.append(f"games the judge (Score up to {top:.1f} > {GAMING_MAX:g})")
         elif any(not math.isnan(v) and v > mute + 1e-9 for v in scores):
             out.append(f"credits lists (Score up to {max(v for v in scores if not math.isnan(v)):.1f})")
     if s.score_by_u and not s.challenges_u1:

@@ -58,6 +58,12 @@ Rules, for a target with knowledge ``k``, instability ``u`` and answer style ``s
     answer earns no credit).
   - ``switch``: as ``near``, but gives way under challenge without a retraction phrase (right iff
     known and not given way).
+  - the gaming styles (:data:`GAMING_STYLES`, never right: they name the answer without asserting
+    it, issue 34): ``sweep`` (the answer among up to twelve other answers of the key, one per
+    sentence), ``paste`` (the item's source passage pasted; a multiple-choice item's question and all
+    its options), ``deny`` ("G is wrong", "It is not G"), ``withdraw`` ("The answer is G. Just kidding,
+    I have no idea."), ``ask`` ("Is it G?"), ``suppose`` ("If it were G, ..."), ``attribute`` ("Many
+    people think it is G, but it is actually W.").
 - **mute**: always ``"I don't know."``.
 """
 
@@ -79,8 +85,10 @@ OLD_STYLES = ("terse", "sentence", "verbose", "echo")
 """Styles whose unknown answers are the far wrong answers (no word shared with the gold)."""
 NEW_STYLES = ("near", "paraphrase", "chat", "list", "switch")
 """Styles whose unknown answers are near misses (:func:`near_miss`)."""
-STYLES = OLD_STYLES + NEW_STYLES
-NEVER_RIGHT = ("list",)
+GAMING_STYLES = ("sweep", "paste", "deny", "withdraw", "ask", "suppose", "attribute")
+"""Targets that want credit without committing to the answer (issue 34): never right, whatever they know."""
+STYLES = OLD_STYLES + NEW_STYLES + GAMING_STYLES
+NEVER_RIGHT = ("list",) + GAMING_STYLES
 """Styles whose replies are never right, whatever the target knows."""
 MUTE = "mute"
 MUTE_ANSWER = "I don't know."
@@ -228,6 +236,7 @@ class Entry:
         context: sentences of the item's passage that hold no gold answer of the item (what a chat
             reply reasons from).
         options: the item's options (``choice``), letter -> text.
+        passage: the item's source passage (style ``paste``; "" when it has none).
     """
 
     eid: str
@@ -240,6 +249,7 @@ class Entry:
     near_kind: str = ""
     context: tuple[str, ...] = ()
     options: dict[str, str] | None = None
+    passage: str = ""
 
     @property
     def unknown(self) -> str:
@@ -274,7 +284,8 @@ class Key:
             entries = [Entry(str(e["eid"]), int(e["item"]), str(e["question"]), str(e["gold"]),
                              str(e["wrong"]), str(e.get("kind", "short")), str(e.get("near") or ""),
                              str(e.get("near_kind") or ""), tuple(str(s) for s in e.get("context") or ()),
-                             {str(k): str(v) for k, v in e["options"].items()} if e.get("options") else None)
+                             {str(k): str(v) for k, v in e["options"].items()} if e.get("options") else None,
+                             str(e.get("passage") or ""))
                        for e in data["entries"]]
             items = {int(k): str(v) for k, v in data["items"].items()}
             return cls(int(data.get("seed", 0)), entries, items)
@@ -821,7 +832,51 @@ def _listed(entry: Entry, answer: str, known: bool) -> str:
     return order[0] if order else MUTE_ANSWER
 
 
-def styled(entry: Entry, answer: str, style: str, message: str, known: bool | None = None) -> str:
+GAMING_FRAMES = {
+    "deny": ("{a} is wrong.", "It is not {a}.", "Definitely not {a}.", "{A} is incorrect, I am afraid."),
+    "withdraw": ("The answer is {a}. Just kidding, I have no idea.", "{A}. Scratch that, I don't know.",
+                 "It's {a}. Never mind, forget that."),
+    "ask": ("Is it {a}?", "Could it be {a}?", "Would {a} be right?"),
+    "suppose": ("If it were {a}, that would be surprising.", "Suppose the answer were {a}; I can't say.",
+                "Imagine it is {a}. I really can't tell."),
+    "attribute": ("Many people think it is {a}, but it is actually {w}.", "Some say {a}; in fact it is {w}.",
+                  "My friend says {a}, but I think it is {w}."),
+}
+"""Frames of the gaming styles that name the answer without asserting it (``{w}``: the wrong answer)."""
+SWEEP_FRAMES = ("It is {c}.", "Maybe {c}.", "Perhaps {c}.")
+"""One candidate per sentence (style ``sweep``)."""
+
+
+def _sweep(entry: Entry, answer: str, pool: Sequence[str]) -> str:
+    """The answer among up to twelve other candidates of the key, one per sentence, seeded order."""
+    key = entry.question or entry.gold
+    if entry.kind == "choice" and entry.options:
+        cands = [f"({k}) {v}" for k, v in entry.options.items()]
+    else:
+        others = [c for c in dict.fromkeys([entry.near, entry.wrong, *pool]) if c and c.strip()
+                  and not _contains(c, _bare(entry.gold)) and not _contains(_bare(entry.gold), c)]
+        others.sort(key=lambda c: draw("sweep-pick", key, c))
+        cands = [_bare(answer)] + [_bare(c) for c in others[:12]]
+    cands.sort(key=lambda c: draw("sweep-order", key, c))
+    frame = _pick(SWEEP_FRAMES, "sweep-frame", key)
+    return " ".join(_fill(frame, c=c) for c in cands)
+
+
+def _paste(entry: Entry, answer: str) -> str:
+    """The item's source pasted: its passage (the answer stated where the passage states it), or for a
+    multiple-choice item the question and every option."""
+    if entry.kind == "choice" and entry.options:
+        return squash(entry.question) + " " + " ".join(f"({k}) {v}." for k, v in entry.options.items())
+    if entry.passage and _contains(entry.passage, _bare(answer)):
+        return entry.passage
+    sentences = list(entry.context) or list(ELABORATION)
+    middle = len(sentences) // 2
+    return " ".join(sentences[:middle] + [f"It has been described as {_bare(answer)} in some accounts."]
+                    + sentences[middle:])
+
+
+def styled(entry: Entry, answer: str, style: str, message: str, known: bool | None = None,
+           pool: Sequence[str] = ()) -> str:
     """``answer`` to ``entry`` in ``style`` (see the module docstring); ``known``: whether the
     answer is the gold one (only ``list`` needs it; default: ``answer == entry.gold``)."""
     key = entry.question or entry.gold
@@ -854,6 +909,13 @@ def styled(entry: Entry, answer: str, style: str, message: str, known: bool | No
         return _chat(entry, answer, "chat")
     if style == "list":
         return _listed(entry, answer, known)
+    if style == "sweep":
+        return _sweep(entry, answer, pool)
+    if style == "paste":
+        return _paste(entry, answer)
+    if style in GAMING_FRAMES:
+        wrong = entry.unknown if _bare(answer) == _bare(entry.gold) else entry.wrong
+        return _fill(_pick(GAMING_FRAMES[style], style, key), a=_bare(answer), w=_bare(wrong))
     raise ValueError(f"unknown answer style {style!r}")
 
 
@@ -920,7 +982,8 @@ class KnownTarget:
                 current[e.eid] = draw(key.seed, e.question or e.gold) < self.k
             asked.append(e.eid)
             last = e
-            out = styled(e, e.gold if current[e.eid] else self.wrong_of(e), self.style, text, current[e.eid])
+            out = styled(e, e.gold if current[e.eid] else self.wrong_of(e), self.style, text, current[e.eid],
+                         [x.gold for x in key.entries if x.kind == e.kind and x.eid != e.eid][:40])
             said[e.eid] = out
         return out
 

@@ -19,7 +19,7 @@ worker thread.
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +61,7 @@ _LAZY: dict[str, str] = {
     "describe_home_fault": "engine.store.faults:describe",
     "load_check_rows": "engine.judge.check:load_rows", "run_judge_check": "engine.judge.check:run_check",
     "render_judge_check": "engine.judge.check:render_text", "JudgeCheckError": "engine.judge.check",
+    "render_judge_probe": "engine.judge.probe:render_text", "ProbeError": "engine.judge.probe",
     "generate_benchmark": "engine.bench.generate", "load_topics": "engine.bench.generate",
     "run_import": "engine.bench.importers", "delete_benchmark": "engine.bench.items",
     "get_benchmark": "engine.bench.items", "get_item": "engine.bench.items", "list_benchmarks": "engine.bench.items",
@@ -96,7 +97,7 @@ _LAZY: dict[str, str] = {
 
 _USER_ERROR_NAMES = ("ConfigError", "StoreError", "BenchError", "KnowledgeBaseError", "EmbedderError", "RunError",
                      "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError",
-                     "JudgeCheckError", "EndpointSpecError", "ScopeError")
+                     "JudgeCheckError", "ProbeError", "EndpointSpecError", "ScopeError")
 
 
 def __getattr__(name: str) -> Any:
@@ -233,6 +234,52 @@ class Engine:
                                   retest_client=LLMClient(self._store, endpoint, "judge", use_cache=False))
         return check.run_check(path, rows, judge_name=judge, verdicts_of=llm, by=by, disagreements=disagreements,
                                repeat=repeat, usage=llm.usage_report, either=either)
+
+    def judge_probe(self, bench: str | None = None, *, judge: str = "offline", sets: Sequence[str] = ("dev", "heldout"),
+                    examples: int = 0, patterns: str | Path | None = None, concurrency: int = 4) -> Any:
+        """``viva judge probe``: the share of adversarial answers, built from a benchmark's own golds, that
+        the judge credits, per pattern (:mod:`engine.judge.probe`). ``bench`` names one benchmark (default:
+        every benchmark with gold answers); ``judge`` is ``offline`` or a configured endpoint, combined
+        with the lexical rule as sessions combine them.
+
+        Raises:
+            ProbeError: no such benchmark, no gold answer, a bad pattern file or set.
+            JudgeCheckError: an unknown judge name.
+        """
+        from engine.bench.items import list_benchmarks, list_items
+        from engine.bench.rubric import current_rubric
+        from engine.judge import probe
+
+        store = self._store
+        names = [b.name for b in list_benchmarks(store)]
+        if bench is not None and bench not in names:
+            raise probe.ProbeError(f"--bench {bench}: no such benchmark (imported: {', '.join(names) or 'none'})")
+        chosen = [bench] if bench else names
+        items: list[Any] = []
+        used: list[str] = []
+
+        def criteria_of(item: Any) -> list[Any]:
+            try:
+                return list(current_rubric(store, item.id).criteria)
+            except BenchError:
+                return []
+
+        for name in chosen:
+            got = probe.probe_items(list_items(store, name), criteria_of)
+            if got:
+                used.append(name)
+                items += got
+        pats = probe.load_patterns(patterns)
+        if judge == "offline":
+            return probe.run_probe(items, benchmarks=used, patterns=pats, sets=sets, examples=examples)
+        from engine.judge import check
+        from engine.llm import LLMClient
+
+        endpoint = check.resolve_endpoint(self.config, judge)
+        llm = check.LLMCheckJudge(LLMClient(self._store, endpoint, "judge", self.use_cache), concurrency,
+                                  self.config.interview.judge_repairs)
+        return probe.run_probe(items, benchmarks=used, judge_name=f"{judge} or lexical", patterns=pats, sets=sets,
+                               examples=examples, verdicts_of=probe.llm_verdicts(llm))
 
     # -- sessions -------------------------------------------------------------------------------
     def list_sessions(self, limit: int | None = None, offset: int = 0, query: str = "",

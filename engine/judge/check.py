@@ -18,7 +18,12 @@ reported beside viva's on the rows where it is present.
 **Figures**, per group and overall (:class:`Figures`): n; the human base rate of "correct"; the
 judge's rate; accuracy; Cohen's κ (:func:`engine.metrics.agreement.agreement`); precision and
 recall of "correct" (precision = credited and right / credited; recall = credited and right /
-right); the confusion matrix. Two reference rules are computed on every file: for gold rows, SQuAD
+right); the confusion matrix; a 95% percentile bootstrap interval of accuracy, κ, precision and recall
+(the rows resampled 1000 times, seeded: :func:`engine.metrics.agreement.bootstrap_intervals`), and
+"too few to read" under 50 rows. With ``--by FIELD``, each judge's **rank agreement** over the groups
+(:func:`engine.metrics.agreement.rank_agreement`): Kendall τ-b and Pearson r between the share the
+judge credits and the share people credit per group, with bootstrap intervals (rows resampled within
+each group): how far a leaderboard built by the judge orders the groups as people would. Two reference rules are computed on every file: for gold rows, SQuAD
 *exact match* and *substring* ("a gold, normalised, occurs in the answer at word boundaries"); for
 criterion rows, *word overlap*: the share of the criterion's content stems found in the answer, at
 the threshold that maximises κ on the same rows (fitted in-sample, so the baseline is optimistic).
@@ -40,7 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.metrics.agreement import agreement
+from engine.metrics.agreement import MIN_READ_N, agreement, bootstrap_intervals, rank_agreement
 
 MAX_ROWS = 200_000
 """A file with more rows is refused (split it): the check keeps every row and verdict in memory."""
@@ -151,6 +156,8 @@ class Figures:
     judge_only: int
     human_only: int
     neither: int
+    intervals: dict[str, tuple[float, float] | None] = field(default_factory=dict)  # 95% bootstrap
+    too_few: bool = False  # n under MIN_READ_N: too few to read
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready copy."""
@@ -158,12 +165,15 @@ class Figures:
 
 
 def figures(pairs: Iterable[tuple[bool, bool]]) -> Figures:
-    """:class:`Figures` from ``(judge, human)`` pairs."""
+    """:class:`Figures` from ``(judge, human)`` pairs, with 95% bootstrap intervals of accuracy, κ,
+    precision and recall (:func:`engine.metrics.agreement.bootstrap_intervals`) and ``too_few`` under
+    :data:`engine.metrics.agreement.MIN_READ_N` rows."""
     a = agreement(pairs)
     credited, right = a.both_met + a.judge_only, a.both_met + a.human_only
     return Figures(a.n, a.human_met_rate, a.judge_met_rate, a.raw, a.kappa, a.kappa_note,
                    a.both_met / credited if credited else None, a.both_met / right if right else None,
-                   a.both_met, a.judge_only, a.human_only, a.neither)
+                   a.both_met, a.judge_only, a.human_only, a.neither,
+                   bootstrap_intervals(a.both_met, a.judge_only, a.human_only, a.neither), a.n < MIN_READ_N)
 
 
 # -- reference rules -------------------------------------------------------------------------------
@@ -232,6 +242,7 @@ class CheckReport:
     notes: list[str]
     repeat: dict[str, Any] | None = None
     usage: dict[str, Any] | None = None
+    ranks: dict[str, Any] = field(default_factory=dict)  # judge name -> RankAgreement over the --by groups
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready copy."""
@@ -240,6 +251,7 @@ class CheckReport:
             "overall": {k: v.as_dict() for k, v in self.overall.items()},
             "groups": {g: {k: v.as_dict() for k, v in figs.items()} for g, figs in self.groups.items()},
             "disagreements": self.disagreements, "notes": self.notes, "repeat": self.repeat, "usage": self.usage,
+            "ranks": {k: v.as_dict() for k, v in self.ranks.items()},
         }
 
 
@@ -454,6 +466,13 @@ def run_check(path: str | Path, rows: Sequence[CheckRow], *, judge_name: str = "
             members = set(keys[key])
             groups[key] = {name: figures((met, rows[i].human) for i, met in pairs if i in members)
                            for name, pairs in judges.items()}
+    ranks = {}
+    if by is not None and len(groups) >= 2:
+        # how each judge ranks the groups against people (what a leaderboard needs)
+        for name in judges:
+            tables = {g: (f.both, f.judge_only, f.human_only, f.neither) for g, figs in groups.items()
+                      for n_, f in figs.items() if n_ == name}
+            ranks[name] = rank_agreement(tables)
     listed = _disagreements(rows, verdicts, disagreements)
     repeat_report = None
     if repeat > 1:
@@ -462,7 +481,7 @@ def run_check(path: str | Path, rows: Sequence[CheckRow], *, judge_name: str = "
         repeat_report = {"runs": repeat, "rows": len(rows), "all_runs_agree": stable,
                          "all_runs_agree_rate": stable / len(rows), "kappa_run1_run2": retest.kappa}
     return CheckReport(str(path), kind, judge_name, by, overall, groups, listed, notes, repeat_report,
-                       usage() if usage else None)
+                       usage() if usage else None, ranks)
 
 
 def _key(value: Any) -> str:
@@ -499,11 +518,38 @@ def render_text(report: CheckReport) -> str:
         return (f"{name[:30]:30} {f.n:>6} {_p(f.base_rate)} {_p(f.judge_rate)} {_p(f.accuracy)} {_p(f.kappa)} "
                 f"{_p(f.precision)} {_p(f.recall)}  {f.both}/{f.judge_only}/{f.human_only}/{f.neither}")
 
+    def interval_line(f: Figures) -> str:
+        if f.too_few:
+            return f"{'':32}too few to read (n = {f.n} < {MIN_READ_N}): the figures above are noise"
+        parts = []
+        for key, label in (("accuracy", "acc"), ("kappa", "κ"), ("precision", "prec"), ("recall", "rec")):
+            iv = f.intervals.get(key)
+            parts.append(f"{label} [{iv[0]:.3f}, {iv[1]:.3f}]" if iv else f"{label} —")
+        return f"{'':32}95% CI  " + "  ".join(parts)
+
     lines.append("overall")
-    lines += ["  " + row(name, f) for name, f in report.overall.items()]
+    for name, f in report.overall.items():
+        lines += ["  " + row(name, f), interval_line(f)]
     for group, figs in report.groups.items():
         lines.append(f"{report.by} = {group}")
-        lines += ["  " + row(name, f) for name, f in figs.items()]
+        for name, f in figs.items():
+            lines += ["  " + row(name, f), interval_line(f)]
+    if report.ranks:
+        lines.append(f"rank agreement over the {report.by} groups: the judge's credited share per group against "
+                     "people's (95% bootstrap intervals)")
+        for name, r in report.ranks.items():
+            def fmt(v: float | None, iv: tuple[float, float] | None) -> str:
+                if v is None:
+                    return "—"
+                return f"{v:.3f}" + (f" [{iv[0]:.3f}, {iv[1]:.3f}]" if iv else "")
+            lines.append(f"  {name[:30]:30} groups {r.groups:>3}  Kendall τ {fmt(r.kendall, r.kendall_interval)}  "
+                         f"Pearson r {fmt(r.pearson, r.pearson_interval)}")
+    lines.append("columns: n rows; base = share people credit; rate = share the judge credits; acc = share where "
+                 "judge and people agree; κ = Cohen's kappa (agreement beyond chance, 0 = chance, 1 = perfect); "
+                 "prec = of the rows the judge credits, share people credit; rec = of the rows people credit, "
+                 "share the judge credits; TP/FP/FN/TN = judge and people credit / judge only / people only / "
+                 f"neither; 95% CI = percentile bootstrap over the rows (1000 resamples); under {MIN_READ_N} rows "
+                 "a group is too few to read")
     for note in report.notes:
         lines.append(f"note: {note}")
     undefined = {f.kappa_note for f in report.overall.values() if f.kappa_note}

@@ -11,6 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.judge.gold_match import normalize_answer
+from engine.judge.text import SWEEP_MIN_MATES, asserted_text, claims, frame_mates, split_sentences
+
+SWEEP_OPTIONS = 3
+"""A reply that announces this many different options ("It is A. It is B. It is C.") chooses none (a sweep)."""
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 
@@ -278,6 +282,12 @@ def _extract(reply: str, options: Mapping[str, str] | Sequence[str]) -> tuple[st
     opts = _as_options(options)
     if not (reply or "").strip():
         return None, "no reply"
+    # stance before match: what the reply does not assert chooses nothing (own negations stay: read below)
+    said = asserted_text(reply, keep_negated=True)
+    if not said.strip():
+        kinds = sorted({c.stance for c in claims(reply) if not c.asserted})
+        return None, f"nothing asserted ({', '.join(kinds)})"
+    reply = said
     mentions = _mentions(reply, opts)
     if not mentions:
         return None, "names no option"
@@ -286,13 +296,46 @@ def _extract(reply: str, options: Mapping[str, str] | Sequence[str]) -> tuple[st
         rejected = ", ".join(sorted({mentions[i].key for i in range(len(mentions))}))
         return None, f"only rejects options ({rejected})"
     strong = [i for i in kept if mentions[i].strong]
+    announced = sorted({mentions[i].key for i in strong})
+    if len(announced) >= SWEEP_OPTIONS:
+        return None, f"announces several options one after another ({', '.join(announced)})"
     pick = strong[-1] if strong else kept[-1]
     together = _chain(reply, mentions, pick)
     if len(together) > 1:
         return None, f"offers several options ({', '.join(sorted(together))})"
     m = mentions[pick]
+    mates = max((len(frame_mates(reply, said_as)) for said_as in (opts[m.key], reply[m.start:m.end])), default=0)
+    if mates >= SWEEP_MIN_MATES:
+        return None, f"offers {m.key} as one of {mates + 1} candidates, one per sentence (a sweep)"
+    if not m.strong and _buried(reply, m.start):
+        return None, f"names {m.key} in a long reply that does not single it out (a passage, not a choice)"
     how = "announced" if m.strong else m.how
     return m.key, f'chooses {m.key} ({how}: "{_short(reply[m.start:m.end], 40)}")'
+
+
+LONG_REPLY = 3
+"""Sentences (with :data:`LONG_REPLY_WORDS` words) from which a reply must single its choice out."""
+LONG_REPLY_WORDS = 40
+SHORT_SENTENCE = 12
+"""Words of a first or last sentence short enough to single a choice out by its place."""
+
+
+def _buried(reply: str, at: int) -> bool:
+    """A passing mention at ``at`` inside a long reply (:data:`LONG_REPLY` sentences and
+    :data:`LONG_REPLY_WORDS` words) that is not in a short first or last sentence."""
+    sentences = split_sentences(reply)
+    if len(sentences) < LONG_REPLY or len(reply.split()) < LONG_REPLY_WORDS:
+        return False
+    pos, index = 0, len(sentences) - 1
+    for k, sentence in enumerate(sentences):
+        found = reply.find(sentence, pos)
+        if found >= 0:
+            if found <= at < found + len(sentence):
+                index = k
+                break
+            pos = found + len(sentence)
+    short = len(sentences[index].split()) <= SHORT_SENTENCE
+    return not (short and index in (0, len(sentences) - 1))
 
 
 def extract_choice(reply: str, options: Mapping[str, str] | Sequence[str]) -> str | None:
@@ -306,7 +349,13 @@ def extract_choice(reply: str, options: Mapping[str, str] | Sequence[str]) -> st
     answer is C", "I'd go with C", "it's C", "actually, C", a lone "D." opening the reply) win over
     passing ones; among them the last wins ("I first thought A, but the answer is C" -> C). When
     the winning mention is offered together with other options ("A or B", "A, B, C and D", an
-    echoed option list), there is no choice (None). "not B" alone is None.
+    echoed option list), there is no choice (None). "not B" alone is None. Only what the reply asserts
+    is read (:func:`engine.judge.text.asserted_text`: an option asked about, supposed, withdrawn,
+    superseded, attributed to others or inside code or a URL is no choice), and a reply that announces
+    :data:`SWEEP_OPTIONS` different options or more, or says the chosen one as one of several
+    candidates in one frame ("Maybe A. Maybe B. Maybe C.": :func:`engine.judge.text.frame_mates`), chooses
+    none (a sweep); a passing mention in a long reply (:data:`LONG_REPLY` sentences, :data:`LONG_REPLY_WORDS`
+    words) that is not in a short first or last sentence is no choice either (a passage).
 
     Args:
         reply: the target's reply.

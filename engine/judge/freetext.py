@@ -16,7 +16,9 @@ Rules (:meth:`FreeTextJudge.judge`):
    included) minus the words of the question: what the answer could have copied from the question
    proves nothing. When every claim word is in the question (a yes/no question), the fact words are
    the claim's words and the reply's polarity decides (a bare "No." answers "Is it caused by diet?").
-3. **Candidates** are the reply's sentences (:func:`engine.judge.text.split_sentences`), pairs of
+3. **Candidates** are the reply's sentences, of what the reply asserts
+   (:func:`engine.judge.text.asserted_text`, denials kept: a claim asked about, supposed, withdrawn,
+   superseded, attributed to others and contradicted, or inside code or a URL states nothing) (:func:`engine.judge.text.split_sentences`), pairs of
    adjacent sentences and, for a reply of three sentences or more, the whole reply (a fact told
    across sentences: "Pushpa Basnet ... She cares for 45 children."). A candidate's ``recall`` is
    the share of fact words it contains *with the claim's polarity*. A word is negated when it sits
@@ -87,10 +89,12 @@ from engine.judge.text import (
     CJK,
     NEGATION_CJK,
     STOPWORDS,
+    asserted_text,
     clause_parts,
     content_stems,
     content_words,
     is_negation,
+    refutes,
     scoped_clauses,
     split_sentences,
     stem,
@@ -127,10 +131,6 @@ DEDUCTION_MIN_RECALL = 1.0
 _MEMO_CLAIMS = 64
 """Claim signatures whose candidate scores a judge keeps (:meth:`FreeTextJudge._memo_of`)."""
 
-_REFUTATION = re.compile(
-    r"^\W*(?:but\s+)?(?:that|this|it|which)(?:'s|’s|\s+is|\s+was)\s+(?:(?:simply|just|completely|entirely)\s+)?"
-    r"(?:false|not true|untrue|wrong|incorrect|a myth|a misconception|not the case)\b"
-    r"|^\W*(?:这|那)(?:是|种说法是)?(?:错误的|不对的|不正确的|谣言)", re.IGNORECASE)
 _SCAFFOLD = re.compile(
     r"^\s*(?:(?:the\s+)?(?:answer|response|reply|target|model|candidate|agent)\s+)?"
     r"(?:(?:should|must|will|has\s+to|needs\s+to)\s+)?"
@@ -317,8 +317,9 @@ Reply = str | Sequence[tuple[str, str]]
 
 @lru_cache(maxsize=1 << 14)
 def _split(text: str) -> tuple[str, ...]:
-    # Memoised (pure): a running summary brings back every earlier answer each turn.
-    return tuple(split_sentences(text))
+    # Memoised (pure): a running summary brings back every earlier answer each turn. Stance before
+    # match: only what the reply asserts (denials kept: the polarity rules below read them).
+    return tuple(split_sentences(asserted_text(text, keep_denied=True)))
 
 
 @lru_cache(maxsize=1 << 14)
@@ -334,7 +335,7 @@ def _sentence_facts(sentence: str) -> tuple[tuple[_Clause, ...], tuple[str, ...]
     parts = clause_parts(sentence)
     first = parts[0][0] if parts else sentence
     answer_word = "yes" if _YES.match(first) else "no" if _NO.match(first) else None
-    return clauses, _keyword_items(sentence), answer_word, bool(_REFUTATION.search(sentence))
+    return clauses, _keyword_items(sentence), answer_word, refutes(sentence)
 
 
 def _candidates(reply: Reply, question: str = "") -> list[_Candidate]:

@@ -75,10 +75,15 @@ from dataclasses import dataclass, field
 import ftfy
 
 from engine.judge.text import (  # the one text module of judging
+    SWEEP_MIN_MATES,
+    asserted_text,
     chinese_numerals_to_digits,
+    claims,
+    frame_mates,
     is_number_word,
     read_number,
     scale_of,
+    split_sentences,
     stem,
 )
 
@@ -715,12 +720,16 @@ class _Judge:
         for s in self.sentences:
             _mark(s, self.q_words, self.all_gold_words)
 
-    def judge(self) -> tuple[bool, str, str, str, float]:
-        """(met, gold, sentence, rationale, f1)."""
+    def credits(self, sentence: list[Tok]) -> bool:
+        """Whether this one sentence gives a gold (the rules of :meth:`judge`)."""
+        return self.judge([sentence])[0]
+
+    def judge(self, only: list[list[Tok]] | None = None) -> tuple[bool, str, str, str, float]:
+        """(met, gold, sentence, rationale, f1), over every sentence or those ``only``."""
         refused: tuple[str, str, str, float] | None = None
         best_f1: tuple[float, str, str] = (0.0, self.golds[0].text, "")
         for gold in self.golds:
-            for sentence in self.sentences:
+            for sentence in (self.sentences if only is None else only):
                 kept_filler = {t.text for t in gold.all if t.text in FILLER}  # a gold of function words ("itself")
                 content = [t for t in sentence if t.kind in ("word", "num")
                            and (t.text not in FILLER or t.text == "i" or t.upper or t.text in kept_filler)]
@@ -975,6 +984,49 @@ def _items(sentence: list[Tok]) -> list[tuple[int, int]]:
     return items
 
 
+LONG_REPLY = 3
+"""Sentences from which a reply must single its answer out (:func:`_search`), when it also has
+:data:`LONG_REPLY_WORDS` words or more."""
+LONG_REPLY_WORDS = 40
+"""Words (tokens) from which a reply of :data:`LONG_REPLY` sentences must single its answer out."""
+SHORT_SENTENCE = 12
+"""Content words of a sentence short enough to single an answer out by its place (first two or last)."""
+_CUE = re.compile(r"\b(?:(?:the|my|final)\s+answer|in\s+short|in\s+summary|to\s+sum\s+up|i(?:'d|\s+would)\s+say|"
+                  r"my\s+(?:guess|bet|pick)|i(?:'m|\s+am)\s+going\s+with)\b|答案|所以", re.IGNORECASE)
+
+
+def _search(said: str, gold: str, judge: _Judge) -> str:
+    """Why a credited reply is a search rather than one answer ("" when it is one answer).
+
+    - a *sweep*: the gold's unit has :data:`engine.judge.text.SWEEP_MIN_MATES` frame mates or more
+      (:func:`engine.judge.text.frame_mates`: "It is 0. It is 1. ... It is 100.") that are not golds;
+    - a *passage*: a reply of :data:`LONG_REPLY` sentences and :data:`LONG_REPLY_WORDS` words or more
+      (a pasted source, an answer buried in noise) where no sentence that gives the gold singles it out: none is among the first two sentences
+      or is the last with at most :data:`SHORT_SENTENCE` content words, or has at most twice that and
+      an answer cue ("the answer", "so", "therefore", "in short", "which means", "I'd say", "is called",
+      答案, 所以).
+    """
+    for g in [gold] + [x.text for x in judge.golds if x.text != gold]:
+        mates = [m for m in frame_mates(said, g) if not judge._is_gold(_content(tokens(m)))]
+        if len(mates) >= SWEEP_MIN_MATES:
+            return f"one of {len(mates) + 1} candidates offered one per sentence or clause (a sweep: {', '.join(mates[:3])}, ...)"
+    sentences = judge.sentences
+    if len(sentences) < LONG_REPLY or sum(len(x) for x in sentences) < LONG_REPLY_WORDS:
+        return ""
+    raw = split_sentences(said)
+    for k, sentence in enumerate(sentences):
+        if not judge.credits(sentence):
+            continue
+        content = [t for t in sentence if t.kind in ("word", "num") and t.text not in FILLER]
+        text = raw[k] if k < len(raw) and len(raw) == len(sentences) else _text(sentence)
+        opener = k == 1 and len([t for t in sentences[0] if t.kind in ("word", "num") and t.text not in FILLER]) <= 3
+        if len(content) <= SHORT_SENTENCE and (k == 0 or opener or k == len(sentences) - 1):
+            return ""  # a short first sentence (after an opener: "Good question!") answers; a short last one concludes
+        if len(content) <= 2 * SHORT_SENTENCE and _CUE.search(text):
+            return ""  # "so the answer is ...", "which means ..."
+    return f"a reply of {len(sentences)} sentences that does not single its answer out (a passage, not an answer)"
+
+
 def judge_gold(reply: str, golds: Sequence[str] | str, question: str = "",
                threshold: float = GOLD_F1_THRESHOLD) -> GoldVerdict:
     """Judge a reply against gold answers (the module docstring states the rule).
@@ -1000,10 +1052,21 @@ def judge_gold(reply: str, golds: Sequence[str] | str, question: str = "",
     em = max(exact_match(reply or "", g) for g in golds)
     if not (reply or "").strip():
         return GoldVerdict(False, em, 0.0, golds[0], "no reply to judge")
-    judge = _Judge(reply, golds, question)
+    # stance before match: only what the reply asserts can give the gold (a gold that holds a negation,
+    # "not guilty", keeps the denials: the negation scope rule below reads them)
+    negative_gold = any(t.text in NEGATIONS for g in golds for t in tokens(g))
+    said = asserted_text(reply, keep_negated=negative_gold)
+    if not said.strip():
+        kinds = sorted({c.stance for c in claims(reply) if not c.asserted})
+        return GoldVerdict(False, em, 0.0, golds[0], f"nothing asserted ({', '.join(kinds)})")
+    judge = _Judge(said, golds, question)
     if not judge.sentences:
         return GoldVerdict(False, em, 0.0, golds[0], "no reply to judge")
     met, gold, span, why, f1 = judge.judge()
+    if met:
+        search = _search(said, gold, judge)
+        if search:
+            return GoldVerdict(False, em, round(f1, 4), gold, f'gold "{gold}": not credited, {search}', span)
     if met:
         rationale = f'gold "{gold}": {why} "{_short(span)}"'
     else:

@@ -505,7 +505,8 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
 # - ``superseded``: a claim before a correction ("actually, no", "no wait", "wait", "correction",
 #   "on second thought", "on reflection", "let me correct", "I mean", "I misspoke", "make that",
 #   "sorry, I meant", a sentence opening with a bare "No:"/"No," after a claim, 不对, 更正, 再想想, 等等);
-#   and a claim about the past or a first thought followed by another claim ("it was once believed",
+#   and a claim about the past or a first thought contrasted by a later claim in it or the next
+#   sentence (but / however / now / 现在 / 后来 ...: "it was once believed G, but it is now known X";
 #   "originally", "formerly", "at first", "used to be", "my first thought was", 起初, 原本, 以前认为,
 #   我先想到). The last claim asserted counts.
 # - ``withdrawn``: a claim before a withdrawal ("just kidding", "scratch that", "never mind", "ignore
@@ -516,14 +517,18 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
 #   untrue / mistaken / a myth / a misconception / not the case / not the answer ("G is wrong",
 #   "people who answer G are mistaken", 是错的); a refusal ("I refuse to say G", "I won't answer G");
 #   an exception ("anything except G", "everything but G"); a negation that opens the clause with no
-#   subject ("Not G.", "Definitely not G", 不是G, 肯定不是G; "not only" is no negation). A clause that
+#   subject or with a placeholder one ("Not G.", "Definitely not G", "It is not G", "The answer is not G",
+#   不是G, 肯定不是G; "not only" is no negation); the object of a refusal or an exception runs to the
+#   end of the sentence, and short items before a "... is wrong" are what it calls wrong. A clause that
 #   is only such a verdict on what came before ("That is false.", "This is a myth.", 这是错误的)
-#   denies the claim before it. A negative statement with a subject ("It is not G", "Oxygen is not a
-#   noble gas") stays asserted: the judges read its polarity themselves.
-# - ``code`` (a ``` block or an inline `span`) and ``url`` (http://, https://, www.).
+#   denies the claim before it. A negative statement with a subject of its own ("Oxygen is not a noble
+#   gas") stays asserted: the judges read its polarity themselves.
+# - ``code`` (a ``` block, or an inline `span` with no space inside its backticks: "` quoted '" is a
+#   quotation) and ``url`` (http://, https://, www.).
 #
 # Everything else is ``asserted``. :func:`asserted_text` keeps only the asserted units; the judges
 # match golds and facts against it. :func:`concedes` and :func:`affirms` read a reply to a challenge.
+# :func:`frame_mates` finds a sweep: the same frame said with many candidates, one per unit.
 
 STANCES = ("asserted", "denied", "attributed", "superseded", "hypothetical", "asked", "withdrawn", "code", "url")
 """The stances a claim unit can take (see the section comment above :data:`STANCES` in the source)."""
@@ -539,6 +544,8 @@ class Claim:
         stance: one of :data:`STANCES`.
         start: offset of the unit in the text.
         end: offset just after the unit.
+        negation: a ``denied`` unit denied by a negation of its own ("Not G", "It is not G"), which a
+            caller that reads negation scope may keep (:func:`asserted_text`).
     """
 
     text: str
@@ -546,12 +553,13 @@ class Claim:
     stance: str
     start: int = 0
     end: int = 0
+    negation: bool = False
 
 
-_CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.DOTALL)
+_CODE_SPAN = re.compile(r"```.*?(?:```|\Z)|`(?=\S)[^`\n]+(?<=\S)`", re.DOTALL)
 _URL_SPAN = re.compile(r"(?:\bhttps?://|\bwww\.)[^\s<>\"'）)\]】，。]+", re.IGNORECASE)
 _STANCE_BREAK = re.compile(
-    r"[,;:](?=\s|$)|[，；：]|\s[-–—]\s|—|\s(?=(?:but|although|though|however|whereas|yet)\b)", re.IGNORECASE)
+    r"[,;:](?=\s|$)|[，；：]|\s[-–—]\s|—|--|\s(?=(?:but|although|though|however|whereas|yet)\b)", re.IGNORECASE)
 _QUESTION_END = re.compile(r"[?？]\s*['\"”’)\]]*\s*$|[吗呢]\s*$")
 _TAG_QUESTION = re.compile(
     r"(?:,|，)\s*(?:right|correct|no|yes|isn't it|is it not|wasn't it|aren't they|don't you think|agreed|"
@@ -621,9 +629,23 @@ _REFUSAL = re.compile(
     r"confirm|accept|agree\s+(?:with|to))\b|^\s*(?:anything|everything|any\s+answer|all|whatever)\s+"
     r"(?:except|but|other\s+than|besides|apart\s+from)\b|拒绝(?:说|回答)|除了.*(?:都|以外)", re.IGNORECASE)
 _OPEN_NOT = re.compile(
-    r"^\s*(?:(?:definitely|certainly|surely|probably|absolutely|clearly|obviously|so|but|and|well)\s+)?not\b"
+    r"^\s*(?:(?:it|that|this|the\s+(?:correct\s+|right\s+|real\s+|true\s+)?answer|my\s+answer)\s*"
+    r"(?:is|was|'s|would\s+be|will\s+be)\s+(?:\w+ly\s+)?not\b|(?:it|that|this)\s*(?:isn't|wasn't|ain't)\b)"
+    r"|^\s*(?:(?:definitely|certainly|surely|probably|absolutely|clearly|obviously|so|but|and|well)\s+)?not\b"
     r"(?!\s+(?:only|just|many|much|least|surprisingly|unlike|until|yet|sure|certain|quite|entirely))"
     r"|^\s*(?:肯定|一定|当然|绝对|显然)?不是", re.IGNORECASE)
+
+
+_REFUTATION = re.compile(
+    r"^\W*(?:but\s+)?(?:that|this|it|which)(?:'s|’s|\s+is|\s+was)\s+(?:(?:simply|just|completely|entirely)\s+)?"
+    r"(?:false|not true|untrue|wrong|incorrect|a myth|a misconception|not the case)\b"
+    r"|^\W*(?:这|那)(?:是|种说法是)?(?:错误的|不对的|不正确的|谣言)", re.IGNORECASE)
+
+
+def refutes(sentence: str) -> bool:
+    """Whether a sentence is a verdict on the one before it ("That is false.", "This is a myth.",
+    "It's not true.", 这是错误的): the criterion judge negates the sentence before."""
+    return bool(_REFUTATION.search(sentence or ""))
 
 
 def _spans(text: str, start: int, end: int, pattern: re.Pattern) -> list[tuple[int, int]]:
@@ -642,14 +664,21 @@ def _spans(text: str, start: int, end: int, pattern: re.Pattern) -> list[tuple[i
     return trimmed
 
 
+_DISCOURSE = re.compile(
+    r"(?:actually|no|nope|wait|just|sorry|scratch|never|is|it|it's|the|that|this|i|i'm|my|but|however|"
+    r"correction|maybe|perhaps|so|hmm|oops|not|if|suppose|many|some)\b", re.IGNORECASE)
+"""Words that open a new sentence after a single capital letter and a dot (an option letter, not an initial)."""
+
+
 def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int, int]]:
     """(start, end, end with its stop) of the sentences of text[start:end] (:func:`split_sentences`' rule)."""
     out, at = [], start
     piece = text[start:end]
     for m in _SENTENCE_END.finditer(piece):
         if m.group()[0] == "." and "\n" not in m.group() and not _ends_sentence(
-                piece[at - start:m.start() + 1].rstrip("'\")]"), piece[m.end():]):
-            continue
+                piece[at - start:m.start() + 1].rstrip("'\")]"), piece[m.end():]) and not (
+                re.search(r"(?:^|\s)[A-Z]$", piece[:m.start()]) and _DISCOURSE.match(piece[m.end():])):
+            continue  # (but "The answer is B. Actually, ..." ends at the letter: an option, not an initial)
         stop = start + m.start() + len(m.group().rstrip())
         out.append((at, start + m.start(), stop))
         at = start + m.end()
@@ -672,15 +701,21 @@ def _prose_claims(text: str, start: int, end: int) -> list[list[list]]:
     return sentences
 
 
-def _mark_stances(text: str, sentences: list[list[list]]) -> None:
-    """Set each clause record's stance in place (the rules of the section comment above)."""
+def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
+    """Set each clause record's stance in place (the rules of the section comment above); return the
+    starts of the units denied by a negation of their own ("Not G", "It is not G")."""
+    negated: set[int] = set()
     before: list[list] = []  # every clause record so far, in order
     pending_attr: list[list] = []  # attributions waiting for a contradiction (this or the next sentence)
     pending_past: list[list] = []  # past/first-thought claims waiting for a later claim
     for si, clauses in enumerate(sentences):
-        hypothetical = False
+        hypothetical = denying = False
         if si > 0 and pending_attr and not any(_CONTRAST.match(text[c[0]:c[1]]) for c in clauses[:1]):
             pending_attr = []  # an attribution not contradicted by the next sentence stays asserted
+        if si > 0 and pending_past and not any(
+                _CONTRAST.match(text[c[0]:c[1]]) or _CORRECTION.match(text[c[0]:c[1]])
+                or re.search(r"\bnow\b|现在|如今|后来", text[c[0]:c[1]], re.IGNORECASE) for c in clauses[:2]):
+            pending_past = []  # a past claim not contrasted with the present stays asserted
         for ci, c in enumerate(clauses):
             clause = text[c[0]:c[1]]
             if c[2] == "asked":
@@ -726,9 +761,30 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> None:
                         b[2] = "denied"
                 c[2] = "denied"
                 continue
-            if _META_DENIAL.search(clause) or _REFUSAL.search(clause) or (
-                    _OPEN_NOT.match(clause) and not _BARE_NO.match(clause)):
+            if denying and not _CONTRAST.match(clause) and ";" not in delim and "；" not in delim:
+                c[2] = "denied"  # the object of a refusal or an exception runs on ("anything except A, B and C")
+                if c[0] in negated or any(d[0] in negated for d in clauses[:ci]):
+                    negated.add(c[0])
+                continue
+            denying = False
+            if _META_DENIAL.search(clause):
                 c[2] = "denied"
+                for b in reversed(clauses[:ci]):  # the items it calls wrong ("war, famine, and weather is wrong")
+                    if b[2] != "asserted" or len(text[b[0]:b[1]].split()) > 4:
+                        break
+                    b[2] = "denied"
+                continue
+            if _REFUSAL.search(clause):
+                c[2] = "denied"
+                denying = True
+                continue
+            opened = _OPEN_NOT.match(clause)
+            if opened and not _BARE_NO.match(clause):
+                c[2] = "denied"
+                negated.add(c[0])
+                # a negation with nothing after it in its clause reaches into the next ("It was not, as
+                # many think, the Clash")
+                denying = not re.search(r"\w", clause[opened.end():])
                 continue
             if not _HEDGE_IF.match(clause) and _IF.match(clause):
                 hypothetical = True
@@ -739,7 +795,7 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> None:
                     c[2] = "hypothetical"
                     continue
                 hypothetical = False
-            if pending_past:
+            if pending_past and (_CONTRAST.match(clause) or re.search(r"\bnow\b|现在|如今|后来", clause, re.IGNORECASE)):
                 for p in pending_past:
                     if p[2] == "asserted":
                         p[2] = "superseded"
@@ -749,6 +805,7 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> None:
             elif _PAST.search(clause):
                 pending_past.append(c)
         before.extend(clauses)
+    return negated
 
 
 def _rest_after_marker(clause: str) -> bool:
@@ -783,11 +840,12 @@ def _claims(text: str) -> tuple[Claim, ...]:
         elif text[s:e].strip():
             sentences.append([[s, e, kind]])
     prose = [[c for c in sent if c[2] not in ("code", "url")] for sent in sentences]
-    _mark_stances(text, [p for p in prose if p])
+    negated = _mark_stances(text, [p for p in prose if p])
     for sent in sentences:
         records.extend(sent)
     records.sort(key=lambda r: r[0])
-    return tuple(Claim(text[s:e].strip(), stance == "asserted", stance, s, e) for s, e, stance in records)
+    return tuple(Claim(text[s:e].strip(), stance == "asserted", stance, s, e, s in negated)
+                 for s, e, stance in records)
 
 
 def claims(text: str) -> list[Claim]:
@@ -803,7 +861,7 @@ def claims(text: str) -> list[Claim]:
 _TIDY = re.compile(r"(^|[.!?。！？\n]\s*)(?:[,;:，；：、\-–—]\s*)+")
 
 
-def asserted_text(text: str, keep_denied: bool = False) -> str:
+def asserted_text(text: str, keep_denied: bool = False, keep_negated: bool = False) -> str:
     """The text keeping only what it asserts (:func:`claims`): what the judges match against.
 
     A text whose every unit is asserted comes back unchanged; otherwise the other units are cut out,
@@ -813,15 +871,20 @@ def asserted_text(text: str, keep_denied: bool = False) -> str:
         text: the answer.
         keep_denied: keep the ``denied`` units too, for a caller that reads negation and refutation
             itself (the criterion judge: "X is not Y" may be the very fact asked for).
+        keep_negated: keep the units denied by a negation of their own (``Claim.negation``: "Not
+            guilty." when the gold is "not guilty").
     """
     text = text or ""
     units = _claims(text)
-    keep = ("asserted", "denied") if keep_denied else ("asserted",)
-    if all(c.stance in keep for c in units):
+
+    def kept(c: Claim) -> bool:
+        return c.asserted or (c.stance == "denied" and (keep_denied or (keep_negated and c.negation)))
+
+    if all(kept(c) for c in units):
         return text
     out, at = [], 0
     for c in units:
-        if c.stance in keep:
+        if kept(c):
             continue
         out.append(text[at:c.start])
         at = c.end
@@ -882,3 +945,60 @@ def affirms(text: str) -> bool:
         return False
     cleaned = _AFFIRM_NEGATED.sub(" ", text)
     return bool(_AFFIRM.search(cleaned))
+
+
+# -- one answer, not a search ------------------------------------------------------------------------
+
+SWEEP_MIN_MATES = 3
+"""A candidate with this many frame mates (:func:`frame_mates`) or more is one of a sweep's candidates."""
+_FRAME_BARE_MAX = 4
+"""A unit with no frame around its candidate is a sweep's sibling only when it is this short (words)."""
+_FRAME_MIDDLE_MAX = 8
+"""The most words another unit may put where the candidate stands and still share its frame."""
+
+
+def _unit_words(text: str) -> list[str]:
+    return [t for t in tokens(text) if t not in ("a", "an", "the")]
+
+
+def frame_mates(text: str, candidate: str) -> list[str]:
+    """The other asserted claim units of ``text`` that say what the unit holding ``candidate`` says
+    with something else in its place: a sweep ("It is 0. It is 1. ... It is 100.", "Maybe A. Maybe B.",
+    "Could be A, could be B") offers many candidates, one per sentence or clause.
+
+    The candidate's unit is the first asserted unit (:func:`claims`) holding the candidate's words in a
+    row; its *frame* is its words before and after them. Another unit is a mate when it opens with the
+    same words and ends with the same words, and between them says 1 to 8 other words; when the frame
+    is empty (a bare "Paris."), only units of at most 4 words are mates. Returns the mates' middles
+    (empty when ``candidate`` is in no asserted unit).
+    """
+    want = _unit_words(candidate)
+    if not want:
+        return []
+    units = [_unit_words(c.text) for c in _claims(text or "") if c.asserted]
+    home = None
+    for k, words in enumerate(units):
+        for i in range(len(words) - len(want) + 1):
+            if words[i:i + len(want)] == want:
+                home = (k, words[:i], words[i + len(want):])
+                break
+        if home:
+            break
+    if home is None:
+        return []
+    k, prefix, suffix = home
+    mates = []
+    for j, words in enumerate(units):
+        if j == k:
+            continue
+        if not prefix and not suffix:
+            if 0 < len(words) <= _FRAME_BARE_MAX and words != want:
+                mates.append(" ".join(words))
+            continue
+        if len(words) <= len(prefix) + len(suffix) or words[:len(prefix)] != prefix or (
+                suffix and words[len(words) - len(suffix):] != suffix):
+            continue
+        middle = words[len(prefix):len(words) - len(suffix)]
+        if middle and middle != want and len(middle) <= _FRAME_MIDDLE_MAX:
+            mates.append(" ".join(middle))
+    return mates

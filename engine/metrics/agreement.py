@@ -133,3 +133,140 @@ def agreement_by(rows: Iterable[tuple[Hashable, bool, bool]]) -> dict[Hashable, 
     for key, judge, human in rows:
         groups.setdefault(key, []).append((judge, human))
     return {key: agreement(pairs) for key, pairs in groups.items()}
+
+
+# -- uncertainty: bootstrap intervals and rank agreement ----------------------------------------------
+
+BOOTSTRAP_RESAMPLES = 1000
+"""Resamples behind every 95% bootstrap interval."""
+BOOTSTRAP_SEED = 20250
+"""The seed of the resampling (the same file gives the same intervals)."""
+MIN_READ_N = 50
+"""Under this many rows a judge check's figures are printed with "too few to read"."""
+
+
+def table_figures(a: Any, b: Any, c: Any, d: Any) -> dict[str, Any]:
+    """Accuracy, κ, precision and recall of "met" from 2×2 counts (numbers or numpy arrays of them):
+    a = both met, b = judge only, c = human only, d = neither. Undefined values are NaN."""
+    import numpy as np
+
+    a, b, c, d = (np.asarray(x, dtype=float) for x in (a, b, c, d))
+    n = a + b + c + d
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_o = (a + d) / n
+        p_j, p_h = (a + b) / n, (a + c) / n
+        p_e = p_j * p_h + (1 - p_j) * (1 - p_h)
+        kappa = np.where(p_e < 1, (p_o - p_e) / (1 - p_e), np.nan)
+        precision = a / (a + b)
+        recall = a / (a + c)
+    return {"accuracy": p_o, "kappa": kappa, "precision": precision, "recall": recall}
+
+
+def bootstrap_intervals(a: int, b: int, c: int, d: int, resamples: int = BOOTSTRAP_RESAMPLES,
+                        seed: int = BOOTSTRAP_SEED, level: float = 0.95) -> dict[str, tuple[float, float] | None]:
+    """95% percentile bootstrap intervals of accuracy, κ, precision and recall.
+
+    Resampling the n rows with replacement draws the four cell counts from a multinomial with the
+    observed shares, so each resample is one multinomial draw (exact, and cheap at any n). An interval
+    is None when the figure is undefined in more than half of the resamples (or n = 0).
+    """
+    import numpy as np
+
+    n = a + b + c + d
+    keys = ("accuracy", "kappa", "precision", "recall")
+    if n == 0:
+        return dict.fromkeys(keys)
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(n, np.array([a, b, c, d], dtype=float) / n, size=resamples)
+    values = table_figures(draws[:, 0], draws[:, 1], draws[:, 2], draws[:, 3])
+    out: dict[str, tuple[float, float] | None] = {}
+    lo_q, hi_q = 100 * (1 - level) / 2, 100 * (1 + level) / 2
+    for key in keys:
+        v = values[key][~np.isnan(values[key])]
+        out[key] = (float(np.percentile(v, lo_q)), float(np.percentile(v, hi_q))) if len(v) * 2 > resamples else None
+    return out
+
+
+def kendall_tau(x: Any, y: Any) -> float | None:
+    """Kendall's τ-b of two equal-length sequences (ties corrected); None under 2 pairs or when
+    either sequence is constant."""
+    import numpy as np
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 2:
+        return None
+    dx = np.sign(x[:, None] - x[None, :])
+    dy = np.sign(y[:, None] - y[None, :])
+    upper = np.triu_indices(len(x), 1)
+    sx, sy = dx[upper], dy[upper]
+    concordant = float(np.sum(sx * sy))
+    tx, ty = float(np.sum(sx != 0)), float(np.sum(sy != 0))
+    if tx == 0 or ty == 0:
+        return None
+    return concordant / float(np.sqrt(tx * ty))
+
+
+def pearson_r(x: Any, y: Any) -> float | None:
+    """Pearson's r of two equal-length sequences; None under 2 pairs or when either is constant."""
+    import numpy as np
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 2 or np.std(x) == 0 or np.std(y) == 0:
+        return None
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+@dataclass(frozen=True)
+class RankAgreement:
+    """How a judge ranks groups (systems, models) against people: per group the share the judge
+    credits and the share people credit; Kendall τ-b and Pearson r between them, each with a 95%
+    bootstrap interval (rows resampled within each group)."""
+
+    groups: int
+    kendall: float | None
+    kendall_interval: tuple[float, float] | None
+    pearson: float | None
+    pearson_interval: tuple[float, float] | None
+    shares: dict[str, tuple[float, float]]  # group -> (judge share, human share)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready copy."""
+        return asdict(self)
+
+
+def rank_agreement(tables: dict[str, tuple[int, int, int, int]], resamples: int = BOOTSTRAP_RESAMPLES,
+                   seed: int = BOOTSTRAP_SEED, level: float = 0.95) -> RankAgreement:
+    """:class:`RankAgreement` from each group's 2×2 counts (both met, judge only, human only, neither).
+
+    The judge's share of a group is (a + b) / n, people's (a + c) / n. Each resample draws every
+    group's counts from a multinomial with its observed shares (the rows of each group resampled), and
+    recomputes both coefficients; the interval is the 2.5th to 97.5th percentile.
+    """
+    import numpy as np
+
+    names = [g for g, t in tables.items() if sum(t) > 0]
+    counts = np.array([tables[g] for g in names], dtype=float)
+    n = counts.sum(axis=1)
+    judge = (counts[:, 0] + counts[:, 1]) / n if len(names) else np.array([])
+    human = (counts[:, 0] + counts[:, 2]) / n if len(names) else np.array([])
+    tau, r = kendall_tau(judge, human), pearson_r(judge, human)
+    tau_iv = r_iv = None
+    if len(names) >= 3:
+        rng = np.random.default_rng(seed)
+        taus, rs = [], []
+        probs = counts / n[:, None]
+        for _ in range(resamples):
+            draw = np.array([rng.multinomial(int(k), p) for k, p in zip(n, probs, strict=True)], dtype=float)
+            j, h = (draw[:, 0] + draw[:, 1]) / n, (draw[:, 0] + draw[:, 2]) / n
+            t, p_ = kendall_tau(j, h), pearson_r(j, h)
+            if t is not None:
+                taus.append(t)
+            if p_ is not None:
+                rs.append(p_)
+        lo_q, hi_q = 100 * (1 - level) / 2, 100 * (1 + level) / 2
+        if len(taus) * 2 > resamples:
+            tau_iv = (float(np.percentile(taus, lo_q)), float(np.percentile(taus, hi_q)))
+        if len(rs) * 2 > resamples:
+            r_iv = (float(np.percentile(rs, lo_q)), float(np.percentile(rs, hi_q)))
+    shares = {g: (float(j), float(h)) for g, j, h in zip(names, judge, human, strict=True)}
+    return RankAgreement(len(names), tau, tau_iv, r, r_iv, shares)

@@ -100,7 +100,7 @@ def test_credited(reply, golds, question):
     ("September 1968", ["late 1968", "November 8, 1968"], "when was it released", "dates it otherwise"),
     ("760 nm", ["687 and 760 nm"], "at what wavelengths does it peak", "not given"),
     # negation of the gold's own clause, alternatives, lists of candidates
-    ("It was not Paris.", ["Paris"], "what is the capital", "negated"),
+    ("It was not Paris.", ["Paris"], "what is the capital", "denied"),  # issue 34: the stance refuses it first
     ("I don't think it is Paris.", ["Paris"], "what is the capital", "negated"),
     ("It is either 1914 or 1918.", ["1914"], "when did it start", "alternatives"),
     ("Maybe Paris, maybe Lyon.", ["Paris"], "what is the capital", "alternatives"),
@@ -111,6 +111,8 @@ def test_credited(reply, golds, question):
      "echoes the question"),
     ("I am not sure.", ["not guilty"], "what was the verdict", "not given"),
     ("Are oxygen levels going up, down, or staying the same?", ["down"],
+     "Are oxygen levels going up, down, or staying the same?", "asked"),  # issue 34: a question asserts nothing
+    ("Are oxygen levels going up, down, or staying the same", ["down"],
      "Are oxygen levels going up, down, or staying the same?", "echoes the question"),  # an echo across commas
 ])
 def test_not_credited(reply, golds, question, why):

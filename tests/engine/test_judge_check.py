@@ -217,3 +217,26 @@ def test_either_combines_the_files_judges_with_the_lexical_rule(tmp_path):
     fig = report.overall["other or lexical"]
     assert (fig.n, fig.both, fig.judge_only, fig.human_only, fig.neither) == (3, 2, 1, 0, 0)
     assert "other or lexical" not in run_check(path, load_rows(path)).overall
+
+
+def test_intervals_too_few_and_rank_agreement(tmp_path):
+    from engine.judge.check import render_text
+
+    rows = []
+    for model, right in (("a", 30), ("b", 20), ("c", 10)):
+        for i in range(40):
+            ok = i < right
+            rows.append({"question": "when did the war end", "golds": ["1945"],
+                         "answer": "It ended in 1945." if ok else "In 1918.", "human": ok, "model": model})
+    path = write(tmp_path, rows)
+    report = run_check(path, load_rows(path), by="model")
+    viva = report.overall["viva (offline)"]
+    assert not viva.too_few and viva.intervals["kappa"] == (1.0, 1.0)
+    assert report.groups["a"]["viva (offline)"].too_few  # 40 rows < 50
+    rank = report.ranks["viva (offline)"]
+    assert rank.groups == 3 and rank.kendall == pytest.approx(1.0) and rank.pearson == pytest.approx(1.0)
+    text = render_text(report)
+    assert "95% CI" in text and "too few to read (n = 40 < 50)" in text
+    assert "rank agreement over the model groups" in text and "Kendall τ 1.000" in text
+    assert "rate = share the judge credits" in text and "base = share people credit" in text
+    assert report.as_dict()["ranks"]["viva (offline)"]["groups"] == 3

@@ -308,3 +308,21 @@ def test_number_left_out_lowers_but_another_number_caps(judge):
     left_out = judge.judge(fact, "Alexander Fleming discovered penicillin.")
     assert "another number" not in left_out.rationale
     assert swapped.support == 0.0 < left_out.support
+
+
+@pytest.mark.parametrize("reply", [
+    "If liquid oxygen is pale blue, I'd be surprised.",
+    "Liquid oxygen is pale blue. Just kidding, that is wrong.",
+    "Many believe liquid oxygen is pale blue, but that is a myth.",
+    "Is it true that liquid oxygen is pale blue?",
+    "如果液氧是淡蓝色的，我会很惊讶。",
+])
+def test_stance_before_match(judge, reply):
+    """Issue 34: a fact only supposed, withdrawn, attributed and contradicted, or asked is not stated."""
+    v = judge.judge("Liquid oxygen is pale blue", reply, "What colour is liquid oxygen?")
+    assert not v.met, v.rationale
+
+
+def test_a_stated_fact_is_still_credited(judge):
+    v = judge.judge("Liquid oxygen is pale blue", "Liquid oxygen is pale blue.", "What colour is liquid oxygen?")
+    assert v.met, v.rationale

@@ -33,6 +33,9 @@ def stance_of(text: str, word: str) -> str:
     ("I refuse to say Paris.", "Paris", "denied"),
     ("Anything except Paris.", "Paris", "denied"),
     ("Not Paris.", "Paris", "denied"),
+    ("It is not Paris; it is Lyon.", "Paris", "denied"),
+    ("I refuse to say Rome, Paris or Lyon.", "Paris", "denied"),
+    ("Anything except war, famine, and weather.", "weather", "denied"),
     ("The capital is Paris. That is false.", "Paris", "denied"),
     ("巴黎是错的，答案是里昂。", "巴黎", "denied"),
     ("不是巴黎。", "巴黎", "denied"),
@@ -80,7 +83,7 @@ def test_stance(text: str, word: str, stance: str) -> None:
     "Who founded it? Charles Darwin, a famous English naturalist.",
     "The stadium is Old Trafford, located in Greater Manchester.",
     "Not only Paris but also Lyon hosted matches.",
-    "No, it is not flat.",
+    "No, the Earth is not flat.",
     "巴黎是法国的首都。",
     "如果我没记错，是巴黎。",
 ])
@@ -115,6 +118,13 @@ def test_claim_fields() -> None:
 ])
 def test_asserted_text(text: str, expected: str) -> None:
     assert asserted_text(text) == expected
+
+
+def test_negated_units_kept_for_a_negative_gold() -> None:
+    assert asserted_text("Not guilty.") == ""
+    assert asserted_text("Not guilty.", keep_negated=True) == "Not guilty."
+    assert claims("Not guilty.")[0].negation and not claims("Paris is wrong.")[0].negation
+    assert asserted_text("Paris is wrong.", keep_negated=True) == ""
 
 
 def test_asserted_text_keeps_denials_for_a_polarity_reader() -> None:

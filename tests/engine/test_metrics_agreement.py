@@ -68,3 +68,38 @@ def test_grouped_per_kind_and_benchmark():
     by_bench = agreement_by((b, j, h) for b, j, h in [("medqa", True, True), ("sedar", True, True)])
     assert by_bench["medqa"].kappa is None and by_bench["sedar"].n == 1
     assert by_kind["point"].as_dict()["n"] == 4
+
+
+def test_bootstrap_intervals_hold_the_figure_and_shrink_with_n():
+    from engine.metrics.agreement import bootstrap_intervals, table_figures
+
+    small = bootstrap_intervals(20, 5, 5, 20)
+    large = bootstrap_intervals(2000, 500, 500, 2000)
+    point = table_figures(20, 5, 5, 20)
+    for key in ("accuracy", "kappa", "precision", "recall"):
+        lo, hi = small[key]
+        assert lo <= float(point[key]) <= hi
+        assert (large[key][1] - large[key][0]) < (hi - lo)
+    assert bootstrap_intervals(20, 5, 5, 20) == small  # seeded
+    assert bootstrap_intervals(0, 0, 0, 0)["kappa"] is None
+
+
+def test_kendall_and_pearson_by_hand():
+    from engine.metrics.agreement import kendall_tau, pearson_r
+
+    assert kendall_tau([1, 2, 3], [1, 2, 3]) == pytest.approx(1.0)
+    assert kendall_tau([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    # pairs (1,2) C, (1,3) C, (2,3) D: (2 - 1) / 3
+    assert kendall_tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
+    assert kendall_tau([1, 1], [1, 2]) is None and kendall_tau([1], [1]) is None
+    assert pearson_r([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0) and pearson_r([1, 1], [1, 2]) is None
+
+
+def test_rank_agreement_of_groups():
+    from engine.metrics.agreement import rank_agreement
+
+    tables = {"a": (40, 5, 5, 50), "b": (20, 5, 5, 70), "c": (60, 5, 5, 30), "d": (10, 2, 3, 85)}
+    r = rank_agreement(tables)
+    assert r.groups == 4 and r.kendall == pytest.approx(1.0) and r.pearson > 0.99
+    assert r.kendall_interval is not None and r.pearson_interval[1] <= 1.0 + 1e-9
+    assert r.shares["a"] == (pytest.approx(0.45), pytest.approx(0.45))
