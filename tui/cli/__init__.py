@@ -115,7 +115,7 @@ def sessions(ctx: click.Context, as_json: bool, limit: int, offset: int, every: 
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
     else:
-        from rich.console import Console
+        from tui.cli.console import SafeConsole as Console
         from rich.table import Table
 
         table = Table("id", "status", "protocol", "target", "item", "turns", "score", "created")

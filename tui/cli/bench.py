@@ -66,7 +66,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     if not rows:
         click.echo("no benchmarks yet: try `viva bench import FORMAT PATH` or `viva bench generate`")
         return
-    from rich.console import Console
+    from tui.cli.console import SafeConsole as Console
     from rich.table import Column, Table
 
     table = Table(Column("name", no_wrap=True), "source", "items", "protocols", "knowledge base", "created")
@@ -86,7 +86,7 @@ def _item_detail(store: Any, item_id: int) -> dict[str, Any]:
 
 
 def _print_item(detail: dict[str, Any]) -> None:
-    from rich.console import Console
+    from tui.cli.console import SafeConsole as Console
     from rich.markup import escape
     from rich.table import Table
 
@@ -165,7 +165,7 @@ def show(ctx: click.Context, name: str, item_id: int | None, as_json: bool) -> N
                     "created_at": bench_.created_at, "items": rows, "calibration": calibration,
                     "abilities": abilities})
         return
-    from rich.console import Console
+    from tui.cli.console import SafeConsole as Console
     from rich.markup import escape
     from rich.table import Table
 
@@ -218,7 +218,7 @@ def calibrate(ctx: click.Context, name: str, model: str, as_json: bool) -> None:
     if as_json:
         _echo_json({"calibration": calibration, "abilities": abilities})
         return
-    from rich.console import Console
+    from tui.cli.console import SafeConsole as Console
 
     _print_calibration(Console(), name, calibration, abilities)
 
@@ -334,7 +334,7 @@ def rubric() -> None:
 
 
 def _print_version(rv: Any) -> None:
-    from rich.console import Console
+    from tui.cli.console import SafeConsole as Console
     from rich.markup import escape
     from rich.table import Table
 

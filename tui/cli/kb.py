@@ -159,7 +159,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         _echo_json(rows)
         return
-    from rich.console import Console
+    from tui.cli.console import SafeConsole as Console
     from rich.table import Table
 
     table = Table("name", "documents", "chunks", "entities", "version", "embedder", "built")

@@ -44,7 +44,7 @@ def train_cmd(steps: int | None, seed: int | None, out: str, reward: str | None,
 
     Without reward options it trains the shipped model's reward: with the default seed and steps,
     `--out models/policy.onnx` regenerates the shipped file."""
-    from rich.console import Console
+    from tui.cli.console import SafeConsole as Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from engine.api import DEFAULT_SEED, DEFAULT_STEPS, PPOConfig, RewardSpec, train_and_export

@@ -137,7 +137,7 @@ class ProgressDisplay:
     # -- lifecycle ----------------------------------------------------------------------------
     def __enter__(self) -> ProgressDisplay:
         if self.mode == "rich":
-            from rich.console import Console
+            from tui.cli.console import SafeConsole as Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self._rich = Progress(
