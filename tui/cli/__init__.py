@@ -115,8 +115,9 @@ def sessions(ctx: click.Context, as_json: bool, limit: int, offset: int, every: 
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
     else:
-        from tui.cli.console import SafeConsole as Console
         from rich.table import Table
+
+        from tui.cli.console import SafeConsole as Console
 
         table = Table("id", "status", "protocol", "target", "item", "turns", "score", "created")
         for r in rows:
