@@ -93,8 +93,8 @@ def main(ctx: click.Context, home: str | None, config: str | None, no_cache: boo
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list of the page's rows) instead of a table.")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="Sessions per page.")
-@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--limit", type=click.IntRange(min=1, max=2**63 - 1, clamp=True), default=50, show_default=True, help="Sessions per page.")
+@click.option("--offset", type=click.IntRange(min=0, max=2**63 - 1, clamp=True), default=0, show_default=True,
               help="Skip this many (newest) sessions first.")
 @click.option("--all", "every", is_flag=True, help="Every session (no page).")
 @click.option("--filter", "query", default="", metavar="TEXT",
