@@ -548,6 +548,16 @@ class Engine:
             raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(EXTENSIONS)}")
         return self.exports_dir / f"viva-{kind}-{ident}{EXTENSIONS[fmt]}"
 
+    def sweep_stale_work(self) -> int:
+        """Remove what killed runs left: working directories (``HOME/work/session-N-…``) of sessions
+        that are over or gone (a resumable session keeps its own), and eval_code's private folders
+        and cgroups of processes that are gone; returns how many."""
+        from engine.judge.sandbox import sweep_stale, sweep_work_dirs
+
+        rows = self._store.all("SELECT id, status FROM sessions WHERE status NOT IN ('finished', 'not_examined')")
+        open_ids = {r["id"] for r in rows}
+        return sweep_work_dirs(self.home, open_ids.__contains__) + sweep_stale(force=True)
+
     def write_report(self, kind: str, ident: int, fmt: str, path: str | Path | None = None,
                      force: bool = False) -> Path:
         """Write a ``session`` or ``run`` report to ``path`` (default :meth:`default_report_path`,

@@ -771,6 +771,39 @@ def prepare_work_dir(data_dir: Path | str | None, data_home: Path | str, session
     return work
 
 
+def remove_work_dir(workdir: Path | str | None) -> None:
+    """Remove a session's working directory (``HOME/work/session-N-…``, the folder around ``work``)
+    once the session has ended for good; links are never followed, a missing folder is fine."""
+    if workdir is None:
+        return
+    base = Path(workdir).parent
+    if re.fullmatch(r"session-\d+-[A-Za-z0-9_]+", base.name) and base.parent.name == WORK_DIRNAME:
+        try:
+            _remove(base)
+        except OSError:
+            pass
+
+
+def sweep_work_dirs(data_home: Path | str, keep: Callable[[int], bool]) -> int:
+    """Remove the working directories in ``HOME/work`` of sessions for which ``keep(session id)`` is
+    False (finished, or no longer stored: a run killed before it could remove them); returns how many."""
+    root = Path(data_home) / WORK_DIRNAME
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        m = re.fullmatch(r"session-(\d+)-[A-Za-z0-9_]+", name)
+        if m and not keep(int(m.group(1))):
+            try:
+                _remove(root / name)
+                removed += 1
+            except OSError:
+                continue
+    return removed
+
+
 def _remove(path: Path) -> None:
     """Delete a folder tree without following symbolic links (``shutil.rmtree`` works on descriptors)."""
     if os.path.islink(path) or not os.path.isdir(path):

@@ -29,12 +29,16 @@ from tui.cli.run import demo, resume, run
 class VivaGroup(click.Group):
     """Turns the engine's user errors into one clear line (exit code 2 for configuration and store
     errors, 1 for the others), and routes standard output and error through the engine's redaction
-    (:func:`engine.redact.redacted_std_streams`) for the whole command, so no key is ever printed."""
+    (:func:`engine.redact.redacted_std_streams`) for the whole command, so no key is ever printed,
+    and through :func:`engine.termsafe.terminal_std_streams`, so no control sequence from a target,
+    an endpoint or a benchmark is ever emitted (the Rich consoles write their own colours past it,
+    their text made safe: ``tui.cli.console.SafeConsole``)."""
 
     def main(self, *args, **kwargs):  # noqa: D102
         from engine.redact import redacted_std_streams
+        from engine.termsafe import terminal_std_streams
 
-        with redacted_std_streams():
+        with redacted_std_streams(), terminal_std_streams():
             return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context):  # noqa: D102

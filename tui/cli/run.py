@@ -344,6 +344,7 @@ def run(ctx, bench, items, budget, se, common, targets, kernel, protocol, turns,
     from engine.api import RunRequest
 
     engine = get_engine(ctx)
+    engine.sweep_stale_work()  # what a killed run left: work folders of ended sessions, eval folders
     item_ids = None
     console = _console(as_json)
     if (budget is not None or se is not None or common is not None) and items != "adaptive":
@@ -439,6 +440,7 @@ def resume(ctx, what, live, quiet, as_json, workers):
     from engine.api import RunError
 
     engine = get_engine(ctx)
+    engine.sweep_stale_work()  # what a killed run left: work folders of ended sessions, eval folders
     console = _console(as_json)
     try:
         kind, ident = engine.resolve_resume(what)
