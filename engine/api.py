@@ -554,7 +554,7 @@ class Engine:
         and cgroups of processes that are gone; returns how many."""
         from engine.judge.sandbox import sweep_stale, sweep_work_dirs
 
-        rows = self._store.all("SELECT id, status FROM sessions WHERE status NOT IN ('finished', 'not_examined')")
+        rows = self._store.query("SELECT id, status FROM sessions WHERE status NOT IN ('finished', 'not_examined')")
         open_ids = {r["id"] for r in rows}
         return sweep_work_dirs(self.home, open_ids.__contains__) + sweep_stale(force=True)
 

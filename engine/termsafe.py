@@ -17,7 +17,7 @@ What it does, character by character (one ``str.translate``, so a megabyte takes
   U+00AD, U+180E, U+034F, U+115F, U+1160, U+3164, U+FFA0), the line and paragraph separators
   (U+2028, U+2029), interlinear annotation marks (U+FFF9-U+FFFB), Unicode tag characters
   (U+E0000-U+E007F, used to hide text) and lone surrogates are shown as the marker ``\\u202e``
-  (``\\U000e0041`` above U+FFFF).
+  (above U+FFFF as JSON writes it, a surrogate pair: ``\\udb40\\udc41``).
 
 The ``\\uXXXX`` form keeps a JSON document printed with ``ensure_ascii=False`` valid and exact (it
 is JSON's own escape), and is one visible marker in plain text. C0 characters never reach JSON
@@ -42,7 +42,10 @@ _INVISIBLE = (
 
 
 def _marker(code: int) -> str:
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # above U+FFFF: the UTF-16 surrogate pair, as JSON writes it
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _table() -> dict[int, str]:

@@ -214,10 +214,22 @@ def sweep() -> int:
         return 0
     for name in names:
         m = _NAME.fullmatch(name)
-        if m and not pid_alive(int(m.group(1))):
+        if not m or pid_alive(int(m.group(1))):
+            continue
+        path = parent.path / name
+        until = time.monotonic() + 2.0
+        while True:  # what a killed run left may still be dying: kill it, then remove the cgroup
             try:
-                (parent.path / name).rmdir()
+                for pid in (path / "cgroup.procs").read_text().split():
+                    try:
+                        os.kill(int(pid), 9)
+                    except (OSError, ValueError):
+                        pass
+                path.rmdir()
                 removed += 1
+                break
             except OSError:
-                pass
+                if time.monotonic() >= until:
+                    break
+                time.sleep(0.02)
     return removed
