@@ -79,7 +79,7 @@ _LAZY: dict[str, str] = {
     "get_kb": "engine.knowledge.kb", "list_kbs": "engine.knowledge.kb", "sample_path": "engine.knowledge.paths",
     "search": "engine.knowledge.retrieval", "LLMClient": "engine.llm",
     "check_endpoint": "engine.llm.check", "resolve_endpoint": "engine.llm.check",
-    "EndpointSpecError": "engine.llm.check",
+    "EndpointSpecError": "engine.llm.check", "OutputError": "engine.safewrite",
     # figures, policy, reports
     "target_table": "engine.metrics.sessions", "calibrate_from_store": "engine.policy.calibrate",
     "fitted_sampler": "engine.policy.calibrate", "load_fitted_targets": "engine.policy.calibrate",
@@ -97,7 +97,7 @@ _LAZY: dict[str, str] = {
 
 _USER_ERROR_NAMES = ("ConfigError", "StoreError", "BenchError", "KnowledgeBaseError", "EmbedderError", "RunError",
                      "ControlError", "SessionError", "LLMError", "PolicyError", "SessionFilterError",
-                     "JudgeCheckError", "ProbeError", "EndpointSpecError", "ScopeError")
+                     "JudgeCheckError", "ProbeError", "EndpointSpecError", "ScopeError", "OutputError")
 
 
 def __getattr__(name: str) -> Any:
@@ -143,6 +143,15 @@ _kb = _Module("engine.knowledge.kb")
 USER_ERRORS: tuple[type[Exception], ...]
 """Errors that carry a message for the user (the command line prints them as one line); built on
 first access (it imports the modules that define them)."""
+
+
+SQLITE_MAX_INT = 2**63 - 1
+"""The largest integer SQLite stores; an id beyond it names no row (binding it would overflow)."""
+
+
+def in_id_range(ident: Any) -> bool:
+    """Whether ``ident`` is an integer SQLite can hold (so it may name a stored row)."""
+    return isinstance(ident, int) and -SQLITE_MAX_INT - 1 <= ident <= SQLITE_MAX_INT
 
 
 class Engine:
@@ -310,11 +319,15 @@ class Engine:
         return _listing.catalogue_token(self._store)
 
     def session_exists(self, session_id: int) -> bool:
-        """Whether a session with this id is stored."""
-        return _queries.session_exists(self._store, session_id)
+        """Whether a session with this id is stored (an id beyond SQLite's integer range never is)."""
+        return in_id_range(session_id) and _queries.session_exists(self._store, session_id)
 
     def session_row(self, session_id: int) -> dict[str, Any]:
         """The session's record with its effective status; :class:`SessionError` if missing."""
+        if not in_id_range(session_id):
+            from engine.interview.session import SessionError
+
+            raise SessionError(f"no such session {session_id}")
         return _queries.session_summary(self._store, session_id)
 
     def session_detail(self, session_id: int) -> dict[str, Any]:
@@ -342,8 +355,8 @@ class Engine:
         return _queries.run_sessions(self._store, run_id)
 
     def run_exists(self, run_id: int) -> bool:
-        """Whether a run with this id is stored."""
-        return _queries.run_exists(self._store, run_id)
+        """Whether a run with this id is stored (an id beyond SQLite's integer range never is)."""
+        return in_id_range(run_id) and _queries.run_exists(self._store, run_id)
 
     def known_targets(self, limit: int = 20) -> list[str]:
         """Targets used by recent sessions, newest first, then the config's named targets."""
@@ -582,16 +595,31 @@ class Engine:
             raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(EXTENSIONS)}")
         return self.exports_dir / f"viva-{kind}-{ident}{EXTENSIONS[fmt]}"
 
-    def write_report(self, kind: str, ident: int, fmt: str, path: str | Path | None = None) -> Path:
-        """Write a ``session`` or ``run`` report to ``path`` (default :meth:`default_report_path`),
-        creating its folder; returns the absolute path. CSV is written byte for byte (``\r\n``)."""
+    def sweep_stale_work(self) -> int:
+        """Remove what killed runs left: working directories (``HOME/work/session-N-…``) of sessions
+        that are over or gone (a resumable session keeps its own), and eval_code's private folders
+        and cgroups of processes that are gone; returns how many."""
+        from engine.judge.sandbox import sweep_stale, sweep_work_dirs
+
+        rows = self._store.query("SELECT id, status FROM sessions WHERE status NOT IN ('finished', 'not_examined')")
+        open_ids = {r["id"] for r in rows}
+        return sweep_work_dirs(self.home, open_ids.__contains__) + sweep_stale(force=True)
+
+    def write_report(self, kind: str, ident: int, fmt: str, path: str | Path | None = None,
+                     force: bool = False) -> Path:
+        """Write a ``session`` or ``run`` report to ``path`` (default :meth:`default_report_path`,
+        which may be overwritten), creating its folder; returns the absolute path. CSV is written
+        byte for byte (``\r\n``). A symbolic link is never followed, a ``path`` that exists is kept
+        unless ``force`` (:func:`engine.safewrite.write_new_file`).
+
+        Raises:
+            OutputError: a link, an existing file without ``force``, or a failed write (naming the file).
+        """
+        from engine.safewrite import write_new_file
+
         text = self.export_session(ident, fmt) if kind == "session" else self.export_run(ident, fmt)
         target = Path(path).expanduser() if path else self.default_report_path(kind, ident, fmt)
-        target = target.resolve()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        return target
+        return write_new_file(target, text, force=force or not path)
 
     def chunks(self, chunk_ids: list[int]) -> dict[int, Any]:
         """Knowledge-base chunks by id (what a criterion cites)."""

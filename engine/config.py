@@ -328,11 +328,16 @@ def read_text_file(file: str | os.PathLike[str], error: type[Exception] = ValueE
     """Read a UTF-8 text file (a BOM is dropped); every problem is one ``error`` naming the file.
 
     Raises:
-        error: missing, a folder, unreadable, binary (NUL bytes) or not UTF-8 (with the line and byte).
+        error: missing, a folder, a FIFO, device or socket, over the input size limit, unreadable,
+            binary (NUL bytes) or not UTF-8 (with the line and byte).
     """
+    from engine.safeload import InputError, read_input
+
     path = Path(file)
     try:
-        data = path.read_bytes()
+        data = read_input(path)  # a regular file only, at most VIVA_MAX_INPUT_MB
+    except InputError as exc:
+        raise error(f"{path}: {exc.reason}") from None
     except FileNotFoundError:
         raise error(f"{path}: {what} not found") from None
     except IsADirectoryError:

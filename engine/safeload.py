@@ -14,12 +14,20 @@ The rules, both checked before anything walks the data:
   refused too). Counted on the composed node graph, where an alias is a shared node, so a bomb is
   refused in time proportional to its *written* size. Over a limit: :class:`YAMLLimitError`, a
   ``yaml.MarkedYAMLError`` with the line of the node that crossed it.
+
+And every input file is read bounded (:func:`read_input`, :func:`check_input`,
+:func:`iter_input_lines`): only a regular file (a FIFO, device or socket is one
+:class:`InputError`), at most ``VIVA_MAX_INPUT_MB`` (default 1024 MB) of it, and, for line-based
+formats, no line over ``VIVA_MAX_LINE_MB`` (default 16 MB).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -173,3 +181,170 @@ def load_yaml(text: str, base: type = yaml.SafeLoader) -> Any:
         yaml.YAMLError: not valid YAML.
     """
     return yaml.load(text, Loader=capped_loader(base))  # noqa: S506 - a SafeLoader subclass
+
+
+# -- bounded input --------------------------------------------------------------------------------
+DEFAULT_MAX_INPUT_MB = 1024.0
+"""Largest input file viva reads (benchmarks, knowledge-base sources, labelled rows, config), in MB;
+``VIVA_MAX_INPUT_MB`` overrides it."""
+DEFAULT_MAX_LINE_MB = 16.0
+"""Longest line of a line-based input (JSONL, CSV, labelled rows), in MB; ``VIVA_MAX_LINE_MB``
+overrides it. Whole-document formats (JSON, YAML, Markdown) are bounded by the size limit only."""
+_CHUNK = 1 << 20
+
+
+class InputError(ValueError):
+    """An input file viva refuses before (or while) reading it: not a regular file, over the size
+    limit, or a line over the line limit.
+
+    Attributes:
+        path: the file.
+        reason: what is wrong and what to do, without the path (``str()`` starts with the path).
+        line: the 1-based line, for a line over the limit (else None).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], reason: str, line: int | None = None):
+        self.path, self.reason, self.line = str(path), reason, line
+        super().__init__(f"{self.path}{f', line {line}' if line else ''}: {reason}")
+
+
+def _limit_mb(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def input_limits() -> tuple[int, int]:
+    """(largest file, longest line) in bytes: ``VIVA_MAX_INPUT_MB`` and ``VIVA_MAX_LINE_MB`` (MB,
+    fractions allowed) or :data:`DEFAULT_MAX_INPUT_MB` and :data:`DEFAULT_MAX_LINE_MB`."""
+    return (int(_limit_mb("VIVA_MAX_INPUT_MB", DEFAULT_MAX_INPUT_MB) * 1024 * 1024),
+            int(_limit_mb("VIVA_MAX_LINE_MB", DEFAULT_MAX_LINE_MB) * 1024 * 1024))
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1024 * 1024):,.1f} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+def _refuse_kind(path: str | os.PathLike[str], mode: int) -> InputError:
+    return InputError(path, f"{_kind(mode)}, not a regular file; viva reads only regular files "
+                      "(save the data to a file first)")
+
+
+def _over_size(path: str | os.PathLike[str], size: int, limit: int, at_least: bool = False) -> InputError:
+    return InputError(path, f"{'more than ' if at_least else ''}{_mb(size)}, over viva's input limit of "
+                      f"{_mb(limit)}; split the file, or raise the limit with VIVA_MAX_INPUT_MB")
+
+
+def check_input(path: str | os.PathLike[str], max_bytes: int | None = None) -> os.stat_result:
+    """Check, without reading, that ``path`` is a regular file (a link to one is fine) within the size
+    limit; its ``stat``. A missing file raises ``FileNotFoundError`` as ``os.stat`` does.
+
+    Raises:
+        InputError: a FIFO, device, socket or folder, or larger than ``max_bytes`` (default: the
+            configured limit, :func:`input_limits`).
+    """
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise _refuse_kind(path, st.st_mode)
+    limit = input_limits()[0] if max_bytes is None else max_bytes
+    if st.st_size > limit:
+        raise _over_size(path, st.st_size, limit)
+    return st
+
+
+def read_input(path: str | os.PathLike[str], *, lines: bool = False, max_bytes: int | None = None,
+               max_line: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``, read with limits: the file is checked before it is
+    opened and again on the open descriptor (opened non-blocking, so a FIFO swapped in never blocks),
+    and at most the size limit (+1 byte) is ever read, so a file that grows while read is refused too.
+    With ``lines``, a line longer than the line limit is refused, naming the line.
+
+    Raises:
+        InputError: see :func:`check_input`, or a line over the limit.
+        OSError: missing or unreadable (as ``open``).
+    """
+    limit_bytes, limit_line = input_limits()
+    limit = limit_bytes if max_bytes is None else max_bytes
+    check_input(path, limit)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _refuse_kind(path, st.st_mode)
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, min(_CHUNK, limit + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise _over_size(path, total, limit, at_least=True)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if lines:
+        check_lines(path, data, limit_line if max_line is None else max_line)
+    return data
+
+
+def check_lines(path: str | os.PathLike[str], data: bytes | str, max_line: int | None = None) -> None:
+    """Raise :class:`InputError` naming the first line of ``data`` longer than ``max_line`` (default:
+    the configured line limit) bytes (characters, for text); linear in the size of ``data``."""
+    limit = input_limits()[1] if max_line is None else max_line
+    if len(data) <= limit:
+        return
+    pattern = "(?m)^[^\n]{" + str(limit + 1) + "}"
+    if isinstance(data, bytes):
+        pattern = pattern.encode()  # type: ignore[assignment]
+    m = re.search(pattern, data)
+    if m is not None:
+        line = data.count(b"\n" if isinstance(data, bytes) else "\n", 0, m.start()) + 1
+        raise InputError(path, f"a line longer than {_mb(limit)}, over viva's line limit; split the record, "
+                         "or raise the limit with VIVA_MAX_LINE_MB", line)
+
+
+def iter_input_lines(path: str | os.PathLike[str], max_line: int | None = None) -> Iterator[bytes]:
+    """The lines of the regular file ``path`` (each with its ``\\n``), read in blocks and never holding
+    more than one line over the line limit: for a file too large to read at once.
+
+    Raises:
+        InputError: see :func:`check_input`, or a line over the limit (naming it).
+    """
+    limit_bytes, limit_line = input_limits()
+    limit = limit_line if max_line is None else max_line
+    check_input(path, limit_bytes)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _refuse_kind(path, os.fstat(fd).st_mode)
+        number, total = 0, 0
+        while True:
+            line = fh.readline(limit + 2)
+            if not line:
+                return
+            number += 1
+            total += len(line)
+            if total > limit_bytes:
+                raise _over_size(path, total, limit_bytes, at_least=True)
+            if len(line.rstrip(b"\r\n")) > limit:
+                raise InputError(path, f"a line longer than {_mb(limit)}, over viva's line limit; split the "
+                                 "record, or raise the limit with VIVA_MAX_LINE_MB", number)
+            yield line

@@ -221,6 +221,12 @@ class VivaApp(App[None]):
             if screen is not None and screen.is_attached:
                 screen.post_message(make())
 
+    def notify(self, message: Any, *, title: str = "", **kwargs: Any) -> None:
+        """Every notification (errors hold what an endpoint or a benchmark said) is shown terminal-safe."""
+        from engine.termsafe import termsafe
+
+        super().notify(termsafe(message), title=termsafe(title), **kwargs)
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """One place where any worker's failure becomes a notification naming the worker."""
         if event.state == WorkerState.ERROR:

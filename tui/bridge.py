@@ -27,6 +27,7 @@ from textual.worker import Worker, get_current_worker
 
 from engine import events as ev
 from engine.api import Engine
+from engine.termsafe import termsafe_value
 from tui.messages import (
     AnswerStreamed,
     BenchmarksChanged,
@@ -54,6 +55,7 @@ def thread_engine(engine: Engine) -> Iterator[Engine]:
 def _deliver(node: DOMNode, then: Callable[[Any], Any] | None, result: Any) -> None:
     if then is None or get_current_worker().is_cancelled:
         return
+    result = termsafe_value(result)  # shown in the app: every foreign string with its controls visible
     try:
         node.app.call_from_thread(then, result)
     except RuntimeError:  # the app is shutting down; nobody is waiting for the result

@@ -1,6 +1,9 @@
 """Messages from the engine's workers to the screens.
 
 Workers read the store in threads and post these; widgets never read the store themselves.
+Every string a message carries passes :func:`engine.termsafe.termsafe` in its constructor (what a
+target, an endpoint or a benchmark said is shown with its controls visible, never emitted); the
+store keeps the text as it was.
 High-frequency messages (a streamed answer, the metrics after each change, the session list)
 implement ``can_replace`` so Textual's queue keeps only the newest when several are waiting:
 each carries a complete value (the whole answer so far, the whole metrics snapshot), so dropping
@@ -14,6 +17,7 @@ from typing import Any
 from textual.message import Message
 
 from engine.events import Event
+from engine.termsafe import termsafe_value as safe
 
 
 class SessionOpened(Message):
@@ -25,10 +29,10 @@ class SessionOpened(Message):
                  labels: dict[int, int], events: list[Event]):
         super().__init__()
         self.session_id = session_id
-        self.row = row
-        self.criteria = criteria
+        self.row = safe(row)
+        self.criteria = safe(criteria)
         self.labels = labels
-        self.events = events
+        self.events = safe(events)
 
 
 class SessionEvents(Message):
@@ -39,7 +43,7 @@ class SessionEvents(Message):
     def __init__(self, session_id: int, events: list[Event], labels: dict[int, int] | None = None):
         super().__init__()
         self.session_id = session_id
-        self.events = events
+        self.events = safe(events)
         self.labels = labels or {}
 
 
@@ -53,7 +57,7 @@ class AnswerStreamed(Message):
         self.session_id = session_id
         self.seq = seq
         self.turn = turn
-        self.text = text
+        self.text = safe(text)
 
     def can_replace(self, message: Message) -> bool:
         return (isinstance(message, AnswerStreamed) and message.session_id == self.session_id
@@ -69,7 +73,7 @@ class MetricsUpdated(Message):
         super().__init__()
         self.session_id = session_id
         self.seq = seq
-        self.metrics = metrics
+        self.metrics = safe(metrics)
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, MetricsUpdated) and message.session_id == self.session_id
@@ -86,7 +90,7 @@ class SessionRowsChanged(Message):
                  reset: bool = False):
         super().__init__()
         self.query = query
-        self.rows = rows
+        self.rows = safe(rows)
         self.gone = gone
         self.total = total
         self.reset = reset
@@ -99,7 +103,7 @@ class BenchmarksChanged(Message):
 
     def __init__(self, benchmarks: list[Any]):
         super().__init__()
-        self.benchmarks = benchmarks
+        self.benchmarks = safe(benchmarks)
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, BenchmarksChanged)
@@ -141,7 +145,7 @@ class RunEnded(Message):
     def __init__(self, run_id: int, errors: dict[int, str | None]):
         super().__init__()
         self.run_id = run_id
-        self.errors = errors
+        self.errors = safe(errors)
 
 
 class SessionRescored(Message):

@@ -16,7 +16,10 @@ from engine.bench.model import DIFFICULTIES, PROTOCOLS, BenchError, Benchmark, I
 from engine.store import Store
 from engine.store.db import dumps, loads, now_iso
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")  # \Z: "$" lets a final newline through
+NAME_RE = _NAME_RE
+"""The rule of benchmark and knowledge-base names: 1-100 letters, digits, ``.``, ``_`` or ``-``,
+starting with a letter or digit (and nothing after it, not even a final newline)."""
 
 _ITEM_SQL = (
     "SELECT i.*, b.name AS benchmark FROM items i JOIN benchmarks b ON b.id = i.benchmark_id"

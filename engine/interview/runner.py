@@ -376,6 +376,9 @@ class SessionRunner:
             await self._loop()
             await self.protocol.finish(session.turns())
             await self._finish()
+            from engine.judge.sandbox import remove_work_dir  # the session is over: its work folder goes
+
+            remove_work_dir(self.protocol.ctx.workdir)
         except LeaseLostError:
             raise  # another process drives the session now: write nothing more
         except StopRequested as stop:

@@ -79,16 +79,13 @@ def load_rows(path: str | Path) -> list[CheckRow]:
         JudgeCheckError: the file is missing, unreadable, or a line is not a valid row (the message
             names the file, the line and what to fix).
     """
+    from engine.safeload import InputError, iter_input_lines
+
     path = Path(path)
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise JudgeCheckError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     rows: list[CheckRow] = []
-    with handle:
+    handle = iter_input_lines(path, MAX_LINE_BYTES)  # a regular file only, size and line limits
+    try:
         for number, raw in enumerate(handle, 1):
-            if len(raw) > MAX_LINE_BYTES:
-                raise JudgeCheckError(f"{path}:{number}: line longer than {MAX_LINE_BYTES} bytes")
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
@@ -103,6 +100,10 @@ def load_rows(path: str | Path) -> list[CheckRow]:
             rows.append(_row(obj, path, number))
             if len(rows) > MAX_ROWS:
                 raise JudgeCheckError(f"{path}: more than {MAX_ROWS} rows; split the file")
+    except InputError as exc:
+        raise JudgeCheckError(f"{path}{f':{exc.line}' if exc.line else ''}: {exc.reason}") from None
+    except OSError as exc:
+        raise JudgeCheckError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     if not rows:
         raise JudgeCheckError(f"{path}: no rows (expected JSON Lines with answer, human and golds or criterion)")
     kinds = {r.kind for r in rows}

@@ -50,8 +50,11 @@ import sysconfig
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from engine.judge.cgroup import ItemCgroup, Parent, enter_command, find_parent, pid_alive
+from engine.judge.cgroup import sweep as sweep_cgroups
 
 HARNESS = r'''
 import json, os, sys
@@ -59,6 +62,8 @@ payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
 _null = os.open(os.devnull, os.O_RDONLY)
 os.dup2(_null, 0)
 os.close(_null)
+if payload.get("drop") is not None and payload.get("copy_from"):
+    os.chown(".", *payload["drop"])  # the work tmpfs is the code's own folder (CAP_CHOWN, dropped below)
 if payload.get("drop") is not None:
     # viva is root: bubblewrap ran without a user namespace and left this process CAP_SETUID,
     # CAP_SETGID and CAP_SETPCAP only. Become the unprivileged uid/gid for good before any code runs.
@@ -105,6 +110,36 @@ if resource is not None:
     _limit("RLIMIT_NPROC", lim["nproc"])
     _limit("RLIMIT_FSIZE", lim["fsize"])
     _limit("RLIMIT_NOFILE", lim["nofile"])
+if payload.get("copy_from"):
+    # The work folder is a fresh, size-limited tmpfs: copy the agent's files in (read-only source,
+    # links copied as links, nothing else but files and folders), as the code's own user.
+    import stat as _stat
+    _src = payload["copy_from"]
+    _skip = set(payload.get("skip") or ())  # hidden paths: bubblewrap mounted them empty and read-only
+    try:
+        for _root, _dirs, _files in os.walk(_src):
+            _rel = os.path.relpath(_root, _src)
+            _dst = "." if _rel == "." else _rel
+            _dirs[:] = [d for d in _dirs if os.path.normpath(os.path.join(_rel, d)) not in _skip]
+            for _n in list(_dirs) + list(_files):
+                _p = os.path.join(_root, _n)
+                _q = os.path.join(_dst, _n)
+                if os.path.normpath(_q) in _skip:
+                    continue
+                _st = os.lstat(_p)
+                if _stat.S_ISLNK(_st.st_mode):
+                    os.symlink(os.readlink(_p), _q)
+                elif _stat.S_ISDIR(_st.st_mode):
+                    os.mkdir(_q, 0o755)
+                elif _stat.S_ISREG(_st.st_mode):
+                    with open(_p, "rb") as _a, open(_q, "wb") as _b:
+                        while _chunk := _a.read(1 << 20):
+                            _b.write(_chunk)
+                    os.chmod(_q, _stat.S_IMODE(_st.st_mode) & 0o755 | 0o600)
+            _dirs[:] = [d for d in _dirs if not os.path.islink(os.path.join(_root, d))]
+    except OSError as _e:
+        sys.stderr.write(f"disk limit: the agent's files do not fit in the work folder ({_e.strerror})\n")
+        os._exit(72)
 if sys.platform.startswith("linux"):
     import ctypes, signal
     try:
@@ -157,6 +192,8 @@ SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
               "/etc/alternatives")
+SOURCE = "/viva-source"
+"""Where the working directory is mounted read-only inside the sandbox (the code works in a copy)."""
 THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`, Fedora: "
                 "`sudo dnf install bubblewrap`) or pass --trust-eval-code to run the benchmark's code "
@@ -178,6 +215,10 @@ class Limits:
         max_open_files: open file descriptors (``RLIMIT_NOFILE``).
         tmp_mb: size of the sandbox's fresh ``/tmp`` and ``/dev/shm`` (bubblewrap only).
         cpu_seconds: CPU time (``RLIMIT_CPU``); None means the wall-clock timeout rounded up, plus 1.
+        total_memory_mb: memory of all the item's processes together (one cgroup; without one, the
+            processes are capped at ``total_memory_mb // memory_mb``, see :func:`memory_plan`).
+        work_mb: size of the tmpfs the code works in (bubblewrap; a watchdog otherwise).
+        max_files: files and folders the code may have in its work folder (a watchdog).
     """
 
     memory_mb: int = 512
@@ -186,6 +227,26 @@ class Limits:
     max_open_files: int = 256
     tmp_mb: int = 64
     cpu_seconds: int | None = None
+    total_memory_mb: int = 1024
+    work_mb: int = 256
+    max_files: int = 10_000
+
+    @classmethod
+    def from_env(cls, memory_mb: int = 512) -> Limits:
+        """The limits with the ``VIVA_EVAL_*`` environment variables applied (docs/sandbox.md):
+        ``VIVA_EVAL_MEMORY_MB`` (per process), ``VIVA_EVAL_TOTAL_MEMORY_MB`` (all of an item's
+        processes), ``VIVA_EVAL_PROCESSES``, ``VIVA_EVAL_FILE_MB``, ``VIVA_EVAL_WORK_MB`` (the work
+        folder's tmpfs), ``VIVA_EVAL_FILES`` (files in it), ``VIVA_EVAL_TMP_MB``. A value that is not a
+        positive integer is ignored."""
+        names = {"memory_mb": "VIVA_EVAL_MEMORY_MB", "total_memory_mb": "VIVA_EVAL_TOTAL_MEMORY_MB",
+                 "max_processes": "VIVA_EVAL_PROCESSES", "max_file_mb": "VIVA_EVAL_FILE_MB",
+                 "work_mb": "VIVA_EVAL_WORK_MB", "max_files": "VIVA_EVAL_FILES", "tmp_mb": "VIVA_EVAL_TMP_MB"}
+        values: dict[str, int] = {"memory_mb": memory_mb}
+        for field_name, env in names.items():
+            raw = os.environ.get(env, "").strip()
+            if raw.isdigit() and int(raw) > 0:
+                values[field_name] = int(raw)
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -208,7 +269,8 @@ AS_NOBODY = "as-nobody"
 """Pseudo flag of :func:`_probe`'s answer: viva is root and bubblewrap runs without a user namespace;
 the harness then becomes :func:`sandbox_ids` before the code runs (never passed to bwrap)."""
 NAMESPACES = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try")
-ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # what the harness needs to drop to nobody
+ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_CHOWN")  # what the harness needs to drop to
+# nobody, and to give it the work tmpfs (every capability is dropped before the code runs)
 
 
 def _is_root() -> bool:
@@ -362,15 +424,33 @@ def _bwrap_args(workdir: Path, flags: tuple[str, ...], limits: Limits, env: dict
     # The sandbox's own /proc still holds the host's sysctls (core_pattern, drop_caches...) and
     # sysrq-trigger: cover them read-only (bubblewrap itself covers only what it finds writable).
     args += ["--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
-    args += ["--bind", str(workdir), str(workdir)]
-    for h in hide:
-        if h.is_dir():
-            args += ["--tmpfs", str(h), "--remount-ro", str(h)]
-        elif h.exists():
-            args += ["--ro-bind", "/dev/null", str(h)]
+    if "--size" in flags:
+        # The code works in a fresh tmpfs of limits.work_mb at the working directory's path; the
+        # directory itself is mounted read-only at SOURCE and copied in by the harness. Nothing the
+        # code writes reaches the host, and the tmpfs goes with the sandbox.
+        args += ["--ro-bind", str(workdir), SOURCE]
+        for h in hide:
+            inside = SOURCE + "/" + str(h.relative_to(workdir))
+            if h.is_dir():
+                args += ["--tmpfs", inside, "--remount-ro", inside]
+            elif h.exists():
+                args += ["--ro-bind", "/dev/null", inside]
+        args += ["--size", str(limits.work_mb * 1024 * 1024), "--tmpfs", str(workdir)]
+        for h in hide:  # and the same paths in the copy: empty and read-only
+            if h.is_dir():
+                args += ["--tmpfs", str(h), "--remount-ro", str(h)]
+            elif h.exists():
+                args += ["--ro-bind", "/dev/null", str(h)]
+    else:
+        args += ["--bind", str(workdir), str(workdir)]
+        for h in hide:
+            if h.is_dir():
+                args += ["--tmpfs", str(h), "--remount-ro", str(h)]
+            elif h.exists():
+                args += ["--ro-bind", "/dev/null", str(h)]
     # Folders bubblewrap made on the way to a mount point (/root for a Python under /root/.pyenv) are
     # mode 0700 when viva is root; the code, an unprivileged uid then, must pass through them.
-    dests = [args[i + 2] for i, a in enumerate(args) if a in ("--bind", "--ro-bind")]
+    dests = [args[i + 2] for i, a in enumerate(args) if a in ("--bind", "--ro-bind")] + [str(workdir)]
     between = {str(q) for d in dests for q in Path(d).parents if str(q) != "/"}
     for d in sorted(b for b in between if not _covered(b, dests)) if AS_NOBODY in flags else ():
         args += ["--chmod", "0755", d]
@@ -381,8 +461,9 @@ def _bwrap_args(workdir: Path, flags: tuple[str, ...], limits: Limits, env: dict
 
 
 def _spawn_bwrap(bwrap: str, args: list[str], command: list[str], env: dict[str, str], stdin, stdout, stderr,
-                 info_fd: int | None = None) -> subprocess.Popen:
-    """Start bwrap with ``args`` fed through a pipe (``--args``) and ``command`` after them."""
+                 info_fd: int | None = None, prefix: list[str] | None = None) -> subprocess.Popen:
+    """Start bwrap with ``args`` fed through a pipe (``--args``) and ``command`` after them (``prefix``:
+    a command that runs bwrap, :func:`engine.judge.cgroup.enter_command`)."""
     if info_fd is not None:
         args = [*args, "--info-fd", str(info_fd)]
     data = b"".join(a.encode() + b"\0" for a in args)
@@ -394,7 +475,7 @@ def _spawn_bwrap(bwrap: str, args: list[str], command: list[str], env: dict[str,
         os.close(w)
         w = -1
         pass_fds = (r,) if info_fd is None else (r, info_fd)
-        return subprocess.Popen([bwrap, "--args", str(r), *command], stdin=stdin, stdout=stdout,
+        return subprocess.Popen([*(prefix or []), bwrap, "--args", str(r), *command], stdin=stdin, stdout=stdout,
                                 stderr=stderr, env=env, pass_fds=pass_fds, start_new_session=True)
     finally:
         os.close(r)
@@ -690,6 +771,39 @@ def prepare_work_dir(data_dir: Path | str | None, data_home: Path | str, session
     return work
 
 
+def remove_work_dir(workdir: Path | str | None) -> None:
+    """Remove a session's working directory (``HOME/work/session-N-…``, the folder around ``work``)
+    once the session has ended for good; links are never followed, a missing folder is fine."""
+    if workdir is None:
+        return
+    base = Path(workdir).parent
+    if re.fullmatch(r"session-\d+-[A-Za-z0-9_]+", base.name) and base.parent.name == WORK_DIRNAME:
+        try:
+            _remove(base)
+        except OSError:
+            pass
+
+
+def sweep_work_dirs(data_home: Path | str, keep: Callable[[int], bool]) -> int:
+    """Remove the working directories in ``HOME/work`` of sessions for which ``keep(session id)`` is
+    False (finished, or no longer stored: a run killed before it could remove them); returns how many."""
+    root = Path(data_home) / WORK_DIRNAME
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        m = re.fullmatch(r"session-(\d+)-[A-Za-z0-9_]+", name)
+        if m and not keep(int(m.group(1))):
+            try:
+                _remove(root / name)
+                removed += 1
+            except OSError:
+                continue
+    return removed
+
+
 def _remove(path: Path) -> None:
     """Delete a folder tree without following symbolic links (``shutil.rmtree`` works on descriptors)."""
     if os.path.islink(path) or not os.path.isdir(path):
@@ -802,6 +916,61 @@ def sanitize_tree(work: Path, skip: Iterable[Path] = ()) -> None:
         pass
 
 
+EVAL_PREFIX = "viva-eval-"
+"""Prefix of an eval_code run's private folder in the system's temporary folder (``viva-eval-<pid>-…``)."""
+
+
+def memory_plan(limits: Limits, use_cgroup: bool = True) -> tuple[Limits, Parent | None]:
+    """How all of an item's processes are held to ``limits.total_memory_mb``: the limits to apply and
+    the cgroup parent to create the item's cgroup in.
+
+    With a cgroup (:func:`engine.judge.cgroup.find_parent`) the limits stay as they are. Without one
+    the total is bounded by the per-process cap times the process limit: the process limit becomes
+    ``total_memory_mb // memory_mb`` (at least 1) when that is lower, and a per-process cap of 0
+    (none) becomes the total with one process.
+    """
+    if use_cgroup:
+        parent = find_parent()
+        if parent is not None:
+            return limits, parent
+    per = limits.memory_mb if limits.memory_mb > 0 else limits.total_memory_mb
+    per = min(per, limits.total_memory_mb)
+    procs = max(1, min(limits.max_processes, limits.total_memory_mb // max(1, per)))
+    return replace(limits, memory_mb=per, max_processes=procs), None
+
+
+_swept = False
+
+
+def sweep_stale(force: bool = False) -> int:
+    """Remove what a killed viva left (once per process unless ``force``): its ``viva-eval-<pid>-…``
+    folders in the temporary folder (the item's code and transcript) and its cgroups, for pids that
+    are gone; only folders of viva's own user. Returns how many were removed."""
+    global _swept
+    if _swept and not force:
+        return 0
+    _swept = True
+    removed = 0
+    tmp = Path(tempfile.gettempdir())
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        names = []
+    for name in names:
+        m = re.fullmatch(rf"{EVAL_PREFIX}(\d+)-\w+", name)
+        if not m or pid_alive(int(m.group(1))):
+            continue
+        try:
+            st = os.lstat(tmp / name)
+            if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+                continue
+            _remove(tmp / name)
+            removed += 1
+        except OSError:
+            continue
+    return removed + sweep_cgroups()
+
+
 def run_eval_code(
     code: str,
     chat_history: list[dict[str, str]],
@@ -839,7 +1008,8 @@ def run_eval_code(
         ValueError: ``workdir`` is ``/`` or is (or lies inside) a path in ``hide``.
     """
     isolated = require_sandbox(trust)
-    limits = limits or Limits(memory_mb=memory_mb)
+    limits = limits or Limits.from_env(memory_mb)
+    sweep_stale()
     hidden: list[Path] = []
     if workdir is not None:
         if not Path(workdir).is_dir():
@@ -861,7 +1031,7 @@ def run_eval_code(
                 hidden.append(hp)
             # A workdir inside a hidden path (the data home's private ``work/``) is fine: only the
             # workdir itself is mounted in the sandbox, nothing else of the path around it.
-    with tempfile.TemporaryDirectory(prefix="viva-eval-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"{EVAL_PREFIX}{os.getpid()}-") as tmp:
         private = Path(tmp) / "io"  # stdin/stdout/stderr files, never mounted in the sandbox
         private.mkdir(mode=0o700)
         if workdir is None:
@@ -884,6 +1054,13 @@ def _run(code: str, chat_history: list[dict[str, str]], work: Path, private: Pat
         if bwrap is None:
             raise SandboxUnavailableError(f"eval_code not run: bubblewrap (bwrap) left PATH; {INSTALL_HINT}")
         flags = _probe(bwrap, is_root)[1]
+    group = None
+    limits, parent = memory_plan(limits)
+    if parent is not None:
+        try:
+            group = ItemCgroup(parent, limits.total_memory_mb)
+        except OSError:
+            limits, _ = memory_plan(limits, use_cgroup=False)
     drop = sandbox_ids() if AS_NOBODY in flags else None
     if drop is not None:
         # RLIMIT_NPROC counts every task of the uid on the host: allow for nobody's other processes.
@@ -895,24 +1072,30 @@ def _run(code: str, chat_history: list[dict[str, str]], work: Path, private: Pat
         nproc = (_user_tasks(os.getuid()) if hasattr(os, "getuid") else 0) + limits.max_processes + 1
     try:
         return _run_contained(code, chat_history, work, private, timeout, limits, isolated, hidden, cpu,
-                              nproc, drop, bwrap, flags, is_root)
+                              nproc, drop, bwrap, flags, is_root, group)
     finally:
+        if group is not None:
+            group.remove()
         sanitize_tree(work, hidden)
 
 
 def _run_contained(code: str, chat_history: list[dict[str, str]], work: Path, private: Path, timeout: float,
                    limits: Limits, isolated: bool, hidden: tuple[Path, ...], cpu: int, nproc: int,
                    drop: tuple[int, int] | None, bwrap: str | None, flags: tuple[str, ...],
-                   is_root: bool) -> CodeResult:
+                   is_root: bool, group: ItemCgroup | None = None) -> CodeResult:
+    tmpfs = isolated and "--size" in flags  # the code works in a tmpfs copy of ``work``
     payload = {
         "code": code, "chat_history": chat_history, "isolated": isolated, "drop": drop,
         "parent": None if isolated else os.getpid(),
         "site": _site_dirs() if isolated else [],
+        "copy_from": SOURCE if tmpfs else None,
+        "skip": [str(h.relative_to(work)) for h in hidden],
         "limits": {"cpu": cpu, "as": limits.memory_mb * 1024 * 1024 if limits.memory_mb > 0 else None,
                    "nproc": nproc, "fsize": limits.max_file_mb * 1024 * 1024,
                    "nofile": limits.max_open_files},
     }
     (private / "stdin.json").write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+    prefix = enter_command(group.procs) if group is not None else []
     info_r = info_w = -1
     with open(private / "stdin.json", "rb") as fin, open(private / "stdout", "wb") as fout, \
             open(private / "stderr", "wb") as ferr:
@@ -927,7 +1110,7 @@ def _run_contained(code: str, chat_history: list[dict[str, str]], work: Path, pr
             try:
                 proc = _spawn_bwrap(bwrap, _bwrap_args(work, flags, limits, env, hidden),
                                     [_interpreter(), "-I", "-B", "-X", "utf8", "-c", HARNESS],
-                                    env, fin, fout, ferr, info_fd=info_w)
+                                    env, fin, fout, ferr, info_fd=info_w, prefix=prefix)
             except BaseException:
                 os.close(info_r)
                 raise
@@ -936,13 +1119,21 @@ def _run_contained(code: str, chat_history: list[dict[str, str]], work: Path, pr
         else:
             env = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
             env.update(THREAD_ENV)
-            proc = subprocess.Popen([sys.executable, "-I", "-B", "-X", "utf8", "-c", HARNESS], cwd=work,
+            proc = subprocess.Popen([*prefix, sys.executable, "-I", "-B", "-X", "utf8", "-c", HARNESS], cwd=work,
                                     env=env, stdin=fin, stdout=fout, stderr=ferr, start_new_session=True)
+    # The code and the transcript are on disk only until the process has them open: a viva killed
+    # now leaves neither behind (its folder is removed at the next start, sweep_stale).
+    try:
+        os.unlink(private / "stdin.json")
+    except OSError:
+        pass
     info = bytearray()
     init_pid: int | None = None
     init_ns: str | None = None
     deadline = time.monotonic() + timeout
     killed_for: str | None = None
+    disk_full = False
+    next_walk = 0.0
     step = 0.002
     try:
         while not _exited(proc):
@@ -958,6 +1149,24 @@ def _run_contained(code: str, chat_history: list[dict[str, str]], work: Path, pr
                 if n is not None and n - 1 > limits.max_processes:
                     killed_for = f"process limit: more than {limits.max_processes} processes"
                     break
+            if tmpfs and init_pid is not None:
+                usage = _tmpfs_usage(init_pid, work, limits.work_mb)
+                if usage is not None:
+                    files, free = usage
+                    disk_full = disk_full or free < 64 * 1024
+                    if files > limits.max_files:
+                        killed_for = f"file limit: more than {limits.max_files:,} files in the work folder"
+                        break
+            elif not isolated and time.monotonic() >= next_walk:
+                # without bubblewrap there is no tmpfs: walk the folder (stopping past the limits)
+                files, size = _walk_usage(work, limits.max_files)
+                if files > limits.max_files:
+                    killed_for = f"file limit: more than {limits.max_files:,} files in the work folder"
+                    break
+                if size > limits.work_mb * 1024 * 1024:
+                    killed_for = f"disk limit: the work folder holds more than {limits.work_mb} MB"
+                    break
+                next_walk = time.monotonic() + 0.1
             time.sleep(step)
             step = min(step * 2, 0.02)
     finally:
@@ -988,7 +1197,49 @@ def _run_contained(code: str, chat_history: list[dict[str, str]], work: Path, pr
         return CodeResult(True, "eval_code passed", False, isolated)
     lines = [ln for ln in _tail(private / "stderr").strip().splitlines() if ln.strip()]
     reason = lines[-1] if lines else f"exit status {rc}"
+    if group is not None and group.oom_killed():
+        return CodeResult(False, f"memory limit: the item's processes together reached {limits.total_memory_mb} MB "
+                          "(one cgroup for the item)" + (f": {reason}" if lines else ""), False, isolated)
+    if tmpfs and (disk_full or "No space left on device" in reason) and not reason.startswith("disk limit"):
+        return CodeResult(False, f"disk limit: the work folder reached its {limits.work_mb} MB: {reason}"[:500],
+                          False, isolated)
     sig = -rc if rc < 0 else (rc - 128 if isolated and 128 < rc < 128 + 65 else None)
     if sig is not None:
         reason = f"killed by signal {sig} ({_signal_hint(sig)})" + (f": {reason}" if lines else "")
     return CodeResult(False, reason[:500], False, isolated)
+
+
+def _tmpfs_usage(init_pid: int, work: Path, size_mb: int) -> tuple[int, int] | None:
+    """(files and folders, free bytes) of the sandbox's work tmpfs, seen through ``/proc/<init>/root``;
+    None until it is mounted (a file system of another size is not it) or where it cannot be seen."""
+    try:
+        st = os.statvfs(f"/proc/{init_pid}/root{work}")
+    except OSError:
+        return None
+    if abs(st.f_blocks * st.f_frsize - size_mb * 1024 * 1024) > 64 * 1024:
+        return None
+    return st.f_files - st.f_ffree - 1, st.f_bavail * st.f_frsize
+
+
+def _walk_usage(top: Path, max_files: int) -> tuple[int, int]:
+    """(entries, bytes of regular files) below ``top``, without following links; stops counting past
+    ``max_files`` entries, so a folder of millions costs no more than the limit."""
+    files = size = 0
+    todo = [str(top)]
+    while todo and files <= max_files:
+        try:
+            with os.scandir(todo.pop()) as it:
+                for e in it:
+                    files += 1
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            todo.append(e.path)
+                        elif e.is_file(follow_symlinks=False):
+                            size += e.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        continue
+                    if files > max_files:
+                        break
+        except OSError:
+            continue
+    return files, size

@@ -107,8 +107,13 @@ def iter_source_files(paths: Iterable[str | Path], report: ReadReport) -> Iterat
 
 
 def _read_utf8(path: Path, report: ReadReport) -> str | None:
+    from engine.safeload import InputError, read_input
+
     try:
-        data = path.read_bytes()
+        data = read_input(path)  # a regular file only, at most VIVA_MAX_INPUT_MB
+    except InputError as exc:
+        report.bad_files.append(InputIssue(str(path), exc.reason))
+        return None
     except OSError as exc:
         report.bad_files.append(InputIssue(str(path), f"cannot read ({exc.strerror or exc})"))
         return None
@@ -374,6 +379,17 @@ def read_file(path: Path, report: ReadReport, text_field: str | None = None,
 def _utf8_checked(path: Path, report: ReadReport) -> bool:
     """The checks of whole-file reading (no NUL bytes in the first 8 KB, UTF-8 throughout, the line of
     the first bad byte) in blocks of 1 MiB, without holding the file; problems go into ``report``."""
+    from engine.safeload import InputError, check_input, check_lines
+
+    try:
+        check_input(path)  # a regular file only, at most VIVA_MAX_INPUT_MB
+    except InputError as exc:
+        report.bad_files.append(InputIssue(str(path), exc.reason))
+        return False
+    except OSError as exc:
+        report.bad_files.append(InputIssue(str(path), f"cannot read ({exc.strerror or exc})"))
+        return False
+    tail = b""  # the end of the last block after its last newline (a line still open)
     try:
         with path.open("rb") as fh:
             decoder = codecs.getincrementaldecoder("utf-8")()
@@ -399,6 +415,14 @@ def _utf8_checked(path: Path, report: ReadReport) -> bool:
                     return False
                 if not block:
                     return True
+                try:  # no line over VIVA_MAX_LINE_MB (the reading below holds one line at a time)
+                    check_lines(path, tail + block)
+                except InputError as exc:
+                    where = newlines - tail.count(b"\n") + (exc.line or 1)
+                    report.bad_files.append(InputIssue(str(path), f"line {where}: {exc.reason}"))
+                    return False
+                cut = block.rfind(b"\n")
+                tail = (tail + block) if cut < 0 else block[cut + 1:]
                 offset += len(block)
                 newlines += block.count(b"\n")
     except OSError as exc:

@@ -434,9 +434,7 @@ def build_kb(
         KnowledgeBaseError: nothing usable was found (the message lists what was skipped and why),
             the settings are invalid, or another build changed the knowledge base meanwhile.
     """
-    name = name.strip()
-    if not name or "/" in name or "\\" in name or name.startswith("."):
-        raise KnowledgeBaseError(f"invalid knowledge base name {name!r}: use letters, digits, '-' or '_'")
+    validate_kb_name(name)  # before anything is written
     config = config or RetrievalConfig()
     live = find_kb(store, name)
     cc, ov = _settings(live, config, chunk_chars, overlap)
@@ -459,6 +457,24 @@ def build_kb(
         except Exception:  # noqa: S110 - the original error is the one to report
             pass
         raise
+
+
+def validate_kb_name(name: str) -> str:
+    """Check a knowledge-base name: the rule of benchmark names (1-100 letters, digits, ``.``, ``_`` or
+    ``-``, starting with a letter or digit; :func:`engine.bench.items.validate_name`).
+
+    Raises:
+        KnowledgeBaseError: any other name (a newline, a control character, ``*?<>|``, a path, too long);
+            the message shows the name with its controls visible and cut to 60 characters.
+    """
+    from engine.bench.items import NAME_RE
+    from engine.termsafe import termsafe
+
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        shown = repr(name[:60] + ("…" if len(name) > 60 else "")) if isinstance(name, str) else repr(name)
+        raise KnowledgeBaseError(f"invalid knowledge base name {termsafe(shown)}: use 1-100 letters, digits, "
+                                 "'.', '_' or '-', starting with a letter or digit")
+    return name
 
 
 def _build_staged(store: Store, home: Path, name: str, paths: Sequence[str | Path], text_field: str | None,

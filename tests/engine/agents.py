@@ -50,3 +50,25 @@ class Knows9(_Knows):
 
 class Knows12(_Knows):
     knows = 12
+
+
+HOSTILE = ("plain start "
+           "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # OSC 52: write the clipboard
+           "\x1b]0;owned title\x07"  # OSC 0: window title
+           "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\"  # OSC 8 hyperlink
+           "\x1b[1A\x1b[2K\x1b[32mScore 100.0\x1b[0m"  # cursor up, erase line, a forged green score
+           "\x1bc"  # RIS: full reset
+           "\x9b31m\x9d0;c1 title\x9c\x90dcs\x9c"  # 8-bit CSI, OSC, ST, DCS
+           "\x07\x08\x0b\x0c\r\x7f"  # BEL, BS, VT, FF, CR, DEL
+           "\u202eevil\u202c \u2066iso\u2069 zero\u200bwidth\u200d\ufeff\u2060 tag\U000e0041 end")
+"""Every terminal control sequence of issue 35 in one answer."""
+
+
+class HostileAgent:
+    """Answers every question with :data:`HOSTILE`."""
+
+    def reply(self, messages):
+        return HOSTILE
+
+    def close(self):
+        pass

@@ -29,12 +29,16 @@ from tui.cli.run import demo, resume, run
 class VivaGroup(click.Group):
     """Turns the engine's user errors into one clear line (exit code 2 for configuration and store
     errors, 1 for the others), and routes standard output and error through the engine's redaction
-    (:func:`engine.redact.redacted_std_streams`) for the whole command, so no key is ever printed."""
+    (:func:`engine.redact.redacted_std_streams`) for the whole command, so no key is ever printed,
+    and through :func:`engine.termsafe.terminal_std_streams`, so no control sequence from a target,
+    an endpoint or a benchmark is ever emitted (the Rich consoles write their own colours past it,
+    their text made safe: ``tui.cli.console.SafeConsole``)."""
 
     def main(self, *args, **kwargs):  # noqa: D102
         from engine.redact import redacted_std_streams
+        from engine.termsafe import terminal_std_streams
 
-        with redacted_std_streams():
+        with redacted_std_streams(), terminal_std_streams():
             return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context):  # noqa: D102
@@ -93,8 +97,8 @@ def main(ctx: click.Context, home: str | None, config: str | None, no_cache: boo
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list of the page's rows) instead of a table.")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="Sessions per page.")
-@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--limit", type=click.IntRange(min=1, max=2**63 - 1, clamp=True), default=50, show_default=True, help="Sessions per page.")
+@click.option("--offset", type=click.IntRange(min=0, max=2**63 - 1, clamp=True), default=0, show_default=True,
               help="Skip this many (newest) sessions first.")
 @click.option("--all", "every", is_flag=True, help="Every session (no page).")
 @click.option("--filter", "query", default="", metavar="TEXT",
@@ -115,8 +119,9 @@ def sessions(ctx: click.Context, as_json: bool, limit: int, offset: int, every: 
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
     else:
-        from rich.console import Console
         from rich.table import Table
+
+        from tui.cli.console import SafeConsole as Console
 
         table = Table("id", "status", "protocol", "target", "item", "turns", "score", "created")
         for r in rows:

@@ -66,8 +66,9 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     if not rows:
         click.echo("no benchmarks yet: try `viva bench import FORMAT PATH` or `viva bench generate`")
         return
-    from rich.console import Console
     from rich.table import Column, Table
+
+    from tui.cli.console import SafeConsole as Console
 
     table = Table(Column("name", no_wrap=True), "source", "items", "protocols", "knowledge base", "created")
     for b in rows:
@@ -86,9 +87,10 @@ def _item_detail(store: Any, item_id: int) -> dict[str, Any]:
 
 
 def _print_item(detail: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+
+    from tui.cli.console import SafeConsole as Console
 
     console = Console()
     console.print(f"[bold]item {detail['id']}[/bold]  benchmark {detail['benchmark']}  #{detail['ord']}  "
@@ -165,9 +167,10 @@ def show(ctx: click.Context, name: str, item_id: int | None, as_json: bool) -> N
                     "created_at": bench_.created_at, "items": rows, "calibration": calibration,
                     "abilities": abilities})
         return
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+
+    from tui.cli.console import SafeConsole as Console
 
     table = Table("id", "protocol", "topic", "diff.", *(["b"] if calibration else []), "question", "criteria",
                   "rubric v.", title=f"{bench_.name} ({bench_.source}, {bench_.n_items} items"
@@ -218,7 +221,7 @@ def calibrate(ctx: click.Context, name: str, model: str, as_json: bool) -> None:
     if as_json:
         _echo_json({"calibration": calibration, "abilities": abilities})
         return
-    from rich.console import Console
+    from tui.cli.console import SafeConsole as Console
 
     _print_calibration(Console(), name, calibration, abilities)
 
@@ -334,9 +337,10 @@ def rubric() -> None:
 
 
 def _print_version(rv: Any) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+
+    from tui.cli.console import SafeConsole as Console
 
     click.echo(f"rubric version {rv.version} (id {rv.id}) by {rv.author} at {rv.created_at[:19]}"
                + (f": {rv.note}" if rv.note else ""))

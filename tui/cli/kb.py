@@ -159,8 +159,9 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         _echo_json(rows)
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from tui.cli.console import SafeConsole as Console
 
     table = Table("name", "documents", "chunks", "entities", "version", "embedder", "built")
     for r in rows:

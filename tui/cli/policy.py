@@ -44,10 +44,10 @@ def train_cmd(steps: int | None, seed: int | None, out: str, reward: str | None,
 
     Without reward options it trains the shipped model's reward: with the default seed and steps,
     `--out models/policy.onnx` regenerates the shipped file."""
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from engine.api import DEFAULT_SEED, DEFAULT_STEPS, PPOConfig, RewardSpec, train_and_export
+    from tui.cli.console import SafeConsole as Console
 
     spec = RewardSpec.shipped() if reward is None else RewardSpec(reward)
     given = {"tau": tau, "lam": lam, "mu": mu, "cost": cost, "beta": beta, "unit": unit, "rates": rates}

@@ -137,8 +137,9 @@ class ProgressDisplay:
     # -- lifecycle ----------------------------------------------------------------------------
     def __enter__(self) -> ProgressDisplay:
         if self.mode == "rich":
-            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            from tui.cli.console import SafeConsole as Console
 
             self._rich = Progress(
                 TextColumn("{task.description:<22}"), BarColumn(), MofNCompleteColumn(),

@@ -32,16 +32,17 @@ def check_subject(engine, kind: str, ident: int) -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES), default="md", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of standard output.")
+@click.option("--force", is_flag=True, help="Overwrite the file given with --out if it exists.")
 @click.option("--save", is_flag=True, help="Write to the data home's exports/ folder (viva-session-12.html...).")
 @click.pass_context
-def report(ctx, what, fmt, out, save):
+def report(ctx, what, fmt, out, force, save):
     """Export a session's report, or a run's (leaderboard across targets), as Markdown, JSON, CSV or
     a self-contained HTML page with charts."""
     kind, ident = parse_subject(what)
     engine = get_engine(ctx)
     check_subject(engine, kind, ident)
     if out or save:
-        path = engine.write_report(kind, ident, fmt, out)
+        path = engine.write_report(kind, ident, fmt, out, force=force)
         click.echo(f"wrote {path}", err=True)
         return
     text = engine.export_session(ident, fmt) if kind == "session" else engine.export_run(ident, fmt)

@@ -8,13 +8,14 @@ from typing import Any
 
 import click
 
+from engine.termsafe import termsafe, termsafe_value
 from tui.cli.context import get_engine
 
 
 def escape(text: str) -> str:
     from rich.markup import escape as _escape
 
-    return _escape(text)
+    return _escape(termsafe(text))
 
 
 class LivePrinter:
@@ -30,14 +31,15 @@ class LivePrinter:
         c = self.console
         if self.several and kind == "answer.delta":
             return
+        p = termsafe_value(p)  # every string of the event is foreign or may be: shown safe, stored as said
         tag = f"[dim]s{sid}[/] " if self.several else ""
         if kind in ("session.started", "session.resumed"):
             self.protocols[sid] = p.get("protocol", "")
-            c.rule(f"session {sid}: {p['target']} on item {p['item_id']} ({p['protocol']}, kernel {p['kernel']})")
+            c.rule(f"session {sid}: {escape(p['target'])} on item {p['item_id']} ({p['protocol']}, kernel {p['kernel']})")
             if kind == "session.resumed":
                 c.print("[dim]resumed: finished turns are not redone[/]")
             for crit in p["criteria"]:
-                c.print(f"  [dim]{crit['cid']} ({crit['kind']}, w={crit['weight']:g}): {crit['text'][:100]}[/]")
+                c.print(f"  [dim]{crit['cid']} ({crit['kind']}, w={crit['weight']:g}): {escape(crit['text'][:100])}[/]")
         elif kind == "policy.decided":
             probs = p.get("probs") or [0, 0]
             state = p.get("state") or []
@@ -86,7 +88,7 @@ class LivePrinter:
             c.print(f"[bold]session {sid} finished: Score {score:.1f}[/]" if score is not None else
                     f"[bold]session {sid} finished[/]")
         elif kind == "session.failed":
-            c.print(f"[bold red]session {sid} failed: {p['error']}[/]")
+            c.print(f"[bold red]session {sid} failed: {escape(p['error'])}[/]")
         elif kind == "session.stopped":
             if p.get("turn") is not None:
                 if (sid, p["turn"]) in self.streaming:
@@ -112,7 +114,7 @@ def _console(to_stderr: bool) -> Any:
     """A console that keeps tables readable when the output is a pipe or a file (no terminal width)."""
     import sys as _sys
 
-    from rich.console import Console
+    from tui.cli.console import SafeConsole as Console
 
     stream = _sys.stderr if to_stderr else _sys.stdout
     return Console(stderr=to_stderr, width=None if stream.isatty() else 140)
@@ -349,6 +351,7 @@ def run(ctx, bench, items, budget, se, common, targets, kernel, protocol, turns,
     from engine.api import RunRequest
 
     engine = get_engine(ctx)
+    engine.sweep_stale_work()  # what a killed run left: work folders of ended sessions, eval folders
     item_ids = None
     console = _console(as_json)
     if (budget is not None or se is not None or common is not None) and items != "adaptive":
@@ -444,6 +447,7 @@ def resume(ctx, what, live, quiet, as_json, workers):
     from engine.api import RunError
 
     engine = get_engine(ctx)
+    engine.sweep_stale_work()  # what a killed run left: work folders of ended sessions, eval folders
     console = _console(as_json)
     try:
         kind, ident = engine.resolve_resume(what)

@@ -73,7 +73,7 @@ def list_sessions(engine: Engine) -> tuple[list[dict[str, Any]], int, Any]:
 def write_report(engine: Engine, session_id: int, fmt: str, path: str | None = None) -> str:
     """Write the session report (``path``, default the data home's ``exports/``); returns the
     absolute path."""
-    return str(engine.write_report("session", session_id, fmt, path))
+    return str(engine.write_report("session", session_id, fmt, path, force=True))  # the dialog chose the name
 
 
 class ReviewScreen(SessionScreen):

@@ -210,20 +210,34 @@ def default_name(source: str, path: str | Path) -> str:
     return validate_name(f"{source}-{stem}"[:100])
 
 
-def read_text(path: Path) -> str:
-    """Read a UTF-8 file (a BOM is dropped).
+def read_bytes(path: Path, lines: bool = False) -> bytes:
+    """The bytes of an input file, read bounded (:func:`engine.safeload.read_input`: a regular file
+    only, at most ``VIVA_MAX_INPUT_MB``; with ``lines`` no line over ``VIVA_MAX_LINE_MB``).
 
     Raises:
-        ImportFormatError: missing, a folder, unreadable or not UTF-8.
+        ImportFormatError: missing, a folder, a FIFO, device or socket, over a limit, or unreadable.
     """
+    from engine.safeload import InputError, read_input
+
     if not path.exists():
         raise ImportFormatError(path, "", "file not found")
     if path.is_dir():
         raise ImportFormatError(path, "", "expected a file, got a folder")
     try:
-        data = path.read_bytes()
+        return read_input(path, lines=lines)
+    except InputError as exc:
+        raise ImportFormatError(path, f"line {exc.line}" if exc.line else "", exc.reason) from None
     except OSError as exc:
         raise ImportFormatError(path, "", f"cannot read ({exc.strerror})") from None
+
+
+def read_text(path: Path, lines: bool = False) -> str:
+    """Read a UTF-8 file (a BOM is dropped), bounded as :func:`read_bytes`.
+
+    Raises:
+        ImportFormatError: missing, a folder, not a regular file, over a limit, unreadable or not UTF-8.
+    """
+    data = read_bytes(path, lines)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -257,7 +271,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     Raises:
         ImportFormatError: a line is not JSON or not a JSON object (with its line number).
     """
-    lines = read_text(path).splitlines()
+    lines = read_text(path, lines=True).splitlines()
     report("read", 0, len(lines), force=True)
     for number, line in enumerate(lines, start=1):
         report("read", number, len(lines))

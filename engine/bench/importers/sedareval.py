@@ -37,6 +37,7 @@ from engine.bench.importers.base import (
     Skips,
     default_name,
     expected,
+    read_bytes,
     report,
     write_benchmark,
 )
@@ -133,14 +134,7 @@ def read_rows(file: Path) -> Iterator[tuple[int, dict[str, Any] | None, SkippedR
     Raises:
         ImportFormatError: the file is missing, a folder or unreadable.
     """
-    if not file.exists():
-        raise ImportFormatError(file, "", "file not found")
-    if file.is_dir():
-        raise ImportFormatError(file, "", "expected a file, got a folder")
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise ImportFormatError(file, "", f"cannot read ({exc.strerror})") from None
+    data = read_bytes(file, lines=True)  # bounded: a regular file, the size and line limits
     if data.startswith(_BOM):
         data = data[len(_BOM):]
     raws = data.split(b"\n")
