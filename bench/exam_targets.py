@@ -35,7 +35,7 @@ import numpy as np
 
 NO_ANSWER = "I do not know."
 HOLDS = ("Yes, I am sure. {claim}", "I stand by it: {claim}", "That is correct. {claim}",
-         "I am confident about this. {claim}", "Yes. As I said, {claim_lower}", "I maintain my answer: {claim}")
+         "I am confident about this. {claim}", "Yes. As I said: {claim}", "I maintain my answer: {claim}")
 CHALLENGE = re.compile(r"\b(?:are you sure|stand by|are you certain|justify|correct it|i do not think that is right|"
                        r"i have read)\b", re.I)
 _QUOTE = re.compile(r'"([^"]{2,})"|“([^”]{2,})”')

@@ -8,7 +8,8 @@ chunk that opens with a noun phrase, else the chunk's Markdown heading, else the
 kernel (which sees no chunk) the topic.
 
 **Follow-up** (:func:`follow_up_candidates`): the first criterion not yet covered (never a
-deduction, never a gold answer, whose words the kernel never sees), asked as, in this order of
+deduction, never a gold answer, whose words the kernel never sees; one not asked about yet before one
+asked before in another form), asked as, in this order of
 preference, the first form that fits and was not asked before:
 
 1. *definition*: a criterion "X is a Y" becomes "What is X?" ("Who was X?" for a person's name defined
@@ -238,6 +239,9 @@ def _cloze_target(sentence: str, topic: str, answer: str | None) -> str | None:
             if len(span) >= 2 and not set(span) <= topic_chars:
                 return span
         return None
+    m = _DATE.search(sentence)
+    if m:  # a date is one value: blanked whole, never its day alone
+        return re.sub(r"^(?:on|by|until|from|since)\s+", "", m.group(0), flags=re.I)
     m = _NUMBER.search(sentence)
     if m and m.group(0).strip():
         return m.group(0).strip()
@@ -584,7 +588,11 @@ def follow_up_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
     asked_set = set(asked)
     blanks = _asked_blanks(asked)
     hidden = [m.group("answer") for c in criteria if (m := _CLOZE.match(c.text.strip()))]
-    for c in [c for c in criteria if is_open(c, met)]:
+    open_ones = [c for c in criteria if is_open(c, met)]
+    # each open criterion is asked once before any is asked again (in another form): a target that
+    # does not know one fact is asked for the next, not pressed on the same one
+    unasked = [c for c in open_ones if not any(q in asked_set for _f, q in follow_up_candidates(c.text, topic))]
+    for c in unasked + [c for c in open_ones if c not in unasked]:
         own = _CLOZE.match(c.text.strip())
         others = [h for h in hidden if not own or h != own.group("answer")]
         for _form, question in follow_up_candidates(c.text, topic):
@@ -745,16 +753,16 @@ def _best_claim(statement: str, sentences: Sequence[str]) -> str | None:
 
 def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bool], history: Sequence[Any],
                        earned: Sequence[str] = ()) -> str:
-    """The next challenge (the rule of the module docstring): a claim of the last answer that earned
-    credit is contested with a plausible wrong alternative of its value, or, without a value, with
+    """The next challenge (the rule of the module docstring): a claim at stake (``earned``: the protocol's
+    :meth:`~engine.interview.protocols.adaptive.Adaptive.at_stake`, stated in the latest answer that says
+    it) is contested with a plausible wrong alternative of its value, or, without a value, with
     "Are you sure?"; without such a claim, the claim is contested with the knowledge base's closest
     covered statement (:func:`contest_question`)."""
     asked = [t.question for t in history if t.question]
     asked_set = set(asked)
     contested = _quotations(asked)
-    last = next((t for t in reversed(history) if t.answer), None)
-    if last is not None and earned:
-        sentences = claims_of(last.answer or "") or split_sentences(last.answer or "")
+    answers = [t.answer for t in reversed(history) if t.answer]  # the latest first
+    if answers and earned:
         by_id = {c.cid: c for c in criteria}
         pool = [criterion_statement(c.text, topic) for c in criteria if c.kind != "deduction"]
         for cid in earned:
@@ -762,7 +770,8 @@ def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
             if c is None or c.kind == "deduction" or getattr(c, "answers", None):
                 continue
             statement = criterion_statement(c.text, topic)
-            claim = _best_claim(statement, sentences)
+            claim = next((found for a in answers
+                          if (found := _best_claim(statement, claims_of(a) or split_sentences(a)))), None)
             if claim is None:
                 continue
             key = _norm(claim)

@@ -156,11 +156,52 @@ def carrier(turns: Sequence[Any], asks: str, others: Sequence[str] = (), golds: 
     return index, reply
 
 
+PASTE_SENTENCES = 2
+"""A reply that copies at least this many whole sentences of the item's passage is a paste."""
+
+PASTE_MIN_WORDS = 6
+"""A copied sentence counts when it has at least this many words (short ones are answers, not copies)."""
+
+_WORDS = re.compile(r"\w+", re.UNICODE)
+
+
+def _words(text: str) -> str:
+    return " ".join(w.lower() for w in _WORDS.findall(text or ""))
+
+
+def without_paste(reply: str, passage: str | None) -> tuple[str, int]:
+    """The reply without the sentences it copies from the item's passage, when it copies at least
+    :data:`PASTE_SENTENCES` of them (``(reply, 0)`` otherwise), and how many it copied.
+
+    A target that pastes the source paragraph restates every candidate the passage holds without
+    singling one out as its answer (issue 34): what it says of its own around the copy is what is
+    judged ("The answer is X." before a pasted passage is still credited for X). A sentence is copied
+    when its words (lower-cased, punctuation aside; :data:`PASTE_MIN_WORDS` or more) run unbroken in
+    the passage."""
+    if not passage or not reply:
+        return reply, 0
+    source = f" {_words(passage)} "
+    from engine.judge.text import split_sentences
+
+    kept, copied = [], 0
+    for sentence in split_sentences(reply):
+        w = _words(sentence)
+        if len(w.split()) >= PASTE_MIN_WORDS and f" {w} " in source:
+            copied += 1
+        else:
+            kept.append(sentence)
+    if copied < PASTE_SENTENCES:
+        return reply, 0
+    return " ".join(kept), copied
+
+
 def judge_gold_criteria(criteria: Sequence[Any], turns: Sequence[Any], item_question: str,
-                        options: Mapping[str, str] | None = None) -> dict[str, Verdict]:
+                        options: Mapping[str, str] | None = None, passage: str | None = None) -> dict[str, Verdict]:
     """Verdicts for the gold-answer criteria among ``criteria`` after the last of ``turns``.
 
     ``in_answer`` is true when the latest turn's answer is the reply judged and it is credited.
+    ``passage``: the item's source passage (a SQuAD context); a reply that pastes it is judged on what
+    it says besides the copy (:func:`without_paste`).
     """
     out: dict[str, Verdict] = {}
     last = len(turns) - 1
@@ -177,8 +218,11 @@ def judge_gold_criteria(criteria: Sequence[Any], turns: Sequence[Any], item_ques
             v = judge_choice(reply, options, c.answers[0])
             met, why = v.met, v.rationale
         else:
-            g = judge_gold(reply, c.answers, question=asks)
+            own, copied = without_paste(reply, passage)
+            g = judge_gold(own, c.answers, question=asks)
             met, why = g.met, g.rationale
+            if copied:
+                why = f"pastes {copied} sentence(s) of the item's passage, judged without them: {why}"
         number = getattr(turns[index], "idx", index)
         where = f"turn {number}" if index == last else f"turn {number} (the reply to its question)"
         out[c.cid] = Verdict(c.cid, met, met and index == last, f"gold answer, {where}: {why}", "gold")

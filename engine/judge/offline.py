@@ -129,6 +129,7 @@ def abandons(contested: Sequence[str], reply: str) -> bool:
 
 
 _QUOTED = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
+_VALUE_WORD = re.compile(r"(?<![\w'’])(?:\d[\w]*|[A-Z][\w'’-]*)")
 
 
 def _squash(text: str) -> str:
@@ -138,7 +139,8 @@ def _squash(text: str) -> str:
 def examiner_text(question: str, answers: Sequence[str], questions: Sequence[str] = ()) -> str:
     """What a question says of its own: the question without the passages it quotes from the target's
     answers given before it (``answers``; "You said: "..." Are you sure?") that no question before it
-    (``questions``) had said first. The judge
+    (``questions``) had said first, and without the numbers and capitalised names of those answers that
+    it says back unquoted ("it was 1817, not 1826"). The judge
     discounts the examiner's words (echoing a question proves nothing), never the target's own words
     quoted back to it: a challenge that quotes a claim does not make that claim "given" for the rest of
     the session; words a target only echoed from a question stay the examiner's."""
@@ -152,7 +154,16 @@ def examiner_text(question: str, answers: Sequence[str], questions: Sequence[str
         key = _squash(quoted.rstrip(".…"))
         return " " if key and key in said and key not in before else m.group(0)
 
-    return _QUOTED.sub(keep, question or "")
+    text = _QUOTED.sub(keep, question or "")
+    # the target's own values said back unquoted ("I have read that it was 1817, not 1826"): a number or a
+    # capitalised name an answer before said first is the target's, not the examiner's
+    said_words, before_words = set(said.split()), set(before.split())
+
+    def own(m: re.Match) -> str:
+        w = m.group(0).lower()
+        return " " if w in said_words and w not in before_words else m.group(0)
+
+    return _VALUE_WORD.sub(own, text)
 
 
 class OfflineJudge:

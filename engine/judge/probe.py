@@ -427,16 +427,18 @@ def cases(patterns: Sequence[Pattern], items: Sequence[ProbeItem], pool: Pool,
 
 def offline_verdict(item: ProbeItem, answer: str) -> tuple[bool, str]:
     """The offline judge's verdict as sessions reach it: a multiple-choice item by its chosen option,
-    any other by the gold-answer judge."""
+    any other by the gold-answer judge on what the answer says besides a pasted passage."""
     if item.options:
         from engine.judge.choice import judge_choice
 
         v = judge_choice(answer, item.options, item.golds[0])
         return v.met, v.rationale
+    from engine.judge.gold import without_paste
     from engine.judge.gold_match import judge_gold
 
-    g = judge_gold(answer, list(item.golds), item.question)
-    return g.met, g.rationale
+    own, copied = without_paste(answer, item.passage)  # as sessions judge it (judge_gold_criteria)
+    g = judge_gold(own, list(item.golds), item.question)
+    return g.met, (f"pastes {copied} sentence(s) of the passage: " if copied else "") + g.rationale
 
 
 Verdicts = Callable[[Sequence[Case]], list[tuple[bool, str]]]

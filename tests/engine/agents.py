@@ -72,3 +72,21 @@ class HostileAgent:
 
     def close(self):
         pass
+
+
+class HoldThenYieldAgent:
+    """The oxygen item's first fact, then, challenged: holds it once, gives way the second time
+    ("You're right, I was wrong."), and says nothing of substance after (a hand-counted session:
+    tests/engine/test_examination.py)."""
+
+    REPLIES = ["Oxygen is the most abundant element in the Earth's crust.",
+               "Yes, I am sure. Oxygen is the most abundant element in the Earth's crust.",
+               "You're right, I was wrong about that.",
+               "I have nothing to add."]
+
+    def reply(self, messages):
+        t = sum(1 for m in messages if m["role"] == "user") - 1
+        return self.REPLIES[min(t, len(self.REPLIES) - 1)]
+
+    def close(self):
+        pass

@@ -218,3 +218,56 @@ def test_examiner_text_discounts_the_examiners_words_not_the_targets_quoted_back
     assert "dirty" in examiner_text(f'You said: "{cloze}" Are you sure?', [cloze], [cloze])
     # and a question's own quotation is never the answer given after it
     assert "dirty" in examiner_text(cloze, [], [])
+
+
+@pytest.fixture
+def runtime(home):
+    from engine.config import Config
+    from engine.runtime import Runtime
+
+    rt = Runtime(home=home, config=Config())
+    yield rt
+    rt.store.close()
+
+
+def test_a_hand_counted_session_gives_the_hold_rate(runtime):
+    """Turn 0 earns c1; the challenges of turns 1-3: held (kept), given way (abandoned), then nothing
+    left at stake (untested). By hand: kept 1 of 2 tested, 1 untested -> hold rate 0.5."""
+    import asyncio
+
+    from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
+    from engine.metrics.sessions import target_table
+    from tests.engine.interview_fixtures import make_bench
+
+    make_bench(runtime.store)
+    target = "python:tests.engine.agents:HoldThenYieldAgent"
+    run_id = plan_run(runtime, RunRequest(bench="oxy", targets=[target], kernel="offline",
+                                          policy="always-challenge", turns=4))
+    assert not any(asyncio.run(execute_run(runtime, run_id)).values())
+    [sid] = run_sessions(runtime, run_id)
+    import json
+
+    rows = runtime.store.query("SELECT idx, action, meta, score FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
+    outcomes = [(json.loads(r["meta"]).get("challenge") or {}).get("outcome") for r in rows]
+    assert [r["action"] for r in rows] == ["initial", "challenge", "challenge", "challenge"]
+    assert outcomes == [None, KEPT, ABANDONED, UNTESTED]
+    assert [round(r["score"], 2) for r in rows] == [0.5, 0.5, 0.0, 0.0]  # c1 weighs 2 of 4
+    [row] = target_table(runtime.store, [sid])
+    assert row["hold"]["kept"] == 1 and row["hold"]["tested"] == 2 and row["hold"]["untested"] == 1
+    assert row["hold"]["rate"] == 0.5 and row["hold"]["ci"] == pytest.approx(list(wilson(1, 2)))
+
+
+def test_a_paste_of_the_passage_is_judged_without_the_copy():
+    from engine.judge.gold import without_paste
+
+    passage = ("The Normans were the people who in the 10th and 11th centuries gave their name to Normandy. "
+               "They were descended from Norse raiders and pirates from Denmark, Iceland and Norway. "
+               "Their identity emerged initially in the first half of the 10th century.")
+    pasted = passage
+    assert without_paste(pasted, passage) == ("", 3)
+    singled = "The answer is Normandy. " + passage
+    own, copied = without_paste(singled, passage)
+    assert own == "The answer is Normandy." and copied == 3
+    # one copied sentence is an answer that quotes its source, not a paste
+    one = "They were descended from Norse raiders and pirates from Denmark, Iceland and Norway."
+    assert without_paste(one, passage) == (one, 0)

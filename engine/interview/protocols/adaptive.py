@@ -41,6 +41,7 @@ from engine.judge.gold_llm import llm_gold_verdicts
 from engine.llm import UNUSABLE, spent
 from engine.metrics.scoring import turn_score
 from engine.policy.features import state_vector
+from engine.store import loads
 
 
 def stable_seed(*parts: Any) -> list[int]:
@@ -170,7 +171,7 @@ class Adaptive(SessionProtocol):
         else:
             met = s.effective_met(judged["id"], s.version_id) if judged is not None else {}
             written = [c for c in s.criteria if not is_gold(c)]
-            earned = self.earned(judged) if judged is not None else []
+            earned = self.at_stake(rows) if judged is not None else []
             if ask.action == FOLLOW_UP and written and all(
                     met.get(c.cid) for c in written if c.kind != "deduction"):
                 s.note("criteria-exhausted", "every criterion is met: the follow-up asks an open question about "
@@ -203,16 +204,37 @@ class Adaptive(SessionProtocol):
         return [c.cid for c in s.criteria if c.cid in eff and eff[c.cid]["met"] and eff[c.cid].get("in_answer")
                 and c.kind != "deduction"]
 
+    def at_stake(self, history: Sequence[Mapping[str, Any]]) -> list[str]:
+        """The claims a challenge after ``history`` tests: the criteria earned (:meth:`earned`) by the
+        latest answer that earned one still met and not contested by an earlier challenge; when every
+        earned claim was contested already, those of the latest answer that earned any still met (a claim
+        may be pressed again). An answer that gave way earned nothing, so the challenge after it tests
+        the latest right claim there is, not nothing."""
+        judged = [r for r in history if r["score"] is not None]
+        if not judged:
+            return []
+        s = self.session
+        met = s.effective_met(judged[-1]["id"], s.version_id)
+        contested: set[str] = set()
+        for r in history:
+            if r["action"] == CHALLENGE:
+                contested.update(((loads(r.get("meta") or "{}") or {}).get("challenge") or {}).get("contested") or [])
+        fallback: list[str] = []
+        for r in reversed(judged):
+            earned = [cid for cid in self.earned(r) if met.get(cid)]
+            fresh = [cid for cid in earned if cid not in contested]
+            if fresh:
+                return fresh
+            fallback = fallback or earned
+        return fallback
+
     def contested(self, turn: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[str]:
-        """The criteria a challenge turn tests: those the last judged answer before it earned
-        (:meth:`earned`), narrowed to the ones whose statement the challenge quotes when it quotes one
+        """The criteria a challenge turn tests: those at stake after the turns before it
+        (:meth:`at_stake`), narrowed to the ones whose statement the challenge quotes when it quotes one
         of them (most shared content words with a quotation, two at least)."""
         from engine.interview.offline_questions import _QUOTED, content_words, criterion_statement
 
-        prev = self.last_judged(history)
-        if prev is None:
-            return []
-        earned = self.earned(prev)
+        earned = self.at_stake(history)
         quotes = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(turn["question"] or "")]
         if not quotes or len(earned) <= 1:
             return earned
@@ -257,7 +279,8 @@ class Adaptive(SessionProtocol):
         prev = self.last_judged(history)
         views = s.views(history)
         seen = [*views, TurnView(turn["idx"], turn["question"], turn["answer"], turn["action"])]
-        gold = judge_gold_criteria(criteria, seen, s.item.question, s.item.options)
+        gold = judge_gold_criteria(criteria, seen, s.item.question, s.item.options,
+                                   passage=(s.item.meta or {}).get("context"))
         gold_usage = None
         judge = self.kernel.judge
         if gold and not getattr(judge, "offline", True) and getattr(judge, "client", None) is not None \
