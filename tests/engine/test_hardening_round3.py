@@ -83,7 +83,7 @@ def test_termsafe_makes_every_sequence_visible():
                    "\\u009b31m", "\\u009d0;", "␇␈␋␌␍␡", "\\u202eevil\\u202c", "\\u2066iso\\u2069",
                    "zero\\u200bwidth\\u200d\\ufeff\\u2060", "tag\\udb40\\udc41"):
         assert marker in shown, marker
-    assert termsafe("line\n\tend\r\n") == "line\n\tend\n"  # newline, tab and a Windows line end kept
+    assert termsafe("line\n\tend\r\nover\rwrite") == "line\n\tend\r\nover␍write"  # newline, tab, CR LF kept
     assert termsafe_value({"a": [HOSTILE], "\x1b": 1}) == {"a": [shown], "␛": 1}
     # the \\u form is JSON's own escape: JSON printed with ensure_ascii=False stays exact through it
     doc = json.dumps({"answer": HOSTILE}, ensure_ascii=False)
