@@ -9,7 +9,7 @@ What it does, character by character (one ``str.translate``, so a megabyte takes
 
 - C0 controls (U+0000-U+001F) other than newline and tab are shown as their Unicode control
   pictures: ESC is ``␛``, BEL ``␇``, carriage return ``␍``, backspace ``␈`` and so on; DEL (U+007F)
-  is ``␡`` (``CR LF`` is a line end and becomes ``LF``). ``ESC ] 52 ; …`` (a clipboard write) is shown as ``␛]52;…`` and never emitted.
+  is ``␡`` (``CR LF`` is a line end and is kept; a lone ``CR`` is ``␍``). ``ESC ] 52 ; …`` (a clipboard write) is shown as ``␛]52;…`` and never emitted.
 - C1 controls (U+0080-U+009F: the 8-bit CSI, OSC, DCS, ST… that some terminals obey) are shown as
   ``\\u009b``.
 - Bidirectional overrides, embeddings, isolates and marks (U+202A-U+202E, U+2066-U+2069, U+200E,
@@ -74,8 +74,8 @@ def termsafe(text: Any) -> str:
         text = str(text)
     if text.isascii() and text.isprintable():
         return text
-    if "\r\n" in text:  # a Windows line end is a line end, not a stray carriage return
-        text = text.replace("\r\n", "\n")
+    if "\r\n" in text:  # a line end (CSV writes them), not a stray carriage return: kept
+        return "\r\n".join(part.translate(TABLE) for part in text.split("\r\n"))
     return text.translate(TABLE)
 
 

@@ -83,7 +83,7 @@ def test_termsafe_makes_every_sequence_visible():
                    "\\u009b31m", "\\u009d0;", "␇␈␋␌␍␡", "\\u202eevil\\u202c", "\\u2066iso\\u2069",
                    "zero\\u200bwidth\\u200d\\ufeff\\u2060", "tag\\udb40\\udc41"):
         assert marker in shown, marker
-    assert termsafe("line\n\tend\r\n") == "line\n\tend\n"  # newline, tab and a Windows line end kept
+    assert termsafe("line\n\tend\r\nover\rwrite") == "line\n\tend\r\nover␍write"  # newline, tab, CR LF kept
     assert termsafe_value({"a": [HOSTILE], "\x1b": 1}) == {"a": [shown], "␛": 1}
     # the \\u form is JSON's own escape: JSON printed with ensure_ascii=False stays exact through it
     doc = json.dumps({"answer": HOSTILE}, ensure_ascii=False)
@@ -199,17 +199,25 @@ def test_bench_show_shows_a_benchmarks_fields_safe(tmp_path):
 
 
 # -- 2. bounded input ---------------------------------------------------------------------------------
+PEAK = r"""
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_RDWR), 0)
+    os.dup2(os.open(os.devnull, os.O_RDWR), 1)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
 def _peak(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, int]:
-    """(exit status, stderr, peak resident memory in KB) of a command, its own rusage (wait4)."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env or env_for(cwd), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    try:
-        err = proc.stderr.read().decode("utf-8", "replace")  # ends when the process ends (hang guard below)
-    finally:
-        proc.stderr.close()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, err, usage.ru_maxrss
+    """(exit status, stderr, peak resident memory in KB) of a command, measured with ``wait4`` by a
+    small parent (a child forked from pytest itself would count pytest's pages as its own)."""
+    proc = subprocess.run([sys.executable, "-c", PEAK, *argv], cwd=cwd, env=env or env_for(cwd),
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    rc, peak = proc.stdout.split()
+    return int(rc), proc.stderr, int(peak)
 
 
 @pytest.fixture

@@ -151,14 +151,16 @@ def test_bad_files_are_reported_by_path_and_skipped(tmp_path):
 def test_unreadable_file_is_reported(tmp_path, monkeypatch):
     f = tmp_path / "secret.txt"
     f.write_text("classified", encoding="utf-8")
-    real_read_bytes = Path.read_bytes
+    import engine.safeload
 
-    def read_bytes(self):
-        if self.name == "secret.txt":  # as root, chmod 0 would not stop the read
+    real_read_input = engine.safeload.read_input
+
+    def read_input(path, **kwargs):  # every file is read through it (issue 35: bounded input)
+        if Path(path).name == "secret.txt":  # as root, chmod 0 would not stop the read
             raise PermissionError(13, "Permission denied")
-        return real_read_bytes(self)
+        return real_read_input(path, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(engine.safeload, "read_input", read_input)
     docs, report = read_sources([f])
     assert docs == []
     assert report.bad_files[0].path == str(f) and "cannot read (Permission denied)" in report.bad_files[0].message
