@@ -990,7 +990,8 @@ LONG_REPLY = 3
 LONG_REPLY_WORDS = 40
 """Words (tokens) from which a reply of :data:`LONG_REPLY` sentences must single its answer out."""
 SHORT_SENTENCE = 12
-"""Content words of a sentence short enough to single an answer out by its place (first two or last)."""
+"""Content words (besides the gold's) of a sentence short enough to single an answer out by its place
+(first or last)."""
 _CUE = re.compile(r"\b(?:(?:the|my|final)\s+answer|in\s+short|in\s+summary|to\s+sum\s+up|i(?:'d|\s+would)\s+say|"
                   r"my\s+(?:guess|bet|pick)|i(?:'m|\s+am)\s+going\s+with)\b|答案|所以", re.IGNORECASE)
 
@@ -1014,14 +1015,20 @@ def _search(said: str, gold: str, judge: _Judge) -> str:
     if len(sentences) < LONG_REPLY or sum(len(x) for x in sentences) < LONG_REPLY_WORDS:
         return ""
     raw = split_sentences(said)
+
+    def content_of(sentence: list[Tok]) -> list[Tok]:
+        return [t for t in sentence if t.kind in ("word", "num") and t.text not in FILLER]
+
+    credits = [judge.credits(sentence) for sentence in sentences]
+    # an opener or a closer of a few words ("Good question!", "Hope that helps!") has no place of its own
+    placed = [k for k, sentence in enumerate(sentences) if credits[k] or len(content_of(sentence)) > 3]
     for k, sentence in enumerate(sentences):
-        if not judge.credits(sentence):
+        if not credits[k]:
             continue
-        content = [t for t in sentence if t.kind in ("word", "num") and t.text not in FILLER]
+        content = [t for t in content_of(sentence) if t.text not in judge.all_gold_words]  # the gold's own words aside
         text = raw[k] if k < len(raw) and len(raw) == len(sentences) else _text(sentence)
-        opener = k == 1 and len([t for t in sentences[0] if t.kind in ("word", "num") and t.text not in FILLER]) <= 3
-        if len(content) <= SHORT_SENTENCE and (k == 0 or opener or k == len(sentences) - 1):
-            return ""  # a short first sentence (after an opener: "Good question!") answers; a short last one concludes
+        if len(content) <= SHORT_SENTENCE and k in (placed[0], placed[-1]):
+            return ""  # a short first sentence answers; a short last one concludes
         if len(content) <= 2 * SHORT_SENTENCE and _CUE.search(text):
             return ""  # "so the answer is ...", "which means ..."
     return f"a reply of {len(sentences)} sentences that does not single its answer out (a passage, not an answer)"
