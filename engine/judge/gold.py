@@ -176,8 +176,9 @@ def without_paste(reply: str, passage: str | None) -> tuple[str, int]:
     A target that pastes the source paragraph restates every candidate the passage holds without
     singling one out as its answer (issue 34): what it says of its own around the copy is what is
     judged ("The answer is X." before a pasted passage is still credited for X). A sentence is copied
-    when its words (lower-cased, punctuation aside; :data:`PASTE_MIN_WORDS` or more) run unbroken in
-    the passage."""
+    when a run of its words (lower-cased, punctuation aside; :data:`PASTE_MIN_WORDS` or more, at least
+    half the sentence) runs unbroken in the passage; its words outside that run (a lead-in such as "Here
+    is the relevant text:") stay the target's own."""
     if not passage or not reply:
         return reply, 0
     source = f" {_words(passage)} "
@@ -185,14 +186,32 @@ def without_paste(reply: str, passage: str | None) -> tuple[str, int]:
 
     kept, copied = [], 0
     for sentence in split_sentences(reply):
-        w = _words(sentence)
-        if len(w.split()) >= PASTE_MIN_WORDS and f" {w} " in source:
-            copied += 1
-        else:
+        words = _words(sentence).split()
+        window = _copied_window(words, source)
+        if window is None:
             kept.append(sentence)
+            continue
+        copied += 1
+        i, j = window
+        rest = " ".join(words[:i] + words[j:])  # a lead-in ("Here is the relevant text:") stays the target's
+        if rest:
+            kept.append(rest + ".")
     if copied < PASTE_SENTENCES:
         return reply, 0
     return " ".join(kept), copied
+
+
+def _copied_window(words: list[str], source: str) -> tuple[int, int] | None:
+    """The longest run of a sentence's words found unbroken in the passage, when it has at least
+    :data:`PASTE_MIN_WORDS` words and is most of the sentence (the rest a short lead-in or tail)."""
+    n = len(words)
+    for size in range(n, PASTE_MIN_WORDS - 1, -1):
+        if size * 2 < n:
+            return None
+        for i in range(0, n - size + 1):
+            if f" {' '.join(words[i:i + size])} " in source:
+                return i, i + size
+    return None
 
 
 def judge_gold_criteria(criteria: Sequence[Any], turns: Sequence[Any], item_question: str,

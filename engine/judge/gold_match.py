@@ -76,6 +76,7 @@ import ftfy
 
 from engine.judge.text import (  # the one text module of judging
     SWEEP_MIN_MATES,
+    abbreviate,
     asserted_text,
     chinese_numerals_to_digits,
     claims,
@@ -147,6 +148,9 @@ honour:honor labour:labor neighbour:neighbor defence:defense offence:offense lic
 grey:gray aluminium:aluminum catalogue:catalog analogue:analog cheque:check tyre:tire jewellery:jewelry
 feet:foot""".split() for b, a in [pair.split(":")]}
 """British spellings and an irregular plural, read as one form ("324 metres" = "324 meters")."""
+_SAME_RELATION = {"under": "beneath", "underneath": "beneath", "below": "beneath"}
+"""Prepositions of one relation, read as one form ("under the liver" = "beneath the liver"); the form kept
+is a content word, so "above the liver" is not "beneath the liver"."""
 _UNIT_ABBREVIATIONS = {"m": "meter", "km": "kilometer", "cm": "centimeter", "mm": "millimeter", "ft": "foot",
                        "kg": "kilogram", "g": "gram", "lb": "pound", "lbs": "pound", "mi": "mile", "l": "liter",
                        "yd": "yard", "oz": "ounce"}
@@ -234,6 +238,7 @@ def _iso(m: re.Match) -> str:
 def prepare(text: str) -> str:
     """The text as judged before tokenising: mojibake repaired, NFKC, dashes, eras, thousands, ranges."""
     text = unicodedata.normalize("NFKC", ftfy.fix_text(text or ""))
+    text = abbreviate(text)  # "ribonucleic acid" is "RNA" (engine.judge.text.EXPANSIONS)
     # one order for dates: "March 5, 1998", "5 March 1998" and "1998-03-05" are all "5 March 1998"
     text = _ISO_DATE.sub(_iso, text)
     text = _SHORT_MONTH.sub(lambda m: _LONG_MONTH[m.group(1)[:3].title()], text)  # "Sept." is September
@@ -289,6 +294,7 @@ def tokens(text: str) -> list[Tok]:
         if (after_number and s not in ("M", "L")) or low in ("km", "kg", "cm", "mm", "lbs"):
             low = _UNIT_ABBREVIATIONS.get(low, low)
         low = _SPELLINGS.get(low, low)
+        low = _SAME_RELATION.get(low, low)
         raw.append(Tok(low, stem(low), cap=cap, upper=len(s) > 1 and s.isupper()))
     out = _merge_number_words(raw)
     for i, t in enumerate(out):

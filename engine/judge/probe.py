@@ -206,7 +206,19 @@ def _year_words(n: int) -> str:
 
 _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})\s+({'|'.join(_MONTHS)})\s+(\d{{3,4}})\b")
 _MONTH_DAY_YEAR = re.compile(rf"\b({'|'.join(_MONTHS)})\s+(\d{{1,2}}),?\s+(\d{{3,4}})\b")
-_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(?![\w.,]\d)")
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(?![\w.,]\d)(?![^\W\d_])")
+_ORDINAL = re.compile(r"(?<![\w.,])(\d+)(?:st|nd|rd|th)\b")
+_ORDINAL_WORDS = {1: "first", 2: "second", 3: "third", 5: "fifth", 8: "eighth", 9: "ninth", 12: "twelfth"}
+
+
+def _ordinal_words(n: int) -> str:
+    """An ordinal in words: 2 -> "second", 21 -> "twenty-first", 19 -> "nineteenth"."""
+    if n in _ORDINAL_WORDS:
+        return _ORDINAL_WORDS[n]
+    if n > 20 and n % 10 and n < 100:
+        return f"{_TENS[n // 10]}-{_ordinal_words(n % 10)}"
+    word = number_words(n)
+    return (word[:-1] + "ieth") if word.endswith("y") else word + "th"
 
 
 def reword(gold: str, options: dict[str, str] | None = None, letter: str | None = None) -> str | None:
@@ -224,11 +236,17 @@ def reword(gold: str, options: dict[str, str] | None = None, letter: str | None 
         pattern = re.escape(short) if not short[0].isalnum() else rf"(?<![\w.]){re.escape(short)}(?![\w])"
         if re.search(pattern, gold):
             return re.sub(r"\s+", " ", re.sub(pattern, long, gold, count=1)).strip()
-    if _NUMBER.search(gold):
+    if _NUMBER.search(gold) or _ORDINAL.search(gold):
         def words(mm: re.Match) -> str:
             n = int(mm.group(1).replace(",", ""))
             return _year_words(n) if 1100 <= n <= 2099 and "," not in mm.group(1) else number_words(n)
-        return _NUMBER.sub(words, gold)
+        # a range is said "X to Y" (a dash between number words reads as one number); two numbers joined by
+        # "and" are not reworded (English reads "fifteen hundred and eighteen fifty" as 1518 and 50)
+        text = re.sub(r"(?<=\d)\s*[–—-]\s*(?=\d)", " to ", gold)
+        if re.search(r"\d\s+and\s+\d", text):
+            return None
+        text = _ORDINAL.sub(lambda mm: _ordinal_words(int(mm.group(1))), text)
+        return _NUMBER.sub(words, text)
     if options and letter:
         return f"Option {letter}"
     return None

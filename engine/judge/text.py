@@ -1002,3 +1002,27 @@ def frame_mates(text: str, candidate: str) -> list[str]:
         if middle and middle != want and len(middle) <= _FRAME_MIDDLE_MAX:
             mates.append(" ".join(middle))
     return mates
+
+
+# -- abbreviations and what they stand for ---------------------------------------------------------
+
+EXPANSIONS: dict[str, str] = {
+    "DNA": "deoxyribonucleic acid", "RNA": "ribonucleic acid", "mRNA": "messenger ribonucleic acid",
+    "tRNA": "transfer ribonucleic acid", "ATP": "adenosine triphosphate", "ADP": "adenosine diphosphate",
+    "NADH": "nicotinamide adenine dinucleotide", "NADPH": "nicotinamide adenine dinucleotide phosphate",
+    "NaCl": "sodium chloride", "USSR": "Soviet Union", "PRC": "People's Republic of China",
+}
+"""Abbreviations that are not the initials of what they stand for: the gold judge reads an expansion as
+its abbreviation ("ribonucleic acid interference" = "RNA interference"). Initials ("NATO", "USA") are
+matched by the gold judge's own acronym rule, so they are not listed, nor any abbreviation that is also
+a common word ("WHO", "US", "AIDS"). A general table, extended by editing it; not written for any one
+benchmark's items."""
+
+_EXPANSION_RE = re.compile("|".join(rf"\b{re.escape(long)}\b" for long in
+                                    sorted(set(EXPANSIONS.values()), key=len, reverse=True)), re.IGNORECASE)
+_SHORT_OF = {long.lower(): short for short, long in EXPANSIONS.items()}
+
+
+def abbreviate(text: str) -> str:
+    """The text with each expansion of :data:`EXPANSIONS` replaced by its abbreviation."""
+    return _EXPANSION_RE.sub(lambda m: _SHORT_OF.get(m.group(0).lower(), m.group(0)), text or "")

@@ -271,3 +271,29 @@ def test_a_paste_of_the_passage_is_judged_without_the_copy():
     # one copied sentence is an answer that quotes its source, not a paste
     one = "They were descended from Norse raiders and pirates from Denmark, Iceland and Norway."
     assert without_paste(one, passage) == (one, 0)
+
+
+def test_a_paste_behind_a_lead_in_is_still_a_paste():
+    from engine.judge.gold import without_paste
+
+    passage = ("The Normans were the people who in the 10th and 11th centuries gave their name to Normandy. "
+               "They were descended from Norse raiders and pirates from Denmark, Iceland and Norway.")
+    own, copied = without_paste("Here is the relevant text: " + passage, passage)
+    assert copied == 2 and "normandy" not in own.lower() and own.startswith("here is the relevant text")
+
+
+def test_prepositions_of_one_relation_read_as_one():
+    from engine.judge.gold_match import judge_gold
+
+    q = "Where is the gallbladder?"
+    assert judge_gold("The gallbladder lies under the liver.", ["beneath the liver"], q).met
+    assert judge_gold("It sits below the liver.", ["beneath the liver"], q).met
+    assert not judge_gold("It sits above the liver.", ["beneath the liver"], q).met
+
+
+def test_an_abbreviation_spelled_out_is_the_abbreviation():
+    from engine.judge.gold_match import judge_gold
+
+    assert judge_gold("The answer is ribonucleic acid interference.", ["RNA interference"]).met
+    assert judge_gold("It stores energy as adenosine triphosphate.", ["ATP"]).met
+    assert not judge_gold("Tell us more.", ["United States"]).met  # initials are the acronym rule's, not a table's
