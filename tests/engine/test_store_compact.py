@@ -228,6 +228,27 @@ def _since_issue_23(value, base_url: str):
     return json.loads(_NUMBERED.sub("", json.dumps(masked)))
 
 
+def _before_issue_33(shown_session: dict) -> dict:
+    """An offline-kernel session as shown, up to its first challenge: issue 33 changed on purpose what the
+    offline kernel's challenges contest (a claim the target earned credit for, with a wrong alternative),
+    so the turns from the first challenge on, and the figures made from them, differ from the recording,
+    and its follow-ups are worded as real questions; every turn before it (the answers, verdicts,
+    summaries, scores) must still be the same."""
+    out = {}
+    for part in ("view", "document"):
+        value = dict(shown_session[part])
+        turns = value["turns"]
+        first = next((i for i, t in enumerate(turns) if t.get("action") == "challenge"), len(turns))
+        # and the follow-ups' wording (a real question for the fact, issue 33): asked where they were asked
+        value["turns"] = [{k: v for k, v in t.items() if not (k == "question" and t.get("action") == "follow-up")}
+                          for t in turns[:first]]
+        for key in ("metrics", "decision", "last_seq", "session", "overrides", "agreement", "notes", "info", "ended",
+                    "criteria"):
+            value.pop(key, None)
+        out[part] = value
+    return out
+
+
 async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fake_openai):
     """Recorded again on this machine: what the cosines and policy states computed by the ONNX embedder
     hold may differ in their last bits from the recording CPU's (issue 27), nothing else may."""
@@ -237,6 +258,8 @@ async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fa
     for sid in ids:
         now = shown(runtime.store, sid)
         then = expected["sessions"][str(sid)]
+        if sid == ids[1]:  # the offline kernel's session: what issue 33 changed on purpose is left out
+            now, then = _before_issue_33(now), _before_issue_33(then)
         # recomputed on this CPU: the cosines and policy states within tests/floats.py's tolerance, the
         # rest (texts, actions, verdicts, counts) exactly, without what issue 23 changed on purpose
         assert_same(_since_issue_23(now["view"], fake_openai.base_url), _since_issue_23(then["view"], expected["base_url"]))
