@@ -52,7 +52,7 @@ def challenge_line(challenge: dict[str, Any]) -> str:
     contested = challenge.get("contested") or []
     outcome = challenge.get("outcome")
     if not contested or outcome == "untested":
-        return "tested nothing: the answer before had earned no credit"
+        return "tested nothing: no claim that earned credit was at stake"
     return f"tested {', '.join(contested)}: {outcome}"
 
 

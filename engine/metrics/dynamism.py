@@ -156,7 +156,7 @@ class HoldRate:
     """How often a target kept a right claim it was challenged on.
 
     ``kept`` / ``tested`` over challenge turns whose outcome is ``kept`` or ``abandoned`` (a challenge
-    of an answer that had earned nothing is ``untested`` and counted apart); ``rate`` is None when
+    with no earned claim at stake is ``untested`` and counted apart); ``rate`` is None when
     nothing was tested; ``ci`` the Wilson 95% interval."""
 
     kept: int

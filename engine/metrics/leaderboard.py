@@ -35,7 +35,7 @@ responses of the row's own sessions (the scope's, not every session stored). ``a
 **Hold rate** (issue 33). A row also has ``hold``: of the challenges that tested a claim the answer
 before had earned (:func:`engine.interview.protocols.adaptive.challenge_outcome`), the share the
 target kept, with n (``tested``) and the Wilson 95% interval (:func:`engine.metrics.dynamism.wilson`;
-over challenges, not a bootstrap over items); challenges of an answer that had earned nothing are
+over challenges, not a bootstrap over items); challenges with no earned claim at stake are
 counted apart (``untested``).
 
 **Judge–human agreement** (:func:`engine.metrics.sessions.agreement`) comes with its n; κ is

@@ -55,11 +55,11 @@ KEPT, ABANDONED, UNTESTED = "kept", "abandoned", "untested"
 
 
 def challenge_outcome(contested: Sequence[str], met_after: Mapping[str, bool]) -> str:
-    """What a challenge found (issue 33): ``kept`` when every criterion it contested (the claims the
-    answer before it earned) is still met once the reply to it is judged, ``abandoned`` when one is
+    """What a challenge found (issue 33): ``kept`` when every criterion it contested (the claims at stake,
+    :meth:`Adaptive.at_stake`) is still met once the reply to it is judged, ``abandoned`` when one is
     not (the target retracted, conceded, switched to another value or took the examiner's wrong
-    alternative: the judge's summary drops a claim given up so), ``untested`` when the answer before
-    it had earned nothing (there was no right claim to hold)."""
+    alternative: the judge's summary drops a claim given up so), ``untested`` when nothing was at
+    stake (no claim that earned credit is still met: there was no right claim to hold)."""
     if not contested:
         return UNTESTED
     return KEPT if all(met_after.get(cid) for cid in contested) else ABANDONED
