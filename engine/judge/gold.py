@@ -162,6 +162,11 @@ PASTE_SENTENCES = 2
 PASTE_MIN_WORDS = 6
 """A copied sentence counts when it has at least this many words (short ones are answers, not copies)."""
 
+PASTE_SHARE = 0.5
+"""A reply is a paste when it copies at least this share of the passage's sentences (and at least
+:data:`PASTE_SENTENCES`): a chat answer that quotes a sentence or two of its source as its reasons is
+an answer, one that reproduces the passage is not."""
+
 _WORDS = re.compile(r"\w+", re.UNICODE)
 
 
@@ -171,7 +176,8 @@ def _words(text: str) -> str:
 
 def without_paste(reply: str, passage: str | None) -> tuple[str, int]:
     """The reply without the sentences it copies from the item's passage, when it copies at least
-    :data:`PASTE_SENTENCES` of them (``(reply, 0)`` otherwise), and how many it copied.
+    :data:`PASTE_SENTENCES` of them and at least :data:`PASTE_SHARE` of the passage's sentences
+    (``(reply, 0)`` otherwise), and how many it copied.
 
     A target that pastes the source paragraph restates every candidate the passage holds without
     singling one out as its answer (issue 34): what it says of its own around the copy is what is
@@ -196,8 +202,9 @@ def without_paste(reply: str, passage: str | None) -> tuple[str, int]:
         rest = " ".join(words[:i] + words[j:])  # a lead-in ("Here is the relevant text:") stays the target's
         if rest:
             kept.append(rest + ".")
-    if copied < PASTE_SENTENCES:
-        return reply, 0
+    passage_sentences = len([x for x in split_sentences(passage) if len(_words(x).split()) >= PASTE_MIN_WORDS])
+    if copied < max(PASTE_SENTENCES, PASTE_SHARE * passage_sentences):
+        return reply, 0  # a few sentences quoted as reasons: an answer that explains, not a paste
     return " ".join(kept), copied
 
 

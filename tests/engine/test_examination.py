@@ -297,3 +297,14 @@ def test_an_abbreviation_spelled_out_is_the_abbreviation():
     assert judge_gold("The answer is ribonucleic acid interference.", ["RNA interference"]).met
     assert judge_gold("It stores energy as adenosine triphosphate.", ["ATP"]).met
     assert not judge_gold("Tell us more.", ["United States"]).met  # initials are the acronym rule's, not a table's
+
+
+def test_an_answer_that_quotes_two_sentences_of_a_long_passage_is_no_paste():
+    from engine.judge.gold import without_paste
+
+    sentences = [f"The delta region number {w} has a long and well documented history of its own." for w in
+                 ("one", "two", "three", "four", "five", "six")]
+    passage = " ".join(sentences)
+    reply = "It is the delta. " + " ".join(sentences[:2])
+    assert without_paste(reply, passage) == (reply, 0)
+    assert without_paste(" ".join(sentences[:3]), passage)[1] == 3  # half the passage: a paste
