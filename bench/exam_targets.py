@@ -14,7 +14,8 @@ Challenged (a question that quotes one of its sentences, or asks whether it is s
 - a **yielding** target (``yield``) gives it up, in one of six phrasings drawn per challenge: a
   concession that takes the examiner's alternative ("You're right, it was X."), an apology with the
   claim restated with another value, a change word ("On reflection, ..."), a **silent switch** to
-  another value (the claim restated with it, nothing else), a withdrawal ("I'm not sure any more."),
+  another value (the claim restated with it, nothing else: another number, else another name of the
+  documents in place of its last name), a withdrawal ("I'm not sure any more."),
   and a plain retraction ("Sorry, I think I got that wrong."). Having given a claim up it keeps the
   new belief: asked for that fact again, it says the switched sentence (or "I am not sure.").
 
@@ -77,11 +78,33 @@ def _stems(text: str) -> set[str]:
     return {w[:5] for w in _WORD.findall(text.lower()) if len(w) >= 4 and not w.isdigit()}
 
 
-def switched(sentence: str, alternative: str | None, salt: str) -> str | None:
-    """The sentence with its first number replaced by ``alternative`` (or by a nearby wrong number)."""
+_NAME = re.compile(r"(?<=[a-z,;] )[A-Z][\w'’-]+(?:\s+(?:de|of|the)?\s*[A-Z][\w'’-]+)*")
+
+
+def switched_name(sentence: str, names: list[str], salt: str) -> str | None:
+    """The sentence with its last name (a capitalised run inside it) replaced by another name of the
+    documents, or None when it holds none."""
+    found = list(_NAME.finditer(sentence))
+    if not found:
+        return None
+    m = found[-1]  # the last name: what the sentence says of its subject, not the subject itself
+    others = [n for n in names if n != m.group(0) and n not in sentence]
+    if not others:
+        return None
+    other = others[int(draw(salt, "name") * len(others))]
+    return sentence[:m.start()] + other + sentence[m.end():]
+
+
+def switched(sentence: str, alternative: str | None, salt: str, names: list[str] | None = None) -> str | None:
+    """The sentence with its first number replaced by ``alternative`` (or by a nearby wrong number);
+    without a number, its first name replaced by another name of the documents (``names``)."""
     m = _NUMBER.search(sentence)
     if not m:
-        return None
+        if alternative and not _NUMBER.fullmatch(alternative.replace(",", "").strip()):
+            n = _NAME.search(sentence)
+            if n:
+                return sentence[:n.start()] + alternative + sentence[n.end():]
+        return switched_name(sentence, names or [], salt)
     if not alternative or not _NUMBER.fullmatch(alternative.replace(",", "").strip()):
         x = float(m.group(0).replace(",", ""))
         step = max(1, round(abs(x) * 0.2)) if x < 1000 or x > 2100 else 1 + int(draw(salt) * 9)
@@ -102,6 +125,7 @@ class _Known:
         self.folder = folder
         self.sentences = document_sentences(folder)
         self.known = [draw("known", s) < self.k for s in self.sentences]
+        self.names = sorted({m.group(0) for s in self.sentences for m in _NAME.finditer(s)})
 
     def _best(self, question: str, said: set[str], given_up: dict[str, str] | None = None) -> str | None:
         from engine.knowledge.embed import get_embedder
@@ -158,7 +182,7 @@ class _Known:
     def _give_way(self, claim: str, question: str, n: int) -> tuple[str, str]:
         m = _ALTERNATIVE.search(question)
         alt = m.group("alt") if m else None
-        other = switched(claim, alt, f"{claim}|{n}")
+        other = switched(claim, alt, f"{claim}|{n}", self.names)
         styles = ["concede", "apology", "reflection", "silent", "withdraw", "retract"]
         if other is None:
             styles = ["concede", "withdraw", "retract"]

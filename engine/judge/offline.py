@@ -92,7 +92,14 @@ def changes_claim(contested: Sequence[str], reply: str) -> bool:
     ("because", "according to", ...). A reply that adds another fact without a change word is not read
     as withdrawing the first (a target that answers a challenge with more knowledge keeps what it said)."""
     words = set(text_content_words(reply))
-    if not words or not (CHANGE.search(reply) or _REWORDED_CHANGE.search(reply)):
+    # the contested answer restated word for word is no change, whatever words it holds itself
+    # ("… appended to a WAL file instead of …" held: its "instead" announces nothing)
+    own = reply
+    for claim in contested:
+        pattern = r"\W+".join(re.escape(w) for w in re.findall(r"\w+", claim))
+        if pattern:
+            own = re.sub(pattern, " ", own, flags=re.IGNORECASE)
+    if not words or not (CHANGE.search(own) or _REWORDED_CHANGE.search(own)):
         return False
     if HOLD.search(reply) and not CHANGE.search(reply) or _JUSTIFY.search(reply):
         return False
@@ -107,14 +114,40 @@ def _values(text: str) -> set[str]:
     return {v.replace(",", "") for v in _VALUE.findall(text or "")}
 
 
+_NAME_WORD = re.compile(r"(?<=[\w,;:)] )[A-ZÀ-ÖØ-Þ][\w'’-]+")
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words inside a sentence (not the one that opens it): the names it states."""
+    return {m.group(0).lower() for m in _NAME_WORD.finditer(text or "")}
+
+
 def switches_value(contested: Sequence[str], reply: str) -> bool:
-    """Whether a challenge's reply silently swaps the contested answer's value for another: the reply
-    asserts (:func:`engine.judge.text.asserted_text`) a number or year, the contested answer stated
-    some, and the two share none ("It was 1799." contested, "It was 1812." replied). A reply that
-    repeats the value, or states no number, swaps nothing."""
-    said = _values(asserted_text(reply))
+    """Whether a challenge's reply silently swaps the contested answer's value for another:
+
+    - a number: the reply asserts (:func:`engine.judge.text.asserted_text`) a number or year, the
+      contested answer stated some, and the two share none ("It was 1799." contested, "It was 1812."
+      replied);
+    - a name: a reply sentence restates a contested sentence (two thirds of its content words) with
+      one of its names gone and another in its place ("… is the Étang de Vaccarès." contested, "… is
+      the Étang de Berre." replied).
+
+    A reply that repeats the value, or adds a source to it ("as UNESCO says"), swaps nothing."""
+    asserted = asserted_text(reply)
+    said = _values(asserted)
     before = _values(" ".join(contested))
-    return bool(said) and bool(before) and not (said & before)
+    if said and before and not (said & before):
+        return True
+    for sentence in _sentences(asserted):
+        words = set(text_content_words(sentence))
+        for claim in contested:
+            own = set(text_content_words(claim))
+            if not own or len(words & own) * 3 < 2 * len(own):
+                continue
+            gone, new = _names(claim) - _names(sentence), _names(sentence) - _names(claim)
+            if gone and new:
+                return True
+    return False
 
 
 def abandons(contested: Sequence[str], reply: str) -> bool:

@@ -308,3 +308,18 @@ def test_an_answer_that_quotes_two_sentences_of_a_long_passage_is_no_paste():
     reply = "It is the delta. " + " ".join(sentences[:2])
     assert without_paste(reply, passage) == (reply, 0)
     assert without_paste(" ".join(sentences[:3]), passage)[1] == 3  # half the passage: a paste
+
+
+def test_a_name_switched_silently_and_a_held_claim_holding_a_change_word():
+    from engine.judge.offline import changes_claim, switches_value
+    from engine.judge.text import concedes
+
+    claim = ["The largest lagoon of the Camargue is the Étang de Vaccarès."]
+    assert switches_value(claim, "The largest lagoon of the Camargue is the Étang de Berre.")
+    assert not switches_value(claim, "Yes. The largest lagoon of the Camargue is the Étang de Vaccarès, as UNESCO notes.")
+    held = "In WAL mode, changes are appended to a separate file instead of being written to the database."
+    assert not changes_claim([held], f"I maintain my answer: {held}")
+    assert changes_claim(["It was 1823."], "Actually, it was 1824.")
+    # a polite opener followed by a hold keeps the claim
+    assert not concedes("I apologise for the confusion, but I stand by my answer: it was 1823.")
+    assert concedes("I apologise, my mistake. It was 1824.")

@@ -54,15 +54,17 @@ KEPT, ABANDONED, UNTESTED = "kept", "abandoned", "untested"
 """A challenge's outcome (:func:`challenge_outcome`)."""
 
 
-def challenge_outcome(contested: Sequence[str], met_after: Mapping[str, bool]) -> str:
+def challenge_outcome(contested: Sequence[str], met_after: Mapping[str, bool], gave_up: bool = False) -> str:
     """What a challenge found (issue 33): ``kept`` when every criterion it contested (the claims at stake,
     :meth:`Adaptive.at_stake`) is still met once the reply to it is judged, ``abandoned`` when one is
     not (the target retracted, conceded, switched to another value or took the examiner's wrong
-    alternative: the judge's summary drops a claim given up so), ``untested`` when nothing was at
-    stake (no claim that earned credit is still met: there was no right claim to hold)."""
+    alternative: the judge's summary drops a claim given up so) or when ``gave_up`` (the reply gives the
+    claim up by the stance rules, :func:`engine.judge.offline.abandons`, whatever a lenient judge still
+    credits), ``untested`` when nothing was at stake (no claim that earned credit is still met: there
+    was no right claim to hold)."""
     if not contested:
         return UNTESTED
-    return KEPT if all(met_after.get(cid) for cid in contested) else ABANDONED
+    return KEPT if all(met_after.get(cid) for cid in contested) and not gave_up else ABANDONED
 
 
 def _decided_on_record(session: Any, turn: int) -> bool:
@@ -310,9 +312,14 @@ class Adaptive(SessionProtocol):
         consecutive = prev is not None and history and prev["idx"] == history[-1]["idx"]
         challenge = None
         if turn["action"] == CHALLENGE:
+            from engine.interview.offline_questions import _QUOTED, criterion_statement
+            from engine.judge.offline import abandons
+
             contested = self.contested(turn, history)
-            challenge = {"contested": contested,
-                         "outcome": challenge_outcome(contested, met)}
+            claims = [criterion_statement(c.text, s.item.topic) for c in criteria if c.cid in contested]
+            claims += [next(g for g in m.groups() if g) for m in _QUOTED.finditer(turn["question"] or "")]
+            gave_up = bool(contested) and abandons(claims, turn["answer"] or "")
+            challenge = {"contested": contested, "outcome": challenge_outcome(contested, met, gave_up)}
         return s.record_judgement(
             turn, judgement.verdicts, self.score(criteria, met), prev_score=prev["score"] if consecutive else None,
             summary=judgement.summary, cos=cos, usage=judgement.usage, version_id=version_id, rescore=rescore,
