@@ -694,8 +694,11 @@ class FreeTextJudge:
         replaced = [f"{n} {w}".strip() for n, w in bound if n not in ("1", "1st")
                     and not _has_number(cand, n, w, set(claim.stems))
                     and _other_number(cand, n, w, numbers, {f for f in facts if not _is_number(f)})]
+        swapped = _swapped_name(claim, cand) if not claim.given else None
         if replaced and not claim.given:
             cap, why = PARTIAL_SHARE, f"{why}; gives another number than {', '.join(replaced)}"
+        elif swapped:
+            cap, why = PARTIAL_SHARE, f"{why}; gives another name in the place of {swapped}"
         elif cand.keyword_list and not _enumerates(cand.keyword_list, facts):
             cap, why = KEYWORD_SHARE, f"{why}; a bare keyword list"
         else:
@@ -758,6 +761,44 @@ def _has_number(cand: _Candidate, number: str, counted: str, claim_words: set[st
             if n == number and (not counted or not after or counted in after or after[0] in claim_words):
                 return True
     return False
+
+
+_WORD_RUN = re.compile(r"[\w'’-]+")
+
+
+def _swapped_name(claim: _Claim, cand: _Candidate) -> str | None:
+    """A name of the claim that the candidate replaces by another name in the same place (None when it
+    does not): the claim's words just before and just after the name (two of them, or the sentence's
+    end) stand in the candidate around a capitalised word that is not the name, not spelt like it and
+    not in the claim ("an English fossil collector" said "an Welsh fossil collector"; "the Étang de
+    Vaccarès." said "the Étang de Berre."). Only a substitution in place counts: a name merely left out,
+    or another name elsewhere in a longer sentence, is the recall's business."""
+    if not claim.names:
+        return None
+    words = _WORD_RUN.findall(claim.text)
+    low = [w.lower() for w in words]
+    cand_words = _WORD_RUN.findall(cand.text)
+    cand_low = [w.lower() for w in cand_words]
+    claim_set = set(low)
+    for i, w in enumerate(low):
+        if w not in claim.names or w in cand_low:
+            continue
+        before = low[max(0, i - 2):i]
+        after = low[i + 1:i + 3]
+        if len(before) < 2 and len(after) < 2:
+            continue
+        for j in range(len(cand_low)):
+            if cand_low[j - len(before):j] != before if len(before) <= j else True:
+                continue
+            k = j
+            while k < len(cand_words) and cand_words[k][:1].isupper() and cand_low[k] not in claim_set:
+                k += 1
+            if k == j or cand_low[k:k + len(after)] != after:
+                continue
+            new = " ".join(cand_low[j:k])
+            if difflib.SequenceMatcher(None, new, w).ratio() < NAME_SPELLING:
+                return w
+    return None
 
 
 def _other_number(cand: _Candidate, number: str, counted: str, numbers: set[str], facts: set[str]) -> bool:

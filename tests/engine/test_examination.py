@@ -323,3 +323,15 @@ def test_a_name_switched_silently_and_a_held_claim_holding_a_change_word():
     # a polite opener followed by a hold keeps the claim
     assert not concedes("I apologise for the confusion, but I stand by my answer: it was 1823.")
     assert concedes("I apologise, my mistake. It was 1824.")
+
+
+def test_a_name_swapped_in_place_is_another_fact():
+    from engine.judge.freetext import FreeTextJudge
+    from engine.knowledge.embed import get_embedder
+
+    judge = FreeTextJudge(get_embedder())
+    fact = "The largest lagoon of the Camargue is the Étang de Vaccarès."
+    swapped = judge.judge(fact, "The largest lagoon of the Camargue is the Étang de Berre.")
+    assert not swapped.met and "another name in the place of" in swapped.rationale
+    assert judge.judge(fact, "Yes, the largest lagoon of the Camargue is the Étang de Vaccarès.").met
+    assert judge.judge("Eva Chapi left notes on her neighbours door.", "Eva Chapin left notes on her neighbours door.").met
