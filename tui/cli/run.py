@@ -326,6 +326,10 @@ def _warn(console: Any, warnings: list[str]) -> None:
                    "information (3 ranked better from 20%% of the items on NQ301; docs/calibration.md).")
 @click.option("--target", "targets", multiple=True, required=True,
               help="openai:MODEL@BASE_URL, python:module:Class, local, kb:NAME (a knowledge base's own sentences, a reference), or a name from the config. Repeatable.")
+@click.option("--target-system", "target_systems", multiple=True, metavar="FILE",
+              help="A system prompt (a UTF-8 text file) for every endpoint target, replacing the config's; "
+                   "repeatable: each target runs under each prompt, and each pair is its own row "
+                   "(the target's name gets #sys:HASH of the prompt).")
 @click.option("--kernel", default=None, help="offline, config, or openai:MODEL@BASE_URL (default: config's, else offline).")
 @click.option("--protocol", type=click.Choice(["adaptive", "task", "graded", "rubric"]), default=None,
               help="Default: each item's own protocol (an item whose protocol does not run in this version is "
@@ -345,11 +349,12 @@ def _warn(console: Any, warnings: list[str]) -> None:
 @click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
 @click.pass_context
-def run(ctx, bench, items, budget, se, common, targets, kernel, protocol, turns, policy, concurrency, workers, seed,
-        api_key_env, trust_eval_code, live, quiet, as_json):
+def run(ctx, bench, items, budget, se, common, targets, target_systems, kernel, protocol, turns, policy, concurrency,
+        workers, seed, api_key_env, trust_eval_code, live, quiet, as_json):
     """Interview every target on every item of a benchmark (or on the items chosen adaptively)."""
     from engine.api import RunRequest
 
+    system_prompts = _read_prompts(target_systems)
     engine = get_engine(ctx)
     engine.sweep_stale_work()  # what a killed run left: work folders of ended sessions, eval folders
     item_ids = None
@@ -360,7 +365,8 @@ def run(ctx, bench, items, budget, se, common, targets, kernel, protocol, turns,
         _warn(console, engine.target_warnings(targets, api_key_env))
         request = RunRequest(bench=bench, targets=list(targets), kernel=kernel, protocol=protocol, turns=turns,
                              policy=policy, concurrency=concurrency, workers=workers, seed=seed,
-                             api_key_env=api_key_env, trust_eval_code=trust_eval_code)
+                             api_key_env=api_key_env, trust_eval_code=trust_eval_code,
+                             system_prompts=system_prompts)
         _run_adaptive(engine, request, budget, se, console, as_json, common)
         _refit(engine, bench)
         return
@@ -379,7 +385,7 @@ def run(ctx, bench, items, budget, se, common, targets, kernel, protocol, turns,
                                               protocol=protocol, turns=turns, policy=policy,
                                               concurrency=concurrency, workers=workers, seed=seed,
                                               api_key_env=api_key_env,
-                                              trust_eval_code=trust_eval_code))
+                                              trust_eval_code=trust_eval_code, system_prompts=system_prompts))
     except Exception as exc:
         raise click.ClickException(str(exc)) from None
     _console(True).print(f"run {run_id} planned ({bench}); resume with `viva resume run:{run_id}` if interrupted",
@@ -387,6 +393,23 @@ def run(ctx, bench, items, budget, se, common, targets, kernel, protocol, turns,
     errors = _run_with_progress(engine, run_id, console, live, quiet, as_json)
     _refit(engine, bench)
     _report(engine, run_id, errors, as_json, console)
+
+
+def _read_prompts(files: tuple[str, ...]) -> list[str] | None:
+    """The texts of the ``--target-system`` files (None when none is given); a file that cannot be read
+    is one line naming it."""
+    from engine.api import ConfigError, read_text_file
+
+    prompts = []
+    for file in files:
+        try:
+            text = read_text_file(file, ConfigError, "system prompt file")
+        except ConfigError as exc:
+            raise click.ClickException(f"--target-system {exc}") from None
+        if not text.strip():
+            raise click.ClickException(f"--target-system {file}: the file is empty")
+        prompts.append(text)
+    return prompts or None
 
 
 def _refit(engine, bench: str) -> None:
