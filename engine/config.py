@@ -290,6 +290,10 @@ class InterviewConfig(_Strict):
     tau: float = Field(default=0.1, ge=0.0)
     lam: float = Field(default=0.5, ge=0.0)
     seed: int = 0
+    epochs: int = Field(default=1, ge=1, le=100)
+    """Times each item is run per target (``viva run --epochs``): epoch e is its own session with seed
+    ``seed + e``, sent to an endpoint target as the request's ``seed`` (with the endpoint's temperature),
+    so its calls are cached apart; the leaderboard averages an item's epochs and shows their spread."""
     concurrency: int = Field(default=8, gt=0)
     workers: int = Field(default=1, gt=0, le=64)
     """Processes a run's sessions are spread over (``viva run --workers``); 1 runs them in viva's own

@@ -51,13 +51,18 @@ class RunRequest:
     api_key_env: str | None = None
     trust_eval_code: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    epochs: int | None = None
+    """``--epochs``: each item is run this many times per target (default ``interview.epochs``)."""
     system_prompts: list[str] | None = None
     """``--target-system``: the texts of system prompts; each target that takes one is run under each
     (replacing the config's own), so one model under two prompts is two targets of the run."""
 
 
 MAX_TURNS = 1000
-"""The most turns a session may have (the configuration's default, ``interview.turns``, is at most 100)."""
+"""The most turns a session may have (``--turns`` and the configuration's ``interview.turns`` alike)."""
+
+MAX_EPOCHS = 100
+"""The most times an item may be run per target (``--epochs``, ``interview.epochs``)."""
 
 
 def plan_run(runtime: Runtime, req: RunRequest) -> int:
@@ -80,6 +85,9 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
         raise RunError("give at least one --target")
     if req.turns is not None and not 1 <= req.turns <= MAX_TURNS:
         raise RunError(f"turns must be between 1 and {MAX_TURNS}, got {req.turns}")
+    epochs = cfg.epochs if req.epochs is None else req.epochs
+    if not 1 <= epochs <= MAX_EPOCHS:
+        raise RunError(f"epochs must be between 1 and {MAX_EPOCHS}, got {epochs}")
     factory = TargetFactory(store, runtime.config, runtime.home, runtime.use_cache, req.api_key_env)
     planned = planned_targets(runtime.config, req.targets, req.system_prompts)
     for spec, prompt in planned.values():
@@ -107,13 +115,16 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
     seed = cfg.seed if req.seed is None else req.seed
     config = {"bench": req.bench, "targets": list(planned), "kernel": kernel_spec, "policy": policy,
               "turns": req.turns or cfg.turns, "seed": seed, "concurrency": req.concurrency or cfg.concurrency,
-              "workers": req.workers or cfg.workers, "api_key_env": req.api_key_env, "protocol": req.protocol}
+              "workers": req.workers or cfg.workers, "api_key_env": req.api_key_env, "protocol": req.protocol,
+              "epochs": epochs}
     with store.transaction():
         run_id = store.insert("runs", {"created_at": now_iso(), "config": dumps(config), "status": "created"})
-        for protocol, batch in session_units(items, req.protocol):
-            for target, (_, prompt) in planned.items():
+        units = session_units(items, req.protocol)
+        for epoch in range(epochs):  # epoch by epoch: an interrupted run has whole epochs done first
+            for (protocol, batch), (target, (_, prompt)) in ((u, t) for u in units for t in planned.items()):
                 spec = SessionSpec(item_id=batch[0].id, target=target, kernel=kernel_spec, protocol=protocol,
-                                   policy=policy, turns=req.turns or cfg.turns, seed=seed,
+                                   policy=policy, turns=req.turns or cfg.turns, seed=seed + epoch,
+                                   epoch=epoch if epochs > 1 else None,
                                    threshold=cfg.offline_threshold, eval_code_timeout=cfg.eval_code_timeout,
                                    api_key_env=req.api_key_env, trust_eval_code=req.trust_eval_code,
                                    batch=[i.id for i in batch] if protocol == "graded" else None,
@@ -228,7 +239,8 @@ class SessionPool:
             row = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
             spec = loads(row["config"], {})
             self.factory.api_key_env = spec.get("api_key_env")
-            target = self.factory.make(row["target"], sid, spec.get("system_prompt"))
+            target = self.factory.make(row["target"], sid, spec.get("system_prompt"),
+                                       row["seed"] if spec.get("epoch") is not None else None)
             if row["protocol"] == "adaptive" and row["policy"] not in self.policies:
                 self.policies[row["policy"]] = load_policy(row["policy"])
             kernel = make_kernel(row["kernel"], runtime.config, store, runtime.use_cache, sid,

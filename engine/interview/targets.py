@@ -205,6 +205,9 @@ class EndpointTarget:
     system_prompt: str | None = None
     """Sent as the first message of every conversation (before fitting, so it counts against the
     context and is never cut)."""
+    sample_seed: int | None = None
+    """Sent as the request's ``seed`` when the session is one epoch of several (its calls are then also
+    cached apart from the other epochs': the seed is part of the cache key)."""
 
     def _with_system(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
         if not self.system_prompt or (messages and messages[0].get("role") == "system"):
@@ -215,7 +218,7 @@ class EndpointTarget:
         """Stream the answer from the endpoint through the recording, caching LLM client (the target's
         system prompt first, when it has one)."""
         return await self.client.chat(self._with_system(messages), stream=True, on_token=on_token,
-                                      on_reset=on_reset)
+                                      on_reset=on_reset, seed=self.sample_seed)
 
     async def fitted(self, messages: list[dict[str, str]], turn: int,
                      send: Callable[[list[dict[str, str]]], Awaitable[Any]]) -> Any:
@@ -407,12 +410,14 @@ class TargetFactory:
             except ConfigError as exc:
                 raise TargetError(str(exc)) from None
 
-    def make(self, spec: str, session_id: int | None, system_prompt: str | None = None) -> Target:
+    def make(self, spec: str, session_id: int | None, system_prompt: str | None = None,
+             sample_seed: int | None = None) -> Target:
         """The target for one session: the shared local server (started on first use), a Python adapter,
         or an OpenAI-compatible endpoint whose calls are recorded under ``session_id``.
 
         ``spec`` may be a stored target name (``SPEC#sys:HASH``); ``system_prompt`` is the session's own
         (stored with it), never re-read from the config, so a session keeps the prompt it was planned with.
+        ``sample_seed``: an epoch's seed, sent with an endpoint target's requests.
         """
         spec, _ = split_label(spec)
         if spec == "local":
@@ -426,14 +431,14 @@ class TargetFactory:
                 self._local = server
             client = LLMClient(self.store, local_endpoint(self._local), "target", self.use_cache, session_id,
                                identity=f"local:{self._local.model_path.name}")
-            return LocalTarget(spec, client, system_prompt, self._local)
+            return LocalTarget(spec, client, system_prompt, sample_seed, self._local)
         if spec.startswith("python:"):
             return PythonTarget(spec)
         if spec.startswith("kb:"):
             return self._reference(spec)
         endpoint = parse_endpoint_spec(spec, self.config, self.api_key_env)
         return EndpointTarget(spec, LLMClient(self.store, endpoint, "target", self.use_cache, session_id),
-                              system_prompt)
+                              system_prompt, sample_seed)
 
     def _reference(self, spec: str) -> Any:
         from engine.interview.reference import ReferenceTarget

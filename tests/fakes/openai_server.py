@@ -396,3 +396,20 @@ def gold_judge_reply(body: dict[str, Any]) -> str:
             correct = any(a and a in quoted[0].lower() for a in accepted)
         return json.dumps({"reason": "scripted", "relation": relation, "correct": correct})
     return json.dumps({"reason": "scripted", "correct": correct})
+
+
+def sampled_reply(answers: list[str]) -> Callable[[dict[str, Any]], str]:
+    """A reply that behaves like a sampled model: at ``temperature`` 0 (or without one) always the first
+    answer (greedy); above 0 one of ``answers`` drawn by a generator seeded with the request's ``seed``,
+    the system prompt and the question (so one seed gives one answer, and different seeds differ)."""
+    import random
+
+    def reply(body: dict[str, Any]) -> str:
+        if not body.get("temperature"):
+            return answers[0]
+        messages = body.get("messages") or []
+        system = next((m["content"] for m in messages if m.get("role") == "system"), "")
+        question = messages[-1]["content"] if messages else ""
+        return random.Random(f"{body.get('seed')}|{system}|{question}").choice(answers)
+
+    return reply

@@ -342,6 +342,10 @@ def _warn(console: Any, warnings: list[str]) -> None:
               help="Processes to spread the sessions over, sharing the store (default 1: this process; "
                    "interview.workers in the config). --concurrency stays the total, shared among them.")
 @click.option("--seed", type=int, default=None, help="Seed for the policy's sampling (default 0).")
+@click.option("--epochs", type=click.IntRange(1, 100), default=None,
+              help="Run each item K times per target (default 1, interview.epochs): epoch e has seed SEED+e, sent "
+                   "to endpoint targets as the request's seed, cached apart; the leaderboard shows the per-item "
+                   "spread and an interval over items and epochs. Set the target's temperature above 0.")
 @click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
 @click.option("--trust-eval-code", is_flag=True,
               help="Run imported eval_code even without bubblewrap isolation (like trust_remote_code).")
@@ -350,7 +354,7 @@ def _warn(console: Any, warnings: list[str]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
 @click.pass_context
 def run(ctx, bench, items, budget, se, common, targets, target_systems, kernel, protocol, turns, policy, concurrency,
-        workers, seed, api_key_env, trust_eval_code, live, quiet, as_json):
+        workers, seed, epochs, api_key_env, trust_eval_code, live, quiet, as_json):
     """Interview every target on every item of a benchmark (or on the items chosen adaptively)."""
     from engine.api import RunRequest
 
@@ -359,6 +363,8 @@ def run(ctx, bench, items, budget, se, common, targets, target_systems, kernel, 
     engine.sweep_stale_work()  # what a killed run left: work folders of ended sessions, eval folders
     item_ids = None
     console = _console(as_json)
+    if epochs is not None and epochs > 1 and items == "adaptive":
+        raise click.BadParameter("--epochs goes with a fixed set of items, not --items adaptive")
     if (budget is not None or se is not None or common is not None) and items != "adaptive":
         raise click.BadParameter("--budget, --se and --common go with --items adaptive")
     if items == "adaptive":
@@ -385,7 +391,8 @@ def run(ctx, bench, items, budget, se, common, targets, target_systems, kernel, 
                                               protocol=protocol, turns=turns, policy=policy,
                                               concurrency=concurrency, workers=workers, seed=seed,
                                               api_key_env=api_key_env,
-                                              trust_eval_code=trust_eval_code, system_prompts=system_prompts))
+                                              trust_eval_code=trust_eval_code, system_prompts=system_prompts,
+                                              epochs=epochs))
     except Exception as exc:
         raise click.ClickException(str(exc)) from None
     _console(True).print(f"run {run_id} planned ({bench}); resume with `viva resume run:{run_id}` if interrupted",
