@@ -105,3 +105,17 @@ def test_three_epochs_two_prompts_at_temperature_above_zero(bench_home, fake_ope
     table = invoke(bench_home, *args)  # the same run again: a new run, same seeds, answered from the cache
     assert table.exit_code == 0, table.output
     assert "spread" in table.stdout and "over items and each item's epochs" in table.stdout
+
+
+def test_run_report_shows_k_and_spread(bench_home, fake_openai):
+    fake_openai.rule(is_target, sampled_reply([ANSWERS[0], ANSWERS[1], ANSWERS[6]]))
+    spec = f"openai:fake-target@{fake_openai.base_url}"
+    cfg = bench_home.parent / "warm.yaml"
+    cfg.write_text(f"targets:\n  warm:\n    base_url: {fake_openai.base_url}\n    model: m\n    temperature: 1.0\n",
+                   encoding="utf-8")
+    ran = invoke(bench_home, "--config", str(cfg), "run", "--bench", "oxy", "--target", "warm", "--target", spec,
+                 "--kernel", "offline", "--policy", "threshold", "--turns", "1", "--epochs", "2", "--quiet")
+    assert ran.exit_code == 0, ran.output
+    md = invoke(bench_home, "report", "run:1")
+    assert "sessions per item (K)" in md.stdout and "per-item spread (SD)" in md.stdout
+    assert "within each, its sessions" in md.stdout
