@@ -119,6 +119,10 @@ class ModelConfig(_Strict):
     system_prompt_file: str | None = Field(default=None, min_length=1)
     """The system prompt read from a UTF-8 file (a path relative to the config file's folder); read once,
     when the config is loaded. Not together with ``system_prompt``."""
+    min_score: float | None = Field(default=None, ge=0.0, le=100.0)
+    """A target's pass mark for ``viva run`` and the JUnit report: a leaderboard row of this target whose
+    Score is under it (or that has none) makes ``viva run`` exit with status 3 (:mod:`engine.report.junit`);
+    it wins over ``--fail-under``."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers sent with every request (a gateway's route, an org id, ``api-version``). A value
     ``env:VAR`` is read from the environment when a request is sent, never stored; a header whose name

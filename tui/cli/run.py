@@ -245,8 +245,13 @@ def print_board(console: Any, board: dict[str, Any]) -> None:
     console.print(agreement_line(board["agreement"]))
 
 
+GATE_EXIT = 3
+"""``viva run``'s exit status when a target is under its threshold (``--fail-under``, ``min_score``) and no
+session failed (a failed session is status 1)."""
+
+
 def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, console: Any,
-            targets_as_given: list[str] | None = None) -> None:
+            targets_as_given: list[str] | None = None, gate: bool = False, fail_under: float | None = None) -> None:
     ids = [r["id"] for r in engine.run_sessions(run_id)]
     rows = engine.target_table(ids)
     rubric = engine.rubric_leaderboard(ids)
@@ -265,8 +270,13 @@ def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, c
         console.print(f"run {run_id}: sessions {', '.join(str(s) for r in rows for s in r['sessions'])}")
         for sid, err in failed.items():
             console.print(f"[red]session {sid} failed: {err}[/]")
+    below = engine.below_threshold(run_id, fail_under) if gate else []
+    for b in below:  # one line per target under its threshold, on stderr (stdout may be JSON)
+        click.echo(b["line"], err=True)
     if failed:
         sys.exit(1)
+    if below:
+        sys.exit(GATE_EXIT)
 
 
 def _run_with_progress(engine, run_id: int, console: Any, live: bool, quiet: bool = False, as_json: bool = False,
@@ -349,12 +359,15 @@ def _warn(console: Any, warnings: list[str]) -> None:
 @click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
 @click.option("--trust-eval-code", is_flag=True,
               help="Run imported eval_code even without bubblewrap isolation (like trust_remote_code).")
+@click.option("--fail-under", type=click.FloatRange(0, 100), default=None, metavar="SCORE",
+              help="Exit with status 3, one line per target on stderr, when a target's Score is under SCORE "
+                   "(or it finished nothing); a target's min_score in the config wins. For CI.")
 @click.option("--live", is_flag=True, help="Print the interviews as they happen.")
 @click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
 @click.pass_context
 def run(ctx, bench, items, budget, se, common, targets, target_systems, kernel, protocol, turns, policy, concurrency,
-        workers, seed, epochs, api_key_env, trust_eval_code, live, quiet, as_json):
+        workers, seed, epochs, fail_under, api_key_env, trust_eval_code, live, quiet, as_json):
     """Interview every target on every item of a benchmark (or on the items chosen adaptively)."""
     from engine.api import RunRequest
 
@@ -399,7 +412,7 @@ def run(ctx, bench, items, budget, se, common, targets, target_systems, kernel, 
                          style="dim")
     errors = _run_with_progress(engine, run_id, console, live, quiet, as_json)
     _refit(engine, bench)
-    _report(engine, run_id, errors, as_json, console)
+    _report(engine, run_id, errors, as_json, console, gate=True, fail_under=fail_under)
 
 
 def _read_prompts(files: tuple[str, ...]) -> list[str] | None:
@@ -487,7 +500,7 @@ def resume(ctx, what, live, quiet, as_json, workers):
         if not engine.run_exists(ident):
             raise click.ClickException(f"run {ident} does not exist; see `viva sessions`")
         errors = _run_with_progress(engine, ident, console, live, quiet, as_json, workers)
-        _report(engine, ident, errors, as_json, console)
+        _report(engine, ident, errors, as_json, console, gate=True)
         return
     if not engine.session_exists(ident):
         raise click.ClickException(f"session {ident} does not exist; see `viva sessions`")
