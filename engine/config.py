@@ -284,12 +284,34 @@ class RetrievalConfig(_Strict):
     embedder: EmbedderConfig = EmbedderConfig()
 
 
+MAX_TURNS = 1000
+"""The most turns a session may have: ``interview.turns``, ``viva run --turns`` and a planned run alike."""
+
+
+def check_interview_setting(name: str, value: Any) -> Any:
+    """Validate one ``interview:`` setting given elsewhere (a command-line option, a run request) by the
+    same rule, bound and message as in the config file (:class:`InterviewConfig`).
+
+    Returns:
+        The value as the config would hold it.
+
+    Raises:
+        ConfigError: ``interview.NAME: <pydantic's message> (got VALUE)``, the config's wording.
+    """
+    try:
+        return getattr(InterviewConfig.model_validate({name: value}), name)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"interview.{name}: {err['msg']} (got {_redact.redact(repr(value))})") from None
+
+
 class InterviewConfig(_Strict):
-    """Defaults of an interview: turns per session, the policy, the reward's tau and lambda, the seed,
+    """Defaults of an interview (and the bounds of ``viva run``'s options, :func:`check_interview_setting`):
+    turns per session, the policy, the reward's tau and lambda, the seed,
     sessions run at once, the worker processes they are spread over, the task protocol's round limit,
     judge JSON repairs, the ``eval_code`` timeout (seconds) and the offline judge's threshold.
     """
-    turns: int = Field(default=6, gt=0, le=100)
+    turns: int = Field(default=6, gt=0, le=MAX_TURNS)
     policy: str = "onnx"
     tau: float = Field(default=0.1, ge=0.0)
     lam: float = Field(default=0.5, ge=0.0)

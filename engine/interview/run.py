@@ -16,6 +16,8 @@ from typing import Any, NoReturn
 
 from engine import events as ev
 from engine.bench.rubric import current_rubric
+from engine.config import MAX_TURNS as _MAX_TURNS
+from engine.config import ConfigError, check_interview_setting
 from engine.interview.kernels import make_kernel
 from engine.interview.protocols import protocol_class, protocol_for_item
 from engine.interview.runner import SessionRunner, create_session
@@ -58,11 +60,8 @@ class RunRequest:
     (replacing the config's own), so one model under two prompts is two targets of the run."""
 
 
-MAX_TURNS = 1000
-"""The most turns a session may have (``--turns`` and the configuration's ``interview.turns`` alike)."""
-
-MAX_EPOCHS = 100
-"""The most times an item may be run per target (``--epochs``, ``interview.epochs``)."""
+MAX_TURNS = _MAX_TURNS
+"""The most turns a session may have (:data:`engine.config.MAX_TURNS`: ``--turns`` and ``interview.turns``)."""
 
 
 def plan_run(runtime: Runtime, req: RunRequest) -> int:
@@ -83,11 +82,13 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
         raise RunError(f"benchmark {req.bench!r} has no items to run")
     if not req.targets:
         raise RunError("give at least one --target")
-    if req.turns is not None and not 1 <= req.turns <= MAX_TURNS:
-        raise RunError(f"turns must be between 1 and {MAX_TURNS}, got {req.turns}")
+    for name in ("turns", "epochs", "concurrency", "workers", "seed"):  # the config's own rule and message
+        if getattr(req, name) is not None:
+            try:
+                check_interview_setting(name, getattr(req, name))
+            except ConfigError as exc:
+                raise RunError(str(exc)) from None
     epochs = cfg.epochs if req.epochs is None else req.epochs
-    if not 1 <= epochs <= MAX_EPOCHS:
-        raise RunError(f"epochs must be between 1 and {MAX_EPOCHS}, got {epochs}")
     factory = TargetFactory(store, runtime.config, runtime.home, runtime.use_cache, req.api_key_env)
     planned = planned_targets(runtime.config, req.targets, req.system_prompts)
     for spec, prompt in planned.values():

@@ -110,6 +110,18 @@ def rubric_score_line(p: dict[str, Any]) -> str:
     return f"rubric score {p['score']:g} / {p.get('max_score', 5):g}{label}{asked}"
 
 
+def _interview_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Check a ``viva run`` option that is an ``interview:`` setting by the config's own rule and message."""
+    from engine.api import ConfigError, check_interview_setting
+
+    if value is None:
+        return None
+    try:
+        return check_interview_setting(param.name or "", value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def _console(to_stderr: bool) -> Any:
     """A console that keeps tables readable when the output is a pipe or a file (no terminal width)."""
     import sys as _sys
@@ -344,16 +356,17 @@ def _warn(console: Any, warnings: list[str]) -> None:
 @click.option("--protocol", type=click.Choice(["adaptive", "task", "graded", "rubric"]), default=None,
               help="Default: each item's own protocol (an item whose protocol does not run in this version is "
                    "refused unless you ask for adaptive explicitly).")
-@click.option("--turns", type=click.IntRange(1, 1000), default=None,
-              help="Turns per adaptive session, the initial question included (1-1000; default 6).")
+@click.option("--turns", type=int, default=None, callback=_interview_option,
+              help="Turns per adaptive session, the initial question included (1-1000; default 6, interview.turns).")
 @click.option("--policy", default=None, help="onnx, threshold, random, always-follow-up, always-challenge.")
-@click.option("--concurrency", type=int, default=None, help="Sessions at once (default 8).")
-@click.option("--workers", type=click.IntRange(1, 64), default=None,
-              help="Processes to spread the sessions over, sharing the store (default 1: this process; "
+@click.option("--concurrency", type=int, default=None, callback=_interview_option,
+              help="Sessions at once (default 8).")
+@click.option("--workers", type=int, default=None, callback=_interview_option,
+              help="Processes to spread the sessions over (1-64), sharing the store (default 1: this process; "
                    "interview.workers in the config). --concurrency stays the total, shared among them.")
 @click.option("--seed", type=int, default=None, help="Seed for the policy's sampling (default 0).")
-@click.option("--epochs", type=click.IntRange(1, 100), default=None,
-              help="Run each item K times per target (default 1, interview.epochs): epoch e has seed SEED+e, sent "
+@click.option("--epochs", type=int, default=None, callback=_interview_option,
+              help="Run each item K times per target (1-100; default 1, interview.epochs): epoch e has seed SEED+e, sent "
                    "to endpoint targets as the request's seed, cached apart; the leaderboard shows the per-item "
                    "spread and an interval over items and epochs. Set the target's temperature above 0.")
 @click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
@@ -482,7 +495,7 @@ def _run_adaptive(engine, request, budget, se, console, as_json, common=None) ->
 @click.option("--live", is_flag=True, help="Print the interviews as they happen.")
 @click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
-@click.option("--workers", type=click.IntRange(1, 64), default=None,
+@click.option("--workers", type=int, default=None, callback=_interview_option,
               help="A run: processes to spread its sessions over (default: as the run was planned).")
 @click.pass_context
 def resume(ctx, what, live, quiet, as_json, workers):
@@ -526,7 +539,8 @@ def resume(ctx, what, live, quiet, as_json, workers):
               help="Target spec, repeatable (default: the reference target kb:demo, the embedded SmolLM2-135M "
                    "and the echo agent).")
 @click.option("--policy", default=None, help="Policy (default: onnx if models/policy.onnx is shipped, else threshold).")
-@click.option("--turns", type=click.IntRange(1, 1000), default=None, help="Turns per session (default 4).")
+@click.option("--turns", type=int, default=None, callback=_interview_option,
+              help="Turns per session (1-1000; default 4).")
 @click.option("--items", "n_items", type=click.IntRange(min=1), default=None, help="How many demo items to run (default 4).")
 @click.option("--quiet", is_flag=True, help="Headless: no progress display.")
 @click.pass_context
