@@ -257,6 +257,24 @@ def print_board(console: Any, board: dict[str, Any]) -> None:
     console.print(agreement_line(board["agreement"]))
 
 
+def run_summary(run_id: int, rows: list[dict[str, Any]], failed: dict[int, str]) -> str:
+    """The line a run ends with: its sessions counted by outcome and the command that lists them (not the
+    ids: a run of hundreds of sessions would print hundreds)."""
+    total = sum(len(r["sessions"]) for r in rows)
+    finished = sum(r.get("finished", 0) for r in rows)
+    not_examined = sum(len(r.get("not_examined") or []) for r in rows)
+    parts = [f"{finished} finished"]
+    if failed:
+        parts.append(f"{len(failed)} failed")
+    if not_examined:
+        parts.append(f"{not_examined} not examined")
+    rest = total - finished - len(failed) - not_examined
+    if rest > 0:
+        parts.append(f"{rest} not ended (`viva resume run:{run_id}`)")
+    return (f"run {run_id}: {total} sessions of {len(rows)} target(s), {', '.join(parts)}; "
+            f"list them with `viva sessions --filter run:{run_id}`")
+
+
 GATE_EXIT = 3
 """``viva run``'s exit status when a target is under its threshold (``--fail-under``, ``min_score``) and no
 session failed (a failed session is status 1)."""
@@ -279,7 +297,7 @@ def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, c
         print_board(console, board)
         print_target_table(console, rows, main=False)
         print_rubric_board(console, rubric)
-        console.print(f"run {run_id}: sessions {', '.join(str(s) for r in rows for s in r['sessions'])}")
+        console.print(run_summary(run_id, rows, failed))
         for sid, err in failed.items():
             console.print(f"[red]session {sid} failed: {err}[/]")
     below = engine.below_threshold(run_id, fail_under) if gate else []
@@ -321,7 +339,9 @@ def _run_with_progress(engine, run_id: int, console: Any, live: bool, quiet: boo
         progress.tasks["sessions"].failed = final["failed"] + sum(
             1 for sid, e in errors.items() if e and sid not in _failed_sessions(engine, run_id))
         progress.update("sessions", done=final["done"])
-        progress.update("turns", done=final["turns_judged"])
+        # the planned turns are each session's most; once every session ended, what was judged is the whole
+        ended = final["done"] >= final["sessions"]
+        progress.update("turns", done=final["turns_judged"], total=final["turns_judged"] if ended else None)
         return errors
 
 
