@@ -93,6 +93,8 @@ _LAZY: dict[str, str] = {
     "REPORT_EXTENSIONS": "engine.report:EXTENSIONS", "REPORT_FORMATS": "engine.report:FORMATS",
     "ScopeError": "engine.metrics.leaderboard", "kappa_text": "engine.metrics.agreement",
     "MIN_KAPPA_N": "engine.metrics.agreement", "MAX_TURNS": "engine.interview.run",
+    "read_text_file": "engine.config", "check_interview_setting": "engine.config", "check_target": "engine.interview.targets",
+    "TargetError": "engine.interview.targets", "planned_targets": "engine.interview.run",
 }
 
 _USER_ERROR_NAMES = ("ConfigError", "StoreError", "BenchError", "KnowledgeBaseError", "EmbedderError", "RunError",
@@ -580,6 +582,21 @@ class Engine:
 
         return export_run(self._store, run_id, fmt)
 
+    def export_junit(self, run_id: int, fail_under: float | None = None) -> str:
+        """A run as JUnit XML (:mod:`engine.report.junit`): one test case per item and target, failures
+        under each target's threshold (its ``min_score``, else ``fail_under``)."""
+        from engine.redact import redact
+        from engine.report.junit import render_junit
+
+        return redact(render_junit(self._store, run_id, self.config, fail_under))
+
+    def below_threshold(self, run_id: int, fail_under: float | None = None) -> list[dict[str, Any]]:
+        """The run's leaderboard rows under their threshold (``min_score`` or ``fail_under``), each with the
+        ``line`` to print; empty when every gated row passes (:func:`engine.report.junit.below_threshold`)."""
+        from engine.report.junit import below_threshold
+
+        return below_threshold(self.board(run=run_id), self.config, fail_under)
+
     @property
     def exports_dir(self) -> Path:
         """Where reports are written by default: the data home's ``exports/``."""
@@ -591,6 +608,8 @@ class Engine:
 
         if kind not in ("session", "run"):
             raise ValueError(f"a report is of a session or a run, not {kind!r}")
+        if fmt == "junit":
+            return self.exports_dir / f"viva-{kind}-{ident}.junit.xml"
         if fmt not in EXTENSIONS:
             raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(EXTENSIONS)}")
         return self.exports_dir / f"viva-{kind}-{ident}{EXTENSIONS[fmt]}"
@@ -606,7 +625,7 @@ class Engine:
         return sweep_work_dirs(self.home, open_ids.__contains__) + sweep_stale(force=True)
 
     def write_report(self, kind: str, ident: int, fmt: str, path: str | Path | None = None,
-                     force: bool = False) -> Path:
+                     force: bool = False, fail_under: float | None = None) -> Path:
         """Write a ``session`` or ``run`` report to ``path`` (default :meth:`default_report_path`,
         which may be overwritten), creating its folder; returns the absolute path. CSV is written
         byte for byte (``\r\n``). A symbolic link is never followed, a ``path`` that exists is kept
@@ -617,7 +636,10 @@ class Engine:
         """
         from engine.safewrite import write_new_file
 
-        text = self.export_session(ident, fmt) if kind == "session" else self.export_run(ident, fmt)
+        if fmt == "junit":
+            text = self.export_junit(ident, fail_under)
+        else:
+            text = self.export_session(ident, fmt) if kind == "session" else self.export_run(ident, fmt)
         target = Path(path).expanduser() if path else self.default_report_path(kind, ident, fmt)
         return write_new_file(target, text, force=force or not path)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from engine import redact as _redact
 from engine.home import CONFIG_FILENAME, DEFAULT_THEME, ConfigError, config_file, resolve_home  # noqa: F401
@@ -111,6 +111,65 @@ class ModelConfig(_Strict):
     truncated, and a JSON reply so cut is a bad reply (repaired, then "cannot judge")."""
     price_in: float = Field(default=0.0, ge=0.0, description="Price per 1M input tokens.")
     price_out: float = Field(default=0.0, ge=0.0, description="Price per 1M output tokens.")
+    system_prompt: str | None = Field(default=None, min_length=1)
+    """A target's system prompt, sent as the first message of every conversation it is asked (a deployed
+    model is its prompt). Part of the target's identity: sessions under it are stored under the target's
+    name with ``#sys:HASH`` (:func:`engine.interview.targets.target_label`), so two prompts of one model are
+    two rows of the leaderboard. Not used for the kernel or the judge."""
+    system_prompt_file: str | None = Field(default=None, min_length=1)
+    """The system prompt read from a UTF-8 file (a path relative to the config file's folder); read once,
+    when the config is loaded. Not together with ``system_prompt``."""
+    min_score: float | None = Field(default=None, ge=0.0, le=100.0)
+    """A target's pass mark for ``viva run`` and the JUnit report: a leaderboard row of this target whose
+    Score is under it (or that has none) makes ``viva run`` exit with status 3 (:mod:`engine.report.junit`);
+    it wins over ``--fail-under``."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra HTTP headers sent with every request (a gateway's route, an org id, ``api-version``). A value
+    ``env:VAR`` is read from the environment when a request is sent, never stored; a header whose name
+    says it carries a secret (``authorization``, ``api-key``, ``x-api-key``, ``cookie``, any name with
+    key, token, secret, auth or password) must be given that way."""
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, given in value.items():
+            check_header(name, given)
+        return value
+
+    @model_validator(mode="after")
+    def _one_prompt(self) -> ModelConfig:
+        if self.system_prompt is not None and self.system_prompt_file is not None:
+            raise ValueError("give system_prompt or system_prompt_file, not both")
+        return self
+
+    def header_values(self) -> dict[str, str]:
+        """The extra headers with ``env:VAR`` values read from the environment (each registered with
+        :mod:`engine.redact`, so nothing viva writes carries it).
+
+        Raises:
+            ConfigError: a variable named by a header is not set.
+        """
+        out: dict[str, str] = {}
+        for name, given in self.headers.items():
+            if given.startswith(ENV_PREFIX):
+                var = given[len(ENV_PREFIX):]
+                value = os.environ.get(var)
+                if not value:
+                    raise ConfigError(f"environment variable {var} is not set; it holds header {name} for "
+                                      f"{self.model}@{self.base_url}. Export it, or remove the header.")
+                if is_secret_header(name):
+                    _redact.register_secret(value)
+                out[name] = value
+            else:
+                out[name] = given
+        return out
+
+    def header_identity(self) -> str:
+        """The headers as they define the endpoint (for cache keys): names with their literal values, or
+        the variable's name for ``env:VAR`` values (never the secret); empty without headers."""
+        import json
+
+        return json.dumps(dict(sorted(self.headers.items())), ensure_ascii=False) if self.headers else ""
 
     @field_validator("api_key_env")
     @classmethod
@@ -163,6 +222,43 @@ class ModelConfig(_Strict):
         return "sk-no-key"
 
 
+ENV_PREFIX = "env:"
+"""A header value ``env:VAR`` is read from environment variable VAR when a request is sent."""
+
+_HEADER_NAME_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_SECRET_HEADER_RE = re.compile(r"(?i)(auth|key|token|secret|password|passwd|cookie|credential|signature)")
+_RESERVED_HEADERS = {"content-type", "content-length", "host", "transfer-encoding", "connection"}
+
+
+def is_secret_header(name: str) -> bool:
+    """Whether a header's name says it carries a secret (``Authorization``, ``api-key``, ``X-Auth-Token``,
+    ``Cookie``...): its value must come from the environment."""
+    return bool(_SECRET_HEADER_RE.search(name))
+
+
+def check_header(name: str, value: str) -> None:
+    """Refuse a header that cannot be sent or would put a secret in the config (the value is never shown).
+
+    Raises:
+        ValueError: a name that is not an HTTP token or is one HTTP itself sets, an empty ``env:`` name, a
+            value with a line break, or a literal value for a secret header or that looks like a key.
+    """
+    if not _HEADER_NAME_RE.match(name):
+        raise ValueError(f"header name {name!r} is not a valid HTTP header name (letters, digits and -)")
+    if name.lower() in _RESERVED_HEADERS:
+        raise ValueError(f"header {name} is set by the HTTP client itself; remove it")
+    if value.startswith(ENV_PREFIX):
+        if not _redact.is_env_name(value[len(ENV_PREFIX):]):
+            raise ValueError(f"header {name}: after env: give the name of an environment variable, e.g. env:MY_VAR")
+        return
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"header {name}: the value has a line break")
+    if is_secret_header(name) or _redact.looks_like_key(value):
+        _redact.register_secret(value)
+        raise ValueError(f"header {name} carries a secret, which never goes in the config (the value is not "
+                         f"shown); put it in an environment variable and write {name}: env:VAR")
+
+
 class EmbedderConfig(_Strict):
     """The ONNX sentence encoder; empty paths mean the embedded all-MiniLM-L6-v2 int8."""
 
@@ -188,16 +284,42 @@ class RetrievalConfig(_Strict):
     embedder: EmbedderConfig = EmbedderConfig()
 
 
+MAX_TURNS = 1000
+"""The most turns a session may have: ``interview.turns``, ``viva run --turns`` and a planned run alike."""
+
+
+def check_interview_setting(name: str, value: Any) -> Any:
+    """Validate one ``interview:`` setting given elsewhere (a command-line option, a run request) by the
+    same rule, bound and message as in the config file (:class:`InterviewConfig`).
+
+    Returns:
+        The value as the config would hold it.
+
+    Raises:
+        ConfigError: ``interview.NAME: <pydantic's message> (got VALUE)``, the config's wording.
+    """
+    try:
+        return getattr(InterviewConfig.model_validate({name: value}), name)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"interview.{name}: {err['msg']} (got {_redact.redact(repr(value))})") from None
+
+
 class InterviewConfig(_Strict):
-    """Defaults of an interview: turns per session, the policy, the reward's tau and lambda, the seed,
+    """Defaults of an interview (and the bounds of ``viva run``'s options, :func:`check_interview_setting`):
+    turns per session, the policy, the reward's tau and lambda, the seed,
     sessions run at once, the worker processes they are spread over, the task protocol's round limit,
     judge JSON repairs, the ``eval_code`` timeout (seconds) and the offline judge's threshold.
     """
-    turns: int = Field(default=6, gt=0, le=100)
+    turns: int = Field(default=6, gt=0, le=MAX_TURNS)
     policy: str = "onnx"
     tau: float = Field(default=0.1, ge=0.0)
     lam: float = Field(default=0.5, ge=0.0)
     seed: int = 0
+    epochs: int = Field(default=1, ge=1, le=100)
+    """Times each item is run per target (``viva run --epochs``): epoch e is its own session with seed
+    ``seed + e``, sent to an endpoint target as the request's ``seed`` (with the endpoint's temperature),
+    so its calls are cached apart; the leaderboard averages an item's epochs and shows their spread."""
     concurrency: int = Field(default=8, gt=0)
     workers: int = Field(default=1, gt=0, le=64)
     """Processes a run's sessions are spread over (``viva run --workers``); 1 runs them in viva's own
@@ -246,6 +368,15 @@ class Config(_Strict):
     )
     theme: str = DEFAULT_THEME
 
+    @model_validator(mode="after")
+    def _prompts_on_targets(self) -> Config:
+        for role in ("kernel", "judge"):
+            endpoint = getattr(self, role)
+            if endpoint is not None and (endpoint.system_prompt or endpoint.system_prompt_file):
+                raise ValueError(f"{role}: system_prompt is a target's setting (the {role}'s prompts are viva's own); "
+                                 "remove it")
+        return self
+
 
 def _key_path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc) or "(top level)"
@@ -276,9 +407,18 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         raise ConfigError(f"{file}: expected a mapping of settings at the top level, got {type(data).__name__}")
     _register_inline_secrets(data)
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError("\n".join(_describe(file, err) for err in exc.errors())) from None
+    for name, endpoint in config.targets.items():
+        if endpoint.system_prompt_file is not None:
+            prompt = Path(endpoint.system_prompt_file).expanduser()
+            prompt = prompt if prompt.is_absolute() else file.parent / prompt
+            text = read_text_file(prompt, ConfigError, f"system prompt file (targets.{name}.system_prompt_file)")
+            if not text.strip():
+                raise ConfigError(f"{file}: targets.{name}.system_prompt_file: {prompt} is empty")
+            config.targets[name] = endpoint.model_copy(update={"system_prompt": text})
+    return config
 
 
 def _known_fields() -> set[str]:
@@ -302,7 +442,7 @@ def _describe(file: Path, err: Any) -> str:
     """One line for a validation error; a value given for a key-like field is never printed."""
     path = _key_path(err["loc"])
     value = err.get("input")
-    secret = _is_secret_path(err["loc"]) or (isinstance(value, str) and _redact.looks_like_key(value))
+    secret = _is_secret_path(err["loc"]) or "headers" in err["loc"] or (isinstance(value, str) and _redact.looks_like_key(value))
     if err["type"] == "extra_forbidden" and _is_secret_path(err["loc"][-1:]):
         return (f"{file}: {path}: API keys never go in the config file (the value is not shown); put the key "
                 "in an environment variable and name it with api_key_env, e.g. api_key_env: OPENAI_API_KEY")

@@ -17,18 +17,27 @@ COLUMNS: list[tuple[str, str, int]] = [
 examined sessions (both counted, neither in a figure; the detail says which). ``θ ± 95%``: the ability on
 the benchmark's calibration with the half-width of its 95% interval (1.96 SE); ``E[S]``: the Score on the
 full benchmark that the ability implies; "—" on a benchmark without a calibration. ``hold (n)``: the share of
-challenged right claims the target kept, with the number tested (the detail has its Wilson interval)."""
+challenged right claims the target kept, with the number tested (the detail has its Wilson interval).
+:data:`EPOCH_COLUMNS` ``K`` and ``spread`` (added by :func:`columns_for` only when a row's items were run
+more than once, ``--epochs``): the sessions per item (``2-3`` when they differ) and the mean per-item standard deviation of the session scores; the Score's
+interval is then over items and epochs."""
 
 DIGITS = {"score": 1}
 
 ABILITY_KEYS = ("ability", "expected_score")
+
+EPOCH_COLUMNS: list[tuple[str, str, int]] = [("K", "epochs_k", 3), ("spread", "spread", 6)]
+"""The columns of repeated runs (see :data:`COLUMNS`)."""
+
+EPOCH_KEYS = ("epochs_k", "spread")
 
 
 def columns_for(board: dict[str, Any]) -> list[tuple[str, str, int]]:
     """The board's columns: :data:`COLUMNS`, without the ability columns when no row has an ability (no
     calibrated benchmark in scope: the row's detail and the notes say why), so the table fits 100 columns."""
     calibrated = any((r.get("ability") or {}).get("value") is not None for r in board.get("rows") or [])
-    return [c for c in COLUMNS if calibrated or c[1] not in ABILITY_KEYS]
+    repeated = any(r.get("epochs") for r in board.get("rows") or [])
+    return [c for c in COLUMNS if calibrated or c[1] not in ABILITY_KEYS] + (EPOCH_COLUMNS if repeated else [])
 
 
 def number(value: float | None, digits: int = 3) -> str:
@@ -139,6 +148,15 @@ def cells(row: dict[str, Any], narrow: bool = False,
         elif key == "expected_score":
             ability = row.get("ability") or {}
             out.append("—" if ability.get("expected_score") is None else f"{ability['expected_score']:.1f}")
+        elif key in EPOCH_KEYS:
+            epochs = row.get("epochs")
+            if not epochs:
+                out.append("1" if key == "epochs_k" else "–")
+            elif key == "epochs_k":
+                lo, hi = epochs["k_min"], epochs["k_max"]
+                out.append(str(hi) if lo == hi else f"{lo}-{hi}")
+            else:
+                out.append(number(epochs["spread"], 1))
         elif "CI" in header:
             out.append(with_ci(row["figures"][key], DIGITS.get(key, 2)))
         else:
@@ -187,5 +205,7 @@ def agreement_line(a: dict[str, Any]) -> str:
 def method_line(board: dict[str, Any]) -> str:
     """How the intervals were computed."""
     m = board["method"]
+    epochs = ("; the Score's over items and each item's epochs where K > 1"
+              if any(r.get("epochs") for r in board.get("rows") or []) else "")
     return (f"{board['scope']['label']}: {m['interval']} ({m['resamples']} resamples, seed {m['seed']}; "
-            f"no interval under {m['min_items']} items)")
+            f"no interval under {m['min_items']} items{epochs})")

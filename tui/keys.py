@@ -73,8 +73,33 @@ def binding_contexts() -> dict[str, list[Binding]]:
     return {name: _bindings(VivaApp, *classes) for name, classes in contexts.items()}
 
 
+MODIFIERS = ("ctrl", "shift", "alt", "meta", "super", "hyper")
+"""The modifiers Textual reads in a key (``ctrl+shift+up``)."""
+
+
+def key_problem(key: str) -> str | None:
+    """Why one key (``ctrl+p``, ``f5``, ``question_mark``, ``a``) is not one Textual knows, else None.
+
+    A key is modifiers from :data:`MODIFIERS` joined by ``+`` to a key name: one printable character, a
+    name of ``textual.keys.Keys`` (``escape``, ``pageup``, ``f1``-``f24``...), or the name Textual gives a
+    character (``question_mark``, ``slash``, ``plus``, ``full_stop``: its Unicode name, lower case)."""
+    from textual import keys as tk
+
+    *mods, name = key.split("+")
+    bad = [m for m in mods if m not in MODIFIERS]
+    if bad or not name:
+        what = f"{bad[0]!r} is not a modifier ({', '.join(MODIFIERS)})" if bad else "nothing after the last +"
+        return f"{key!r}: {what}"
+    known = ({v.value.split("+")[-1] for v in tk.Keys if not v.value.endswith(">")}
+             | set(tk.KEY_NAME_REPLACEMENTS.values()) | set(tk.KEY_TO_UNICODE_NAME))
+    if name in known or (len(name) == 1 and name.isprintable()) or tk.key_to_character(name) is not None:
+        return None
+    return f"{key!r}: {name!r} is not a key name Textual knows (e.g. a, f5, escape, pageup, question_mark)"
+
+
 def check_keymap(keymap: dict[str, str]) -> None:
-    """Refuse a keymap that names an unknown binding id or gives a key to two bindings of one screen.
+    """Refuse a keymap that names an unknown binding id, a key Textual does not know (:func:`key_problem`),
+    or gives a key to two bindings of one screen.
 
     Raises:
         KeymapError: every problem, one per line, naming the key and the ids (and the screen).
@@ -85,6 +110,11 @@ def check_keymap(keymap: dict[str, str]) -> None:
     known = {b.id for bindings in contexts.values() for b in bindings}
     problems = [f"keys: {ident!r} is not a binding id (the help screen, F1, lists every id)"
                 for ident in keymap if ident not in known]
+    for ident, keys in keymap.items():
+        parts = [k.strip() for k in str(keys).split(",")]
+        if not any(parts):
+            problems.append(f"keys: {ident}: no key given")
+        problems += [f"keys: {ident}: {why}" for why in (key_problem(k) for k in parts if k) if why]
     for screen, bindings in contexts.items():
         owner: dict[str, set[str]] = {}
         for b in bindings:

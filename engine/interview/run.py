@@ -16,6 +16,8 @@ from typing import Any, NoReturn
 
 from engine import events as ev
 from engine.bench.rubric import current_rubric
+from engine.config import MAX_TURNS as _MAX_TURNS
+from engine.config import ConfigError, check_interview_setting
 from engine.interview.kernels import make_kernel
 from engine.interview.protocols import protocol_class, protocol_for_item
 from engine.interview.runner import SessionRunner, create_session
@@ -51,10 +53,15 @@ class RunRequest:
     api_key_env: str | None = None
     trust_eval_code: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    epochs: int | None = None
+    """``--epochs``: each item is run this many times per target (default ``interview.epochs``)."""
+    system_prompts: list[str] | None = None
+    """``--target-system``: the texts of system prompts; each target that takes one is run under each
+    (replacing the config's own), so one model under two prompts is two targets of the run."""
 
 
-MAX_TURNS = 1000
-"""The most turns a session may have (the configuration's default, ``interview.turns``, is at most 100)."""
+MAX_TURNS = _MAX_TURNS
+"""The most turns a session may have (:data:`engine.config.MAX_TURNS`: ``--turns`` and ``interview.turns``)."""
 
 
 def plan_run(runtime: Runtime, req: RunRequest) -> int:
@@ -75,11 +82,17 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
         raise RunError(f"benchmark {req.bench!r} has no items to run")
     if not req.targets:
         raise RunError("give at least one --target")
-    if req.turns is not None and not 1 <= req.turns <= MAX_TURNS:
-        raise RunError(f"turns must be between 1 and {MAX_TURNS}, got {req.turns}")
+    for name in ("turns", "epochs", "concurrency", "workers", "seed"):  # the config's own rule and message
+        if getattr(req, name) is not None:
+            try:
+                check_interview_setting(name, getattr(req, name))
+            except ConfigError as exc:
+                raise RunError(str(exc)) from None
+    epochs = cfg.epochs if req.epochs is None else req.epochs
     factory = TargetFactory(store, runtime.config, runtime.home, runtime.use_cache, req.api_key_env)
-    for spec in req.targets:
-        factory.validate(spec)
+    planned = planned_targets(runtime.config, req.targets, req.system_prompts)
+    for spec, prompt in planned.values():
+        factory.validate(spec, prompt)
     kernel = make_kernel(req.kernel, runtime.config, store, api_key_env=req.api_key_env)
     kernel_spec = req.kernel or ("config" if runtime.config.kernel is not None else "offline")
     policy = req.policy or cfg.policy
@@ -101,21 +114,51 @@ def plan_run(runtime: Runtime, req: RunRequest) -> int:
 
         load_policy(policy)  # fail before creating anything
     seed = cfg.seed if req.seed is None else req.seed
-    config = {"bench": req.bench, "targets": req.targets, "kernel": kernel_spec, "policy": policy,
+    config = {"bench": req.bench, "targets": list(planned), "kernel": kernel_spec, "policy": policy,
               "turns": req.turns or cfg.turns, "seed": seed, "concurrency": req.concurrency or cfg.concurrency,
-              "workers": req.workers or cfg.workers, "api_key_env": req.api_key_env, "protocol": req.protocol}
+              "workers": req.workers or cfg.workers, "api_key_env": req.api_key_env, "protocol": req.protocol,
+              "epochs": epochs}
     with store.transaction():
         run_id = store.insert("runs", {"created_at": now_iso(), "config": dumps(config), "status": "created"})
-        for protocol, batch in session_units(items, req.protocol):
-            for target in req.targets:
+        units = session_units(items, req.protocol)
+        for epoch in range(epochs):  # epoch by epoch: an interrupted run has whole epochs done first
+            for (protocol, batch), (target, (_, prompt)) in ((u, t) for u in units for t in planned.items()):
                 spec = SessionSpec(item_id=batch[0].id, target=target, kernel=kernel_spec, protocol=protocol,
-                                   policy=policy, turns=req.turns or cfg.turns, seed=seed,
+                                   policy=policy, turns=req.turns or cfg.turns, seed=seed + epoch,
+                                   epoch=epoch if epochs > 1 else None,
                                    threshold=cfg.offline_threshold, eval_code_timeout=cfg.eval_code_timeout,
                                    api_key_env=req.api_key_env, trust_eval_code=req.trust_eval_code,
-                                   batch=[i.id for i in batch] if protocol == "graded" else None)
+                                   batch=[i.id for i in batch] if protocol == "graded" else None,
+                                   system_prompt=prompt)
                 create_session(store, spec, run_id)
     del kernel
     return run_id
+
+
+def planned_targets(config: Any, specs: list[str], system_prompts: list[str] | None = None
+                    ) -> dict[str, tuple[str, str | None]]:
+    """The targets a run asks, by stored name (:func:`engine.interview.targets.target_label`) -> (spec,
+    system prompt): each spec under each ``--target-system`` prompt when given (a ``python:`` or ``kb:``
+    target, which takes none, once without), else under the config's own prompt for a named target.
+    A name given twice is asked once.
+
+    Raises:
+        RunError: a ``--target-system`` prompt is empty.
+    """
+    from engine.interview.targets import configured_system_prompt, takes_system_prompt, target_label
+
+    out: dict[str, tuple[str, str | None]] = {}
+    for prompt in system_prompts or []:
+        if not prompt.strip():
+            raise RunError("--target-system: the file is empty; give a file with the system prompt's text")
+    for spec in specs:
+        if system_prompts and takes_system_prompt(spec):
+            prompts: list[str | None] = list(dict.fromkeys(system_prompts))
+        else:
+            prompts = [configured_system_prompt(spec, config)]
+        for prompt in prompts:
+            out.setdefault(target_label(spec, prompt), (spec, prompt))
+    return out
 
 
 def session_units(items: list[Any], requested: str | None) -> list[tuple[str, list[Any]]]:
@@ -197,7 +240,8 @@ class SessionPool:
             row = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
             spec = loads(row["config"], {})
             self.factory.api_key_env = spec.get("api_key_env")
-            target = self.factory.make(row["target"], sid)
+            target = self.factory.make(row["target"], sid, spec.get("system_prompt"),
+                                       row["seed"] if spec.get("epoch") is not None else None)
             if row["protocol"] == "adaptive" and row["policy"] not in self.policies:
                 self.policies[row["policy"]] = load_policy(row["policy"])
             kernel = make_kernel(row["kernel"], runtime.config, store, runtime.use_cache, sid,

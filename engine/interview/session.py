@@ -113,6 +113,12 @@ class SessionSpec:
     trust_eval_code: bool = False
     batch: list[int] | None = None
     """graded: the base items of the session's batch (the session's item is the first)."""
+    epoch: int | None = None
+    """Which repetition of its item this session is (0-based) when the run has several epochs; the
+    session's ``seed`` is then the run's seed + epoch and is sent to an endpoint target."""
+    system_prompt: str | None = None
+    """The target's system prompt (the config's or ``--target-system``'s), kept so resume asks under the
+    same one; ``target`` then ends with its hash (:func:`engine.interview.targets.target_label`)."""
 
     def as_config(self) -> dict[str, Any]:
         """The spec as stored in ``sessions.config`` (with the prompts' version)."""

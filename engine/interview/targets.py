@@ -11,6 +11,13 @@ A target spec is one of:
   (:mod:`engine.interview.local`);
 - ``kb:NAME``: the reference target, which answers with the best-matching sentences of knowledge
   base NAME (:mod:`engine.interview.reference`), an extractive baseline.
+
+**A target as deployed.** An OpenAI-compatible target (including ``local``) may have a system prompt:
+the endpoint's ``system_prompt``/``system_prompt_file`` in the config, or ``viva run --target-system FILE``
+(which replaces it). The prompt is part of the target's identity: its sessions are stored under
+:func:`target_label`, the spec with ``#sys:`` and the first 8 hex digits of the prompt's sha256, and the
+prompt's text is kept in each session's config, so a resumed session is asked under the prompt it began
+with whatever the config says now, and two prompts of one model are two rows of the leaderboard.
 """
 
 from __future__ import annotations
@@ -34,6 +41,43 @@ from engine.store import Store
 
 class TargetError(Exception):
     """A target spec that cannot be used, or a target that failed to start."""
+
+
+SYSTEM_MARK = "#sys:"
+"""What separates a target's spec from its system prompt's hash in a stored target name."""
+
+
+def prompt_hash(prompt: str) -> str:
+    """The first 8 hex digits of the sha256 of a system prompt's UTF-8 text."""
+    import hashlib
+
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8]
+
+
+def target_label(spec: str, system_prompt: str | None) -> str:
+    """The name a target's sessions are stored and ranked under: the spec, with ``#sys:HASH`` when the
+    target has a system prompt."""
+    return f"{spec}{SYSTEM_MARK}{prompt_hash(system_prompt)}" if system_prompt else spec
+
+
+def split_label(label: str) -> tuple[str, str | None]:
+    """A stored target name -> (spec, the system prompt's hash or None)."""
+    spec, mark, digest = label.rpartition(SYSTEM_MARK)
+    if mark and len(digest) == 8 and all(c in "0123456789abcdef" for c in digest):
+        return spec, digest
+    return label, None
+
+
+def takes_system_prompt(spec: str) -> bool:
+    """Whether a target is asked through an OpenAI-compatible endpoint (a system prompt can be sent):
+    every form but ``python:`` (the adapter owns its prompt) and ``kb:`` (extractive, no model)."""
+    return not spec.startswith(("python:", "kb:"))
+
+
+def configured_system_prompt(spec: str, config: Config) -> str | None:
+    """The system prompt the config gives a named target (None for other forms or without one)."""
+    endpoint = config.targets.get(spec)
+    return endpoint.system_prompt if endpoint is not None else None
 
 
 class Target(Protocol):
@@ -158,10 +202,23 @@ class EndpointTarget:
 
     spec: str
     client: LLMClient
+    system_prompt: str | None = None
+    """Sent as the first message of every conversation (before fitting, so it counts against the
+    context and is never cut)."""
+    sample_seed: int | None = None
+    """Sent as the request's ``seed`` when the session is one epoch of several (its calls are then also
+    cached apart from the other epochs': the seed is part of the cache key)."""
+
+    def _with_system(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        if not self.system_prompt or (messages and messages[0].get("role") == "system"):
+            return messages
+        return [{"role": "system", "content": self.system_prompt}, *messages]
 
     async def reply(self, messages, on_token=None, on_reset=None) -> ChatResult:
-        """Stream the answer from the endpoint through the recording, caching LLM client."""
-        return await self.client.chat(messages, stream=True, on_token=on_token, on_reset=on_reset)
+        """Stream the answer from the endpoint through the recording, caching LLM client (the target's
+        system prompt first, when it has one)."""
+        return await self.client.chat(self._with_system(messages), stream=True, on_token=on_token,
+                                      on_reset=on_reset, seed=self.sample_seed)
 
     async def fitted(self, messages: list[dict[str, str]], turn: int,
                      send: Callable[[list[dict[str, str]]], Awaitable[Any]]) -> Any:
@@ -173,6 +230,7 @@ class EndpointTarget:
         more, cut to it (:meth:`engine.llm.LLMClient.fitted`)."""
         from engine.llm.fit import fit_conversation
 
+        messages = self._with_system(messages)
         return await self.client.fitted(lambda room, trims: fit_conversation(messages, room, trims), send,
                                         call=f"target {self.spec}", turn=turn, reply_share=TARGET_REPLY_SHARE)
 
@@ -329,8 +387,12 @@ class TargetFactory:
         self.api_key_env = api_key_env
         self._local: _local.LocalServer | None = None
 
-    def validate(self, spec: str) -> None:
-        """Fail early, before any session starts, on a spec that cannot work."""
+    def validate(self, spec: str, system_prompt: str | None = None) -> None:
+        """Fail early, before any session starts, on a spec that cannot work (or that cannot take the
+        system prompt it is given)."""
+        if system_prompt and not takes_system_prompt(spec):
+            raise TargetError(f"target {spec}: a system prompt is sent to an OpenAI-compatible endpoint or local; "
+                              f"a {spec.split(':')[0]}: target takes none (drop --target-system for it)")
         if spec == "local":
             smollm2_path()
             try:
@@ -348,10 +410,16 @@ class TargetFactory:
             except ConfigError as exc:
                 raise TargetError(str(exc)) from None
 
-    def make(self, spec: str, session_id: int | None) -> Target:
+    def make(self, spec: str, session_id: int | None, system_prompt: str | None = None,
+             sample_seed: int | None = None) -> Target:
         """The target for one session: the shared local server (started on first use), a Python adapter,
         or an OpenAI-compatible endpoint whose calls are recorded under ``session_id``.
+
+        ``spec`` may be a stored target name (``SPEC#sys:HASH``); ``system_prompt`` is the session's own
+        (stored with it), never re-read from the config, so a session keeps the prompt it was planned with.
+        ``sample_seed``: an epoch's seed, sent with an endpoint target's requests.
         """
+        spec, _ = split_label(spec)
         if spec == "local":
             if self._local is None:
                 local = self.config.local
@@ -363,13 +431,14 @@ class TargetFactory:
                 self._local = server
             client = LLMClient(self.store, local_endpoint(self._local), "target", self.use_cache, session_id,
                                identity=f"local:{self._local.model_path.name}")
-            return LocalTarget(spec, client, self._local)
+            return LocalTarget(spec, client, system_prompt, sample_seed, self._local)
         if spec.startswith("python:"):
             return PythonTarget(spec)
         if spec.startswith("kb:"):
             return self._reference(spec)
         endpoint = parse_endpoint_spec(spec, self.config, self.api_key_env)
-        return EndpointTarget(spec, LLMClient(self.store, endpoint, "target", self.use_cache, session_id))
+        return EndpointTarget(spec, LLMClient(self.store, endpoint, "target", self.use_cache, session_id),
+                              system_prompt, sample_seed)
 
     def _reference(self, spec: str) -> Any:
         from engine.interview.reference import ReferenceTarget
@@ -377,11 +446,74 @@ class TargetFactory:
 
         try:
             return ReferenceTarget(spec, self.store, self.home, self.config)
-        except (KnowledgeBaseError, ValueError) as exc:
-            raise TargetError(f"{spec}: {exc}; build the knowledge base with `viva kb build NAME PATH...`") from None
+        except KnowledgeBaseError as exc:  # its message says how to build it: said once
+            raise TargetError(f"target {spec}: {exc}") from None
+        except ValueError as exc:
+            raise TargetError(f"target {spec}: {exc}; build the knowledge base with `viva kb build NAME PATH...`") from None
 
     def close(self) -> None:
         """Stop the local model server, if this factory started one."""
         if self._local is not None:
             self._local.stop()
             self._local = None
+
+
+@dataclass
+class AdapterReport:
+    """What ``viva check`` finds for a target that is no HTTP endpoint (``python:``, ``kb:``)."""
+
+    spec: str
+    kind: str
+    reachable: bool
+    notes: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain data (``--json``)."""
+        return {"target": self.spec, "kind": self.kind, "reachable": self.reachable, "notes": self.notes}
+
+    def lines(self) -> list[str]:
+        """The report as lines of text."""
+        return [f"target: {self.spec} ({self.kind})", f"usable: {'yes' if self.reachable else 'no'}",
+                *(f"note: {n}" for n in self.notes)]
+
+
+async def check_target(store: Store, config: Config, home: Path, spec: str, api_key_env: str | None = None) -> Any:
+    """``viva check SPEC`` for every target form ``viva run`` takes, plus ``kernel``, ``judge`` and a bare
+    base URL: an endpoint (a config name, ``openai:MODEL@BASE_URL``, a URL) is probed
+    (:func:`engine.llm.check.check_endpoint`); ``local`` starts the embedded server, probes it and stops
+    it; ``python:module:Class`` is imported and instantiated; ``kb:NAME`` is looked up. A stored name with
+    ``#sys:HASH`` is checked as its spec.
+
+    Returns:
+        An :class:`engine.llm.check.EndpointReport` or an :class:`AdapterReport`; ``reachable`` False when
+        the target cannot be used.
+
+    Raises:
+        TargetError: the embedded model or llama.cpp is missing (``local``).
+        EndpointSpecError: the spec names nothing.
+    """
+    from engine.llm.check import check_endpoint, resolve_endpoint
+
+    spec, _ = split_label(spec)
+    if spec == "local":
+        factory = TargetFactory(store, config, home)
+        factory.validate("local")
+        try:
+            server = LocalServer(home, n_ctx=config.local.n_ctx, threads=config.local.threads)
+            server.wait_ready()
+        except _local.LocalServerError as exc:
+            raise TargetError(str(exc)) from None
+        try:
+            return await check_endpoint(local_endpoint(server))
+        finally:
+            server.stop()
+    if spec.startswith(("python:", "kb:")):
+        kind = "Python adapter" if spec.startswith("python:") else "reference target (a knowledge base's sentences)"
+        try:
+            TargetFactory(store, config, home).validate(spec)
+        except TargetError as exc:
+            return AdapterReport(spec, kind, False, [str(exc)])
+        what = ("imports, instantiates and has reply(messages)" if spec.startswith("python:")
+                else "the knowledge base exists")
+        return AdapterReport(spec, kind, True, [f"{what}; the HTTP checks do not apply"])
+    return await check_endpoint(resolve_endpoint(config, spec, api_key_env))

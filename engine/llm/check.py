@@ -110,11 +110,11 @@ def _message(exc: Any) -> str:
     return redact(str(text))[:200]
 
 
-def _get_json(url: str, key: str, timeout: float) -> Any:
+def _get_json(url: str, key: str, timeout: float, headers: dict[str, str] | None = None) -> Any:
     """``GET url`` as JSON (None on any failure): for llama.cpp's ``/props``, outside the API's base URL."""
     import urllib.request
 
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"})
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}", **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as resp:  # noqa: S310 - the user's endpoint
             return json.loads(resp.read(1_000_000))
@@ -130,7 +130,7 @@ async def context_of(endpoint: ModelConfig, models: list[dict[str, Any]] | None 
     key = endpoint.api_key()
     if models is None:
         listing = await asyncio.to_thread(_get_json, endpoint.base_url.rstrip("/") + "/models", key,
-                                          min(30.0, endpoint.call_timeout))
+                                          min(30.0, endpoint.call_timeout), endpoint.header_values())
         models = listing.get("data") if isinstance(listing, dict) else None
     entries = [e for e in models or [] if isinstance(e, dict)]
     for entry in entries:
@@ -138,7 +138,7 @@ async def context_of(endpoint: ModelConfig, models: list[dict[str, Any]] | None 
         if found and (entry.get("id") == endpoint.model or len(entries) == 1):
             return found, "/models"
     props = await asyncio.to_thread(_get_json, _root(endpoint.base_url) + "/props", key,
-                                    min(30.0, endpoint.call_timeout))
+                                    min(30.0, endpoint.call_timeout), endpoint.header_values())
     if isinstance(props, dict):
         settings = props.get("default_generation_settings") or {}
         found = (settings.get("n_ctx") if isinstance(settings, dict) else None) or props.get("n_ctx")
@@ -156,7 +156,8 @@ async def check_endpoint(endpoint: ModelConfig) -> EndpointReport:
     report = EndpointReport(endpoint.base_url, endpoint.model, loopback=endpoint.loopback,
                             timeout=endpoint.call_timeout)
     client = openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(),
-                                timeout=endpoint.call_timeout, max_retries=0)
+                                timeout=endpoint.call_timeout, max_retries=0,
+                                default_headers=endpoint.header_values() or None)
     try:
         try:
             listing = await client.get("/models", cast_to=object)
@@ -258,5 +259,5 @@ def resolve_endpoint(config: Any, spec: str, api_key_env: str | None = None) -> 
     if spec.startswith(("http://", "https://")):
         return ModelConfig(base_url=spec, **extra)
     names = ", ".join(sorted(config.targets)) or "none configured"
-    raise EndpointSpecError(f"unknown endpoint {spec!r}: give a name from targets: ({names}), kernel, judge, "
-                            "openai:MODEL@BASE_URL or a base URL")
+    raise EndpointSpecError(f"unknown target {spec!r}: give a name from targets: ({names}), kernel, judge, "
+                            "openai:MODEL@BASE_URL, a base URL, local, python:module:Class or kb:NAME")

@@ -271,11 +271,14 @@ def _client(endpoint: ModelConfig, api_key: str) -> openai.AsyncOpenAI:
     import openai  # imported when the first call is made: listing sessions never pays for it
 
     state = _loop_state()
-    key = ("client", endpoint.base_url, hashlib.sha256(api_key.encode()).hexdigest(), endpoint.call_timeout)
+    headers = endpoint.header_values()
+    secret = hashlib.sha256(json.dumps([api_key, sorted(headers.items())]).encode()).hexdigest()
+    key = ("client", endpoint.base_url, secret, endpoint.call_timeout)
     client = state.get(key)
     if client is None:
         client = state[key] = openai.AsyncOpenAI(
-            base_url=endpoint.base_url, api_key=api_key, timeout=endpoint.call_timeout, max_retries=0
+            base_url=endpoint.base_url, api_key=api_key, timeout=endpoint.call_timeout, max_retries=0,
+            default_headers=headers or None,
         )
     return client
 
@@ -348,7 +351,11 @@ class LLMClient:
         self.max_tokens = max_tokens
         # What the cache knows the endpoint by: its base_url, unless the address changes from run
         # to run for the same model (the embedded local server on a random port).
-        self.identity = identity or endpoint.base_url
+        self.identity = (identity or endpoint.base_url) + (
+            f" headers={endpoint.header_identity()}" if endpoint.headers else "")
+        """The endpoint as its cache keys, context and dialect memory know it: its base URL (or the given
+        name) and, when it has extra headers, their names and literal values (an ``env:VAR`` header by the
+        variable's name; a secret never enters a key)."""
         self.endpoint = endpoint
         self.role = role
         self.use_cache = use_cache

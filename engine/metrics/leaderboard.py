@@ -18,6 +18,16 @@ undefined (no follow-up or challenge turn drawn) are left out for that rate. Und
 bootstrap over one item says nothing. ``n`` is the number of items, and for rates also the number
 of turns the rate is over (``turns``).
 
+**Epochs** (issue 37). When an item of a row has more than one finished session (``viva run --epochs
+K``, or the same items run again within the scope), the row's ``epochs`` says how many sessions its
+items have (``k_min``, ``k_max``), the per-item spread (``spread``: the mean over the items run at least
+twice of the sample standard deviation, n−1, of their session scores; ``spread_max`` the largest, and
+``per_item`` each), and the Score's interval is a two-level bootstrap (:func:`epoch_interval`): items
+are resampled with replacement, then each drawn item's sessions are resampled with replacement within
+it, and the Score of a resample is the mean over the drawn items of the mean of their drawn sessions,
+so the interval accounts for both the items and the epochs. ``method["score_interval"]`` says which
+was used. The other figures pool turns and keep the bootstrap over items.
+
 **Paired comparison.** Two targets of one benchmark on the items both have a finished score: the
 difference d_i = score_A(i) − score_B(i), its mean, and a bootstrap interval over those shared items
 (same resampling, same seed); ``excludes_zero`` says whether the interval leaves 0 out (the
@@ -198,6 +208,44 @@ def row_figures(items: list[_Item], seed: int = SEED, resamples: int = RESAMPLES
     return out
 
 
+def epoch_interval(scores: list[list[float]], seed: int = SEED, resamples: int = RESAMPLES) -> list[float] | None:
+    """The Score's 95% two-level percentile bootstrap interval over items and, within each, epochs.
+
+    ``scores`` holds each item's session scores. With ``rng = numpy.random.default_rng(seed)``: the drawn
+    items are ``rng.integers(0, n, size=(resamples, n))``, then ``u = rng.random((resamples, n, K))``
+    (K the most sessions of an item) picks, for a drawn item with k sessions, its sessions
+    ``floor(u * k)`` among the first k positions; a resample's Score is the mean over its n drawn items of
+    the mean of their k drawn sessions. None under :data:`MIN_ITEMS` items.
+    """
+    n = len(scores)
+    if n < MIN_ITEMS:
+        return None
+    k = np.array([len(s) for s in scores])
+    big = int(k.max())
+    table = np.full((n, big), np.nan)
+    for i, row in enumerate(scores):
+        table[i, :len(row)] = row
+    rng = np.random.default_rng(seed)
+    items = rng.integers(0, n, size=(resamples, n))
+    u = rng.random((resamples, n, big))
+    kk = k[items]  # (R, n) sessions of each drawn item
+    picks = np.floor(u * kk[..., None]).astype(int)  # (R, n, K), each < its item's k
+    values = table[items[..., None], picks]  # (R, n, K)
+    valid = np.arange(big)[None, None, :] < kk[..., None]
+    item_means = np.where(valid, values, 0.0).sum(axis=2) / kk
+    return _interval(item_means.mean(axis=1))
+
+
+def epoch_spread(scores: list[list[float]]) -> dict[str, Any] | None:
+    """The per-item spread of a row's session scores (module docstring), None when no item has two."""
+    sds = [float(np.std(s, ddof=1)) for s in scores if len(s) >= 2]
+    if not sds:
+        return None
+    k = [len(s) for s in scores]
+    return {"k_min": min(k), "k_max": max(k), "items_repeated": len(sds), "spread": float(np.mean(sds)),
+            "spread_max": max(sds)}
+
+
 def paired(a: dict[int, float], b: dict[int, float], seed: int = SEED, resamples: int = RESAMPLES) -> dict[str, Any]:
     """The paired comparison of two targets' item scores (item id -> score), on the items both have.
 
@@ -269,6 +317,13 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
                 items.append(it)
             item_scores[(bench, target)] = {k: sum(s["score"] for s in g) / len(g) for k, g in per_item.items()}
             figures = row_figures(items, seed, resamples)
+            by_item = [[float(s["score"]) for s in g] for g in per_item.values()]
+            epochs = epoch_spread(by_item)
+            if epochs is not None:
+                epochs["per_item"] = {k: float(np.std([s["score"] for s in g], ddof=1)) if len(g) > 1 else None
+                                      for k, g in per_item.items()}
+                score_ci = epoch_interval(by_item, seed, resamples)
+                figures["score"].update(ci=score_ci, interval="items and epochs")
             rows_out.append({
                 "benchmark": bench, "target": target, "items": sorted(per_item),
                 "sessions": [s["id"] for s in sessions], "finished": len(finished),
@@ -282,6 +337,7 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
                 "figures": figures, **{name: f["value"] for name, f in figures.items()},
                 # robustness measured (issue 33): kept / tested challenges, Wilson 95% interval
                 "hold": hold_rate(o for s in finished for o in outcomes.get(s["id"], [])).as_dict(),
+                "epochs": epochs,
             })
             unknown = sum(uncounted.get(s["id"], 0) for s in sessions)
             if unknown:  # calls without counts from their server: the token sums would undercount
@@ -297,7 +353,9 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
                                              item_scores[(b["benchmark"], b["target"])], seed, resamples)})
     return {"rows": rows_out, "comparisons": comparisons,
             "method": {"interval": f"{LEVEL:.0%} percentile bootstrap over items", "resamples": resamples,
-                       "seed": seed, "min_items": MIN_ITEMS}}
+                       "seed": seed, "min_items": MIN_ITEMS,
+                       "score_interval": "over items, and over each item's sessions (epochs) in a row whose items "
+                                         "were run more than once (two-level bootstrap)"}}
 
 
 NOT_CALIBRATED = "not calibrated (viva bench calibrate {bench})"

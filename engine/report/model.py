@@ -637,19 +637,32 @@ def interval_tables(board: dict[str, Any]) -> list[Section]:
         a = r.get("ability") or {}
         return "—" if a.get("expected_score") is None else f"{a['expected_score']:.1f}"
 
+    def epochs(r: dict[str, Any]) -> list[Any]:
+        e = r.get("epochs")
+        if not e:
+            return [1, "–"]
+        k = str(e["k_max"]) if e["k_min"] == e["k_max"] else f"{e['k_min']}-{e['k_max']}"
+        return [k, f"{e['spread']:.1f} (max {e['spread_max']:.1f})"]
+
     m = board["method"]
+    repeated = any(r.get("epochs") for r in board["rows"])
+    extra = ["sessions per item (K)", "per-item spread (SD)"] if repeated else []
     out: list[Section] = [Table(
         "leaderboard-intervals", "Leaderboard with 95% intervals",
         ["benchmark", "target", "items", "Score", "ΔS_f", "P+", "R", "challenge turns", "ability [95% CI]",
-         "expected Score (all items)"],
+         "expected Score (all items)", *extra],
         [[r["benchmark"], r["target"], r["figures"]["score"]["n"], cell(r["figures"]["score"], 1),
           cell(r["figures"]["delta_follow_up"], 3), cell(r["figures"]["p_plus"], 2), cell(r["figures"]["r"], 3),
-          r["figures"]["p_plus"]["turns"], ability(r), expected(r)] for r in board["rows"]],
-        ["", "", "", "", "", "", "", "", "", ""],
+          r["figures"]["p_plus"]["turns"], ability(r), expected(r), *(epochs(r) if repeated else [])]
+         for r in board["rows"]],
+        [""] * (10 + len(extra)),
         note=f"{m['interval']}, {m['resamples']} resamples, seed {m['seed']}; no interval under {m['min_items']} "
              "items; rows per benchmark, never averaged across benchmarks. Ability: on the benchmark's item "
              "calibration (viva bench calibrate), from this run's responses, ability ± 1.96 SE; the expected "
-             "Score counts the items run as scored and the others by the ability (docs/calibration.md)")]
+             "Score counts the items run as scored and the others by the ability (docs/calibration.md)"
+             + ("; where items ran more than once (epochs), the Score is the mean over items of each item's mean, "
+                "its interval a bootstrap over items and, within each, its sessions, and the spread the mean "
+                "per-item standard deviation (n−1)" if repeated else ""))]
     if board["comparisons"]:
         def diff(c: dict[str, Any]) -> str:
             if c["mean_difference"] is None:

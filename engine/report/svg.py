@@ -26,6 +26,23 @@ def _e(text: object) -> str:
     return escape(str(text), quote=True)
 
 
+CHAR_PX = 7.0
+"""A generous average advance of one character at font-size 12 in a sans-serif face (digits and lower
+case are 6-7 px): a label estimated wider than its box is fitted with ``textLength``."""
+
+LABEL_MARGIN = 4
+"""Pixels kept free at the left edge of the chart before a right-aligned label."""
+
+
+def fit_attrs(text: str, box: float) -> str:
+    """SVG attributes that keep ``text`` within ``box`` pixels: none when its estimated width
+    (:data:`CHAR_PX` per character) fits, else ``textLength`` = ``box`` with glyphs and spacing
+    compressed to it, so the label is never clipped at the edge of the chart ("ython:engine…")."""
+    if len(text) * CHAR_PX <= box:
+        return ""
+    return f" textLength='{box:.0f}' lengthAdjust='spacingAndGlyphs'"
+
+
 def _short(text: str, n: int) -> str:
     """``text`` on one line in at most ``n`` characters: its start and its end around an ellipsis
     (two labels that differ only at the end, like two targets on one server, stay apart)."""
@@ -149,8 +166,9 @@ def bars_svg(chart: BarChart, width: int = 720) -> str:
     base = label_w
     for g, label in enumerate(chart.groups):
         gy = y0 + g * (group_h + group_gap)
-        out.append(f"<text x='{label_w - 8}' y='{gy + group_h / 2 + 4:.1f}' text-anchor='end' fill='#111827'>"
-                   f"<title>{_e(label)}</title>{_e(_short(label, 34))}</text>")
+        text = _short(label, 34)
+        out.append(f"<text x='{label_w - 8}' y='{gy + group_h / 2 + 4:.1f}' text-anchor='end' fill='#111827'"
+                   f"{fit_attrs(text, label_w - 8 - LABEL_MARGIN)}><title>{_e(label)}</title>{_e(text)}</text>")
         for s in range(series):
             v = chart.values[g][s] if s < len(chart.values[g]) else None
             by = gy + s * (bar_h + gap)

@@ -285,7 +285,7 @@ def test_viva_check_cli(fake_openai, home):
     assert result.exit_code == 0, result.output
     assert "structured output: json_schema" in result.output and "streaming: yes" in result.output
     bad = CliRunner().invoke(main, ["--home", str(home), "check", "nonsense"])
-    assert bad.exit_code == 1 and "unknown endpoint 'nonsense'" in bad.output
+    assert bad.exit_code == 1 and "unknown target 'nonsense'" in bad.output
 
 
 async def test_feedback_quotes_answers_with_a_derived_nonce_so_no_word_is_deleted(store, endpoint, fake_openai):

@@ -358,6 +358,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
+def sampled_reply(answers: list[str]) -> Callable[[dict[str, Any]], str]:
+    """A reply that behaves like a sampled model: at ``temperature`` 0 (or without one) always the first
+    answer (greedy); above 0 one of ``answers`` drawn by a generator seeded with the request's ``seed``,
+    the system prompt and the question (so one seed gives one answer, and different seeds differ)."""
+    import random
+
+    def reply(body: dict[str, Any]) -> str:
+        if not body.get("temperature"):
+            return answers[0]
+        messages = body.get("messages") or []
+        system = next((m["content"] for m in messages if m.get("role") == "system"), "")
+        question = messages[-1]["content"] if messages else ""
+        return random.Random(f"{body.get('seed')}|{system}|{question}").choice(answers)
+
+    return reply
+
+
 def main() -> None:
     """Run the server from a shell: ``python -m tests.fakes.openai_server --port 8765 --echo``."""
     import argparse
@@ -365,9 +382,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--reply", default="This is a scripted answer.", help="default reply content")
+    parser.add_argument("--sampled", action="append", metavar="ANSWER",
+                        help="answer like a sampled model (repeatable): at temperature 0 the first ANSWER, above 0 "
+                             "one drawn by the request's seed, system prompt and question (sampled_reply)")
     args = parser.parse_args()
     server = FakeOpenAI(port=args.port)
-    server.default = args.reply
+    server.default = sampled_reply(args.sampled) if args.sampled else args.reply
     print(server.base_url, flush=True)
     server.httpd.serve_forever()
 
@@ -396,3 +416,4 @@ def gold_judge_reply(body: dict[str, Any]) -> str:
             correct = any(a and a in quoted[0].lower() for a in accepted)
         return json.dumps({"reason": "scripted", "relation": relation, "correct": correct})
     return json.dumps({"reason": "scripted", "correct": correct})
+

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
@@ -97,6 +98,8 @@ def main(ctx: click.Context, home: str | None, config: str | None, no_cache: boo
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list of the page's rows) instead of a table.")
+@click.option("--tsv", "as_tsv", is_flag=True,
+              help="Print tab-separated values (a header line, then one line per session) instead of a table.")
 @click.option("--limit", type=click.IntRange(min=1, max=2**63 - 1, clamp=True), default=50, show_default=True, help="Sessions per page.")
 @click.option("--offset", type=click.IntRange(min=0, max=2**63 - 1, clamp=True), default=0, show_default=True,
               help="Skip this many (newest) sessions first.")
@@ -106,10 +109,14 @@ def main(ctx: click.Context, home: str | None, config: str | None, no_cache: boo
                    "policy:, kernel:, date:, id:, run:, score>N (as Home's filter). Statuses: created, running, "
                    "paused, finished, not-examined, failed, interrupted, stopped.")
 @click.pass_context
-def sessions(ctx: click.Context, as_json: bool, limit: int, offset: int, every: bool, query: str) -> None:
-    """List interview sessions, newest first, a page at a time (id, status, target, item, turns, score)."""
+def sessions(ctx: click.Context, as_json: bool, as_tsv: bool, limit: int, offset: int, every: bool,
+             query: str) -> None:
+    """List interview sessions, newest first, a page at a time (id, status, target, item, turns, score).
+    Piped, the table is printed whole (no cell is cut); --tsv and --json print data for other programs."""
     from engine.api import SessionFilterError
 
+    if as_json and as_tsv:
+        raise click.BadParameter("give --json or --tsv, not both", param_hint="--tsv")
     engine = get_engine(ctx)
     try:
         rows = engine.list_sessions(limit=None if every else limit, offset=offset, query=query)
@@ -118,6 +125,17 @@ def sessions(ctx: click.Context, as_json: bool, limit: int, offset: int, every: 
         raise click.BadParameter(str(exc), param_hint="--filter") from None
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+    elif as_tsv:
+        from engine.termsafe import termsafe
+
+        def cell(value: Any) -> str:  # a tab or line break inside a value would break the columns
+            return " ".join(termsafe("" if value is None else str(value)).split())
+
+        click.echo("\t".join(("id", "status", "protocol", "target", "item", "turns", "score", "created")))
+        for r in rows:
+            score = "" if r["score"] is None else f"{r['score']:.1f}"
+            click.echo("\t".join(cell(v) for v in (r["id"], r["status"], r["protocol"], r["target"], r["item"],
+                                                    r["turns"], score, r["created_at"])))
     else:
         from rich.table import Table
 

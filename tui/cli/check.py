@@ -18,14 +18,19 @@ def check(ctx: click.Context, endpoint: str, api_key_env: str | None, as_json: b
     """Send an endpoint a few small requests and report what it supports: reachable, models, structured
     output dialect (response_format), usage, streaming, context size.
 
-    ENDPOINT is a name from targets:, kernel or judge (the config's), openai:MODEL@BASE_URL, or a base URL.
+    ENDPOINT is any target `viva run` takes (a name from targets:, openai:MODEL@BASE_URL, local,
+    python:module:Class, kb:NAME), kernel or judge (the config's), or a base URL. `local` starts the
+    embedded model's server for the check and stops it; python: and kb: are loaded, not probed.
     """
     import asyncio
 
-    from engine.api import check_endpoint, resolve_endpoint
+    from engine.api import TargetError, check_target
 
-    config = get_runtime(ctx).config
-    report = asyncio.run(check_endpoint(resolve_endpoint(config, endpoint, api_key_env)))
+    runtime = get_runtime(ctx)
+    try:
+        report = asyncio.run(check_target(runtime.store, runtime.config, runtime.home, endpoint, api_key_env))
+    except TargetError as exc:
+        raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:

@@ -50,6 +50,10 @@ class _Out:
         return getattr(self._target(), name)
 
 
+WHOLE_WIDTH = 100_000
+"""The width a table is measured in when the output is not a terminal (it then takes what it needs)."""
+
+
 class SafeConsole(Console):
     """A Rich console whose printed text is always terminal-safe (see the module docstring)."""
 
@@ -58,6 +62,26 @@ class SafeConsole(Console):
             kwargs.setdefault("color_system", None)
         kwargs["file"] = _Out(bool(kwargs.get("stderr")), kwargs.get("file"))
         super().__init__(*args, **kwargs)
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """Print as Rich does; when the output is not a terminal (a pipe, a file), a table is given the
+        width it needs, so no cell is cut or folded (``python:eng…``) for want of a terminal width."""
+        if self.is_terminal or not objects:
+            return super().print(*objects, **kwargs)
+        from rich.measure import Measurement
+        from rich.table import Table
+
+        tables = [o for o in objects if isinstance(o, Table)]
+        if not tables:
+            return super().print(*objects, **kwargs)
+        wide = self.options.update_width(WHOLE_WIDTH)
+        need = max(Measurement.get(self, wide, t).maximum for t in tables)
+        before = self._width
+        self.width = max(self.width, need)
+        try:
+            return super().print(*objects, **kwargs)
+        finally:
+            self._width = before
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         safe = (seg if seg.control else Segment(termsafe(seg.text), seg.style, seg.control) for seg in buffer)

@@ -6,7 +6,7 @@ import click
 
 from tui.cli.context import get_engine
 
-FORMAT_CHOICES = ["md", "json", "csv", "html"]
+FORMAT_CHOICES = ["md", "json", "csv", "html", "junit"]
 
 
 def parse_subject(text: str) -> tuple[str, int]:
@@ -34,16 +34,28 @@ def check_subject(engine, kind: str, ident: int) -> None:
               help="Write to this file instead of standard output.")
 @click.option("--force", is_flag=True, help="Overwrite the file given with --out if it exists.")
 @click.option("--save", is_flag=True, help="Write to the data home's exports/ folder (viva-session-12.html...).")
+@click.option("--fail-under", type=click.FloatRange(0, 100), default=None, metavar="SCORE",
+              help="junit: the Score a target must reach (a target's min_score in the config wins); items and "
+                   "rows under it are <failure>s.")
 @click.pass_context
-def report(ctx, what, fmt, out, force, save):
-    """Export a session's report, or a run's (leaderboard across targets), as Markdown, JSON, CSV or
-    a self-contained HTML page with charts."""
+def report(ctx, what, fmt, out, force, save, fail_under):
+    """Export a session's report, or a run's (leaderboard across targets), as Markdown, JSON, CSV,
+    a self-contained HTML page with charts, or (a run) JUnit XML for CI test reports: one test case
+    per item and target, and one for each target's Score."""
     kind, ident = parse_subject(what)
+    if fmt == "junit" and kind != "run":
+        raise click.BadParameter("--format junit is a run's report: give run:N", param_hint="--format")
+    if fail_under is not None and fmt != "junit":
+        raise click.BadParameter("--fail-under goes with --format junit (viva run --fail-under gates a run)",
+                                 param_hint="--fail-under")
     engine = get_engine(ctx)
     check_subject(engine, kind, ident)
     if out or save:
-        path = engine.write_report(kind, ident, fmt, out, force=force)
+        path = engine.write_report(kind, ident, fmt, out, force=force, fail_under=fail_under)
         click.echo(f"wrote {path}", err=True)
         return
-    text = engine.export_session(ident, fmt) if kind == "session" else engine.export_run(ident, fmt)
+    if fmt == "junit":
+        text = engine.export_junit(ident, fail_under)
+    else:
+        text = engine.export_session(ident, fmt) if kind == "session" else engine.export_run(ident, fmt)
     click.echo(text, nl=not text.endswith("\n"))

@@ -110,6 +110,18 @@ def rubric_score_line(p: dict[str, Any]) -> str:
     return f"rubric score {p['score']:g} / {p.get('max_score', 5):g}{label}{asked}"
 
 
+def _interview_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Check a ``viva run`` option that is an ``interview:`` setting by the config's own rule and message."""
+    from engine.api import ConfigError, check_interview_setting
+
+    if value is None:
+        return None
+    try:
+        return check_interview_setting(param.name or "", value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def _console(to_stderr: bool) -> Any:
     """A console that keeps tables readable when the output is a pipe or a file (no terminal width)."""
     import sys as _sys
@@ -245,8 +257,31 @@ def print_board(console: Any, board: dict[str, Any]) -> None:
     console.print(agreement_line(board["agreement"]))
 
 
+def run_summary(run_id: int, rows: list[dict[str, Any]], failed: dict[int, str]) -> str:
+    """The line a run ends with: its sessions counted by outcome and the command that lists them (not the
+    ids: a run of hundreds of sessions would print hundreds)."""
+    total = sum(len(r["sessions"]) for r in rows)
+    finished = sum(r.get("finished", 0) for r in rows)
+    not_examined = sum(len(r.get("not_examined") or []) for r in rows)
+    parts = [f"{finished} finished"]
+    if failed:
+        parts.append(f"{len(failed)} failed")
+    if not_examined:
+        parts.append(f"{not_examined} not examined")
+    rest = total - finished - len(failed) - not_examined
+    if rest > 0:
+        parts.append(f"{rest} not ended (`viva resume run:{run_id}`)")
+    return (f"run {run_id}: {total} sessions of {len(rows)} target(s), {', '.join(parts)}; "
+            f"list them with `viva sessions --filter run:{run_id}`")
+
+
+GATE_EXIT = 3
+"""``viva run``'s exit status when a target is under its threshold (``--fail-under``, ``min_score``) and no
+session failed (a failed session is status 1)."""
+
+
 def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, console: Any,
-            targets_as_given: list[str] | None = None) -> None:
+            targets_as_given: list[str] | None = None, gate: bool = False, fail_under: float | None = None) -> None:
     ids = [r["id"] for r in engine.run_sessions(run_id)]
     rows = engine.target_table(ids)
     rubric = engine.rubric_leaderboard(ids)
@@ -262,11 +297,16 @@ def _report(engine, run_id: int, errors: dict[int, str | None], as_json: bool, c
         print_board(console, board)
         print_target_table(console, rows, main=False)
         print_rubric_board(console, rubric)
-        console.print(f"run {run_id}: sessions {', '.join(str(s) for r in rows for s in r['sessions'])}")
+        console.print(run_summary(run_id, rows, failed))
         for sid, err in failed.items():
             console.print(f"[red]session {sid} failed: {err}[/]")
+    below = engine.below_threshold(run_id, fail_under) if gate else []
+    for b in below:  # one line per target under its threshold, on stderr (stdout may be JSON)
+        click.echo(b["line"], err=True)
     if failed:
         sys.exit(1)
+    if below:
+        sys.exit(GATE_EXIT)
 
 
 def _run_with_progress(engine, run_id: int, console: Any, live: bool, quiet: bool = False, as_json: bool = False,
@@ -299,7 +339,9 @@ def _run_with_progress(engine, run_id: int, console: Any, live: bool, quiet: boo
         progress.tasks["sessions"].failed = final["failed"] + sum(
             1 for sid, e in errors.items() if e and sid not in _failed_sessions(engine, run_id))
         progress.update("sessions", done=final["done"])
-        progress.update("turns", done=final["turns_judged"])
+        # the planned turns are each session's most; once every session ended, what was judged is the whole
+        ended = final["done"] >= final["sessions"]
+        progress.update("turns", done=final["turns_judged"], total=final["turns_judged"] if ended else None)
         return errors
 
 
@@ -326,41 +368,57 @@ def _warn(console: Any, warnings: list[str]) -> None:
                    "information (3 ranked better from 20%% of the items on NQ301; docs/calibration.md).")
 @click.option("--target", "targets", multiple=True, required=True,
               help="openai:MODEL@BASE_URL, python:module:Class, local, kb:NAME (a knowledge base's own sentences, a reference), or a name from the config. Repeatable.")
+@click.option("--target-system", "target_systems", multiple=True, metavar="FILE",
+              help="A system prompt (a UTF-8 text file) for every endpoint target, replacing the config's; "
+                   "repeatable: each target runs under each prompt, and each pair is its own row "
+                   "(the target's name gets #sys:HASH of the prompt).")
 @click.option("--kernel", default=None, help="offline, config, or openai:MODEL@BASE_URL (default: config's, else offline).")
 @click.option("--protocol", type=click.Choice(["adaptive", "task", "graded", "rubric"]), default=None,
               help="Default: each item's own protocol (an item whose protocol does not run in this version is "
                    "refused unless you ask for adaptive explicitly).")
-@click.option("--turns", type=click.IntRange(1, 1000), default=None,
-              help="Turns per adaptive session, the initial question included (1-1000; default 6).")
+@click.option("--turns", type=int, default=None, callback=_interview_option,
+              help="Turns per adaptive session, the initial question included (1-1000; default 6, interview.turns).")
 @click.option("--policy", default=None, help="onnx, threshold, random, always-follow-up, always-challenge.")
-@click.option("--concurrency", type=int, default=None, help="Sessions at once (default 8).")
-@click.option("--workers", type=click.IntRange(1, 64), default=None,
-              help="Processes to spread the sessions over, sharing the store (default 1: this process; "
+@click.option("--concurrency", type=int, default=None, callback=_interview_option,
+              help="Sessions at once (default 8).")
+@click.option("--workers", type=int, default=None, callback=_interview_option,
+              help="Processes to spread the sessions over (1-64), sharing the store (default 1: this process; "
                    "interview.workers in the config). --concurrency stays the total, shared among them.")
 @click.option("--seed", type=int, default=None, help="Seed for the policy's sampling (default 0).")
+@click.option("--epochs", type=int, default=None, callback=_interview_option,
+              help="Run each item K times per target (1-100; default 1, interview.epochs): epoch e has seed SEED+e, sent "
+                   "to endpoint targets as the request's seed, cached apart; the leaderboard shows the per-item "
+                   "spread and an interval over items and epochs. Set the target's temperature above 0.")
 @click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
 @click.option("--trust-eval-code", is_flag=True,
               help="Run imported eval_code even without bubblewrap isolation (like trust_remote_code).")
+@click.option("--fail-under", type=click.FloatRange(0, 100), default=None, metavar="SCORE",
+              help="Exit with status 3, one line per target on stderr, when a target's Score is under SCORE "
+                   "(or it finished nothing); a target's min_score in the config wins. For CI.")
 @click.option("--live", is_flag=True, help="Print the interviews as they happen.")
 @click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
 @click.pass_context
-def run(ctx, bench, items, budget, se, common, targets, kernel, protocol, turns, policy, concurrency, workers, seed,
-        api_key_env, trust_eval_code, live, quiet, as_json):
+def run(ctx, bench, items, budget, se, common, targets, target_systems, kernel, protocol, turns, policy, concurrency,
+        workers, seed, epochs, fail_under, api_key_env, trust_eval_code, live, quiet, as_json):
     """Interview every target on every item of a benchmark (or on the items chosen adaptively)."""
     from engine.api import RunRequest
 
+    system_prompts = _read_prompts(target_systems)
     engine = get_engine(ctx)
     engine.sweep_stale_work()  # what a killed run left: work folders of ended sessions, eval folders
     item_ids = None
     console = _console(as_json)
+    if epochs is not None and epochs > 1 and items == "adaptive":
+        raise click.BadParameter("--epochs goes with a fixed set of items, not --items adaptive")
     if (budget is not None or se is not None or common is not None) and items != "adaptive":
         raise click.BadParameter("--budget, --se and --common go with --items adaptive")
     if items == "adaptive":
         _warn(console, engine.target_warnings(targets, api_key_env))
         request = RunRequest(bench=bench, targets=list(targets), kernel=kernel, protocol=protocol, turns=turns,
                              policy=policy, concurrency=concurrency, workers=workers, seed=seed,
-                             api_key_env=api_key_env, trust_eval_code=trust_eval_code)
+                             api_key_env=api_key_env, trust_eval_code=trust_eval_code,
+                             system_prompts=system_prompts)
         _run_adaptive(engine, request, budget, se, console, as_json, common)
         _refit(engine, bench)
         return
@@ -379,14 +437,32 @@ def run(ctx, bench, items, budget, se, common, targets, kernel, protocol, turns,
                                               protocol=protocol, turns=turns, policy=policy,
                                               concurrency=concurrency, workers=workers, seed=seed,
                                               api_key_env=api_key_env,
-                                              trust_eval_code=trust_eval_code))
+                                              trust_eval_code=trust_eval_code, system_prompts=system_prompts,
+                                              epochs=epochs))
     except Exception as exc:
         raise click.ClickException(str(exc)) from None
     _console(True).print(f"run {run_id} planned ({bench}); resume with `viva resume run:{run_id}` if interrupted",
                          style="dim")
     errors = _run_with_progress(engine, run_id, console, live, quiet, as_json)
     _refit(engine, bench)
-    _report(engine, run_id, errors, as_json, console)
+    _report(engine, run_id, errors, as_json, console, gate=True, fail_under=fail_under)
+
+
+def _read_prompts(files: tuple[str, ...]) -> list[str] | None:
+    """The texts of the ``--target-system`` files (None when none is given); a file that cannot be read
+    is one line naming it."""
+    from engine.api import ConfigError, read_text_file
+
+    prompts = []
+    for file in files:
+        try:
+            text = read_text_file(file, ConfigError, "system prompt file")
+        except ConfigError as exc:
+            raise click.ClickException(f"--target-system {exc}") from None
+        if not text.strip():
+            raise click.ClickException(f"--target-system {file}: the file is empty")
+        prompts.append(text)
+    return prompts or None
 
 
 def _refit(engine, bench: str) -> None:
@@ -439,7 +515,7 @@ def _run_adaptive(engine, request, budget, se, console, as_json, common=None) ->
 @click.option("--live", is_flag=True, help="Print the interviews as they happen.")
 @click.option("--quiet", is_flag=True, help="No progress display (it goes to stderr otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-target results as JSON.")
-@click.option("--workers", type=click.IntRange(1, 64), default=None,
+@click.option("--workers", type=int, default=None, callback=_interview_option,
               help="A run: processes to spread its sessions over (default: as the run was planned).")
 @click.pass_context
 def resume(ctx, what, live, quiet, as_json, workers):
@@ -457,7 +533,7 @@ def resume(ctx, what, live, quiet, as_json, workers):
         if not engine.run_exists(ident):
             raise click.ClickException(f"run {ident} does not exist; see `viva sessions`")
         errors = _run_with_progress(engine, ident, console, live, quiet, as_json, workers)
-        _report(engine, ident, errors, as_json, console)
+        _report(engine, ident, errors, as_json, console, gate=True)
         return
     if not engine.session_exists(ident):
         raise click.ClickException(f"session {ident} does not exist; see `viva sessions`")
@@ -483,7 +559,8 @@ def resume(ctx, what, live, quiet, as_json, workers):
               help="Target spec, repeatable (default: the reference target kb:demo, the embedded SmolLM2-135M "
                    "and the echo agent).")
 @click.option("--policy", default=None, help="Policy (default: onnx if models/policy.onnx is shipped, else threshold).")
-@click.option("--turns", type=click.IntRange(1, 1000), default=None, help="Turns per session (default 4).")
+@click.option("--turns", type=int, default=None, callback=_interview_option,
+              help="Turns per session (1-1000; default 4).")
 @click.option("--items", "n_items", type=click.IntRange(min=1), default=None, help="How many demo items to run (default 4).")
 @click.option("--quiet", is_flag=True, help="Headless: no progress display.")
 @click.pass_context
