@@ -470,9 +470,28 @@ class Engine:
         return _control.inject(self._store, session_id, question)
 
     def override_verdict(self, session_id: int, turn_idx: int, cid: str, met: bool, note: str = "",
-                         who: str = "human") -> dict[str, Any]:
-        """Override (or, with the judge's own value, confirm) a verdict; figures recomputed at once."""
-        return _control.override_verdict(self._store, session_id, turn_idx, cid, met, note, who)
+                         who: str | None = None) -> dict[str, Any]:
+        """Override (or, with the judge's own value, confirm) a verdict; figures recomputed at once.
+        ``note`` says why and may not be empty; ``who`` defaults to :attr:`evaluator`."""
+        return _control.override_verdict(self._store, session_id, turn_idx, cid, met, note, who or self.evaluator)
+
+    def preview_override(self, session_id: int, turn_idx: int, cid: str, met: bool) -> dict[str, Any]:
+        """What an override would change (verdict, turn score, session Score before and after), not written."""
+        return _control.preview_override(self._store, session_id, turn_idx, cid, met)
+
+    def undo_override(self, session_id: int, turn_idx: int, cid: str) -> dict[str, Any]:
+        """Take back the latest override (or confirmation) of a verdict; figures recomputed at once."""
+        return _control.undo_override(self._store, session_id, turn_idx, cid, self.evaluator)
+
+    def overrides(self, session_id: int | None = None, run_id: int | None = None) -> list[dict[str, Any]]:
+        """Overrides, confirmations and undos of a session or a run: who, when, why, oldest first."""
+        return _control.overrides(self._store, session_id, run_id)
+
+    @property
+    def evaluator(self) -> str:
+        """Who signs overrides: ``evaluator:`` in the configuration, else the OS user."""
+        configured = getattr(self.config, "evaluator", None)
+        return _control.evaluator_name(configured)
 
     async def apply_rubric(self, session_id: int, version_id: int, trust_eval_code: bool = False) -> dict[str, Any]:
         """Score a session with a rubric version: queued for its live runner, or re-scored now
