@@ -52,6 +52,7 @@ _LAZY: dict[str, str] = {
     # errors and types
     "RunRequest": "engine.interview.run", "RunError": "engine.interview.run",
     "ControlError": "engine.interview.control", "SessionError": "engine.interview.session",
+    "steering_refusal": "engine.interview.control:refusal",
     "KnowledgeBaseError": "engine.knowledge.kb", "EmbedderError": "engine.knowledge.embed",
     "LLMError": "engine.llm", "PolicyError": "engine.policy.policies", "OnnxPolicy": "engine.policy.policies",
     # benchmarks and rubrics
