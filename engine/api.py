@@ -69,7 +69,8 @@ _LAZY: dict[str, str] = {
     "list_items": "engine.bench.items", "prepare_demo": "engine.demo", "DEMO_TARGETS": "engine.demo",
     "calibrate_benchmark": "engine.bench.calibrate", "get_calibration": "engine.bench.calibrate",
     "target_abilities": "engine.bench.calibrate", "item_difficulties": "engine.bench.calibrate",
-    "run_adaptive_items": "engine.interview.item_selection", "refit_if_stale": "engine.bench.calibrate",
+    "run_adaptive_items": "engine.interview.item_selection", "refit_if_stale": "engine.bench.calibrate", "stale_line": "engine.bench.calibrate",
+    "dropped_line": "engine.bench.calibrate", "MIN_TARGETS": "engine.bench.calibrate",
     # runs
     "list_sessions": "engine.interview.queries", "execute_run": "engine.interview.run",
     "execute_sessions": "engine.interview.run", "plan_run": "engine.interview.run",
