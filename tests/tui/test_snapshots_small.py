@@ -131,7 +131,22 @@ async def _open_leaderboard(app, pilot):
     return board
 
 
-SCREENS = {"new_interview": ("home", _open_new_interview), "override_confirmation": ("review", _open_override_confirmation),
+async def _open_undo(app, pilot):
+    from tui.screens.dialogs import ConfirmDialog
+
+    await wait_for(pilot, lambda: getattr(app.screen, "steps", None) and app.screen.state is not None, "the replay")
+    review = app.screen
+    review.pane.select_turn(1)  # the turn with the override of c3
+    await pilot.press("tab")
+    while review.checklist.selected_cid != "c3":
+        await pilot.press("down")
+    await pilot.press("u")
+    dialog = await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog) and app.screen, "the question")
+    await pilot.pause()
+    return dialog
+
+
+SCREENS = {"undo": ("review", _open_undo), "new_interview": ("home", _open_new_interview), "override_confirmation": ("review", _open_override_confirmation),
            "overrides": ("review", _open_overrides), "leaderboard": ("review", _open_leaderboard)}
 
 

@@ -158,6 +158,7 @@ class OverrideDialog(Dialog):
         if not self.confirming:
             self._editing(False)
             self.query_one("#save", Button).focus()
+            self.call_after_refresh(self.query_one(".dialog-buttons").scroll_visible, animate=False)
             return
         self.dismiss((self._met(), note))
 
@@ -204,7 +205,8 @@ class OverridesDialog(Dialog):
                     line.append(" (undone)", style="dim")
                 if r.get("session_score") is not None:
                     line.append(f" · Score {r['session_score']:.1f}")
-                line.append(f"\n    why: {r['note'] or '–'}", style="italic")
+                said = r["note"] if r["action"] == "undo" else f"why: {r['note'] or '–'}"
+                line.append(f"\n    {said}", style="italic")
                 yield Static(line)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Close", id="cancel")
@@ -430,7 +432,7 @@ class ConfirmDialog(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog narrow"):
-            yield Label(self.question, classes="dialog-title")
+            yield Static(self.question, classes="dialog-title")  # wraps: a long question is never cut
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", id="no")
