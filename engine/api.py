@@ -52,6 +52,7 @@ _LAZY: dict[str, str] = {
     # errors and types
     "RunRequest": "engine.interview.run", "RunError": "engine.interview.run",
     "ControlError": "engine.interview.control", "SessionError": "engine.interview.session",
+    "steering_refusal": "engine.interview.control:refusal",
     "KnowledgeBaseError": "engine.knowledge.kb", "EmbedderError": "engine.knowledge.embed",
     "LLMError": "engine.llm", "PolicyError": "engine.policy.policies", "OnnxPolicy": "engine.policy.policies",
     # benchmarks and rubrics
@@ -68,7 +69,8 @@ _LAZY: dict[str, str] = {
     "list_items": "engine.bench.items", "prepare_demo": "engine.demo", "DEMO_TARGETS": "engine.demo",
     "calibrate_benchmark": "engine.bench.calibrate", "get_calibration": "engine.bench.calibrate",
     "target_abilities": "engine.bench.calibrate", "item_difficulties": "engine.bench.calibrate",
-    "run_adaptive_items": "engine.interview.item_selection", "refit_if_stale": "engine.bench.calibrate",
+    "run_adaptive_items": "engine.interview.item_selection", "refit_if_stale": "engine.bench.calibrate", "stale_line": "engine.bench.calibrate",
+    "dropped_line": "engine.bench.calibrate", "MIN_TARGETS": "engine.bench.calibrate",
     # runs
     "list_sessions": "engine.interview.queries", "execute_run": "engine.interview.run",
     "execute_sessions": "engine.interview.run", "plan_run": "engine.interview.run",
@@ -472,9 +474,28 @@ class Engine:
         return _control.inject(self._store, session_id, question)
 
     def override_verdict(self, session_id: int, turn_idx: int, cid: str, met: bool, note: str = "",
-                         who: str = "human") -> dict[str, Any]:
-        """Override (or, with the judge's own value, confirm) a verdict; figures recomputed at once."""
-        return _control.override_verdict(self._store, session_id, turn_idx, cid, met, note, who)
+                         who: str | None = None) -> dict[str, Any]:
+        """Override (or, with the judge's own value, confirm) a verdict; figures recomputed at once.
+        ``note`` says why and may not be empty; ``who`` defaults to :attr:`evaluator`."""
+        return _control.override_verdict(self._store, session_id, turn_idx, cid, met, note, who or self.evaluator)
+
+    def preview_override(self, session_id: int, turn_idx: int, cid: str, met: bool) -> dict[str, Any]:
+        """What an override would change (verdict, turn score, session Score before and after), not written."""
+        return _control.preview_override(self._store, session_id, turn_idx, cid, met)
+
+    def undo_override(self, session_id: int, turn_idx: int, cid: str) -> dict[str, Any]:
+        """Take back the latest override (or confirmation) of a verdict; figures recomputed at once."""
+        return _control.undo_override(self._store, session_id, turn_idx, cid, self.evaluator)
+
+    def overrides(self, session_id: int | None = None, run_id: int | None = None) -> list[dict[str, Any]]:
+        """Overrides, confirmations and undos of a session or a run: who, when, why, oldest first."""
+        return _control.overrides(self._store, session_id, run_id)
+
+    @property
+    def evaluator(self) -> str:
+        """Who signs overrides: ``evaluator:`` in the configuration, else the OS user."""
+        configured = getattr(self.config, "evaluator", None)
+        return _control.evaluator_name(configured)
 
     async def apply_rubric(self, session_id: int, version_id: int, trust_eval_code: bool = False) -> dict[str, Any]:
         """Score a session with a rubric version: queued for its live runner, or re-scored now

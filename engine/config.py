@@ -367,6 +367,9 @@ class Config(_Strict):
         default_factory=dict, description="Key remapping for the app: binding id -> keys."
     )
     theme: str = DEFAULT_THEME
+    evaluator: str | None = Field(
+        default=None, description="Your name on overrides and confirmations (default: the OS user)."
+    )
 
     @model_validator(mode="after")
     def _prompts_on_targets(self) -> Config:

@@ -198,7 +198,7 @@ def agreement_line(a: dict[str, Any]) -> str:
     """Judge–human agreement over the board's sessions, with n and κ ("too few" under the minimum)."""
     o = a["overall"]
     if not o["n"]:
-        return "judge–human agreement: no verdict reviewed yet (confirm with k or override with o in review)"
+        return "judge–human agreement: no verdict reviewed yet (agree with a or override with o in review)"
     return f"judge–human agreement: n={o['n']} reviewed verdict(s), raw {o['raw']:.0%}, {kappa_text(o)}"
 
 

@@ -36,6 +36,8 @@ SESSION_FAILED = "session.failed"
 SESSION_INTERRUPTED = "session.interrupted"
 SESSION_STOPPED = "session.stopped"
 VERDICT_OVERRIDDEN = "verdict.overridden"
+VERDICT_OVERRIDE_UNDONE = "verdict.override_undone"
+"""An evaluator took back their latest override of a verdict (the row is removed; this event keeps the record)."""
 SESSION_RATED = "session.rated"
 RUBRIC_SCORED = "rubric.scored"
 GRADED_STEP = "graded.step"
@@ -234,6 +236,8 @@ class VerdictOverridden(Payload):
     later: list[dict[str, Any]] = field(default_factory=list)
     """Every later judged turn's recomputed ``{turn, score, delta, carried}`` (the override holds
     from its turn on; ``carried``: criterion id -> ``{met, from}``)."""
+    confirm: bool = False
+    """True when the human verdict equals the judge's (a confirmation, not a change)."""
 
 
 @dataclass

@@ -409,6 +409,41 @@ class SessionView:
         if p.session_score is not None:
             self.metrics = {**self.metrics, "score": p.session_score}
 
+    def _override_undone(self, seq: int, payload: Any) -> None:
+        """An override taken back: the verdict in force again (the judge's, or an earlier human's)
+        and the recomputed figures of its turn and the later ones."""
+        p: dict[str, Any] = getattr(payload, "data", payload)
+        t = self._turn_for(int(p["turn"]))
+        cid = p["cid"]
+        prior = t.verdicts.get(cid)
+        original = prior.original if prior is not None and prior.original is not None else prior
+        met = p.get("met")
+        if p.get("source") == "human" and met is not None:
+            t.verdicts[cid] = Verdict(cid, bool(met), None, p.get("note") or "override", "human", original)
+        elif original is not None:
+            t.verdicts[cid] = original
+        if p.get("score") is not None:
+            t.score = p["score"]
+        t.delta = p.get("delta")
+        t.touch()
+        for later in p.get("later") or []:
+            lt = self.turn(int(later["turn"]))
+            if lt is None:
+                continue
+            lt.score, lt.delta = later["score"], later["delta"]
+            carried = later.get("carried") or {}
+            for c, v in list(lt.verdicts.items()):
+                if v.carried_from is not None and c not in carried and v.original is not None:
+                    lt.verdicts[c] = v.original  # the carried override ended with the undo
+            for c, held in carried.items():
+                prior = lt.verdicts.get(c)
+                original = prior.original if prior is not None and prior.original is not None else prior
+                lt.verdicts[c] = Verdict(c, bool(held["met"]), None, f"carried from the override on turn {held['from']}",
+                                         "human", original, int(held["from"]))
+            lt.touch()
+        if p.get("session_score") is not None:
+            self.metrics = {**self.metrics, "score": p["session_score"]}
+
     def _metrics(self, seq: int, p: dict[str, Any]) -> None:
         self.metrics = dict(p)
         if "scores" not in p:  # written without the list since schema 7: every judged turn's score
@@ -523,6 +558,7 @@ _HANDLERS = {
     ev.ANSWER_DONE: SessionView._done,
     ev.VERDICTS: SessionView._verdicts,
     ev.VERDICT_OVERRIDDEN: SessionView._overridden,
+    ev.VERDICT_OVERRIDE_UNDONE: SessionView._override_undone,
     ev.RUBRIC_SCORED: SessionView._rubric_scored,
     ev.METRICS: SessionView._metrics,
     ev.RUBRIC_UPDATED: SessionView._rubric,
@@ -552,7 +588,7 @@ def replay_steps(events: list[Any]) -> list[Step]:
     steps: list[Step] = []
     last: tuple[str, dict[str, Any]] | None = None
     for i, e in enumerate(events):
-        if e.kind in (ev.VERDICTS, ev.VERDICT_OVERRIDDEN):
+        if e.kind in (ev.VERDICTS, ev.VERDICT_OVERRIDDEN, ev.VERDICT_OVERRIDE_UNDONE):
             last = (e.kind, e.payload)
         elif e.kind == ev.METRICS and last is not None:
             kind, p = last
@@ -560,6 +596,8 @@ def replay_steps(events: list[Any]) -> list[Step]:
             if kind == ev.VERDICT_OVERRIDDEN:
                 mark = "met" if p.get("met") else "not met"
                 label = f"override: {p['cid']} on turn {turn} set to {mark}"
+            elif kind == ev.VERDICT_OVERRIDE_UNDONE:
+                label = f"override undone: {p['cid']} on turn {turn}"
             elif p.get("rescore"):
                 label = f"turn {turn} re-scored"
             else:

@@ -28,10 +28,37 @@ def _session(store: Store, session_id: int) -> dict[str, Any]:
     return row
 
 
+STEERING = ("pause", "resume", "force", "inject", "stop")
+"""The requests that steer the interview itself: refused once the session has ended for good."""
+
+
+def refusal(status: str | None, kind: str) -> str | None:
+    """Why a ``control.<kind>`` request cannot apply to a session in ``status`` (None: it can).
+
+    A session that ended for good (``finished``, ``not_examined``) asks no further question, so a
+    written question, a forced action, a pause or a stop would be stored and never applied: they
+    are refused instead. A rubric switch still applies (it re-scores stored answers).
+    """
+    if kind in STEERING and status in ev.FINAL:
+        what = {"inject": "a written question", "force": "a forced action", "pause": "a pause",
+                "resume": "a resume", "stop": "a stop"}[kind]
+        return f"the session has {'finished' if status == 'finished' else 'ended (not examined)'}: " \
+               f"{what} would never be applied"
+    return None
+
+
 def request(store: Store, session_id: int, kind: str, **payload: Any) -> int:
-    """Append a ``control.<kind>`` event for the session's runner; returns its sequence number."""
-    _session(store, session_id)
-    return store.append_event(session_id, ev.CONTROL_PREFIX + kind, payload)
+    """Append a ``control.<kind>`` event for the session's runner; returns its sequence number.
+
+    The check and the write are one transaction, so a request that arrives after the session
+    finished is refused (:class:`ControlError`), never stored.
+    """
+    with store.transaction():
+        row = _session(store, session_id)
+        why = refusal(row.get("status"), kind)
+        if why is not None:
+            raise ControlError(f"session {session_id}: {why}")
+        return store.append_event(session_id, ev.CONTROL_PREFIX + kind, payload)
 
 
 def pause(store: Store, session_id: int) -> int:
@@ -81,6 +108,56 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
         return _override(store, session_id, turn_idx, cid, met, note, who)
     except SessionError as exc:
         raise ControlError(str(exc)) from None
+
+
+def preview_override(store: Store, session_id: int, turn_idx: int, cid: str, met: bool) -> dict[str, Any]:
+    """What an override would change, not written; see :func:`engine.interview.session.preview_override`."""
+    from engine.interview.session import SessionError
+    from engine.interview.session import preview_override as _preview
+
+    try:
+        return _preview(store, session_id, turn_idx, cid, met)
+    except SessionError as exc:
+        raise ControlError(str(exc)) from None
+
+
+def undo_override(store: Store, session_id: int, turn_idx: int, cid: str, who: str = "human") -> dict[str, Any]:
+    """Take back the latest override of a verdict; see :func:`engine.interview.session.undo_override`."""
+    from engine.interview.session import SessionError
+    from engine.interview.session import undo_override as _undo
+
+    try:
+        return _undo(store, session_id, turn_idx, cid, who)
+    except SessionError as exc:
+        raise ControlError(str(exc)) from None
+
+
+def overrides(store: Store, session_id: int | None = None, run_id: int | None = None) -> list[dict[str, Any]]:
+    """The overrides, confirmations and undos of one session or of every session of a run, oldest
+    first (:func:`engine.interview.session.list_overrides`)."""
+    from engine.interview.session import list_overrides
+
+    if (session_id is None) == (run_id is None):
+        raise ControlError("name one session or one run")
+    if session_id is not None:
+        _session(store, session_id)
+        return list_overrides(store, [session_id])
+    if store.one("SELECT id FROM runs WHERE id = ?", (run_id,)) is None:
+        raise ControlError(f"run {run_id} does not exist")
+    ids = [r["id"] for r in store.query("SELECT id FROM sessions WHERE run_id = ? ORDER BY id", (run_id,))]
+    return list_overrides(store, ids)
+
+
+def evaluator_name(configured: str | None) -> str:
+    """Who signs an override: the configured evaluator name, else the OS user, else ``human``."""
+    if configured and configured.strip():
+        return configured.strip()
+    import getpass
+
+    try:
+        return getpass.getuser() or "human"
+    except Exception:  # no user name in the environment or the password database
+        return "human"
 
 
 class ControlInbox:

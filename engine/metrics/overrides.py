@@ -86,6 +86,35 @@ def turn_verdicts(store: Any, session_id: int) -> list[tuple[dict[str, Any], Tur
     return [(t, by_turn[t["id"]]) for t in turns]
 
 
+def project(pairs: Sequence[tuple[dict[str, Any], TurnVerdicts]], protocol: Any, criteria_of: Any,
+            session_score: Any) -> dict[str, Any]:
+    """Every judged turn's score and Δs and the session's score from the effective verdicts of
+    ``pairs`` (as :func:`turn_verdicts` returns them), without writing anything.
+
+    Returns:
+        ``{"turns": [{"turn", "score", "delta", "carried", "met", "id", "changed"}...] (every judged turn),
+        "session_score"}``; ``changed`` says whether the stored score or Δs differ.
+    """
+    effective = {e.idx: e for e in effective_verdicts_by_turn([tv for _, tv in pairs])}
+    prev: float | None = None
+    out: list[dict[str, Any]] = []
+    scores: list[float | None] = []
+    for row, tv in pairs:
+        if row["score"] is None:  # not judged (yet): nothing to recompute, and no Δs after it
+            scores.append(None)
+            prev = None
+            continue
+        e = effective[tv.idx]
+        score = protocol.score(criteria_of(tv.version), e.met)
+        delta = (None if prev is None else score - prev) if protocol.scored_per_turn else row["delta"]
+        out.append({"turn": tv.idx, "score": score, "delta": delta, "met": dict(e.met), "id": row["id"],
+                    "changed": score != row["score"] or delta != row["delta"],
+                    "carried": {cid: {"met": e.met[cid], "from": src} for cid, src in e.carried.items()}})
+        scores.append(score)
+        prev = score
+    return {"turns": out, "session_score": session_score(scores)}
+
+
 def rescore(store: Any, session_id: int, protocol: Any, criteria_of: Any,
             session_score: Any) -> dict[str, Any]:
     """Recompute every judged turn's score and Δs and the session's score from the effective
@@ -99,27 +128,41 @@ def rescore(store: Any, session_id: int, protocol: Any, criteria_of: Any,
     Returns:
         ``{"turns": [{"turn", "score", "delta", "carried"}...] (every judged turn), "session_score"}``.
     """
-    pairs = turn_verdicts(store, session_id)
-    effective = {e.idx: e for e in effective_verdicts_by_turn([tv for _, tv in pairs])}
-    prev: float | None = None
-    out: list[dict[str, Any]] = []
-    scores: list[float | None] = []
-    for row, tv in pairs:
-        if row["score"] is None:  # not judged (yet): nothing to recompute, and no Δs after it
-            scores.append(None)
-            prev = None
-            continue
-        e = effective[tv.idx]
-        score = protocol.score(criteria_of(tv.version), e.met)
-        delta = (None if prev is None else score - prev) if protocol.scored_per_turn else row["delta"]
-        if score != row["score"] or delta != row["delta"]:
-            store.update("turns", row["id"], {"score": score, "delta": delta})
-        out.append({"turn": tv.idx, "score": score, "delta": delta,
-                    "carried": {cid: {"met": e.met[cid], "from": src} for cid, src in e.carried.items()}})
-        scores.append(score)
-        prev = score
-    return {"turns": out, "session_score": session_score(scores)}
+    figures = project(turn_verdicts(store, session_id), protocol, criteria_of, session_score)
+    out = []
+    for t in figures["turns"]:
+        if t["changed"]:
+            store.update("turns", t["id"], {"score": t["score"], "delta": t["delta"]})
+        out.append({k: t[k] for k in ("turn", "score", "delta", "carried")})
+    return {"turns": out, "session_score": figures["session_score"]}
 
+
+def preview(store: Any, session_id: int, turn_idx: int, cid: str, met: bool, protocol: Any, criteria_of: Any,
+            session_score: Any) -> dict[str, Any]:
+    """What an override of ``cid`` on ``turn_idx`` to ``met`` would do, computed and not written.
+
+    Returns:
+        ``{"before": {"met", "turn_score", "session_score"}, "after": {...}, "carried_to": [turns]}``:
+        the effective verdict, the turn's score and the session's score now and after the override,
+        and the later turns the new verdict would be carried to.
+    """
+    pairs = turn_verdicts(store, session_id)
+    now = project(pairs, protocol, criteria_of, session_score)
+    changed = []
+    for row, tv in pairs:
+        if tv.idx == turn_idx:
+            tv = TurnVerdicts(tv.idx, tv.version, dict(tv.judge), {**tv.human, cid: met})
+        changed.append((row, tv))
+    then = project(changed, protocol, criteria_of, session_score)
+
+    def side(fig: dict[str, Any]) -> dict[str, Any]:
+        turn = next((t for t in fig["turns"] if t["turn"] == turn_idx), None)
+        return {"met": None if turn is None else turn["met"].get(cid),
+                "turn_score": None if turn is None else turn["score"], "session_score": fig["session_score"]}
+
+    carried_to = [t["turn"] for t in then["turns"] if t["turn"] > turn_idx and cid in t["carried"]
+                  and t["carried"][cid]["from"] == turn_idx]
+    return {"before": side(now), "after": side(then), "carried_to": carried_to}
 
 
 def carried_met(store: Any, session_id: int, turn_idx: int, version_id: int | None,

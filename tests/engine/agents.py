@@ -36,16 +36,48 @@ class _Knows:
         pass
 
 
+class Knows1(_Knows):
+    knows = 1
+
+
+class Knows2(_Knows):
+    knows = 2
+
+
 class Knows3(_Knows):
     knows = 3
+
+
+class Knows4(_Knows):
+    knows = 4
+
+
+class Knows5(_Knows):
+    knows = 5
 
 
 class Knows6(_Knows):
     knows = 6
 
 
+class Knows7(_Knows):
+    knows = 7
+
+
+class Knows8(_Knows):
+    knows = 8
+
+
 class Knows9(_Knows):
     knows = 9
+
+
+class Knows10(_Knows):
+    knows = 10
+
+
+class Knows11(_Knows):
+    knows = 11
 
 
 class Knows12(_Knows):

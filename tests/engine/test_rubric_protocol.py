@@ -357,7 +357,7 @@ async def test_llm_judged_session_refuses_per_point_override_and_rescores(runtim
     fake_openai.rule(is_judge, lambda body: next(scores))
     [sid] = await run_bench(runtime, "sed", [target_spec(fake_openai)])
     with pytest.raises(control.ControlError, match="per-point overrides apply to offline estimates only"):
-        control.override_verdict(runtime.store, sid, 0, "c1", True)
+        control.override_verdict(runtime.store, sid, 0, "c1", True, "per point")
     assert session_detail(runtime.store, sid)["session"]["score"] == pytest.approx(40.0)  # unchanged
 
     from engine.bench.rubric import Delete, edit_rubric

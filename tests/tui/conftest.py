@@ -101,6 +101,9 @@ def freeze_timings(runtime: Runtime) -> None:
         store.conn.execute("UPDATE sessions SET created_at = '2025-01-01T00:00:00.000+00:00', "
                            "updated_at = '2025-01-01T00:00:00.000+00:00'")
         store.conn.execute("UPDATE rubric_versions SET created_at = '2025-01-01T00:00:00.000+00:00'")
+        # overrides are listed with their time (the overrides list of issue 36): 2025-01-01 00:00:00 UTC
+        store.conn.execute("UPDATE events SET ts = 1735689600.0 WHERE kind IN ('verdict.overridden', "
+                           "'verdict.override_undone')")
         for seq, kind, payload in store.conn.execute("SELECT seq, kind, payload FROM events").fetchall():
             data = json.loads(payload)
             if kind == "metrics" and data.get("mean_latency_ms") is not None:

@@ -79,6 +79,9 @@ async def test_override_dialog_takes_a_typed_note_and_saves_on_enter(runtime):
         assert dialog.query_one("#override-note", Input).value == "yes, not new"
         assert dialog.query_one("#choice-met", RadioButton).value is chosen, "typing did not flip the choice"
         await pilot.press("enter")
+        await wait_for(pilot, lambda: dialog.confirming, "the confirmation step")
+        assert "Score" in str(dialog.query_one("#override-effect").render())
+        await pilot.press("enter")  # on "Confirm"
         await wait_for(pilot, lambda: live.state.turns[0].verdicts["c1"].overridden, "the override")
         assert live.state.turns[0].verdicts["c1"].met is chosen
         assert live.state.turns[0].verdicts["c1"].rationale == "yes, not new"
@@ -90,9 +93,13 @@ async def test_override_dialog_takes_a_typed_note_and_saves_on_enter(runtime):
         await pilot.press("n")
         assert dialog.query_one("#choice-not-met", RadioButton).value
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen is live, "enter on the choice saves")
+        assert not dialog.confirming and app.screen is dialog, "an empty note is refused"
+        assert "note is required" in str(dialog.query_one("#override-error").render())
+        assert app.focused.id == "override-note"
+        await pilot.press(*"back", "enter", "enter")
+        await wait_for(pilot, lambda: app.screen is live, "enter on the confirmation saves")
         await wait_for(pilot, lambda: live.state.turns[0].verdicts["c1"].met is False
-                       and live.state.turns[0].verdicts["c1"].rationale == "override by human", "the 2nd override")
+                       and live.state.turns[0].verdicts["c1"].rationale == "back", "the 2nd override")
 
 
 async def test_help_descriptions_are_never_cut(runtime):

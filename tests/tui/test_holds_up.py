@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import Button, Input, Static
 
 from engine.api import MAX_FILTER_CHARS, Engine
 from tests.tui.conftest import run_to_end, wait_for
@@ -48,7 +48,13 @@ async def test_enter_twice_in_a_dialog_submits_once(runtime):
         # second popped the review too: ScreenStackError, the app gone
         note = dialog.query_one(Input)
         dialog.post_message(Input.Submitted(note, note.value))
-        dialog.post_message(Input.Submitted(note, note.value))
+        dialog.post_message(Input.Submitted(note, note.value))  # the 2nd enter from the note never confirms
+        await wait_for(pilot, lambda: dialog.confirming, "the confirmation step")
+        await pilot.pause()
+        assert app.screen is dialog, "two enters in the note reach the confirmation, not a saved override"
+        save = dialog.query_one("#save", Button)
+        dialog.post_message(Button.Pressed(save))
+        dialog.post_message(Button.Pressed(save))
         await wait_for(pilot, lambda: app.screen is review, "back on review")
         await pilot.press("g")
         dialog = await wait_for(pilot, lambda: isinstance(app.screen, JumpDialog) and app.screen, "the jump dialog")

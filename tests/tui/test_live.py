@@ -104,6 +104,8 @@ async def test_override_a_verdict_changes_the_score(runtime, fake_openai):
         await pilot.press("n")
         dialog.query_one("#override-note", Input).value = "not stated in the answer"
         await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: dialog.confirming, "the confirmation step")
+        await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: screen.state.turns[1].verdicts[cid].overridden, "the override event")
         after = screen.state.turns[1]
         assert after.score < before

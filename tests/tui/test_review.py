@@ -64,7 +64,9 @@ async def test_override_in_review_reloads_the_record(runtime):
         met = review.state.turns[1].verdicts[cid].met
         await pilot.press("o")
         await wait_for(pilot, lambda: app.screen is not review, "the override dialog")
-        await pilot.press("y" if not met else "n", "ctrl+s")
+        await pilot.press("y" if not met else "n", "tab", *"by hand", "ctrl+s")
+        assert app.screen.confirming, "the first ctrl+s shows the confirmation, saves nothing"
+        await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: review.steps[-1].label.startswith(f"override: {cid} on turn 1"),
                        "the reloaded record")
         assert review.state.turns[1].verdicts[cid].met is (not met)

@@ -85,3 +85,127 @@ async def test_checklist_and_metrics_fit_at_100x30(runtime, sessions):
         panel = app.screen.query_one(MetricPanel)
         # "turn 1  s 0.50   Δs +0.25   cos 0.99" (41 cells) on one line, or laid out shorter
         assert panel.narrow or panel.size.width >= 43, panel.size.width
+
+
+# -- issue 36: every dialog of the review paths, and the New interview dialog, at 100x30 -------------------------
+async def _open_new_interview(app, pilot):
+    from tui.screens.new_interview import NewInterviewDialog
+
+    await wait_for(pilot, lambda: app.screen.query_one(SessionsTable).row_count == 2, "the sessions")
+    await pilot.press("n")
+    dialog = await wait_for(pilot, lambda: isinstance(app.screen, NewInterviewDialog) and app.screen, "the dialog")
+    await wait_for(pilot, lambda: dialog.query_one("#items").option_count >= 1, "the items")
+    await pilot.pause()
+    return dialog
+
+
+async def _open_override_confirmation(app, pilot):
+    from tui.screens.dialogs import OverrideDialog
+
+    await wait_for(pilot, lambda: getattr(app.screen, "steps", None) and app.screen.state is not None, "the replay")
+    await pilot.press("o")
+    dialog = await wait_for(pilot, lambda: isinstance(app.screen, OverrideDialog) and app.screen, "the dialog")
+    await wait_for(pilot, lambda: "Score" in str(dialog.query_one("#override-effect").render()), "the effect")
+    await pilot.press(*"said so", "enter")
+    await pilot.pause()
+    return dialog
+
+
+async def _open_overrides(app, pilot):
+    from tui.screens.dialogs import OverridesDialog
+
+    await wait_for(pilot, lambda: getattr(app.screen, "steps", None) and app.screen.state is not None, "the replay")
+    await pilot.press("O")
+    dialog = await wait_for(pilot, lambda: isinstance(app.screen, OverridesDialog) and app.screen, "the list")
+    await pilot.pause()
+    return dialog
+
+
+async def _open_leaderboard(app, pilot):
+    from tui.screens.leaderboard import LeaderboardScreen
+
+    await wait_for(pilot, lambda: getattr(app.screen, "steps", None) and app.screen.state is not None, "the replay")
+    await pilot.press("l")
+    board = await wait_for(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen, "the board")
+    await pilot.pause(0.3)
+    return board
+
+
+async def _open_undo(app, pilot):
+    from tui.screens.dialogs import ConfirmDialog
+
+    await wait_for(pilot, lambda: getattr(app.screen, "steps", None) and app.screen.state is not None, "the replay")
+    review = app.screen
+    review.pane.select_turn(1)  # the turn with the override of c3
+    await pilot.press("tab")
+    while review.checklist.selected_cid != "c3":
+        await pilot.press("down")
+    await pilot.press("u")
+    dialog = await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog) and app.screen, "the question")
+    await pilot.pause()
+    return dialog
+
+
+SCREENS = {"undo": ("review", _open_undo), "new_interview": ("home", _open_new_interview), "override_confirmation": ("review", _open_override_confirmation),
+           "overrides": ("review", _open_overrides), "leaderboard": ("review", _open_leaderboard)}
+
+
+@pytest.mark.parametrize("name", sorted(SCREENS))
+def test_dialogs_at_100x30(snap_compare, runtime, sessions, name):
+    mode, opener = SCREENS[name]
+    app = build_app(Engine(runtime), mode, session_id=sessions[0] if mode == "review" else None)
+
+    async def ready(pilot):
+        await opener(app, pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=ready)
+
+
+@pytest.mark.parametrize("name", sorted(SCREENS))
+async def test_no_label_or_button_is_cut_at_100x30(runtime, sessions, name):
+    """Every button and label of the screen lies inside the terminal and inside its dialog's border, and
+    a button shows its whole label; a label wider than its room ends in an ellipsis (the full value is
+    in the row's detail or the dialog's text)."""
+    from textual.widgets import Button, Label
+
+    mode, opener = SCREENS[name]
+    app = build_app(Engine(runtime), mode, session_id=sessions[0] if mode == "review" else None)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opener(app, pilot)
+        frame = screen.query_one(".dialog") if screen.query(".dialog") else None
+        for widget in [*screen.query(Button), *screen.query(Label)]:
+            if not widget.display or not widget.region.area:
+                continue
+            region = widget.region
+            assert region.right <= SIZE[0] and region.bottom <= SIZE[1], (name, str(widget.render()), region)
+            if frame is not None:
+                inner = frame.content_region
+                assert inner.x <= region.x and region.right <= inner.right, (name, str(widget.render()), region)
+            text = str(widget.label if isinstance(widget, Button) else widget.render())
+            room = region.width - (2 if isinstance(widget, Button) else 0)
+            one_line = "\n" not in text
+            assert len(text) <= room or not one_line or text.endswith("…") or region.height > 1, (name, text, room)
+        if frame is not None:
+            assert frame.region.right <= SIZE[0] and frame.region.x >= 0, "the dialog keeps its right border"
+
+
+async def test_the_key_bar_never_cuts_a_key_at_100x30(runtime, sessions):
+    """Review has more keys than 100 columns hold: the bar shows those that apply, whole, then "f1 more
+    keys"; the live screen of a finished session shows no steering key at all."""
+    from tui.widgets.keybar import KeyBar
+
+    for mode in ("review", "live"):
+        app = build_app(Engine(runtime), mode, session_id=sessions[0])
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda a=app: a.screen.state is not None and a.screen.state.turns, "the session")
+            await pilot.pause(0.2)
+            bar = app.screen.query_one(KeyBar)
+            text = bar.render().plain.rstrip()
+            assert len(text) <= SIZE[0], text
+            shown = bar.fitting(bar.size.width)
+            for key, description, *_ in shown:
+                assert f" {key} {description} " in text + " ", (key, description, text)
+            if mode == "review":
+                assert text.endswith("f1 more keys"), text
+            else:
+                assert not {"Pause", "Follow-up", "Challenge", "End", "Ask", "Stop"} & {d for _, d, *_ in shown}, text

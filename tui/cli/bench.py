@@ -193,6 +193,16 @@ def _print_calibration(console: Any, name: str, calibration: dict[str, Any], abi
     console.print(f"calibrated ({calibration['model']}, b = item difficulty) on {calibration['n_targets']} targets, "
                   f"{len(calibration['sessions'])} sessions: {calibration['calibrated']} of "
                   f"{len(calibration['units'])} scored units, {calibration['created_at'][:19]}", highlight=False)
+    from engine.api import dropped_line
+
+    if not calibration.get("supported", True):
+        console.print(f"this calibration was fitted on {calibration['n_targets']} targets, fewer than the "
+                      f"{calibration.get('min_targets', 10)} an ability needs (docs/calibration-minimum.md): "
+                      f"no ability is shown; refit with `viva bench calibrate {escape(name)}` once enough "
+                      f"targets ran", highlight=False)
+    dropped = dropped_line(calibration)
+    if dropped:
+        console.print(escape(dropped), highlight=False)
     if calibration["stale"]:
         console.print(f"stale: the finished sessions changed since ({len(calibration['new_sessions'])} new); "
                       f"refit with `viva bench calibrate {escape(name)}`", highlight=False)

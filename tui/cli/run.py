@@ -466,17 +466,16 @@ def _read_prompts(files: tuple[str, ...]) -> list[str] | None:
 
 
 def _refit(engine, bench: str) -> None:
-    """A calibrated benchmark's item parameters are refitted once new sessions finished (stderr says so)."""
-    from engine.api import BenchError, refit_if_stale
+    """A calibrated benchmark whose finished sessions changed says so on stderr; nothing is refitted
+    silently (issue 36): the evaluator runs `viva bench calibrate NAME`."""
+    from engine.api import BenchError, stale_line
 
     try:
-        refitted = refit_if_stale(engine.runtime.store, bench)
-    except BenchError as exc:
-        _console(True).print(f"calibration of {escape(bench)} not refitted: {escape(str(exc))}", style="yellow")
+        line = stale_line(engine.runtime.store, bench)
+    except BenchError:
         return
-    if refitted is not None:
-        _console(True).print(f"calibration of {escape(bench)} refitted ({refitted['model']}, "
-                             f"{refitted['n_targets']} targets)", style="dim")
+    if line is not None:
+        _console(True).print(escape(line), style="yellow", highlight=False)
 
 
 def _run_adaptive(engine, request, budget, se, console, as_json, common=None) -> None:

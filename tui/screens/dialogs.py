@@ -51,12 +51,37 @@ class ChoiceSet(RadioSet):
     BINDINGS = [Binding("enter", "screen.submit", "Save", show=False, id="choice_submit")]
 
 
-class OverrideDialog(Dialog):
-    """Set a criterion's verdict for a turn: met or not met, with a note. Returns ``(met, note)``.
+def _score(value: float | None, scale: float = 1.0, digits: int = 2) -> str:
+    return "–" if value is None else f"{value * scale:.{digits}f}"
 
-    The note has the focus (an override is the opposite of the verdict, chosen already): whatever is
-    typed goes into the note, and enter saves, from the note or from the choice. y / n choose from
-    anywhere but the note (tab reaches the choice).
+
+def describe_effect(cid: str, turn: int, effect: dict[str, Any] | None) -> str:
+    """One line: the verdict, the turn's score and the session's Score before → after an override."""
+    if not effect:
+        return "working out the effect…"
+    b, a = effect["before"], effect["after"]
+
+    def mark(met: bool | None) -> str:
+        return "no verdict" if met is None else "met" if met else "not met"
+
+    line = (f"{cid} on turn {turn}: {mark(b['met'])} → {mark(a['met'])} · turn score "
+            f"{_score(b['turn_score'])} → {_score(a['turn_score'])} · Score {_score(b['session_score'], 1, 1)} → "
+            f"{_score(a['session_score'], 1, 1)}")
+    if b["met"] == a["met"]:
+        line += " (the judge's verdict: a confirmation, nothing changes)"
+    if effect.get("carried_to"):
+        line += f" · carried to turn(s) {', '.join(str(t) for t in effect['carried_to'])}"
+    return line
+
+
+class OverrideDialog(Dialog):
+    """Set a criterion's verdict for a turn, in two deliberate steps. Returns ``(met, note)``.
+
+    First the choice (the opposite of the verdict, chosen already) and a note, which may be short but
+    never empty: enter (or ctrl+s) with an empty note says so and stays. Then the confirmation:
+    the verdict, the turn's score and the session's Score before → after, with the note and
+    the name it is signed with; enter on "Confirm" (or ctrl+s) saves, escape goes back to editing.
+    y / n choose from anywhere but the note (tab reaches the choice).
     """
 
     BINDINGS = [
@@ -65,12 +90,16 @@ class OverrideDialog(Dialog):
         Binding("ctrl+s", "submit", "Save", id="override_save"),
     ]
 
-    def __init__(self, turn: int, cid: str, text: str, verdict: Verdict):
+    def __init__(self, turn: int, cid: str, text: str, verdict: Verdict,
+                 effects: dict[bool, dict[str, Any]] | None = None, who: str = ""):
         super().__init__()
         self.turn, self.cid, self.text, self.verdict = turn, cid, text, verdict
+        self.effects = effects or {}
+        self.who = who
+        self.confirming = False
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with VerticalScroll(classes="dialog", id="override-dialog"):
             yield Label(f"Override {self.cid} on turn {self.turn}", classes="dialog-title")
             yield Static(self.text, classes="dialog-text")
             yield Static(f"now: {describe_verdict(self.verdict)}", classes="dim")
@@ -79,30 +108,111 @@ class OverrideDialog(Dialog):
             with ChoiceSet(id="override-choice"):
                 yield RadioButton("met (y)", value=not self.verdict.met, id="choice-met")
                 yield RadioButton("not met (n)", value=self.verdict.met, id="choice-not-met")
-            yield Input(placeholder="note (why); enter saves, tab goes to the choice", id="override-note")
+            yield Input(placeholder="note: why (required); enter goes on to the confirmation", id="override-note")
+            yield Static("", id="override-error", classes="error")
+            yield Static("", id="override-effect")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Save", variant="primary", id="save")
+                yield Button("Next", variant="primary", id="save")
                 yield Button("Cancel", id="cancel")
 
     AUTO_FOCUS = "#override-note"  # typed text is the note; the choice is already the opposite verdict
 
+    def on_mount(self) -> None:
+        self._show_effect()
+
+    def _show_effect(self) -> None:
+        effect = self.effects.get(self._met())
+        text = describe_effect(self.cid, self.turn, effect)
+        if self.confirming:
+            note = self.query_one("#override-note", Input).value.strip()
+            text = f"Confirm: {text}\nnote: {note}" + (f"\nsigned: {self.who}" if self.who else "")
+            text += "\nenter confirms · escape goes back"
+        self.query_one("#override-effect", Static).update(text)
+
+    def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
+        self._show_effect()
+
     def action_choose(self, met: bool) -> None:
+        if self.confirming:
+            return
         self.query_one("#choice-met" if met else "#choice-not-met", RadioButton).value = True
+        self._show_effect()
 
     def _met(self) -> bool:
         return self.query_one("#choice-met", RadioButton).value
 
+    def _editing(self, editing: bool) -> None:
+        self.confirming = not editing
+        self.query_one("#override-note", Input).disabled = not editing
+        self.query_one("#override-choice", ChoiceSet).disabled = not editing
+        self.query_one("#save", Button).label = "Next" if editing else "Confirm"
+        self._show_effect()
+
     def action_submit(self) -> None:
-        self.dismiss((self._met(), self.query_one("#override-note", Input).value.strip()))
+        note = self.query_one("#override-note", Input).value.strip()
+        if not note:
+            self.query_one("#override-error", Static).update("A note is required: say why (it may be short).")
+            self.query_one("#override-note", Input).focus()
+            return
+        self.query_one("#override-error", Static).update("")
+        if not self.confirming:
+            self._editing(False)
+            self.query_one("#save", Button).focus()
+            self.call_after_refresh(self.query_one(".dialog-buttons").scroll_visible, animate=False)
+            return
+        self.dismiss((self._met(), note))
+
+    def action_cancel(self) -> None:
+        if self.confirming:  # escape on the confirmation goes back to the choice and the note
+            self._editing(True)
+            self.query_one("#override-note", Input).focus()
+            return
+        self.dismiss(None)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.action_submit()
+        if not self.confirming:  # a second enter from the note never confirms (a repeat, a slow repaint)
+            self.action_submit()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":
             self.action_submit()
         else:
             self.dismiss(None)
+
+
+class OverridesDialog(Dialog):
+    """The overrides, confirmations and undos of a session or a run: when, who, what, why."""
+
+    def __init__(self, title: str, rows: list[dict[str, Any]], session_id: int | None = None):
+        super().__init__()
+        self.title_text, self.rows, self.session_id = title, rows, session_id
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog wide", id="overrides-dialog"):
+            yield Label(self.title_text, classes="dialog-title")
+            if not self.rows:
+                yield Static("No overrides yet.", classes="dim")
+            for r in self.rows:
+                line = Text()
+                here = self.session_id is not None and r["session"] == self.session_id
+                line.append(f"{r['at']}  ", style="dim")
+                line.append(f"session {r['session']} " if not here else f"session {r['session']}* ",
+                            style="bold" if here else "")
+                what = {"override": "overrode", "confirm": "confirmed", "undo": "undid"}[r["action"]]
+                mark = "" if r["met"] is None else (" → met" if r["met"] else " → not met")
+                line.append(f"turn {r['turn']} {r['cid']}: {r['by']} {what}{mark}")
+                if r.get("undone"):
+                    line.append(" (undone)", style="dim")
+                if r.get("session_score") is not None:
+                    line.append(f" · Score {r['session_score']:.1f}")
+                said = r["note"] if r["action"] == "undo" else f"why: {r['note'] or '–'}"
+                line.append(f"\n    {said}", style="italic")
+                yield Static(line)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Close", id="cancel")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(None)
 
 
 class InjectDialog(Dialog):
@@ -322,7 +432,7 @@ class ConfirmDialog(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog narrow"):
-            yield Label(self.question, classes="dialog-title")
+            yield Static(self.question, classes="dialog-title")  # wraps: a long question is never cut
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", id="no")

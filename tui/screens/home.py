@@ -58,6 +58,7 @@ class HomeScreen(Screen):
         sessions.add_class("region")
         sessions.border_title = "Sessions"
         yield sessions
+        yield Static("", id="session-detail")  # the highlighted row in full: the columns cut in a narrow terminal
         benchmarks: DataTable[Any] = DataTable(id="benchmarks", cursor_type="row", zebra_stripes=True)
         benchmarks.add_class("region")
         benchmarks.border_title = "Benchmarks"
@@ -79,6 +80,7 @@ class HomeScreen(Screen):
     # -- data ---------------------------------------------------------------------------------
     def on_sessions_table_loaded(self, message: SessionsTable.Loaded) -> None:
         self._count()
+        self._detail()
         self.refresh_bindings()
 
     def on_session_rows_changed(self, message: SessionRowsChanged) -> None:
@@ -123,12 +125,25 @@ class HomeScreen(Screen):
             event.input.add_class("-invalid")
             event.input.tooltip = str(exc)
             error = self.query_one("#filter-error", Static)
-            error.update(Text(f"filter not applied: {exc}", style="bold red"))
+            table = self.query_one(SessionsTable)
+            shown = f"the list shows the last filter that applied, {table.query_text!r}" if table.query_text \
+                else "the list shows every session"
+            error.update(Text(f"filter not applied: {exc} ({shown})", style="bold red"))
             error.display = True
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "filter":
             self.query_one(SessionsTable).focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "sessions":
+            self._detail()
+
+    def _detail(self) -> None:
+        from tui.widgets.sessions import detail_line
+
+        row = self.query_one(SessionsTable).selected_session
+        self.query_one("#session-detail", Static).update(Text(detail_line(row), style="dim", overflow="fold"))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.data_table.id == "sessions":

@@ -150,6 +150,40 @@ class LiveScreen(SessionScreen):
         return super().check_action(action, parameters)
 
     # -- steering -----------------------------------------------------------------------------
+    STEERING_KINDS = {"pause_resume": "pause", "follow_up": "force", "challenge": "force", "end": "force",
+                      "write_question": "inject", "stop": "stop"}
+
+    def steering_refusal(self) -> str | None:
+        """Why the steering keys do nothing now (None: they apply): the session ended, or no runner
+        is applying requests to it."""
+        from engine.api import steering_refusal
+
+        state = self.state
+        if state is None or self.session_running():
+            return None
+        ended = steering_refusal(state.status, "inject")
+        if ended is not None:
+            return f"Session {state.session_id}: {ended.split(': ', 1)[0]}; nothing more is asked. " \
+                   "o / a / u review its verdicts."
+        return f"Session {state.session_id} is {state.status}: no runner applies requests to it" + \
+            (" (R resumes it)." if self.check_action("resume_session", ()) else ".")
+
+    def on_key(self, event: Any) -> None:
+        """A steering key on a session it cannot steer (hidden from the footer) says why, not nothing."""
+        super().on_key(event)
+        if event._stop_propagation or self.state is None or self.session_running():
+            return
+        for binding in self._bindings.key_to_bindings.get(event.key, []):
+            name = binding.action.split("(", 1)[0]
+            ident = binding.id or name
+            if ident in self.STEERING_KINDS or name in ("pause_resume", "force", "write_question", "stop"):
+                why = self.steering_refusal()
+                if why:
+                    event.stop()
+                    event.prevent_default()
+                    self.notify(why, severity="warning", timeout=6)
+                return
+
     def _control(self, fn: Any, *args: Any, what: str) -> None:
         state = self.state
         if state is None:

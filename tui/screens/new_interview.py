@@ -124,7 +124,16 @@ class NewInterviewDialog(Dialog):
                 yield Button("Start (ctrl+s)", variant="primary", id="start")
                 yield Button("Cancel", id="cancel")
 
+    FORM_OVERHEAD = 13
+    """Rows the dialog needs besides the form: borders, padding, title, error line and buttons."""
+
+    def on_resize(self) -> None:
+        """The form scrolls within what the terminal leaves, so Start and Cancel always show (issue 36)."""
+        room = int(self.app.size.height * 0.9) - self.FORM_OVERHEAD
+        self.query_one("#new-form").styles.max_height = max(6, min(30, room))
+
     def on_mount(self) -> None:
+        self.on_resize()
         engine = self.viva.engine
         db_work(self, engine, known_targets, list(engine.config.targets), then=self._targets, name="targets")
         db_work(self, engine, benchmarks, then=self._benchmarks, name="benchmarks")

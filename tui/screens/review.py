@@ -250,6 +250,13 @@ class ReviewScreen(SessionScreen):
         super().after_override(result)
         self.reload()
 
+    def after_override_undone(self, result: dict[str, Any]) -> None:
+        self.reload()
+
+    def after_confirm(self, result: dict[str, Any]) -> None:
+        super().after_confirm(result)
+        self.reload()
+
     def after_rubric_saved(self, version_id: int | None) -> None:
         if version_id is not None:
             self.reload()

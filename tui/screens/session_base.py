@@ -44,8 +44,13 @@ class SessionScreen(Screen):
         Binding("shift+tab", "next_region(-1)", "Previous region", show=False, id="prev_region"),
         Binding("o", "override", "Override", id="override",
                 tooltip="Override the selected verdict (the judge's original is kept)"),
-        Binding("k", "confirm_verdict", "Confirm", id="confirm_verdict",
-                tooltip="Confirm the selected verdict as reviewed (counts in judge–human agreement, κ)"),
+        Binding("a", "confirm_verdict", "Agree", id="confirm_verdict",
+                tooltip="Agree with the selected verdict: confirmed as reviewed (counts in judge–human "
+                        "agreement, κ; u undoes)"),
+        Binding("u", "undo_override", "Undo", id="undo_override",
+                tooltip="Undo your latest override or confirmation of the selected verdict"),
+        Binding("O", "list_overrides", "Overrides", show=False, id="list_overrides",
+                tooltip="Every override of this session and its run: who, when, why"),
         Binding("r", "rubric_editor", "Rubric", id="rubric_editor", tooltip="Open the rubric editor"),
         Binding("s", "show_source", "Source", show=False, id="show_source",
                 tooltip="Read the knowledge-base chunks the selected criterion cites"),
@@ -220,23 +225,86 @@ class SessionScreen(Screen):
         if not self.is_mounted:
             return None
         if action in ("override", "confirm_verdict"):
-            return True if self.can_edit() and self.selected_verdict_target() is not None else None
+            # shown whenever there is a judged turn to act on: with nothing selected the key says where to go
+            return True if self.can_edit() and self.state is not None and any(t.judged for t in self.state.turns) \
+                else None
+        if action == "undo_override":
+            verdict = self.selected_verdict()
+            return True if self.can_edit() and verdict is not None and verdict.source == "human" \
+                and verdict.carried_from is None else None
+        if action == "list_overrides":
+            return True if self.state is not None else None
         if action == "rubric_editor":
             return True if self.can_edit() and self.state is not None and self.state.item_id else None
         if action == "show_source":
             return True if self.checklist.source_ids() else None
         return True
 
+    VERDICT_ACTIONS = ("override", "confirm_verdict", "undo_override")
+
+    def verdict_key_refusal(self, action: str) -> str | None:
+        """Why a key that acts on a verdict does nothing here and now, and where to go (None: it acts)."""
+        state = self.state
+        if state is None or not any(t.judged for t in state.turns):
+            return "No judged turn yet: verdicts appear once the judge has scored a turn."
+        if not self.can_edit():
+            return "Overrides apply to the end of the record: → (or End) goes there."
+        if action == "undo_override":
+            target = self.selected_verdict_target()
+            verdict = self.selected_verdict()
+            if target is None or verdict is None:
+                return None  # the action says where to go
+            if verdict.carried_from is not None:
+                return f"turn {target[0]}: {target[1]} carries the override of turn {verdict.carried_from}: " \
+                       f"undo it there."
+            if verdict.source != "human":
+                return f"turn {target[0]}: {target[1]} is the judge's verdict; there is no override to undo."
+        return None
+
+    def on_key(self, event: Any) -> None:
+        """A verdict key that cannot act says why and where to go, never nothing."""
+        if event.key not in self._bindings.key_to_bindings:
+            return
+        for binding in self._bindings.key_to_bindings[event.key]:
+            if binding.action in self.VERDICT_ACTIONS and not self.check_action(binding.action, ()):
+                why = self.verdict_key_refusal(binding.action)
+                if why:
+                    event.stop()
+                    event.prevent_default()
+                    self.notify(why, severity="warning", timeout=6)
+                return
+
+    def selected_verdict(self) -> Any:
+        """The verdict of the selected turn on the selected criterion (None: nothing to act on)."""
+        target = self.selected_verdict_target()
+        if target is None or self.state is None:
+            return None
+        return self.state.turns[target[0]].verdicts[target[1]]
+
+    def _target_or_say(self) -> tuple[int, str] | None:
+        """The verdict a key acts on, or a line saying where to go to pick one."""
+        target = self.selected_verdict_target()
+        if target is None:
+            turn = self.state.turn(self.selected_turn) if self.state is not None else None
+            if turn is None or not turn.judged:
+                self.notify("Pick a judged turn in the interview pane (↑/↓), then a criterion in the checklist (tab).",
+                            severity="warning")
+            else:
+                self.notify(f"Pick a criterion of turn {turn.idx} in the checklist (tab, then ↑/↓).",
+                            severity="warning")
+        return target
+
     def action_override(self) -> None:
         from tui.screens.dialogs import OverrideDialog
 
-        target = self.selected_verdict_target()
+        target = self._target_or_say()
         if target is None or self.state is None:
             return
         turn_idx, cid = target
         turn = self.state.turns[turn_idx]
         crit = next((c for c in self.state.criteria(turn.rubric_version_id) if c["cid"] == cid), {"text": cid})
         sid = self.state.session_id
+        verdict = turn.verdicts[cid]
 
         def done(result: tuple[bool, str] | None) -> None:
             if result is None:
@@ -245,12 +313,20 @@ class SessionScreen(Screen):
             db_work(self, self.viva.engine, lambda e, *a: e.override_verdict(*a), sid, turn_idx, cid, met, note,
                     then=self.after_override, name="override verdict")
 
-        self.app.push_screen(OverrideDialog(turn_idx, cid, crit["text"], turn.verdicts[cid]), done)
+        def previewed(found: tuple[dict[bool, dict[str, Any]], str]) -> None:
+            effects, who = found
+            self.app.push_screen(OverrideDialog(turn_idx, cid, crit["text"], verdict, effects, who), done)
+
+        def preview(engine: Any) -> tuple[dict[bool, dict[str, Any]], str]:
+            return ({met: engine.preview_override(sid, turn_idx, cid, met) for met in (True, False)},
+                    engine.evaluator)
+
+        db_work(self, self.viva.engine, preview, then=previewed, name="work out the override's effect")
 
     def action_confirm_verdict(self) -> None:
         """Record that the evaluator agrees with the judge on the selected verdict (a human row with
         the judge's value: the score does not change; agreement and κ count it)."""
-        target = self.selected_verdict_target()
+        target = self._target_or_say()
         if target is None or self.state is None:
             return
         turn_idx, cid = target
@@ -262,13 +338,71 @@ class SessionScreen(Screen):
 
     def after_confirm(self, result: dict[str, Any]) -> None:
         """Called when a confirmation is on record."""
-        self.notify(f"turn {result['turn']}: {result['cid']} confirmed as {'met' if result['met'] else 'not met'}",
-                    title="Verdict confirmed")
+        self.notify(f"turn {result['turn']}: {result['cid']} confirmed as {'met' if result['met'] else 'not met'} "
+                    f"by {result['by']} (u undoes)", title="Verdict confirmed")
 
     def after_override(self, result: dict[str, Any]) -> None:
         """Called with ``override_verdict``'s result; the live screen sees the event anyway."""
-        self.notify(f"turn {result['turn']}: {result['cid']} set to {'met' if result['met'] else 'not met'}; "
-                    f"s = {result['score']:.2f}", title="Verdict overridden")
+        score = result.get("session_score")
+        self.notify(f"turn {result['turn']}: {result['cid']} set to {'met' if result['met'] else 'not met'} "
+                    f"by {result['by']}; s = {result['score']:.2f}"
+                    + (f", Score {score:.1f}" if score is not None else "") + " (u undoes)",
+                    title="Verdict overridden")
+
+    def action_undo_override(self) -> None:
+        """Take back the latest override or confirmation of the selected verdict, after a yes."""
+        from tui.screens.dialogs import ConfirmDialog
+
+        target = self._target_or_say()
+        verdict = self.selected_verdict()
+        if target is None or self.state is None or verdict is None:
+            return
+        if verdict.source != "human" or verdict.carried_from is not None:
+            where = f" (it is carried from turn {verdict.carried_from}: undo it there)" \
+                if verdict.carried_from is not None else ""
+            self.notify(f"turn {target[0]}: {target[1]} has no override of yours to undo{where}.", severity="warning")
+            return
+        turn_idx, cid = target
+        sid = self.state.session_id
+        mark = "met" if verdict.met else "not met"
+        question = f"Undo the override of {cid} on turn {turn_idx} ({mark}: {verdict.rationale})?"
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                db_work(self, self.viva.engine, lambda e, *a: e.undo_override(*a), sid, turn_idx, cid,
+                        then=self.after_undo, name="undo override")
+
+        self.app.push_screen(ConfirmDialog(question), answered)
+
+    def after_undo(self, result: dict[str, Any]) -> None:
+        """Called with ``undo_override``'s result."""
+        mark = "met" if result["met"] else "not met"
+        whose = "the judge's verdict" if result["source"] == "judge" else "your earlier override"
+        score = result.get("session_score")
+        self.notify(f"turn {result['turn']}: {result['cid']} back to {whose} ({mark})"
+                    + (f"; Score {score:.1f}" if score is not None else ""), title="Override undone")
+        self.after_override_undone(result)
+
+    def after_override_undone(self, result: dict[str, Any]) -> None:
+        """Hook: the review reloads its record; the live screen sees the event anyway."""
+
+    def action_list_overrides(self) -> None:
+        from tui.screens.dialogs import OverridesDialog
+
+        state = self.state
+        if state is None:
+            return
+        sid = state.session_id
+
+        def load(engine: Any) -> tuple[str, list[dict[str, Any]]]:
+            run = engine.session_row(sid).get("run_id")
+            if run is not None:
+                return f"Overrides in run {run} (* this session, {sid})", engine.overrides(run_id=run)
+            return f"Overrides in session {sid}", engine.overrides(session_id=sid)
+
+        db_work(self, self.viva.engine, load,
+                then=lambda found: self.app.push_screen(OverridesDialog(found[0], found[1], sid)),
+                name="list overrides")
 
     def action_rubric_editor(self) -> None:
         from tui.screens.editor import RubricEditor

@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Static
 
 from tui.messages import CriterionSelected
 from tui.state import SessionState, Turn, Verdict
+from tui.widgets.header import short
 
 NARROW = 50
 """The checklist's width under which verdicts are glyphs."""
@@ -139,7 +140,7 @@ class RubricChecklist(Vertical):
                 verdict_text(turn, c["cid"], c["kind"], words=not self.narrow),
                 verdict_text(last, c["cid"], c["kind"], words=False),
                 points_text(c["kind"], c["weight"]),
-                c["text"],
+                short(c["text"], self._layout[1]) if self._layout else c["text"],  # whole in the detail below
                 key=c["cid"],
             )
         if self.cids:

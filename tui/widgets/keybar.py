@@ -81,12 +81,17 @@ class KeyBar(Widget):
         dim = self.get_component_rich_style("keybar--disabled")
         text = Text(no_wrap=True, overflow="crop")
         self.spans = []
-        for item in self.items:
+        items = self.fitting(self.size.width)
+        for item in items:
             key, description, enabled, _action, _node = item
             start = text.cell_len
             text.append(f" {key}", style=key_style if enabled else dim)
             text.append(f" {description} ", style=desc_style if enabled else dim)
             self.spans.append((start, text.cell_len, item))
+        if any(i[2] and i not in items for i in self.items):  # a key that applies is left out: say where
+            text.append(" f1", style=key_style)
+            text.append(" more keys ", style=desc_style)
+            return text
         if self.app.ENABLE_COMMAND_PALETTE:
             palette = self.app.get_key_display(Binding(self.app.COMMAND_PALETTE_BINDING, "command_palette"))
             hint = Text.assemble((palette, key_style), (" palette ", desc_style))
@@ -95,6 +100,25 @@ class KeyBar(Widget):
                 text.append(" " * gap)
                 text.append_text(hint)
         return text
+
+    MORE = len(" f1 more keys ")
+
+    def fitting(self, width: int) -> list[Item]:
+        """The items the bar shows in ``width`` cells (issue 36: a key is never cut at the edge): all of
+        them when they fit; else those that apply now, in order, as many as fit before " f1 more keys"."""
+        def cells(item: Item) -> int:
+            return len(f" {item[0]}") + len(f" {item[1]} ")
+
+        if width <= 0 or sum(cells(i) for i in self.items) <= width:
+            return list(self.items)
+        out: list[Item] = []
+        used = 0
+        for item in (i for i in self.items if i[2]):
+            if used + cells(item) + self.MORE > width:
+                break
+            out.append(item)
+            used += cells(item)
+        return out
 
     def on_click(self, event: events.Click) -> None:
         for start, end, item in self.spans:

@@ -45,7 +45,7 @@ def _because(state: Any) -> str:
     first = len(state) > 3 and state[3] == 1.0  # prev=none: Δs and cos are not measured yet
     delta = "–" if first else f"{state[1]:+.2f}"
     cos = "–" if first else f"{state[2]:.2f}"
-    return f"\n  from score {state[0]:.2f}  Δs {delta}  cos {cos}"
+    return f"\n  from s {state[0]:.2f} Δs {delta} cos {cos}"  # short: fits a 100-column terminal (issue 36)
 
 
 class MetricPanel(VerticalScroll, can_focus=True):

@@ -53,6 +53,30 @@ def fit_columns(width: int) -> list[tuple[str, int]]:
     return [(name, widths[name]) for name, _ in COLUMNS]
 
 
+def short_target(spec: str, width: int) -> str:
+    """A target as a narrow column shows it: whole when it fits, else the part that tells targets
+    apart (``python:module:Class`` -> ``…:Class``, ``openai:MODEL@URL`` -> ``MODEL@…``); the row's
+    detail line under the table has it all."""
+    if len(spec) <= width:
+        return spec
+    if spec.startswith("python:"):
+        return "…:" + spec.rsplit(":", 1)[-1]
+    if spec.startswith("openai:"):
+        return spec[len("openai:"):].split("@", 1)[0] + ("@…" if "@" in spec else "")
+    return spec
+
+
+def detail_line(r: dict[str, Any] | None) -> str:
+    """Every value of a session row in full (what the narrow columns cut), for the line under the table."""
+    if r is None:
+        return ""
+    item = f"{r.get('benchmark') or '?'}/{r.get('item') or '?'}" + (f" {r['topic']}" if r.get("topic") else "")
+    score = "–" if r.get("score") is None else f"{r['score']:.1f}"
+    date = (r.get("created_at") or "")[:16].replace("T", " ")
+    return (f"session {r['id']} · {r['target']} · {item} · {r['protocol']} · {status_label(r['status'])} · "
+            f"{r['turns']} turn(s) · Score {score} · {date}")
+
+
 def cells(r: dict[str, Any], widths: dict[str, int] | None = None) -> list[Any]:
     """A session row's cells, in :data:`COLUMNS` order (cut to ``widths``, default :data:`COLUMNS`)."""
     w = widths or dict(COLUMNS)
@@ -61,7 +85,8 @@ def cells(r: dict[str, Any], widths: dict[str, int] | None = None) -> list[Any]:
         item += f" {r['topic']}"
     score = "" if r.get("score") is None else f"{r['score']:.1f}"
     date = (r.get("created_at") or "")[:16].replace("T", " ")
-    return [str(r["id"]), short(r["target"], w["target"]), short(item, w["benchmark / item"]), r["protocol"],
+    return [str(r["id"]), short(short_target(r["target"], w["target"]), w["target"]),
+            short(item, w["benchmark / item"]), r["protocol"],
             Text(status_label(r["status"]), style=STATUS_STYLES.get(r["status"], "")), str(r["turns"]), score,
             date if w["date"] >= 16 else date[5:]]
 
