@@ -518,9 +518,9 @@ def _noun_phrase_after_verb(sentence: str) -> str | None:
 
 
 def _subject(sentence: str) -> str | None:
-    """The words before a sentence's first verb (:func:`is_verb`), at most six, or None."""
+    """The words before a sentence's first verb (:func:`is_verb`), at most eight, or None."""
     toks = sentence.split()
-    for i, w in enumerate(toks[:7]):
+    for i, w in enumerate(toks[:9]):
         if i and is_verb(w):
             subject = " ".join(toks[:i]).strip(",;:")
             return None if _PRONOUN_START.match(subject) else subject
@@ -538,10 +538,11 @@ def aspect_of(facet: Facet, topic: str, topic_words: set[str]) -> str:
     context = " ".join(k.text for k in facet.facts)
     named = topic_names(topic)
     subj = _subject(lead) or subject_of(lead)
-    if subj and words(subj) - named and len(subj.split()) <= 6:
+    if subj and words(subj) - named and len(subj.split()) <= 8:
         return _article_lower(subj, context, topic)
-    phrase = _noun_phrase_after_verb(lead)
-    if phrase and words(phrase) - topic_words:
+    verb = next((w.strip(",.;:").lower() for w in lead.split()[1:9] if is_verb(w)), "")
+    phrase = _noun_phrase_after_verb(lead) if verb not in ("is", "are", "was", "were") else None
+    if phrase and words(phrase) - topic_words:  # never what follows a copula: that is the fact itself
         return _article_lower(phrase, context, topic)
     toks = lead.split()
     at = next((i for i, w in enumerate(toks[1:8], start=1) if is_verb(w)), None)
