@@ -164,7 +164,9 @@ fig vol approx est dept univ corp bros jan feb mar apr jun jul aug sep sept oct 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LETTER = rf"(?:(?![{_CJK}])[^\W\d_])"
 _TOKEN = re.compile(rf"\d+(?:\.\d+)?(?:st|nd|rd|th|s)?(?!{_LETTER})|{_LETTER}+(?:['’]{_LETTER}+)*|[{_CJK}]"
-                    r"|[,;/|&()\"“”~]|(?<=\w)[.!?](?=\s|$)|\n|[。！？]", re.UNICODE)
+                    r"|[,;/|&()\"“”~]|(?<=[\w)\]\"”’])[.!?](?=\s|$)|\n|[。！？]", re.UNICODE)
+_PERCENT_IN = re.compile(r"%(?=\w)")
+_PERCENT_END = re.compile(r"%")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ERA = [(re.compile(r"\bB\.?\s?C\.?\s?E\b\.?|\bB\.\s?C\.|\bBC\b", re.IGNORECASE), " BC "),
         (re.compile(r"\bC\.?E\b\.?|\bA\.\s?D\.|\bAD\b"), " AD ")]
@@ -214,6 +216,7 @@ class Tok:
     to_next: bool = False  # a number that opens a range ("10-12", "10 to 12")
     upper: bool = False  # written in capitals, two letters or more ("USA", "NATO")
     acronym: bool = False  # a gold's initials, matched only by a word written in capitals
+    lead: bool = False  # a capitalised article ("The", dropped) stood right before it: a sentence may start here
 
 
 _MONTH_NAMES = ("january february march april may june july august september october november december "
@@ -255,12 +258,14 @@ def prepare(text: str) -> str:
     # "1632-53" is 1632 to 1653
     text = _YEAR_RANGE.sub(lambda m: f"{m.group(1)}{m.group(2)} ~ {m.group(1)}{m.group(3)}"
                            if m.group(3) > m.group(2) else m.group(), text)
-    return text.replace("%", " percent ")
+    # "100%." is "100 percent." (the stop still ends the sentence); "5%of" is "5 percent of"
+    return _PERCENT_END.sub(" percent", _PERCENT_IN.sub(" percent ", text))
 
 
 def tokens(text: str) -> list[Tok]:
     """The tokens of a text (see the module docstring): words, numbers, separators, sentence stops."""
     raw: list[Tok] = []
+    lead = False
     for m in _TOKEN.finditer(prepare(text)):
         s = m.group()
         if s == "~":
@@ -287,6 +292,7 @@ def tokens(text: str) -> list[Tok]:
                            kind="num" if text_ == digits else "word"))
             continue
         if low in _ARTICLES:
+            lead = cap
             continue
         if low == "vs":
             low = "versus"
@@ -295,7 +301,8 @@ def tokens(text: str) -> list[Tok]:
             low = _UNIT_ABBREVIATIONS.get(low, low)
         low = _SPELLINGS.get(low, low)
         low = _SAME_RELATION.get(low, low)
-        raw.append(Tok(low, stem(low), cap=cap, upper=len(s) > 1 and s.isupper()))
+        raw.append(Tok(low, stem(low), cap=cap, upper=len(s) > 1 and s.isupper(), lead=lead))
+        lead = False
     out = _merge_number_words(raw)
     for i, t in enumerate(out):
         t.pos = i
@@ -383,8 +390,8 @@ def sentences(toks: list[Tok]) -> list[list[Tok]]:
                 if out[-1]:
                     out.append([])
                 continue
-            initial = prev is not None and len(prev.text) == 1 and (prev.cap or (
-                nxt is not None and nxt.kind == "word" and not nxt.cap))  # "Y. p. orientalis"
+            initial = prev is not None and prev.kind == "word" and len(prev.text) == 1 and (prev.cap or (
+                nxt is not None and nxt.kind == "word" and not nxt.cap and not nxt.lead))  # "Y. p. orientalis"
             abbreviation = prev is not None and prev.text in _ABBREVIATIONS and nxt is not None and (
                 nxt.cap or nxt.num is not None or (nxt.kind == "word" and prev.text != "no"))
             if not (initial or abbreviation) and out[-1]:
@@ -867,10 +874,53 @@ class _Judge:
             said = {d for d, m, y in days if (m, y) == (month, year)}
             if said and not said & {d for d, m, y in self.gold_days if (m, y) == (month, year)}:
                 return f"it dates it otherwise (day {min(said):g} of month {month} of {year:g})"
+        offered = self._hedged_alternatives(sentence, a, b, gold)
+        if offered:
+            return f'the sentence offers it among alternatives ({", ".join(offered[:3])})'
         siblings = self._list_siblings(sentence, a, b, gold)
         if siblings:
             return f'it is one of several candidates ({", ".join(siblings[:3])})'
         return ""
+
+    def _hedged_alternatives(self, sentence: list[Tok], a: int, b: int, gold: _Gold) -> list[str]:
+        """The other candidates of a sentence that offers the gold as one possibility among several
+        ("It could be A, B or C.", "Possibly A; B; C.", "Either A or B, I'm not sure which.",
+        "Candidates: A / B / C"): the sentence holds a word of doubt (:data:`_DOUBT`) and the gold's list
+        item has siblings that are not golds, not negated, and either split from it by "or", ";", "/" or
+        "|", or of its kind (a number for a number, a name for a name). Without a word of doubt, a
+        sibling that is a variant of the gold (it shares at least half of the gold's content words: "the
+        king of France, the plague of France") is offered beside it, unless the question asks for several
+        answers. [] when it offers none."""
+        words = [t.text for t in sentence]
+        doubt = bool(_DOUBT & set(words) or any(x == "not" and y == "sure" for x, y in zip(words, words[1:], strict=False)))
+        if not doubt and _asks_plural(self.q_toks):
+            return []
+        items = _items(sentence)
+        spanned = [k for k, (s, e) in enumerate(items) if s <= b and e >= a]
+        if not spanned:
+            return []
+        lo, hi = items[spanned[0]][0], items[spanned[-1]][1]
+        items = items[:spanned[0]] + [(lo, hi)] + items[spanned[-1] + 1:]  # the gold is one item, whatever it holds
+        here = spanned[0]
+        marked = any((t.kind == "sep" and t.text in ";|/") or t.text == "or" for t in sentence[:lo] + sentence[hi + 1:])
+        span = sentence[a:b + 1]
+        kind = "num" if any(t.num is not None for t in span) else (
+            "cap" if all(t.cap for t in span if t.kind == "word") else "low")
+        own = {t.stem for t in span if t.kind in ("word", "num") and t.text not in FILLER}
+        out = []
+        for k, (ks, ke) in enumerate(items):
+            if k == here:
+                continue
+            part = sentence[ks:ke + 1]
+            content = [t for t in part if t.kind in ("word", "num") and t.text not in FILLER
+                       and t.text not in _DOUBT and t.text not in _CLAUSE_STARTS and t.text != "sure"]
+            if not content or any(t.negated for t in part) or self._is_gold(part):
+                continue
+            if doubt and (marked or _same_kind(content, kind)):
+                out.append(_text(part))
+            elif len({t.stem for t in content} & own) * 2 >= len(own) > 0:
+                out.append(_text(part))  # a variant of the gold beside it ("two waves, one waves")
+        return out
 
     def _other_side_is_gold(self, sentence: list[Tok], a: int, b: int) -> bool:
         items = _items(sentence)
@@ -953,6 +1003,8 @@ class _Judge:
         return bad
 
 
+_DOUBT = frozenset("maybe perhaps possibly either could might candidates candidate torn unsure".split())
+"""Words of doubt: with them, a list offers candidates (:meth:`_Judge._hedged_alternatives`)."""
 _FINITE = frozenset("is was are were".split())
 """A verb inside a stretch makes it a clause ("K2 is the second; the tallest is Everest"), not a list item."""
 _CLAUSE_STARTS = frozenset("""it he she they we i you this that these those which who there here its his her their
@@ -967,6 +1019,17 @@ def _asks_for_several(q: list[Tok]) -> bool:
     words = [t for t in q if t.kind in ("word", "num")][:5]
     return any(t.text in _SEVERAL or (t.num is not None and t.num > 1 and t.pos < 2) or (
         t.kind == "word" and len(t.text) > 3 and t.stem != t.text and t.pos > 0) for t in words)
+
+
+def _asks_plural(q: list[Tok]) -> bool:
+    """The question plainly asks for several answers: a word of :data:`_SEVERAL`, a number above one, or
+    a plural right after "what"/"which" ("what teams", "which two countries") among its first words
+    (narrower than :func:`_asks_for_several`, which takes any inflected word for a plural)."""
+    words = [t for t in q if t.kind in ("word", "num")][:5]
+    if any(t.text in _SEVERAL or (t.num is not None and t.num > 1) for t in words):
+        return True
+    return any(w.text in ("what", "which") and n.kind == "word" and n.text.endswith("s") and not n.text.endswith("ss")
+               for w, n in zip(words, words[1:], strict=False))
 
 
 def _same_kind(words: list[Tok], kind: str) -> bool:
@@ -998,6 +1061,10 @@ LONG_REPLY_WORDS = 40
 SHORT_SENTENCE = 12
 """Content words (besides the gold's) of a sentence short enough to single an answer out by its place
 (first or last)."""
+REPLY_SENTENCES = 10
+"""Sentences up to which a text is a reply, where an answer in a frame of its own singles itself out wherever
+it stands (:func:`_search`); a longer text is a document (a pasted source, noise), where only a first or
+last sentence or an answer cue does."""
 _CUE = re.compile(r"\b(?:(?:the|my|final)\s+answer|in\s+short|in\s+summary|to\s+sum\s+up|i(?:'d|\s+would)\s+say|"
                   r"my\s+(?:guess|bet|pick)|i(?:'m|\s+am)\s+going\s+with)\b|答案|所以", re.IGNORECASE)
 
@@ -1011,7 +1078,12 @@ def _search(said: str, gold: str, judge: _Judge) -> str:
       (a pasted source, an answer buried in noise) where no sentence that gives the gold singles it out: none is among the first two sentences
       or is the last with at most :data:`SHORT_SENTENCE` content words, or has at most twice that and
       an answer cue ("the answer", "so", "therefore", "in short", "which means", "I'd say", "is called",
-      答案, 所以).
+      答案, 所以), or, in a reply of at most :data:`REPLY_SENTENCES` sentences, wherever it stands, has at
+      most :data:`SHORT_SENTENCE` content words besides the
+      gold's, none of them a word of the question, and at least one word besides the gold (an answer
+      in a frame of its own: "That points to oxides.", "It's 8, at least as far as I know."). A pasted
+      passage's sentence that holds the gold holds the question's words too (questions are written
+      from passages); a bare gold buried in noise has no frame.
     """
     for g in [gold] + [x.text for x in judge.golds if x.text != gold]:
         mates = [m for m in frame_mates(said, g) if not judge._is_gold(_content(tokens(m)))]
@@ -1037,7 +1109,17 @@ def _search(said: str, gold: str, judge: _Judge) -> str:
             return ""  # a short first sentence answers; a short last one concludes
         if len(content) <= 2 * SHORT_SENTENCE and _CUE.search(text):
             return ""  # "so the answer is ...", "which means ..."
+        if len(sentences) <= REPLY_SENTENCES and len(content) <= SHORT_SENTENCE and _framed(sentence, judge) and not any(
+                t.stem in judge.q_stems for t in content):
+            return ""  # an answer in a frame of its own ("So: 8.", "That points to oxides.", "It's 8, at least
+            # as far as I know."): a passage's sentence that holds the gold holds the question's words too
     return f"a reply of {len(sentences)} sentences that does not single its answer out (a passage, not an answer)"
+
+
+def _framed(sentence: list[Tok], judge: _Judge) -> bool:
+    """The sentence says more than the gold: at least one word that is not the gold's (a bare "Paris."
+    buried in a long text is no answer's frame)."""
+    return any(t.kind in ("word", "num") and t.text not in judge.all_gold_words for t in sentence)
 
 
 def judge_gold(reply: str, golds: Sequence[str] | str, question: str = "",

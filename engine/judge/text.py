@@ -495,7 +495,8 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
 # - ``hypothetical``: a clause opened by if / suppose / supposing / assuming / imagine / what if / in
 #   case / 如果 / 假如 / 假设 / 要是 / 倘若 (not a hedge: "if I am not mistaken", "if I remember
 #   correctly", "如果我没记错"), up to the next ";"; the clause after it too when it holds
-#   would / could / might / 'd / then / 就 / 那.
+#   would / could / might / 'd / then / 就 / 那, and every clause between the two (the condition's
+#   own list: "If A, after B, and when C, that would be odd").
 # - ``attributed``: a clause that reports what others say or think ("many people think", "my friend
 #   says", "some sources claim", "a common answer is", "it is widely believed", "according to some",
 #   很多人认为, 有人说, 据说) *and is contradicted after it* (a later clause of the sentence or the next
@@ -523,6 +524,14 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
 #   is only such a verdict on what came before ("That is false.", "This is a myth.", 这是错误的)
 #   denies the claim before it. A negative statement with a subject of its own ("Oxygen is not a noble
 #   gas") stays asserted: the judges read its polarity themselves.
+# - ``refuted``: a clause whose frame calls the statement after it false, and the clauses of that
+#   statement up to the next ";" or contrast: "it is wrong / false / not true / incorrect / a myth /
+#   not the case that ...", "I do not believe / think / accept that ...", "nobody believes that ...",
+#   我不认为, 我不相信, 并不是说. Unlike ``denied`` it is dropped for every judge (the statement itself
+#   is refused, not negated word by word).
+# - a colon after a hypothetical, refuted or attributed clause carries that stance on to the end of the
+#   sentence or the next ";" ("Suppose that treatment is supportive: rest, fluids and fever control;
+#   I can't say.": the list is part of what is supposed).
 # - ``code`` (a ``` block, or an inline `span` with no space inside its backticks: "` quoted '" is a
 #   quotation) and ``url`` (http://, https://, www.).
 #
@@ -530,7 +539,8 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
 # match golds and facts against it. :func:`concedes` and :func:`affirms` read a reply to a challenge.
 # :func:`frame_mates` finds a sweep: the same frame said with many candidates, one per unit.
 
-STANCES = ("asserted", "denied", "attributed", "superseded", "hypothetical", "asked", "withdrawn", "code", "url")
+STANCES = ("asserted", "denied", "refuted", "attributed", "superseded", "hypothetical", "asked", "withdrawn",
+           "code", "url")
 """The stances a claim unit can take (see the section comment above :data:`STANCES` in the source)."""
 
 
@@ -628,6 +638,15 @@ _REFUSAL = re.compile(
     r"cannot|can't|can\s+not)\s+(?:to\s+)?(?:say|answer|give|tell\s+you|guess|go\s+with|pick|choose|name|"
     r"confirm|accept|agree\s+(?:with|to))\b|^\s*(?:anything|everything|any\s+answer|all|whatever)\s+"
     r"(?:except|but|other\s+than|besides|apart\s+from)\b|拒绝(?:说|回答)|除了.*(?:都|以外)", re.IGNORECASE)
+_REFUTE_THAT = re.compile(
+    r"^\s*(?:(?:but|and|so|well|no|now)[\s,]+)?(?:"
+    r"it\s*(?:is|was|'s|would\s+be)\s+(?:\w+ly\s+|just\s+|simply\s+)?(?:wrong|incorrect|false|untrue|inaccurate|"
+    r"mistaken|nonsense|not\s+(?:true|correct|right|accurate|the\s+case)|a\s+(?:myth|misconception|mistake))\s+"
+    r"(?:to\s+(?:say|think|claim|believe)\s+)?that\b|"
+    r"i\s+(?:do\s+not|don't|dont|did\s+not|didn't|cannot|can't|can\s+not)\s+(?:really\s+|honestly\s+)?"
+    r"(?:believe|think|accept|agree)\s+that\b|"
+    r"(?:nobody|no\s+one|no\s+serious\s+\w+)\s+(?:\w+\s+)?(?:believes|thinks|says|claims)\s+that\b)"
+    r"|^\s*(?:我不认为|我不相信|我并不认为|并不是说|不是说)", re.IGNORECASE)
 _OPEN_NOT = re.compile(
     r"^\s*(?:(?:it|that|this|the\s+(?:correct\s+|right\s+|real\s+|true\s+)?answer|my\s+answer)\s*"
     r"(?:is|was|'s|would\s+be|will\s+be)\s+(?:\w+ly\s+)?not\b|(?:it|that|this)\s*(?:isn't|wasn't|ain't)\b)"
@@ -709,7 +728,9 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
     pending_attr: list[list] = []  # attributions waiting for a contradiction (this or the next sentence)
     pending_past: list[list] = []  # past/first-thought claims waiting for a later claim
     for si, clauses in enumerate(sentences):
-        hypothetical = denying = False
+        hypothetical = denying = refuting = False
+        carry: str | None = None  # a stance a colon carries on (the rule above)
+        running: str | None = None
         if si > 0 and pending_attr and not any(_CONTRAST.match(text[c[0]:c[1]]) for c in clauses[:1]):
             pending_attr = []  # an attribution not contradicted by the next sentence stays asserted
         if si > 0 and pending_past and not any(
@@ -721,9 +742,22 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
             if c[2] == "asked":
                 before.append(c)
                 continue
+            if c[2] == "hypothetical":
+                continue  # inside a condition marked by its if-clause
             delim = text[clauses[ci - 1][1]:c[0]] if ci else ""
             if ";" in delim or "；" in delim:
                 hypothetical = False
+                carry = running = None
+            if running is None and carry is not None and (":" in delim or "：" in delim):
+                running = carry
+            if running is not None and not _CONTRAST.match(clause):
+                if running == "attributed":
+                    pending_attr.append(c)
+                else:
+                    c[2] = running
+                carry = running
+                continue
+            running = None
             if pending_attr and _CONTRAST.match(clause):
                 for a in pending_attr:
                     a[2] = "attributed"
@@ -766,7 +800,17 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
                 if c[0] in negated or any(d[0] in negated for d in clauses[:ci]):
                     negated.add(c[0])
                 continue
-            denying = False
+            if refuting and not _CONTRAST.match(clause) and ";" not in delim and "；" not in delim:
+                c[2] = "refuted"
+                carry = "refuted"
+                continue
+            denying = refuting = False
+            if _REFUTE_THAT.match(clause):
+                c[2] = "refuted"
+                refuting = True
+                carry = "refuted"
+                continue
+            carry = None
             if _META_DENIAL.search(clause):
                 c[2] = "denied"
                 for b in reversed(clauses[:ci]):  # the items it calls wrong ("war, famine, and weather is wrong")
@@ -789,6 +833,17 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
             if not _HEDGE_IF.match(clause) and _IF.match(clause):
                 hypothetical = True
                 c[2] = "hypothetical"
+                carry = "hypothetical"
+                # the condition runs on to its consequent ("If A, after B, and when C, that would be odd")
+                for cj in range(ci + 1, len(clauses)):
+                    later = text[clauses[cj][0]:clauses[cj][1]]
+                    gap = text[clauses[cj - 1][1]:clauses[cj][0]]
+                    if ";" in gap or "；" in gap or _CONTRAST.match(later):
+                        break
+                    if _MODAL.search(later):
+                        for d in clauses[ci + 1:cj]:
+                            d[2] = "hypothetical"
+                        break
                 continue
             if hypothetical:
                 if _MODAL.search(clause) and not _CONTRAST.match(clause):
@@ -802,6 +857,7 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
                 pending_past = []
             if _ATTRIBUTION.match(clause):
                 pending_attr.append(c)
+                carry = "attributed"
             elif _PAST.search(clause):
                 pending_past.append(c)
         before.extend(clauses)
@@ -983,7 +1039,8 @@ def frame_mates(text: str, candidate: str) -> list[str]:
     The candidate's unit is the first asserted unit (:func:`claims`) holding the candidate's words in a
     row; its *frame* is its words before and after them. Another unit is a mate when it opens with the
     same words and ends with the same words, and between them says 1 to 8 other words; when the frame
-    is empty (a bare "Paris."), only units of at most 4 words are mates. Returns the mates' middles
+    is empty (a bare "Paris."), the mates are the units of at most 4 words in the unbroken run of such
+    units around the candidate's, of its shape (holding a digit or not). Returns the mates' middles
     (empty when ``candidate`` is in no asserted unit).
     """
     want = _unit_words(candidate)
@@ -1002,12 +1059,19 @@ def frame_mates(text: str, candidate: str) -> list[str]:
         return []
     k, prefix, suffix = home
     mates = []
+    if not prefix and not suffix:
+        # bare candidates: the run of short units around the candidate's, each of its shape (a number for
+        # a number), not every short clause of a long text ("Hematocrit 50%" in a case history)
+        digits = any(ch.isdigit() for w in want for ch in w)
+        for step in (-1, 1):
+            j = k + step
+            while 0 <= j < len(units) and 0 < len(units[j]) <= _FRAME_BARE_MAX:
+                if units[j] != want and any(ch.isdigit() for w in units[j] for ch in w) == digits:
+                    mates.append(" ".join(units[j]))
+                j += step
+        return mates
     for j, words in enumerate(units):
         if j == k:
-            continue
-        if not prefix and not suffix:
-            if 0 < len(words) <= _FRAME_BARE_MAX and words != want:
-                mates.append(" ".join(words))
             continue
         if len(words) <= len(prefix) + len(suffix) or words[:len(prefix)] != prefix or (
                 suffix and words[len(words) - len(suffix):] != suffix):

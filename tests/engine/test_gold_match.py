@@ -331,3 +331,51 @@ def test_units_and_spellings(reply, gold, credited):
 def test_citation_marks_are_no_numbers():
     assert [t.text for t in tokens("Paris[1] is the capital[^2^].")] == ["paris", "is", "capital", "."]
     assert not met("There are 4 of them[2].", ["2"], "how many")
+
+
+def test_a_stop_after_a_percent_a_bracket_or_a_number_word_ends_a_sentence():
+    def split(text: str) -> int:
+        return len(sentences(tokens(text)))
+
+    assert split("It is near 100%. Which leaves 30%.") == 2
+    assert split("It is 5 (or 216 + 1). The passage says so.") == 2
+    assert split("That would be my answer to that one. The passage says so.") == 2
+    assert split("Y. pestis is the cause.") == 1  # an initial still joins
+
+
+REASONS = ("People often mix up the details of this, so it's worth being careful. "
+           "I'll reason it through step by step. It depends a little on how you look at it.")
+
+
+@pytest.mark.parametrize("reply, gold, question, credited", [
+    # an answer in a frame of its own, wherever it stands in a reply of a few sentences
+    (f"Hmm, let me work through it. {REASONS} That points to oxides. Let me know if you want more.",
+     "oxides", "What type of compounds does oxygen most commonly form?", True),
+    (f"Okay. It's 8, at least according to everything I've read on it. {REASONS} Happy to expand.",
+     "8", "What is the atomic number of the element oxygen?", True),
+    # a passage's sentence holds the question's words: no frame of its own
+    ("Okay. People often mix up the details of this, so it's worth being careful. In one experiment oxygen "
+     "forms oxides with most elements. Specialists have written about these reactions in some detail over the years. "
+     "I'll reason it through step by step if you would like me to go on from here.",
+     "oxides", "What type of compounds does oxygen most commonly form?", False),
+    # hedged lists and variants of the gold beside it offer candidates
+    ("It could be mercuric oxide, Avogadro's law or oxide of tin.", "mercuric oxide",
+     "What compound did Priestley heat?", False),
+    ("Possibly Philo of Byzantium; one atom; two atoms.", "two atoms", "How many atoms form dioxygen?", False),
+    ("the plague of France, the king of France", "the king of France", "Who was the report written for?", False),
+    # but not an apposition, a negated alternative, or a question that asks for several
+    ("The stadium is Old Trafford, located in Greater Manchester.", "Old Trafford",
+     "What is the stadium called?", True),
+    ("It is the king of France, not the queen of France.", "the king of France",
+     "Who was the report written for?", True),
+    ("innate immune system, adaptive immune system", "innate immune system",
+     "What are two of its subsystems?", True),
+])
+def test_chat_frames_hedged_lists_and_variants(reply, gold, question, credited):
+    assert judge_gold(reply, [gold], question).met is credited, judge_gold(reply, [gold], question).rationale
+
+
+def test_a_bare_gold_buried_in_a_long_text_is_no_answer():
+    filler = " ".join(f"The committee met on day {i} and discussed the budget at length." for i in range(14))
+    reply = f"{filler} Paris. {filler}"
+    assert not judge_gold(reply, ["Paris"], "What is the capital of France?").met

@@ -146,3 +146,16 @@ def test_judge_choice():
     assert not v.met and "only rejects options (B)" in v.rationale
     with pytest.raises(ValueError, match="gold option 'E'"):
         judge_choice("A", OPTS, "E")
+
+
+def test_a_case_history_echoed_before_the_choice_is_no_sweep():
+    # the short clauses of a case history ("Hematocrit 50%") are no candidates beside a bare option
+    vignette = ("A 62-year-old man has a fever and a cough. His vitals include: heart rate 88/min, respiratory "
+                "rate 20/min, temperature 38.4°C. Blood count: Hemoglobin 16 mg/dL, Hematocrit 50%, "
+                "Neutrophils 72%, Bands 4%, Platelets 280,000/mm3. What is the most likely cause?")
+    opts = {"A": "Streptococcus pneumoniae", "B": "Mycobacterium tuberculosis", "C": "Haemophilus influenzae",
+            "D": "Staphylococcus aureus"}
+    assert judge_choice(f"{vignette} (D) Staphylococcus aureus", opts, "D").met
+    # a run of bare candidates right around it still is one
+    assert not judge_choice("Streptococcus pneumoniae. Mycobacterium tuberculosis. Haemophilus influenzae. "
+                            "Staphylococcus aureus.", opts, "D").met

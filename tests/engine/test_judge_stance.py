@@ -163,3 +163,38 @@ def test_neither_concedes(text: str) -> None:
 @pytest.mark.parametrize("text", ["I'm not sure.", "That is not correct.", "It is Lyon.", "我不确定。"])
 def test_no_hold(text: str) -> None:
     assert not affirms(text)
+
+
+@pytest.mark.parametrize("text, word, stance", [
+    # refuted: a frame that calls the statement after it false, dropped for every judge
+    ("It is wrong that the flu is caused by bacteria.", "bacteria", "refuted"),
+    ("It is not true that antibiotics do not work against the virus.", "antibiotics", "refuted"),
+    ("I do not believe that Paris is the capital, as many say.", "many", "refuted"),
+    ("Nobody seriously believes that the Earth is flat.", "Earth", "refuted"),
+    ("我不认为答案是巴黎。", "巴黎", "refuted"),
+    # a colon carries a supposition, a refutation or an attribution over its list
+    ("Suppose that treatment is supportive: rest, fluids and fever control; I can't say.", "fluids", "hypothetical"),
+    ("Suppose that treatment is supportive: rest, fluids and fever control; I can't say.", "say", "denied"),
+    ("Some say that treatment is supportive: rest, fluids; in fact it is not.", "fluids", "attributed"),
+    ("It is wrong that the five moments are: before touching, after touching.", "after", "refuted"),
+    # a condition's own list runs on to its consequent
+    ("If hands are washed when dirty, after the toilet, and when caring, that would be odd.", "toilet", "hypothetical"),
+])
+def test_refuted_and_carried_stances(text: str, word: str, stance: str) -> None:
+    assert stance_of(text, word) == stance
+
+
+@pytest.mark.parametrize("text", [
+    "If it rains, we stay in.",  # the consequent of a real condition: "we stay in" has no modal
+    "The answer is Paris: the capital of France.",  # a colon after an assertion carries nothing
+    "It is true that Paris is the capital.",
+    "I believe that Paris is the capital.",
+])
+def test_no_refutation_or_carry(text: str) -> None:
+    units = claims(text)
+    assert units[-1].asserted, stances(text)
+
+
+def test_refuted_is_dropped_even_for_a_polarity_reader() -> None:
+    assert asserted_text("It is wrong that the flu is caused by bacteria.", keep_denied=True) == ""
+    assert asserted_text("It is wrong that flu is bacterial. Flu is viral.", keep_denied=True) == "Flu is viral."
