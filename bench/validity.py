@@ -197,7 +197,9 @@ def drafts_of_item(item: dict[str, Any]) -> list[Draft]:
       ``Answers "<question>" with "<answer>"``) and are not covered yet; a criterion with answers but
       no question of its own belongs to the item's question;
     - any other scoring criterion, except the first that states the item's own gold, is a *fact*
-      (a generated item's key sentence): its gold is its own text and it has no question of its own.
+      (a generated item's key sentence): its gold is its own text and it has no question of its own;
+      in an overview item (:func:`_overview`: no gold, two facts or more) the first fact answers the
+      item's opening question instead of the reference (the facts joined).
     """
     iid = int(item["id"])
     meta = item.get("meta") or {}
@@ -215,7 +217,7 @@ def drafts_of_item(item: dict[str, Any]) -> list[Draft]:
         golds = [str(g) for g in gold if str(g).strip()]
     elif isinstance(gold, str) and gold.strip():
         golds = [gold.strip()]
-    elif item.get("reference"):
+    elif item.get("reference") and not _overview(item):
         golds = [str(item["reference"]).strip()]
     if golds:
         out.append(Draft(iid, str(item["question"]), golds, kind, topic, group, options))
@@ -243,11 +245,22 @@ def drafts_of_item(item: dict[str, Any]) -> list[Draft]:
             own_gold_used = True
             continue
         if c.get("kind", "point") == "point" and text.strip():
-            out.append(Draft(iid, "", [text.strip()], "fact", topic, group))
+            # an overview item's opening question is answered by its first fact (the target says one fact;
+            # the follow-ups draw out the others, each matched to its fact by the words they share)
+            opening = not golds and not any(d.kind == "fact" for d in out) and _overview(item)
+            out.append(Draft(iid, str(item["question"]) if opening else "", [text.strip()], "fact", topic, group))
     protected = [str(c.get("text") or "") for c in item.get("rubric") or []] + [g for d in out for g in d.golds]
     for d in out:
         d.protected = protected
     return out
+
+
+def _overview(item: dict[str, Any]) -> bool:
+    """An overview item (issue 33: an opening question and 3-4 facts as criteria, no gold answer): its
+    reference is the facts joined, which is no one answer to key."""
+    facts = [c for c in item.get("rubric") or [] if c.get("kind", "point") == "point"
+             and not (c.get("asks") or c.get("question") or c.get("answers") or _QA_CRITERION.match(str(c.get("text") or "")))]
+    return not item.get("gold") and len(facts) >= 2
 
 
 def _shape(answer: str) -> tuple[bool, bool]:
@@ -305,7 +318,10 @@ def build_key(items: list[dict[str, Any]], seed: int) -> tuple[list[vt.Entry], d
                          [o for o in same if o.topic != d.topic],
                          [o for o in same_kind if o.topic == d.topic and o.group != d.group],
                          [o for o in same_kind if o.group != d.group],
-                         same_kind]
+                         same_kind,
+                         # a generated benchmark of overview items has few short answers: another
+                         # item's fact is a far wrong answer too
+                         [o for o in drafts if o.item != d.item and o.kind == "fact"]]
             else:
                 tiers = [[o for o in same_kind if o.topic != d.topic],
                          [o for o in same_kind if o.item != d.item]]
@@ -397,7 +413,8 @@ def passage_of(item: dict[str, Any]) -> str:
 def near_of(d: Draft, drafts: list[Draft], passage: str, seed: int) -> tuple[str, str] | None:
     """The entry's near miss and its kind (:func:`vt.near_miss` from the item's passage; for a
     multiple-choice entry the wrong option sharing most words with the gold, ties by a seeded draw;
-    for a fact :func:`vt.near_fact` with the numbers of the item's other facts)."""
+    for a fact :func:`vt.near_fact` with the numbers of the item's other facts). A short answer's near
+    miss holds no gold of the item's other questions (like its far wrong answer, :func:`build_key`)."""
     if d.kind == "choice" and d.options:
         gold = d.golds[0]
         others = [f"({k}) {v}" for k, v in d.options.items() if f"({k}) {v}" != gold]
@@ -407,7 +424,10 @@ def near_of(d: Draft, drafts: list[Draft], passage: str, seed: int) -> tuple[str
     if d.kind == "fact":
         facts = [g for o in drafts if o.item == d.item and o is not d for g in o.golds]
         return vt.near_fact(d.golds[0], facts, seed)
-    return vt.near_miss(d.golds, passage, d.question, seed)
+    # never a gold of another question of the item: the session judges every criterion on every reply
+    # (SQuAD asks "What does the immune system protect against?" twice, with other golds)
+    others = [g for o in drafts if o.item == d.item and o is not d and o.kind == "short" for g in o.golds]
+    return vt.near_miss(d.golds + [g for g in others if g not in d.golds], passage, d.question, seed)
 
 
 def reasons_of(d: Draft, drafts: list[Draft], passage: str, near: str) -> tuple[str, ...]:

@@ -843,6 +843,18 @@ GAMING_FRAMES = {
                   "My friend says {a}, but I think it is {w}."),
 }
 """Frames of the gaming styles that name the answer without asserting it (``{w}``: the wrong answer)."""
+FACT_GAMING_FRAMES = {
+    "deny": ("It is wrong that {f}.", "It is not true that {f}.", "I do not believe that {f}."),
+    "withdraw": ("{F}. Just kidding, I have no idea.", "{F}. Scratch that, I don't know.",
+                 "{F}. Never mind, forget that."),
+    "ask": ("Is it true that {f}?", "Could it be that {f}?", "Would it be right to say that {f}?"),
+    "suppose": ("If {f}, that would be surprising.", "Suppose that {f}; I can't say.",
+                "Imagine that {f}. I really can't tell."),
+    "attribute": ("Many people think that {f}, but that is a myth.", "Some say that {f}; in fact {w}.",
+                  "My friend says that {f}, but I think {w}."),
+}
+"""The gaming frames for a fact (a whole sentence: ``{f}`` lower-cased first, ``{F}`` as written, ``{w}``
+the wrong fact): the sentence is denied, withdrawn, asked, supposed or attributed as a whole."""
 SWEEP_FRAMES = ("It is {c}.", "Maybe {c}.", "Perhaps {c}.")
 """One candidate per sentence (style ``sweep``)."""
 
@@ -913,6 +925,11 @@ def styled(entry: Entry, answer: str, style: str, message: str, known: bool | No
         return _sweep(entry, answer, pool)
     if style == "paste":
         return _paste(entry, answer)
+    if style in GAMING_FRAMES and entry.kind == "fact":
+        wrong = entry.unknown if answer == entry.gold else entry.wrong
+        bare = _bare(answer).rstrip(".")
+        return _fill(_pick(FACT_GAMING_FRAMES[style], style, key), f=_lower_first(bare), F=bare,
+                     w=_lower_first(_bare(wrong).rstrip(".")))
     if style in GAMING_FRAMES:
         wrong = entry.unknown if _bare(answer) == _bare(entry.gold) else entry.wrong
         return _fill(_pick(GAMING_FRAMES[style], style, key), a=_bare(answer), w=_bare(wrong))

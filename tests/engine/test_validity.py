@@ -358,3 +358,25 @@ def test_fixtures_are_well_formed_and_hold_no_sealed_question():
     present = validity.DEFAULT_DATA["squad"][0].exists()
     assert validity.default_data("squad") == (validity.DEFAULT_DATA["squad"] if present else validity.FIXTURES["squad"])
     assert validity.default_data("generated") == validity.DEFAULT_DATA["generated"]
+
+
+def test_an_overview_item_is_keyed_fact_by_fact():
+    item = {"id": 7, "question": "What is hand hygiene?", "topic": "hygiene", "reference": "A. B. C.",
+            "rubric": [{"id": "c1", "text": "Hand hygiene prevents infections.", "kind": "point"},
+                       {"id": "c2", "text": "A rub takes 20 to 30 seconds.", "kind": "point"},
+                       {"id": "c3", "text": "Gloves do not replace hand hygiene.", "kind": "point"}]}
+    drafts = validity.drafts_of_item(item)
+    # no draft takes the reference (the facts joined) as one gold; the first fact answers the opening
+    assert [d.kind for d in drafts] == ["fact", "fact", "fact"]
+    assert drafts[0].question == "What is hand hygiene?" and drafts[0].golds == ["Hand hygiene prevents infections."]
+    assert [d.question for d in drafts[1:]] == ["", ""]
+    cloze = dict(item, gold="20", rubric=[{"id": "c1", "text": 'Gives "20" as the missing part', "kind": "point"}])
+    assert validity.drafts_of_item(cloze)[0].golds == ["20"]
+
+
+def test_a_fact_is_gamed_as_a_whole_sentence():
+    e = vt.Entry("1:0", 1, "", "Antibiotics do not work against the virus.", "Rest helps.", "fact")
+    for style in ("deny", "ask", "suppose", "attribute", "withdraw"):
+        said = vt.styled(e, e.gold, style, "", True)
+        assert "antibiotics do not work against the virus" in said.lower(), said
+        assert not said.lower().startswith("it is not antibiotics"), said
