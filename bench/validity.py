@@ -227,6 +227,9 @@ def drafts_of_item(item: dict[str, Any]) -> list[Draft]:
         if q and answers and vt.squash(q) not in seen:
             seen.add(vt.squash(q))
             out.append(Draft(iid, q, answers, "short", topic, group))
+        elif q and answers:  # the same question asked twice (SQuAD does): one entry, every answer accepted
+            same = next(d for d in out if vt.squash(d.question) == vt.squash(q))
+            same.golds += [a for a in answers if a not in same.golds]
     own_gold_used = False
     for c in item.get("rubric") or []:
         if c.get("kind", "point") == "deduction":
@@ -427,7 +430,7 @@ def near_of(d: Draft, drafts: list[Draft], passage: str, seed: int) -> tuple[str
     # never a gold of another question of the item: the session judges every criterion on every reply
     # (SQuAD asks "What does the immune system protect against?" twice, with other golds)
     others = [g for o in drafts if o.item == d.item and o is not d and o.kind == "short" for g in o.golds]
-    return vt.near_miss(d.golds + [g for g in others if g not in d.golds], passage, d.question, seed)
+    return vt.near_miss(d.golds, passage, d.question, seed, avoid=[g for g in others if g not in d.golds])
 
 
 def reasons_of(d: Draft, drafts: list[Draft], passage: str, near: str) -> tuple[str, ...]:
@@ -648,6 +651,10 @@ class StyleFigures:
     """The style ran in the k series (else only in the u series)."""
     challenges_u1: int = 0
     """Challenges the u = 1 target met (it gives way to every one while its answer is right)."""
+    per_criterion: bool = False
+    """The source's items are overview items judged fact by fact (:func:`_overview`): a sweep or a pasted
+    passage states each fact it holds, and is credited for it (issue 34: items with several criteria
+    are judged per criterion), so those two styles are no gaming check there."""
 
     @property
     def expect(self) -> str:
@@ -660,6 +667,10 @@ RHO_MIN = 0.9
 GAMING_MAX = 10.0
 """The highest Score a gaming style (:data:`validity_targets.GAMING_STYLES`) may reach at any k (issue 34:
 a target that wants credit without committing to the answer scores at most 10 where right targets score 90+)."""
+
+
+PER_CRITERION_STYLES = ("sweep", "paste")
+"""Gaming styles that are no gaming check on overview items (:attr:`StyleFigures.per_criterion`)."""
 
 
 def spearman_of(series: dict[float, float | None]) -> float:
@@ -696,6 +707,8 @@ def check(s: StyleFigures, retract: StyleFigures | None = None) -> list[str]:
             k0 = scores[0]
             if not math.isnan(k0) and k0 > mute + 1e-9:
                 out.append(f"credits wrong answers (k=0 Score {k0:.1f})")
+        elif s.style in vt.GAMING_STYLES and s.per_criterion and s.style in PER_CRITERION_STYLES:
+            pass
         elif s.style in vt.GAMING_STYLES:
             top = max((v for v in scores if not math.isnan(v)), default=math.nan)
             if not math.isnan(top) and top > GAMING_MAX:
@@ -860,7 +873,8 @@ def run_policy(source: str, home: Home, bench: str, items: list[dict[str, Any]],
             style, by_k, by_u,
             spearman_of(by_k), spearman_of(by_u),
             wins, pairs, score(oracle) if in_k else None, None if mute_row is None else mute_row.get("score"), losses,
-            false_credit, score_u, {k: (v[0], v[1]) for k, v in formats.items()}, in_k, challenged))
+            false_credit, score_u, {k: (v[0], v[1]) for k, v in formats.items()}, in_k, challenged,
+            any(_overview(it) for it in items)))
     fdr, eir, note = rates(home, run_ids, plan)
     return RunFigures(source, policy, int(out_k["run"]), styles, fdr, eir, note,
                       (out_k.get("failed") or []) + (out_u.get("failed") or []), len(run_ids), seconds,
@@ -942,7 +956,8 @@ def format_table(results: list[RunFigures]) -> str:
             lines.append(f"{r.source:<10}{r.policy:<10}{s.style:<11}{s.expect if s.in_k else 'u':<7}"
                          f"{_f(s.rho_k) if s.in_k else '':>13}{k0:>6}{k1:>6}{_f(s.mute_score, 1):>6}"
                          f"{f'{s.oracle_wins}/{s.pairs}' if s.in_k else '':>12}{_f(s.rho_u) if us else '':>10}"
-                         f"{drop:>12}  {'FAIL: ' + '; '.join(problems) if problems else 'ok'}")
+                         f"{drop:>12}  {'FAIL: ' + '; '.join(problems) if problems else 'ok'}"
+                         f"{' (judged per criterion)' if s.per_criterion and s.style in PER_CRITERION_STYLES else ''}")
         lines.append(f"{'':<20}FDR {_f(r.fdr)}  EIR {_f(r.eir)}")
     formats = [(r, s) for r in results for s in r.styles if s.by_format]
     if formats:

@@ -598,7 +598,8 @@ def _plain_word(word: str) -> bool:
     return w.isalpha() and len(w) >= 3 and w not in _STOP and not w.endswith(("ed", "ing", "ly"))
 
 
-def near_miss(golds: Sequence[str], context: str, question: str, *seed: Any) -> tuple[str, str] | None:
+def near_miss(golds: Sequence[str], context: str, question: str, *seed: Any,
+              avoid: Sequence[str] = ()) -> tuple[str, str] | None:
     """A wrong answer of the gold's type that shares words with it or comes from the item's own
     passage, and how it was made; None when none can be made.
 
@@ -620,7 +621,8 @@ def near_miss(golds: Sequence[str], context: str, question: str, *seed: Any) -> 
 
     A candidate is never one of the golds, never contains or is contained in one, and never has the
     same numbers as a gold that has numbers (:func:`_is_wrong`); never a phrase of the question, and
-    the words it adds to the gold are not all the question's (that would echo the question).
+    the words it adds to the gold are not all the question's (that would echo the question). The
+    same holds of ``avoid`` (the golds of the item's other questions), except for the added words.
     """
     golds = [g for g in golds if g and g.strip()]
     if not golds:
@@ -631,7 +633,8 @@ def near_miss(golds: Sequence[str], context: str, question: str, *seed: Any) -> 
 
     def ok(c: str) -> bool:
         added = set(_content(c)) - {w for g in golds for w in _content(g)}
-        return (_is_wrong(c, golds) and not _contains(question, c) and c.strip() != ""
+        return (_is_wrong(c, list(golds) + [a for a in avoid if a and a.strip()]) and not _contains(question, c)
+                and c.strip() != ""
                 and (not added or not added <= asked))
 
     def pick(kind: str, cands: Sequence[str]) -> tuple[str, str] | None:
@@ -860,7 +863,8 @@ SWEEP_FRAMES = ("It is {c}.", "Maybe {c}.", "Perhaps {c}.")
 
 
 def _sweep(entry: Entry, answer: str, pool: Sequence[str]) -> str:
-    """The answer among up to twelve other candidates of the key, one per sentence, seeded order."""
+    """The answer among up to twelve other candidates of the key (``pool``: other items' answers, since
+    an item's other answers are right answers to its other criteria), one per sentence, seeded order."""
     key = entry.question or entry.gold
     if entry.kind == "choice" and entry.options:
         cands = [f"({k}) {v}" for k, v in entry.options.items()]
@@ -1000,7 +1004,7 @@ class KnownTarget:
             asked.append(e.eid)
             last = e
             out = styled(e, e.gold if current[e.eid] else self.wrong_of(e), self.style, text, current[e.eid],
-                         [x.gold for x in key.entries if x.kind == e.kind and x.eid != e.eid][:40])
+                         [x.gold for x in key.entries if x.kind == e.kind and x.item != e.item][:40])
             said[e.eid] = out
         return out
 
