@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.metrics.agreement import kappa_text
+from engine.metrics.agreement import MIN_READ_N, kappa_text
 from engine.store import Store, loads
 
 SESSION_FORMAT = "viva-session"
@@ -627,6 +627,13 @@ def interval_tables(board: dict[str, Any]) -> list[Section]:
         lo, hi = fig["ci"]
         return f"{fig['value']:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
+    def n(r: dict[str, Any]) -> str:
+        fig = r["figures"]["score"]
+        return f"{fig['n']} {r.get('unit', 'item')}(s)" + (f"; {fig['read_note']}" if fig.get("read_note") else "")
+
+    def chance(r: dict[str, Any]) -> str:
+        return "–" if not r.get("chance") else r["chance"]["note"]
+
     def ability(r: dict[str, Any]) -> str:
         a = r.get("ability") or {}
         if a.get("value") is None:
@@ -649,15 +656,19 @@ def interval_tables(board: dict[str, Any]) -> list[Section]:
     extra = ["sessions per item (K)", "per-item spread (SD)"] if repeated else []
     out: list[Section] = [Table(
         "leaderboard-intervals", "Leaderboard with 95% intervals",
-        ["benchmark", "target", "items", "Score", "ΔS_f", "P+", "R", "challenge turns", "ability [95% CI]",
+        ["benchmark", "target", "n", "Score", "vs chance", "ΔS_f", "P+", "R", "challenge turns", "ability [95% CI]",
          "expected Score (all items)", *extra],
-        [[r["benchmark"], r["target"], r["figures"]["score"]["n"], cell(r["figures"]["score"], 1),
+        [[r["benchmark"], r["target"], n(r), cell(r["figures"]["score"], 1), chance(r),
           cell(r["figures"]["delta_follow_up"], 3), cell(r["figures"]["p_plus"], 2), cell(r["figures"]["r"], 3),
           r["figures"]["p_plus"]["turns"], ability(r), expected(r), *(epochs(r) if repeated else [])]
          for r in board["rows"]],
-        [""] * (10 + len(extra)),
+        [""] * (11 + len(extra)),
         note=f"{m['interval']}, {m['resamples']} resamples, seed {m['seed']}; no interval under {m['min_items']} "
-             "items; rows per benchmark, never averaged across benchmarks. Ability: on the benchmark's item "
+             "items; n counts questions (each question of a graded batch) or items (an adaptive session's item), "
+             f"and under {MIN_READ_N} a figure is too few to read whatever its interval; vs chance (multiple "
+             "choice): the Score of a blind guess (100 × mean 1/options) and the share right with its Wilson 95% "
+             "interval, BELOW CHANCE only when the interval's upper end is under it (engine/metrics/chance.py); "
+             "rows per benchmark, never averaged across benchmarks. Ability: on the benchmark's item "
              "calibration (viva bench calibrate), from this run's responses, ability ± 1.96 SE; the expected "
              "Score counts the items run as scored and the others by the ability (docs/calibration.md)"
              + ("; where items ran more than once (epochs), the Score is the mean over items of each item's mean, "
@@ -673,12 +684,13 @@ def interval_tables(board: dict[str, Any]) -> list[Section]:
 
         out.append(Table(
             "paired", "Paired comparisons (same items)",
-            ["benchmark", "A", "B", "shared items", "Score A − B [95% CI]", "excludes 0"],
-            [[c["benchmark"], c["a"], c["b"], c["n"], diff(c),
+            ["benchmark", "A", "B", "shared (n)", "Score A − B [95% CI]", "excludes 0"],
+            [[c["benchmark"], c["a"], c["b"], c["n"], diff(c) + (f"; {c['read_note']}" if c.get("read_note") else ""),
               "–" if c["excludes_zero"] is None else ("yes" if c["excludes_zero"] else "no")]
              for c in board["comparisons"]],
             ["", "", "", "", "", ""],
-            note="difference of Scores on the items both targets finished; bootstrap over those items"))
+            note="difference of Scores on the items (questions) both targets finished; bootstrap over them; "
+                 f"under {MIN_READ_N} shared, too few to read"))
     return out
 
 

@@ -240,7 +240,7 @@ def print_board(console: Any, board: dict[str, Any]) -> None:
     """The scoped leaderboard: n and 95% intervals, paired comparisons, κ with its n."""
     from rich.table import Table
 
-    from tui.board import ability_notes, agreement_line, cells, columns_for, comparison, method_line
+    from tui.board import ability_notes, agreement_line, cells, columns_for, comparison, legend, method_line
 
     table = Table(title=f"leaderboard, {board['scope']['label']} (figures over finished sessions, per benchmark)")
     columns = columns_for(board)
@@ -249,6 +249,11 @@ def print_board(console: Any, board: dict[str, Any]) -> None:
     for r in board["rows"]:
         table.add_row(*cells(r, columns=columns))
     console.print(table)
+    for line in legend(board):
+        console.print(f"[dim]{escape(line)}[/]")
+    for row in board["rows"]:
+        if row.get("chance") and row["chance"]["under"]:
+            console.print(escape(f"{row['target']} on {row['benchmark']}: {row['chance']['note']}"))
     for line in ability_notes(board):
         console.print(f"[dim]{escape(line)}[/]")
     for c in board["comparisons"]:
