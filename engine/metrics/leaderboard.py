@@ -330,6 +330,25 @@ def scored_units(session: dict[str, Any], questions: list[tuple[int, float]] | N
     return [{"key": key, "score": float(session["score"]), **sums}]
 
 
+def session_chance(store: Store, session_id: int) -> dict[str, Any] | None:
+    """One session's Score against chance (:func:`engine.metrics.chance.versus_chance`), over its scored
+    questions when they are all multiple choice (a graded batch's base questions, or a multiple-choice
+    item); None otherwise or before a question is scored."""
+    s = store.one("SELECT id, item_id, protocol, score FROM sessions WHERE id = ?", (session_id,))
+    if s is None or s["score"] is None:
+        return None
+    questions = graded_questions(store, [session_id]).get(session_id) if s["protocol"] == "graded" else None
+    if questions:
+        keys, scores = [q for q, _ in questions], [100.0 * score for _, score in questions]
+    elif s["item_id"] is not None:
+        keys, scores = [s["item_id"]], [float(s["score"])]
+    else:
+        return None
+    options = option_counts(store, keys)
+    chance = chance_rate([options.get(k) for k in keys])
+    return None if chance is None else versus_chance(scores, chance).as_dict()
+
+
 def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
                 resamples: int = RESAMPLES) -> dict[str, Any]:
     """The board over the given sessions: rows per (benchmark, target), best Score first within a
@@ -341,7 +360,8 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
         answered turn: counted, never in a figure), ``unfinished``,
         ``tokens_in``, ``tokens_out``, ``cost``, ``figures`` (:func:`row_figures`) and, for the
         plain readers, each figure's value under its own name (``score``, ``p_plus``...). The tokens are
-        None and ``tokens_unknown`` counts the calls when some had no counts from their server.
+        None (and the cost, computed from them) and ``tokens_unknown`` counts the calls when some had no counts
+        from their server.
     """
     ids = list(session_ids)
     rows_out: list[dict[str, Any]] = []
@@ -413,7 +433,7 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
             })
             unknown = sum(uncounted.get(s["id"], 0) for s in sessions)
             if unknown:  # calls without counts from their server: the token sums would undercount
-                rows_out[-1].update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
+                rows_out[-1].update(tokens_in=None, tokens_out=None, cost=None, tokens_unknown=unknown)
         rows_out.sort(key=lambda r: (r["benchmark"], r["score"] is None, -(r["score"] or 0.0), r["target"]))
         _attach_abilities(store, rows_out, ids)
         for i, a in enumerate(rows_out):

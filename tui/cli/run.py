@@ -161,7 +161,7 @@ def print_target_table(console: Any, rows: list[dict[str, Any]], main: bool = Tr
                       str(len(r.get("not_examined") or [])),
                       "unknown" if r.get("tokens_unknown")  # a server sent no counts
                       else str(r["tokens_in"] + r["tokens_out"]),
-                      f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
+                      "unknown" if r.get("tokens_unknown") else f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
     if main:
         console.print(table)
     rated = [(r["target"], r["ratings"]) for r in rows if r.get("ratings")]
