@@ -232,15 +232,16 @@ def detail(row: dict[str, Any]) -> str:
              "m_minus": "M−", "r_plus": "R+", "r_minus": "R−", "r": "R"}
     unexamined, failed = len(row.get("not_examined") or []), len(row["failed"])
     unit = row.get("unit", "item")
+    few = row["figures"]["score"].get("read_note")
     lines = [f"{row['target']} on {row['benchmark']}: {row['finished']} finished of {len(row['sessions'])} "
-             f"session(s), {len(row['items'])} {unit}(s)" + (f"; {failed} failed" if failed else "")
+             f"session(s), {len(row['items'])} {unit}(s)" + (f"; {few}: every figure below is noise" if few else "")
+             + (f"; {failed} failed" if failed else "")
              + (f"; {unexamined} not examined (no question answered, no Score)" if unexamined else "")]
     for key, label in names.items():
         fig = row["figures"][key]
         turns = "" if key == "score" else f", {fig['turns']} turn(s)"
         why = f"  ({fig['ci_note']})" if fig["ci"] is None and fig["value"] is not None else ""
-        few = f"  {fig['read_note']}" if fig.get("read_note") and fig["value"] is not None else ""
-        lines.append(f"  {label:6} {with_ci(fig, DIGITS.get(key, 3))}  n={fig['n']} {unit}(s){turns}{why}{few}")
+        lines.append(f"  {label:6} {with_ci(fig, DIGITS.get(key, 3))}  n={fig['n']} {unit}(s){turns}{why}")
         if key == "score" and chance_line(row):
             lines.append(chance_line(row))
     lines.append(hold_line(row.get("hold")))

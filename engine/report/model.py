@@ -228,8 +228,10 @@ def agreement_rows(a: dict[str, Any]) -> list[Row]:
     """Judge–human agreement (the ``overall`` figures of :func:`engine.metrics.sessions.agreement`)
     as rows."""
     return [
-        Row("reviewed verdicts", a["n"], "verdicts a human confirmed or overrode"),
-        Row("raw agreement", a["raw"], "share where the human kept the judge's verdict", ".2f"),
+        Row("reviewed verdicts", a["n"], "verdicts a human confirmed or overrode"
+            + (f"; {read_note(a['n'], 'verdict(s)')}" if a["n"] and read_note(a["n"]) else "")),
+        Row("raw agreement", a["raw"], "share where the human kept the judge's verdict"
+            + ("; too few to read" if a["n"] and read_note(a["n"]) else ""), ".2f"),
         Row("Cohen's κ", None if a.get("kappa_too_few") else a["kappa"],
             a["kappa_note"] or (kappa_text(a) if a.get("kappa_too_few")
                                 else "agreement beyond chance (1 = perfect, 0 = chance)"), ".2f"),

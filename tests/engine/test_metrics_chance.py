@@ -114,6 +114,7 @@ def test_a_graded_multiple_choice_board_counts_questions_and_shows_chance(graded
     row = dict(zip(headers, cells(pickc, columns=columns), strict=True))
     assert row["n"] == "7*" and row["chance"] == f"{expected:.1f}"
     assert "n=7 question(s)" in detail(pickc) and "under chance 27.9 but within noise" in detail(pickc)
+    assert "too few to read (n = 7 question(s) < 50): every figure below is noise" in detail(pickc).splitlines()[0]
     assert any(line.startswith("n: questions scored") for line in legend(board))
 
     # the run report: n with its unit and the read note, the chance comparison
