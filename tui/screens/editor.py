@@ -14,12 +14,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
-from textual import events
 from textual.message import Message
+from textual.screen import Screen
 from textual.widgets import Label, Static, TextArea
 
 from engine.api import BenchError, Criterion, Engine, RubricVersion
