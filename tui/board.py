@@ -76,7 +76,7 @@ def n_cell(fig: dict[str, Any]) -> str:
 
 def legend(board: dict[str, Any]) -> list[str]:
     """What ``n``, its mark and the chance column mean, for the rows on the board (one line each)."""
-    from engine.metrics.chance import MIN_READ_N
+    from engine.api import MIN_READ_N
 
     rows = board.get("rows") or []
     if not rows:
@@ -267,7 +267,7 @@ def agreement_line(a: dict[str, Any]) -> str:
     o = a["overall"]
     if not o["n"]:
         return "judge–human agreement: no verdict reviewed yet (agree with a or override with o in review)"
-    from engine.metrics.chance import read_note
+    from engine.api import read_note
 
     few = read_note(o["n"], "reviewed verdict(s)")
     return (f"judge–human agreement: n={o['n']} reviewed verdict(s), raw {o['raw']:.0%}, {kappa_text(o)}"
