@@ -177,6 +177,7 @@ async def _open_help_home(app, pilot):
     from tui.screens.help import HelpScreen
 
     await wait_for(pilot, lambda: app.screen.query_one(SessionsTable).row_count == 2, "the sessions")
+    await pilot.pause(0.3)  # Home's table settles (its highlighted row) before the help covers it
     await pilot.press("f1")
     screen = await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen) and app.screen, "the help")
     await pilot.pause()
