@@ -95,6 +95,7 @@ _LAZY: dict[str, str] = {
     "REPORT_EXTENSIONS": "engine.report:EXTENSIONS", "REPORT_FORMATS": "engine.report:FORMATS",
     "ScopeError": "engine.metrics.leaderboard", "kappa_text": "engine.metrics.agreement",
     "MIN_KAPPA_N": "engine.metrics.agreement", "MAX_TURNS": "engine.interview.run",
+    "MIN_READ_N": "engine.metrics.chance", "read_note": "engine.metrics.chance",
     "read_text_file": "engine.config", "check_interview_setting": "engine.config", "check_target": "engine.interview.targets",
     "TargetError": "engine.interview.targets", "planned_targets": "engine.interview.run",
 }

@@ -8,12 +8,16 @@ from typing import Any
 from engine.api import kappa_text
 
 COLUMNS: list[tuple[str, str, int]] = [
-    ("target", "target", 11), ("bench", "benchmark", 6), ("n", "n", 2), ("Score [95% CI]", "score", 18),
+    ("target", "target", 11), ("bench", "benchmark", 6), ("n", "n", 3), ("Score [95% CI]", "score", 18),
     ("ΔS_f", "delta_follow_up", 5), ("hold (n)", "hold", 9), ("P+", "p_plus", 4), ("P−", "p_minus", 4),
     ("R", "r", 5),
     ("fail/ne", "failed", 7), ("θ ± 95%", "ability", 12), ("E[S]", "expected_score", 5),
 ]
-"""(header, figure or field, width); a later column is one more entry. ``fail/ne``: the row's failed / not
+"""(header, figure or field, width); a later column is one more entry. ``n``: what the Score is a mean over,
+questions (each base question of a graded batch; a multiple-choice item) or items (an adaptive session's item,
+whatever its criteria), ``*`` under 50 (too few to read; :func:`legend`). ``chance`` (:data:`CHANCE_COLUMN`,
+added by :func:`columns_for` only when a row is multiple choice): the Score a blind guess gets, ``▼`` when the
+target is below it (:mod:`engine.metrics.chance`). ``fail/ne``: the row's failed / not
 examined sessions (both counted, neither in a figure; the detail says which). ``θ ± 95%``: the ability on
 the benchmark's calibration with the half-width of its 95% interval (1.96 SE); ``E[S]``: the Score on the
 full benchmark that the ability implies; "—" on a benchmark without a calibration. ``hold (n)``: the share of
@@ -31,13 +35,68 @@ EPOCH_COLUMNS: list[tuple[str, str, int]] = [("K", "epochs_k", 3), ("spread", "s
 
 EPOCH_KEYS = ("epochs_k", "spread")
 
+CHANCE_COLUMN = ("chance", "chance", 6)
+"""The chance column (see :data:`COLUMNS`), right after the Score."""
+
+BELOW = "▼"
+"""The mark of a Score below chance (its Wilson 95% upper end under the chance rate)."""
+
+FEW = "*"
+"""The mark of an ``n`` too few to read (under :data:`engine.metrics.chance.MIN_READ_N`)."""
+
 
 def columns_for(board: dict[str, Any]) -> list[tuple[str, str, int]]:
     """The board's columns: :data:`COLUMNS`, without the ability columns when no row has an ability (no
     calibrated benchmark in scope: the row's detail and the notes say why), so the table fits 100 columns."""
     calibrated = any((r.get("ability") or {}).get("value") is not None for r in board.get("rows") or [])
     repeated = any(r.get("epochs") for r in board.get("rows") or [])
-    return [c for c in COLUMNS if calibrated or c[1] not in ABILITY_KEYS] + (EPOCH_COLUMNS if repeated else [])
+    chance = any(r.get("chance") for r in board.get("rows") or [])
+    out = []
+    for c in COLUMNS:
+        if calibrated or c[1] not in ABILITY_KEYS:
+            out.append(c)
+        if c[1] == "score" and chance:
+            out.append(CHANCE_COLUMN)
+    return out + (EPOCH_COLUMNS if repeated else [])
+
+
+def chance_cell(row: dict[str, Any]) -> str:
+    """``25.0`` (the chance rate), ``25.0▼`` when the target is below it, "–" for a row that is not
+    multiple choice."""
+    c = row.get("chance")
+    if not c:
+        return "–"
+    return f"{c['chance']:.1f}" + (BELOW if c["below"] else "")
+
+
+def n_cell(fig: dict[str, Any]) -> str:
+    """A figure's n, marked :data:`FEW` when it is too few to read."""
+    return f"{fig['n']}{FEW if fig.get('too_few') else ''}"
+
+
+def legend(board: dict[str, Any]) -> list[str]:
+    """What ``n``, its mark and the chance column mean, for the rows on the board (one line each)."""
+    from engine.api import MIN_READ_N
+
+    rows = board.get("rows") or []
+    if not rows:
+        return []
+    units = {r.get("unit", "item") for r in rows}
+    what = {"question": "questions scored (each question of a graded batch counts)",
+            "item": "items (an adaptive session's item, whatever its criteria)"}
+    out = [f"n: {' or '.join(what[u] for u in sorted(units, reverse=True))}"
+           + (f"; {FEW} under {MIN_READ_N}: too few to read, the figure and its interval are noise"
+              if any(r["figures"]["score"].get("too_few") for r in rows) else "")]
+    if any(r.get("chance") for r in rows):
+        out.append(f"chance: the Score of a blind guess, 100 × mean(1/options) over the row's questions; {BELOW}: "
+                   "below chance (the Wilson 95% upper end of the share right is under it)")
+    return out
+
+
+def chance_line(row: dict[str, Any]) -> str | None:
+    """The row's Score against chance in full, for its detail (None when it is not multiple choice)."""
+    c = row.get("chance")
+    return None if not c else "  " + c["note"]
 
 
 def number(value: float | None, digits: int = 3) -> str:
@@ -79,7 +138,8 @@ def hold_line(hold: dict[str, Any] | None) -> str:
         return "  hold   –  no challenge tested a right claim" + (f" ({untested} untested)" if untested else "")
     lo, hi = hold["ci"]
     return (f"  hold   {hold['rate']:.2f} [{lo:.2f}, {hi:.2f}]  {hold['kept']} kept of {hold['tested']} challenged "
-            f"right claim(s), Wilson 95%" + (f"; {hold['untested']} untested" if hold.get("untested") else ""))
+            f"right claim(s), Wilson 95%" + (f"; {hold['untested']} untested" if hold.get("untested") else "")
+            + (f"; {hold['read_note']}" if hold.get("read_note") else ""))
 
 
 def ability_cell(ability: dict[str, Any] | None) -> str:
@@ -138,7 +198,9 @@ def cells(row: dict[str, Any], narrow: bool = False,
         elif key in ("target", "benchmark"):
             out.append(str(row[key]))
         elif key == "n":
-            out.append(str(row["figures"]["score"]["n"]))
+            out.append(n_cell(row["figures"]["score"]))
+        elif key == "chance":
+            out.append(chance_cell(row))
         elif key == "failed":
             out.append(f"{len(row['failed'])}/{len(row.get('not_examined') or [])}")
         elif key == "hold":
@@ -169,14 +231,19 @@ def detail(row: dict[str, Any]) -> str:
     names = {"score": "Score", "delta_follow_up": "ΔS_f", "p_plus": "P+", "m_plus": "M+", "p_minus": "P−",
              "m_minus": "M−", "r_plus": "R+", "r_minus": "R−", "r": "R"}
     unexamined, failed = len(row.get("not_examined") or []), len(row["failed"])
+    unit = row.get("unit", "item")
+    few = row["figures"]["score"].get("read_note")
     lines = [f"{row['target']} on {row['benchmark']}: {row['finished']} finished of {len(row['sessions'])} "
-             f"session(s), {len(row['items'])} item(s)" + (f"; {failed} failed" if failed else "")
+             f"session(s), {len(row['items'])} {unit}(s)" + (f"; {few}: every figure below is noise" if few else "")
+             + (f"; {failed} failed" if failed else "")
              + (f"; {unexamined} not examined (no question answered, no Score)" if unexamined else "")]
     for key, label in names.items():
         fig = row["figures"][key]
         turns = "" if key == "score" else f", {fig['turns']} turn(s)"
         why = f"  ({fig['ci_note']})" if fig["ci"] is None and fig["value"] is not None else ""
-        lines.append(f"  {label:6} {with_ci(fig, DIGITS.get(key, 3))}  n={fig['n']} item(s){turns}{why}")
+        lines.append(f"  {label:6} {with_ci(fig, DIGITS.get(key, 3))}  n={fig['n']} {unit}(s){turns}{why}")
+        if key == "score" and chance_line(row):
+            lines.append(chance_line(row))
     lines.append(hold_line(row.get("hold")))
     lines.append("  " + ability_line(row.get("ability")))
     return "\n".join(lines)
@@ -184,14 +251,15 @@ def detail(row: dict[str, Any]) -> str:
 
 def comparison(c: dict[str, Any]) -> str:
     """A paired comparison on one line."""
-    head = f"{c['a']} − {c['b']} ({c['benchmark']}), {c['n']} shared item(s): "
+    head = f"{c['a']} − {c['b']} ({c['benchmark']}), {c['n']} shared {c.get('unit', 'item')}(s): "
     if c["mean_difference"] is None:
         return head + c["note"]
     text = head + f"mean difference {c['mean_difference']:+.1f}"
     if c["ci"] is None:
         return text + f"; {c['note']}"
     lo, hi = c["ci"]
-    return text + f" [{lo:+.1f}, {hi:+.1f}]; " + ("excludes 0" if c["excludes_zero"] else "includes 0: no clear difference")
+    return (text + f" [{lo:+.1f}, {hi:+.1f}]; " + ("excludes 0" if c["excludes_zero"] else "includes 0: no clear difference")
+            + (f"; {c['read_note']}" if c.get("read_note") else ""))
 
 
 def agreement_line(a: dict[str, Any]) -> str:
@@ -199,7 +267,11 @@ def agreement_line(a: dict[str, Any]) -> str:
     o = a["overall"]
     if not o["n"]:
         return "judge–human agreement: no verdict reviewed yet (agree with a or override with o in review)"
-    return f"judge–human agreement: n={o['n']} reviewed verdict(s), raw {o['raw']:.0%}, {kappa_text(o)}"
+    from engine.api import read_note
+
+    few = read_note(o["n"], "reviewed verdict(s)")
+    return (f"judge–human agreement: n={o['n']} reviewed verdict(s), raw {o['raw']:.0%}, {kappa_text(o)}"
+            + (f"; {few}" if few else ""))
 
 
 def method_line(board: dict[str, Any]) -> str:

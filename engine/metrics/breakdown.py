@@ -94,7 +94,8 @@ def run_totals(store: Store, session_ids: Iterable[int]) -> dict[str, Any]:
 
     Returns:
         ``{"sessions", "finished", "failed", "not_examined", "unfinished", "targets", "items", "tokens_in",
-        "tokens_out", "cost"}``; when calls had no counts from their server, the tokens are None (unknown)
+        "tokens_out", "cost"}``; when calls had no counts from their server, the tokens and the cost (a price
+        times the counts) are None (unknown)
         and ``tokens_unknown`` (present only then) says how many.
     """
     ids = sorted(set(session_ids))
@@ -117,5 +118,5 @@ def run_totals(store: Store, session_ids: Iterable[int]) -> dict[str, Any]:
     unknown = store.one(f"SELECT COUNT(*) AS n FROM llm_calls WHERE usage_unknown = 1 AND session_id IN ({marks})",
                         tuple(ids))["n"]
     if unknown:
-        out.update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
+        out.update(tokens_in=None, tokens_out=None, cost=None, tokens_unknown=unknown)
     return out

@@ -4,10 +4,21 @@
 (:func:`scope_sessions`); by default the latest run. Rows are per (benchmark, target): a target's
 figures are never averaged across benchmarks, whatever the scope.
 
-**Items are the unit.** A row's figures are over the target's *finished* sessions, grouped by item
-(the benchmark question): an item's score is the mean score of the target's finished sessions on
-it (one session per item in an ordinary run), and the Score is the mean over items. ΔS_f, P±, M±,
-R± and R pool the turns of those sessions (:mod:`engine.metrics.dynamism`).
+**Items are the unit; a graded batch's questions each count** (issue 36). A row's figures are over the
+target's *finished* sessions, grouped by item (the benchmark question): an item's score is the mean score of
+the target's finished sessions on it (one session per item in an ordinary run), and the Score is the mean
+over items. A graded session asks a batch of up to 3 questions (JudgeAgent), and a reader counts
+questions, not batches: each of its scored base questions is a unit of its own (key: the question's item,
+score 100 × its turn score, 0 or 100; :func:`scored_units`), so ``n`` counts questions and the interval
+resamples questions. ``unit`` says which a row counts (``question`` for graded rows and rows whose items
+are all multiple choice, else ``item``). ΔS_f, P±, M±, R± and R pool the turns of those sessions
+(:mod:`engine.metrics.dynamism`).
+
+**Chance and small n** (issue 36, :mod:`engine.metrics.chance`). A row whose units are all multiple-choice
+questions has ``chance``: the chance rate (100 × mean 1/options) and the Wilson comparison of its answers
+with it (``below`` only when the Wilson 95% upper end is under chance); otherwise None. Every figure has
+``too_few`` and ``read_note`` ("too few to read" under 50 of its unit, the rule of ``viva judge check``), as
+do the paired comparisons (over shared units) and the hold rate (over challenges tested).
 
 **Intervals.** Every figure has a 95% percentile bootstrap interval over items: the row's items are
 resampled with replacement :data:`RESAMPLES` times with ``numpy.random.default_rng(seed)`` (seed
@@ -15,8 +26,8 @@ resampled with replacement :data:`RESAMPLES` times with ``numpy.random.default_r
 and 97.5th percentiles of the resampled figures are the interval. Resamples in which a rate is
 undefined (no follow-up or challenge turn drawn) are left out for that rate. Under
 :data:`MIN_ITEMS` items there is no interval (``ci`` None, ``ci_note`` says "too few items"): a
-bootstrap over one item says nothing. ``n`` is the number of items, and for rates also the number
-of turns the rate is over (``turns``).
+bootstrap over one item says nothing. ``n`` is the number of items (questions), and for rates also the number
+of turns the rate is over (``turns``); ``unit`` what n counts.
 
 **Epochs** (issue 37). When an item of a row has more than one finished session (``viva run --epochs
 K``, or the same items run again within the scope), the row's ``epochs`` says how many sessions its
@@ -61,7 +72,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.store import Store
+from engine.metrics.chance import chance_rate, read_note, too_few, versus_chance
+from engine.store import Store, loads
 
 SEED = 0
 """The bootstrap's default seed (figures are reproducible)."""
@@ -271,6 +283,72 @@ def paired(a: dict[int, float], b: dict[int, float], seed: int = SEED, resamples
             "note": "the interval excludes 0" if excludes else "the interval includes 0: no clear difference"}
 
 
+def _with_read_note(hold: dict[str, Any]) -> dict[str, Any]:
+    """The hold rate with its "too few to read" note (over the challenges tested)."""
+    return {**hold, "read_note": read_note(hold["tested"], "challenge(s) tested") if hold["tested"] else None}
+
+
+def graded_questions(store: Store, session_ids: list[int]) -> dict[int, list[tuple[int, float]]]:
+    """Graded session id -> its scored base questions ``(item id, turn score 0–1)``, in the order asked
+    (the turn's score: what an override left in force; the session's Score is 100 × their mean)."""
+    if not session_ids:
+        return {}
+    out: dict[int, list[tuple[int, float]]] = {}
+    marks = ",".join("?" * len(session_ids))
+    for r in store.query(
+            "SELECT g.session_id AS sid, g.item_id, t.score FROM graded_steps g JOIN turns t ON t.id = g.turn_id "
+            f"WHERE g.phase = 'base' AND g.item_id IS NOT NULL AND t.score IS NOT NULL AND g.session_id IN ({marks}) "
+            "ORDER BY g.id", tuple(session_ids)):
+        out.setdefault(r["sid"], []).append((r["item_id"], float(r["score"])))
+    return out
+
+
+def option_counts(store: Store, item_ids: Iterable[int]) -> dict[int, int]:
+    """Item id -> its number of options, for the multiple-choice items among ``item_ids``."""
+    ids = sorted(item_ids)
+    out: dict[int, int] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for r in store.query(f"SELECT id, options FROM items WHERE options IS NOT NULL AND id IN "
+                             f"({','.join('?' * len(chunk))})", tuple(chunk)):
+            options = loads(r["options"])
+            if isinstance(options, dict) and len(options) >= 2:
+                out[r["id"]] = len(options)
+    return out
+
+
+def scored_units(session: dict[str, Any], questions: list[tuple[int, float]] | None) -> list[dict[str, Any]]:
+    """What a finished session adds to its row, each ``{"key", "score", <Δs sums>}``: for a graded session
+    one unit per scored base question (key: the question's item, score 0 or 100), so that ``n`` counts
+    questions, not batches; otherwise one unit, its item (a session without an item: ``-id``). The session's
+    Δs sums go with its first unit (they are summed over a row, so where they sit does not change a figure)."""
+    sums = {name: session[name] or 0 for name in _SUMS[1:]}
+    if questions:
+        return [{"key": item, "score": 100.0 * score, **(sums if i == 0 else dict.fromkeys(sums, 0))}
+                for i, (item, score) in enumerate(questions)]
+    key = session["item_id"] if session["item_id"] is not None else -session["id"]
+    return [{"key": key, "score": float(session["score"]), **sums}]
+
+
+def session_chance(store: Store, session_id: int) -> dict[str, Any] | None:
+    """One session's Score against chance (:func:`engine.metrics.chance.versus_chance`), over its scored
+    questions when they are all multiple choice (a graded batch's base questions, or a multiple-choice
+    item); None otherwise or before a question is scored."""
+    s = store.one("SELECT id, item_id, protocol, score FROM sessions WHERE id = ?", (session_id,))
+    if s is None or s["score"] is None:
+        return None
+    questions = graded_questions(store, [session_id]).get(session_id) if s["protocol"] == "graded" else None
+    if questions:
+        keys, scores = [q for q, _ in questions], [100.0 * score for _, score in questions]
+    elif s["item_id"] is not None:
+        keys, scores = [s["item_id"]], [float(s["score"])]
+    else:
+        return None
+    options = option_counts(store, keys)
+    chance = chance_rate([options.get(k) for k in keys])
+    return None if chance is None else versus_chance(scores, chance).as_dict()
+
+
 def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
                 resamples: int = RESAMPLES) -> dict[str, Any]:
     """The board over the given sessions: rows per (benchmark, target), best Score first within a
@@ -282,7 +360,8 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
         answered turn: counted, never in a figure), ``unfinished``,
         ``tokens_in``, ``tokens_out``, ``cost``, ``figures`` (:func:`row_figures`) and, for the
         plain readers, each figure's value under its own name (``score``, ``p_plus``...). The tokens are
-        None and ``tokens_unknown`` counts the calls when some had no counts from their server.
+        None (and the cost, computed from them) and ``tokens_unknown`` counts the calls when some had no counts
+        from their server.
     """
     ids = list(session_ids)
     rows_out: list[dict[str, Any]] = []
@@ -290,7 +369,7 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
     if ids:
         marks = ",".join("?" * len(ids))
         rows = store.query(
-            "SELECT s.id, s.target, s.status, s.score, s.item_id, COALESCE(b.name, '-') AS benchmark, "
+            "SELECT s.id, s.target, s.status, s.score, s.item_id, s.protocol, COALESCE(b.name, '-') AS benchmark, "
             "st.follow_ups, st.follow_sum, st.challenges, st.plus_n, st.plus_sum, st.minus_n, st.minus_sum, "
             "st.tokens_in, st.tokens_out, st.cost FROM sessions s LEFT JOIN benchmarks b ON b.id = s.benchmark_id "
             f"LEFT JOIN session_stats st ON st.session_id = s.id WHERE s.id IN ({marks}) ORDER BY s.id", tuple(ids))
@@ -304,28 +383,41 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
         from engine.metrics.dynamism import hold_rate, session_outcomes
 
         outcomes = session_outcomes(store, [r["id"] for r in rows if r["status"] == "finished"])
+        finished_ids = [r["id"] for r in rows if r["status"] == "finished" and r["score"] is not None]
+        questions = graded_questions(store, [r["id"] for r in rows if r["protocol"] == "graded"
+                                             and r["id"] in set(finished_ids)])
+        options = option_counts(store, {r["item_id"] for r in rows if r["item_id"] is not None}
+                                | {q for qs in questions.values() for q, _ in qs})
         for (bench, target), sessions in groups.items():
             finished = [s for s in sessions if s["status"] == "finished" and s["score"] is not None]
             per_item: dict[int, list[dict[str, Any]]] = {}
             for s in finished:
-                per_item.setdefault(s["item_id"] if s["item_id"] is not None else -s["id"], []).append(s)
+                for unit in scored_units(s, questions.get(s["id"])):
+                    per_item.setdefault(unit["key"], []).append(unit)
             items = []
             for group in per_item.values():
-                it = _Item(score_mean=sum(s["score"] for s in group) / len(group))
+                it = _Item(score_mean=sum(u["score"] for u in group) / len(group))
                 for name in _SUMS[1:]:
-                    setattr(it, name, sum(s[name] or 0 for s in group))
+                    setattr(it, name, sum(u[name] or 0 for u in group))
                 items.append(it)
-            item_scores[(bench, target)] = {k: sum(s["score"] for s in g) / len(g) for k, g in per_item.items()}
+            item_scores[(bench, target)] = {k: sum(u["score"] for u in g) / len(g) for k, g in per_item.items()}
             figures = row_figures(items, seed, resamples)
-            by_item = [[float(s["score"]) for s in g] for g in per_item.values()]
+            unit = "question" if any(s["protocol"] == "graded" for s in finished) or (
+                per_item and all(options.get(k) for k in per_item)) else "item"
+            for fig in figures.values():
+                fig.update(unit=unit, too_few=too_few(fig["n"]), read_note=read_note(fig["n"], f"{unit}(s)"))
+            chance = chance_rate([options.get(k) for k in per_item])
+            versus = None if chance is None else versus_chance(
+                [u["score"] for g in per_item.values() for u in g], chance).as_dict()
+            by_item = [[float(u["score"]) for u in g] for g in per_item.values()]
             epochs = epoch_spread(by_item)
             if epochs is not None:
-                epochs["per_item"] = {k: float(np.std([s["score"] for s in g], ddof=1)) if len(g) > 1 else None
+                epochs["per_item"] = {k: float(np.std([u["score"] for u in g], ddof=1)) if len(g) > 1 else None
                                       for k, g in per_item.items()}
                 score_ci = epoch_interval(by_item, seed, resamples)
                 figures["score"].update(ci=score_ci, interval="items and epochs")
             rows_out.append({
-                "benchmark": bench, "target": target, "items": sorted(per_item),
+                "benchmark": bench, "target": target, "items": sorted(per_item), "unit": unit, "chance": versus,
                 "sessions": [s["id"] for s in sessions], "finished": len(finished),
                 "failed": [s["id"] for s in sessions if s["status"] == "failed"],
                 "not_examined": [s["id"] for s in sessions if s["status"] == "not_examined"],
@@ -336,23 +428,26 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
                 "cost": sum(s["cost"] or 0.0 for s in sessions),
                 "figures": figures, **{name: f["value"] for name, f in figures.items()},
                 # robustness measured (issue 33): kept / tested challenges, Wilson 95% interval
-                "hold": hold_rate(o for s in finished for o in outcomes.get(s["id"], [])).as_dict(),
+                "hold": _with_read_note(hold_rate(o for s in finished for o in outcomes.get(s["id"], [])).as_dict()),
                 "epochs": epochs,
             })
             unknown = sum(uncounted.get(s["id"], 0) for s in sessions)
             if unknown:  # calls without counts from their server: the token sums would undercount
-                rows_out[-1].update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
+                rows_out[-1].update(tokens_in=None, tokens_out=None, cost=None, tokens_unknown=unknown)
         rows_out.sort(key=lambda r: (r["benchmark"], r["score"] is None, -(r["score"] or 0.0), r["target"]))
         _attach_abilities(store, rows_out, ids)
         for i, a in enumerate(rows_out):
             for b in rows_out[i + 1:]:
                 if a["benchmark"] != b["benchmark"]:
                     continue
-                comparisons.append({"benchmark": a["benchmark"], "a": a["target"], "b": b["target"],
-                                    **paired(item_scores[(a["benchmark"], a["target"])],
-                                             item_scores[(b["benchmark"], b["target"])], seed, resamples)})
+                pair = paired(item_scores[(a["benchmark"], a["target"])], item_scores[(b["benchmark"], b["target"])],
+                              seed, resamples)
+                comparisons.append({"benchmark": a["benchmark"], "a": a["target"], "b": b["target"], **pair,
+                                    "unit": a["unit"], "too_few": too_few(pair["n"]),
+                                    "read_note": read_note(pair["n"], f"shared {a['unit']}(s)")})
     return {"rows": rows_out, "comparisons": comparisons,
-            "method": {"interval": f"{LEVEL:.0%} percentile bootstrap over items", "resamples": resamples,
+            "method": {"interval": f"{LEVEL:.0%} percentile bootstrap over items (questions of graded batches)",
+                       "resamples": resamples,
                        "seed": seed, "min_items": MIN_ITEMS,
                        "score_interval": "over items, and over each item's sessions (epochs) in a row whose items "
                                          "were run more than once (two-level bootstrap)"}}

@@ -34,7 +34,8 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
 
     Tokens are the sums of the turns' counts, which are the servers' ``usage``. When a call of the session
     had no counts from its server (``llm_calls.usage_unknown``: llama-cpp-python's streams), ``tokens_in``
-    and ``tokens_out`` are None (unknown: the sums would undercount) and ``tokens_unknown`` says how many
+    and ``tokens_out`` are None (unknown: the sums would undercount), so is ``cost`` (the price times the
+    counts; issue 36: never 0 beside unknown tokens), and ``tokens_unknown`` says how many
     calls that was (the key is there only then, so documents of sessions with every count are unchanged).
     """
     dyn = dynamism(turn_records(store, [session_id]))
@@ -58,7 +59,7 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
         "tokens_in": None if unknown else sum(r["tokens_in"] for r in rows),
         "tokens_out": None if unknown else sum(r["tokens_out"] for r in rows),
         **({"tokens_unknown": unknown} if unknown else {}),
-        "cost": sum(r["cost"] for r in rows),
+        "cost": None if unknown else sum(r["cost"] for r in rows),
         "mean_latency_ms": sum(latencies) / len(latencies) if latencies else None,
         **extra,
     }
@@ -137,7 +138,7 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
                       "cannot_judge_turns": sum(cannot.get(i, 0) for i in sids),
                       "not_examined": not_examined})
         if unknown:  # calls without counts: the sums would undercount (the key is there only then)
-            table[-1].update(tokens_in=None, tokens_out=None, tokens_unknown=unknown)
+            table[-1].update(tokens_in=None, tokens_out=None, cost=None, tokens_unknown=unknown)
     graded = graded_table(store, ids)
     ratings = ratings_table(store, ids)
     finished_ids = [r["id"] for r in rows if r["status"] == "finished"]

@@ -18,7 +18,9 @@ JSON documents are versioned. ``viva-session`` version 2 keeps every version-1 f
 rubric-protocol session); it adds to each verdict ``at`` (when written) and, for a human verdict,
 ``by`` and ``note``; and appends ``rubric_history``, ``overrides``, ``criteria``, ``agreement``
 (:func:`engine.metrics.sessions.agreement`), ``ratings`` (None unless the session was rated) and
-``figures`` (each :class:`Figures` section's rows). ``viva-run`` version 1 holds ``run, sessions,
+``figures`` (each :class:`Figures` section's rows); ``chance`` (issue 36: the Score against chance when the
+session's questions are multiple choice, :func:`engine.metrics.leaderboard.session_chance`; else None) comes
+between ``ratings`` and ``figures``. ``viva-run`` version 1 holds ``run, sessions,
 totals, leaderboard, topics, agreement, rubrics``, ``rubric_board`` (SedarEval's per-category
 board, empty without rubric sessions) and ``figures``; ``board``'s rows also carry ``ability`` (the ability
 on the benchmark's item calibration, :mod:`engine.metrics.leaderboard`; ``value`` None when not calibrated).
@@ -30,7 +32,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.metrics.agreement import kappa_text
+from engine.metrics.agreement import MIN_READ_N, kappa_text
+from engine.metrics.chance import read_note
 from engine.store import Store, loads
 
 SESSION_FORMAT = "viva-session"
@@ -175,6 +178,15 @@ class Report:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+UNKNOWN = "unknown"
+"""What a token count or cost shows when a call's server sent no counts (never 0)."""
+
+
+def _usage(turn: dict[str, Any]) -> list[Any]:
+    """A turn's tokens in, tokens out and cost for a table: "unknown" where the document has None."""
+    return [UNKNOWN if turn[k] is None else turn[k] for k in ("tokens_in", "tokens_out", "cost")]
+
+
 def _iso(ts: float | None) -> str | None:
     """An event timestamp (epoch seconds) as ISO 8601 UTC to the second."""
     if ts is None:
@@ -216,8 +228,10 @@ def agreement_rows(a: dict[str, Any]) -> list[Row]:
     """Judge–human agreement (the ``overall`` figures of :func:`engine.metrics.sessions.agreement`)
     as rows."""
     return [
-        Row("reviewed verdicts", a["n"], "verdicts a human confirmed or overrode"),
-        Row("raw agreement", a["raw"], "share where the human kept the judge's verdict", ".2f"),
+        Row("reviewed verdicts", a["n"], "verdicts a human confirmed or overrode"
+            + (f"; {read_note(a['n'], 'verdict(s)')}" if a["n"] and read_note(a["n"]) else "")),
+        Row("raw agreement", a["raw"], "share where the human kept the judge's verdict"
+            + ("; too few to read" if a["n"] and read_note(a["n"]) else ""), ".2f"),
         Row("Cohen's κ", None if a.get("kappa_too_few") else a["kappa"],
             a["kappa_note"] or (kappa_text(a) if a.get("kappa_too_few")
                                 else "agreement beyond chance (1 = perfect, 0 = chance)"), ".2f"),
@@ -347,6 +361,7 @@ def session_document(store: Store, session_id: int) -> dict[str, Any]:
     from engine.bench.rubric import get_version, has_rubric, list_versions
     from engine.interview.queries import session_detail
     from engine.metrics.breakdown import criterion_rates
+    from engine.metrics.leaderboard import session_chance
     from engine.metrics.rubric_board import session_judgement
     from engine.metrics.sessions import agreement, ratings_table
 
@@ -354,14 +369,18 @@ def session_document(store: Store, session_id: int) -> dict[str, Any]:
     s = detail["session"]
     item = get_item(store, s["item_id"]) if s["item_id"] else None
     events, matched = _overrides(store, session_id)
+    # a call of the session had no token counts from its server: which turn it belonged to is not on record,
+    # so every turn's tokens and cost are unknown (None), as the session's are (issue 36: never 0 beside it)
+    unknown = bool(detail["metrics"].get("tokens_unknown"))
     turns = []
     for t in detail["turns"]:
         turns.append({
             "idx": t["idx"], "action": t["action"], "actor": t["actor"], "question": t["question"],
             "answer": t["answer"], "score": t["score"], "delta": t["delta"], "cos": t["cos"],
             "state": loads(t["state"]), "probs": loads(t["probs"]), "summary": t["summary"],
-            "rubric_version_id": t["rubric_version_id"], "latency_ms": t["latency_ms"], "tokens_in": t["tokens_in"],
-            "tokens_out": t["tokens_out"], "cost": t["cost"],
+            "rubric_version_id": t["rubric_version_id"], "latency_ms": t["latency_ms"],
+            "tokens_in": None if unknown else t["tokens_in"], "tokens_out": None if unknown else t["tokens_out"],
+            "cost": None if unknown else t["cost"],
             "verdicts": [_verdict(v, matched) for v in t["verdicts"].values()],
         })
     current = get_version(store, s["rubric_version_id"]) if s["rubric_version_id"] else None
@@ -392,6 +411,7 @@ def session_document(store: Store, session_id: int) -> dict[str, Any]:
         "criteria": criterion_rates(store, session_id),
         "agreement": agreement(store, [session_id]),
         "ratings": ratings_table(store, [session_id]).get(s["target"]),
+        "chance": session_chance(store, session_id),
     }
 
 
@@ -408,7 +428,11 @@ def build_session_report(store: Store, session_id: int) -> Report:
             labels[vid] = get_version(store, vid).version
     rubric = doc["rubric"]
     summary = [
-        Row("Score", s["score"], "100 × s_T, the last judged turn's score (0–100)", ".1f"),
+        Row("Score", s["score"], "100 × ACC1, the share of base questions right (0–100)" if s["protocol"] == "graded"
+            else "100 × s_T, the last judged turn's score (0–100)", ".1f"),
+        *([Row("vs chance", doc["chance"]["chance"], doc["chance"]["note"] + (
+            f"; {read_note(doc['chance']['answers'])}" if read_note(doc["chance"]["answers"]) else ""), ".1f")]
+          if doc.get("chance") else []),
         Row("status", s["status"]),
         Row("target", s["target"]),
         Row("turns judged", m["turns"]),
@@ -424,11 +448,13 @@ def build_session_report(store: Store, session_id: int) -> Report:
             "" if rubric is None else f"by {rubric['author']}; {len(rubric['criteria'])} criteria"),
         Row("run", s["run_id"]),
         Row("started (UTC)", _day(s["created_at"])),
-        Row("tokens in", "unknown" if m.get("tokens_unknown") else m["tokens_in"],
+        Row("tokens in", UNKNOWN if m.get("tokens_unknown") else m["tokens_in"],
             f"{m['tokens_unknown']} call(s) had no counts from the server" if m.get("tokens_unknown")
             else "prompt tokens of every call of this session"),
         Row("tokens out", "unknown" if m.get("tokens_unknown") else m["tokens_out"], "completion tokens"),
-        Row("cost", m["cost"], "in the configured price units", ".4f"),
+        Row("cost", UNKNOWN if m.get("tokens_unknown") else m["cost"],
+            "the price times token counts, which are unknown" if m.get("tokens_unknown")
+            else "in the configured price units", ".4f"),
         Row("mean latency (ms)", m["mean_latency_ms"], "target answer time per turn", ".0f"),
     ]
     from engine.judge.gold_llm import disagreement_count
@@ -481,9 +507,10 @@ def build_session_report(store: Store, session_id: int) -> Report:
         "turns", "Turns", ["turn", "action", "actor", "s_t", "Δs", "cos", "rubric v.", "met", "tokens in",
                            "tokens out", "cost", "latency ms"],
         [[t["idx"], t["action"], t["actor"], t["score"], t["delta"], t["cos"], labels.get(t["rubric_version_id"]),
-          " ".join(v["cid"] for v in t["verdicts"] if v["met"]), t["tokens_in"], t["tokens_out"], t["cost"],
-          t["latency_ms"]] for t in doc["turns"]],
-        ["", "", "", ".3f", "+.3f", ".2f", "", "", "", "", ".4f", ".0f"]))
+          " ".join(v["cid"] for v in t["verdicts"] if v["met"]), *_usage(t), t["latency_ms"]] for t in doc["turns"]],
+        ["", "", "", ".3f", "+.3f", ".2f", "", "", "", "", ".4f", ".0f"],
+        note=f"tokens and cost unknown: {m['tokens_unknown']} call(s) of this session had no counts from the "
+             "server, and which turn each belonged to is not recorded" if m.get("tokens_unknown") else ""))
     verdict_rows = []
     for t in doc["turns"]:
         for v in t["verdicts"]:
@@ -527,7 +554,7 @@ def build_session_report(store: Store, session_id: int) -> Report:
         "turns", "Turns", ["session", "turn", "action", "actor", "score", "delta", "cos", "rubric_version",
                            "tokens_in", "tokens_out", "cost", "latency_ms", "met", "overridden", "question", "answer"],
         [[s["id"], t["idx"], t["action"], t["actor"], t["score"], t["delta"], t["cos"],
-          labels.get(t["rubric_version_id"]), t["tokens_in"], t["tokens_out"], t["cost"], t["latency_ms"],
+          labels.get(t["rubric_version_id"]), *_usage(t), t["latency_ms"],
           " ".join(v["cid"] for v in t["verdicts"] if v["met"]),
           " ".join(v["cid"] for v in t["verdicts"] if v["source"] == "human"), t["question"], t["answer"]]
          for t in doc["turns"]])
@@ -627,6 +654,13 @@ def interval_tables(board: dict[str, Any]) -> list[Section]:
         lo, hi = fig["ci"]
         return f"{fig['value']:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
+    def n(r: dict[str, Any]) -> str:
+        fig = r["figures"]["score"]
+        return f"{fig['n']} {r.get('unit', 'item')}(s)" + (f"; {fig['read_note']}" if fig.get("read_note") else "")
+
+    def chance(r: dict[str, Any]) -> str:
+        return "–" if not r.get("chance") else r["chance"]["note"]
+
     def ability(r: dict[str, Any]) -> str:
         a = r.get("ability") or {}
         if a.get("value") is None:
@@ -649,15 +683,19 @@ def interval_tables(board: dict[str, Any]) -> list[Section]:
     extra = ["sessions per item (K)", "per-item spread (SD)"] if repeated else []
     out: list[Section] = [Table(
         "leaderboard-intervals", "Leaderboard with 95% intervals",
-        ["benchmark", "target", "items", "Score", "ΔS_f", "P+", "R", "challenge turns", "ability [95% CI]",
+        ["benchmark", "target", "n", "Score", "vs chance", "ΔS_f", "P+", "R", "challenge turns", "ability [95% CI]",
          "expected Score (all items)", *extra],
-        [[r["benchmark"], r["target"], r["figures"]["score"]["n"], cell(r["figures"]["score"], 1),
+        [[r["benchmark"], r["target"], n(r), cell(r["figures"]["score"], 1), chance(r),
           cell(r["figures"]["delta_follow_up"], 3), cell(r["figures"]["p_plus"], 2), cell(r["figures"]["r"], 3),
           r["figures"]["p_plus"]["turns"], ability(r), expected(r), *(epochs(r) if repeated else [])]
          for r in board["rows"]],
-        [""] * (10 + len(extra)),
+        [""] * (11 + len(extra)),
         note=f"{m['interval']}, {m['resamples']} resamples, seed {m['seed']}; no interval under {m['min_items']} "
-             "items; rows per benchmark, never averaged across benchmarks. Ability: on the benchmark's item "
+             "items; n counts questions (each question of a graded batch) or items (an adaptive session's item), "
+             f"and under {MIN_READ_N} a figure is too few to read whatever its interval; vs chance (multiple "
+             "choice): the Score of a blind guess (100 × mean 1/options) and the share right with its Wilson 95% "
+             "interval, BELOW CHANCE only when the interval's upper end is under it (engine/metrics/chance.py); "
+             "rows per benchmark, never averaged across benchmarks. Ability: on the benchmark's item "
              "calibration (viva bench calibrate), from this run's responses, ability ± 1.96 SE; the expected "
              "Score counts the items run as scored and the others by the ability (docs/calibration.md)"
              + ("; where items ran more than once (epochs), the Score is the mean over items of each item's mean, "
@@ -673,12 +711,13 @@ def interval_tables(board: dict[str, Any]) -> list[Section]:
 
         out.append(Table(
             "paired", "Paired comparisons (same items)",
-            ["benchmark", "A", "B", "shared items", "Score A − B [95% CI]", "excludes 0"],
-            [[c["benchmark"], c["a"], c["b"], c["n"], diff(c),
+            ["benchmark", "A", "B", "shared (n)", "Score A − B [95% CI]", "excludes 0"],
+            [[c["benchmark"], c["a"], c["b"], c["n"], diff(c) + (f"; {c['read_note']}" if c.get("read_note") else ""),
               "–" if c["excludes_zero"] is None else ("yes" if c["excludes_zero"] else "no")]
              for c in board["comparisons"]],
             ["", "", "", "", "", ""],
-            note="difference of Scores on the items both targets finished; bootstrap over those items"))
+            note="difference of Scores on the items (questions) both targets finished; bootstrap over them; "
+                 f"under {MIN_READ_N} shared, too few to read"))
     return out
 
 
@@ -697,11 +736,13 @@ def build_run_report(store: Store, run_id: int) -> Report:
         Row("targets", totals["targets"]),
         Row("items", totals["items"]),
         Row("best Score", board[0]["score"] if board else None, board[0]["target"] if board else "", ".1f"),
-        Row("tokens in", "unknown" if totals.get("tokens_unknown") else totals["tokens_in"],
+        Row("tokens in", UNKNOWN if totals.get("tokens_unknown") else totals["tokens_in"],
             f"{totals['tokens_unknown']} call(s) had no counts from the server" if totals.get("tokens_unknown")
             else "over every session (spent even if it failed)"),
         Row("tokens out", "unknown" if totals.get("tokens_unknown") else totals["tokens_out"]),
-        Row("cost", totals["cost"], "in the configured price units", ".4f"),
+        Row("cost", UNKNOWN if totals.get("tokens_unknown") else totals["cost"],
+            "the price times token counts, which are unknown" if totals.get("tokens_unknown")
+            else "in the configured price units", ".4f"),
         Row("started (UTC)", _day(run["created_at"])),
         Row("status", run["status"]),
     ]
@@ -727,7 +768,8 @@ def build_run_report(store: Store, run_id: int) -> Report:
         ["target", "finished", "failed", "unfinished", "not examined", "tokens in", "tokens out", "cost"],
         [[r["target"], r["finished"], len(r["failed"]), len(r["unfinished"]), len(r.get("not_examined") or []),
           "unknown" if r.get("tokens_unknown") else r["tokens_in"],
-          "unknown" if r.get("tokens_unknown") else r["tokens_out"], r["cost"]] for r in board],
+          "unknown" if r.get("tokens_unknown") else r["tokens_out"],
+          "unknown" if r.get("tokens_unknown") else r["cost"]] for r in board],
         ["", "", "", "", "", "", "", ".4f"],
         note="tokens and cost over every session (spent even if it failed); not examined: ended with no answered "
              "turn (no Score)"))
@@ -792,7 +834,8 @@ def build_run_report(store: Store, run_id: int) -> Report:
           r["p_zero"], r["r_plus"], r["r_minus"], r["r"], r["follow_ups"], r["challenges"], r["finished"],
           len(r["failed"]), len(r["unfinished"]), len(r.get("not_examined") or []),
           "unknown" if r.get("tokens_unknown") else r["tokens_in"],
-          "unknown" if r.get("tokens_unknown") else r["tokens_out"], r["cost"]]
+          "unknown" if r.get("tokens_unknown") else r["tokens_out"],
+          "unknown" if r.get("tokens_unknown") else r["cost"]]
          for i, r in enumerate(board)])
     subtitle = f"{len(sessions)} sessions · {len(board)} targets · started {_day(run['created_at'])}"
     return Report("run", f"viva run {run['id']}", subtitle, sections, csv_table, doc)

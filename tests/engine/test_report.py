@@ -64,7 +64,7 @@ def test_session_json_is_version_2_with_history_overrides_and_engine_figures(rep
     store, sid = reported.runtime.store, reported.sessions[0]
     doc = json.loads(export_session(store, sid, "json"))
     assert list(doc)[:7] == V1_KEYS and (doc["format"], doc["version"]) == ("viva-session", 2)
-    assert list(doc)[7:] == ["rubric_history", "overrides", "criteria", "agreement", "ratings", "figures"]
+    assert list(doc)[7:] == ["rubric_history", "overrides", "criteria", "agreement", "ratings", "chance", "figures"]
     v1, v2 = reported.versions
     assert [(v["version"], v["current"], v["note"]) for v in doc["rubric_history"]] == [
         (1, False, ""), (2, True, "photosynthesis matters more")]

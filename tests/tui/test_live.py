@@ -167,7 +167,7 @@ async def test_edit_rubric_saves_a_version_and_rescores_without_the_target(runti
                                 and app.screen, "the editor")
         await pilot.press("enter")  # edit c1 in place
         field = await wait_for(pilot, lambda: editor.editing and editor.editing[1], "the input in the row")
-        field.value = "Names influenza viruses (A or B) as the cause"
+        field.text = "Names influenza viruses (A or B) as the cause"
         await pilot.press("enter")
         assert editor.draft.find("c1").text == "Names influenza viruses (A or B) as the cause"
         await pilot.press("u")  # undo the edit: only what follows is saved

@@ -146,8 +146,102 @@ async def _open_undo(app, pilot):
     return dialog
 
 
-SCREENS = {"undo": ("review", _open_undo), "new_interview": ("home", _open_new_interview), "override_confirmation": ("review", _open_override_confirmation),
-           "overrides": ("review", _open_overrides), "leaderboard": ("review", _open_leaderboard)}
+async def _replay(app, pilot):
+    await wait_for(pilot, lambda: getattr(app.screen, "steps", None) and app.screen.state is not None, "the replay")
+
+
+async def _open_compare(app, pilot):
+    from tui.screens.compare import CompareScreen
+
+    await _replay(app, pilot)
+    a, b = app.screen.state.session_id, app.screen.state.session_id + 1
+    app.open_compare(a, b)
+    screen = await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and getattr(app.screen, "states", None)
+                            and app.screen, "the comparison")
+    await pilot.press("right")
+    await pilot.pause()
+    return screen
+
+
+async def _open_help(app, pilot):
+    from tui.screens.help import HelpScreen
+
+    await _replay(app, pilot)
+    await pilot.press("f1")
+    screen = await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen) and app.screen, "the help")
+    await pilot.pause()
+    return screen
+
+
+async def _open_help_home(app, pilot):
+    from tui.screens.help import HelpScreen
+
+    await wait_for(pilot, lambda: app.screen.query_one(SessionsTable).row_count == 2, "the sessions")
+    await pilot.pause(0.3)  # Home's table settles (its highlighted row) before the help covers it
+    await pilot.press("f1")
+    screen = await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen) and app.screen, "the help")
+    await pilot.pause()
+    return screen
+
+
+async def _open_export(app, pilot):
+    from tui.screens.dialogs import ExportDialog
+
+    await _replay(app, pilot)
+    await pilot.press("ctrl+e")
+    screen = await wait_for(pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen, "the export dialog")
+    # the path under a pytest temporary folder changes from run to run: a fixed one for the snapshot
+    screen.query_one("#export-path").value = "/home/evaluator/.viva/exports/viva-session-1.html"
+    screen.query_one("#export-folder").update("folder: /home/evaluator/.viva/exports")
+    await pilot.pause()
+    return screen
+
+
+async def _open_jump(app, pilot):
+    from tui.screens.dialogs import JumpDialog
+
+    await _replay(app, pilot)
+    await pilot.press("g")
+    screen = await wait_for(pilot, lambda: isinstance(app.screen, JumpDialog) and app.screen, "the jump dialog")
+    await pilot.pause()
+    return screen
+
+
+async def _open_sessions(app, pilot):
+    from tui.screens.dialogs import PickSessionDialog
+
+    await _replay(app, pilot)
+    await pilot.press("b")
+    screen = await wait_for(pilot, lambda: isinstance(app.screen, PickSessionDialog) and app.screen, "the picker")
+    await pilot.pause(0.2)
+    return screen
+
+
+LONG_CRITERION = ("States that annual vaccination is the main prevention for adults over 65, for pregnant women and "
+                  "for health workers, and says why it must be repeated every year (the circulating strains change)")
+
+
+async def _open_rubric_editor(app, pilot):
+    """The editor with a long criterion being written: the area wraps it over several lines."""
+    from tui.screens.editor import RubricEditor
+
+    await _replay(app, pilot)
+    await pilot.press("r")
+    editor = await wait_for(pilot, lambda: isinstance(app.screen, RubricEditor) and app.screen.draft is not None
+                            and app.screen, "the editor")
+    await pilot.press("a")
+    field = await wait_for(pilot, lambda: editor.editing and editor.editing[1], "the new row's area")
+    field.insert(LONG_CRITERION)
+    await pilot.pause()
+    return editor
+
+
+SCREENS = {"undo": ("review", _open_undo), "new_interview": ("home", _open_new_interview),
+           "override_confirmation": ("review", _open_override_confirmation),
+           "overrides": ("review", _open_overrides), "leaderboard": ("review", _open_leaderboard),
+           "compare": ("review", _open_compare), "help": ("review", _open_help), "help_home": ("home", _open_help_home),
+           "export": ("review", _open_export), "jump": ("review", _open_jump), "sessions": ("review", _open_sessions),
+           "rubric_editor": ("review", _open_rubric_editor)}
 
 
 @pytest.mark.parametrize("name", sorted(SCREENS))

@@ -161,7 +161,7 @@ def print_target_table(console: Any, rows: list[dict[str, Any]], main: bool = Tr
                       str(len(r.get("not_examined") or [])),
                       "unknown" if r.get("tokens_unknown")  # a server sent no counts
                       else str(r["tokens_in"] + r["tokens_out"]),
-                      f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
+                      "unknown" if r.get("tokens_unknown") else f"{r['cost']:.4f}", ",".join(map(str, r["sessions"])))
     if main:
         console.print(table)
     rated = [(r["target"], r["ratings"]) for r in rows if r.get("ratings")]
@@ -240,7 +240,7 @@ def print_board(console: Any, board: dict[str, Any]) -> None:
     """The scoped leaderboard: n and 95% intervals, paired comparisons, κ with its n."""
     from rich.table import Table
 
-    from tui.board import ability_notes, agreement_line, cells, columns_for, comparison, method_line
+    from tui.board import ability_notes, agreement_line, cells, columns_for, comparison, legend, method_line
 
     table = Table(title=f"leaderboard, {board['scope']['label']} (figures over finished sessions, per benchmark)")
     columns = columns_for(board)
@@ -249,6 +249,11 @@ def print_board(console: Any, board: dict[str, Any]) -> None:
     for r in board["rows"]:
         table.add_row(*cells(r, columns=columns))
     console.print(table)
+    for line in legend(board):
+        console.print(f"[dim]{escape(line)}[/]")
+    for row in board["rows"]:
+        if row.get("chance") and row["chance"]["under"]:
+            console.print(escape(f"{row['target']} on {row['benchmark']}: {row['chance']['note']}"))
     for line in ability_notes(board):
         console.print(f"[dim]{escape(line)}[/]")
     for c in board["comparisons"]:

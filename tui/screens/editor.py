@@ -1,6 +1,7 @@
 """The rubric editor: change an item's criteria from the keyboard and save a new rubric version.
 
-Moves with ↑/↓ or j/k; ``a`` adds below, ``enter`` edits the text in place, ``d`` deletes, ``K``/``J``
+Moves with ↑/↓ or j/k; ``a`` adds below, ``enter`` edits the text in place (a multi-line area that wraps a
+long criterion whole, :class:`CriterionArea`: ``enter`` keeps it, ``escape`` cancels), ``d`` deletes, ``K``/``J``
 move the criterion up/down, ``+``/``-`` change its weight, ``t`` makes it a deduction (or a point
 again), ``u``/``ctrl+y`` undo/redo, ``ctrl+s`` saves. Saving writes one new version
 (``edit_rubric``) and re-scores the session's stored answers without calling the target: a running
@@ -13,11 +14,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Input, Label, Static
+from textual.widgets import Label, Static, TextArea
 
 from engine.api import BenchError, Criterion, Engine, RubricVersion
 from tui.bridge import db_work
@@ -38,8 +41,39 @@ def save_rubric(engine: Engine, item_id: int, ops: list[dict[str, Any]], base_id
     return engine.edit_rubric(item_id, ops, author="human", base_version_id=base_id)
 
 
+class CriterionArea(TextArea):
+    """A criterion's text while it is edited: wrapped over as many lines as it needs (issue 36: a long
+    criterion was edited in a one-line input that showed 31 characters of it). A criterion is one
+    paragraph, so ``enter`` keeps the text (:class:`CriterionArea.Submitted`) instead of starting a line;
+    ``escape`` reaches the editor, which cancels."""
+
+    class Submitted(Message):
+        """The text is done (``enter``)."""
+
+        def __init__(self, area: CriterionArea) -> None:
+            super().__init__()
+            self.area = area
+
+    def __init__(self, text: str = "", placeholder: str = "") -> None:
+        super().__init__(text, soft_wrap=True, show_line_numbers=False, compact=True, placeholder=placeholder,
+                         classes="criterion-input")
+
+    @property
+    def value(self) -> str:
+        """The text as one line (a pasted line break is a space)."""
+        return " ".join(self.text.split())
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Submitted(self))
+            return
+        await super()._on_key(event)
+
+
 class CriterionRow(Horizontal):
-    """One criterion: its id, kind and weight, and its text (an input while it is edited)."""
+    """One criterion: its id, kind and weight, and its text (a :class:`CriterionArea` while it is edited)."""
 
     def __init__(self, criterion: Criterion | None, index: int):
         super().__init__(classes="criterion-row")
@@ -50,7 +84,7 @@ class CriterionRow(Horizontal):
         c = self.criterion
         if c is None:
             yield Label("new", classes="criterion-meta")
-            yield Input(placeholder="what an answer must show; enter saves, escape cancels", classes="criterion-input")
+            yield CriterionArea(placeholder="what an answer must show; enter keeps it, escape cancels")
             return
         meta = Text(f"{c.cid:<4}", style="bold")
         meta.append(f"{c.kind:<10}", style="red" if c.kind == "deduction" else "")
@@ -58,12 +92,13 @@ class CriterionRow(Horizontal):
         yield Label(meta, classes="criterion-meta")
         yield Static(c.text, classes="criterion-text")
 
-    def start_edit(self) -> Input:
-        """Swap the text for an input holding it."""
+    def start_edit(self) -> CriterionArea:
+        """Swap the text for an area holding it, the cursor at its end."""
         text = self.query_one(".criterion-text", Static)
         text.display = False
-        field = Input(value=self.criterion.text if self.criterion else "", classes="criterion-input")
+        field = CriterionArea(self.criterion.text if self.criterion else "")
         self.mount(field)
+        field.move_cursor(field.document.end)
         return field
 
 
@@ -97,7 +132,7 @@ class RubricEditor(Screen[int | None]):
         self.draft: RubricDraft | None = None
         self.versions: list[RubricVersion] = []
         self.cursor = 0
-        self.editing: tuple[CriterionRow, Input] | None = None
+        self.editing: tuple[CriterionRow, CriterionArea] | None = None
         self.saved: int | None = None
 
     @property
@@ -257,7 +292,7 @@ class RubricEditor(Screen[int | None]):
             box.mount(row, after=rows[self.cursor])
         else:
             box.mount(row)
-        self.call_after_refresh(lambda: self._start(row, row.query_one(Input)))
+        self.call_after_refresh(lambda: self._start(row, row.query_one(CriterionArea)))
 
     def action_edit(self) -> None:
         rows = self._rows()
@@ -266,13 +301,13 @@ class RubricEditor(Screen[int | None]):
         row = rows[self.cursor]
         self._start(row, row.start_edit())
 
-    def _start(self, row: CriterionRow, field: Input) -> None:
+    def _start(self, row: CriterionRow, field: CriterionArea) -> None:
         self.editing = (row, field)
         row.add_class("-editing")
         field.focus()
         self.refresh_bindings()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    def on_criterion_area_submitted(self, event: CriterionArea.Submitted) -> None:
         event.stop()
         self._commit()
 

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Static
 
 from engine.api import Engine
-from tui.board import COLUMNS, agreement_line, cells, columns_for, comparison, detail, method_line
+from tui.board import COLUMNS, agreement_line, cells, columns_for, comparison, detail, legend, method_line
 from tui.bridge import db_work
 from tui.widgets.header import short
 
@@ -131,6 +131,8 @@ class LeaderboardScreen(ModalScreen):
         if not board["rows"]:
             table.add_row("no sessions in this scope", *[""] * (len(columns) - 1))
         comparisons = Text()
+        for line in legend(board):
+            comparisons.append(line + "\n", style="dim")
         for c in board["comparisons"]:
             comparisons.append("paired: " + comparison(c) + "\n")
         comparisons.append(method_line(board), style="dim")

@@ -147,7 +147,8 @@ class MetricPanel(VerticalScroll, can_focus=True):
         else:
             tokens_in, tokens_out = m.get("tokens_in", 0) or 0, m.get("tokens_out", 0) or 0
             grid.add_row("tokens", f"{tokens_in} in / {tokens_out} out")
-        grid.add_row("cost", f"${m.get('cost') or 0.0:.4f}")
+        # the cost is the price times the counts: unknown with them (issue 36), never $0 beside "unknown"
+        grid.add_row("cost", "unknown" if m.get("tokens_unknown") else f"${m.get('cost') or 0.0:.4f}")
         latency = m.get("mean_latency_ms")
         grid.add_row("latency", "–" if latency is None else f"{latency:.0f} ms mean")
         return grid
