@@ -888,9 +888,9 @@ class _Judge:
         "Candidates: A / B / C"): the sentence holds a word of doubt (:data:`_DOUBT`) and the gold's list
         item has siblings that are not golds, not negated, and either split from it by "or", ";", "/" or
         "|", or of its kind (a number for a number, a name for a name). Without a word of doubt, a
-        sibling that is a variant of the gold (it shares at least half of the gold's content words: "the
-        king of France, the plague of France") is offered beside it, unless the question asks for several
-        answers. [] when it offers none."""
+        sibling that is a variant of the gold (it shares at least half of the gold's content words and
+        has at most two more: "the king of France, the plague of France") is offered beside it, unless
+        the question asks for several answers. [] when it offers none."""
         words = [t.text for t in sentence]
         doubt = bool(_DOUBT & set(words) or any(x == "not" and y == "sure" for x, y in zip(words, words[1:], strict=False)))
         if not doubt and _asks_plural(self.q_toks):
@@ -918,8 +918,8 @@ class _Judge:
                 continue
             if doubt and (marked or _same_kind(content, kind)):
                 out.append(_text(part))
-            elif len({t.stem for t in content} & own) * 2 >= len(own) > 0:
-                out.append(_text(part))  # a variant of the gold beside it ("two waves, one waves")
+            elif len({t.stem for t in content} & own) * 2 >= len(own) > 0 and len(content) <= len(own) + 2:
+                out.append(_text(part))  # a variant of the gold beside it, of its size ("two waves, one waves")
         return out
 
     def _other_side_is_gold(self, sentence: list[Tok], a: int, b: int) -> bool:
