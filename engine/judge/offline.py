@@ -227,7 +227,9 @@ class OfflineJudge:
 
     def summary_parts(self, history: Sequence[TurnView], question: str, answer: str,
                       action: str) -> list[tuple[str, str]]:
-        """Every answer sentence so far with the question it answered, each retraction applied.
+        """Every answer sentence so far with the question it answered, each retraction applied; an
+        answer's sentences are what it asserts (:func:`engine.judge.text.asserted_text`, denials kept
+        for the polarity reader), read over the whole answer.
 
         Answers are grouped: an answer to a question, then the replies to the challenges of it. A
         challenge contests the latest group, unless it quotes a sentence of an earlier group and none
@@ -242,7 +244,9 @@ class OfflineJudge:
         turns = [(t.action, t.question, t.answer) for t in history if t.answer]
         turns.append((action, question, answer or ""))
         for act, asked, text in turns:
-            said = list(_sentences(text))
+            # stance is read over the whole answer before it is cut into sentences: "X. Just kidding, I
+            # have no idea." withdraws X, which the sentence "X." alone would not show
+            said = list(_sentences(asserted_text(text, keep_denied=True)))
             if act == "challenge" and groups:
                 at = _contested(groups, asked or "")
                 if abandons(groups[at][1], text):

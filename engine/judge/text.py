@@ -20,7 +20,9 @@ offline kernel (:mod:`engine.judge.offline`) read a text the same way.
   :func:`negation_scopes`): a negation reaches from its word to the end of the sentence, or to the
   next ";" or but/rather/instead/however/though/yet (但/而/却); the words of its own clause before
   it (the subject: "Tim Farron has said he does ...") are outside its scope; a clause that is only
-  "No"/"Nope"/"不" is an interjection and negates nothing; a later clause that opens with the negation
+  "No"/"Nope"/"不" is an interjection and negates nothing; a clause that opens a scope with an even
+  number of negations (two: "it is not preferred when hands are not soiled") asserts and opens none;
+  a later clause that opens with the negation
   ("Liquid oxygen, not nitrogen, is blue") is an aside that negates only itself; "No. 1" and "no
   one"/"nobody" as a subject are handled as words, not as a denial of what follows them.
 """
@@ -431,6 +433,18 @@ class Clause:
     head: str = ""
 
 
+def _negation_count(text: str) -> int:
+    """How many negation or denial words a clause says (the rule of :func:`_negation_at`)."""
+    n = 0
+    for m in re.finditer(r"[^\W_]+(?:['’][^\W_]+)*", text, re.UNICODE):
+        tok = m.group().lower().replace("’", "'")
+        if tok == "no" and text[m.end():].lstrip(" .")[:1].isdigit():
+            continue
+        if tok in NEGATIONS or tok in DENIALS or tok.endswith("n't") or NEGATION_CJK.search(tok):
+            n += 1
+    return n
+
+
 def _negation_at(text: str, words: list[str]) -> int | None:
     """Character offset of the first word of ``text`` that negates what follows it, or None.
 
@@ -468,6 +482,8 @@ def _scoped(sentence: str) -> tuple[Clause, ...]:
             head = text[:at].strip()
             scope = True
         negated = (scope or (own and aside)) and not interjection
+        if negated and head and _negation_count(text) % 2 == 0:
+            negated, head, scope = False, "", False  # "not ... when they are not soiled": two negations assert
         out.append(Clause(text, negated, head if negated else ""))
     return tuple(out)
 

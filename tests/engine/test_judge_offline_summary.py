@@ -131,3 +131,13 @@ def test_a_claim_changed_under_challenge_without_retraction_words_replaces_it():
     parts = judge.summary_parts(history, 'You said: "Yearly vaccination prevents influenza." Do you stand by it?',
                                 "Actually, influenza vaccines are given every ten years.", "challenge")
     assert [s for _, s in parts] == ["Actually, influenza vaccines are given every ten years."]
+
+
+def test_an_answer_withdrawn_in_its_next_sentence_is_not_in_the_summary():
+    judge = OfflineJudge()
+    history = [_t(0, "Q1", "Hands must be cleaned before gloves go on. Just kidding, I have no idea.", "initial")]
+    summary = judge.summary_of(history, "It is wrong that a rub takes 20 seconds.", "follow-up")
+    # stance is read over each whole answer: the withdrawn sentence and the refuted one are gone
+    assert "Hands" not in summary and "20 seconds" not in summary
+    kept = judge.summary_of([], "Hands must be cleaned before gloves go on. That is all I know.", "initial")
+    assert kept.splitlines()[0] == "Hands must be cleaned before gloves go on."
