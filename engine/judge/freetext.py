@@ -290,6 +290,8 @@ class _Claim:
     surface: tuple[tuple[str, str], ...] = ()  # (fact stem, the word as written) of the fact words a
     # reply may say in other words (no numbers; none when the claim has fewer than SOFT_MIN_FACTS)
     names: frozenset[str] = frozenset()  # the surface words written capitalised inside the claim (names)
+    positive: frozenset[str] = frozenset()  # a negated claim's stems of clauses no negation reaches: said
+    # negated, they contradict it ("Hands must be washed ..., because alcohol does not kill spores")
 
 
 def _keyword_items(sentence: str) -> tuple[str, ...] | None:
@@ -510,9 +512,16 @@ class FreeTextJudge:
         scopes = [c for s in split_sentences(text) for c in scoped_clauses(s)] or scoped_clauses(text)
         negated = any(c.negated for c in scopes)
         neutral: set[str] = set()
+        positive: set[str] = set()
         if negated:
+            in_scope: set[str] = set()
             for c in scopes:
                 neutral.update(content_stems(c.head) if c.negated else content_stems(c.text))
+                if c.negated:
+                    in_scope.update(set(content_stems(c.text)) - set(content_stems(c.head)))
+                else:
+                    positive.update(content_stems(c.text))
+            positive -= in_scope
         fact_set = set(facts or stems)
         numbers = tuple(dict.fromkeys((n, w[0] if w else "") for n, w in bound_numbers(text) if n in fact_set))
         written: dict[str, str] = {}
@@ -524,7 +533,7 @@ class FreeTextJudge:
             if len(facts) >= SOFT_MIN_FACTS else ()
         names = frozenset(w for _f, w in surface if w in names)
         return _Claim(text, context, extra, stems, facts or stems, not facts, negated, predicate,
-                      frozenset(neutral), numbers, weights, surface, names)
+                      frozenset(neutral - positive), numbers, weights, surface, names, frozenset(positive))
 
     def prepare_met(self, criteria: Sequence[str], reply: Reply, question: str = "",
                     deductions: Sequence[bool] | None = None) -> FactJob:
@@ -638,7 +647,7 @@ class FreeTextJudge:
         reads the question's words, is applied after the memo.
         """
         key = (tuple(claim.facts), claim.given, frozenset(claim.predicate), claim.negated, claim.neutral,
-               claim.numbers, claim.weights)
+               claim.numbers, claim.weights, claim.positive)
         memo = self._memos.get(key)
         if memo is None:
             memo = self._memos[key] = {}
@@ -745,7 +754,7 @@ def _polarity_split(claim: _Claim, cand: _Candidate) -> tuple[set[str], set[str]
     for c in cand.clauses:
         for w in c.stems & facts:
             negated = c.negated and w not in c.head
-            if w in claim.neutral or negated == claim.negated:
+            if w in claim.neutral or negated == (claim.negated and w not in claim.positive):
                 agree.add(w)
             else:
                 disagree.add(w)

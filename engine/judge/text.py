@@ -547,7 +547,8 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
 #   is refused, not negated word by word).
 # - a colon after a hypothetical, refuted or attributed clause carries that stance on to the end of the
 #   sentence or the next ";" ("Suppose that treatment is supportive: rest, fluids and fever control;
-#   I can't say.": the list is part of what is supposed).
+#   I can't say.": the list is part of what is supposed); an attribution runs on over any clause to
+#   its contradiction or the next ";" ("Some say that X, after Y, because Z; in fact W").
 # - ``code`` (a ``` block, or an inline `span` with no space inside its backticks: "` quoted '" is a
 #   quotation) and ``url`` (http://, https://, www.).
 #
@@ -764,8 +765,8 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
             if ";" in delim or "；" in delim:
                 hypothetical = False
                 carry = running = None
-            if running is None and carry is not None and (":" in delim or "：" in delim):
-                running = carry
+            if running is None and carry is not None and (":" in delim or "：" in delim or carry == "attributed"):
+                running = carry  # (what others say runs on to its contradiction, or to the next ";")
             if running is not None and not _CONTRAST.match(clause):
                 if running == "attributed":
                     pending_attr.append(c)

@@ -11,6 +11,7 @@ from engine.judge.freetext import (
     FreeTextJudge,
     claim_of,
     content_stems,
+    judge_fact,
 )
 from engine.knowledge.embed import get_embedder
 
@@ -326,3 +327,15 @@ def test_stance_before_match(judge, reply):
 def test_a_stated_fact_is_still_credited(judge):
     v = judge.judge("Liquid oxygen is pale blue", "Liquid oxygen is pale blue.", "What colour is liquid oxygen?")
     assert v.met, v.rationale
+
+
+def test_a_negated_claim_keeps_the_polarity_of_its_other_clauses():
+    fact = "Hands must be washed with soap and water when they are visibly dirty, because alcohol does not kill spores."
+    same = "Hands must be washed with soap and water when visibly dirty, because alcohol does not kill spores."
+    denied = "Hands must not be washed with soap and water when they are visibly dirty, because alcohol does not kill spores."
+    assert judge_fact(fact, same).met
+    assert not judge_fact(fact, denied).met
+    # two negations in one clause assert: a fact that holds one is not said by a reply that adds another
+    rub = "Alcohol-based hand rub is the preferred method when hands are not visibly soiled."
+    assert judge_fact(rub, rub).met
+    assert not judge_fact(rub, "Alcohol-based hand rub is not the preferred method when hands are not visibly soiled.").met

@@ -198,3 +198,10 @@ def test_no_refutation_or_carry(text: str) -> None:
 def test_refuted_is_dropped_even_for_a_polarity_reader() -> None:
     assert asserted_text("It is wrong that the flu is caused by bacteria.", keep_denied=True) == ""
     assert asserted_text("It is wrong that flu is bacterial. Flu is viral.", keep_denied=True) == "Flu is viral."
+
+
+def test_an_attribution_runs_on_to_its_contradiction():
+    text = "Some say that hands are washed when dirty, after the toilet, and when caring; in fact they are not."
+    assert stance_of(text, "toilet") == "attributed" and stance_of(text, "caring") == "attributed"
+    # uncontradicted, it stays asserted, all of it
+    assert all(c.asserted for c in claims("Most historians believe it was Paris, after the war, in 1919."))
