@@ -17,6 +17,7 @@ from engine.metrics.dynamism import (
     hold_rate,
     session_outcomes,
 )
+from engine.metrics.leaderboard import graded_questions
 from engine.store import Store
 
 
@@ -100,7 +101,7 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
         return []
     cond, params = _id_filter(ids)
     rows = store.query(
-        "SELECT s.id, s.target, s.status, s.score, st.follow_ups, st.follow_sum, st.challenges, st.plus_n, "
+        "SELECT s.id, s.target, s.status, s.score, s.protocol, st.follow_ups, st.follow_sum, st.challenges, st.plus_n, "
         "st.plus_sum, st.minus_n, st.minus_sum, st.tokens_in, st.tokens_out, st.cost FROM sessions s "
         f"LEFT JOIN session_stats st ON st.session_id = s.id WHERE 1{cond} ORDER BY s.id", params)
     by_target: dict[str, list[dict[str, Any]]] = {}
@@ -114,6 +115,7 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
                          params):
         cannot[r["sid"]] = r["n"]
     uncounted = uncounted_calls(store, ids)
+    questions = graded_questions(store, [r["id"] for r in rows if r["protocol"] == "graded" and r["status"] == "finished"])
     table = []
     for target, sessions in by_target.items():
         sids = [s["id"] for s in sessions]
@@ -126,9 +128,15 @@ def target_table(store: Store, session_ids: Iterable[int] | None) -> list[dict[s
         for s in finished:
             for name in ("follow_ups", "follow_sum", "challenges", "plus_n", "plus_sum", "minus_n", "minus_sum"):
                 setattr(sums, name, getattr(sums, name) + (s[name] or 0))
-        # Score is the mean of the finished sessions' scores, each by its protocol's rule (for
-        # adaptive sessions that is 100 × the last turn's score, TestAgent's Score).
-        scores = [s["score"] for s in finished if s["score"] is not None]
+        # Score is the mean over what the leaderboard counts (engine.metrics.leaderboard.scored_units):
+        # a graded session's scored questions each (issue 36: n counts questions), any other finished
+        # session's score by its protocol's rule (adaptive: 100 × the last turn's score, TestAgent's)
+        scores: list[float] = []
+        for s in finished:
+            if s["score"] is None:
+                continue
+            asked = questions.get(s["id"]) if s["protocol"] == "graded" else None
+            scores += [100.0 * q for _, q in asked] if asked else [float(s["score"])]
         dyn = dynamism_from_sums(len(finished), [], sums)
         dyn.score = sum(scores) / len(scores) if scores else None
         table.append({"target": target, **dyn.as_dict(), "tokens_in": sum(s["tokens_in"] or 0 for s in sessions),

@@ -753,7 +753,8 @@ def build_run_report(store: Store, run_id: int) -> Report:
                                     + (f", {len(r['unfinished'])} unfinished" if r["unfinished"] else "")
                                     + (f", {len(r['not_examined'])} not examined" if r.get("not_examined") else "")
                                     + ("" if r["r"] is None else f"; R {r['r']:+.3f}") for r in board],
-                             note="Score = 100 × mean last-turn score over finished sessions (0–100)"))
+                             note="Score = 100 × mean last-turn score over finished sessions (0–100); a graded "
+                                  "session counts each scored question, as the leaderboard's n does"))
     sections.append(Table(
         "leaderboard", "Leaderboard",
         ["#", "target", "Score", "ΔS_f", "hold: kept/tested [95%]", "P+", "P−", "R+", "R−", "R"],

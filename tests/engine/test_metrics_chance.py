@@ -16,6 +16,7 @@ from engine.config import Config
 from engine.interview.run import RunRequest, execute_run, plan_run
 from engine.metrics.chance import MIN_READ_N, chance_rate, read_note, too_few, versus_chance
 from engine.metrics.leaderboard import leaderboard
+from engine.metrics.sessions import target_table
 from engine.report.model import build_run_report
 from engine.runtime import Runtime
 from tui.board import cells, columns_for, detail, legend
@@ -95,6 +96,9 @@ def test_a_graded_multiple_choice_board_counts_questions_and_shows_chance(graded
     assert pickb["figures"]["score"]["n"] == 7 and pickb["unit"] == "question"
     assert pickb["score"] == pytest.approx(300 / 7)
     assert pickc["score"] == 0.0
+    # the per-target table (the run report's "Score by target", `viva run`'s summary) says the same Score
+    by_target = {r["target"]: r for r in target_table(rt.store, ids)}
+    assert by_target[b]["score"] == pytest.approx(300 / 7) and by_target[c]["score"] == 0.0
     assert pickb["figures"]["score"]["too_few"] and "n = 7 question(s) < 50" in pickb["figures"]["score"]["read_note"]
     # chance: (5 × 1/4 + 1/2 + 1/5) / 7
     expected = 100 * (5 * 0.25 + 0.5 + 0.2) / 7
