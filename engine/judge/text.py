@@ -767,6 +767,8 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
                 carry = running = None
             if running is None and carry is not None and (":" in delim or "：" in delim or carry == "attributed"):
                 running = carry  # (what others say runs on to its contradiction, or to the next ";")
+            if running is not None and _own_marker(clause):
+                running = carry = None  # a clause with a stance of its own ends the run ("..., C are mistaken")
             if running is not None and not _CONTRAST.match(clause):
                 if running == "attributed":
                     pending_attr.append(c)
@@ -879,6 +881,14 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
                 pending_past.append(c)
         before.extend(clauses)
     return negated
+
+
+def _own_marker(clause: str) -> bool:
+    """A clause that carries a stance marker of its own (a verdict, a withdrawal, a refusal, a correction,
+    a pointer, an opening negation or supposition): a carried stance does not run over it."""
+    return bool(_META_DENIAL.search(clause) or _WITHDRAWAL.search(clause) or _REFUSAL.search(clause)
+                or _POINTER.match(clause) or _CORRECTION.match(clause) or _OPEN_NOT.match(clause)
+                or _REFUTE_THAT.match(clause) or (_IF.match(clause) and not _HEDGE_IF.match(clause)))
 
 
 def _rest_after_marker(clause: str) -> bool:

@@ -205,3 +205,9 @@ def test_an_attribution_runs_on_to_its_contradiction():
     assert stance_of(text, "toilet") == "attributed" and stance_of(text, "caring") == "attributed"
     # uncontradicted, it stays asserted, all of it
     assert all(c.asserted for c in claims("Most historians believe it was Paris, after the war, in 1919."))
+
+
+def test_a_clause_with_a_stance_of_its_own_ends_a_carried_one():
+    # an attribution over an option that holds commas, then the verdict: every piece is denied
+    text = "People who answer Trimethoprim, sulfamethoxazole, azithromycin are mistaken."
+    assert [c.stance for c in claims(text)] == ["denied", "denied", "denied"]
