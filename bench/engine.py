@@ -47,10 +47,37 @@ sys.path.insert(0, str(ROOT))
 
 # -- the fake server, in its own process ------------------------------------------------------------
 
+FOLLOW_UPS = ("What else do you know about {topic}?", "How does {topic} take part in the processes you described?",
+              "Which properties of {topic} can be observed directly?", "Where is {topic} found in nature?",
+              "What would change without {topic}?", "How is {topic} produced or obtained?")
+"""A good kernel's follow-ups: a different question at every turn (the turn number picks one, and names the
+round once the list is used up), so viva never refuses one as already asked."""
+
+
+def good_question(body: dict[str, Any], kind: str) -> str:
+    """The JSON reply of a well-behaved kernel to a question prompt: a question not asked before in the
+    conversation (``kind`` "follow-up" or "challenge"), of the length its schema asks for."""
+    from tests.engine.interview_fixtures import _turns_in
+
+    t = _turns_in(body)
+    if kind == "challenge":
+        question = f"Are you sure about your answer at turn {t - 1}? Many sources say otherwise."
+    else:
+        question = FOLLOW_UPS[t % len(FOLLOW_UPS)].format(topic="oxygen")
+        if t >= len(FOLLOW_UPS):
+            question = f"{question[:-1]}, beyond what you said up to turn {t - 1}?"
+    return json.dumps({"question": question})
+
+
 def serve(latency: float) -> None:
-    """Run the scripted fake server until stdin closes; print its base URL first."""
+    """Run the scripted fake server until stdin closes; print its base URL first.
+
+    The server behaves like a good model: the target answers (naming its item), the judge marks by
+    keyword and keeps the summary, the kernel writes a question not asked before, the gold judge and the
+    ratings reply to their schemas. So a repair in a measured turn is the engine's defect, not the fake's.
+    """
     from tests.engine.interview_fixtures import RATINGS, judge_reply, target_reply
-    from tests.fakes.openai_server import FakeOpenAI
+    from tests.fakes.openai_server import GOLD_JUDGE_PROMPT, FakeOpenAI, gold_judge_reply
 
     def delayed(fn):
         return lambda body: {"content": fn(body), "delay": latency} if latency else fn(body)
@@ -63,9 +90,10 @@ def serve(latency: float) -> None:
 
     with FakeOpenAI() as fake:
         fake.rule(lambda r: bool(r.body.get("stream")), delayed(distinct_reply))
+        fake.rule(GOLD_JUDGE_PROMPT, delayed(gold_judge_reply))
         fake.rule("judge of an oral examination", delayed(judge_reply))
-        fake.rule("a FOLLOW-UP", delayed(lambda b: json.dumps({"question": "What else do you know about oxygen?"})))
-        fake.rule("a CHALLENGE", delayed(lambda b: json.dumps({"question": "Are you sure about that?"})))
+        fake.rule("a FOLLOW-UP", delayed(lambda b: good_question(b, "follow-up")))
+        fake.rule("a CHALLENGE", delayed(lambda b: good_question(b, "challenge")))
         fake.rule("You rate an oral examination", delayed(lambda b: json.dumps(RATINGS)))
         print(fake.base_url, flush=True)
         sys.stdin.read()  # until the parent closes the pipe
