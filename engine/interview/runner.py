@@ -161,16 +161,21 @@ class SessionRunner:
                 self.session.emit(ev.AnswerReset(row["idx"]))
 
     # -- steps ----------------------------------------------------------------------------------
-    async def _checkpoint(self) -> None:
-        """Apply pending interventions; wait while paused; re-score on a rubric switch."""
+    async def _checkpoint(self) -> bool:
+        """Apply pending interventions; wait while paused; re-score on a rubric switch. Returns whether it
+        waited or re-scored (the turns may then have changed: the caller reads them again)."""
         inbox = self.inbox
         inbox.poll()
+        waited = False
         while inbox.paused and not inbox.stop:
+            waited = True
             await asyncio.sleep(0.1)
             inbox.poll()
         if inbox.rubric_version is not None:
             version, inbox.rubric_version = inbox.rubric_version, None
             await self.rescore(version)
+            return True
+        return waited
 
     async def _ask_target(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> ChatResult:
         """Ask the target the turn's question, streaming ``answer.delta`` events (coalesced)."""
@@ -230,13 +235,14 @@ class SessionRunner:
                     continue
             if protocol.finished(rows):
                 return
-            await self._checkpoint()
+            changed = await self._checkpoint()
             if inbox.stop:
                 raise StopRequested()
             if inbox.end_after and rows:
                 session.emit(ev.SessionEndedEarly(len(rows) - 1, "end"))
                 return
-            rows = session.turns()  # an override or a re-score may have changed them
+            if changed:  # an override while paused or a re-score may have changed them
+                rows = session.turns()
             ask = await protocol.next_question(rows, inbox.steer)
             if ask is None:
                 return
@@ -269,10 +275,13 @@ class SessionRunner:
         return call.result()  # the call's own error (or cancellation) propagates
 
     async def _watch_stop(self) -> bool:
-        """Return True as soon as a ``control.stop`` is written for this session (polled)."""
-        while not self.inbox.has_pending("stop"):
+        """Return True as soon as a ``control.stop`` is written for this session (polled every
+        :data:`STOP_POLL_SECONDS`; the first look after one period, as the step's checkpoint has just looked:
+        a call shorter than that costs no statement)."""
+        while True:
             await asyncio.sleep(STOP_POLL_SECONDS)
-        return True
+            if self.inbox.has_pending("stop"):
+                return True
 
     def _stopped(self, stop: StopRequested) -> None:
         """Record a stop: the stop control acknowledged, the status ``stopped``, the partial answer
