@@ -325,20 +325,31 @@ class Adaptive(SessionProtocol):
                                    passage=(s.item.meta or {}).get("context"))
         gold_usage = None
         judge = self.kernel.judge
+        others = [c for c in criteria if c.cid not in gold]
+        verdicts = self.kernel.judge.judge(turn["question"], others, (prev or {}).get("summary") or "",
+                                           turn["answer"], s.item.reference, views, turn["action"])
         if gold and not getattr(judge, "offline", True) and getattr(judge, "client", None) is not None \
                 and not s.item.options:
             # an LLM judge judges free-answer gold criteria with the golds as reference; the lexical
-            # verdict is kept beside it (engine.judge.gold_llm)
-            llm, gold_usage = await llm_gold_verdicts(judge.client, criteria, seen, s.item.question, gold,
-                                                      repairs=getattr(judge, "repairs", 2))
+            # verdict is kept beside it (engine.judge.gold_llm). Neither call needs the other's reply: they
+            # are sent at once (a turn waits for one round trip, not two)
+            gold_call, judged = await asyncio.gather(
+                llm_gold_verdicts(judge.client, criteria, seen, s.item.question, gold,
+                                  repairs=getattr(judge, "repairs", 2)), verdicts, return_exceptions=True)
+            if isinstance(gold_call, BaseException):
+                raise gold_call
+            llm, gold_usage = gold_call
             gold.update(llm)
-        others = [c for c in criteria if c.cid not in gold]
-        try:
-            judgement: Judgement = await self.kernel.judge.judge(
-                turn["question"], others, (prev or {}).get("summary") or "", turn["answer"],
-                s.item.reference, views, turn["action"])
-        except UNUSABLE as exc:
-            return s.mark_cannot_judge(turn, str(exc), spent(exc))
+        else:
+            try:
+                judged = await verdicts
+            except UNUSABLE as exc:
+                judged = exc
+        if isinstance(judged, UNUSABLE):
+            return s.mark_cannot_judge(turn, str(judged), spent(judged))
+        if isinstance(judged, BaseException):
+            raise judged
+        judgement: Judgement = judged
         judgement.verdicts = {c.cid: gold.get(c.cid) or judgement.verdicts[c.cid] for c in criteria}
         if gold_usage is not None:
             for name in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
