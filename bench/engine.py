@@ -162,6 +162,8 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
         run_id = _plan(runtime, sessions, turns, kernel, policy, 1)
         service = get_embedding_service(runtime.config.retrieval.embedder)
         service.embed(["warm up"])
+        import openai  # noqa: F401  (loaded before the clock, as a worker does before it takes a session)
+
         embedded: list[list[str]] = []  # every ONNX call's texts, replayed below
         encoder = service.embedder
         encode = encoder.embed
@@ -252,6 +254,7 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
         if workers == 1:  # loaded before the clock starts, as a worker does before it takes a session
             get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
             load_policy("onnx")
+            import openai  # noqa: F401
         called, cpu, server_cpu = time.time(), time.process_time(), server.cpu_seconds()
         errors = await execute_run(runtime, run_id, workers=workers)
         engine_cpu = time.process_time() - cpu

@@ -161,21 +161,16 @@ class SessionRunner:
                 self.session.emit(ev.AnswerReset(row["idx"]))
 
     # -- steps ----------------------------------------------------------------------------------
-    async def _checkpoint(self) -> bool:
-        """Apply pending interventions; wait while paused; re-score on a rubric switch. Returns whether it
-        waited or re-scored (the turns may then have changed: the caller reads them again)."""
+    async def _checkpoint(self) -> None:
+        """Apply pending interventions; wait while paused; re-score on a rubric switch."""
         inbox = self.inbox
         inbox.poll()
-        waited = False
         while inbox.paused and not inbox.stop:
-            waited = True
             await asyncio.sleep(0.1)
             inbox.poll()
         if inbox.rubric_version is not None:
             version, inbox.rubric_version = inbox.rubric_version, None
             await self.rescore(version)
-            return True
-        return waited
 
     async def _ask_target(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> ChatResult:
         """Ask the target the turn's question, streaming ``answer.delta`` events (coalesced)."""
@@ -221,33 +216,39 @@ class SessionRunner:
 
     async def _loop(self) -> None:
         session, protocol, inbox = self.session, self.protocol, self.inbox
+        # The turns are checked for a change made elsewhere (an evaluator's override) before each step that
+        # reads their scores: judging (after the target's answer) and writing the next question (after the
+        # checkpoint, below). Asking the target reads questions and answers only, which nothing else writes.
+        check = True
         while True:
             self._heartbeat()
-            rows = session.turns()
+            rows = session.turns(check=check)
             unanswered = next((r for r in rows if r["answer"] is None), None)
             if unanswered is not None:
                 await self._ask_target(unanswered, [r for r in rows if r["idx"] < unanswered["idx"]])
+                check = True
                 continue
             if protocol.scored_per_turn:
                 unjudged = next((r for r in rows if not protocol.judged(r)), None)
                 if unjudged is not None:
                     await protocol.judge_turn(unjudged, [r for r in rows if r["idx"] < unjudged["idx"]])
+                    check = False
                     continue
             if protocol.finished(rows):
                 return
-            changed = await self._checkpoint()
+            await self._checkpoint()
             if inbox.stop:
                 raise StopRequested()
             if inbox.end_after and rows:
                 session.emit(ev.SessionEndedEarly(len(rows) - 1, "end"))
                 return
-            if changed:  # an override while paused or a re-score may have changed them
-                rows = session.turns()
+            rows = session.turns()  # an override or a re-score may have changed them
             ask = await protocol.next_question(rows, inbox.steer)
             if ask is None:
                 return
             for c in ask.consumed:
                 inbox.consumed.add(c.seq)
+            check = False
             session.add_turn(len(rows), ask.question, ask.action, ask.actor, state=ask.state, probs=ask.probs,
                              usage=ask.usage, consumed=ask.consumed)
 

@@ -250,13 +250,16 @@ class Session:
             self.emit(ev.Intervention(c.seq, c.kind, dict(c.extra)))
 
     # -- reading ----------------------------------------------------------------------------------
-    def turns(self) -> list[Turn]:
+    def turns(self, check: bool = True) -> list[Turn]:
         """The session's turns in order (each ``summary`` read back from ``texts``).
 
-        Read once, then kept: this object's own writes update the copy, and the session's events written
-        since the last call are scanned (their kinds only: O(new events), not O(turns)) for a change made
-        elsewhere (an evaluator's override or its undo, re-scoring the turns; :data:`TURNS_CHANGED`),
-        which reads them all again. A turn costs the same at turn 50 as at turn 1."""
+        Read once, then kept: this object's own writes update the copy, and (``check``) the session's events
+        written since the last call are scanned (their kinds only: O(new events), not O(turns)) for a change
+        made elsewhere (an evaluator's override or its undo, re-scoring the turns; :data:`TURNS_CHANGED`),
+        which reads them all again. A turn costs the same at turn 50 as at turn 1. ``check=False``: the copy
+        as it is, for a caller that has just written and needs no other process's change yet."""
+        if self._turns is not None and not check:
+            return list(self._turns)
         if self._turns is not None:
             fresh = self.store.query("SELECT seq, kind FROM events WHERE session_id = ? AND seq > ?",
                                      (self.sid, self._seen))

@@ -131,9 +131,9 @@ async def test_the_caches_change_no_question_verdict_or_score(runtime, fake_open
 
     original = Session.turns
 
-    def uncached(self):
+    def uncached(self, check=True):
         self._turns = None
-        return original(self)
+        return original(self, check)
 
     monkeypatch.setattr(Session, "turns", uncached)
     monkeypatch.setattr("engine.interview.protocols.adaptive.Adaptive._fresh",

@@ -227,17 +227,19 @@ class Adaptive(SessionProtocol):
                 rows[r["turn_id"]].append(r)
             for turn_id, verdicts in rows.items():
                 eff = effective_verdicts(verdicts)
+                self._met[(turn_id, version)] = {cid: bool(v["met"]) for cid, v in eff.items()}
                 self._earned[(turn_id, version)] = [
                     c.cid for c in s.criteria if c.cid in eff and eff[c.cid]["met"] and eff[c.cid].get("in_answer")
                     and c.kind != "deduction"]
         return {t["id"]: self._earned[(t["id"], version)] for t in turns}
 
     def _effective_met(self, turn_id: int) -> dict[str, bool]:
-        """:meth:`Session.effective_met` of a judged turn under the session's rubric version, kept."""
+        """:meth:`Session.effective_met` of a judged turn under the session's rubric version, kept (read with
+        its earned claims, :meth:`_earned_of`: one statement for both)."""
         self._fresh()
         key = (turn_id, self.session.version_id)
         if key not in self._met:
-            self._met[key] = self.session.effective_met(turn_id, self.session.version_id)
+            self._earned_of([{"id": turn_id}])
         return dict(self._met[key])
 
     def at_stake(self, history: Sequence[Mapping[str, Any]]) -> list[str]:
