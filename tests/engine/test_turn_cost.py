@@ -202,3 +202,54 @@ def test_batching_by_length_gives_the_vectors_of_texts_embedded_one_by_one(embed
     together = embedder.embed(texts)
     for i, text in enumerate(texts):
         assert np.array_equal(embedder.embed([text])[0], together[i])
+
+
+async def _gold_session(runtime, fake) -> int:
+    from tests.engine.test_gold_llm import bench as gold_bench
+    from tests.engine.test_gold_llm import script as gold_script
+
+    gold_script(fake, ["Doctors do.", "I am sure: doctors.", "Yes, doctors do.", "Actually, nurses do.",
+                       "Nurses do, I said."])
+    gold_bench(runtime.store)
+    run_id = plan_run(runtime, RunRequest(bench="care", targets=[_target(fake)], kernel="config",
+                                          policy="always-challenge", turns=5))
+    errors = await execute_run(runtime, run_id)
+    assert not any(errors.values()), errors
+    return run_sessions(runtime, run_id)[0]
+
+
+async def test_the_gold_judge_judges_each_reply_once(runtime, fake_openai):
+    """Each turn judges the gold criterion's whole span of challenges again; a reply judged at an earlier
+    turn is not asked (nor recorded as a cached call) again: one gold call per turn, not one per turn so far."""
+    sid = await _gold_session(runtime, fake_openai)
+    gold_calls = runtime.store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE session_id = ? AND purpose = 'gold judge'",
+                                   (sid,))["n"]
+    assert gold_calls == 5
+
+
+async def test_the_gold_judges_memo_changes_no_verdict(home, fake_openai, monkeypatch, endpoint):
+    """The same gold session with the memo defeated (every reply of the span judged again, answered by the
+    response cache): the same verdicts and scores."""
+    import engine.judge.gold_llm as gold_llm
+
+    def run_in(path):
+        return Runtime(home=path, config=Config(kernel=endpoint))
+
+    first = run_in(home / "a")
+    try:
+        with_memo = _transcript(first.store, await _gold_session(first, fake_openai))
+    finally:
+        first.store.close()
+    fake_openai.reset()
+    original = gold_llm._judged
+    monkeypatch.setattr(gold_llm, "_judged", lambda memo, *args: original(None, *args))
+    second = run_in(home / "b")
+    try:
+        sid = await _gold_session(second, fake_openai)
+        without = _transcript(second.store, sid)
+        repeated = second.store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE session_id = ? AND "
+                                    "purpose = 'gold judge'", (sid,))["n"]
+    finally:
+        second.store.close()
+    assert repeated == 1 + 2 + 3 + 4 + 5  # (answered by the response cache but recorded, every turn)
+    assert with_memo == without

@@ -91,6 +91,7 @@ class Adaptive(SessionProtocol):
         self._earned: dict[tuple[int, int], list[str]] = {}
         self._met: dict[tuple[int, int], dict[str, bool]] = {}
         self._derived_at = 0
+        self._gold_memo: dict[Any, Any] = {}  # the LLM gold judge's verdict on each reply, judged once
 
     @staticmethod
     def score(criteria: Sequence[Any], met: Mapping[str, bool]) -> float:
@@ -337,7 +338,8 @@ class Adaptive(SessionProtocol):
             # are sent at once (a turn waits for one round trip, not two)
             gold_call, judged = await asyncio.gather(
                 llm_gold_verdicts(judge.client, criteria, seen, s.item.question, gold,
-                                  repairs=getattr(judge, "repairs", 2)), verdicts, return_exceptions=True)
+                                  repairs=getattr(judge, "repairs", 2), memo=self._gold_memo),
+                verdicts, return_exceptions=True)
             if isinstance(gold_call, BaseException):
                 raise gold_call
             llm, gold_usage = gold_call
