@@ -10,14 +10,19 @@ engine's interpreter. Figures are medians over ``--repeat`` runs (default 3).
    engine process's CPU per turn (all its threads, ONNX included) and SQL statements per turn. For
    the LLM kernel (every kernel/judge step an HTTP call) and the default offline kernel; for the
    *bare* setting (threshold policy, no LLM response cache) and the *default* one (ONNX policy,
-   response cache on).
+   response cache on). Under each: the LLM calls per turn by purpose with their tokens
+   (``llm_calls.purpose``: answer, judge, follow-up/challenge question, ratings, ``<purpose> repair``...)
+   and the SQL statements per turn by kind (verb and table; a trigger's statements, which sqlite traces
+   as their outer statement again, counted apart). The fake server behaves like a good model (a new
+   question at every turn, valid replies to every schema), so a repair here is the engine's defect.
 2. **Concurrency**: N sessions at once, ``--latency`` seconds per call (LLM kernel, default policy
    and cache): throughput as a fraction of the ideal (each session's calls back to back at exactly
    the latency). ``--workers W`` runs it as ``viva run --workers W`` does (``execute_run(..., workers=W)``:
    sessions handed out to W processes sharing the store, SQLite WAL), timed from the first session's start.
-3. **Time per turn vs turn index** (offline kernel, one session of ``--long-turns`` turns): the
-   median turn time around turn 1, 50 and 200, and the bytes stored per turn (the session's rows in
-   events, llm_calls, turns and verdicts, allocated to the turn they were written in).
+3. **Per turn vs turn index** (one session of ``--long-turns`` turns, offline kernel then LLM kernel): the
+   median around turn 1, 50 and 200 of the turn's time, bytes stored (the session's rows in events,
+   llm_calls, turns and verdicts, allocated to the turn they were written in), SQL statements sent and
+   (offline) texts and characters embedded. docs/turn-cost.md explains the figures.
 
 ``--baseline`` repeats each measurement with ``VIVA_EMBED_CACHE=0`` (the embedding service off:
 every text re-embedded, as before it existed) for a before/after in the same run.
