@@ -253,3 +253,28 @@ async def test_the_gold_judges_memo_changes_no_verdict(home, fake_openai, monkey
         second.store.close()
     assert repeated == 1 + 2 + 3 + 4 + 5  # (answered by the response cache but recorded, every turn)
     assert with_memo == without
+
+
+async def test_the_gold_check_and_the_verdicts_are_sent_at_once(runtime, fake_openai):
+    """The gold judge's reply waits (up to 5 s) for the judge's request of the same turn to arrive: it does
+    when the two calls are sent at once, and only then (sent one after the other, the judge's request
+    would come after the gold reply)."""
+    import threading
+
+    judge_arrived = threading.Event()
+    waited: list[bool] = []
+
+    def gold(body):
+        waited.append(judge_arrived.wait(5))
+        relation = ', "relation": "keeps"' if "Earlier reply:" in body["messages"][-1]["content"] else ""
+        return '{"reason": "doctors are physicians", "correct": true' + relation + "}"
+
+    def judge(body):
+        judge_arrived.set()
+        return json.dumps({"verdicts": [{"id": "c2", "rationale": "not stated", "met": False, "in_answer": False}],
+                           "summary": "The candidate named who treats patients."})
+
+    fake_openai.rule("against accepted answers", gold)
+    fake_openai.rule("judge of an oral examination", judge)
+    await _gold_session(runtime, fake_openai)
+    assert waited and waited[0] is True
