@@ -369,19 +369,19 @@ class SessionRunner:
     async def _run_owned(self) -> dict[str, Any]:
         session = self.session
         resumed = bool(session.turns())
-        session.set_status("running", pid=os.getpid(), error=None)
         item = session.item
         started = ev.SessionStarted(
             item.id, item.benchmark, item.topic, item.question, session.spec.protocol, session.spec.target,
             self.kernel.name, self.kernel.offline, session.spec.policy, getattr(self.policy, "version", ""),
             session.spec.turns, session.version_id, [criterion_payload(c) for c in session.criteria], resumed)
-        session.emit(ev.SESSION_RESUMED if resumed else ev.SESSION_STARTED,
-                     {k: v for k, v in started.as_dict().items() if k != "by"})
+        with self.store.transaction():  # the status, the policy's version and the event: one commit
+            session.set_status("running", pid=os.getpid(), error=None,
+                               **({"policy_version": getattr(self.policy, "version", "")}
+                                  if self.policy is not None else {}))
+            session.emit(ev.SESSION_RESUMED if resumed else ev.SESSION_STARTED,
+                         {k: v for k, v in started.as_dict().items() if k != "by"})
         if resumed:
             self._reset_cut_stream()
-        if self.policy is not None:
-            with self.store.transaction():
-                self.store.update("sessions", self.sid, {"policy_version": getattr(self.policy, "version", "")})
         try:
             await self._loop()
             await self.protocol.finish(session.turns())

@@ -410,15 +410,13 @@ class Adaptive(SessionProtocol):
                 s.note("not-rated", note)
         from engine.store import dumps, now_iso
 
-        with s.store.transaction():
-            for name, value in ratings.items():
-                s.store.conn.execute(
-                    "INSERT OR REPLACE INTO metrics (scope, scope_id, name, value, meta, created_at) "
-                    "VALUES ('session', ?, ?, ?, '{}', ?)", (str(s.sid), f"rating.{name}", float(value), now_iso()))
+        now = now_iso()
+        rows = [(str(s.sid), f"rating.{name}", float(value), "{}", now) for name, value in ratings.items()]
+        rows.append((str(s.sid), "rated", 1.0 if ratings else 0.0, dumps({"note": note, "rationale": rationale}), now))
+        with s.store.transaction():  # every rating and the "rated" mark in one statement
             s.store.conn.execute(
-                "INSERT OR REPLACE INTO metrics (scope, scope_id, name, value, meta, created_at) "
-                "VALUES ('session', ?, 'rated', ?, ?, ?)",
-                (str(s.sid), 1.0 if ratings else 0.0, dumps({"note": note, "rationale": rationale}), now_iso()))
+                "INSERT OR REPLACE INTO metrics (scope, scope_id, name, value, meta, created_at) VALUES "
+                + ", ".join(["('session', ?, ?, ?, ?, ?)"] * len(rows)), [v for row in rows for v in row])
             if usage is not None and answered:
                 last = answered[-1]
                 s.store.update("turns", last["id"], {"tokens_in": last["tokens_in"] + usage.tokens_in,
