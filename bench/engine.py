@@ -10,14 +10,19 @@ engine's interpreter. Figures are medians over ``--repeat`` runs (default 3).
    engine process's CPU per turn (all its threads, ONNX included) and SQL statements per turn. For
    the LLM kernel (every kernel/judge step an HTTP call) and the default offline kernel; for the
    *bare* setting (threshold policy, no LLM response cache) and the *default* one (ONNX policy,
-   response cache on).
+   response cache on). Under each: the LLM calls per turn by purpose with their tokens
+   (``llm_calls.purpose``: answer, judge, follow-up/challenge question, ratings, ``<purpose> repair``...)
+   and the SQL statements per turn by kind (verb and table; a trigger's statements, which sqlite traces
+   as their outer statement again, counted apart). The fake server behaves like a good model (a new
+   question at every turn, valid replies to every schema), so a repair here is the engine's defect.
 2. **Concurrency**: N sessions at once, ``--latency`` seconds per call (LLM kernel, default policy
    and cache): throughput as a fraction of the ideal (each session's calls back to back at exactly
    the latency). ``--workers W`` runs it as ``viva run --workers W`` does (``execute_run(..., workers=W)``:
    sessions handed out to W processes sharing the store, SQLite WAL), timed from the first session's start.
-3. **Time per turn vs turn index** (offline kernel, one session of ``--long-turns`` turns): the
-   median turn time around turn 1, 50 and 200, and the bytes stored per turn (the session's rows in
-   events, llm_calls, turns and verdicts, allocated to the turn they were written in).
+3. **Per turn vs turn index** (one session of ``--long-turns`` turns, offline kernel then LLM kernel): the
+   median around turn 1, 50 and 200 of the turn's time, bytes stored (the session's rows in events,
+   llm_calls, turns and verdicts, allocated to the turn they were written in), SQL statements sent and
+   (offline) texts and characters embedded. docs/turn-cost.md explains the figures.
 
 ``--baseline`` repeats each measurement with ``VIVA_EMBED_CACHE=0`` (the embedding service off:
 every text re-embedded, as before it existed) for a before/after in the same run.
@@ -38,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +53,37 @@ sys.path.insert(0, str(ROOT))
 
 # -- the fake server, in its own process ------------------------------------------------------------
 
+FOLLOW_UPS = ("What else do you know about {topic}?", "How does {topic} take part in the processes you described?",
+              "Which properties of {topic} can be observed directly?", "Where is {topic} found in nature?",
+              "What would change without {topic}?", "How is {topic} produced or obtained?")
+"""A good kernel's follow-ups: a different question at every turn (the turn number picks one, and names the
+round once the list is used up), so viva never refuses one as already asked."""
+
+
+def good_question(body: dict[str, Any], kind: str) -> str:
+    """The JSON reply of a well-behaved kernel to a question prompt: a question not asked before in the
+    conversation (``kind`` "follow-up" or "challenge"), of the length its schema asks for."""
+    from tests.engine.interview_fixtures import _turns_in
+
+    t = _turns_in(body)
+    if kind == "challenge":
+        question = f"Are you sure about your answer at turn {t - 1}? Many sources say otherwise."
+    else:
+        question = FOLLOW_UPS[t % len(FOLLOW_UPS)].format(topic="oxygen")
+        if t >= len(FOLLOW_UPS):
+            question = f"{question[:-1]}, beyond what you said up to turn {t - 1}?"
+    return json.dumps({"question": question})
+
+
 def serve(latency: float) -> None:
-    """Run the scripted fake server until stdin closes; print its base URL first."""
+    """Run the scripted fake server until stdin closes; print its base URL first.
+
+    The server behaves like a good model: the target answers (naming its item), the judge marks by
+    keyword and keeps the summary, the kernel writes a question not asked before, the gold judge and the
+    ratings reply to their schemas. So a repair in a measured turn is the engine's defect, not the fake's.
+    """
     from tests.engine.interview_fixtures import RATINGS, judge_reply, target_reply
-    from tests.fakes.openai_server import FakeOpenAI
+    from tests.fakes.openai_server import GOLD_JUDGE_PROMPT, FakeOpenAI, gold_judge_reply
 
     def delayed(fn):
         return lambda body: {"content": fn(body), "delay": latency} if latency else fn(body)
@@ -63,9 +96,10 @@ def serve(latency: float) -> None:
 
     with FakeOpenAI() as fake:
         fake.rule(lambda r: bool(r.body.get("stream")), delayed(distinct_reply))
+        fake.rule(GOLD_JUDGE_PROMPT, delayed(gold_judge_reply))
         fake.rule("judge of an oral examination", delayed(judge_reply))
-        fake.rule("a FOLLOW-UP", delayed(lambda b: json.dumps({"question": "What else do you know about oxygen?"})))
-        fake.rule("a CHALLENGE", delayed(lambda b: json.dumps({"question": "Are you sure about that?"})))
+        fake.rule("a FOLLOW-UP", delayed(lambda b: good_question(b, "follow-up")))
+        fake.rule("a CHALLENGE", delayed(lambda b: good_question(b, "challenge")))
         fake.rule("You rate an oral examination", delayed(lambda b: json.dumps(RATINGS)))
         print(fake.base_url, flush=True)
         sys.stdin.read()  # until the parent closes the pipe
@@ -133,12 +167,23 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
         run_id = _plan(runtime, sessions, turns, kernel, policy, 1)
         service = get_embedding_service(runtime.config.retrieval.embedder)
         service.embed(["warm up"])
+        import openai  # noqa: F401  (loaded before the clock, as a worker does before it takes a session)
+
         embedded: list[list[str]] = []  # every ONNX call's texts, replayed below
         encoder = service.embedder
         encode = encoder.embed
         encoder.embed = lambda texts, *a, **k: (embedded.append(list(texts)), encode(texts, *a, **k))[1]
-        statements = [0]
-        runtime.store.conn.set_trace_callback(lambda sql: statements.__setitem__(0, statements[0] + 1))
+        statements: Counter[str] = Counter()
+        triggered = [0, ""]  # statements run by triggers (sqlite traces each as its outer statement again)
+
+        def trace(sql: str) -> None:
+            if sql == triggered[1]:
+                triggered[0] += 1
+            else:
+                statements[sql_kind(sql)] += 1
+            triggered[1] = sql
+
+        runtime.store.conn.set_trace_callback(trace)
         cpu = time.process_time()
         errors = await execute_run(runtime, run_id)
         cpu = time.process_time() - cpu
@@ -152,14 +197,21 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
         marks = _turn_marks(runtime.store, sid)
         walls += [(b[1] - a[1]) * 1000 for a, b in zip(marks[1:], marks[2:], strict=False)]  # adaptive turns
     n_turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
+    calls = {r["purpose"] or r["role"]: {"calls": r["n"] / n_turns, "tokens_in": r["t_in"] / n_turns,
+                                         "tokens_out": r["t_out"] / n_turns}
+             for r in runtime.store.query("SELECT role, purpose, COUNT(*) AS n, SUM(tokens_in) AS t_in, "
+                                          "SUM(tokens_out) AS t_out FROM llm_calls GROUP BY role, purpose "
+                                          "ORDER BY MIN(id)")}
     embed = get_embedding_service(runtime.config.retrieval.embedder).stats()
     kj = runtime.store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE role IN ('kernel', 'judge')")["n"]
     client_ms, onnx_ms = (1000 * parts[0] / n_turns, 1000 * parts[1] / n_turns)
     return {"p50_ms": statistics.median(walls), "p95_ms": _percentile(walls, 0.95),
             "cpu_ms_per_turn": 1000 * cpu / n_turns, "client_floor_ms_per_turn": client_ms,
-            "embed_floor_ms_per_turn": onnx_ms, "own_cpu_ms_per_turn": 1000 * cpu / n_turns - client_ms - onnx_ms, "sql_per_turn": statements[0] / n_turns,
+            "embed_floor_ms_per_turn": onnx_ms, "own_cpu_ms_per_turn": 1000 * cpu / n_turns - client_ms - onnx_ms, "sql_per_turn": sum(statements.values()) / n_turns,
+            "sql_triggered_per_turn": triggered[0] / n_turns,
             "kernel_judge_calls_per_turn": kj / n_turns, "texts_embedded_per_turn": (embed["embedded"] - 1) / n_turns,
-            "embed_runs_per_turn": (embed["runs"] - 1) / n_turns}
+            "embed_runs_per_turn": (embed["runs"] - 1) / n_turns, "calls_by_purpose": calls,
+            "sql_by_kind": {k: n / n_turns for k, n in statements.most_common()}}
 
 
 async def _floor_parts(runtime, base_url: str, embedded: list[list[str]], encode) -> tuple[float, float]:
@@ -207,6 +259,7 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
         if workers == 1:  # loaded before the clock starts, as a worker does before it takes a session
             get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
             load_policy("onnx")
+            import openai  # noqa: F401
         called, cpu, server_cpu = time.time(), time.process_time(), server.cpu_seconds()
         errors = await execute_run(runtime, run_id, workers=workers)
         engine_cpu = time.process_time() - cpu
@@ -325,14 +378,43 @@ def _row_bytes(row: dict[str, Any]) -> int:
                for v in row.values() if v is not None)
 
 
-async def measure_long(home: Path, turns: int) -> dict[str, Any]:
-    """One offline-kernel session of ``turns`` turns: turn time and bytes stored, by turn index."""
+async def measure_long(home: Path, turns: int, kernel: str = "offline") -> dict[str, Any]:
+    """One session of ``turns`` turns (``kernel``: ``offline`` or ``config``, the LLM kernel): turn time, bytes
+    stored, SQL statements and (offline) texts and characters embedded, by turn index."""
     from engine.interview.run import execute_run, run_sessions
+    from engine.knowledge.embed import get_embedding_service
 
     with Server(0.0) as server:
         runtime = _runtime(home, server.base_url, False)
-        run_id = _plan(runtime, 1, turns, "offline", "onnx", 1)
+        run_id = _plan(runtime, 1, turns, kernel, "onnx", 1)
+        service = get_embedding_service(runtime.config.retrieval.embedder)
+        service.embed(["warm up"])
+        counts = {"sql": 0, "texts": 0, "chars": 0}
+        starts: list[dict[str, int]] = []  # the counts as each turn started
+
+        last = [""]
+
+        def trace(sql: str) -> None:
+            if sql != last[0]:  # (a trigger's statements are traced as their outer statement again)
+                counts["sql"] += 1
+            last[0] = sql
+            if sql.startswith("INSERT INTO events") and "'turn.started'" in sql:
+                starts.append(dict(counts))
+
+        encoder = service.embedder
+        encode = encoder.embed
+
+        def counted(texts, *a, **k):
+            counts["texts"] += len(texts)
+            counts["chars"] += sum(len(t) for t in texts)
+            return encode(texts, *a, **k)
+
+        encoder.embed = counted
+        runtime.store.conn.set_trace_callback(trace)
         errors = await execute_run(runtime, run_id)
+        runtime.store.conn.set_trace_callback(None)
+        encoder.embed = encode
+        starts.append(dict(counts))
     if any(errors.values()):
         raise SystemExit(f"session failed: {errors}")
     store = runtime.store
@@ -369,11 +451,29 @@ async def measure_long(home: Path, turns: int) -> dict[str, Any]:
         window = range(max(1, k - 2), min(len(walls), k + 3))
         return statistics.median(walls[t] for t in window), statistics.median(per_turn[t] for t in window)
 
+    def counted_around(k: int, what: str) -> float:
+        window = range(max(1, k - 2), min(len(starts) - 1, k + 3))
+        return statistics.median(starts[t + 1][what] - starts[t][what] for t in window)
+
     out = {"turns": len(walls)}
     for k in (1, 50, 200):
         if k < len(walls) or k == len(walls):
             out[f"t{k}_ms"], out[f"t{k}_bytes"] = around(min(k, len(walls) - 1))
+            for what in ("sql", "texts", "chars"):
+                out[f"t{k}_{what}"] = counted_around(min(k, len(walls) - 1), what)
     return out
+
+
+_SQL_TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE|JOIN)\s+([A-Za-z_]+)", re.IGNORECASE)
+
+
+def sql_kind(sql: str) -> str:
+    """A statement's verb and first table ("INSERT events", "SELECT turns", "BEGIN"): what the SQL a turn
+    runs is spent on."""
+    words = sql.split(None, 1)
+    verb = words[0].upper() if words else "?"
+    table = _SQL_TABLE.search(sql)
+    return f"{verb} {table.group(1)}" if table and verb in ("SELECT", "INSERT", "UPDATE", "DELETE", "WITH") else verb
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -479,12 +579,19 @@ def main() -> None:
                 print(f"overhead per adaptive turn, {name}, {setting} ({policy} policy, response cache "
                       f"{'on' if cache else 'off'}): p50 {pair(r, 'p50_ms')} ms, p95 {pair(r, 'p95_ms')} ms; "
                       f"engine CPU {pair(r, 'cpu_ms_per_turn')} ms/turn; SQL {pair(r, 'sql_per_turn', '{:.0f}')} "
-                      f"statements/turn; texts embedded/turn {pair(r, 'texts_embedded_per_turn')} in "
+                      f"statements/turn (+{pair(r, 'sql_triggered_per_turn', '{:.0f}')} run by triggers); texts embedded/turn {pair(r, 'texts_embedded_per_turn')} in "
                       f"{pair(r, 'embed_runs_per_turn')} ONNX calls; kernel+judge calls/turn {r['after']['kernel_judge_calls_per_turn']:.2f}; "
                       f"of the CPU: the same calls through the bare openai SDK {pair(r, 'client_floor_ms_per_turn')} ms, "
                       f"the same ONNX embedding calls {pair(r, 'embed_floor_ms_per_turn')} ms, the engine's own "
                       f"{pair(r, 'own_cpu_ms_per_turn')} ms"
                       f"   goal: {goal}", flush=True)
+                calls = r["after"]["calls_by_purpose"]
+                if calls:
+                    print("  LLM calls per turn, by purpose (tokens in/out per turn; ratings once a session): " + "; ".join(
+                        f"{p} {c['calls']:.2f} ({c['tokens_in']:.0f}/{c['tokens_out']:.0f})" for p, c in calls.items()),
+                        flush=True)
+                print("  SQL statements per turn, by kind: " + ", ".join(
+                    f"{k} {n:.1f}" for k, n in r["after"]["sql_by_kind"].items() if n >= 0.05), flush=True)
     if "concurrency" in only:
         for workers in [int(w) for w in args.workers.split(",")]:
             for n in [int(s) for s in args.sessions.split(",")]:
@@ -500,11 +607,15 @@ def main() -> None:
                       f"{r['after']['startup_cpu_s']:.1f} s CPU, not counted)",
                       flush=True)
     if "long" in only:
-        r = measure("long", {"kind": "long", "turns": args.long_turns})
-        cells = [f"turn {k}: {pair(r, f't{k}_ms', '{:.0f}')} ms, {pair(r, f't{k}_bytes', '{:.0f}')} bytes"
-                 for k in (1, 50, 200) if f"t{k}_ms" in r["after"]]
-        print("time and bytes stored per turn, offline kernel (median of 5 turns around): " + "; ".join(cells)
-              + "   goal: flat", flush=True)
+        for kernel, name in (("offline", "offline kernel"), ("config", "LLM kernel")):
+            r = measure(f"long.{kernel}", {"kind": "long", "turns": args.long_turns, "kernel": kernel})
+            cells = [f"turn {k}: {pair(r, f't{k}_ms', '{:.0f}')} ms, {pair(r, f't{k}_bytes', '{:.0f}')} bytes, "
+                     f"{r['after'][f't{k}_sql']:.0f} SQL statements"
+                     + (f", {r['after'][f't{k}_texts']:.0f} texts ({r['after'][f't{k}_chars']:.0f} characters) "
+                        "embedded" if kernel == "offline" else "")
+                     for k in (1, 50, 200) if f"t{k}_ms" in r["after"]]
+            print(f"per turn by turn index, {name} (median of 5 turns around): " + "; ".join(cells)
+                  + "   goal: flat (turn 50 within 20% of turn 1)", flush=True)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
     return None

@@ -4,14 +4,15 @@ Starts the server (``engine.interview.local.LocalServer``: the GGUF of ``llm-smo
 one thread), puts a recording proxy in front of it (``tests/fakes/proxy.py``: what the server was
 sent), and runs with the LLM kernel and judge on that server, the same model as target:
 
-- one ``adaptive`` session (the oxygen item of the tests, 3 turns),
+- one ``adaptive`` session (the oxygen item of the tests, ``--turns`` turns, default 3),
 - one ``graded`` batch (three Curie questions; extension rounds from the fixture knowledge base's graph),
 - one ``rubric`` item (SedarEval-style, English),
 - one ``task`` item (TaskWeaver-style, 3 rounds at most).
 
 Then it prints, from the store and the proxy's log: each session's status, score and notes; per role
 the calls, the repairs (calls whose prompt says the previous reply "could not be used") per first
-call, the prompt tokens per call (mean and max, from the server's ``usage``); and the
+call, the prompt tokens per call (mean and max, from the server's ``usage``); per session the calls by
+purpose as recorded (``llm_calls.purpose``, repairs apart: what the run report shows); and the
 ``response_format`` types the server received. Usage::
 
     python bench/llm_real_server.py [--home DIR] [--kernel-max-tokens N] [--target-max-tokens N] [--json]
@@ -176,11 +177,18 @@ def summarise(store: Any, session_ids: list[int], proxy: Any) -> dict[str, Any]:
         kind = fmt.get("type", "none") + ("+schema" if "schema" in fmt else "")
         seen[kind] += 1
         statuses[f"{kind} -> HTTP {r.status}"] += 1
+    try:  # the calls by purpose as recorded (schema 11 on): what the run report shows a user
+        from engine.metrics.breakdown import calls_by_purpose
+    except ImportError:
+        purposes = None
+    else:
+        purposes = {s["protocol"]: calls_by_purpose(store, [s["id"]]) for s in sessions}
     return {"sessions": sessions, "roles": roles, "kinds": kinds, "response_format_seen_by_server": dict(seen),
-            "server_statuses": dict(statuses)}
+            "server_statuses": dict(statuses), "purposes": purposes}
 
 
-async def run_all(rt: Any, benches: dict[str, str], protocols: list[str]) -> tuple[list[int], dict[str, Any]]:
+async def run_all(rt: Any, benches: dict[str, str], protocols: list[str],
+                  turns: int = 3) -> tuple[list[int], dict[str, Any]]:
     """One run per protocol, the SmolLM2 endpoint as target; returns the sessions and each run's errors."""
     from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
 
@@ -188,7 +196,7 @@ async def run_all(rt: Any, benches: dict[str, str], protocols: list[str]) -> tup
     errors: dict[str, Any] = {}
     for protocol in protocols:
         run_id = plan_run(rt, RunRequest(bench=benches[protocol], targets=["small"], kernel="config",
-                                         turns=3 if protocol == "adaptive" else None))
+                                         turns=turns if protocol == "adaptive" else None))
         try:
             errors[protocol] = {str(k): str(v) for k, v in (await execute_run(rt, run_id)).items() if v}
         except Exception as exc:  # a run that raises is a finding, not the end of the measurement
@@ -222,7 +230,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                         local=LocalConfig(threads=1))
         rt = Runtime(home=home, config=config)
         benches = build_benchmarks(rt, home, work)
-        sids, errors = asyncio.run(run_all(rt, benches, args.protocols))
+        sids, errors = asyncio.run(run_all(rt, benches, args.protocols, args.turns))
         out = summarise(rt.store, sids, proxy)
         out["run_errors"] = errors
         rt.close()
@@ -241,6 +249,7 @@ def main() -> None:
     parser.add_argument("--target-max-tokens", type=int, default=48)
     parser.add_argument("--timeout", type=float, default=None, help="the endpoint's timeout (default: unset)")
     parser.add_argument("--protocols", nargs="+", default=["adaptive", "graded", "rubric", "task"])
+    parser.add_argument("--turns", type=int, default=3, help="turns of the adaptive session")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     args = parser.parse_args()
     out = measure(args)
@@ -256,6 +265,11 @@ def main() -> None:
         print(f"{role}: {r}")
     for kind, r in out["kinds"].items():
         print(f"  {kind}: {r}")
+    for protocol, rows in (out.get("purposes") or {}).items():
+        print(f"{protocol} session, LLM calls by purpose (calls, per turn, tokens in/out):")
+        for c in rows:
+            print(f"    {c['role']:7} {c['purpose']:28} {c['calls']:3}  {c['per_turn'] or 0:.2f}  "
+                  f"{c['tokens_in']}/{c['tokens_out']}" + (f"  failed {c['failed']}" if c["failed"] else ""))
     print(f"response_format seen by the server: {out['response_format_seen_by_server']}")
     print(f"server statuses: {out['server_statuses']}")
     print(f"run errors: {out['run_errors']}")

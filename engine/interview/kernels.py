@@ -179,7 +179,8 @@ class LLMKernel:
         turn = sum(1 for m in transcript if m["role"] == "examiner")
         for attempt in range(self.repairs + 1):
             result = await self.kernel.fitted(
-                lambda room, trims, sent=messages: fit_conversation(sent, room, trims), self.kernel.chat,
+                lambda room, trims, sent=messages: fit_conversation(sent, room, trims),
+                lambda sent, n=attempt: self.kernel.chat(sent, purpose="examiner" if n == 0 else "examiner repair"),
                 call="examiner", turn=turn)
             usage.add(result)
             text = result.text.strip()

@@ -216,17 +216,23 @@ class SessionRunner:
 
     async def _loop(self) -> None:
         session, protocol, inbox = self.session, self.protocol, self.inbox
+        # The turns are checked for a change made elsewhere (an evaluator's override) before each step that
+        # reads their scores: judging (after the target's answer) and writing the next question (after the
+        # checkpoint, below). Asking the target reads questions and answers only, which nothing else writes.
+        check = True
         while True:
             self._heartbeat()
-            rows = session.turns()
+            rows = session.turns(check=check)
             unanswered = next((r for r in rows if r["answer"] is None), None)
             if unanswered is not None:
                 await self._ask_target(unanswered, [r for r in rows if r["idx"] < unanswered["idx"]])
+                check = True
                 continue
             if protocol.scored_per_turn:
                 unjudged = next((r for r in rows if not protocol.judged(r)), None)
                 if unjudged is not None:
                     await protocol.judge_turn(unjudged, [r for r in rows if r["idx"] < unjudged["idx"]])
+                    check = False
                     continue
             if protocol.finished(rows):
                 return
@@ -242,6 +248,7 @@ class SessionRunner:
                 return
             for c in ask.consumed:
                 inbox.consumed.add(c.seq)
+            check = False
             session.add_turn(len(rows), ask.question, ask.action, ask.actor, state=ask.state, probs=ask.probs,
                              usage=ask.usage, consumed=ask.consumed)
 
@@ -269,10 +276,13 @@ class SessionRunner:
         return call.result()  # the call's own error (or cancellation) propagates
 
     async def _watch_stop(self) -> bool:
-        """Return True as soon as a ``control.stop`` is written for this session (polled)."""
-        while not self.inbox.has_pending("stop"):
+        """Return True as soon as a ``control.stop`` is written for this session (polled every
+        :data:`STOP_POLL_SECONDS`; the first look after one period, as the step's checkpoint has just looked:
+        a call shorter than that costs no statement)."""
+        while True:
             await asyncio.sleep(STOP_POLL_SECONDS)
-        return True
+            if self.inbox.has_pending("stop"):
+                return True
 
     def _stopped(self, stop: StopRequested) -> None:
         """Record a stop: the stop control acknowledged, the status ``stopped``, the partial answer
@@ -359,19 +369,19 @@ class SessionRunner:
     async def _run_owned(self) -> dict[str, Any]:
         session = self.session
         resumed = bool(session.turns())
-        session.set_status("running", pid=os.getpid(), error=None)
         item = session.item
         started = ev.SessionStarted(
             item.id, item.benchmark, item.topic, item.question, session.spec.protocol, session.spec.target,
             self.kernel.name, self.kernel.offline, session.spec.policy, getattr(self.policy, "version", ""),
             session.spec.turns, session.version_id, [criterion_payload(c) for c in session.criteria], resumed)
-        session.emit(ev.SESSION_RESUMED if resumed else ev.SESSION_STARTED,
-                     {k: v for k, v in started.as_dict().items() if k != "by"})
+        with self.store.transaction():  # the status, the policy's version and the event: one commit
+            session.set_status("running", pid=os.getpid(), error=None,
+                               **({"policy_version": getattr(self.policy, "version", "")}
+                                  if self.policy is not None else {}))
+            session.emit(ev.SESSION_RESUMED if resumed else ev.SESSION_STARTED,
+                         {k: v for k, v in started.as_dict().items() if k != "by"})
         if resumed:
             self._reset_cut_stream()
-        if self.policy is not None:
-            with self.store.transaction():
-                self.store.update("sessions", self.sid, {"policy_version": getattr(self.policy, "version", "")})
         try:
             await self._loop()
             await self.protocol.finish(session.turns())

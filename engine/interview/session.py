@@ -91,6 +91,12 @@ class Turn:
         return isinstance(key, str) and key in self.keys()
 
 
+TURNS_CHANGED = frozenset({ev.VERDICT_OVERRIDDEN, ev.VERDICT_OVERRIDE_UNDONE, ev.SESSION_RATED})
+"""Kinds of events written with a change to a session's turns made outside :class:`Session`'s turn writers
+(an override and its undo re-score every turn; the ratings add their tokens to the last turn):
+:meth:`Session.turns` reads the turns again after one."""
+
+
 class SessionError(Exception):
     """A session that cannot run or be changed (missing session, item, turn; unsupported protocol)."""
 
@@ -211,6 +217,12 @@ class Session:
         self.on_event = on_event
         self.version_id: int = self.row["rubric_version_id"]
         self.criteria: list[Criterion] = get_version(store, self.version_id).criteria
+        self._turns: list[Turn] | None = None  # the turns as last read or written here (:meth:`turns`)
+        self._seen = 0  # the session's events up to this sequence number are reflected in ``_turns``
+        self._summary: tuple[int, int, str] | None = None  # (turn idx, text id, text) of the summary written last
+        self.reads = 0
+        """How many times :meth:`turns` read every turn (first, then after a change made elsewhere): what was
+        derived from the turns' verdicts under an older count is stale."""
 
     # -- events and status ----------------------------------------------------------------------
     def emit(self, event: ev.Payload | str, payload: dict[str, Any] | None = None) -> int:
@@ -238,10 +250,45 @@ class Session:
             self.emit(ev.Intervention(c.seq, c.kind, dict(c.extra)))
 
     # -- reading ----------------------------------------------------------------------------------
-    def turns(self) -> list[Turn]:
-        """The session's turns in order (each ``summary`` read back from ``texts``)."""
-        return [Turn.from_row(r) for r in fill_summaries(self.store, self.store.query(
+    def turns(self, check: bool = True) -> list[Turn]:
+        """The session's turns in order (each ``summary`` read back from ``texts``).
+
+        Read once, then kept: this object's own writes update the copy, and (``check``) the session's events
+        written since the last call are scanned (their kinds only: O(new events), not O(turns)) for a change
+        made elsewhere (an evaluator's override or its undo, re-scoring the turns; :data:`TURNS_CHANGED`),
+        which reads them all again. A turn costs the same at turn 50 as at turn 1. ``check=False``: the copy
+        as it is, for a caller that has just written and needs no other process's change yet."""
+        if self._turns is not None and not check:
+            return list(self._turns)
+        if self._turns is not None:
+            fresh = self.store.query("SELECT seq, kind FROM events WHERE session_id = ? AND seq > ?",
+                                     (self.sid, self._seen))
+            if fresh:
+                self._seen = max(r["seq"] for r in fresh)
+            if not any(r["kind"] in TURNS_CHANGED for r in fresh):
+                return list(self._turns)
+        # the horizon first: an event written while the rows are read is scanned (again) next time
+        self._seen = (self.store.one("SELECT MAX(seq) AS s FROM events WHERE session_id = ?", (self.sid,)) or {}
+                      ).get("s") or 0
+        self._turns = [Turn.from_row(r) for r in fill_summaries(self.store, self.store.query(
             "SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,)))]
+        self.reads += 1
+        return list(self._turns)
+
+    def _kept(self, turn: Turn) -> Turn:
+        """A turn just written, as reading it back would give it (its REAL columns as floats), put into the
+        copy :meth:`turns` keeps (a new last turn, or a changed one)."""
+        turn = replace(turn, **{name: float(getattr(turn, name)) for name in _REAL
+                                if getattr(turn, name) is not None and not isinstance(getattr(turn, name), float)})
+        if self._turns is not None:
+            at = next((i for i in range(len(self._turns) - 1, -1, -1) if self._turns[i].id == turn.id), None)
+            if at is not None:
+                self._turns[at] = turn
+            elif not self._turns or turn.idx > self._turns[-1].idx:
+                self._turns.append(turn)
+            else:
+                self._turns = None  # not where the copy expects it: read them all again next time
+        return turn
 
     def turn(self, turn_id: int) -> Turn:
         """One turn by id."""
@@ -249,7 +296,10 @@ class Session:
                                                                          (turn_id,))])[0])
 
     def _summary_before(self, idx: int) -> tuple[int | None, str | None]:
-        """(text id, text) of turn ``idx - 1``'s summary, as stored (and as the events have it)."""
+        """(text id, text) of turn ``idx - 1``'s summary, as stored (and as the events have it): the one this
+        object wrote last when it is that turn's, else read."""
+        if self._summary is not None and self._summary[0] == idx - 1:
+            return self._summary[1], self._summary[2]
         row = self.store.one("SELECT summary, summary_text FROM turns WHERE session_id = ? AND idx = ?",
                              (self.sid, idx - 1))
         if row is None:
@@ -281,16 +331,16 @@ class Session:
                  consumed: Iterable[Consumed] = ()) -> Turn:
         """Insert turn ``idx`` (its question) with its ``turn.started`` event; returns the row."""
         usage = usage or Usage()
+        row = {"session_id": self.sid, "idx": idx, "question": question, "action": action, "actor": actor,
+               "state": dumps(state) if state is not None else None,
+               "probs": dumps(probs) if probs is not None else None,
+               "rubric_version_id": self.version_id, "tokens_in": usage.tokens_in,
+               "tokens_out": usage.tokens_out, "cost": usage.cost, "created_at": now_iso()}
         with self.store.transaction():
-            turn_id = self.store.insert("turns", {
-                "session_id": self.sid, "idx": idx, "question": question, "action": action, "actor": actor,
-                "state": dumps(state) if state is not None else None,
-                "probs": dumps(probs) if probs is not None else None,
-                "rubric_version_id": self.version_id, "tokens_in": usage.tokens_in,
-                "tokens_out": usage.tokens_out, "cost": usage.cost, "created_at": now_iso()})
+            turn_id = self.store.insert("turns", row)
             self.acknowledge(consumed)
             self.emit(ev.TurnStarted(idx, question, action, actor, probs))
-        return self.turn(turn_id)
+        return self._kept(Turn.from_row({**row, "id": turn_id}))  # the other columns hold their defaults
 
     def record_answer(self, turn: Mapping[str, Any], text: str, latency_ms: float, tokens_in: int,
                       tokens_out: int, cost: float) -> Turn:
@@ -301,7 +351,8 @@ class Session:
                 "tokens_in": turn["tokens_in"] + tokens_in, "tokens_out": turn["tokens_out"] + tokens_out,
                 "cost": turn["cost"] + cost})
             self.emit(ev.AnswerDone(turn["idx"], text, round(latency_ms, 1), tokens_in, tokens_out))
-        return self.turn(turn["id"])
+        return self._kept(_with(turn, answer=text, latency_ms=latency_ms, tokens_in=turn["tokens_in"] + tokens_in,
+                                tokens_out=turn["tokens_out"] + tokens_out, cost=turn["cost"] + cost))
 
     def record_judgement(self, turn: Mapping[str, Any], verdicts: Mapping[str, Verdict], score: float | None, *,
                          prev_score: float | None = None, scored_per_turn: bool = True,
@@ -366,10 +417,11 @@ class Session:
                                   [criterion_payload(c) for c in criteria] if criteria is not None else None,
                                   **(edit or {}), challenge=(meta_update or {}).get("challenge")))
             self.emit_metrics()  # one transaction per step: verdicts, turn, their event and the metrics
-        return _with(turn, **({"meta": dumps(meta)} if judged_now else {}), score=score, delta=delta, cos=cos,
-                     summary=summary,
-                     tokens_in=turn["tokens_in"] + u.tokens_in, tokens_out=turn["tokens_out"] + u.tokens_out,
-                     cost=turn["cost"] + u.cost, rubric_version_id=version_id)
+        self._summary = (turn["idx"], summary_id, summary) if summary_id is not None else None
+        return self._kept(_with(turn, **({"meta": dumps(meta)} if judged_now else {}), score=score, delta=delta,
+                                cos=cos, summary=summary,
+                                tokens_in=turn["tokens_in"] + u.tokens_in, tokens_out=turn["tokens_out"] + u.tokens_out,
+                                cost=turn["cost"] + u.cost, rubric_version_id=version_id))
 
     def note(self, what: str, text: str, turn: int = -1) -> None:
         """A ``session.note`` event: what the session went on without, and why (:class:`engine.events.SessionNote`)."""
@@ -393,14 +445,15 @@ class Session:
                 "cost": turn["cost"] + u.cost})
             self.note("cannot-judge", problem, turn["idx"])
             self.emit_metrics()
-        return _with(turn, meta=dumps(meta), score=None, delta=None, tokens_in=turn["tokens_in"] + u.tokens_in,
-                     tokens_out=turn["tokens_out"] + u.tokens_out, cost=turn["cost"] + u.cost)
+        return self._kept(_with(turn, meta=dumps(meta), score=None, delta=None,
+                                tokens_in=turn["tokens_in"] + u.tokens_in, tokens_out=turn["tokens_out"] + u.tokens_out,
+                                cost=turn["cost"] + u.cost))
 
     def emit_metrics(self) -> None:
         """A ``metrics`` event with the session's figures now."""
         from engine.metrics.sessions import session_metrics
 
-        self.emit(ev.METRICS, metrics_payload(session_metrics(self.store, self.sid)))
+        self.emit(ev.METRICS, metrics_payload(session_metrics(self.store, self.sid, self.row["protocol"])))
 
     def switch_rubric(self, version_id: int) -> None:
         """Score with another rubric version from now on (``rubric.updated`` event)."""
@@ -418,6 +471,10 @@ class Session:
         with self.store.transaction():
             self.store.update("sessions", self.sid, {"score": score, "updated_at": now_iso()})
         return score
+
+
+_REAL = ("score", "delta", "cos", "latency_ms", "cost")
+"""The ``turns`` columns of type REAL: an int written there reads back as a float."""
 
 
 def _with(turn: Mapping[str, Any], **changes: Any) -> Turn:

@@ -218,7 +218,7 @@ class EndpointTarget:
         """Stream the answer from the endpoint through the recording, caching LLM client (the target's
         system prompt first, when it has one)."""
         return await self.client.chat(self._with_system(messages), stream=True, on_token=on_token,
-                                      on_reset=on_reset, seed=self.sample_seed)
+                                      on_reset=on_reset, seed=self.sample_seed, purpose="answer")
 
     async def fitted(self, messages: list[dict[str, str]], turn: int,
                      send: Callable[[list[dict[str, str]]], Awaitable[Any]]) -> Any:

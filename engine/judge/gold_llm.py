@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -191,7 +191,7 @@ def disagrees(met: bool, rationale: str) -> bool:
 
 
 async def llm_gold_verdicts(client: LLMClient, criteria: Sequence, turns: Sequence, item_question: str,
-                            lexical: dict, repairs: int = 2) -> tuple[dict, Usage]:
+                            lexical: dict, repairs: int = 2, memo: dict | None = None) -> tuple[dict, Usage]:
     """The LLM judge's verdicts on a session's free-answer gold criteria, each with the lexical one beside.
 
     For each gold criterion the lexical rule judged (``lexical``: cid -> :class:`engine.judge.base.Verdict`
@@ -202,6 +202,11 @@ async def llm_gold_verdicts(client: LLMClient, criteria: Sequence, turns: Sequen
     rationale gives the LLM's reason and the lexical verdict (:func:`lexical_beside`, :func:`disagrees`).
     Where the LLM reply stays unusable, the lexical verdict stands, saying so. Multiple-choice
     criteria keep the lexical verdict (the option chosen is read exactly).
+
+    ``memo`` (the session's, kept across its turns): each reply judged once. Every turn judges its gold
+    criteria's whole span again, the replies judged at earlier turns included; their verdicts are taken
+    from ``memo`` (no call, no usage) instead of being asked again: the same verdicts the response cache
+    would give, without a call recorded per earlier reply at every turn.
 
     Returns:
         (cid -> Verdict for the criteria judged here, the calls' usage)
@@ -234,13 +239,12 @@ async def llm_gold_verdicts(client: LLMClient, criteria: Sequence, turns: Sequen
         lex = lexical[c.cid]
         standing: int | None = start
         try:
-            v = await judge_gold_llm(client, asks, list(c.answers), turns[start].answer, repairs=repairs)
+            v = await _judged(memo, client, asks, list(c.answers), turns[start].answer, None, repairs)
             _add(usage, v.usage)
             met, reason = v.met, v.rationale
             for j in span[1:]:
                 earlier = turns[standing].answer if standing is not None else ""
-                v = await judge_gold_llm(client, asks, list(c.answers), turns[j].answer, earlier=earlier,
-                                         repairs=repairs)
+                v = await _judged(memo, client, asks, list(c.answers), turns[j].answer, earlier, repairs)
                 _add(usage, v.usage)
                 if v.relation == "changes":
                     standing = j
@@ -263,6 +267,19 @@ async def llm_gold_verdicts(client: LLMClient, criteria: Sequence, turns: Sequen
                      f"{lex.rationale}]")
         out[c.cid] = Verdict(c.cid, final, final and standing == last, rationale, LLM_SOURCE)
     return out, usage
+
+
+async def _judged(memo: dict | None, client: LLMClient, question: str, golds: list[str], reply: str,
+                  earlier: str | None, repairs: int) -> LLMGoldVerdict:
+    """:func:`judge_gold_llm`, or its verdict from ``memo`` when this reply was judged so before (with no
+    usage: no call was made)."""
+    key = (question, tuple(golds), reply, earlier, repairs)
+    if memo is not None and key in memo:
+        return replace(memo[key], usage=Usage())
+    v = await judge_gold_llm(client, question, golds, reply, earlier=earlier, repairs=repairs)
+    if memo is not None:
+        memo[key] = v
+    return v
 
 
 def _add(total: Usage, part: Usage | None) -> None:

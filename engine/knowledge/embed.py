@@ -283,7 +283,8 @@ class Embedder:
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         # Enough batches to keep every worker busy, none larger than batch_size.
         size = max(1, min(self.batch_size, -(-len(order) // self.workers)))
-        batches = [order[start: start + size] for start in range(0, len(order), size)]
+        batches = length_batches([len(ids[i]) for i in order], size)
+        batches = [[order[k] for k in batch] for batch in batches]
         out = np.empty((len(ids), self.dim), dtype=np.float32)
         if len(batches) == 1 or self.workers == 1:
             for batch in batches:
@@ -340,6 +341,30 @@ class Embedder:
 
 _CACHE: dict[tuple, Embedder] = {}
 _LOCK = threading.Lock()
+
+
+PADDING_PER_RUN = 24
+"""Padding tokens worth one more ONNX run (measured on all-MiniLM-L6-v2 int8: a run costs about 2.5 ms
+before its tokens, a token about 0.12-0.16 ms; ``bench/engine.py``): :func:`length_batches` starts a new
+batch rather than pad the rows already in one by more than this."""
+
+
+def length_batches(lengths: list[int], size: int) -> list[list[int]]:
+    """Positions of ``lengths`` (sorted ascending) in batches of at most ``size``, a new batch started where
+    padding the rows so far up to the next length would cost more than another run
+    (:data:`PADDING_PER_RUN`): a turn's short sentences are not padded to its long summary. The vectors do
+    not depend on the batching (the encoder is batch-invariant; tests/engine/test_embed_service.py), only
+    the time does."""
+    batches: list[list[int]] = []
+    longest = 0
+    for k, length in enumerate(lengths):
+        batch = batches[-1] if batches else None
+        if batch is None or len(batch) >= size or len(batch) * (length - longest) > PADDING_PER_RUN:
+            batches.append([k])
+        else:
+            batch.append(k)
+        longest = length
+    return batches
 
 
 def get_embedder(config: EmbedderConfig | None = None) -> Embedder:

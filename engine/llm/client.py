@@ -514,6 +514,7 @@ class LLMClient:
         stream: bool = False,
         on_token: Callable[[str], Any] | None = None,
         on_reset: Callable[[], Any] | None = None,
+        purpose: str = "",
         **params: Any,
     ) -> ChatResult:
         """Send a chat completion and return its text.
@@ -522,6 +523,8 @@ class LLMClient:
             messages: OpenAI-style ``{"role", "content"}`` messages.
             stream: stream the answer; ``on_token`` is called with each piece as it arrives and
                 ``on_reset`` when a dropped stream is retried from the start.
+            purpose: what the call is for, recorded with it (``llm_calls.purpose``: ``answer``, ``judge``,
+                ``challenge question``, ``judge repair``...), so a turn's calls are counted by purpose.
             **params: sampling parameters (temperature, max_tokens, response_format, seed...).
 
         Raises:
@@ -543,7 +546,7 @@ class LLMClient:
                     messages, params, cache_key=key, role=self.role, base_url=self.endpoint.base_url,
                     model=self.endpoint.model, response_id=hit["response_id"], finish_reason=hit["finish_reason"],
                     tokens_in=hit["tokens_in"], tokens_out=hit["tokens_out"], cached=1,
-                    usage_unknown=hit["usage_unknown"],
+                    usage_unknown=hit["usage_unknown"], purpose=purpose,
                 )
                 return ChatResult(text, hit["tokens_in"], hit["tokens_out"], 0.0, 0.0, True, call_id, 0,
                                   usage_unknown=bool(hit["usage_unknown"]))
@@ -601,7 +604,7 @@ class LLMClient:
                         message = redact(message)
                         self._record(
                             messages, params, cache_key=key, role=self.role, base_url=self.endpoint.base_url,
-                            model=self.endpoint.model, error=message,
+                            model=self.endpoint.model, error=message, purpose=purpose,
                             attempts=attempts, retries=dumps(retries),
                             latency_ms=(time.perf_counter() - start) * 1000,
                         )
@@ -635,6 +638,7 @@ class LLMClient:
             messages, params, cache_key=key, role=self.role, base_url=self.endpoint.base_url,
             model=self.endpoint.model, answer=text, finish_reason=finish, tokens_in=t_in, tokens_out=t_out,
             latency_ms=latency, cost=cost, attempts=attempts, retries=dumps(retries), usage_unknown=int(unknown),
+            purpose=purpose,
         )
         log.info("%s %s ok in %.0f ms (%s in, %s out, %d attempt(s))", self.role, self.label, latency,
                  "?" if unknown else t_in, "?" if unknown else t_out, attempts)
@@ -794,7 +798,7 @@ class LLMClient:
         return structured.start_dialect(setting)
 
     async def _chat_structured(self, convo: list[Message], json_schema: dict[str, Any] | None, name: str,
-                               dialect: str, params: dict[str, Any]) -> tuple[ChatResult, str]:
+                               dialect: str, params: dict[str, Any], purpose: str = "") -> tuple[ChatResult, str]:
         """One chat call with the schema in the endpoint's dialect; under ``auto`` (and from
         ``json_object`` with a schema to plain JSON mode) a 400 that names ``response_format`` steps down a
         rung and the call is sent again. Returns the result and the rung that was accepted.
@@ -808,7 +812,7 @@ class LLMClient:
         while True:
             fmt = structured.response_format(dialect, json_schema, name)
             try:
-                result = await self.chat(convo, **({"response_format": fmt} if fmt else {}), **params)
+                result = await self.chat(convo, **({"response_format": fmt} if fmt else {}), purpose=purpose, **params)
             except LLMError as exc:
                 lower = structured.next_dialect(dialect)
                 may_step = self.endpoint.structured == "auto" or (
@@ -961,7 +965,10 @@ class LLMClient:
         base_size: int | None = None
         scale = 1.0
         for attempt in range(max_repairs + 1):
-            result, dialect = await self._chat_structured(convo, json_schema, schema.__name__, dialect, params)
+            # recorded as the call's purpose; a repair as its own ("judge repair"), so repairs are counted
+            purpose = call if attempt == 0 else f"{call} repair"
+            result, dialect = await self._chat_structured(convo, json_schema, schema.__name__, dialect, params,
+                                                          purpose)
             results.append(result)
             value = None
             try:

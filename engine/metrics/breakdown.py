@@ -120,3 +120,30 @@ def run_totals(store: Store, session_ids: Iterable[int]) -> dict[str, Any]:
     if unknown:
         out.update(tokens_in=None, tokens_out=None, cost=None, tokens_unknown=unknown)
     return out
+
+
+def calls_by_purpose(store: Store, session_ids: Iterable[int]) -> list[dict[str, Any]]:
+    """What the sessions' LLM calls were for, from the calls on record (``llm_calls.purpose``;
+    docs/turn-cost.md): one row per role and purpose, in the order each first occurred.
+
+    Returns:
+        ``[{"role", "purpose", "calls", "per_turn", "cached", "failed", "tokens_in", "tokens_out", "cost"}]``:
+        ``calls`` counts every call (a repair is its own purpose, ``<purpose> repair``), ``per_turn`` over the
+        sessions' turns, ``cached`` those answered from the response cache (nothing sent), ``failed`` those
+        that got no answer; tokens are None when a call of the row had no counts from its server. Calls
+        recorded before purposes were (schema 11) have the purpose ``unrecorded``.
+    """
+    ids = sorted(set(session_ids))
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    turns = store.one(f"SELECT COUNT(*) AS n FROM turns WHERE session_id IN ({marks})", tuple(ids))["n"]
+    rows = store.query(
+        "SELECT role, purpose, COUNT(*) AS calls, SUM(cached) AS cached, SUM(error IS NOT NULL) AS failed, "
+        "SUM(tokens_in) AS tin, SUM(tokens_out) AS tout, SUM(cost) AS cost, SUM(usage_unknown) AS unknown "
+        f"FROM llm_calls WHERE session_id IN ({marks}) GROUP BY role, purpose ORDER BY MIN(id)", tuple(ids))
+    return [{"role": r["role"], "purpose": r["purpose"] or "unrecorded", "calls": r["calls"],
+             "per_turn": r["calls"] / turns if turns else None, "cached": r["cached"], "failed": r["failed"],
+             "tokens_in": None if r["unknown"] else r["tin"], "tokens_out": None if r["unknown"] else r["tout"],
+             "cost": float(r["cost"] or 0.0)} for r in rows]
+

@@ -30,7 +30,7 @@ def turn_records(store: Store, session_ids: Iterable[int]) -> list[list[TurnReco
     return out
 
 
-def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
+def session_metrics(store: Store, session_id: int, protocol: str | None = None) -> dict[str, Any]:
     """Per-session figures: Dynamism, score per turn, tokens, cost, latency.
 
     Tokens are the sums of the turns' counts, which are the servers' ``usage``. When a call of the session
@@ -38,17 +38,19 @@ def session_metrics(store: Store, session_id: int) -> dict[str, Any]:
     and ``tokens_out`` are None (unknown: the sums would undercount), so is ``cost`` (the price times the
     counts; issue 36: never 0 beside unknown tokens), and ``tokens_unknown`` says how many
     calls that was (the key is there only then, so documents of sessions with every count are unchanged).
+    ``protocol``: the session's, when the caller knows it (one statement less: a turn's metrics event).
     """
-    dyn = dynamism(turn_records(store, [session_id]))
     rows = store.query(
         "SELECT idx, action, score, delta, cos, tokens_in, tokens_out, cost, latency_ms FROM turns "
         "WHERE session_id = ? ORDER BY idx", (session_id,))
+    dyn = dynamism([[TurnRecord(r["action"], r["score"], r["delta"]) for r in rows]])
     latencies = [r["latency_ms"] for r in rows if r["latency_ms"] is not None]
-    protocol = store.one("SELECT protocol FROM sessions WHERE id = ?", (session_id,))
+    if protocol is None:
+        protocol = (store.one("SELECT protocol FROM sessions WHERE id = ?", (session_id,)) or {}).get("protocol")
     unknown = store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE session_id = ? AND usage_unknown = 1",
                         (session_id,))["n"]
     extra: dict[str, Any] = {}
-    if protocol and protocol["protocol"] == "graded":
+    if protocol == "graded":
         graded = graded_session_figures(store, session_id)
         base = [s["right"] for s in graded["track"] if s["phase"] == "base"]
         # a graded session's score is 100 × ACC1, its base questions' accuracy (not the last turn's)

@@ -568,7 +568,7 @@ def run_document(store: Store, run_id: int) -> dict[str, Any]:
     from engine.bench.rubric import current_rubric, get_version, has_rubric
     from engine.interview.queries import effective_status
     from engine.interview.run import derive_run_status
-    from engine.metrics.breakdown import run_totals, topic_table
+    from engine.metrics.breakdown import calls_by_purpose, run_totals, topic_table
     from engine.metrics.leaderboard import leaderboard
     from engine.metrics.rubric_board import rubric_leaderboard
     from engine.metrics.sessions import agreement, target_table
@@ -608,6 +608,8 @@ def run_document(store: Store, run_id: int) -> dict[str, Any]:
                 "config": loads(run["config"], {})},
         "sessions": sessions,
         "totals": run_totals(store, ids),
+        # what the LLM calls were for (per role and purpose, repairs apart): what a turn cost
+        "calls": calls_by_purpose(store, ids),
         "leaderboard": board,
         "topics": topic_table(store, ids),
         # (the engine's agreement reads "no ids" as "every session"; a run without sessions has none)
@@ -774,6 +776,17 @@ def build_run_report(store: Store, run_id: int) -> Report:
         ["", "", "", "", "", "", "", ".4f"],
         note="tokens and cost over every session (spent even if it failed); not examined: ended with no answered "
              "turn (no Score)"))
+    if doc["calls"]:
+        sections.append(Table(
+            "calls", "LLM calls by purpose",
+            ["role", "purpose", "calls", "per turn", "cached", "failed", "tokens in", "tokens out", "cost"],
+            [[c["role"], c["purpose"], c["calls"], c["per_turn"], c["cached"], c["failed"],
+              "unknown" if c["tokens_in"] is None else c["tokens_in"],
+              "unknown" if c["tokens_out"] is None else c["tokens_out"], c["cost"]] for c in doc["calls"]],
+            ["", "", "", ".2f", "", "", "", "", ".4f"],
+            note="every call of the run's sessions as recorded: per turn over all their turns; a repair (a reply "
+                 "that could not be used, asked again) is counted apart as '<purpose> repair'; cached: answered "
+                 "from the response cache, nothing sent"))
     sections.extend(interval_tables(doc["board"]))
     topics = list(dict.fromkeys(r["topic"] for r in doc["topics"]))
     targets = [r["target"] for r in board]

@@ -463,4 +463,14 @@ UPDATE sessions SET status = 'not_examined', score = NULL WHERE id IN (SELECT id
 DROP TABLE unexamined;
 """)
 
+# 11: what each LLM call was for (``llm_calls.purpose``: ``answer``, ``judge``, ``challenge question``,
+#     ``judge repair``...; empty for calls recorded before), so a turn's and a run's calls are counted by
+#     purpose (bench/engine.py, the run report; docs/turn-cost.md); a session's calls found by index (the run
+#     report's count by purpose, and each turn's metrics asking for calls without token counts, which read
+#     every call of the home before: a turn's cost grew with the home).
+MIGRATIONS.append("""
+ALTER TABLE llm_calls ADD COLUMN purpose TEXT NOT NULL DEFAULT '';
+CREATE INDEX llm_calls_session ON llm_calls(session_id);
+""")
+
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -86,6 +86,12 @@ class Adaptive(SessionProtocol):
         self._vectors: dict[str, np.ndarray] = {}
         self._decisions_checked = False
         self._skipped: int | None = None
+        # (turn id, rubric version) -> criteria earned, effective met: a judged turn's verdicts change only by
+        # an override (the session's turns are then read again: Session.reads) or a re-score (cleared there)
+        self._earned: dict[tuple[int, int], list[str]] = {}
+        self._met: dict[tuple[int, int], dict[str, bool]] = {}
+        self._derived_at = 0
+        self._gold_memo: dict[Any, Any] = {}  # the LLM gold judge's verdict on each reply, judged once
 
     @staticmethod
     def score(criteria: Sequence[Any], met: Mapping[str, bool]) -> float:
@@ -171,7 +177,7 @@ class Adaptive(SessionProtocol):
             s.emit(ev.SessionEndedEarly(t - 1, "questions-exhausted"))
             return None  # every question of the item has been asked
         else:
-            met = s.effective_met(judged["id"], s.version_id) if judged is not None else {}
+            met = self._effective_met(judged["id"]) if judged is not None else {}
             written = [c for c in s.criteria if not is_gold(c)]
             earned = self.at_stake(rows) if judged is not None else []
             if ask.action == FOLLOW_UP and written and all(
@@ -199,31 +205,68 @@ class Adaptive(SessionProtocol):
     def earned(self, turn: Mapping[str, Any]) -> list[str]:
         """The criteria a turn's answer earned: met, and stated in that answer (``in_answer``), in rubric
         order. These are the claims a challenge after it may contest."""
+        return self._earned_of([turn])[turn["id"]]
+
+    def _fresh(self) -> None:
+        """Forget what was derived from verdicts once the session's turns were read again (an override)."""
+        if self._derived_at != self.session.reads:
+            self._earned.clear()
+            self._met.clear()
+            self._derived_at = self.session.reads
+
+    def _earned_of(self, turns: Sequence[Mapping[str, Any]]) -> dict[int, list[str]]:
+        """:meth:`earned` of several judged turns: those not known yet read in one statement, then kept."""
         s = self.session
-        rows = s.store.query("SELECT cid, met, in_answer, source FROM verdicts WHERE turn_id = ? AND "
-                             "rubric_version_id = ? ORDER BY id", (turn["id"], s.version_id))
-        eff = effective_verdicts(rows)
-        return [c.cid for c in s.criteria if c.cid in eff and eff[c.cid]["met"] and eff[c.cid].get("in_answer")
-                and c.kind != "deduction"]
+        self._fresh()
+        version = s.version_id
+        ids = [t["id"] for t in turns if (t["id"], version) not in self._earned]
+        if ids:
+            rows: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+            for r in s.store.query(f"SELECT turn_id, cid, met, in_answer, source FROM verdicts WHERE turn_id IN "
+                                   f"({','.join('?' * len(ids))}) AND rubric_version_id = ? ORDER BY id",
+                                   (*ids, version)):
+                rows[r["turn_id"]].append(r)
+            for turn_id, verdicts in rows.items():
+                eff = effective_verdicts(verdicts)
+                self._met[(turn_id, version)] = {cid: bool(v["met"]) for cid, v in eff.items()}
+                self._earned[(turn_id, version)] = [
+                    c.cid for c in s.criteria if c.cid in eff and eff[c.cid]["met"] and eff[c.cid].get("in_answer")
+                    and c.kind != "deduction"]
+        return {t["id"]: self._earned[(t["id"], version)] for t in turns}
+
+    def _effective_met(self, turn_id: int) -> dict[str, bool]:
+        """:meth:`Session.effective_met` of a judged turn under the session's rubric version, kept (read with
+        its earned claims, :meth:`_earned_of`: one statement for both)."""
+        self._fresh()
+        key = (turn_id, self.session.version_id)
+        if key not in self._met:
+            self._earned_of([{"id": turn_id}])
+        return dict(self._met[key])
 
     def at_stake(self, history: Sequence[Mapping[str, Any]]) -> list[str]:
         """The claims a challenge after ``history`` tests: the criteria earned (:meth:`earned`) by the
         latest answer that earned one still met and not contested by an earlier challenge; when every
         earned claim was contested already, those of the latest answer that earned any still met (a claim
         may be pressed again). An answer that gave way earned nothing, so the challenge after it tests
-        the latest right claim there is, not nothing."""
+        the latest right claim there is, not nothing.
+
+        Each judged turn's earned claims are read once and kept (:meth:`_earned_of`), the latest first and
+        the earlier ones, when it is not enough, in one more statement: never a statement per turn, so a
+        long session's challenge costs what a short one's does in SQL."""
         judged = [r for r in history if r["score"] is not None]
         if not judged:
             return []
-        s = self.session
-        met = s.effective_met(judged[-1]["id"], s.version_id)
+        met = self._effective_met(judged[-1]["id"])
         contested: set[str] = set()
         for r in history:
             if r["action"] == CHALLENGE:
                 contested.update(((loads(r.get("meta") or "{}") or {}).get("challenge") or {}).get("contested") or [])
         fallback: list[str] = []
-        for r in reversed(judged):
-            earned = [cid for cid in self.earned(r) if met.get(cid)]
+        earned_by = self._earned_of(judged[-1:])
+        for k, r in enumerate(reversed(judged)):
+            if r["id"] not in earned_by:
+                earned_by.update(self._earned_of(judged[:len(judged) - k]))
+            earned = [cid for cid in earned_by[r["id"]] if met.get(cid)]
             fresh = [cid for cid in earned if cid not in contested]
             if fresh:
                 return fresh
@@ -285,20 +328,32 @@ class Adaptive(SessionProtocol):
                                    passage=(s.item.meta or {}).get("context"))
         gold_usage = None
         judge = self.kernel.judge
+        others = [c for c in criteria if c.cid not in gold]
+        verdicts = self.kernel.judge.judge(turn["question"], others, (prev or {}).get("summary") or "",
+                                           turn["answer"], s.item.reference, views, turn["action"])
         if gold and not getattr(judge, "offline", True) and getattr(judge, "client", None) is not None \
                 and not s.item.options:
             # an LLM judge judges free-answer gold criteria with the golds as reference; the lexical
-            # verdict is kept beside it (engine.judge.gold_llm)
-            llm, gold_usage = await llm_gold_verdicts(judge.client, criteria, seen, s.item.question, gold,
-                                                      repairs=getattr(judge, "repairs", 2))
+            # verdict is kept beside it (engine.judge.gold_llm). Neither call needs the other's reply: they
+            # are sent at once (a turn waits for one round trip, not two)
+            gold_call, judged = await asyncio.gather(
+                llm_gold_verdicts(judge.client, criteria, seen, s.item.question, gold,
+                                  repairs=getattr(judge, "repairs", 2), memo=self._gold_memo),
+                verdicts, return_exceptions=True)
+            if isinstance(gold_call, BaseException):
+                raise gold_call
+            llm, gold_usage = gold_call
             gold.update(llm)
-        others = [c for c in criteria if c.cid not in gold]
-        try:
-            judgement: Judgement = await self.kernel.judge.judge(
-                turn["question"], others, (prev or {}).get("summary") or "", turn["answer"],
-                s.item.reference, views, turn["action"])
-        except UNUSABLE as exc:
-            return s.mark_cannot_judge(turn, str(exc), spent(exc))
+        else:
+            try:
+                judged = await verdicts
+            except UNUSABLE as exc:
+                judged = exc
+        if isinstance(judged, UNUSABLE):
+            return s.mark_cannot_judge(turn, str(judged), spent(judged))
+        if isinstance(judged, BaseException):
+            raise judged
+        judgement: Judgement = judged
         judgement.verdicts = {c.cid: gold.get(c.cid) or judgement.verdicts[c.cid] for c in criteria}
         if gold_usage is not None:
             for name in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
@@ -355,15 +410,13 @@ class Adaptive(SessionProtocol):
                 s.note("not-rated", note)
         from engine.store import dumps, now_iso
 
-        with s.store.transaction():
-            for name, value in ratings.items():
-                s.store.conn.execute(
-                    "INSERT OR REPLACE INTO metrics (scope, scope_id, name, value, meta, created_at) "
-                    "VALUES ('session', ?, ?, ?, '{}', ?)", (str(s.sid), f"rating.{name}", float(value), now_iso()))
+        now = now_iso()
+        rows = [(str(s.sid), f"rating.{name}", float(value), "{}", now) for name, value in ratings.items()]
+        rows.append((str(s.sid), "rated", 1.0 if ratings else 0.0, dumps({"note": note, "rationale": rationale}), now))
+        with s.store.transaction():  # every rating and the "rated" mark in one statement
             s.store.conn.execute(
-                "INSERT OR REPLACE INTO metrics (scope, scope_id, name, value, meta, created_at) "
-                "VALUES ('session', ?, 'rated', ?, ?, ?)",
-                (str(s.sid), 1.0 if ratings else 0.0, dumps({"note": note, "rationale": rationale}), now_iso()))
+                "INSERT OR REPLACE INTO metrics (scope, scope_id, name, value, meta, created_at) VALUES "
+                + ", ".join(["('session', ?, ?, ?, ?, ?)"] * len(rows)), [v for row in rows for v in row])
             if usage is not None and answered:
                 last = answered[-1]
                 s.store.update("turns", last["id"], {"tokens_in": last["tokens_in"] + usage.tokens_in,
@@ -373,6 +426,8 @@ class Adaptive(SessionProtocol):
 
     async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:
         """Re-judge every answered turn in order (summaries rebuilt under the new rubric)."""
+        self._earned.clear()
+        self._met.clear()
         history: list[dict[str, Any]] = []
         for row in rows:
             if row["answer"] is None:

@@ -219,7 +219,7 @@ class Rubric(SessionProtocol):
             reply = ""
             messages = prompt.messages
             while True:
-                result = await client.chat(messages)
+                result = await client.chat(messages, purpose="rubric judge re-ask" if readings else "rubric judge")
                 usage.add(result)
                 reply = result.text
                 reading = read_final_score(reply, prompt.language)
