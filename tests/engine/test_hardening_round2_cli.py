@@ -240,6 +240,9 @@ out = {"run": viva("run", "--bench", "oxy", "--target", "python:filling_agent:Ag
                    "--policy", "threshold", "--turns", "4", "--concurrency", "2", "--seed", "7",
                    *spec.get("run_args", []))}
 out["stored_after_run"] = sessions()
+_c = sqlite3.connect(os.path.join(home, "viva.db"))
+out["errors"] = [list(r) for r in _c.execute("SELECT id, error FROM sessions")]
+_c.close()
 out["listed_after_run"] = viva("sessions", "--json")
 out["filled"] = os.path.exists(os.path.join(home, "filler.bin"))
 os.unlink(os.path.join(home, "filler.bin"))  # the user frees space
@@ -305,7 +308,7 @@ def _check_full_disk(result: dict) -> None:
     one_line_error(run, "disk full", "free some space", "`viva resume run:1`")
     stored = dict(result["stored_after_run"])
     assert "running" not in stored.values(), stored  # stored so, not only read so
-    assert "interrupted" in stored.values() and "failed" not in stored.values(), stored
+    assert "interrupted" in stored.values() and "failed" not in stored.values(), (stored, result.get("errors"))
     assert set(stored.values()) <= {"interrupted", "created", "finished"}, stored
     listed = json.loads(result["listed_after_run"]["stdout"])
     assert {r["id"]: r["status"] for r in listed} == stored
