@@ -60,6 +60,26 @@ def columns_for(board: dict[str, Any]) -> list[tuple[str, str, int]]:
     return out + (EPOCH_COLUMNS if repeated else [])
 
 
+SHRINK_ORDER = ("E[S]", "fail/ne", "spread", "K", "P−", "P+", "θ ± 95%", "R", "ΔS_f", "hold (n)", "chance")
+"""The columns a narrow terminal drops first, in order (the target, benchmark, n and Score always stay);
+every dropped figure is in the row's detail (:func:`detail`)."""
+
+
+def fit_columns(columns: list[tuple[str, str, int]], width: int,
+                pad: int = 2) -> tuple[list[tuple[str, str, int]], list[str]]:
+    """``columns`` that fit ``width`` cells (each column takes its width plus ``pad``), dropping them in
+    :data:`SHRINK_ORDER`; returns (the columns kept, the headers dropped)."""
+    kept = list(columns)
+    dropped: list[str] = []
+    for header in SHRINK_ORDER:
+        if sum(w + pad for _, _, w in kept) <= width:
+            break
+        if any(h == header for h, _, _ in kept):
+            kept = [c for c in kept if c[0] != header]
+            dropped.append(header)
+    return kept, dropped
+
+
 def chance_cell(row: dict[str, Any]) -> str:
     """``25.0`` (the chance rate), ``25.0▼`` when the target is below it, "–" for a row that is not
     multiple choice."""

@@ -15,7 +15,17 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Static
 
 from engine.api import Engine
-from tui.board import COLUMNS, agreement_line, cells, columns_for, comparison, detail, legend, method_line
+from tui.board import (
+    COLUMNS,
+    agreement_line,
+    cells,
+    columns_for,
+    comparison,
+    detail,
+    fit_columns,
+    legend,
+    method_line,
+)
 from tui.bridge import db_work
 from tui.widgets.header import short
 
@@ -120,8 +130,9 @@ class LeaderboardScreen(ModalScreen):
             return
         self.board = board
         title.update(f"Leaderboard, {board['scope']['label']}: figures over finished sessions, per benchmark")
-        columns = columns_for(board)
-        if len(table.columns) != len(columns):  # the ability columns come and go with a calibration in scope
+        # columns shrink by priority to the screen's width (tui.board.fit_columns); the row's detail has them all
+        columns, hidden = fit_columns(columns_for(board), max(40, self.app.size.width - 8))
+        if [str(k.value) for k in table.columns] != [name for name, _, _ in columns]:
             table.clear(columns=True)
             for name, _, width in columns:
                 table.add_column(name, key=name, width=width)
@@ -131,6 +142,9 @@ class LeaderboardScreen(ModalScreen):
         if not board["rows"]:
             table.add_row("no sessions in this scope", *[""] * (len(columns) - 1))
         comparisons = Text()
+        if hidden:
+            comparisons.append(f"hidden at this width: {', '.join(hidden)} (in the row's detail below; a wider "
+                               "terminal shows them)\n", style="dim")
         for line in legend(board):
             comparisons.append(line + "\n", style="dim")
         for c in board["comparisons"]:
