@@ -549,6 +549,10 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
 #   sentence or the next ";" ("Suppose that treatment is supportive: rest, fluids and fever control;
 #   I can't say.": the list is part of what is supposed); an attribution runs on over any clause to
 #   its contradiction or the next ";" ("Some say that X, after Y, because Z; in fact W").
+# - ``undecided``: what follows a statement of indecision ("I can't tell which is right:", "I'm not sure
+#   which", "I'm torn between these:", 拿不准是哪个) up to a clause that commits ("I'd go with", "the answer
+#   is", "my pick is") or the end of the answer, the statement itself too; and a sentence opened by
+#   "Either" answered by the next opened by "Or" ("Either X. Or Y."): candidates offered, none chosen.
 # - ``code`` (a ``` block, or an inline `span` with no space inside its backticks: "` quoted '" is a
 #   quotation) and ``url`` (http://, https://, www.).
 #
@@ -557,7 +561,7 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
 # :func:`frame_mates` finds a sweep: the same frame said with many candidates, one per unit.
 
 STANCES = ("asserted", "denied", "refuted", "attributed", "superseded", "hypothetical", "asked", "withdrawn",
-           "code", "url")
+           "undecided", "code", "url")
 """The stances a claim unit can take (see the section comment above :data:`STANCES` in the source)."""
 
 
@@ -664,6 +668,15 @@ _REFUTE_THAT = re.compile(
     r"(?:believe|think|accept|agree)\s+that\b|"
     r"(?:nobody|no\s+one|no\s+serious\s+\w+)\s+(?:\w+\s+)?(?:believes|thinks|says|claims)\s+that\b)"
     r"|^\s*(?:我不认为|我不相信|我并不认为|并不是说|不是说)", re.IGNORECASE)
+_UNDECIDED = re.compile(
+    r"\b(?:can'?t|cannot|can\s+not|don'?t|do\s+not|couldn'?t)\s+(?:really\s+)?(?:tell|say|decide|choose|know)\s+which\b|"
+    r"\bnot\s+sure\s+which\b|\bunsure\s+which\b|\btorn\s+between\b|拿不准|说不准|不确定是哪", re.IGNORECASE)
+_COMMIT = re.compile(
+    r"^\s*(?:(?:so|but|well|ok(?:ay)?)[\s,]+)?(?:i'?d\s+(?:go|say|pick|choose)|i\s+would\s+(?:go|say|pick|choose)|"
+    r"i\s+(?:choose|pick|go\s+with)|my\s+(?:final\s+)?(?:answer|choice|pick|guess)\s+is|the\s+(?:right\s+|correct\s+)?"
+    r"answer\s+is|(?:my\s+)?final\s+answer)\b|^\s*(?:我选|答案是|最终答案)", re.IGNORECASE)
+_EITHER = re.compile(r"^\s*either\b", re.IGNORECASE)
+_OR_OPEN = re.compile(r"^\s*or\b", re.IGNORECASE)
 _OPEN_NOT = re.compile(
     r"^\s*(?:(?:it|that|this|the\s+(?:correct\s+|right\s+|real\s+|true\s+)?answer|my\s+answer)\s*"
     r"(?:is|was|'s|would\s+be|will\s+be)\s+(?:\w+ly\s+)?not\b|(?:it|that|this)\s*(?:isn't|wasn't|ain't)\b)"
@@ -744,7 +757,17 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
     before: list[list] = []  # every clause record so far, in order
     pending_attr: list[list] = []  # attributions waiting for a contradiction (this or the next sentence)
     pending_past: list[list] = []  # past/first-thought claims waiting for a later claim
+    undecided = False  # after a statement of indecision, until a clause commits
     for si, clauses in enumerate(sentences):
+        if si > 0 and clauses and _OR_OPEN.match(text[clauses[0][0]:clauses[0][1]]) and sentences[si - 1] and \
+                _EITHER.match(text[sentences[si - 1][0][0]:sentences[si - 1][0][1]]):
+            for b in sentences[si - 1]:  # "Either X. Or Y.": neither is chosen
+                if b[2] == "asserted":
+                    b[2] = "undecided"
+            for b in clauses:
+                b[2] = "undecided"
+            before.extend(clauses)
+            continue
         hypothetical = denying = refuting = False
         carry: str | None = None  # a stance a colon carries on (the rule above)
         running: str | None = None
@@ -761,6 +784,14 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
                 continue
             if c[2] == "hypothetical":
                 continue  # inside a condition marked by its if-clause
+            if undecided and not _COMMIT.match(clause):
+                c[2] = "undecided"
+                continue
+            undecided = False
+            if _UNDECIDED.search(clause):
+                c[2] = "undecided"
+                undecided = True
+                continue
             delim = text[clauses[ci - 1][1]:c[0]] if ci else ""
             if ";" in delim or "；" in delim:
                 hypothetical = False

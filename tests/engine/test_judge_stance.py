@@ -211,3 +211,19 @@ def test_a_clause_with_a_stance_of_its_own_ends_a_carried_one():
     # an attribution over an option that holds commas, then the verdict: every piece is denied
     text = "People who answer Trimethoprim, sulfamethoxazole, azithromycin are mistaken."
     assert [c.stance for c in claims(text)] == ["denied", "denied", "denied"]
+
+
+@pytest.mark.parametrize("text, word, stance", [
+    # undecided: candidates offered after a statement of indecision, none chosen
+    ("Two things come to mind, and I can't tell which is right: Paris is the capital. Lyon is.", "Lyon", "undecided"),
+    ("Two things come to mind, and I can't tell which is right: Paris is the capital. Lyon is.", "Paris", "undecided"),
+    ("I'm torn between these: (1) Paris. (2) Lyon. I'd go with Lyon.", "Paris", "undecided"),
+    ("I'm torn between these: (1) Paris. (2) Lyon. I'd go with Lyon.", "go with", "asserted"),
+    ("Either Paris is the capital. Or Lyon is.", "Paris", "undecided"),
+    ("我拿不准是巴黎还是里昂。", "巴黎", "undecided"),
+    # no indecision: "either way", a sentence opening with "Or" after no "Either"
+    ("Either way, it is Paris.", "Paris", "asserted"),
+    ("It is Paris. Or so I think.", "Paris", "asserted"),
+])
+def test_undecided(text: str, word: str, stance: str) -> None:
+    assert stance_of(text, word) == stance
