@@ -35,6 +35,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from engine.streams import FilteredStream
+
 REDACTED = "[REDACTED]"
 """What a secret is replaced by."""
 
@@ -290,35 +292,12 @@ class StreamRedactor:
         return redact(out)
 
 
-class RedactingStream:
+class RedactingStream(FilteredStream):
     """A text stream (standard output or error) whose every write is redacted first."""
 
-    def __init__(self, stream: Any):
-        self._stream = stream
-
-    @property
-    def wrapped(self) -> Any:
-        """The stream written to."""
-        return self._stream
-
-    def write(self, text: Any) -> int:
-        """Write ``text`` redacted (non-text objects are passed through, so binary writes fail as before)."""
-        if isinstance(text, str):
-            self._stream.write(redact(text))
-            return len(text)
-        return self._stream.write(text)
-
-    def writelines(self, lines: Iterable[str]) -> None:
-        """Write each line redacted."""
-        for line in lines:
-            self.write(line)
-
-    def flush(self) -> None:
-        """Flush the wrapped stream."""
-        self._stream.flush()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
+    def filter(self, text: str) -> str:
+        """``text`` redacted."""
+        return redact(text)
 
 
 @contextmanager

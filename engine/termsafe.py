@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.streams import FilteredStream
+
 _KEEP = {0x09, 0x0A}
 _INVISIBLE = (
     [0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x180E, 0x3164, 0xFEFF, 0xFFA0, 0x2028, 0x2029]
@@ -107,7 +109,7 @@ def termsafe_value(value: Any) -> Any:
     return value
 
 
-class TerminalStream:
+class TerminalStream(FilteredStream):
     """A text stream (standard output or error) whose every ``write`` passes :func:`termsafe`.
 
     :meth:`write_styled` writes text as it is: for a console that has already made every piece of
@@ -115,37 +117,14 @@ class TerminalStream:
     Other attributes (``isatty``, ``encoding``, ``fileno``…) are the wrapped stream's.
     """
 
-    def __init__(self, stream: Any):
-        self._stream = stream
-
-    @property
-    def wrapped(self) -> Any:
-        """The stream written to."""
-        return self._stream
-
-    def write(self, text: Any) -> int:
-        """Write ``text`` made terminal-safe (non-text objects pass through, so binary writes fail as before)."""
-        if isinstance(text, str):
-            self._stream.write(termsafe(text))
-            return len(text)
-        return self._stream.write(text)
+    def filter(self, text: str) -> str:
+        """``text`` made terminal-safe."""
+        return termsafe(text)
 
     def write_styled(self, text: str) -> int:
         """Write ``text`` unchanged: its foreign parts were made safe by the caller."""
         self._stream.write(text)
         return len(text)
-
-    def writelines(self, lines: Any) -> None:
-        """Write each line made terminal-safe."""
-        for line in lines:
-            self.write(line)
-
-    def flush(self) -> None:
-        """Flush the wrapped stream."""
-        self._stream.flush()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
 
 
 def terminal_std_streams() -> Any:
