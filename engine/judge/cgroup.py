@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.store.lease import pid_alive
+
 PREFIX = "viva-eval-"
 _NAME = re.compile(rf"{PREFIX}(\d+)-[0-9a-f]+")
 
@@ -191,14 +193,6 @@ def enter_command(procs: str) -> list[str]:
     return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', procs]
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (another user's too)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 

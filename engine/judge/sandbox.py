@@ -53,8 +53,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from engine.judge.cgroup import ItemCgroup, Parent, enter_command, find_parent, pid_alive
+from engine.judge.cgroup import ItemCgroup, Parent, enter_command, find_parent
 from engine.judge.cgroup import sweep as sweep_cgroups
+from engine.store.lease import pid_alive
 
 HARNESS = r'''
 import json, os, sys
