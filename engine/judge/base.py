@@ -48,15 +48,29 @@ class Judgement:
 
 
 class Judge(Protocol):
-    """Marks answers against criteria (adaptive turns) and scoring points (task transcripts)."""
+    """Marks answers: what :mod:`engine.judge.decide` (the one caller that judges) uses of a judge.
+
+    ``offline``: no LLM (the deterministic judge); ``client``: the LLM client an LLM judge calls (``None``
+    offline), which the gold LLM judge and the rubric judge share; ``repairs``: how many times an unusable
+    reply is repaired or re-asked; ``facts``: the offline free-text judge the rubric's offline estimate
+    uses (``None`` for an LLM judge).
+    """
 
     offline: bool
+    client: Any
+    repairs: int
+    facts: Any
 
-    async def judge(self, question: str, criteria: Sequence[Any], summary: str, answer: str,
+    async def judge(self, question: str, criteria: Sequence[Any], summary: str, answer: str | None,
                     reference: str | None, history: Sequence[TurnView], action: str) -> Judgement:
         """Verdicts for every criterion after ``answer`` and the updated summary."""
         ...
 
     async def judge_point(self, task: str, point: str, transcript: str) -> tuple[bool, str, Usage]:
         """Whether a scoring point is achieved in a transcript: (hit, reason, usage)."""
+        ...
+
+    async def rate(self, turns: Sequence[tuple[str, str, str]], topic: str = "",
+                   nonce_parts: tuple = ()) -> tuple[Any, Usage]:
+        """Professionalism and Stability ratings of a conversation's answered turns (an LLM judge)."""
         ...

@@ -260,15 +260,17 @@ JudgeFn = Callable[[Sequence[CheckRow]], list[Verdict]]
 
 
 def offline_verdicts(rows: Sequence[CheckRow]) -> list[Verdict]:
-    """The offline judges' verdicts: the gold judge for gold rows, the free-text judge for criteria."""
+    """The offline judges' verdicts: gold rows through the judging entry point sessions use
+    (:func:`engine.judge.decide.judge_turn`, each row one turn with one gold criterion), criterion rows by
+    the free-text judge."""
     if rows and rows[0].kind == "gold":
-        from engine.judge.gold_match import judge_gold
+        import asyncio
 
-        out = []
-        for r in rows:
-            v = judge_gold(r.answer, list(r.golds), r.question)
-            out.append(Verdict(v.met, v.rationale))
-        return out
+        from engine.judge.decide import gold_rows_verdicts
+        from engine.judge.offline import OfflineJudge
+
+        judged = asyncio.run(gold_rows_verdicts(OfflineJudge(), [(r.question, r.golds, r.answer) for r in rows]))
+        return [Verdict(v.met, v.rationale) for v in judged]
     from engine.judge.freetext import FreeTextJudge
 
     judge = FreeTextJudge()
@@ -302,10 +304,14 @@ def resolve_endpoint(config: Any, name: str) -> Any:
 
 
 class LLMCheckJudge:
-    """An LLM judge for :func:`run_check`: gold rows by :func:`engine.judge.gold_llm.judge_gold_llm`,
-    criterion rows by the interview's own judge (:meth:`engine.judge.llm.LLMJudge.judge`, the prompt a
-    session's criteria are marked with): the rows that share a question and an answer are one rubric,
-    judged in one call as a turn's criteria are, each row's verdict its criterion's ``met``. A row whose
+    """An LLM judge for :func:`run_check`, through the entry point sessions use
+    (:func:`engine.judge.decide.judge_turn`): a gold row is a turn with one gold criterion, judged by the
+    gold LLM route as a session judges it (:func:`engine.judge.gold_llm.llm_gold_verdicts`: the LLM's
+    verdict with the lexical rule's beside it, credited when either credits; where the LLM reply stays
+    unusable, the lexical verdict stands, saying so); criterion rows by the interview's own judge
+    (:meth:`engine.judge.llm.LLMJudge.judge`, the prompt a session's criteria are marked with): the rows
+    that share a question and an answer are one rubric, judged in one call as a turn's criteria are, each
+    row's verdict its criterion's ``met``. A row whose
     call fails (endpoint error, reply invalid after repairs) is counted as not credited and listed in
     the report's notes with its reason."""
 
@@ -332,7 +338,8 @@ class LLMCheckJudge:
         import asyncio
 
         from engine.bench.model import Criterion
-        from engine.judge.gold_llm import judge_gold_llm
+        from engine.judge.decide import GOLD_CID, ItemToJudge, TurnToJudge, gold_row, judge_turn
+        from engine.judge.gold_llm import UNUSABLE_MARK
         from engine.judge.llm import LLMJudge
         from engine.redact import redact
 
@@ -353,19 +360,24 @@ class LLMCheckJudge:
             r = rows[i]
             async with gate:
                 try:
-                    v = await judge_gold_llm(client, r.question, list(r.golds), r.answer, repairs=self.repairs)
+                    judgement = await judge_turn(judge, gold_row(r.question, r.golds, r.answer))
                 except Exception as exc:  # noqa: BLE001
                     failed([i], exc)
                     return
-                add(v.usage)
-                out[i] = Verdict(v.met, v.rationale)
+            add(judgement.usage)
+            v = judgement.verdicts[GOLD_CID]
+            if UNUSABLE_MARK in v.rationale:  # the lexical verdict stood in, as in a session: counted, listed
+                why = v.rationale.split(UNUSABLE_MARK, 1)[1].rstrip("]")
+                self.failed[r.line] = f"line {r.line}: {redact(why)[:200]} (the lexical verdict stands)"
+            out[i] = Verdict(bool(v.met), v.rationale)
 
         async def rubric(idx: list[int]) -> None:
             first = rows[idx[0]]
-            criteria = [Criterion(cid=f"c{k + 1}", ord=k, text=rows[i].criterion) for k, i in enumerate(idx)]
+            criteria = tuple(Criterion(cid=f"c{k + 1}", ord=k, text=rows[i].criterion) for k, i in enumerate(idx))
+            turn = TurnToJudge(0, first.question, first.answer, "initial", ItemToJudge(first.question), criteria)
             async with gate:
                 try:
-                    judgement = await judge.judge(first.question, criteria, "", first.answer, None, [], "initial")
+                    judgement = await judge_turn(judge, turn)
                 except Exception as exc:  # noqa: BLE001
                     failed(idx, exc)
                     return
@@ -566,7 +578,8 @@ def render_text(report: CheckReport) -> str:
                      f"calls {u.get('calls', 0)} ({u.get('cached_calls', 0)} from the cache); "
                      f"cost {'unknown (no price set)' if cost is None else f'{cost:.4f}'}")
         if u.get("rows_not_judged"):
-            lines.append(f"not judged (counted as not credited): {u['rows_not_judged']} rows")
+            lines.append(f"not judged by the LLM: {u['rows_not_judged']} rows (a gold row keeps the lexical verdict, "
+                         "as in a session; a criterion row is counted as not credited)")
             lines += [f"  {line}" for line in u.get("not_judged", [])]
     for d in report.disagreements:
         target = ", ".join(d["golds"]) if d["golds"] else d["criterion"]

@@ -165,6 +165,10 @@ LLM_MARK = re.compile(r"\[LLM judge: (credited|not credited);")
 """How the LLM judge's own verdict is recorded in the rationale (the criterion's ``met`` is the combination)."""
 
 
+UNUSABLE_MARK = "[the LLM judge could not judge it: "
+"""How a gold verdict says the LLM's reply stayed unusable and the lexical verdict stands."""
+
+
 def combined(llm_met: bool, lexical_met: bool) -> bool:
     """A gold criterion's verdict with an LLM judge: credited when either credits the answer that stands."""
     return llm_met or lexical_met
@@ -254,7 +258,7 @@ async def llm_gold_verdicts(client: LLMClient, criteria: Sequence, turns: Sequen
         except UNUSABLE as exc:
             _add(usage, spent(exc))
             out[c.cid] = Verdict(c.cid, lex.met, lex.in_answer,
-                                 f"{lex.rationale} [the LLM judge could not judge it: {str(exc)[:160]}]", lex.source)
+                                 f"{lex.rationale} {UNUSABLE_MARK}{str(exc)[:160]}]", lex.source)
             continue
         where = "nothing stands (withdrawn)" if standing is None else (
             f"turn {getattr(turns[standing], 'idx', standing)}")

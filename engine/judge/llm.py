@@ -111,6 +111,7 @@ class LLMJudge:
     """Judges with an LLM client (the ``judge`` role)."""
 
     offline = False
+    facts = None  # the offline estimate's free-text judge: an LLM judge follows the rubric itself
 
     def __init__(self, client: LLMClient, repairs: int = 2, ratings_max_tokens: int | None = None):
         self.client = client

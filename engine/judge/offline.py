@@ -203,6 +203,8 @@ class OfflineJudge:
     """The deterministic judge (no LLM); see the module docstring for its rules."""
 
     offline = True
+    client = None  # no LLM to call
+    repairs = 0  # nothing to repair: the rules always give a verdict
 
     def __init__(self, threshold: float = DEFAULT_THRESHOLD, embedder: Any | None = None):
         self.threshold = threshold
@@ -300,6 +302,12 @@ class OfflineJudge:
         for c, v, a in zip(criteria, overall, latest, strict=True):
             verdicts[c.cid] = Verdict(c.cid, v.met, a, v.rationale, "offline")
         return Judgement(verdicts, new_summary, Usage())
+
+    async def rate(self, turns, topic: str = "", nonce_parts: tuple = ()):
+        """Not offered: no rule rates a conversation's professionalism honestly (:func:`engine.judge.decide.rate`
+        records "not rated: needs an LLM judge" instead of asking)."""
+        raise NotImplementedError("the offline judge does not rate conversations: configure an LLM judge "
+                                  "(`judge:` or `kernel:` in viva.yaml)")
 
     async def judge_point(self, task, point, transcript):
         """A scoring point is hit when the agent's messages state it (the free-text rule)."""

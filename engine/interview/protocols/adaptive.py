@@ -34,10 +34,9 @@ import numpy as np
 from engine import events as ev
 from engine.interview.protocols.base import Ask, ProtocolContext, SessionProtocol, Steer
 from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consumed, effective_verdicts
-from engine.judge.base import Judgement, TurnView
 from engine.judge.choice import choice_question
-from engine.judge.gold import is_gold, judge_gold_criteria
-from engine.judge.gold_llm import llm_gold_verdicts
+from engine.judge.decide import TurnToJudge, judge_turn, rate
+from engine.judge.gold import is_gold
 from engine.llm import UNUSABLE, spent
 from engine.metrics.scoring import turn_score
 from engine.policy.features import state_vector
@@ -322,42 +321,13 @@ class Adaptive(SessionProtocol):
         s = self.session
         criteria = s.criteria_of(version_id)
         prev = self.last_judged(history)
-        views = s.views(history)
-        seen = [*views, TurnView(turn["idx"], turn["question"], turn["answer"], turn["action"])]
-        gold = judge_gold_criteria(criteria, seen, s.item.question, s.item.options,
-                                   passage=(s.item.meta or {}).get("context"))
-        gold_usage = None
-        judge = self.kernel.judge
-        others = [c for c in criteria if c.cid not in gold]
-        verdicts = self.kernel.judge.judge(turn["question"], others, (prev or {}).get("summary") or "",
-                                           turn["answer"], s.item.reference, views, turn["action"])
-        if gold and not getattr(judge, "offline", True) and getattr(judge, "client", None) is not None \
-                and not s.item.options:
-            # an LLM judge judges free-answer gold criteria with the golds as reference; the lexical
-            # verdict is kept beside it (engine.judge.gold_llm). Neither call needs the other's reply: they
-            # are sent at once (a turn waits for one round trip, not two)
-            gold_call, judged = await asyncio.gather(
-                llm_gold_verdicts(judge.client, criteria, seen, s.item.question, gold,
-                                  repairs=getattr(judge, "repairs", 2), memo=self._gold_memo),
-                verdicts, return_exceptions=True)
-            if isinstance(gold_call, BaseException):
-                raise gold_call
-            llm, gold_usage = gold_call
-            gold.update(llm)
-        else:
-            try:
-                judged = await verdicts
-            except UNUSABLE as exc:
-                judged = exc
-        if isinstance(judged, UNUSABLE):
-            return s.mark_cannot_judge(turn, str(judged), spent(judged))
-        if isinstance(judged, BaseException):
-            raise judged
-        judgement: Judgement = judged
-        judgement.verdicts = {c.cid: gold.get(c.cid) or judgement.verdicts[c.cid] for c in criteria}
-        if gold_usage is not None:
-            for name in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls"):
-                setattr(judgement.usage, name, getattr(judgement.usage, name) + getattr(gold_usage, name))
+        view = TurnToJudge(turn["idx"], turn["question"], turn["answer"], turn["action"], s.item, tuple(criteria),
+                           earlier=tuple(s.views(history)), summary=(prev or {}).get("summary") or "",
+                           passage=(s.item.meta or {}).get("context"))
+        try:
+            judgement = await judge_turn(self.kernel.judge, view, memo=self._gold_memo)
+        except UNUSABLE as exc:
+            return s.mark_cannot_judge(turn, str(exc), spent(exc))
         met = {cid: v.met for cid, v in judgement.verdicts.items()}
         if not rescore:  # an evaluator's override of an earlier turn holds until the judge changes its mind
             from engine.metrics.overrides import carried_met
@@ -395,19 +365,11 @@ class Adaptive(SessionProtocol):
         answered = [r for r in rows if r["answer"] is not None]
         if not answered:
             return
-        judge = self.kernel.judge
-        if getattr(judge, "offline", True) or not hasattr(judge, "rate"):
-            ratings, rationale, note, usage = {}, "", "not rated: needs an LLM judge", None
-        else:
-            try:
-                out, usage = await judge.rate([(r["question"], r["answer"], r["action"]) for r in answered],
-                                              topic=s.item.topic,
-                                              nonce_parts=tuple((r["question"], r["answer"]) for r in answered))
-                ratings, rationale, note = out.values(), out.rationale, ""
-            except UNUSABLE as exc:
-                ratings, rationale, usage = {}, "", spent(exc)
-                note = f"not rated: the judge's ratings were unusable ({exc})"
-                s.note("not-rated", note)
+        rating = await rate(self.kernel.judge, [(r["question"], r["answer"], r["action"]) for r in answered],
+                            topic=s.item.topic)
+        ratings, rationale, note, usage = rating.ratings, rating.rationale, rating.note, rating.usage
+        if rating.unusable:
+            s.note("not-rated", note)
         from engine.store import dumps, now_iso
 
         now = now_iso()

@@ -44,12 +44,10 @@ from engine.bench.rubric import current_rubric
 from engine.interview.protocols.adaptive import stable_seed
 from engine.interview.protocols.base import Ask, ProtocolContext, SessionProtocol, Steer
 from engine.interview.session import SessionError
-from engine.judge.base import TurnView, Verdict
+from engine.judge.base import Verdict
 from engine.judge.choice import choice_question
+from engine.judge.decide import TurnToJudge, judge_reply, judge_turn
 from engine.judge.feedback import FeedbackRecord, template_feedback, with_suggestions
-from engine.judge.gold import judge_gold_criteria
-from engine.judge.gold_llm import llm_gold_verdicts
-from engine.judge.gold_match import judge_gold
 from engine.llm import UNUSABLE
 from engine.metrics.graded import BASE, EXTENSION, DifficultyTrack, difficulty_label
 from engine.store import dumps, loads, now_iso
@@ -227,23 +225,16 @@ class Graded(SessionProtocol):
     async def judge_turn(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> None:
         """Right or wrong by the gold answer; the step and the difficulty track after it are recorded."""
         s = self.session
-        view = TurnView(turn["idx"], turn["question"], turn["answer"], turn["action"])
         phase = turn["action"]
         if phase in (BASE, VALIDATION):
             index = sum(1 for r in history if r["action"] == phase)
             item = self.items[index]
             rubric = current_rubric(s.store, item.id)
             criteria = [c for c in rubric.criteria if c.answers]
-            view.question = turn["question"]
-            gold = judge_gold_criteria(criteria, [view], item.question, item.options)
-            judge = self.kernel.judge
-            if gold and not item.options and not getattr(judge, "offline", True) \
-                    and getattr(judge, "client", None) is not None:
-                # an LLM judge judges a free answer with the golds as reference, the lexical verdict beside
-                llm, _usage = await llm_gold_verdicts(judge.client, criteria, [view], item.question, gold,
-                                                      repairs=getattr(judge, "repairs", 2))
-                gold.update(llm)
-            verdicts: dict[str, Verdict] = dict(gold)
+            judged = await judge_turn(self.kernel.judge, TurnToJudge(
+                turn["idx"], turn["question"], turn["answer"], turn["action"], item, tuple(criteria),
+                running_summary=False))
+            verdicts: dict[str, Verdict] = judged.verdicts
             correct = bool(criteria) and all(v.met for v in verdicts.values())
             tier = self._tiers.get(item.id, item.difficulty)
             version_id, difficulty, labelled = rubric.id, difficulty_label(tier), tier is not None
@@ -251,7 +242,7 @@ class Graded(SessionProtocol):
             item_id = item.id
         else:
             asked = self._extension_asked(turn)
-            g = judge_gold(turn["answer"] or "", asked.gold, question=turn["question"])
+            g = judge_reply(turn["answer"], asked.gold, turn["question"])
             correct = g.met
             verdicts = {}  # an extension question has no rubric criterion: its verdict is its graded step
             version_id, difficulty, labelled = s.version_id, asked.difficulty, True

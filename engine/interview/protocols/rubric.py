@@ -31,7 +31,6 @@ the judge's reasoning is the turn's summary and the ``rubric.scored`` event's ``
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,29 +39,14 @@ from engine import events as ev
 from engine.interview.protocols.base import Ask, SessionProtocol, Steer
 from engine.interview.session import FOLLOW_UP, INITIAL, SessionError
 from engine.judge.base import Verdict
+from engine.judge.decide import CannotEstimate, judge_rubric
 from engine.judge.rubric_judge import (
-    CANNOT_JUDGE,
-    MAX_REASKS,
     MAX_SCORE,
-    NEEDS_LLM,
-    ScoreReading,
-    build_judge_prompt,
     estimate_score,
-    judgement,
-    offline_estimate,
-    read_final_score,
-    reask_messages,
 )
-from engine.llm import ContextOverflowError, Usage
+from engine.llm import Usage
 from engine.metrics.scoring import turn_score
 from engine.store import loads
-
-REASK_ROOM = 900
-"""Prompt characters kept free for a re-ask's message (what to fix and the score line's format, about 300
-characters in English, 100 CJK characters in Chinese) when the prompt is sized to the judge's context."""
-
-OFFLINE_ESTIMATE = "offline estimate"
-"""The label of every figure the offline kernel gives a rubric item (point coverage, no LLM judge)."""
 
 
 def user_turns(item: Any) -> list[str]:
@@ -149,11 +133,18 @@ class Rubric(SessionProtocol):
             await self._score(answered, version_id, rescore=True)
 
     async def _score(self, rows: list[dict[str, Any]], version_id: int, rescore: bool) -> None:
-        judge = self.kernel.judge
-        if getattr(judge, "offline", False):
-            await self._offline(rows, version_id, rescore)
-        else:
-            await self._llm(rows, version_id, rescore)
+        """The conversation's 0–5 score by the judge's route (:func:`engine.judge.decide.judge_rubric`)."""
+        s = self.session
+        try:
+            out = await judge_rubric(self.kernel.judge, s.item, s.criteria_of(version_id),
+                                     [r["question"] for r in rows], [r["answer"] for r in rows],
+                                     rng=nonce_rng(s.spec.seed, s.item.id, s.spec.target, version_id),
+                                     turn=rows[-1]["idx"])
+        except CannotEstimate as exc:
+            raise SessionError(str(exc)) from exc
+        self._record(rows, version_id, rescore, out.score5, out.reasoning, out.verdicts, out.usage,
+                     attempts=out.attempts, status=out.status, problems=out.problems, offline=out.offline,
+                     source=out.source)
 
     def _record(self, rows: list[dict[str, Any]], version_id: int, rescore: bool, score5: float | None,
                 reasoning: str, verdicts: dict[str, Verdict], usage: Usage, *, attempts: int, status: str,
@@ -167,83 +158,3 @@ class Rubric(SessionProtocol):
             s.record_judgement(last, verdicts, None if score5 is None else score5 / MAX_SCORE,
                                scored_per_turn=False, summary=reasoning, usage=usage, version_id=version_id,
                                rescore=rescore)
-
-    async def _offline(self, rows: list[dict[str, Any]], version_id: int, rescore: bool) -> None:
-        s = self.session
-        criteria = s.criteria_of(version_id)
-        if not any(c.kind != "deduction" for c in criteria):
-            raise SessionError(f"item {s.item.id}: the rubric has no scoring point, so the offline kernel cannot "
-                               "estimate a score; configure an LLM judge (`judge:` or `kernel:` in viva.yaml)")
-        reply = "\n\n".join(r["answer"] for r in rows)
-        asked = "\n".join(r["question"] for r in rows)
-        facts = self.kernel.judge.facts
-        est = await asyncio.to_thread(offline_estimate, asked, s.item.reference, criteria, reply, facts)
-        # a point that needs an LLM judge gets no verdict (it is left out of the score, here and after an override)
-        verdicts = {p.cid: Verdict(p.cid, p.status == "met", p.status == "met", f"{OFFLINE_ESTIMATE}: {p.evidence}",
-                                   "offline") for p in est.points if p.status != NEEDS_LLM}
-        lines = [f"{OFFLINE_ESTIMATE} (the reference answer's words for each point, no LLM judge):"]
-        for c, p in zip(criteria, est.points, strict=True):
-            sign = "-" if c.kind == "deduction" else "+"
-            lines.append(f"{c.cid} {sign}{float(c.weight):g} {p.status}: {c.text} ({p.evidence})")
-        if est.score is None:
-            lines.append(f"{OFFLINE_ESTIMATE}: none: every point {NEEDS_LLM}")
-            self._record(rows, version_id, rescore, None, "\n".join(lines), verdicts, Usage(), attempts=0,
-                         status=CANNOT_JUDGE, problems=[NEEDS_LLM], offline=True, source="coverage")
-            return
-        lines.append(f"{OFFLINE_ESTIMATE}: {est.score:.2f} / {MAX_SCORE:g} over the points it could judge "
-                     f"({est.judged_weight:g} of {est.total_weight:g}; {est.needs_llm} {NEEDS_LLM})")
-        self._record(rows, version_id, rescore, est.score, "\n".join(lines), verdicts, Usage(), attempts=0,
-                     status="scored", problems=[], offline=True, source="coverage")
-
-    async def _llm(self, rows: list[dict[str, Any]], version_id: int, rescore: bool) -> None:
-        s = self.session
-        judge = self.kernel.judge
-        client = judge.client
-        max_reasks = int(getattr(judge, "repairs", MAX_REASKS))
-        answers = [r["answer"] for r in rows]
-        built: list[Any] = []  # the prompt as last built (again after an overflow that named the context)
-        readings: list[ScoreReading] = []
-        usage = Usage()
-        reply = ""
-
-        def build(room: int | None, trims: list[str]) -> Any:
-            built.append(build_judge_prompt(s.item, answers if len(answers) > 1 else answers[0],
-                                            s.criteria_of(version_id),
-                                            rng=nonce_rng(s.spec.seed, s.item.id, s.spec.target, version_id),
-                                            limit_chars=room, trims=trims))
-            return built[-1]
-
-        async def ask(prompt: Any) -> Any:
-            nonlocal reply
-            readings.clear()
-            reply = ""
-            messages = prompt.messages
-            while True:
-                result = await client.chat(messages, purpose="rubric judge re-ask" if readings else "rubric judge")
-                usage.add(result)
-                reply = result.text
-                reading = read_final_score(reply, prompt.language)
-                readings.append(reading)
-                outcome = judgement(readings, max_reasks)
-                if outcome.status != "reask":
-                    return outcome
-                # the re-ask is the prompt and what to fix, numbered, never the whole bad reply (re-sending the
-                # replies grew a weak judge's prompts from 1,129 to 2,811 tokens: issue 23)
-                again = reask_messages([], reply, reading.problem or "no score", prompt.language)[-1]["content"]
-                messages = [*prompt.messages, {"role": "user", "content": f"(re-ask {len(readings)}) {again}"}]
-
-        try:
-            outcome = await client.fitted(build, ask, call="rubric judge", turn=rows[-1]["idx"],
-                                          reserve_chars=REASK_ROOM)
-        except ContextOverflowError as exc:  # a bad exchange, not an unreachable judge: cannot judge
-            readings.append(ScoreReading(None, f"the prompt does not fit the judge's context ({exc})"))
-            outcome = judgement(readings, 0)
-        prompt = built[-1]
-        if outcome.status == CANNOT_JUDGE:
-            reasoning = reply.strip()
-            self._record(rows, version_id, rescore, None, reasoning, {}, usage, attempts=outcome.attempts,
-                         status=CANNOT_JUDGE, problems=outcome.problems, offline=False, source=prompt.source)
-            return
-        self._record(rows, version_id, rescore, outcome.score, reply.strip(), {}, usage,
-                     attempts=outcome.attempts, status="scored", problems=outcome.problems, offline=False,
-                     source=prompt.source)

@@ -19,7 +19,6 @@ score "cannot judge" (no score, the other points' verdicts kept); only an unreac
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,7 @@ from engine import events as ev
 from engine.interview import prompts
 from engine.interview.protocols.base import Ask, SessionProtocol, Steer
 from engine.interview.session import TASK, Consumed, SessionError
-from engine.judge.base import Verdict
-from engine.llm import UNUSABLE, Usage, spent
+from engine.judge.decide import Sandbox, judge_points
 from engine.metrics.scoring import weighted_hit_score
 
 
@@ -115,41 +113,14 @@ class Task(SessionProtocol):
             await self._score(answered, version_id, rescore=True)
 
     async def _score(self, rows: list[dict[str, Any]], version_id: int, rescore: bool) -> None:
-        from engine.judge.sandbox import run_eval_code
-
+        """Every scoring point by the judge's route (:func:`engine.judge.decide.judge_points`)."""
         s = self.session
         criteria = s.criteria_of(version_id)
-        messages = transcript(rows)
-        text = "\n\n".join(m["content"] for m in messages if m["role"] == "agent")
-        data_dir = case_data_dir(s.item, self.ctx.data_home)
-        judge = self.kernel.judge
-        verdicts: dict[str, Verdict] = {}
-        usage = Usage()
-        unjudged: list[str] = []
-        for c in criteria:
-            if c.kind == "code" and c.eval_code:
-                result = await asyncio.to_thread(
-                    run_eval_code, c.eval_code, messages, data_dir, s.spec.eval_code_timeout,
-                    workdir=self.ctx.workdir, trust=s.spec.trust_eval_code,
-                    hide=[self.ctx.data_home] if self.ctx.data_home is not None else [])
-                verdicts[c.cid] = Verdict(c.cid, result.hit, result.hit, result.reason, "code")
-            else:
-                # The offline judge discounts what the agent could copy from what it was told (the
-                # examiner's messages); an LLM judge reads the task description for context.
-                told = "\n".join(m["content"] for m in messages if m["role"] == "examiner")
-                try:
-                    hit, reason, u = await judge.judge_point(told if judge.offline else s.item.question, c.text, text)
-                except UNUSABLE as exc:
-                    unjudged.append(f"{c.cid}: {exc}")
-                    u = spent(exc)
-                    usage.tokens_in += u.tokens_in
-                    usage.tokens_out += u.tokens_out
-                    usage.cost += u.cost
-                    continue
-                usage.tokens_in += u.tokens_in
-                usage.tokens_out += u.tokens_out
-                usage.cost += u.cost
-                verdicts[c.cid] = Verdict(c.cid, hit, hit, reason, "offline" if judge.offline else "judge")
+        sandbox = Sandbox(case_data_dir(s.item, self.ctx.data_home), s.spec.eval_code_timeout,
+                          workdir=self.ctx.workdir, trust=s.spec.trust_eval_code,
+                          hide=(self.ctx.data_home,) if self.ctx.data_home is not None else ())
+        out = await judge_points(self.kernel.judge, s.item.question, criteria, transcript(rows), sandbox)
+        verdicts, usage, unjudged = out.verdicts, out.usage, out.unjudged
         met = {cid: v.met for cid, v in verdicts.items()}
         if unjudged:  # a point without a verdict: no honest score for the session
             row = s.record_judgement(rows[-1], verdicts, None, scored_per_turn=False, usage=usage,
