@@ -165,8 +165,9 @@ async def judge_turn(judge: Judge, turn: TurnToJudge, *, memo: dict | None = Non
     seen = [*turn.earlier, turn.view]
     gold = judge_gold_criteria(criteria, seen, item.question, getattr(item, "options", None), passage=turn.passage)
     others = [c for c in criteria if c.cid not in gold]
-    asked = judge.judge(turn.question, others, turn.summary, turn.answer, getattr(item, "reference", None),
-                        list(turn.earlier), turn.action) if others or turn.running_summary else None
+    asked = judge.judge(question=turn.question, criteria=others, summary=turn.summary, answer=turn.answer,
+                        reference=getattr(item, "reference", None), history=list(turn.earlier),
+                        action=turn.action) if others or turn.running_summary else None
     gold_llm = [c for c in criteria if c.cid in gold and route(c, item, judge) is GOLD_LLM]
     gold_usage = None
     if gold_llm:

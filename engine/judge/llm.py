@@ -23,12 +23,13 @@ candidate text that is not a copy of an object the candidate wrote, validated by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, field_validator
 
 from engine.judge import prompts
-from engine.judge.base import Judgement, Verdict
+from engine.judge.base import Judgement, TurnView, Verdict
 from engine.llm import LLMClient, Usage
 from engine.llm import structured as st
 
@@ -118,7 +119,8 @@ class LLMJudge:
         self.repairs = repairs
         self.ratings_max_tokens = ratings_max_tokens
 
-    async def judge(self, question, criteria, summary, answer, reference, history, action) -> Judgement:
+    async def judge(self, question: str, criteria: Sequence[Any], summary: str, answer: str | None,
+                    reference: str | None, history: Sequence[TurnView], action: str) -> Judgement:
         """Verdicts for every criterion and the updated summary, in one validated call."""
         ids = [c.cid for c in criteria]
 

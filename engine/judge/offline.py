@@ -267,7 +267,8 @@ class OfflineJudge:
         """The running summary's text: :meth:`summary_parts`' sentences, one a line."""
         return "\n".join(s for _, s in self.summary_parts(history, question, answer, action))
 
-    async def judge(self, question, criteria, summary, answer, reference, history, action) -> Judgement:
+    async def judge(self, question: str, criteria: Sequence[Any], summary: str, answer: str | None,
+                    reference: str | None, history: Sequence[TurnView], action: str) -> Judgement:
         """Verdicts for every criterion against the running summary (see the module docstring)."""
         # ONNX releases the GIL: judging in a thread keeps other sessions' I/O moving.
         return await asyncio.to_thread(self._judge, question, criteria, answer, history, action)
