@@ -23,7 +23,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.judge.rubric_judge import make_nonce, quote_answer
-from engine.llm.client import extract_json
+from engine.llm import extract_json
 from engine.metrics.ratings import DIMENSIONS, PROFESSIONALISM, STABILITY
 
 __all__ = ["DIMENSIONS", "PROFESSIONALISM", "STABILITY", "ConversationRatings", "RatingsError",

@@ -2,7 +2,7 @@
 prompt where it was left out, and noted.
 
 The room is :meth:`engine.llm.LLMClient.prompt_chars`: the model's context (reported by the server, the
-endpoint's ``context:``, or learned from the server's overflow answer) less the reply's ``max_tokens``, at :data:`engine.llm.client.CHARS_PER_TOKEN`
+endpoint's ``context:``, or learned from the server's overflow answer) less the reply's ``max_tokens``, at :data:`CHARS_PER_TOKEN`
 characters a token, less what the caller reserves for the repairs. A text's size in those characters is
 :func:`size`: its length, a CJK character counted as a whole token (:data:`CJK_CHARS`). A prompt's fixed parts (instructions,
 rubric, scoring point, schema) always go; its variable texts share the rest by **equal shares**
@@ -37,6 +37,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+CHARS_PER_TOKEN = 3
+"""Characters per token assumed when a prompt is sized against a context (below English's ~4: safe)."""
 LEFT_OUT = "[… {n:,} characters left out to fit the model's context …]"
 """What stands in a cut text where its part was left out."""
 MARK_CHARS = 80
@@ -44,7 +46,7 @@ MARK_CHARS = 80
 MIN_KEEP = 200
 """No text is cut below this many characters (a prompt that needs less is then the server's overflow)."""
 CJK_CHARS = 3
-"""What one CJK character counts in :func:`size`: one token at :data:`engine.llm.client.CHARS_PER_TOKEN`
+"""What one CJK character counts in :func:`size`: one token at :data:`CHARS_PER_TOKEN`
 characters a token (Qwen's and GPT-4's tokenizers spend about one token a Chinese character or less; an
 English-only byte-level tokenizer spends more, and such a prompt may still be the server's overflow)."""
 _CJK_RE = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
@@ -54,7 +56,7 @@ JSON_CHARS_PER_TOKEN = 2
 """Characters per token assumed for JSON and other punctuation-heavy text (a JSON schema, a validation error,
 a bad reply): each brace, quote, colon and comma is often a token of its own (the fake server's count gives
 2.4 characters a token on the judge's schema, SmolLM2's tokenizer 2.3 on the ratings' schema), against the
-:data:`engine.llm.client.CHARS_PER_TOKEN` assumed for prose."""
+:data:`CHARS_PER_TOKEN` assumed for prose."""
 MESSAGE_CHARS = 30
 """What a chat message adds to a prompt beyond its content, in prompt characters (its role and the chat
 template's markers: about five tokens in ChatML, ``<|im_start|>user\n … <|im_end|>\n``, with room)."""
@@ -63,8 +65,6 @@ template's markers: about five tokens in ChatML, ``<|im_start|>user\n … <|im_e
 def json_size(text: str) -> int:
     """A JSON (punctuation-heavy) text's size in prompt characters: :func:`size` scaled from
     :data:`JSON_CHARS_PER_TOKEN` to the prose rate, so that it counts what the text costs in tokens."""
-    from engine.llm.client import CHARS_PER_TOKEN
-
     return -(-size(text) * CHARS_PER_TOKEN // JSON_CHARS_PER_TOKEN)
 
 

@@ -139,7 +139,7 @@ WORDINGS = ("llama-cpp", "llama-cpp-server", "openai", "vllm")
 ])
 def test_the_context_a_message_names(message, context):
     from engine.llm import context_in_message
-    from engine.llm.client import _OVERFLOW_RE
+    from engine.llm.transport import _OVERFLOW_RE
 
     assert _OVERFLOW_RE.search(message)  # each is an overflow
     assert context_in_message(message) == context
