@@ -25,6 +25,11 @@ if any, is the server's 400, and when it names the context (llama.cpp's, OpenAI'
 (:meth:`engine.llm.LLMClient.fitted`, the one place every caller builds, notes and sends a sized prompt).
 A message with no size, or a second overflow, is the :class:`~engine.llm.ContextOverflowError`.
 
+A prompt builder never guesses its fixed part: :func:`fixed_size` measures it by building the prompt with
+every variable part empty, and :func:`fit_prompt` cuts the variable texts to the room that leaves (a text
+the prompt quotes twice costs twice), then checks the built prompt against the room and tightens once more
+where a part that shows only when its text is not empty (a heading) still overflows.
+
 A JSON call's repair (:meth:`engine.llm.LLMClient.fitted_json`) is sized the same way: its schema and problem
 counted by :func:`json_size` (JSON runs nearer :data:`JSON_CHARS_PER_TOKEN` characters a token), the schema's
 text left out where the server's grammar holds the reply to it, the problem cut in its middle, then the prompt
@@ -35,7 +40,7 @@ cannot fit even so is not sent.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 CHARS_PER_TOKEN = 3
 """Characters per token assumed when a prompt is sized against a context (below English's ~4: safe)."""
@@ -138,6 +143,41 @@ def fit(texts: Sequence[tuple[str, str]], room: int | None, trims: list[str] | N
             trims.append(f"{name}: {len(text) - left_out:,} of {len(text):,} characters kept")
         out.append(cut)
     return out
+
+
+def fixed_size(build: Callable[[list[str]], Sequence[dict[str, str]]], n: int) -> int:
+    """The fixed part of a prompt (instructions, rubric, headings, markers, the messages' own cost) in prompt
+    characters: :func:`prompt_size` of ``build`` called with its ``n`` variable texts all empty."""
+    return prompt_size(build([""] * n))
+
+
+def fit_prompt(build: Callable[[list[str]], Sequence[dict[str, str]]], texts: Sequence[tuple[str, str]],
+               room: int | None, trims: list[str] | None = None, end: Sequence[str] = ()) -> list[str]:
+    """The variable texts of the prompt ``build(texts)``, ``(name, text)`` pairs, cut so that the whole
+    prompt takes at most ``room`` prompt characters (:func:`prompt_size`; None: the context is unknown,
+    nothing is cut); returns the texts to build it with.
+
+    The fixed part is measured (:func:`fixed_size`), never guessed; the texts share what it leaves
+    (:func:`fit`: equal shares, ``end`` naming the texts that lose their end), divided by how many times the
+    prompt holds each character of them (a template that quotes an answer twice). The prompt built with the
+    cut texts is measured again and the share made smaller by what it still overflows (at most three times:
+    what is left is the server's overflow). Each cut is described in ``trims``."""
+    whole = [t for _, t in texts]
+    if room is None or prompt_size(build(whole)) <= room:
+        return whole
+    fixed = fixed_size(build, len(whole))
+    times = max(1.0, (prompt_size(build(whole)) - fixed) / max(1, sum(size(t) for t in whole)))
+    share = int((room - fixed) / times)
+    for _ in range(4):
+        cuts: list[str] = []
+        kept = fit(texts, share, cuts, end)
+        over = prompt_size(build(kept)) - room
+        if over <= 0:
+            break
+        share -= int(over / times) + 1
+    if trims is not None:
+        trims.extend(cuts)
+    return kept
 
 
 EARLIER_LEFT_OUT = "[{n} earlier turn(s) of this conversation left out to fit the model's context]"
