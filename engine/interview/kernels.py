@@ -25,7 +25,7 @@ from engine.judge.llm import LLMJudge
 from engine.judge.offline import OfflineJudge, content_words, sentences
 from engine.llm import LLMClient, Usage
 from engine.llm import structured as st
-from engine.llm.fit import fit, fit_conversation
+from engine.llm.fit import fit_conversation, fit_prompt
 from engine.store import Store
 
 __all__ = ["Kernel", "LLMKernel", "OfflineKernel", "make_kernel", "KernelSpecError", "Judgement", "TurnView",
@@ -210,10 +210,13 @@ class LLMKernel:
         schema = st.closed({"question": st.string(5, QUESTION_CHARS), "answer": st.string(1, 120)})
         system = EXTENSION_SYSTEM.format(difficulty=difficulty)
         # the knowledge path's chunks, in path order, keep their beginning (engine.llm.fit)
+        def messages(texts: list[str]) -> list[dict[str, str]]:
+            return [{"role": "system", "content": system},
+                    {"role": "user", "content": f"Background knowledge:\n{texts[0]}"}]
+
         def build(room: int | None, trims: list[str]) -> list[dict[str, str]]:
-            [kept] = fit([("the background knowledge", background)], None if room is None else room - len(system) - 100,
-                         trims, end=("the background knowledge",))
-            return [{"role": "system", "content": system}, {"role": "user", "content": f"Background knowledge:\n{kept}"}]
+            return messages(fit_prompt(messages, [("the background knowledge", background)], room, trims,
+                                       end=("the background knowledge",)))
 
         out = await self.kernel.fitted_json(
             build, _ExtensionOut, validate=check, max_repairs=self.repairs, json_schema=schema,

@@ -58,7 +58,11 @@ def transcript_nonce(history: Sequence[Any]) -> str:
     return call_nonce("transcript", *((t.idx, t.question, t.answer) for t in history))
 
 
-def transcript_block(history: Sequence[Any], limit_chars: int = 12000, nonce: str | None = None,
+TRANSCRIPT_CHARS = 12000
+"""What the examiner's conversation keeps when the model's context is unknown (its latest turns)."""
+
+
+def transcript_block(history: Sequence[Any], limit_chars: int = TRANSCRIPT_CHARS, nonce: str | None = None,
                      trims: list[str] | None = None) -> str:
     """Question/answer pairs so far, each answer quoted between the call's nonce markers.
 
@@ -103,28 +107,36 @@ def question_messages(action: str, topic: str, criteria: Sequence[Any], met: dic
     """Messages asking the LLM kernel for the next follow-up or challenge.
 
     Args:
-        limit_chars: the characters the whole prompt may take (from the model's context); the
-            conversation keeps its latest turns within what is left (default: 12,000 characters of it);
-            the turns left out are described in ``trims``.
+        limit_chars: the characters the whole prompt may take (from the model's context); the prompt's
+            fixed part is measured with the summary and the conversation empty
+            (:func:`engine.llm.fit.fixed_size`), the running summary keeps at most half of what is left and
+            the conversation its latest turns within the rest (None: the context is unknown, the conversation
+            keeps :data:`TRANSCRIPT_CHARS`); the turns left out are described in ``trims``.
     """
     system = CHALLENGE_SYSTEM if action == "challenge" else FOLLOW_UP_SYSTEM
     open_points = [c for c in criteria if c.kind != "deduction" and not met.get(c.cid)]
     hint = "\n".join(f"- {c.text}" for c in open_points) or "(all covered: probe depth or edge cases)"
     nonce = transcript_nonce(history)
     note = quote_note(nonce, "The candidate's answers")
-    if limit_chars is not None:  # the running summary takes at most half of what the conversation may
-        from engine.llm.fit import fit
 
-        [summary] = fit([("the running summary", summary)],
-                        max(500, (limit_chars - len(system) - len(note) - len(hint) - len(topic) - 300) // 2), trims)
-    fixed = len(system) + len(note) + len(hint) + len(summary) + len(topic) + 300
-    room = 12000 if limit_chars is None else max(500, min(12000, limit_chars - fixed))
-    user = (
-        f"Topic: {topic or '(general)'}\n\n{note}\n\n"
-        f"Conversation so far:\n{transcript_block(history, nonce=nonce, limit_chars=room, trims=trims)}\n\n"
-        f"Summary of the candidate's position:\n{summary or '(nothing yet)'}\n\n"
-        + (f"Rubric points not yet covered (never reveal them):\n{hint}\n" if action != "challenge" else "")
-    )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    def build(texts: list[str]) -> list[dict[str, str]]:
+        summary, transcript = texts
+        user = (
+            f"Topic: {topic or '(general)'}\n\n{note}\n\n"
+            f"Conversation so far:\n{transcript}\n\n"
+            f"Summary of the candidate's position:\n{summary or '(nothing yet)'}\n\n"
+            + (f"Rubric points not yet covered (never reveal them):\n{hint}\n" if action != "challenge" else "")
+        )
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    if limit_chars is None:
+        room = TRANSCRIPT_CHARS
+    else:  # the running summary takes at most half of what the fixed part leaves, the conversation the rest
+        from engine.llm.fit import fit, fixed_size
+
+        left = limit_chars - fixed_size(build, 2)
+        [summary] = fit([("the running summary", summary)], max(500, left // 2), trims)
+        room = max(500, left - len(summary))
+    return build([summary, transcript_block(history, nonce=nonce, limit_chars=room, trims=trims)])
 
 

@@ -92,29 +92,29 @@ def gold_messages(question: str, golds: Sequence[str], reply: str, earlier: str 
     """The messages of one call (the reply, and the earlier reply if any, quoted).
 
     ``limit_chars``: the characters the whole prompt may take (None: unknown); the instructions and the
-    accepted answers always go, the replies and the question share the rest (:func:`engine.llm.fit.fit`:
-    each keeping its beginning and end); each cut is described in ``trims``."""
-    nonce = prompts.call_nonce(PROMPT_VERSION, question, tuple(golds), reply, earlier)
-    if limit_chars is not None:
-        from engine.llm.fit import fit
+    accepted answers always go (the prompt's fixed part, measured by :func:`engine.llm.fit.fit_prompt`), the
+    replies and the question share the rest (each keeping its beginning and end); each cut is described in
+    ``trims``."""
+    from engine.llm.fit import fit_prompt
 
-        fixed = max(len(GOLD_SYSTEM), len(CHANGE_SYSTEM)) + len(prompts.quote_note(nonce)) + sum(
-            len(g) + 3 for g in golds) + 300
-        named = [("the reply", reply), ("the question", question)] + (
-            [("the earlier reply", earlier)] if earlier is not None else [])
-        cut = fit(named, limit_chars - fixed, trims)
-        reply, question = cut[0], cut[1]
-        if earlier is not None:
-            earlier = cut[2]
+    nonce = prompts.call_nonce(PROMPT_VERSION, question, tuple(golds), reply, earlier)
     accepted = "\n".join(f"- {g}" for g in golds)
-    if earlier is None:
-        system = GOLD_SYSTEM.format(note=prompts.quote_note(nonce, "The reply"))
-        user = f"Question: {question}\n\nAccepted answers:\n{accepted}\n\nReply:\n{prompts.quote(reply, nonce)}"
-    else:
-        system = CHANGE_SYSTEM.format(note=prompts.quote_note(nonce, "The candidate's replies"))
-        user = (f"Question: {question}\n\nAccepted answers:\n{accepted}\n\nEarlier reply:\n"
-                f"{prompts.quote(earlier, nonce)}\n\nLater reply, after a challenge:\n{prompts.quote(reply, nonce)}")
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def build(texts: list[str]) -> list[dict[str, str]]:
+        reply, question = texts[0], texts[1]
+        if earlier is None:
+            system = GOLD_SYSTEM.format(note=prompts.quote_note(nonce, "The reply"))
+            user = f"Question: {question}\n\nAccepted answers:\n{accepted}\n\nReply:\n{prompts.quote(reply, nonce)}"
+        else:
+            system = CHANGE_SYSTEM.format(note=prompts.quote_note(nonce, "The candidate's replies"))
+            user = (f"Question: {question}\n\nAccepted answers:\n{accepted}\n\nEarlier reply:\n"
+                    f"{prompts.quote(texts[2], nonce)}\n\nLater reply, after a challenge:\n"
+                    f"{prompts.quote(reply, nonce)}")
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    named = [("the reply", reply), ("the question", question)] + (
+        [("the earlier reply", earlier)] if earlier is not None else [])
+    return build(fit_prompt(build, named, limit_chars, trims))
 
 
 async def judge_gold_llm(client: LLMClient, question: str, golds: Sequence[str], reply: str,

@@ -160,15 +160,15 @@ class LLMJudge:
         from engine.judge.ratings import RATING_EXAMPLES, ConversationRatings, build_rating_prompt
 
         seed = int(hashlib.sha256(repr(("ratings", *nonce_parts)).encode()).hexdigest()[:12], 16)
-        # the transcript keeps its end within the context (3,000 characters kept for the fixed parts)
+        # the transcript keeps its end within what the prompt's measured fixed part leaves of the context
         out = await self.client.fitted_json(
             lambda room, trims: build_rating_prompt(turns, topic=topic, rng=random.Random(seed),
-                                                    limit_chars=min(24000, room or 24000), trims=trims),
+                                                    limit_chars=room, trims=trims),
             ConversationRatings, max_repairs=self.repairs,
             validate=ratings_problem, json_schema=ratings_schema(), examples=RATING_EXAMPLES,
             **({"max_tokens": self.ratings_max_tokens}
                if self.ratings_max_tokens and not self.client.endpoint.max_tokens else {}),
-            call="ratings", reserve_chars=3000)
+            call="ratings")
         usage = Usage()
         for r in out.results:
             usage.add(r)

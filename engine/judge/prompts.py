@@ -122,26 +122,30 @@ def judge_messages(question: str, criteria: Sequence[Any], summary: str, answer:
         nonce: the call's marker nonce (:func:`call_nonce`); default: derived from the question,
             the summary and the answer.
         limit_chars: the characters the whole prompt may take (from the model's context; None: unknown).
-            The instructions and the rubric always go; the answer, the running summary, the reference and
-            the question share the rest (:func:`engine.llm.fit.fit`: the longest cut first, each keeping its
-            beginning and end); each cut is described in ``trims``.
+            The instructions and the rubric always go (the prompt's fixed part, measured by
+            :func:`engine.llm.fit.fit_prompt`); the answer, the running summary, the reference and the question
+            share the rest (the longest cut first, each keeping its beginning and end); each cut is described
+            in ``trims``.
     """
-    from engine.llm.fit import fit
+    from engine.llm.fit import fit_prompt
 
     nonce = nonce or call_nonce(question, summary, answer)
     system = JUDGE_SYSTEM.format(note=quote_note(nonce, "The candidate's words"))
-    if limit_chars is not None:
-        fixed = len(system) + len(criteria_block(criteria)) + 300
-        answer, summary, reference, question = fit(
-            [("the answer", answer), ("the running summary", summary or ""), ("the reference", reference or ""),
-             ("the question", question)], limit_chars - fixed, trims)
-    ref = f"Reference answer (for you only):\n{reference}\n\n" if reference else ""
-    user = (
-        f"Rubric criteria (JSON lines):\n{criteria_block(criteria)}\n\n{ref}"
-        f"Summary of the candidate's position before this answer:\n{summary or '(nothing yet)'}\n\n"
-        f"Latest question: {question}\n\nLatest answer:\n{quote(answer, nonce)}"
-    )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    criteria_text = criteria_block(criteria)
+
+    def build(texts: list[str]) -> list[dict[str, str]]:
+        answer, summary, reference, question = texts
+        ref = f"Reference answer (for you only):\n{reference}\n\n" if reference else ""
+        user = (
+            f"Rubric criteria (JSON lines):\n{criteria_text}\n\n{ref}"
+            f"Summary of the candidate's position before this answer:\n{summary or '(nothing yet)'}\n\n"
+            f"Latest question: {question}\n\nLatest answer:\n{quote(answer, nonce)}"
+        )
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    return build(fit_prompt(build, [("the answer", answer), ("the running summary", summary or ""),
+                                    ("the reference", reference or ""), ("the question", question)],
+                            limit_chars, trims))
 
 
 def point_judge_messages(task: str, point: str, transcript: str, nonce: str | None = None,
@@ -149,17 +153,19 @@ def point_judge_messages(task: str, point: str, transcript: str, nonce: str | No
     """Messages asking whether one TaskWeaver scoring point is achieved (the transcript quoted).
 
     ``limit_chars``: the characters the whole prompt may take (None: unknown); the instructions and the
-    point always go, the transcript and the task description share the rest (:func:`engine.llm.fit.fit`:
-    each keeps its beginning and its end); each cut is described in ``trims``.
+    point always go (the fixed part, measured by :func:`engine.llm.fit.fit_prompt`), the transcript and the
+    task description share the rest (each keeps its beginning and its end); each cut is described in ``trims``.
     """
-    from engine.llm.fit import fit
+    from engine.llm.fit import fit_prompt
 
     nonce = nonce or call_nonce(task, point, transcript)
-    if limit_chars is not None:
-        fixed = len(POINT_JUDGE_SYSTEM) + len(quote_note(nonce)) + len(point) + 300
-        transcript, task = fit([("the conversation", transcript), ("the task description", task)],
-                               limit_chars - fixed, trims)
-    user = (f"Task description:\n{task}\n\nScoring point: {point}\n\n"
-            f"Conversation:\n{quote(transcript, nonce)}")
     system = POINT_JUDGE_SYSTEM.format(note=quote_note(nonce, "The conversation (examiner and agent)"))
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def build(texts: list[str]) -> list[dict[str, str]]:
+        transcript, task = texts
+        user = (f"Task description:\n{task}\n\nScoring point: {point}\n\n"
+                f"Conversation:\n{quote(transcript, nonce)}")
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    return build(fit_prompt(build, [("the conversation", transcript), ("the task description", task)],
+                            limit_chars, trims))

@@ -23,7 +23,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.judge.rubric_judge import make_nonce, quote_answer
-from engine.llm.client import extract_json
+from engine.llm import extract_json
 from engine.metrics.ratings import DIMENSIONS, PROFESSIONALISM, STABILITY
 
 __all__ = ["DIMENSIONS", "PROFESSIONALISM", "STABILITY", "ConversationRatings", "RatingsError",
@@ -90,8 +90,12 @@ def _turn(turn: Any) -> tuple[str, str | None, str | None]:
     return turn.question, turn.answer, getattr(turn, "action", None)
 
 
+TRANSCRIPT_CHARS = 24000
+"""The most of a conversation's transcript the ratings read: its last characters."""
+
+
 def build_rating_prompt(turns: Sequence[Any], *, topic: str = "", nonce: str | None = None,
-                        rng: random.Random | None = None, limit_chars: int = 24000,
+                        rng: random.Random | None = None, limit_chars: int | None = None,
                         trims: list[str] | None = None) -> list[dict[str, str]]:
     """The messages asking the judge to rate a finished conversation.
 
@@ -101,8 +105,10 @@ def build_rating_prompt(turns: Sequence[Any], *, topic: str = "", nonce: str | N
         topic: the item's topic, if any.
         nonce: the marker nonce (default: drawn from ``rng`` or :mod:`secrets`).
         rng: a seeded random generator for a reproducible nonce.
-        limit_chars: keep at most this many characters of the transcript (its end; a line says how much
-            was left out, and ``trims`` gets the description, :mod:`engine.llm.fit`).
+        limit_chars: the characters the whole prompt may take (from the model's context; None: unknown).
+            The transcript keeps its end: at most :data:`TRANSCRIPT_CHARS`, and within what the prompt's
+            fixed part (measured with the transcript empty, :func:`engine.llm.fit.fixed_size`) leaves; a line
+            says how much was left out, and ``trims`` gets the description (:mod:`engine.llm.fit`).
 
     Raises:
         RatingsError: no turn, or a turn of the wrong shape.
@@ -119,15 +125,23 @@ def build_rating_prompt(turns: Sequence[Any], *, topic: str = "", nonce: str | N
         parts.append(f"[turn {i}{tag}] EXAMINER: {question}")
         parts.append(quote_answer(answer, nonce) if answer is not None else "(no answer)")
     whole = "\n".join(parts)
-    transcript = whole[-limit_chars:]
-    if len(transcript) < len(whole):
-        from engine.llm.fit import LEFT_OUT
+    system = _SYSTEM.format(note=note)
 
+    def build(texts: list[str]) -> list[dict[str, str]]:
+        user = (f"Topic: {topic}\n\n" if topic else "") + f"Conversation:\n{texts[0]}"
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    from engine.llm.fit import LEFT_OUT, MARK_CHARS, fixed_size
+
+    keep = TRANSCRIPT_CHARS
+    if limit_chars is not None:
+        keep = min(keep, max(MARK_CHARS, limit_chars - fixed_size(build, 1) - MARK_CHARS))
+    transcript = whole[-keep:]
+    if len(transcript) < len(whole):
         if trims is not None:
             trims.append(f"the conversation: its last {len(transcript):,} of {len(whole):,} characters kept")
         transcript = LEFT_OUT.format(n=len(whole) - len(transcript)) + "\n" + transcript
-    user = (f"Topic: {topic}\n\n" if topic else "") + f"Conversation:\n{transcript}"
-    return [{"role": "system", "content": _SYSTEM.format(note=note)}, {"role": "user", "content": user}]
+    return build([transcript])
 
 
 def parse_ratings(text: str) -> ConversationRatings:

@@ -276,8 +276,10 @@ def build_judge_prompt(item: Any, answer: str | Sequence[str], criteria: Sequenc
         rng: a seeded random generator for a reproducible nonce.
         limit_chars: the prompt characters the judge's context holds (:meth:`engine.llm.LLMClient.prompt_chars`;
             None: unknown, nothing is cut). The instructions, the question and the item's turns, the
-            reference, the scoring example and the rubric always go; the answers share the rest
-            (:func:`_fit_answers`), each cut described in ``trims``.
+            reference, the scoring example and the rubric always go (the fixed part: the prompt with every
+            answer empty); the answers share the rest, an answer the template quotes twice (``{response}``
+            and ``{response1}``) costing twice (:func:`engine.llm.fit.fit_prompt`: equal shares, each keeping
+            its beginning and its end), each cut described in ``trims``.
 
     Raises:
         RubricJudgeError: no judge prompt and no criteria, or answers that do not fit the item's turns.
@@ -296,30 +298,11 @@ def build_judge_prompt(item: Any, answer: str | Sequence[str], criteria: Sequenc
                 else _rubric_prompt(item, criteria, texts, nonce, language))
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
-    if limit_chars is not None:
-        answers = _fit_answers(messages, answers, limit_chars, trims)
-    return JudgePrompt(messages(answers), nonce, language, "auto_prompt" if auto else "rubric")
+    from engine.llm.fit import fit_prompt
 
-
-def _fit_answers(messages: Any, answers: list[str], limit_chars: int, trims: list[str] | None) -> list[str]:
-    """The answers cut so that ``messages(answers)`` takes at most ``limit_chars`` (by
-    :func:`engine.llm.fit.size`): the prompt with every answer empty is the fixed part; an answer the
-    template quotes more than once (``{response}`` and ``{response1}``) costs that many times, so the
-    answers share the room left divided by the most times any is quoted (:func:`engine.llm.fit.fit`:
-    equal shares, each keeping its beginning and its end)."""
-    from engine.llm.fit import fit, size
-
-    def cost(texts: list[str]) -> int:
-        return sum(size(m["content"]) for m in messages(texts))
-
-    empty = [""] * len(answers)
-    fixed = cost(empty)
-    if cost(answers) <= limit_chars:
-        return answers
-    times = max((cost([a if j == i else "" for j in range(len(answers))]) - fixed) / max(1, size(a))
-                for i, a in enumerate(answers))
     names = ["the answer"] if len(answers) == 1 else [f"answer {i}" for i in range(1, len(answers) + 1)]
-    return fit(list(zip(names, answers, strict=True)), int((limit_chars - fixed) / max(1.0, times)), trims)
+    answers = fit_prompt(messages, list(zip(names, answers, strict=True)), limit_chars, trims)
+    return JudgePrompt(messages(answers), nonce, language, "auto_prompt" if auto else "rubric")
 
 
 # -- final score ----------------------------------------------------------------------------------

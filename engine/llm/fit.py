@@ -2,7 +2,7 @@
 prompt where it was left out, and noted.
 
 The room is :meth:`engine.llm.LLMClient.prompt_chars`: the model's context (reported by the server, the
-endpoint's ``context:``, or learned from the server's overflow answer) less the reply's ``max_tokens``, at :data:`engine.llm.client.CHARS_PER_TOKEN`
+endpoint's ``context:``, or learned from the server's overflow answer) less the reply's ``max_tokens``, at :data:`CHARS_PER_TOKEN`
 characters a token, less what the caller reserves for the repairs. A text's size in those characters is
 :func:`size`: its length, a CJK character counted as a whole token (:data:`CJK_CHARS`). A prompt's fixed parts (instructions,
 rubric, scoring point, schema) always go; its variable texts share the rest by **equal shares**
@@ -25,6 +25,11 @@ if any, is the server's 400, and when it names the context (llama.cpp's, OpenAI'
 (:meth:`engine.llm.LLMClient.fitted`, the one place every caller builds, notes and sends a sized prompt).
 A message with no size, or a second overflow, is the :class:`~engine.llm.ContextOverflowError`.
 
+A prompt builder never guesses its fixed part: :func:`fixed_size` measures it by building the prompt with
+every variable part empty, and :func:`fit_prompt` cuts the variable texts to the room that leaves (a text
+the prompt quotes twice costs twice), then checks the built prompt against the room and tightens once more
+where a part that shows only when its text is not empty (a heading) still overflows.
+
 A JSON call's repair (:meth:`engine.llm.LLMClient.fitted_json`) is sized the same way: its schema and problem
 counted by :func:`json_size` (JSON runs nearer :data:`JSON_CHARS_PER_TOKEN` characters a token), the schema's
 text left out where the server's grammar holds the reply to it, the problem cut in its middle, then the prompt
@@ -35,8 +40,10 @@ cannot fit even so is not sent.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+CHARS_PER_TOKEN = 3
+"""Characters per token assumed when a prompt is sized against a context (below English's ~4: safe)."""
 LEFT_OUT = "[… {n:,} characters left out to fit the model's context …]"
 """What stands in a cut text where its part was left out."""
 MARK_CHARS = 80
@@ -44,7 +51,7 @@ MARK_CHARS = 80
 MIN_KEEP = 200
 """No text is cut below this many characters (a prompt that needs less is then the server's overflow)."""
 CJK_CHARS = 3
-"""What one CJK character counts in :func:`size`: one token at :data:`engine.llm.client.CHARS_PER_TOKEN`
+"""What one CJK character counts in :func:`size`: one token at :data:`CHARS_PER_TOKEN`
 characters a token (Qwen's and GPT-4's tokenizers spend about one token a Chinese character or less; an
 English-only byte-level tokenizer spends more, and such a prompt may still be the server's overflow)."""
 _CJK_RE = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
@@ -54,7 +61,7 @@ JSON_CHARS_PER_TOKEN = 2
 """Characters per token assumed for JSON and other punctuation-heavy text (a JSON schema, a validation error,
 a bad reply): each brace, quote, colon and comma is often a token of its own (the fake server's count gives
 2.4 characters a token on the judge's schema, SmolLM2's tokenizer 2.3 on the ratings' schema), against the
-:data:`engine.llm.client.CHARS_PER_TOKEN` assumed for prose."""
+:data:`CHARS_PER_TOKEN` assumed for prose."""
 MESSAGE_CHARS = 30
 """What a chat message adds to a prompt beyond its content, in prompt characters (its role and the chat
 template's markers: about five tokens in ChatML, ``<|im_start|>user\n … <|im_end|>\n``, with room)."""
@@ -63,8 +70,6 @@ template's markers: about five tokens in ChatML, ``<|im_start|>user\n … <|im_e
 def json_size(text: str) -> int:
     """A JSON (punctuation-heavy) text's size in prompt characters: :func:`size` scaled from
     :data:`JSON_CHARS_PER_TOKEN` to the prose rate, so that it counts what the text costs in tokens."""
-    from engine.llm.client import CHARS_PER_TOKEN
-
     return -(-size(text) * CHARS_PER_TOKEN // JSON_CHARS_PER_TOKEN)
 
 
@@ -138,6 +143,41 @@ def fit(texts: Sequence[tuple[str, str]], room: int | None, trims: list[str] | N
             trims.append(f"{name}: {len(text) - left_out:,} of {len(text):,} characters kept")
         out.append(cut)
     return out
+
+
+def fixed_size(build: Callable[[list[str]], Sequence[dict[str, str]]], n: int) -> int:
+    """The fixed part of a prompt (instructions, rubric, headings, markers, the messages' own cost) in prompt
+    characters: :func:`prompt_size` of ``build`` called with its ``n`` variable texts all empty."""
+    return prompt_size(build([""] * n))
+
+
+def fit_prompt(build: Callable[[list[str]], Sequence[dict[str, str]]], texts: Sequence[tuple[str, str]],
+               room: int | None, trims: list[str] | None = None, end: Sequence[str] = ()) -> list[str]:
+    """The variable texts of the prompt ``build(texts)``, ``(name, text)`` pairs, cut so that the whole
+    prompt takes at most ``room`` prompt characters (:func:`prompt_size`; None: the context is unknown,
+    nothing is cut); returns the texts to build it with.
+
+    The fixed part is measured (:func:`fixed_size`), never guessed; the texts share what it leaves
+    (:func:`fit`: equal shares, ``end`` naming the texts that lose their end), divided by how many times the
+    prompt holds each character of them (a template that quotes an answer twice). The prompt built with the
+    cut texts is measured again and the share made smaller by what it still overflows (at most three times:
+    what is left is the server's overflow). Each cut is described in ``trims``."""
+    whole = [t for _, t in texts]
+    if room is None or prompt_size(build(whole)) <= room:
+        return whole
+    fixed = fixed_size(build, len(whole))
+    times = max(1.0, (prompt_size(build(whole)) - fixed) / max(1, sum(size(t) for t in whole)))
+    share = int((room - fixed) / times)
+    for _ in range(4):
+        cuts: list[str] = []
+        kept = fit(texts, share, cuts, end)
+        over = prompt_size(build(kept)) - room
+        if over <= 0:
+            break
+        share -= int(over / times) + 1
+    if trims is not None:
+        trims.extend(cuts)
+    return kept
 
 
 EARLIER_LEFT_OUT = "[{n} earlier turn(s) of this conversation left out to fit the model's context]"

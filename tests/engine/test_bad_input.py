@@ -18,7 +18,7 @@ from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
 from engine.knowledge.ingest import read_sources
 from engine.knowledge.kb import build_kb
 from engine.llm import LLMClient
-from engine.llm.client import parse_retry_after
+from engine.llm.transport import parse_retry_after
 from engine.report.export import export_session
 from engine.runtime import Runtime
 from tests.engine.interview_fixtures import make_bench

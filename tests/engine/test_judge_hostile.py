@@ -16,7 +16,7 @@ from engine.bench.model import Criterion
 from engine.judge import prompts
 from engine.judge.llm import LLMJudge
 from engine.llm import LLMClient
-from engine.llm.client import extract_json
+from engine.llm.replies import extract_json
 from engine.metrics.scoring import turn_score
 
 CRITERIA = [Criterion("c1", 0, "Oxygen is the most abundant element in the crust", weight=2),

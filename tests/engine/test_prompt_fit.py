@@ -73,6 +73,29 @@ def test_equal_shares_cut_the_longest_first():
     assert head.startswith("A" * 500 + "B" * 100) and "C" not in head and left_out == 2400
 
 
+def test_a_prompts_fixed_part_is_measured_with_its_texts_empty():
+    """fit_prompt: the fixed part is the prompt built with empty texts (fixed_size), a text quoted twice costs
+    twice, and the prompt built with the cut texts fits the room; nothing is cut when it fits or the room is
+    unknown."""
+    from engine.llm.fit import fit_prompt, fixed_size, prompt_size
+
+    def build(texts):
+        answer, note = texts
+        return [{"role": "system", "content": "Judge the answer. " * 20},
+                {"role": "user", "content": f"Answer:\n{answer}\nAgain:\n{answer}\n" + (f"Note: {note}" if note else "")}]
+
+    texts = [("the answer", "A" * 3000 + "B" * 3000), ("the note", "short note")]
+    assert fixed_size(build, 2) == prompt_size(build(["", ""]))
+    assert fit_prompt(build, texts, None) == [t for _, t in texts]
+    assert fit_prompt(build, texts, 20000) == [t for _, t in texts]
+    trims: list[str] = []
+    answer, note = fit_prompt(build, texts, 3000, trims)
+    assert prompt_size(build([answer, note])) <= 3000 and note == "short note"
+    assert answer.startswith("A") and answer.endswith("B") and LEFT_OUT.split("{")[0] in answer
+    assert len(answer) > 1000  # the room less the measured fixed part, halved: the answer is quoted twice
+    assert len(trims) == 1 and trims[0].startswith("the answer: ") and trims[0].endswith(" of 6,000 characters kept")
+
+
 def test_a_conversation_drops_its_oldest_turns_never_the_system_prompt_or_the_question():
     from engine.llm.fit import EARLIER_LEFT_OUT, fit_conversation
 
@@ -139,7 +162,7 @@ WORDINGS = ("llama-cpp", "llama-cpp-server", "openai", "vllm")
 ])
 def test_the_context_a_message_names(message, context):
     from engine.llm import context_in_message
-    from engine.llm.client import _OVERFLOW_RE
+    from engine.llm.transport import _OVERFLOW_RE
 
     assert _OVERFLOW_RE.search(message)  # each is an overflow
     assert context_in_message(message) == context

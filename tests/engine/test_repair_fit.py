@@ -19,8 +19,7 @@ from engine.interview.kernels import LLMKernel
 from engine.interview.run import RunRequest, plan_run, run_sessions
 from engine.judge.llm import POINT_SCHEMA, judge_schema
 from engine.llm import UNUSABLE, ContextOverflowError, LLMClient, spent, structured
-from engine.llm.client import CHARS_PER_TOKEN
-from engine.llm.fit import fit, json_size
+from engine.llm.fit import CHARS_PER_TOKEN, fit, json_size
 from engine.runtime import Runtime
 from tests.engine.interview_fixtures import make_bench
 from tests.fakes.openai_server import count_tokens
