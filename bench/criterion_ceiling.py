@@ -45,8 +45,9 @@ from criterion_check import DATA, auc, fit_threshold, judge_scores, load_rows, m
 def align_scores(rows: Sequence[dict]) -> tuple[list[float], list[float]]:
     """(whole-summary, best-sentence) BERTScore-style recall of each row's fact (see the docstring)."""
     from engine.judge.freetext import word_weight
-    from engine.judge.text import STOPWORDS, split_sentences
     from engine.knowledge.embed import get_embedder
+    from engine.text.lexicon import STOPWORDS
+    from engine.text.sentences import split_sentences
 
     embedder = get_embedder()
     sentences = {r["answer"]: split_sentences(r["answer"]) or [r["answer"]] for r in rows}

@@ -14,7 +14,7 @@ judged that it does), optional ``question`` and any grouping field (``--by``, de
 Protocol. The articles are split in two halves by a seeded hash of ``example`` (``SEED``): *dev* and
 *test*. Two scorers are compared:
 
-- **overlap**: the share of the criterion's content stems (:func:`engine.judge.text.content_stems`)
+- **overlap**: the share of the criterion's content stems (:func:`engine.text.tokens.content_stems`)
   that occur anywhere in the answer, with the threshold that maximises Cohen's κ on the dev half
   (the word-overlap baseline of issue 22);
 - **judge**: :func:`engine.judge.freetext.judge_fact`: ``met`` at its shipped threshold, and its
@@ -149,7 +149,7 @@ def fit_threshold(scores: Sequence[float], human: Sequence[bool]) -> float:
 
 def overlap_scores(rows: Sequence[dict[str, Any]]) -> list[float]:
     """Share of the criterion's unique content stems found anywhere in the answer."""
-    from engine.judge.text import content_stems
+    from engine.text.tokens import content_stems
 
     out = []
     answers: dict[str, set[str]] = {}

@@ -35,16 +35,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"“(\[A-Z0-9])|(?<=[。！？；])")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+|\d+(?:[.,]\d+)?|[\u4e00-\u9fff]")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-_STOP = frozenset("""
-a an the and or but if of to in on at by for with from as is are was were be been being it its this that these
-those there their they them he she his her we our you your i me my not no do does did have has had can could
-would should may might will shall than then so such also which who whom whose what when where why how all any
-each other some more most many much into over under about after before between during through while very only
-own same both few just one two three first new used use using well known called between because within per
-""".split())
+from engine.text.cjk import has_han
+from engine.text.lexicon import BENCH_STOPWORDS, PAST_VERBS, VERBS
+from engine.text.sentences import chunk_sentences as sentences
+from engine.text.subjects import chunk_subject, is_person, resolve_pronoun, subject_of
+from engine.text.tokens import topic_words as words
+
 _PRONOUN_START = re.compile(r"^(?:it|this|that|these|those|they|he|she|his|her|its|their|such|there|here|"
                             r"however|also|thus|therefore|in addition|moreover)\b", re.I)
 _DEFINITION = re.compile(r"^(?P<subj>(?:the |a |an )?[^,;:()]{2,60}?)\s+(?P<verb>is|are|was|were)\s+"
@@ -90,28 +86,9 @@ class OfflineQuestion:
     core: str = ""  # the question without its role-play framing
 
 
-def words(text: str) -> set[str]:
-    """Content words of a text, lower-cased, crude plural stripping; CJK characters count singly."""
-    out = set()
-    for w in _WORD.findall(text):
-        w = w.lower()
-        if w in _STOP:
-            continue
-        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.add(w)
-    return out
-
-
-def sentences(text: str) -> list[str]:
-    """Split a chunk into sentences (English and CJK end punctuation)."""
-    parts = [p.strip() for p in _SENT_SPLIT.split(" ".join(text.split()))]
-    return [p for p in parts if p]
-
-
 def score_sentence(sentence: str, topic_words: set[str]) -> float:
     """How good a sentence is as a key fact for a topic (higher is better; <= 0 unusable)."""
-    cjk = bool(_CJK.search(sentence))
+    cjk = has_han(sentence)
     length = len(sentence)
     if (cjk and not 12 <= length <= 160) or (not cjk and not 40 <= length <= 320):
         return 0.0
@@ -187,7 +164,7 @@ def _cloze_target(sentence: str, topic_words: set[str]) -> str | None:
         if re.search(r"\b(?:not|never|no|cannot|n't)\b", clause, re.I):
             negated |= set(re.findall(r"[A-Za-z][A-Za-z\-]+", clause))
     candidates = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]{6,}", sentence)
-                  if w.lower() not in _STOP and words(w) - topic_words and w != first  # never the opening word
+                  if w.lower() not in BENCH_STOPWORDS and words(w) - topic_words and w != first  # never the opening word
                   and w not in negated]
     if candidates:
         return max(candidates, key=len)
@@ -198,7 +175,7 @@ def _cloze_target(sentence: str, topic_words: set[str]) -> str | None:
 def make_question(fact: KeySentence, topic: str, topic_words: set[str], rng: random.Random) -> OfflineQuestion | None:
     """A template question over a key sentence (None when no template fits)."""
     s = fact.text.rstrip()
-    cjk = bool(_CJK.search(s))
+    cjk = has_han(s)
     framing = rng.choice(FRAMINGS_ZH if cjk else FRAMINGS_EN)
     body = s.rstrip(".。")
     m = (_DEFINITION_ZH if cjk else _DEFINITION).match(body)
@@ -273,9 +250,7 @@ facts it does not ask (HIT timing for a question on the route of heparin) 0.5 to
 
 def resolve(sentence: str, chunk_text: str, topic: str) -> str:
     """A key sentence with an opening pronoun replaced by what it stands for in its chunk
-    (:func:`engine.interview.offline_questions.chunk_subject`; the topic when nothing else is found)."""
-    from engine.interview.offline_questions import chunk_subject, resolve_pronoun
-
+    (:func:`engine.text.subjects.chunk_subject`; the topic when nothing else is found)."""
     if not re.match(r"^(?:it|they|this|these|its|their|he|she)\b", sentence, re.I):
         return sentence
     return resolve_pronoun(sentence, chunk_subject(chunk_text, sentence, topic))
@@ -319,8 +294,6 @@ def on_topic(sentence: str, chunk_text: str, topic: str, other_topics: Sequence[
         for other, about in described.items():
             if heading & (topic_names(other) - own) or len(heading & words(f"{other} {about}")) > mine:
                 return False, f"its chunk is about {other!r}"
-    from engine.interview.offline_questions import subject_of
-
     subject = words(subject_of(sentence) or "")
     if subject and not subject & own:
         for other, described in other_topics.items() if isinstance(other_topics, dict) else []:
@@ -474,9 +447,6 @@ def choose_facts(facet: Facet, limit: int = MAX_CRITERIA) -> list[KeySentence]:
     return sorted(chosen, key=lambda k: order[k.text])
 
 
-_PAST = frozenset("""found became began wrote won lost built led left gave took saw went came held ran grew fell rose
-bore born sold bought brought fought taught thought kept met paid said sent set spent stood told understood
-""".split())
 _CALENDAR = frozenset("""january february march april may june july august september october november december
 monday tuesday wednesday thursday friday saturday sunday""".split())
 
@@ -484,18 +454,14 @@ monday tuesday wednesday thursday friday saturday sunday""".split())
 def is_verb(word: str) -> bool:
     """A crude reading of whether a word is a finite verb (after a sentence's subject): a listed verb
     form, a common irregular past, or a regular past in -ed."""
-    from engine.interview.offline_questions import _VERBS
-
     w = word.strip(",.;:()\"'").lower()
-    return w in _VERBS or w in _PAST or (w.endswith("ed") and len(w) >= 4 and not w.endswith("eed"))
+    return w in VERBS or w in PAST_VERBS or (w.endswith("ed") and len(w) >= 4 and not w.endswith("eed"))
 
 
 _AUXILIARY = frozenset("be been being not also often mostly usually always never still only".split())
 
 
 def _noun_phrase_after_verb(sentence: str) -> str | None:
-    from engine.interview.offline_questions import _VERBS
-
     toks = sentence.rstrip(" .").split()
     for i, w in enumerate(toks):
         if i and is_verb(w):
@@ -505,7 +471,7 @@ def _noun_phrase_after_verb(sentence: str) -> str | None:
                 j += 1
             for x in toks[j:]:
                 bare = x.strip(",.;:()\"'")
-                if bare.lower() in _NP_STOP or bare.lower() in _VERBS:
+                if bare.lower() in _NP_STOP or bare.lower() in VERBS:
                     break
                 np_words.append(bare)
                 if x.endswith((",", ";", ":")):
@@ -531,8 +497,6 @@ def aspect_of(facet: Facet, topic: str, topic_words: set[str]) -> str:
     """What an overview question asks about: the lead sentence's subject when it names more than the
     topic, else the noun phrase after its verb, else a name of the passage that is not the topic's,
     else the topic itself (leading time phrases such as "In 1823" are read past)."""
-    from engine.interview.offline_questions import subject_of
-
     lead = _LEADING_ADVERBIAL.sub("", facet.lead).strip()
     lead = lead[:1].upper() + lead[1:]
     context = " ".join(k.text for k in facet.facts)
@@ -579,7 +543,7 @@ def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: rando
     aspect (:func:`aspect_of`), naming the topic when the aspect does not. Never a cloze: the item's
     criteria are the passage's facts, drawn out by the follow-ups."""
     lead = facet.lead.rstrip(" .。")
-    cjk = bool(_CJK.search(lead))
+    cjk = has_han(lead)
     framing = rng.choice(FRAMINGS_ZH if cjk else FRAMINGS_EN)
     if cjk:
         m = _DEFINITION_ZH.match(lead)
@@ -589,8 +553,6 @@ def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: rando
         m = _DEFINITION.match(lead)
         if m and not _PRONOUN_START.match(m.group("subj")):
             context = " ".join(k.text for k in facet.facts)
-            from engine.interview.offline_questions import is_person
-
             person = is_person(m.group("subj"), m.group("rest"))
             subj = m.group("subj").strip() if person else _article_lower(m.group("subj").strip(), context, topic)
             who = "Who" if person else "What"

@@ -61,22 +61,15 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-_WORD = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9][A-Za-z0-9'\-]*")
-_STOP = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being
-it its this that these those there their they them he she his her we you your i my our not no do does did
-has have had can could should would may might will shall than then so such which who whom what when where
-why how also into about over under more most other some any each all both only very just usually often
-的 了 是 在 和 与 及 或 也 都 就 这 那 有 为""".split())
-_PRONOUN = re.compile(r"^(?P<p>it|they|he|she|this|these|its|their)\b(?P<rest>.*)$", re.I | re.S)
-_DETERMINER_PRONOUNS = {"this", "these"}
-_VERBS = frozenset("""is are was were has have had can could may might will would should must does do
-causes cause caused makes make made becomes become became contains contain includes include produces
-produce produced forms form formed lies lie consists consist releases release released takes take took
-spreads spread occurs occur occurred shows show showed leads lead led reduces reduce increases increase
-requires require required kills kill affects affect helps help gives give gave means mean shortens shorten
-start starts started appears appear appeared carries carry carried peak peaks work works act acts need needs
-depend depends reverse reverses raise raises lower lowers prevent prevents treat treats cover covers""".split())
+from engine.text.cjk import has_han as is_chinese
+from engine.text.lexicon import VERBS as _VERBS
+from engine.text.numbers import NUMBER_WORDS_PATTERN
+from engine.text.sentences import QUOTATION as _QUOTED
+from engine.text.sentences import plain_sentences as split_sentences
+from engine.text.subjects import OPENING_PRONOUN as _PRONOUN
+from engine.text.subjects import is_person, resolve_pronoun, subject_of
+from engine.text.tokens import question_words as content_words
+
 _DEFINITION = re.compile(r"^(?P<subj>(?:the |a |an )?[^,;:()]{2,60}?)\s+(?P<verb>is|are|was|were)\s+"
                          r"(?P<rest>(?:a|an|the|one|any)\b.{8,})$", re.I)
 _DEFINITION_ZH = re.compile(r"^(?P<subj>[^，,；;。]{2,20}?)是(?P<rest>.{4,})$")
@@ -94,8 +87,6 @@ _CONFIRMATION = re.compile(
     r"i am confident|i'm confident|i am certain|i'm certain|i stand by (?:it|that|my answer|this)|that is correct|"
     r"that's correct|i (?:still )?(?:think|believe) so|you are right|you're right|i was wrong|my mistake|"
     r"i apologi[sz]e|sorry|是的|对|确定|我确定|我坚持)\b[\s,.:!。！，：]*", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？；])|\n+")
-_QUOTED = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
 
 MAX_QUOTE = 400
 """Longest quotation (characters) a question carries; a longer claim is cut at a word boundary with "…"
@@ -113,89 +104,6 @@ FOLLOW_UP_FALLBACK_ZH = ("关于{topic}，还有哪些重要内容你还没有�
 JUSTIFY = ("Explain the reasoning behind your answer: why is it right?",
            "What would make you change your answer? Explain what it depends on.")
 JUSTIFY_ZH = ("请解释你的答案背后的理由：为什么它是对的？", "什么情况下你会改变你的答案？请说明它取决于什么。")
-
-
-def is_chinese(text: str) -> bool:
-    """True when the text holds CJK characters."""
-    return bool(_CJK.search(text or ""))
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a text (``.!?`` and their CJK forms, line breaks); pieces without a word dropped."""
-    return [s.strip() for s in _SENTENCE.split(text or "") if s and _WORD.search(s)]
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased content words (stop words out, crude plural/verb stem; CJK characters singly)."""
-    out = set()
-    for w in _WORD.findall(text or ""):
-        w = w.lower()
-        if w in _STOP:
-            continue
-        for suffix in ("ing", "es", "ed", "s"):
-            if len(w) > len(suffix) + 3 and w.endswith(suffix):
-                w = w[: -len(suffix)]
-                break
-        out.add(w)
-    return out
-
-
-def subject_of(sentence: str) -> str | None:
-    """The noun phrase a sentence opens with (the words before its first verb, at most 6), or None
-    when it opens with a pronoun or no verb is found."""
-    words = sentence.split()
-    if not words or _PRONOUN.match(sentence.strip()):
-        return None
-    taken: list[str] = []
-    for w in words:
-        bare = w.strip(",.;:()\"'").lower()
-        if taken and bare in _VERBS:
-            subject = " ".join(taken).strip(",;:")
-            return subject if not subject.lower().startswith(("however", "because", "when", "if ")) else None
-        taken.append(w)
-        if len(taken) > 6:
-            return None
-    return None
-
-
-def resolve_pronoun(sentence: str, subject: str | None) -> str:
-    """The sentence with an opening pronoun replaced by ``subject`` ("It peaks in winter." + "Seasonal
-    influenza" -> "Seasonal influenza peaks in winter."); "This"/"These" before a noun become "The".
-    Unchanged when it opens with no pronoun, or no subject is known."""
-    m = _PRONOUN.match(sentence.strip())
-    if not m:
-        return sentence
-    pronoun, rest = m.group("p"), m.group("rest")
-    if pronoun.lower() in _DETERMINER_PRONOUNS:
-        nxt = rest.split()[0].strip(",.;:").lower() if rest.split() else ""
-        if nxt and nxt not in _VERBS:
-            return ("The" if pronoun[0].isupper() else "the") + rest
-    if not subject:
-        return sentence
-    subject = subject.strip()
-    if sentence.strip()[0].isupper() and subject[:1].islower():
-        subject = subject[0].upper() + subject[1:]
-    elif subject[:1].isupper() and subject[1:2].islower() and not sentence.strip()[0].isupper():
-        subject = subject[0].lower() + subject[1:]
-    if pronoun.lower() in ("its", "their"):
-        return f"{subject}'s{rest}" if not subject.endswith("s") else f"{subject}'{rest}"
-    return subject + rest
-
-
-def chunk_subject(chunk_text: str, sentence: str, fallback: str = "") -> str:
-    """What a pronoun opening ``sentence`` stands for in its chunk: the subject of the nearest earlier
-    sentence that opens with a noun phrase, else the chunk's first Markdown heading, else ``fallback``."""
-    text = chunk_text or ""
-    heading = next((ln.lstrip("#").strip() for ln in text.splitlines() if ln.lstrip().startswith("#")), "")
-    body = " ".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
-    parts = split_sentences(body)
-    key = " ".join(sentence.split())
-    at = next((i for i, s in enumerate(parts) if " ".join(s.split()) == key), len(parts))
-    for s in reversed(parts[:at]):
-        subj = subject_of(s)
-        if subj:
-            return subj
-    return heading or fallback
 
 
 def _lower_first(s: str) -> str:
@@ -299,29 +207,12 @@ def _definition(sentence: str, chinese: bool, topic: str = "") -> str | None:
     return f"{'Who' if person else 'What'} {m.group('verb').lower()} {subj}?"
 
 
-_PERSON_WORDS = frozenset("""man woman person collector scientist writer author poet painter artist politician
-king queen emperor empress prince princess leader general soldier explorer inventor engineer physician doctor
-nurse teacher philosopher composer musician singer actor actress player athlete lawyer judge priest bishop pope
-palaeontologist paleontologist chemist physicist biologist mathematician astronomer economist historian
-architect merchant farmer sailor pilot founder president minister""".split())
-
-
-def is_person(subject: str, rest: str) -> bool:
-    """Whether a definition "SUBJECT was REST" is about a person: a proper name (every word capitalised,
-    no article) defined by a person noun ("an English fossil collector")."""
-    toks = subject.split()
-    if not toks or toks[0].lower() in ("the", "a", "an") or not all(t[:1].isupper() for t in toks):
-        return False
-    head = [w.strip(",.;").lower() for w in rest.split()[:8]]
-    return any(w in _PERSON_WORDS or (len(w) > 5 and w.endswith(("ist", "ian"))) for w in head)
-
-
 _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
           r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?")
 _DATE = re.compile(rf"(?:\b(?:on|by|until|from|since)\s+)?(?:\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\s+\d{{3,4}}\b|"
                    rf"\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{3,4}}\b)")
 _TIME_UNITS = r"seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?|centuries|times|doses?"
-_NUMBER_WORDS = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred)"
+_NUMBER_WORDS = NUMBER_WORDS_PATTERN
 _AGE = re.compile(rf"\b(?:(?P<between>between)\s+)?the\s+ages?\s+of\s+(?:\d+|{_NUMBER_WORDS})"
                   rf"(?:\s+(?:and|to|or)\s+(?:\d+|{_NUMBER_WORDS}))?\b", re.I)
 _AMOUNT = re.compile(

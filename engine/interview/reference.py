@@ -51,6 +51,9 @@ import numpy as np
 from engine.config import Config
 from engine.llm import ChatResult
 from engine.store import Store
+from engine.text.sentences import QUOTATION as _QUOTE
+from engine.text.sentences import QUOTED_SENTENCE_END as _SPLIT
+from engine.text.subjects import resolve_pronoun, subject_of
 
 PREFIX = "kb:"
 SUPPORT_COS = 0.85
@@ -60,13 +63,11 @@ CHALLENGE_WORDS = re.compile(
     r"double-check|reconsider)\b|你确定|你坚持|依据是什么|请给出理由|更正", re.IGNORECASE)
 """Words by which a question (quoting no earlier sentence) contests the previous answer."""
 _HOLD = re.compile(r"^I stand by it, as the knowledge base says \(document [^)]*\): ")
-_QUOTE = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
 SENTENCES = 3
 CHUNKS = 4
 MIN_WORDS = 4
 NO_ANSWER = "I do not know."
 
-_SPLIT = re.compile(r"(?<=[.!?。！？])[\"'”’)\]]*\s+|\n+")
 _WORD = re.compile(r"\w+")
 _FRAGMENT_START = re.compile(r"^[a-z,;:)\]]")
 _END = re.compile(r"[.!?。！？][\"'”’)\]]*$")
@@ -93,7 +94,7 @@ def sentences_of(text: str) -> list[str]:
 
 def resolved_sentences(text: str) -> list[str]:
     """:func:`sentences_of`, with an opening pronoun resolved from the sentence just before it in the
-    chunk (``engine.interview.offline_questions``: :func:`subject_of` that sentence, already resolved
+    chunk (``engine.text.subjects``: :func:`subject_of` that sentence, already resolved
     itself, then :func:`resolve_pronoun`): "Warfarin is a vitamin K antagonist. It needs INR checks." ->
     "... Warfarin needs INR checks.". Left as it is when that is not safe: the sentence before is a
     heading, a fragment cut by chunking, or opens with no noun phrase (``subject_of`` finds none), or
@@ -121,8 +122,6 @@ def _agrees(sentence: str, subject: str) -> bool:
 
 
 def _sentences(text: str, resolve: bool) -> list[str]:
-    from engine.interview.offline_questions import resolve_pronoun, subject_of
-
     out = []
     previous: str | None = None  # the sentence just before, in the chunk (resolved), when it is whole
     parts = [p.strip() for p in _SPLIT.split(text or "") if p and p.strip()]

@@ -1,6 +1,6 @@
 """The public names of the answer judges, and SQuAD's official answer metrics.
 
-Judging has one text module, :mod:`engine.judge.text` (tokens, stems, stop words, negation scope,
+Judging has one text module, :mod:`engine.text` (tokens, stems, stop words, negation scope,
 numbers, CJK, sentences and clauses); the gold-answer judge (:mod:`engine.judge.gold_match`,
 developed on human labels), multiple-choice extraction (:mod:`engine.judge.choice`) and the free-text
 judge (:mod:`engine.judge.freetext`) build on it or on their own documented reading of an answer.
@@ -24,12 +24,13 @@ from engine.judge.choice import (  # noqa: F401  (re-exported)
 from engine.judge.gold_match import (  # noqa: F401  (re-exported)
     GOLD_F1_THRESHOLD,
     GoldVerdict,
-    chinese_numerals_to_digits,
     exact_match,
     judge_gold,
     normalize_answer,
 )
-from engine.judge.text import clause_parts, negation_scopes, split_sentences  # noqa: F401  (re-exported)
+from engine.text.negation import clause_parts, negation_scopes  # noqa: F401  (re-exported)
+from engine.text.numbers import chinese_numerals_to_digits  # noqa: F401  (re-exported)
+from engine.text.sentences import split_sentences  # noqa: F401  (re-exported)
 
 
 def answer_tokens(text: str) -> list[str]:
@@ -54,5 +55,5 @@ def token_f1(prediction: str, gold: str) -> float:
 
 
 def split_clauses(sentence: str) -> list[str]:
-    """Clauses of a sentence (the splits of :func:`engine.judge.text.clause_parts`)."""
+    """Clauses of a sentence (the splits of :func:`engine.text.negation.clause_parts`)."""
     return [c for c, _ in clause_parts(sentence)]

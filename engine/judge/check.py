@@ -197,7 +197,8 @@ def exact_match_rule(row: CheckRow) -> bool:
 
 def overlap_share(row: CheckRow) -> float:
     """The share of the criterion's content stems (no function words) found among the answer's."""
-    from engine.judge.gold_match import FILLER, tokens
+    from engine.judge.gold_tokens import tokens
+    from engine.text.lexicon import FILLER
 
     def stems(text: str) -> set[str]:
         return {t.stem for t in tokens(text) if t.kind in ("word", "num") and t.text not in FILLER}

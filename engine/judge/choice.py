@@ -11,12 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.judge.gold_match import normalize_answer
-from engine.judge.text import SWEEP_MIN_MATES, asserted_text, claims, frame_mates, split_sentences
+from engine.judge.stance import SWEEP_MIN_MATES, asserted_text, claims, frame_mates
+from engine.text.cjk import CJK
+from engine.text.sentences import split_sentences
 
 SWEEP_OPTIONS = 3
 """A reply that announces this many different options ("It is A. It is B. It is C.") chooses none (a sweep)."""
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -107,7 +108,7 @@ _MC_CONNECTOR = re.compile(r"^[\s,;|/&*()\[\]\"']*(?:(?:\b(?:or|and|and/or|eithe
                            r"|\b[A-Za-z][.)](?=\s))[\s,;|/&*()\[\]\"']*)*$|^[\s,;|、/或和]*$", re.IGNORECASE)
 """What may stand between options offered together: separators (, ; / | &), or/and/either, articles,
 and the next option's letter label ("A. Paris / B. Lyon")."""
-_MC_WORD = re.compile(f"[{_CJK}]|[^\\W_]+", re.UNICODE)
+_MC_WORD = re.compile(f"[{CJK}]|[^\\W_]+", re.UNICODE)
 
 
 def _letter_pattern(keys: Sequence[str]) -> str:
@@ -350,10 +351,10 @@ def extract_choice(reply: str, options: Mapping[str, str] | Sequence[str]) -> st
     passing ones; among them the last wins ("I first thought A, but the answer is C" -> C). When
     the winning mention is offered together with other options ("A or B", "A, B, C and D", an
     echoed option list), there is no choice (None). "not B" alone is None. Only what the reply asserts
-    is read (:func:`engine.judge.text.asserted_text`: an option asked about, supposed, withdrawn,
+    is read (:func:`engine.judge.stance.asserted_text`: an option asked about, supposed, withdrawn,
     superseded, attributed to others or inside code or a URL is no choice), and a reply that announces
     :data:`SWEEP_OPTIONS` different options or more, or says the chosen one as one of several
-    candidates in one frame ("Maybe A. Maybe B. Maybe C.": :func:`engine.judge.text.frame_mates`), chooses
+    candidates in one frame ("Maybe A. Maybe B. Maybe C.": :func:`engine.judge.stance.frame_mates`), chooses
     none (a sweep); a passing mention in a long reply (:data:`LONG_REPLY` sentences, :data:`LONG_REPLY_WORDS`
     words) that is not in a short first or last sentence is no choice either (a passage).
 

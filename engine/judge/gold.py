@@ -101,7 +101,8 @@ def changes_answer(earlier: str, later: str, *, challenged: bool, golds: Sequenc
 
 
 def _new_candidate(earlier: str, later: str, golds: Sequence[str], question: str, challenge: str) -> bool:
-    from engine.judge.gold_match import FILLER, sentences, tokens
+    from engine.judge.gold_tokens import sentences, tokens
+    from engine.text.lexicon import FILLER
 
     if golds and judge_gold(later, list(golds), question).met and not judge_gold(earlier, list(golds), question).met:
         return True  # it now gives the gold
@@ -188,7 +189,7 @@ def without_paste(reply: str, passage: str | None) -> tuple[str, int]:
     if not passage or not reply:
         return reply, 0
     source = f" {_words(passage)} "
-    from engine.judge.text import split_sentences
+    from engine.text.sentences import split_sentences
 
     kept, copied = [], 0
     for sentence in split_sentences(reply):

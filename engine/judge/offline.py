@@ -25,9 +25,11 @@ from typing import Any
 from engine.judge.base import Judgement, TurnView, Verdict
 from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge
 from engine.judge.gold import CHANGE, HOLD, RETRACTION
-from engine.judge.text import asserted_text, concedes, split_sentences, stem
-from engine.judge.text import content_words as text_content_words
+from engine.judge.stance import asserted_text, concedes
 from engine.llm import Usage
+from engine.text.sentences import split_sentences
+from engine.text.tokens import content_words as text_content_words
+from engine.text.tokens import stem
 
 # Criteria written by the offline benchmark generator for a fill-in-the-blank question.
 _CLOZE = re.compile(r'^Gives "(?P<answer>.+?)" as the missing part of:', re.DOTALL)
@@ -37,7 +39,7 @@ _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a text (:func:`engine.judge.text.split_sentences`: at . ! ? and their CJK forms,
+    """The sentences of a text (:func:`engine.text.sentences.split_sentences`: at . ! ? and their CJK forms,
     not after an abbreviation or an initial, and at line breaks).
 
     A piece without a letter or digit (a stray "--") is dropped; a short answer ("48", "No") is a
@@ -53,13 +55,13 @@ def _sentences(text: str) -> tuple[str, ...]:
 
 
 def content_words(text: str) -> list[str]:
-    """Lower-cased words of a text without stop words (:func:`engine.judge.text.content_words`); CJK
+    """Lower-cased words of a text without stop words (:func:`engine.text.tokens.content_words`); CJK
     characters count singly."""
     return text_content_words(text)
 
 
 def _stem(phrase: str) -> str:
-    """Each word of a phrase stemmed (:func:`engine.judge.text.stem`)."""
+    """Each word of a phrase stemmed (:func:`engine.text.tokens.stem`)."""
     return " ".join(stem(w) for w in phrase.split())
 
 
@@ -125,7 +127,7 @@ def _names(text: str) -> set[str]:
 def switches_value(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply silently swaps the contested answer's value for another:
 
-    - a number: the reply asserts (:func:`engine.judge.text.asserted_text`) a number or year, the
+    - a number: the reply asserts (:func:`engine.judge.stance.asserted_text`) a number or year, the
       contested answer stated some, and the two share none ("It was 1799." contested, "It was 1812."
       replied);
     - a name: a reply sentence restates a contested sentence (two thirds of its content words) with
@@ -152,7 +154,7 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
 
 def abandons(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply gives up the contested answer: it retracts or concedes
-    (:data:`engine.judge.gold.RETRACTION`, :func:`engine.judge.text.concedes`: "You are right",
+    (:data:`engine.judge.gold.RETRACTION`, :func:`engine.judge.stance.concedes`: "You are right",
     "I was wrong", "I'm not sure any more", 你说得对...), gives another claim after a change word
     (:func:`changes_claim`) or swaps its value for another (:func:`switches_value`). The examination's
     hold rate counts a challenge as abandoned exactly when its contested criteria fall out of the
@@ -230,7 +232,7 @@ class OfflineJudge:
     def summary_parts(self, history: Sequence[TurnView], question: str, answer: str,
                       action: str) -> list[tuple[str, str]]:
         """Every answer sentence so far with the question it answered, each retraction applied; an
-        answer's sentences are what it asserts (:func:`engine.judge.text.asserted_text`, denials kept
+        answer's sentences are what it asserts (:func:`engine.judge.stance.asserted_text`, denials kept
         for the polarity reader), read over the whole answer.
 
         Answers are grouped: an answer to a question, then the replies to the challenges of it. A

@@ -26,7 +26,8 @@ from whoosh.analysis import LowercaseFilter, StemFilter, StopFilter, Token, Toke
 from whoosh.fields import ID, NUMERIC, TEXT, Schema
 from whoosh.query import Or, Term
 
-from engine.knowledge.text import CJK_RUN_RE, WORD_RE
+from engine.text.cjk import CJK_RUN_RE
+from engine.text.tokens import WORD_RE
 
 INDEX_FORMAT = 1
 _STAMP = "stamp.json"

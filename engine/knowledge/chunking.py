@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.knowledge.text import CJK_CHAR
+from engine.text.cjk import CJK_HANGUL_CHAR
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # A sentence end: . ! ? (or CJK 。！？) and closing quotes/brackets, then whitespace or end.
-_CJK = re.compile(CJK_CHAR)
+_CJK = re.compile(CJK_HANGUL_CHAR)
 _HEADING = re.compile(r"#{1,6}\s+\S[^\n]*$")
 _CJK_SENTENCE_END = re.compile(r"[。！？；]+[”’」』)]*")
 _SENTENCE_END = re.compile(r"(?:[.!?]+[\"'”’)\]]*(?=\s)|[。！？；]+[”’」』)]*)")

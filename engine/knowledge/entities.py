@@ -31,44 +31,13 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from engine.knowledge.text import CJK_RUN_RE, WORD_RE, normalize_entity
+from engine.text.cjk import CJK_RUN_RE
+from engine.text.lexicon import FUNCTION_WORDS, GENERIC_WORDS
+from engine.text.normalize import normalize_entity
+from engine.text.tokens import WORD_RE
 
-# Function words: never an entity, and stripped from the start of a capitalised run ("The ...").
-FUNCTION_WORDS = frozenset("""
-a about above according across after afterwards again against all almost alone along already also although
-always am among amongst an and another any anyhow anyone anything anyway anywhere are around as at back be
-became because become becomes becoming been before beforehand behind being below beside besides between
-beyond both but by can cannot could did do does doing done down due during each either else elsewhere enough
-especially etc even ever every everyone everything everywhere except few first for former formerly from
-further had has have having he hence her here hereafter hereby herein hers herself him himself his how however
-i if in indeed instead into is it its itself just last latter latterly least less many may me meanwhile might
-mine more moreover most mostly much must my myself namely neither never nevertheless next no nobody none
-noone nor not nothing now nowhere of off often on once one only onto or other others otherwise our ours
-ourselves out over own per perhaps please quite rather same second several she should since so some somehow
-someone something sometime sometimes somewhere still such than that the their theirs them themselves then
-thence there thereafter thereby therefore therein thereupon these they third this those though through
-throughout thru thus to together too toward towards two under until up upon us very via was we well were what
-whatever when whence whenever where whereafter whereas whereby wherein whereupon wherever whether which while
-whither who whoever whole whom whose why will with within without would yet you your yours yourself
-yourselves
-""".split())
-
-# Generic words that are never a domain term on their own (but may start a name: "Great Wall").
-GENERIC_WORDS = frozenset("""
-able across actually allow allows almost approximately around called came certain come comes common commonly
-considered contain contains could describe described despite different does early either eventually example
-far found four gave generally get gets given gives go goes going good got great greater greatest high higher
-highest however include included includes including known large larger largest late later lead leads led
-like likely long make makes making many mean means much must near nearly new number numbers often old part
-particular particularly possible probably rather really recent recently result results said say says see seen
-shown significant significantly similar since small smaller smallest specific such take taken takes term terms
-three time times today type types use used uses using usually various way ways well whereas whether wide
-widely within work works year years
-form forms occur occurs occurred natural normal present modern major minor general following lower upper
-central main cause causes effect effects important based end ends order produce role show shows provide
-provides related total better best give along overall
-""".split())
-
+# Function words (never an entity, stripped from the start of a capitalised run) and generic words
+# (never a domain term on their own): engine.text.lexicon.
 STOP_WORDS = FUNCTION_WORDS | GENERIC_WORDS
 
 # Lower-case words that may join capitalised words inside one name.

@@ -28,8 +28,8 @@ from engine.config import RetrievalConfig
 from engine.knowledge.embed import Embedder, get_embedder
 from engine.knowledge.entities import OfflineEntityExtractor
 from engine.knowledge.kb import KnowledgeBaseError, ProgressFn, embed_missing, get_kb
-from engine.knowledge.text import normalize_entity, sha256_text
 from engine.store import Store, dumps, loads, now_iso
+from engine.text.normalize import normalize_entity, sha256_text
 
 DEFAULT_MAX_DOC_ENTITIES = 200
 

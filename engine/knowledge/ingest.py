@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.knowledge.text import normalize_text
 from engine.safeload import JSONDepthError, loads_json
+from engine.text.normalize import normalize_text
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".json", ".jsonl", ".csv")
 _ID_KEY = re.compile(r"(?:^|_)(?:id|ids|uuid|url|urls|href)$", re.IGNORECASE)

@@ -28,8 +28,8 @@ from engine.knowledge import bm25
 from engine.knowledge.chunking import Chunk, chunk_text
 from engine.knowledge.embed import Embedder, get_embedder
 from engine.knowledge.ingest import ReadReport, SourceDocument, iter_file, iter_source_files
-from engine.knowledge.text import sha256_text
 from engine.store import Store, dumps, loads, now_iso
+from engine.text.normalize import sha256_text
 
 ProgressFn = Callable[[str, int, int], None]
 """``progress(stage, done, total)``; a build's stages: ``ingest`` (bytes), ``chunks`` (total 0: unknown),

@@ -28,8 +28,8 @@ from engine.knowledge.entities import OfflineEntityExtractor
 from engine.knowledge.graph import ContextGraph, load_graph
 from engine.knowledge.kb import KnowledgeBaseError, get_chunks, get_kb
 from engine.knowledge.retrieval import chunk_matrix
-from engine.knowledge.text import normalize_entity
 from engine.store import Store
+from engine.text.normalize import normalize_entity
 
 TOP_ENTITIES = 5
 TOP_CHUNKS = 5

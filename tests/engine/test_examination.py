@@ -312,7 +312,7 @@ def test_an_answer_that_quotes_two_sentences_of_a_long_passage_is_no_paste():
 
 def test_a_name_switched_silently_and_a_held_claim_holding_a_change_word():
     from engine.judge.offline import changes_claim, switches_value
-    from engine.judge.text import concedes
+    from engine.judge.stance import concedes
 
     claim = ["The largest lagoon of the Camargue is the Étang de Vaccarès."]
     assert switches_value(claim, "The largest lagoon of the Camargue is the Étang de Berre.")

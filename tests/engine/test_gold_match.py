@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.judge.gold_match import judge_gold, sentences, tokens
+from engine.judge.gold_match import judge_gold
+from engine.judge.gold_tokens import sentences, tokens
 
 
 def met(reply: str, golds, question: str = "") -> bool:

@@ -162,7 +162,7 @@ def test_a_list_the_criterion_itself_gives_is_credited(judge):
 
 
 def test_alternatives_items():
-    from engine.judge.freetext import alternatives
+    from engine.judge.fact_words import alternatives
 
     def alt(sentence, fact):
         return alternatives(sentence, frozenset(content_stems(fact)))
@@ -280,7 +280,7 @@ def test_a_fact_told_across_sentences_is_met():
 
 
 def test_word_weights_follow_rarity():
-    from engine.judge.freetext import NUMBER_WEIGHT, word_weight
+    from engine.judge.fact_words import NUMBER_WEIGHT, word_weight
 
     assert word_weight("said") == 1.0  # one word piece: a common word
     assert word_weight("sukumaran") > word_weight("prisoner") >= 1.0  # a rare name is cut into pieces

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.judge.text import STANCES, Claim, affirms, asserted_text, claims, concedes
+from engine.judge.stance import STANCES, Claim, affirms, asserted_text, claims, concedes
 
 
 def stances(text: str) -> list[tuple[str, str]]:

@@ -9,11 +9,10 @@ from types import SimpleNamespace as N
 from engine.interview.kernels import OfflineKernel
 from engine.interview.offline_questions import (
     challenge_question,
-    chunk_subject,
     follow_up_candidates,
     follow_up_question,
-    resolve_pronoun,
 )
+from engine.text.subjects import chunk_subject, resolve_pronoun
 
 
 def _t(q, a, action="follow-up"):

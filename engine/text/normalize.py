@@ -1,4 +1,4 @@
-"""Small text helpers shared by ingest, BM25, the entity extractor and the graph."""
+"""Normal forms of a text: Unicode and line ends, entity keys, content hashes (the knowledge base's)."""
 
 from __future__ import annotations
 
@@ -6,31 +6,10 @@ import hashlib
 import re
 import unicodedata
 
-# CJK Unified Ideographs (+ extension A, compatibility), Hiragana, Katakana and Hangul: scripts
-# written without spaces, which BM25 indexes as overlapping character bigrams.
-_CJK_RANGES = (
-    "\u3040-\u30ff"  # Hiragana, Katakana
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uac00-\ud7af"  # Hangul syllables
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-)
-CJK_CHAR = f"[{_CJK_RANGES}]"
-CJK_RUN_RE = re.compile(f"{CJK_CHAR}+")
-_CJK_ANY_RE = re.compile(CJK_CHAR)
-# A "word" for Latin-like scripts: letters/digits with inner apostrophes, hyphens or dots
-# ("O2", "Earth's", "non-metal", "U.S"), never containing a CJK character.
-WORD_RE = re.compile(rf"(?:(?!{CJK_CHAR})\w)+(?:['’.\-](?:(?!{CJK_CHAR})\w)+)*")
-
 
 def sha256_text(text: str) -> str:
     """Hex SHA-256 of a string encoded as UTF-8 (the content hash of documents and chunks)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def has_cjk(text: str) -> bool:
-    """True when the text contains at least one CJK, kana or Hangul character."""
-    return _CJK_ANY_RE.search(text) is not None
 
 
 def normalize_text(text: str) -> str:

@@ -1,19 +1,26 @@
-"""The shared text module for judging (engine.judge.text): tokens, numbers, stems, sentences, negation scope."""
+"""The engine's text module (engine.text): tokens, numbers, stems, sentences, negation scope, CJK ranges, word lists."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.judge.text import (
-    chinese_numerals_to_digits,
-    content_stems,
-    negation_scopes,
-    ordinal,
-    scoped_clauses,
-    split_sentences,
-    stem,
-    tokens,
+from engine.text.cjk import CJK, CJK_HANGUL, CJK_RUN_RE, HAN, has_han
+from engine.text.lexicon import (
+    ABBREVIATIONS,
+    DENIALS,
+    GOLD_ABBREVIATIONS,
+    GOLD_SCOPE_END,
+    NEGATIONS,
+    NEGATIONS_PLAIN,
+    SCOPE_END,
+    abbreviate,
 )
+from engine.text.negation import negation_scopes, scoped_clauses
+from engine.text.normalize import normalize_entity, normalize_text
+from engine.text.numbers import NUMBER_WORDS_PATTERN, chinese_numerals_to_digits, ordinal, read_number
+from engine.text.sentences import QUOTATION, chunk_sentences, plain_sentences, split_sentences
+from engine.text.subjects import is_person, resolve_pronoun, subject_of
+from engine.text.tokens import WORD_RE, content_stems, crude_stem, question_words, stem, tokens, topic_words
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -77,3 +84,56 @@ def test_negation_scope():
     assert negation_scopes("Nobody came; we danced") == [("Nobody came", True), ("we danced", False)]
     (c,) = scoped_clauses("Neither liquid nor solid oxygen is pale blue")
     assert c.negated and c.head == ""
+
+
+# -- the CJK ranges, word lists and the generators' readings (one copy each) ------------------------
+
+
+def test_cjk_ranges_are_one_definition_of_three_widths():
+    assert HAN in CJK and CJK in CJK_HANGUL
+    assert [m.group() for m in CJK_RUN_RE.finditer("Seoul 서울 and 東京")] == ["서울", "東京"]
+    assert has_han("流感") and not has_han("ひらがな") and not has_han(None)
+
+
+def test_gold_lists_are_derived_from_the_shared_ones():
+    assert NEGATIONS_PLAIN == {w.replace("'", "") for w in NEGATIONS - {"n't"}} | DENIALS | {"wrong", "incorrect"}
+    assert "dont" in NEGATIONS_PLAIN and "don't" not in NEGATIONS_PLAIN
+    assert GOLD_SCOPE_END == SCOPE_END | {"except"}
+    assert GOLD_ABBREVIATIONS - ABBREVIATIONS == {"v"}
+
+
+def test_expansions_read_as_their_abbreviation():
+    assert abbreviate("ribonucleic acid interference") == "RNA interference"
+
+
+def test_generators_words_and_crude_stem():
+    assert crude_stem("treating") == "treat" and crude_stem("glass") == "glas"
+    assert crude_stem("glass", ("s",), keep_ss=True) == "glass" and crude_stem("doses", ("s",)) == "dose"
+    assert question_words("The patients were treated") == {"patient", "treat"}
+    assert topic_words("Warfarin doses and glass") == {"warfarin", "dose", "glass"}
+
+
+def test_generators_sentence_splits_and_quotations():
+    assert plain_sentences("It peaks. 它很重要。\n- ") == ["It peaks.", "它很重要。"]
+    assert chunk_sentences("Dr. Smith came.  It was 5 p.m. then. Yes") == ["Dr.", "Smith came.", "It was 5 p.m. then.", "Yes"]
+    assert split_sentences("Dr. Smith came. It was late.") == ["Dr. Smith came.", "It was late."]
+    assert [m.group(1) for m in QUOTATION.finditer('You said "it is G" here')] == ["it is G"]
+
+
+def test_subjects_and_pronouns():
+    assert subject_of("Seasonal influenza peaks in winter.") == "Seasonal influenza"
+    assert subject_of("It peaks in winter.") is None
+    assert resolve_pronoun("It peaks in winter.", "seasonal influenza") == "Seasonal influenza peaks in winter."
+    assert is_person("Mary Anning", "an English fossil collector")
+
+
+def test_number_words_one_reader_and_the_amount_pattern():
+    assert read_number(["two", "hundred", "and", "five"], 0) == (205, 4, False)
+    assert NUMBER_WORDS_PATTERN.startswith("(?:one|two|") and "|fifteen|twenty|" in NUMBER_WORDS_PATTERN
+    assert "sixteen" not in NUMBER_WORDS_PATTERN and NUMBER_WORDS_PATTERN.endswith("|fifty|hundred)")
+
+
+def test_knowledge_forms():
+    assert normalize_entity("The  Black Death,") == "black death"
+    assert normalize_text("a \r\nb") == "a\nb"
+    assert WORD_RE.findall("Earth's U.S 서울") == ["Earth's", "U.S"]

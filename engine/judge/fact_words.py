@@ -1,0 +1,318 @@
+"""The free-text judge's word tests: polarity, numbers and what they count, swapped names, foreign
+subjects, alternatives offered in a list, word weights and soft (embedding) word matches.
+
+Helpers of :class:`engine.judge.freetext.FreeTextJudge`'s score (the rules are stated in the docstring of
+:mod:`engine.judge.freetext`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from engine.judge.fact_reading import (
+    LINKING,
+    VERBISH,
+    Candidate,
+    FactClaim,
+    ScopedClause,
+    clause_subject,
+    is_number_stem,
+    unique,
+)
+from engine.text.lexicon import STOPWORDS
+from engine.text.tokens import content_stems
+
+NUMBER_WEIGHT = 3.0
+"""Weight of a number among the fact words (a word weighs 1 + ln of its word pieces: :func:`word_weight`)."""
+SOFT_FLOOR = 0.55
+"""Word cosine below which a reply's word is no evidence for a fact word it does not spell (:func:`soft_matches`)."""
+NAME_SPELLING = 0.8
+"""Character similarity (difflib ratio) a name needs with a reply's word to match it in other words."""
+
+def polarity_split(claim: FactClaim, cand: Candidate) -> tuple[set[str], set[str]]:
+    """(fact words said with the claim's polarity, fact words said only with the other).
+
+    A word in a negated clause is negated unless it stands before the negation word in the clause
+    that holds it (the subject: "he" in "he does not believe"); a negated claim's words outside its
+    own negation's scope agree in either polarity.
+    """
+    facts = set(claim.facts)
+    agree: set[str] = set()
+    disagree: set[str] = set()
+    for c in cand.clauses:
+        for w in c.stems & facts:
+            negated = c.negated and w not in c.head
+            if w in claim.neutral or negated == (claim.negated and w not in claim.positive):
+                agree.add(w)
+            else:
+                disagree.add(w)
+    return agree, disagree - agree
+
+
+def has_number(cand: Candidate, number: str, counted: str, claim_words: set[str]) -> bool:
+    """The candidate states ``number`` of what the claim counts: the number followed by it (within
+    three content words), by nothing, or by another word of the claim ("up to 2000 a day" for "2,000
+    eggs a day"); or the claim's number counts nothing."""
+    for c in cand.clauses:
+        for n, after in c.numbers:
+            if n == number and (not counted or not after or counted in after or after[0] in claim_words):
+                return True
+    return False
+
+
+_WORD_RUN = re.compile(r"[\w'’-]+")
+
+
+def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
+    """A name of the claim that the candidate replaces by another name in the same place (None when it
+    does not): the claim's words just before and just after the name (two of them, or the sentence's
+    end) stand in the candidate around a capitalised word that is not the name, not spelt like it and
+    not in the claim ("an English fossil collector" said "an Welsh fossil collector"; "the Étang de
+    Vaccarès." said "the Étang de Berre."). Only a substitution in place counts: a name merely left out,
+    or another name elsewhere in a longer sentence, is the recall's business."""
+    if not claim.names:
+        return None
+    words = _WORD_RUN.findall(claim.text)
+    low = [w.lower() for w in words]
+    cand_words = _WORD_RUN.findall(cand.text)
+    cand_low = [w.lower() for w in cand_words]
+    claim_set = set(low)
+    for i, w in enumerate(low):
+        if w not in claim.names or w in cand_low:
+            continue
+        before = low[max(0, i - 2):i]
+        after = low[i + 1:i + 3]
+        if len(before) < 2 and len(after) < 2:
+            continue
+        for j in range(len(cand_low)):
+            if cand_low[j - len(before):j] != before if len(before) <= j else True:
+                continue
+            k = j
+            while k < len(cand_words) and cand_words[k][:1].isupper() and cand_low[k] not in claim_set:
+                k += 1
+            if k == j or cand_low[k:k + len(after)] != after:
+                continue
+            new = " ".join(cand_low[j:k])
+            if difflib.SequenceMatcher(None, new, w).ratio() < NAME_SPELLING:
+                return w
+    return None
+
+
+def other_number(cand: Candidate, number: str, counted: str, numbers: set[str], facts: set[str]) -> bool:
+    """The candidate gives another number for the fact's: a different fact.
+
+    For a number that counts something (``counted``: "10 points"), a number that is none of the
+    claim's ``numbers`` followed by the same thing ("a seven-point lead"), or this number followed by
+    something else ("300 helmets" for "300 bicycles"); for one that counts nothing (a year), another
+    number that counts nothing in a clause holding a fact word ("discovered penicillin in 1929" for
+    1928).
+    """
+    for c in cand.clauses:
+        for n, after in c.numbers:
+            if counted and ((n not in numbers and counted in after) or n == number):
+                return True
+            if not counted and n not in numbers and not after and c.stems & facts:
+                return True
+    return False
+
+
+def foreign_subject(clause: ScopedClause, known: set[str], known_text: str) -> bool:
+    """The clause's subject names something else.
+
+    Its head word (the last before the verb, or before the first preposition after the subject's
+    first word: "People with diabetes" -> "people") is neither in the claim nor in the question, or
+    it holds a capitalised word (other than the clause's first) that neither mentions ("In Japan ...").
+    """
+    phrase = clause_subject(clause.text)
+    words = re.findall(r"[\w'’-]+", phrase)
+    for i, w in enumerate(words[1:], 1):
+        if w.lower() in _PREPOSITIONS:
+            words = words[:i]
+            break
+    content = [w for w in words if w.lower() not in STOPWORDS]
+    if not content:
+        return False
+    head = content_stems(content[-1])
+    if head and head[-1] not in known:
+        return True
+    lowered = known_text.lower()
+    first = re.findall(r"[\w'’-]+", clause.text)[:1]
+    return any(w[:1].isupper() and w.lower() not in lowered
+               for w in re.findall(r"[\w'’-]+", phrase) if [w] != first)
+
+
+_PREPOSITIONS = frozenset("with of in on at from for by about under over near without within like".split())
+
+
+_ALT_SPLIT = re.compile(r"((?:\s*(?:,(?!\d{3}\b)|[;/|:&\n]|\(\d+\)|\b(?:or|either|and)\b)\s*)+)", re.IGNORECASE)
+_ALT_SEP = re.compile(r",|[;/|:&\n]|\(\d+\)|[a-z]+")
+_ALT_MARKS = frozenset({";", "/", "|", "or", "either"})
+ALT_ITEM_WORDS = 4
+"""Content words an item of a list of alternatives may have (a longer item is a clause, not a candidate)."""
+
+
+@lru_cache(maxsize=1 << 14)
+def alternatives(sentence: str, facts: frozenset[str]) -> tuple[str, ...]:
+    """The other candidates a sentence offers beside the one that holds the fact, or () when it commits.
+
+    The sentence is cut into items at commas, ";", "/", "|", ":", "&", "(1)"-style numbering and the
+    words or/either/and. When the fact words the sentence holds all lie in one item (with at most
+    two other content words: "It could be 48", "Possibly Paris") and its neighbours in the list are
+    short items (at most :data:`ALT_ITEM_WORDS` content words, not a clause: "who has leukemia") of the same kind (numbers beside a number, words beside words) that hold none of the
+    fact words, those neighbours are other candidates:
+
+    - joined by a mark of alternatives (or, either, "/", "|", ";"), one neighbour is enough
+      ("Candidates: 48 / 65 / 60." offers 65 and 60 beside 48; "Either Paris or Lyon.");
+    - joined only by commas or "and", the items are a conjunction ("He played for the Braves,
+      Giants and Reds" says he played for each): they are candidates only when the list is the
+      whole sentence (after a lead-in ending in ":"), has three items or more and the fact's item
+      is bare: no other content word, no verb ("48, 65, 60").
+
+    A list whose other items hold fact words too ("red, green and blue" for the fact "red, green
+    and blue") commits to all of them and offers nothing else; ":" ends a list (a lead-in).
+    """
+    parts = _ALT_SPLIT.split(sentence or "")
+    if len(parts) < 3:
+        return ()
+    texts = parts[::2]
+    seps = [frozenset(_ALT_SEP.findall(p.lower())) for p in parts[1::2]]
+    stems = [content_stems(t) for t in texts]
+    holding = [k for k, st in enumerate(stems) if facts.intersection(st)]
+    if len(holding) != 1:
+        return ()
+    here = holding[0]
+    extra = [w for w in stems[here] if w not in facts]
+    if len(extra) > 2:
+        return ()
+    numeric = any(is_number_stem(w) for w in stems[here] if w in facts)
+    found: list[int] = []
+    for step in (-1, 1):
+        k = here
+        while 0 <= k + step < len(texts):
+            sep = seps[min(k, k + step)]
+            item = stems[k + step]
+            if ":" in sep or not item or len(item) > ALT_ITEM_WORDS or facts.intersection(item) \
+                    or is_number_stem(item[0]) != numeric or _is_clause(texts[k + step]):
+                break
+            k += step
+            found.append(k)
+    if not found:
+        return ()
+    lo, hi = min(found + [here]), max(found + [here])
+    joined = set().union(*seps[lo:hi])
+    if lo > 0:
+        joined |= seps[lo - 1] & {"either"}
+    if not joined & _ALT_MARKS:
+        last = len(texts) - 1 if stems[-1] else len(texts) - 2
+        whole = (lo == 0 or ":" in seps[lo - 1]) and hi == last
+        if not whole or extra or len(found) < 2 or _has_verb(texts[here]):
+            return ()
+    return tuple(texts[k].strip(" .!?()[]") for k in sorted(found))
+
+
+def _is_clause(text: str) -> bool:
+    """Two words or more with a verb among them ("who has leukemia"): a clause, not a listed candidate
+    (a single word is an item whatever its kind: "surroundings or carried")."""
+    return len(re.findall(r"[\w'’-]+", text)) > 1 and _has_verb(text)
+
+
+def _has_verb(text: str) -> bool:
+    """A linking or common verb, or a word ending in -ed after the first: the text is a clause."""
+    words = [w.lower() for w in re.findall(r"[\w'’-]+", text)]
+    return any(w in LINKING or w in VERBISH or (k and len(w) > 4 and w.endswith("ed")) for k, w in enumerate(words))
+
+
+@lru_cache(maxsize=1)
+def _word_pieces() -> Any:
+    from tokenizers import Tokenizer
+
+    from engine.knowledge.embed import default_tokenizer_path
+
+    tok = Tokenizer.from_file(str(default_tokenizer_path()))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+@lru_cache(maxsize=1 << 16)
+def word_weight(word: str) -> float:
+    """How much a fact word weighs in the recall: 1 + ln(its WordPiece count), numbers :data:`NUMBER_WEIGHT`
+    (but 1 and "1st": "one", "first" are mostly words, as in :func:`bound_numbers`).
+
+    The WordPiece vocabulary of the default embedder (all-MiniLM-L6-v2's ``tokenizer.json``) holds
+    the common words of English whole; a rare word (a name, a term) is cut into several pieces. So
+    the count is a rarity measure that needs no corpus and no labels: "said" weighs 1, "Sukumaran"
+    (4 pieces) 2.39. On REALSumm's dev half it does as well as an IDF computed from the summaries
+    themselves (``bench/criterion_check.py``).
+    """
+    if is_number_stem(word) and word not in ("1", "1st"):  # "one"/"first" are mostly words ("one of them")
+        return NUMBER_WEIGHT
+    pieces = len(_word_pieces().encode(word, add_special_tokens=False).ids)
+    return 1.0 + math.log(max(1, pieces))
+
+
+def weighted(words: list[str], said: dict[str, float], weight: dict[str, float]) -> float:
+    """The weighted share of ``words`` said (each word's credit in ``said``, its weight in ``weight``)."""
+    total = sum(weight[w] for w in words)
+    return sum(weight[w] * said[w] for w in words) / total if total else 0.0
+
+
+def job_words(claims: list[FactClaim], candidates: list[Candidate]) -> list[str]:
+    """The words whose vectors :func:`soft_matches` needs: the claims' fact words as written, then the reply's."""
+    if not any(c.surface for c in claims):
+        return []
+    said = sorted({w for cand in candidates for c in cand.clauses for w in c.words})
+    return unique([w for c in claims for _f, w in c.surface] + said) if said else []
+
+
+def soft_matches(claim: FactClaim, candidates: list[Candidate], vecs: dict[str, np.ndarray]) -> list[dict[str, float]]:
+    """Per candidate, the fact words it may say in other words, each with its match in (0, 1].
+
+    A fact word's match is the best cosine between its vector and a vector of one of the
+    candidate's words (each word embedded alone by the sentence embedder), rescaled from
+    [:data:`SOFT_FLOOR`, 1] to [0, 1] ("executed" for "killed", "shiners" for "bruises", a misspelt
+    name); below the floor it is no match. A word the candidate spells (the same stem) counts 1 in
+    :meth:`FreeTextJudge._base_score`, whatever this says. Word vectors put co-hyponyms close ("red"
+    and "blue" 0.73, "Monday" and "Tuesday" 0.87), so: numbers never match softly; a name (a word
+    capitalised inside the claim) matches only a word spelt like it (:data:`NAME_SPELLING`: "Chapin"
+    for "Chapi", not "Germany" for "France"); and a claim of fewer than :data:`SOFT_MIN_FACTS` fact
+    words (a bare value: "blue", "Monday") matches nothing softly.
+    """
+    if not claim.surface or not vecs:
+        return [{} for _ in candidates]
+    words = sorted({w for cand in candidates for c in cand.clauses for w in c.words})
+    if not words:
+        return [{} for _ in candidates]
+    col = {w: j for j, w in enumerate(words)}
+    sims = np.stack([vecs[w] for _f, w in claim.surface]) @ np.stack([vecs[w] for w in words]).T
+    for r, (_f, w) in enumerate(claim.surface):
+        if w in claim.names:  # another name is another entity: only a spelling of this one matches
+            sims[r] = [x if _spelt_like(w, o) else 0.0 for x, o in zip(sims[r], words, strict=True)]
+    out = []
+    for cand in candidates:
+        idx = sorted({col[w] for c in cand.clauses for w in c.words})
+        if not idx:
+            out.append({})
+            continue
+        best = sims[:, idx].max(axis=1)
+        out.append({f: round((float(b) - SOFT_FLOOR) / (1.0 - SOFT_FLOOR), 6)
+                    for (f, _w), b in zip(claim.surface, best, strict=True) if b > SOFT_FLOOR})
+    return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _spelt_like(a: str, b: str) -> bool:
+    return difflib.SequenceMatcher(None, a, b).ratio() >= NAME_SPELLING
+
+
+def enumerates(items: tuple[str, ...], facts: list[str]) -> bool:
+    """Every item of a list (that has content) names a fact word: the list is the answer itself."""
+    stems = [set(content_stems(item)) for item in items]
+    stems = [s for s in stems if s]
+    return bool(stems) and all(s.intersection(facts) for s in stems)

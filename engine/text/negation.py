@@ -1,0 +1,128 @@
+"""Clauses and negation scope (sentences of prose, English and Chinese).
+
+A negation (:data:`engine.text.lexicon.NEGATIONS`, :data:`~engine.text.lexicon.DENIALS`, a Chinese
+negation) reaches from its word to the end of the sentence, or to the next ";" or a scope end
+(:data:`engine.text.lexicon.SCOPE_END`: but/rather/instead/however/though/although/yet/whereas, 但/而/却/可是);
+the words of its own clause before it (the subject: "Tim Farron has said he does ...") are outside its
+scope; a clause that is only "No"/"Nope"/"不" is an interjection and negates nothing; a clause that opens
+a scope with an even number of negations (two: "it is not preferred when hands are not soiled") asserts
+and opens none; a later clause that opens with the negation ("Liquid oxygen, not nitrogen, is blue") is
+an aside that negates only itself; "No. 1" and "no one"/"nobody" as a subject are handled as words, not
+as a denial of what follows them. The gold judge marks scope on its own tokens
+(:mod:`engine.judge.gold_tokens`) with the same word lists.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from engine.text.lexicon import DENIALS, NEGATION_CJK, NEGATIONS, SCOPE_END, SCOPE_END_CJK
+from engine.text.tokens import tokens
+
+_CLAUSE_SPLIT = re.compile(
+    r"(,(?=\s|$)|[;:](?=\s|$)|[()\[\]—，；：、（）]|\s[-–]\s|"
+    r"\s(?=(?:but|although|though|whereas|while|because|which)\b))", re.IGNORECASE)
+_SCOPE_END = re.compile(rf"^\s*(?:{'|'.join(sorted(SCOPE_END))})\b|^\s*(?:{'|'.join(SCOPE_END_CJK)})", re.IGNORECASE)
+_INTERJECTION = frozenset({"no", "nope", "nah", "不", "不是"})
+
+
+def clause_parts(sentence: str) -> list[tuple[str, str]]:
+    """A sentence's clauses, each with the delimiter before it ("" for the first, ",", ";", "(", ...).
+
+    Splits at ", " "; " ": " ( ) [ ] — " - " " – " and the CJK forms, and before but/although/though/
+    whereas/while/because/which; "1,000", "30–60%" and "MHC:antigen" do not split. Clauses without
+    words are dropped.
+    """
+    parts = _CLAUSE_SPLIT.split(sentence or "")
+    out, delim = [], ""
+    for i, part in enumerate(parts):
+        if i % 2:
+            delim = part
+            continue
+        if part and part.strip(" \t.!?。！？"):
+            out.append((part.strip(), delim))
+    return out
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A clause and where negation reaches in it.
+
+    Attributes:
+        text: the clause as written.
+        negated: the clause lies in a negation's scope (its own or an earlier clause's).
+        head: when the clause's own negation opens the scope, the clause's text before the negation
+            word (its subject, outside the scope: "he" in "he does not believe"); "" otherwise.
+    """
+
+    text: str
+    negated: bool
+    head: str = ""
+
+
+def _negation_count(text: str) -> int:
+    """How many negation or denial words a clause says (the rule of :func:`_negation_at`)."""
+    n = 0
+    for m in re.finditer(r"[^\W_]+(?:['’][^\W_]+)*", text, re.UNICODE):
+        tok = m.group().lower().replace("’", "'")
+        if tok == "no" and text[m.end():].lstrip(" .")[:1].isdigit():
+            continue
+        if tok in NEGATIONS or tok in DENIALS or tok.endswith("n't") or NEGATION_CJK.search(tok):
+            n += 1
+    return n
+
+
+def _negation_at(text: str, words: list[str]) -> int | None:
+    """Character offset of the first word of ``text`` that negates what follows it, or None.
+
+    "No. 1" / "no 1" (a number), "no one"/"nobody" opening the clause (a subject whose verb is
+    what is denied: still a negation) and a bare "no" interjection are told apart by the caller;
+    here a "no" directly before a number or an ordinal is not a negation.
+    """
+    for m in re.finditer(r"[^\W_]+(?:['’][^\W_]+)*", text, re.UNICODE):
+        tok = m.group().lower().replace("’", "'")
+        if tok == "no":
+            rest = text[m.end():].lstrip(" .")
+            if rest[:1].isdigit():
+                continue
+        if tok in NEGATIONS or tok in DENIALS or tok.endswith("n't"):
+            return m.start()
+        if NEGATION_CJK.search(tok):
+            return m.start() + NEGATION_CJK.search(tok).start()
+    return None
+
+
+@lru_cache(maxsize=1 << 14)
+def _scoped(sentence: str) -> tuple[Clause, ...]:
+    out: list[Clause] = []
+    scope = False
+    for text, delim in clause_parts(sentence) or [(sentence, "")]:
+        words = tokens(text)
+        if delim.strip() == ";" or _SCOPE_END.match(text):
+            scope = False
+        at = _negation_at(text, words)
+        own = at is not None
+        interjection = bool(words) and all(t in _INTERJECTION for t in words)
+        aside = bool(out) and own and text[: at or 0].strip() == ""  # "X, not Y, is Z"
+        head = ""
+        if own and not interjection and not aside and not scope:
+            head = text[:at].strip()
+            scope = True
+        negated = (scope or (own and aside)) and not interjection
+        if negated and head and _negation_count(text) % 2 == 0:
+            negated, head, scope = False, "", False  # "not ... when they are not soiled": two negations assert
+        out.append(Clause(text, negated, head if negated else ""))
+    return tuple(out)
+
+
+def scoped_clauses(sentence: str) -> list[Clause]:
+    """A sentence's clauses with negation scope (see the module docstring)."""
+    return list(_scoped(sentence or ""))
+
+
+def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
+    """A sentence's clauses, each with whether it lies in a negation's scope (:func:`scoped_clauses`)."""
+    return [(c.text, c.negated) for c in _scoped(sentence or "")]
+
