@@ -38,7 +38,7 @@ from typing import Any
 
 from engine import events as ev
 from engine.interview.protocols.base import Ask, SessionProtocol, Steer
-from engine.interview.session import FOLLOW_UP, INITIAL, SessionError
+from engine.interview.session import FOLLOW_UP, INITIAL, SessionError, Turn
 from engine.judge.base import Verdict
 from engine.judge.rubric_judge import (
     CANNOT_JUDGE,
@@ -111,11 +111,11 @@ class Rubric(SessionProtocol):
         return (score or 0.0) / MAX_SCORE
 
     # -- the loop's questions ---------------------------------------------------------------------
-    def finished(self, rows: list[dict[str, Any]]) -> bool:
+    def finished(self, rows: list[Turn]) -> bool:
         """Done once every user turn of the item has been asked."""
         return len(rows) >= len(user_turns(self.session.item))
 
-    async def next_question(self, rows: list[dict[str, Any]], steer: Steer) -> Ask | None:
+    async def next_question(self, rows: list[Turn], steer: Steer) -> Ask | None:
         """The item's next user turn (the script is fixed: injected questions are not asked)."""
         turns = user_turns(self.session.item)
         t = len(rows)
@@ -132,35 +132,35 @@ class Rubric(SessionProtocol):
         return any((p := loads(r["payload"], {})).get("turn") == turn_idx
                    and p.get("rubric_version_id") == version_id for r in rows)
 
-    async def finish(self, rows: list[dict[str, Any]]) -> None:
+    async def finish(self, rows: list[Turn]) -> None:
         """Score the whole conversation once every turn of the item is answered (unless already on record;
         a session ended early by the evaluator is not scored)."""
-        answered = [r for r in rows if r["answer"] is not None]
+        answered = [r for r in rows if r.answer is not None]
         if len(answered) < len(user_turns(self.session.item)):
             return  # ended before every turn was asked: nothing to judge the item's answer on
         last = answered[-1]
-        if last["score"] is None and not self._scored_already(last["idx"], self.session.version_id):
+        if last.score is None and not self._scored_already(last.idx, self.session.version_id):
             await self._score(answered, self.session.version_id, rescore=False)
 
-    async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:
+    async def rescore(self, rows: list[Turn], version_id: int) -> None:
         """Judge the stored answers again under a rubric version (the target is never asked)."""
-        answered = [r for r in rows if r["answer"] is not None]
+        answered = [r for r in rows if r.answer is not None]
         if answered:
             await self._score(answered, version_id, rescore=True)
 
-    async def _score(self, rows: list[dict[str, Any]], version_id: int, rescore: bool) -> None:
+    async def _score(self, rows: list[Turn], version_id: int, rescore: bool) -> None:
         judge = self.kernel.judge
         if getattr(judge, "offline", False):
             await self._offline(rows, version_id, rescore)
         else:
             await self._llm(rows, version_id, rescore)
 
-    def _record(self, rows: list[dict[str, Any]], version_id: int, rescore: bool, score5: float | None,
+    def _record(self, rows: list[Turn], version_id: int, rescore: bool, score5: float | None,
                 reasoning: str, verdicts: dict[str, Verdict], usage: Usage, *, attempts: int, status: str,
                 problems: list[str], offline: bool, source: str) -> None:
         s = self.session
         last = rows[-1]
-        event = ev.RubricScored(last["idx"], version_id, score5, MAX_SCORE, status, reasoning, attempts, problems,
+        event = ev.RubricScored(last.idx, version_id, score5, MAX_SCORE, status, reasoning, attempts, problems,
                                 offline, source, rescore)
         with s.store.transaction():  # the judgement and the turn's score are written together
             s.emit(event)
@@ -168,14 +168,14 @@ class Rubric(SessionProtocol):
                                scored_per_turn=False, summary=reasoning, usage=usage, version_id=version_id,
                                rescore=rescore)
 
-    async def _offline(self, rows: list[dict[str, Any]], version_id: int, rescore: bool) -> None:
+    async def _offline(self, rows: list[Turn], version_id: int, rescore: bool) -> None:
         s = self.session
         criteria = s.criteria_of(version_id)
         if not any(c.kind != "deduction" for c in criteria):
             raise SessionError(f"item {s.item.id}: the rubric has no scoring point, so the offline kernel cannot "
                                "estimate a score; configure an LLM judge (`judge:` or `kernel:` in viva.yaml)")
-        reply = "\n\n".join(r["answer"] for r in rows)
-        asked = "\n".join(r["question"] for r in rows)
+        reply = "\n\n".join(r.answer for r in rows)
+        asked = "\n".join(r.question for r in rows)
         facts = self.kernel.judge.facts
         est = await asyncio.to_thread(offline_estimate, asked, s.item.reference, criteria, reply, facts)
         # a point that needs an LLM judge gets no verdict (it is left out of the score, here and after an override)
@@ -195,12 +195,12 @@ class Rubric(SessionProtocol):
         self._record(rows, version_id, rescore, est.score, "\n".join(lines), verdicts, Usage(), attempts=0,
                      status="scored", problems=[], offline=True, source="coverage")
 
-    async def _llm(self, rows: list[dict[str, Any]], version_id: int, rescore: bool) -> None:
+    async def _llm(self, rows: list[Turn], version_id: int, rescore: bool) -> None:
         s = self.session
         judge = self.kernel.judge
         client = judge.client
         max_reasks = int(getattr(judge, "repairs", MAX_REASKS))
-        answers = [r["answer"] for r in rows]
+        answers = [r.answer for r in rows]
         built: list[Any] = []  # the prompt as last built (again after an overflow that named the context)
         readings: list[ScoreReading] = []
         usage = Usage()
@@ -233,7 +233,7 @@ class Rubric(SessionProtocol):
                 messages = [*prompt.messages, {"role": "user", "content": f"(re-ask {len(readings)}) {again}"}]
 
         try:
-            outcome = await client.fitted(build, ask, call="rubric judge", turn=rows[-1]["idx"],
+            outcome = await client.fitted(build, ask, call="rubric judge", turn=rows[-1].idx,
                                           reserve_chars=REASK_ROOM)
         except ContextOverflowError as exc:  # a bad exchange, not an unreachable judge: cannot judge
             readings.append(ScoreReading(None, f"the prompt does not fit the judge's context ({exc})"))
