@@ -41,7 +41,12 @@ class Verdict:
 
 @dataclass
 class Turn:
-    """One question and its answer, with the judge's figures once it is scored."""
+    """One question and its answer, with the judge's figures once it is scored.
+
+    What a reader of the session's events shows, built event by event (a streamed answer, its verdicts, a
+    revision counter): not the stored row the runner and protocols act on
+    (:class:`engine.interview.session.Turn`), which this layer does not import.
+    """
 
     idx: int
     question: str

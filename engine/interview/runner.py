@@ -39,6 +39,7 @@ from engine.interview.session import (
     Session,
     SessionError,
     SessionSpec,
+    Turn,
     criterion_payload,
     verdict_payload,
 )
@@ -155,10 +156,10 @@ class SessionRunner:
         """On resume: an ``answer.reset`` for a turn whose stream was cut (its pieces are on record but
         not its answer), so every reader drops them before the answer is streamed again."""
         for row in self.session.turns():
-            if row["answer"] is None and self.store.one(
+            if row.answer is None and self.store.one(
                     "SELECT 1 AS x FROM events WHERE session_id = ? AND kind = ? AND json_extract(payload, '$.turn') = ? "
-                    "LIMIT 1", (self.sid, ev.ANSWER_DELTA, row["idx"])):
-                self.session.emit(ev.AnswerReset(row["idx"]))
+                    "LIMIT 1", (self.sid, ev.ANSWER_DELTA, row.idx)):
+                self.session.emit(ev.AnswerReset(row.idx))
 
     # -- steps ----------------------------------------------------------------------------------
     async def _checkpoint(self) -> None:
@@ -172,9 +173,9 @@ class SessionRunner:
             version, inbox.rubric_version = inbox.rubric_version, None
             await self.rescore(version)
 
-    async def _ask_target(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> ChatResult:
+    async def _ask_target(self, turn: Turn, history: list[Turn]) -> ChatResult:
         """Ask the target the turn's question, streaming ``answer.delta`` events (coalesced)."""
-        idx = turn["idx"]
+        idx = turn.idx
         session = self.session
         buffer: list[str] = []
         last_flush = [time.monotonic()]
@@ -202,7 +203,7 @@ class SessionRunner:
             on_token(piece)
 
         start = time.perf_counter()
-        result = await send_fitted(self.target, self.protocol.target_messages(history, turn["question"]), idx,
+        result = await send_fitted(self.target, self.protocol.target_messages(history, turn.question), idx,
                                    lambda messages: self._target_call(messages, on_piece, on_reset))
         if result is None:
             flush()
@@ -223,15 +224,15 @@ class SessionRunner:
         while True:
             self._heartbeat()
             rows = session.turns(check=check)
-            unanswered = next((r for r in rows if r["answer"] is None), None)
+            unanswered = next((r for r in rows if r.answer is None), None)
             if unanswered is not None:
-                await self._ask_target(unanswered, [r for r in rows if r["idx"] < unanswered["idx"]])
+                await self._ask_target(unanswered, [r for r in rows if r.idx < unanswered.idx])
                 check = True
                 continue
             if protocol.scored_per_turn:
                 unjudged = next((r for r in rows if not protocol.judged(r)), None)
                 if unjudged is not None:
-                    await protocol.judge_turn(unjudged, [r for r in rows if r["idx"] < unjudged["idx"]])
+                    await protocol.judge_turn(unjudged, [r for r in rows if r.idx < unjudged.idx])
                     check = False
                     continue
             if protocol.finished(rows):
@@ -290,7 +291,7 @@ class SessionRunner:
         turn has no answer on record, so it is asked again."""
         self.inbox.poll()  # acknowledges the stop (and applies whatever else is pending)
         rows = self.session.turns()
-        answered = [r["idx"] for r in rows if r["answer"] is not None]
+        answered = [r.idx for r in rows if r.answer is not None]
         after = max(answered) if answered else -1
         with self.store.transaction():
             self.session.update_score()
@@ -340,7 +341,7 @@ class SessionRunner:
         ``finished``, even when every judgement came back "cannot judge": the target was examined and the
         judge failed, which the "cannot judge" count says (its score is then None). The reason is the
         protocol's ``not-examined`` note when it wrote one, else a note written here."""
-        if any(r["answer"] is not None for r in self.session.turns()):
+        if any(r.answer is not None for r in self.session.turns()):
             return None
         noted = self.session.notes("not-examined")
         if noted:

@@ -41,8 +41,11 @@ class Turn:
     """One turn of a session as stored (a row of ``turns``, its summary read back from ``texts``).
 
     Frozen: a change is a write through :class:`Session`, which returns the new :class:`Turn`
-    (:func:`dataclasses.replace` builds one). It also reads as a mapping (``turn["score"]``, ``{**turn}``,
-    ``turn.get("meta")``), the form protocols and readers used before it existed.
+    (:func:`dataclasses.replace` builds one). Read by attribute (``turn.score``); it is not a mapping.
+
+    Not the event fold's :class:`engine.events.fold.Turn`: that one is what a reader of the session's events
+    shows (mutable, built event by event, with its verdicts, a streamed answer's state and a revision
+    counter); this one is the stored row the runner and the protocols act on (ids, usage, ``meta``).
     """
 
     id: int
@@ -71,24 +74,6 @@ class Turn:
     def from_row(cls, row: Mapping[str, Any]) -> Turn:
         """A turn from a ``turns`` row (columns this version does not know are ignored)."""
         return cls(**{f.name: row[f.name] for f in fields(cls) if f.name in row})
-
-    # -- the mapping view ---------------------------------------------------------------------------
-    def __getitem__(self, key: str) -> Any:
-        try:
-            return getattr(self, key)
-        except AttributeError:
-            raise KeyError(key) from None
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """``turn.get("meta")``: a field, or ``default`` for a name that is none."""
-        return getattr(self, key, default)
-
-    def keys(self) -> list[str]:
-        """The field names (so ``{**turn}`` and ``dict(turn)`` work)."""
-        return [f.name for f in fields(self)]
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key in self.keys()
 
 
 TURNS_CHANGED = frozenset({ev.VERDICT_OVERRIDDEN, ev.VERDICT_OVERRIDE_UNDONE, ev.SESSION_RATED})
@@ -309,10 +294,9 @@ class Session:
         return None, row["summary"]
 
     @staticmethod
-    def views(rows: Iterable[Mapping[str, Any]]) -> list[TurnView]:
-        """Turn rows as kernels and judges see them."""
-        return [TurnView(r["idx"], r["question"], r["answer"], r["action"], r["actor"], r["score"],
-                         r["delta"], r["summary"]) for r in rows]
+    def views(turns: Iterable[Turn]) -> list[TurnView]:
+        """Turns as kernels and judges see them."""
+        return [TurnView(t.idx, t.question, t.answer, t.action, t.actor, t.score, t.delta, t.summary) for t in turns]
 
     def criteria_of(self, version_id: int) -> list[Criterion]:
         """Criteria of a rubric version (the session's current one without a query)."""
@@ -342,19 +326,19 @@ class Session:
             self.emit(ev.TurnStarted(idx, question, action, actor, probs))
         return self._kept(Turn.from_row({**row, "id": turn_id}))  # the other columns hold their defaults
 
-    def record_answer(self, turn: Mapping[str, Any], text: str, latency_ms: float, tokens_in: int,
+    def record_answer(self, turn: Turn, text: str, latency_ms: float, tokens_in: int,
                       tokens_out: int, cost: float) -> Turn:
-        """Store the target's answer to a turn with its ``answer.done`` event; returns the row."""
+        """Store the target's answer to a turn with its ``answer.done`` event; returns the turn."""
         with self.store.transaction():
-            self.store.update("turns", turn["id"], {
+            self.store.update("turns", turn.id, {
                 "answer": text, "latency_ms": latency_ms,
-                "tokens_in": turn["tokens_in"] + tokens_in, "tokens_out": turn["tokens_out"] + tokens_out,
-                "cost": turn["cost"] + cost})
-            self.emit(ev.AnswerDone(turn["idx"], text, round(latency_ms, 1), tokens_in, tokens_out))
-        return self._kept(_with(turn, answer=text, latency_ms=latency_ms, tokens_in=turn["tokens_in"] + tokens_in,
-                                tokens_out=turn["tokens_out"] + tokens_out, cost=turn["cost"] + cost))
+                "tokens_in": turn.tokens_in + tokens_in, "tokens_out": turn.tokens_out + tokens_out,
+                "cost": turn.cost + cost})
+            self.emit(ev.AnswerDone(turn.idx, text, round(latency_ms, 1), tokens_in, tokens_out))
+        return self._kept(replace(turn, answer=text, latency_ms=latency_ms, tokens_in=turn.tokens_in + tokens_in,
+                                  tokens_out=turn.tokens_out + tokens_out, cost=turn.cost + cost))
 
-    def record_judgement(self, turn: Mapping[str, Any], verdicts: Mapping[str, Verdict], score: float | None, *,
+    def record_judgement(self, turn: Turn, verdicts: Mapping[str, Verdict], score: float | None, *,
                          prev_score: float | None = None, scored_per_turn: bool = True,
                          summary: str | None = None, cos: float | None = None, usage: Usage | None = None,
                          version_id: int | None = None, rescore: bool = False,
@@ -363,7 +347,7 @@ class Session:
         """Store a turn's verdicts and score (s_t, Δs_t, cos_t, summary) with the ``verdicts`` event.
 
         Args:
-            turn: the turn row.
+            turn: the turn.
             verdicts: criterion id -> verdict.
             score: the turn's score from the protocol's rule (None: the judge could not score it).
             prev_score: the previous turn's score (Δs_t is undefined without one).
@@ -377,7 +361,7 @@ class Session:
             meta: fields merged into the turn's ``meta`` (a challenge's contested criteria and outcome).
 
         Returns:
-            The turn row with the new figures.
+            The turn with the new figures.
         """
         version_id = self.version_id if version_id is None else version_id
         meta_update = meta
@@ -388,40 +372,40 @@ class Session:
         summary_id = edit = None
         if summary is not None:
             summary = redact(summary)
-            base_id, base = self._summary_before(turn["idx"])
-            edit = encode_summary(summary, turn["idx"] - 1, base)
+            base_id, base = self._summary_before(turn.idx)
+            edit = encode_summary(summary, turn.idx - 1, base)
         with self.store.transaction():
             if summary is not None:
                 summary_id = put_text(self.store, summary, base_id, base,
                                       edit["summary_delta"] if edit is not None and base_id is not None else None)
             created = now_iso()
             self.store.insert_many("verdicts", [{
-                "turn_id": turn["id"], "cid": v.cid, "rubric_version_id": version_id, "met": int(v.met),
+                "turn_id": turn.id, "cid": v.cid, "rubric_version_id": version_id, "met": int(v.met),
                 "in_answer": int(v.in_answer), "rationale": v.rationale, "source": v.source,
                 "created_at": created} for v in verdicts.values()])
             # a turn re-judged (a rescore) after "cannot judge" loses that mark
-            old_meta = loads(turn.get("meta") or "{}", {})
+            old_meta = loads(turn.meta or "{}", {})
             meta = dict(old_meta)
             if score is not None and "judge" in meta:
                 meta = {k: v for k, v in meta.items() if k not in ("judge", "problem")}
             meta.update(meta_update or {})
             judged_now = meta != old_meta
-            self.store.update("turns", turn["id"], {
+            self.store.update("turns", turn.id, {
                 **({"meta": dumps(meta)} if judged_now else {}),
                 "score": score, "delta": delta, "cos": cos, "summary": None, "summary_text": summary_id,
                 "rubric_version_id": version_id,
-                "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
-                "cost": turn["cost"] + u.cost})
-            self.emit(ev.Verdicts(turn["idx"], version_id, score, delta, cos, None if edit else summary, rescore,
+                "tokens_in": turn.tokens_in + u.tokens_in, "tokens_out": turn.tokens_out + u.tokens_out,
+                "cost": turn.cost + u.cost})
+            self.emit(ev.Verdicts(turn.idx, version_id, score, delta, cos, None if edit else summary, rescore,
                                   [verdict_payload(v) for v in verdicts.values()], (extra or {}).get("raw_score"),
                                   [criterion_payload(c) for c in criteria] if criteria is not None else None,
                                   **(edit or {}), challenge=(meta_update or {}).get("challenge")))
             self.emit_metrics()  # one transaction per step: verdicts, turn, their event and the metrics
-        self._summary = (turn["idx"], summary_id, summary) if summary_id is not None else None
-        return self._kept(_with(turn, **({"meta": dumps(meta)} if judged_now else {}), score=score, delta=delta,
-                                cos=cos, summary=summary,
-                                tokens_in=turn["tokens_in"] + u.tokens_in, tokens_out=turn["tokens_out"] + u.tokens_out,
-                                cost=turn["cost"] + u.cost, rubric_version_id=version_id))
+        self._summary = (turn.idx, summary_id, summary) if summary_id is not None else None
+        return self._kept(replace(turn, **({"meta": dumps(meta)} if judged_now else {}), score=score, delta=delta,
+                                  cos=cos, summary=summary,
+                                  tokens_in=turn.tokens_in + u.tokens_in, tokens_out=turn.tokens_out + u.tokens_out,
+                                  cost=turn.cost + u.cost, rubric_version_id=version_id))
 
     def note(self, what: str, text: str, turn: int = -1) -> None:
         """A ``session.note`` event: what the session went on without, and why (:class:`engine.events.SessionNote`)."""
@@ -432,22 +416,22 @@ class Session:
         return [e.payload for e in self.store.events(0, self.sid)
                 if e.kind == ev.SESSION_NOTE and (what is None or e.payload.get("what") == what)]
 
-    def mark_cannot_judge(self, turn: Mapping[str, Any], problem: str, usage: Usage | None = None) -> Turn:
+    def mark_cannot_judge(self, turn: Turn, problem: str, usage: Usage | None = None) -> Turn:
         """Record that a turn's judgement could not be had: no score (left out of every figure, counted),
         ``meta.judge`` = :data:`CANNOT_JUDGE` (the runner does not ask again), the calls' tokens added to the
-        turn, and a ``session.note``; one transaction. Returns the turn row."""
+        turn, and a ``session.note``; one transaction. Returns the turn."""
         u = usage or Usage()
-        meta = {**loads(turn.get("meta") or "{}", {}), "judge": CANNOT_JUDGE, "problem": redact(problem)[:500]}
+        meta = {**loads(turn.meta or "{}", {}), "judge": CANNOT_JUDGE, "problem": redact(problem)[:500]}
         with self.store.transaction():
-            self.store.update("turns", turn["id"], {
+            self.store.update("turns", turn.id, {
                 "meta": dumps(meta), "score": None, "delta": None,
-                "tokens_in": turn["tokens_in"] + u.tokens_in, "tokens_out": turn["tokens_out"] + u.tokens_out,
-                "cost": turn["cost"] + u.cost})
-            self.note("cannot-judge", problem, turn["idx"])
+                "tokens_in": turn.tokens_in + u.tokens_in, "tokens_out": turn.tokens_out + u.tokens_out,
+                "cost": turn.cost + u.cost})
+            self.note("cannot-judge", problem, turn.idx)
             self.emit_metrics()
-        return self._kept(_with(turn, meta=dumps(meta), score=None, delta=None,
-                                tokens_in=turn["tokens_in"] + u.tokens_in, tokens_out=turn["tokens_out"] + u.tokens_out,
-                                cost=turn["cost"] + u.cost))
+        return self._kept(replace(turn, meta=dumps(meta), score=None, delta=None,
+                                  tokens_in=turn.tokens_in + u.tokens_in, tokens_out=turn.tokens_out + u.tokens_out,
+                                  cost=turn.cost + u.cost))
 
     def emit_metrics(self) -> None:
         """A ``metrics`` event with the session's figures now."""
@@ -463,11 +447,12 @@ class Session:
             self.store.update("sessions", self.sid, {"rubric_version_id": version_id, "updated_at": now_iso()})
             self.emit(ev.RubricUpdated(version_id, [criterion_payload(c) for c in self.criteria]))
 
-    def update_score(self, rule: Callable[[list[dict[str, Any]]], float | None] | None = None) -> float | None:
-        """Recompute and store the session score: the protocol's ``rule`` over the turn rows, or the
+    def update_score(self, rule: Callable[[list[Turn]], float | None] | None = None) -> float | None:
+        """Recompute and store the session score: the protocol's ``rule`` over the turns as stored, or the
         default rule in the module docstring (100 × the last judged turn's score)."""
-        rows = self.store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (self.sid,))
-        score = rule(rows) if rule is not None else session_score(r["score"] for r in rows)
+        turns = [Turn.from_row(r) for r in self.store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY idx",
+                                                            (self.sid,))]
+        score = rule(turns) if rule is not None else session_score(t.score for t in turns)
         with self.store.transaction():
             self.store.update("sessions", self.sid, {"score": score, "updated_at": now_iso()})
         return score
@@ -475,11 +460,6 @@ class Session:
 
 _REAL = ("score", "delta", "cos", "latency_ms", "cost")
 """The ``turns`` columns of type REAL: an int written there reads back as a float."""
-
-
-def _with(turn: Mapping[str, Any], **changes: Any) -> Turn:
-    """``turn`` (a :class:`Turn` or a row) with ``changes``, as a :class:`Turn`."""
-    return replace(turn, **changes) if isinstance(turn, Turn) else Turn.from_row({**turn, **changes})
 
 
 def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met: bool,
@@ -495,10 +475,10 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
     from engine.interview.protocols import protocol_class
 
     row = session_row(store, session_id)
-    turn = store.one("SELECT * FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx))
-    if turn is None or turn["score"] is None:
+    turn = _stored_turn(store, session_id, turn_idx)
+    if turn is None or turn.score is None:
         raise SessionError(f"session {session_id} has no judged turn {turn_idx}")
-    version_id = turn["rubric_version_id"]
+    version_id = turn.rubric_version_id
     criteria = get_version(store, version_id).criteria
     if cid not in {c.cid for c in criteria}:
         raise SessionError(f"criterion {cid!r} is not in rubric version {version_id}")
@@ -506,7 +486,7 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
         raise SessionError("an override needs a note saying why (it may be short, never empty)")
     protocol = protocol_class(row["protocol"])
     with store.transaction():
-        store.insert("verdicts", {"turn_id": turn["id"], "cid": cid, "rubric_version_id": version_id,
+        store.insert("verdicts", {"turn_id": turn.id, "cid": cid, "rubric_version_id": version_id,
                                   "met": int(met), "in_answer": None, "rationale": note or f"override by {who}",
                                   "source": "human", "created_at": now_iso()})
         # the override holds for later turns until the judge changes its verdict (engine.metrics.overrides)
@@ -527,7 +507,7 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
         store.update("sessions", session_id, {"score": total, "updated_at": now_iso()})
         later = [t for t in figures["turns"] if t["turn"] > turn_idx]
         judge = store.one("SELECT met FROM verdicts WHERE turn_id = ? AND cid = ? AND source != 'human' "
-                          "AND rubric_version_id IS ? ORDER BY id DESC LIMIT 1", (turn["id"], cid, version_id))
+                          "AND rubric_version_id IS ? ORDER BY id DESC LIMIT 1", (turn.id, cid, version_id))
         event = ev.VerdictOverridden(turn_idx, cid, met, score, delta, next_delta, total, note, who, later,
                                      confirm=judge is not None and bool(judge["met"]) == met)
         result = event.as_dict()
@@ -538,15 +518,21 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
     return result
 
 
-def _override_target(store: Store, session_id: int, turn_idx: int, cid: str) -> tuple[dict[str, Any], Any, Any]:
+def _stored_turn(store: Store, session_id: int, turn_idx: int) -> Turn | None:
+    """Turn ``turn_idx`` of a session as stored (its ``summary`` not read back: the overrides need none)."""
+    row = store.one("SELECT * FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx))
+    return None if row is None else Turn.from_row(row)
+
+
+def _override_target(store: Store, session_id: int, turn_idx: int, cid: str) -> tuple[dict[str, Any], Turn, Any]:
     """The session row, the judged turn and its rubric version's criteria (:class:`SessionError` otherwise)."""
     row = session_row(store, session_id)
-    turn = store.one("SELECT * FROM turns WHERE session_id = ? AND idx = ?", (session_id, turn_idx))
-    if turn is None or turn["score"] is None:
+    turn = _stored_turn(store, session_id, turn_idx)
+    if turn is None or turn.score is None:
         raise SessionError(f"session {session_id} has no judged turn {turn_idx}")
-    criteria = get_version(store, turn["rubric_version_id"]).criteria
+    criteria = get_version(store, turn.rubric_version_id).criteria
     if cid not in {c.cid for c in criteria}:
-        raise SessionError(f"criterion {cid!r} is not in rubric version {turn['rubric_version_id']}")
+        raise SessionError(f"criterion {cid!r} is not in rubric version {turn.rubric_version_id}")
     return row, turn, criteria
 
 
@@ -587,7 +573,7 @@ def undo_override(store: Store, session_id: int, turn_idx: int, cid: str, who: s
 
     row, turn, _ = _override_target(store, session_id, turn_idx, cid)
     last = store.one("SELECT id, met, rationale FROM verdicts WHERE turn_id = ? AND cid = ? AND source = 'human' "
-                     "AND rubric_version_id IS ? ORDER BY id DESC LIMIT 1", (turn["id"], cid, turn["rubric_version_id"]))
+                     "AND rubric_version_id IS ? ORDER BY id DESC LIMIT 1", (turn.id, cid, turn.rubric_version_id))
     if last is None:
         raise SessionError(f"turn {turn_idx} has no override of {cid} to undo")
     protocol = protocol_class(row["protocol"])
@@ -597,7 +583,7 @@ def undo_override(store: Store, session_id: int, turn_idx: int, cid: str, who: s
         store.update("sessions", session_id, {"score": figures["session_score"], "updated_at": now_iso()})
         human = store.one("SELECT met, rationale FROM verdicts WHERE turn_id = ? AND cid = ? AND source = 'human' "
                           "AND rubric_version_id IS ? ORDER BY id DESC LIMIT 1",
-                          (turn["id"], cid, turn["rubric_version_id"]))
+                          (turn.id, cid, turn.rubric_version_id))
         mine = {t["turn"]: t for t in figures["turns"]}[turn_idx]
         result = {"turn": turn_idx, "cid": cid, "met": rescored_met(store, session_id, turn_idx, cid),
                   "source": "human" if human else "judge", "note": human["rationale"] if human else "",

@@ -27,13 +27,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from engine import events as ev
 from engine.interview.protocols.base import Ask, ProtocolContext, SessionProtocol, Steer
-from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consumed, effective_verdicts
+from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consumed, Turn, effective_verdicts
 from engine.judge.choice import choice_question
 from engine.judge.decide import TurnToJudge, judge_turn, rate
 from engine.judge.gold import is_gold
@@ -103,22 +104,22 @@ class Adaptive(SessionProtocol):
             self._skipped = len(self.session.notes("turn-skipped"))
         return self._skipped
 
-    def finished(self, rows: list[dict[str, Any]]) -> bool:
+    def finished(self, rows: list[Turn]) -> bool:
         """Done after the planned number of turns (``spec.turns``), skipped ones included."""
         return len(rows) + self.skipped() >= self.session.spec.turns
 
     @staticmethod
-    def last_judged(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    def last_judged(rows: Sequence[Turn]) -> Turn | None:
         """The last turn with a score (a "cannot judge" turn has none)."""
-        return next((r for r in reversed(rows) if r["score"] is not None), None)
+        return next((r for r in reversed(rows) if r.score is not None), None)
 
     # -- questions ----------------------------------------------------------------------------------
-    def _decide(self, prev: dict[str, Any], t: int) -> tuple[str, list[float], list[float]]:
+    def _decide(self, prev: Turn, t: int) -> tuple[str, list[float], list[float]]:
         """(action, state, probs) for turn t from the state after turn t−1."""
         spec = self.session.spec
-        prev_action = prev["action"] if prev["action"] in (FOLLOW_UP, CHALLENGE) else (
-            "none" if prev["action"] == INITIAL else FOLLOW_UP)
-        state = state_vector(prev["score"] or 0.0, prev["delta"], prev["cos"], prev_action, t - 1, spec.turns)
+        prev_action = prev.action if prev.action in (FOLLOW_UP, CHALLENGE) else (
+            "none" if prev.action == INITIAL else FOLLOW_UP)
+        state = state_vector(prev.score or 0.0, prev.delta, prev.cos, prev_action, t - 1, spec.turns)
         # Common random numbers: the draw depends on the run's seed, the item and the turn, never on
         # the target, so two targets that answer alike are asked alike (a difference in their scores
         # comes from their answers, not from the policy's luck). After a skipped turn the draw is new.
@@ -127,16 +128,16 @@ class Adaptive(SessionProtocol):
         action, probs = self.ctx.policy.choose(state, rng)
         return action, [float(x) for x in state], [float(p) for p in probs]
 
-    def _static_followup(self, rows: list[dict[str, Any]]) -> str | None:
+    def _static_followup(self, rows: list[Turn]) -> str | None:
         """The context's next dataset question not asked yet (activated static benchmark)."""
         followups = self.session.item.meta.get("followups") or []
-        asked = {r["question"] for r in rows}
+        asked = {r.question for r in rows}
         for f in followups:
             if f.get("question") and f["question"] not in asked:
                 return str(f["question"])
         return None
 
-    async def next_question(self, rows: list[dict[str, Any]], steer: Steer) -> Ask | None:
+    async def next_question(self, rows: list[Turn], steer: Steer) -> Ask | None:
         """Turn 0 asks the item's question; later turns follow the policy (or the evaluator)."""
         s = self.session
         t = len(rows)
@@ -145,8 +146,8 @@ class Adaptive(SessionProtocol):
             return Ask(question, INITIAL, "item")
         prev = rows[-1]
         judged = self.last_judged(rows)
-        if prev["score"] is None and judged is not None:  # the last turn could not be judged: the state is the
-            prev = {**prev, "score": judged["score"]}    # last judged score, with Δs and cos undefined
+        if prev.score is None and judged is not None:  # the last turn could not be judged: the state is the
+            prev = replace(prev, score=judged.score)    # last judged score, with Δs and cos undefined
         action, state, probs = self._decide(prev, t)
         ask = Ask("", action, "policy", state, probs)
         # a forced action and a written question both queued: the earlier request shapes this turn and
@@ -176,7 +177,7 @@ class Adaptive(SessionProtocol):
             s.emit(ev.SessionEndedEarly(t - 1, "questions-exhausted"))
             return None  # every question of the item has been asked
         else:
-            met = self._effective_met(judged["id"]) if judged is not None else {}
+            met = self._effective_met(judged.id) if judged is not None else {}
             written = [c for c in s.criteria if not is_gold(c)]
             earned = self.at_stake(rows) if judged is not None else []
             if ask.action == FOLLOW_UP and written and all(
@@ -185,7 +186,7 @@ class Adaptive(SessionProtocol):
                                              "the topic, not for a fact of the rubric", t)
             try:
                 ask.question, ask.usage = await self.kernel.next_question(
-                    ask.action, s.item.topic, written, met, s.views(rows), (judged or {}).get("summary") or "",
+                    ask.action, s.item.topic, written, met, s.views(rows), (judged.summary if judged is not None else None) or "",
                     earned)
             except UNUSABLE as exc:
                 # a kernel reply that cannot be a question (a refused format, a copied example, a repeat):
@@ -195,16 +196,16 @@ class Adaptive(SessionProtocol):
                 if ask.action == CHALLENGE:
                     fallback = challenge_question(s.item.topic or "", written, met, s.views(rows), earned)
                 else:
-                    fallback = follow_up_question(s.item.topic or "", written, met, [r["question"] for r in rows])
+                    fallback = follow_up_question(s.item.topic or "", written, met, [r.question for r in rows])
                 ask.question, ask.usage = fallback, spent(exc)
                 s.note("question-fallback", f"the kernel's {ask.action} question was unusable ({exc}); the offline "
                                             "kernel's question was asked instead", t)
         return ask
 
-    def earned(self, turn: Mapping[str, Any]) -> list[str]:
+    def earned(self, turn: Turn) -> list[str]:
         """The criteria a turn's answer earned: met, and stated in that answer (``in_answer``), in rubric
         order. These are the claims a challenge after it may contest."""
-        return self._earned_of([turn])[turn["id"]]
+        return self._earned_of([turn.id])[turn.id]
 
     def _fresh(self) -> None:
         """Forget what was derived from verdicts once the session's turns were read again (an override)."""
@@ -213,12 +214,12 @@ class Adaptive(SessionProtocol):
             self._met.clear()
             self._derived_at = self.session.reads
 
-    def _earned_of(self, turns: Sequence[Mapping[str, Any]]) -> dict[int, list[str]]:
-        """:meth:`earned` of several judged turns: those not known yet read in one statement, then kept."""
+    def _earned_of(self, turn_ids: Sequence[int]) -> dict[int, list[str]]:
+        """:meth:`earned` of several judged turns (by id): those not known yet read in one statement, then kept."""
         s = self.session
         self._fresh()
         version = s.version_id
-        ids = [t["id"] for t in turns if (t["id"], version) not in self._earned]
+        ids = [i for i in turn_ids if (i, version) not in self._earned]
         if ids:
             rows: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
             for r in s.store.query(f"SELECT turn_id, cid, met, in_answer, source FROM verdicts WHERE turn_id IN "
@@ -231,7 +232,7 @@ class Adaptive(SessionProtocol):
                 self._earned[(turn_id, version)] = [
                     c.cid for c in s.criteria if c.cid in eff and eff[c.cid]["met"] and eff[c.cid].get("in_answer")
                     and c.kind != "deduction"]
-        return {t["id"]: self._earned[(t["id"], version)] for t in turns}
+        return {i: self._earned[(i, version)] for i in turn_ids}
 
     def _effective_met(self, turn_id: int) -> dict[str, bool]:
         """:meth:`Session.effective_met` of a judged turn under the session's rubric version, kept (read with
@@ -239,10 +240,10 @@ class Adaptive(SessionProtocol):
         self._fresh()
         key = (turn_id, self.session.version_id)
         if key not in self._met:
-            self._earned_of([{"id": turn_id}])
+            self._earned_of([turn_id])
         return dict(self._met[key])
 
-    def at_stake(self, history: Sequence[Mapping[str, Any]]) -> list[str]:
+    def at_stake(self, history: Sequence[Turn]) -> list[str]:
         """The claims a challenge after ``history`` tests: the criteria earned (:meth:`earned`) by the
         latest answer that earned one still met and not contested by an earlier challenge; when every
         earned claim was contested already, those of the latest answer that earned any still met (a claim
@@ -252,34 +253,34 @@ class Adaptive(SessionProtocol):
         Each judged turn's earned claims are read once and kept (:meth:`_earned_of`), the latest first and
         the earlier ones, when it is not enough, in one more statement: never a statement per turn, so a
         long session's challenge costs what a short one's does in SQL."""
-        judged = [r for r in history if r["score"] is not None]
+        judged = [r for r in history if r.score is not None]
         if not judged:
             return []
-        met = self._effective_met(judged[-1]["id"])
+        met = self._effective_met(judged[-1].id)
         contested: set[str] = set()
         for r in history:
-            if r["action"] == CHALLENGE:
-                contested.update(((loads(r.get("meta") or "{}") or {}).get("challenge") or {}).get("contested") or [])
+            if r.action == CHALLENGE:
+                contested.update(((loads(r.meta or "{}") or {}).get("challenge") or {}).get("contested") or [])
         fallback: list[str] = []
-        earned_by = self._earned_of(judged[-1:])
+        earned_by = self._earned_of([judged[-1].id])
         for k, r in enumerate(reversed(judged)):
-            if r["id"] not in earned_by:
-                earned_by.update(self._earned_of(judged[:len(judged) - k]))
-            earned = [cid for cid in earned_by[r["id"]] if met.get(cid)]
+            if r.id not in earned_by:
+                earned_by.update(self._earned_of([t.id for t in judged[:len(judged) - k]]))
+            earned = [cid for cid in earned_by[r.id] if met.get(cid)]
             fresh = [cid for cid in earned if cid not in contested]
             if fresh:
                 return fresh
             fallback = fallback or earned
         return fallback
 
-    def contested(self, turn: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[str]:
+    def contested(self, turn: Turn, history: Sequence[Turn]) -> list[str]:
         """The criteria a challenge turn tests: those at stake after the turns before it
         (:meth:`at_stake`), narrowed to the ones whose statement the challenge quotes when it quotes one
         of them (most shared content words with a quotation, two at least)."""
         from engine.interview.offline_questions import _QUOTED, content_words, criterion_statement
 
         earned = self.at_stake(history)
-        quotes = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(turn["question"] or "")]
+        quotes = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(turn.question or "")]
         if not quotes or len(earned) <= 1:
             return earned
         by_id = {c.cid: c for c in self.session.criteria}
@@ -316,13 +317,13 @@ class Adaptive(SessionProtocol):
             self._vectors[text] = vec
         return self._cos(a, b)
 
-    async def _judge(self, turn: dict[str, Any], history: list[dict[str, Any]], version_id: int,
-                     rescore: bool) -> dict[str, Any]:
+    async def _judge(self, turn: Turn, history: list[Turn], version_id: int,
+                     rescore: bool) -> Turn:
         s = self.session
         criteria = s.criteria_of(version_id)
         prev = self.last_judged(history)
-        view = TurnToJudge(turn["idx"], turn["question"], turn["answer"], turn["action"], s.item, tuple(criteria),
-                           earlier=tuple(s.views(history)), summary=(prev or {}).get("summary") or "",
+        view = TurnToJudge(turn.idx, turn.question, turn.answer, turn.action, s.item, tuple(criteria),
+                           earlier=tuple(s.views(history)), summary=(prev.summary if prev is not None else None) or "",
                            passage=(s.item.meta or {}).get("context"))
         try:
             judgement = await judge_turn(self.kernel.judge, view, memo=self._gold_memo)
@@ -332,29 +333,29 @@ class Adaptive(SessionProtocol):
         if not rescore:  # an evaluator's override of an earlier turn holds until the judge changes its mind
             from engine.metrics.overrides import carried_met
 
-            met = carried_met(s.store, s.sid, turn["idx"], version_id, met)
-        cos = None if prev is None else await self._cos_of(judgement.summary, prev["summary"])
-        consecutive = prev is not None and history and prev["idx"] == history[-1]["idx"]
+            met = carried_met(s.store, s.sid, turn.idx, version_id, met)
+        cos = None if prev is None else await self._cos_of(judgement.summary, prev.summary)
+        consecutive = prev is not None and history and prev.idx == history[-1].idx
         challenge = None
-        if turn["action"] == CHALLENGE:
+        if turn.action == CHALLENGE:
             from engine.interview.offline_questions import _QUOTED, criterion_statement
             from engine.judge.offline import abandons
 
             contested = self.contested(turn, history)
             claims = [criterion_statement(c.text, s.item.topic) for c in criteria if c.cid in contested]
-            claims += [next(g for g in m.groups() if g) for m in _QUOTED.finditer(turn["question"] or "")]
-            gave_up = bool(contested) and abandons(claims, turn["answer"] or "")
+            claims += [next(g for g in m.groups() if g) for m in _QUOTED.finditer(turn.question or "")]
+            gave_up = bool(contested) and abandons(claims, turn.answer or "")
             challenge = {"contested": contested, "outcome": challenge_outcome(contested, met, gave_up)}
         return s.record_judgement(
-            turn, judgement.verdicts, self.score(criteria, met), prev_score=prev["score"] if consecutive else None,
+            turn, judgement.verdicts, self.score(criteria, met), prev_score=prev.score if consecutive else None,
             summary=judgement.summary, cos=cos, usage=judgement.usage, version_id=version_id, rescore=rescore,
             meta={"challenge": challenge} if challenge is not None else None)
 
-    async def judge_turn(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> None:
+    async def judge_turn(self, turn: Turn, history: list[Turn]) -> None:
         """One judge call: verdicts for every criterion and the updated summary; s_t, Δs_t, cos_t."""
         await self._judge(turn, history, self.session.version_id, rescore=False)
 
-    async def finish(self, rows: list[dict[str, Any]]) -> None:
+    async def finish(self, rows: list[Turn]) -> None:
         """Professionalism and Stability: one judge call rates the whole conversation (1–10 on six
         dimensions), stored once per session (a resumed session does not rate again; the call is
         cached). The offline kernel does not rate: it records that an LLM judge is needed."""
@@ -362,10 +363,10 @@ class Adaptive(SessionProtocol):
         if s.store.one("SELECT 1 AS x FROM metrics WHERE scope = 'session' AND scope_id = ? AND name = 'rated'",
                        (str(s.sid),)):
             return
-        answered = [r for r in rows if r["answer"] is not None]
+        answered = [r for r in rows if r.answer is not None]
         if not answered:
             return
-        rating = await rate(self.kernel.judge, [(r["question"], r["answer"], r["action"]) for r in answered],
+        rating = await rate(self.kernel.judge, [(r.question, r.answer, r.action) for r in answered],
                             topic=s.item.topic)
         ratings, rationale, note, usage = rating.ratings, rating.rationale, rating.note, rating.usage
         if rating.unusable:
@@ -381,17 +382,17 @@ class Adaptive(SessionProtocol):
                 + ", ".join(["('session', ?, ?, ?, ?, ?)"] * len(rows)), [v for row in rows for v in row])
             if usage is not None and answered:
                 last = answered[-1]
-                s.store.update("turns", last["id"], {"tokens_in": last["tokens_in"] + usage.tokens_in,
-                                                     "tokens_out": last["tokens_out"] + usage.tokens_out,
-                                                     "cost": last["cost"] + usage.cost})
+                s.store.update("turns", last.id, {"tokens_in": last.tokens_in + usage.tokens_in,
+                                                  "tokens_out": last.tokens_out + usage.tokens_out,
+                                                  "cost": last.cost + usage.cost})
             s.emit(ev.SessionRated(dict(ratings), rationale, note))
 
-    async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:
+    async def rescore(self, rows: list[Turn], version_id: int) -> None:
         """Re-judge every answered turn in order (summaries rebuilt under the new rubric)."""
         self._earned.clear()
         self._met.clear()
-        history: list[dict[str, Any]] = []
+        history: list[Turn] = []
         for row in rows:
-            if row["answer"] is None:
+            if row.answer is None:
                 continue
             history.append(await self._judge(row, history, version_id, rescore=True))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from engine.bench.model import Item
-from engine.interview.session import CANNOT_JUDGE, Consumed, Session
+from engine.interview.session import CANNOT_JUDGE, Consumed, Session, Turn
 from engine.llm import Usage
 from engine.store import loads
 
@@ -110,46 +110,46 @@ class SessionProtocol(ABC):
     def score(criteria: Sequence[Any], met: Mapping[str, bool]) -> float:
         """A turn's score in [0, 1] from its effective verdicts."""
 
-    def session_score(self, rows: list[dict[str, Any]]) -> float | None:
-        """The session's score from its turn rows (default: 100 × the last judged turn's score)."""
+    def session_score(self, rows: list[Turn]) -> float | None:
+        """The session's score from its turns (default: 100 × the last judged turn's score)."""
         from engine.interview.session import session_score
 
-        return session_score(r["score"] for r in rows)
+        return session_score(r.score for r in rows)
 
     # -- the loop's questions ---------------------------------------------------------------------------
     @abstractmethod
-    def finished(self, rows: list[dict[str, Any]]) -> bool:
+    def finished(self, rows: list[Turn]) -> bool:
         """True when no further question is due (e.g. the planned turns are done)."""
 
     @abstractmethod
-    async def next_question(self, rows: list[dict[str, Any]], steer: Steer) -> Ask | None:
+    async def next_question(self, rows: list[Turn], steer: Steer) -> Ask | None:
         """The next question, or ``None`` when the session ends here."""
 
-    def target_messages(self, rows: list[dict[str, Any]], question: str) -> list[dict[str, str]]:
+    def target_messages(self, rows: list[Turn], question: str) -> list[dict[str, str]]:
         """The conversation the target sees: earlier questions and answers, then the new question."""
         messages: list[dict[str, str]] = []
         for r in rows:
-            if r["answer"] is None:
+            if r.answer is None:
                 continue
-            messages.append({"role": "user", "content": r["question"]})
-            messages.append({"role": "assistant", "content": r["answer"]})
+            messages.append({"role": "user", "content": r.question})
+            messages.append({"role": "assistant", "content": r.answer})
         messages.append({"role": "user", "content": question})
         return messages
 
     @staticmethod
-    def judged(row: dict[str, Any]) -> bool:
+    def judged(row: Turn) -> bool:
         """Whether a turn needs no judging: it has a score, or its judgement could not be had ("cannot
         judge": recorded once, the turn left out of the figures, never asked of the judge again)."""
-        return row["score"] is not None or loads(row.get("meta") or "{}", {}).get("judge") == CANNOT_JUDGE
+        return row.score is not None or loads(row.meta or "{}", {}).get("judge") == CANNOT_JUDGE
 
-    async def judge_turn(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> None:
+    async def judge_turn(self, turn: Turn, history: list[Turn]) -> None:
         """Judge and score a turn just answered (only called when ``scored_per_turn``)."""
         raise NotImplementedError(f"protocol {self.name} does not judge turn by turn")
 
-    async def finish(self, rows: list[dict[str, Any]]) -> None:
+    async def finish(self, rows: list[Turn]) -> None:
         """Score what is left once no question is due (default: nothing)."""
         return None
 
     @abstractmethod
-    async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:
+    async def rescore(self, rows: list[Turn], version_id: int) -> None:
         """Re-judge stored answers under a rubric version (never re-asks the target)."""

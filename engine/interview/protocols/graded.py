@@ -43,7 +43,7 @@ from engine.bench.model import Item
 from engine.bench.rubric import current_rubric
 from engine.interview.protocols.adaptive import stable_seed
 from engine.interview.protocols.base import Ask, ProtocolContext, SessionProtocol, Steer
-from engine.interview.session import SessionError
+from engine.interview.session import SessionError, Turn
 from engine.judge.base import Verdict
 from engine.judge.choice import choice_question
 from engine.judge.decide import TurnToJudge, judge_reply, judge_turn
@@ -94,12 +94,12 @@ class Graded(SessionProtocol):
         """A graded turn is right (1) or wrong (0): all its gold criteria met."""
         return 1.0 if criteria and all(met.get(c.cid, False) for c in criteria) else 0.0
 
-    def session_score(self, rows: list[dict[str, Any]]) -> float | None:
+    def session_score(self, rows: list[Turn]) -> float | None:
         """100 × ACC1: the share of base questions answered correctly."""
-        base = [r["score"] for r in rows if r["action"] == BASE and r["score"] is not None]
+        base = [r.score for r in rows if r.action == BASE and r.score is not None]
         return 100.0 * sum(base) / len(base) if base else None
 
-    def target_messages(self, rows: list[dict[str, Any]], question: str) -> list[dict[str, str]]:
+    def target_messages(self, rows: list[Turn], question: str) -> list[dict[str, str]]:
         """Every graded question is asked on its own, in a fresh conversation."""
         return [{"role": "user", "content": question}]
 
@@ -124,18 +124,18 @@ class Graded(SessionProtocol):
                    for e in self.session.store.events(0, self.session.sid)):
             self.session.emit(ev.GradedNote(text))
 
-    def finished(self, rows: list[dict[str, Any]]) -> bool:
+    def finished(self, rows: list[Turn]) -> bool:
         """Done when every base question has been asked again with the suggestions."""
-        return sum(1 for r in rows if r["action"] == VALIDATION) >= len(self.items)
+        return sum(1 for r in rows if r.action == VALIDATION) >= len(self.items)
 
     # -- questions ----------------------------------------------------------------------------------
-    async def next_question(self, rows: list[dict[str, Any]], steer: Steer) -> Ask | None:
+    async def next_question(self, rows: list[Turn], steer: Steer) -> Ask | None:
         """Base questions, then extension rounds, then (after the feedback) the validation re-asks."""
-        n_base = sum(1 for r in rows if r["action"] == BASE)
+        n_base = sum(1 for r in rows if r.action == BASE)
         if n_base < len(self.items):
             return Ask(base_question(self.items[n_base]), BASE, "item")
-        n_ext = sum(1 for r in rows if r["action"] == EXTENSION)
-        n_val = sum(1 for r in rows if r["action"] == VALIDATION)
+        n_ext = sum(1 for r in rows if r.action == EXTENSION)
+        n_val = sum(1 for r in rows if r.action == VALIDATION)
         if n_val == 0 and n_ext < ROUNDS and not self._extension_over():
             ask = await self._extension(n_ext, len(rows))
             if ask is not None:
@@ -194,7 +194,7 @@ class Graded(SessionProtocol):
                            " ".join(i.question for i in self.items), hops=HOPS, rounds=ROUNDS, seed=seed,
                            embedder=self.ctx.embedder)
 
-    async def _feedback(self, rows: list[dict[str, Any]]) -> str:
+    async def _feedback(self, rows: list[Turn]) -> str:
         """The batch's suggestions (written once, on record as a ``graded.feedback`` event)."""
         s = self.session
         for e in s.store.events(0, s.sid):
@@ -203,14 +203,14 @@ class Graded(SessionProtocol):
         steps = {st["turn_id"]: st for st in self._steps()}
         records = []
         for r in rows:
-            st = steps.get(r["id"])
+            st = steps.get(r.id)
             if st is None or st["phase"] == VALIDATION:
                 continue
             item = get_item(s.store, st["item_id"]) if st["item_id"] else None
             gold = loads(st["gold"], [])
             answer = (f"{gold[0]}. {item.options.get(gold[0], '')}" if item is not None and item.options and gold
                       else ", ".join(gold))
-            records.append(FeedbackRecord(r["question"], answer, r["answer"] or "", bool(st["correct"]),
+            records.append(FeedbackRecord(r.question, answer, r.answer or "", bool(st["correct"]),
                                           st["difficulty"], st["phase"], item.options if item else None))
         try:
             feedback, usage, offline = await self.kernel.graded_feedback(records, self.items)
@@ -222,17 +222,17 @@ class Graded(SessionProtocol):
         return feedback.suggestions
 
     # -- judging ----------------------------------------------------------------------------------
-    async def judge_turn(self, turn: dict[str, Any], history: list[dict[str, Any]]) -> None:
+    async def judge_turn(self, turn: Turn, history: list[Turn]) -> None:
         """Right or wrong by the gold answer; the step and the difficulty track after it are recorded."""
         s = self.session
-        phase = turn["action"]
+        phase = turn.action
         if phase in (BASE, VALIDATION):
-            index = sum(1 for r in history if r["action"] == phase)
+            index = sum(1 for r in history if r.action == phase)
             item = self.items[index]
             rubric = current_rubric(s.store, item.id)
             criteria = [c for c in rubric.criteria if c.answers]
             judged = await judge_turn(self.kernel.judge, TurnToJudge(
-                turn["idx"], turn["question"], turn["answer"], turn["action"], item, tuple(criteria),
+                turn.idx, turn.question, turn.answer, turn.action, item, tuple(criteria),
                 running_summary=False))
             verdicts: dict[str, Verdict] = judged.verdicts
             correct = bool(criteria) and all(v.met for v in verdicts.values())
@@ -242,7 +242,7 @@ class Graded(SessionProtocol):
             item_id = item.id
         else:
             asked = self._extension_asked(turn)
-            g = judge_reply(turn["answer"], asked.gold, turn["question"])
+            g = judge_reply(turn.answer, asked.gold, turn.question)
             correct = g.met
             verdicts = {}  # an extension question has no rubric criterion: its verdict is its graded step
             version_id, difficulty, labelled = s.version_id, asked.difficulty, True
@@ -253,7 +253,7 @@ class Graded(SessionProtocol):
             if phase != VALIDATION else None
         with s.store.transaction():
             s.store.insert("graded_steps", {
-                "session_id": s.sid, "turn_id": turn["id"], "phase": phase, "item_id": item_id,
+                "session_id": s.sid, "turn_id": turn.id, "phase": phase, "item_id": item_id,
                 "difficulty": difficulty, "labelled": int(labelled), "gold": dumps(golds), "correct": int(correct),
                 "gain": step.gain if step else None, "total": step.total if step else None,
                 "count": step.count if step else None, "average": step.average if step else None,
@@ -262,16 +262,16 @@ class Graded(SessionProtocol):
             s.record_judgement(turn, verdicts, 1.0 if correct else 0.0, scored_per_turn=False,
                                version_id=version_id,
                                criteria=rubric.criteria if phase in (BASE, VALIDATION) else [])
-            s.emit(ev.GradedStep(turn["idx"], phase, difficulty, correct, step.gain if step else None,
+            s.emit(ev.GradedStep(turn.idx, phase, difficulty, correct, step.gain if step else None,
                                  step.average if step else None, step.next_difficulty if step else None))
 
-    def _extension_asked(self, turn: dict[str, Any]) -> ev.GradedExtension:
+    def _extension_asked(self, turn: Turn) -> ev.GradedExtension:
         for e in reversed(self.session.store.events(0, self.session.sid)):
-            if e.kind == ev.GRADED_EXTENSION and e.payload.get("turn") == turn["idx"]:
+            if e.kind == ev.GRADED_EXTENSION and e.payload.get("turn") == turn.idx:
                 return ev.decode(e.kind, e.payload)
-        raise SessionError(f"session {self.session.sid}: extension turn {turn['idx']} has no gold answer on record")
+        raise SessionError(f"session {self.session.sid}: extension turn {turn.idx} has no gold answer on record")
 
-    async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:
+    async def rescore(self, rows: list[Turn], version_id: int) -> None:
         """Graded questions are judged by gold answers, which a rubric edit does not change."""
         self.session.emit(ev.GradedNote("a rubric edit does not re-score a graded session: its questions are "
                                         "judged by their gold answers"))

@@ -37,7 +37,7 @@ from typing import Any
 
 from engine import events as ev
 from engine.interview.protocols.base import Ask, SessionProtocol, Steer
-from engine.interview.session import FOLLOW_UP, INITIAL, SessionError
+from engine.interview.session import FOLLOW_UP, INITIAL, SessionError, Turn
 from engine.judge.base import Verdict
 from engine.judge.decide import CannotEstimate, judge_rubric
 from engine.judge.rubric_judge import (
@@ -95,11 +95,11 @@ class Rubric(SessionProtocol):
         return (score or 0.0) / MAX_SCORE
 
     # -- the loop's questions ---------------------------------------------------------------------
-    def finished(self, rows: list[dict[str, Any]]) -> bool:
+    def finished(self, rows: list[Turn]) -> bool:
         """Done once every user turn of the item has been asked."""
         return len(rows) >= len(user_turns(self.session.item))
 
-    async def next_question(self, rows: list[dict[str, Any]], steer: Steer) -> Ask | None:
+    async def next_question(self, rows: list[Turn], steer: Steer) -> Ask | None:
         """The item's next user turn (the script is fixed: injected questions are not asked)."""
         turns = user_turns(self.session.item)
         t = len(rows)
@@ -116,42 +116,42 @@ class Rubric(SessionProtocol):
         return any((p := loads(r["payload"], {})).get("turn") == turn_idx
                    and p.get("rubric_version_id") == version_id for r in rows)
 
-    async def finish(self, rows: list[dict[str, Any]]) -> None:
+    async def finish(self, rows: list[Turn]) -> None:
         """Score the whole conversation once every turn of the item is answered (unless already on record;
         a session ended early by the evaluator is not scored)."""
-        answered = [r for r in rows if r["answer"] is not None]
+        answered = [r for r in rows if r.answer is not None]
         if len(answered) < len(user_turns(self.session.item)):
             return  # ended before every turn was asked: nothing to judge the item's answer on
         last = answered[-1]
-        if last["score"] is None and not self._scored_already(last["idx"], self.session.version_id):
+        if last.score is None and not self._scored_already(last.idx, self.session.version_id):
             await self._score(answered, self.session.version_id, rescore=False)
 
-    async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:
+    async def rescore(self, rows: list[Turn], version_id: int) -> None:
         """Judge the stored answers again under a rubric version (the target is never asked)."""
-        answered = [r for r in rows if r["answer"] is not None]
+        answered = [r for r in rows if r.answer is not None]
         if answered:
             await self._score(answered, version_id, rescore=True)
 
-    async def _score(self, rows: list[dict[str, Any]], version_id: int, rescore: bool) -> None:
+    async def _score(self, rows: list[Turn], version_id: int, rescore: bool) -> None:
         """The conversation's 0–5 score by the judge's route (:func:`engine.judge.decide.judge_rubric`)."""
         s = self.session
         try:
             out = await judge_rubric(self.kernel.judge, s.item, s.criteria_of(version_id),
-                                     [r["question"] for r in rows], [r["answer"] for r in rows],
+                                     [r.question for r in rows], [r.answer for r in rows],
                                      rng=nonce_rng(s.spec.seed, s.item.id, s.spec.target, version_id),
-                                     turn=rows[-1]["idx"])
+                                     turn=rows[-1].idx)
         except CannotEstimate as exc:
             raise SessionError(str(exc)) from exc
         self._record(rows, version_id, rescore, out.score5, out.reasoning, out.verdicts, out.usage,
                      attempts=out.attempts, status=out.status, problems=out.problems, offline=out.offline,
                      source=out.source)
 
-    def _record(self, rows: list[dict[str, Any]], version_id: int, rescore: bool, score5: float | None,
+    def _record(self, rows: list[Turn], version_id: int, rescore: bool, score5: float | None,
                 reasoning: str, verdicts: dict[str, Verdict], usage: Usage, *, attempts: int, status: str,
                 problems: list[str], offline: bool, source: str) -> None:
         s = self.session
         last = rows[-1]
-        event = ev.RubricScored(last["idx"], version_id, score5, MAX_SCORE, status, reasoning, attempts, problems,
+        event = ev.RubricScored(last.idx, version_id, score5, MAX_SCORE, status, reasoning, attempts, problems,
                                 offline, source, rescore)
         with s.store.transaction():  # the judgement and the turn's score are written together
             s.emit(event)

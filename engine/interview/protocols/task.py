@@ -26,7 +26,7 @@ from typing import Any
 from engine import events as ev
 from engine.interview import prompts
 from engine.interview.protocols.base import Ask, SessionProtocol, Steer
-from engine.interview.session import TASK, Consumed, SessionError
+from engine.interview.session import TASK, Consumed, SessionError, Turn
 from engine.judge.decide import Sandbox, judge_points
 from engine.metrics.scoring import weighted_hit_score
 
@@ -41,13 +41,13 @@ def case_data_dir(item: Any, data_home: Path | None) -> Path | None:
     return data_dir
 
 
-def transcript(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+def transcript(rows: list[Turn]) -> list[dict[str, str]]:
     """The task conversation as ``{role: examiner|agent, content}`` messages."""
     out: list[dict[str, str]] = []
     for r in rows:
-        out.append({"role": "examiner", "content": r["question"]})
-        if r["answer"] is not None:
-            out.append({"role": "agent", "content": r["answer"]})
+        out.append({"role": "examiner", "content": r.question})
+        if r.answer is not None:
+            out.append({"role": "agent", "content": r.answer})
     return out
 
 
@@ -76,11 +76,11 @@ class Task(SessionProtocol):
         s = self.session
         return s.spec.max_rounds or int(s.item.meta.get("max_rounds") or 15)
 
-    def finished(self, rows: list[dict[str, Any]]) -> bool:
+    def finished(self, rows: list[Turn]) -> bool:
         """Done at ``max_rounds`` examiner messages."""
         return len(rows) >= self._max_rounds()
 
-    async def next_question(self, rows: list[dict[str, Any]], steer: Steer) -> Ask | None:
+    async def next_question(self, rows: list[Turn], steer: Steer) -> Ask | None:
         """The examiner's next message (an evaluator's injected one wins); ``TASK_FINISHED`` ends."""
         s = self.session
         if steer.injected:
@@ -100,19 +100,19 @@ class Task(SessionProtocol):
             return None
         return Ask(message, TASK, "kernel", usage=usage)
 
-    async def finish(self, rows: list[dict[str, Any]]) -> None:
+    async def finish(self, rows: list[Turn]) -> None:
         """Judge the scoring points once the conversation is over (unless already scored)."""
-        answered = [r for r in rows if r["answer"] is not None]
+        answered = [r for r in rows if r.answer is not None]
         if answered and not self.judged(answered[-1]):
             await self._score(answered, self.session.version_id, rescore=False)
 
-    async def rescore(self, rows: list[dict[str, Any]], version_id: int) -> None:
+    async def rescore(self, rows: list[Turn], version_id: int) -> None:
         """Re-judge the scoring points on the stored transcript."""
-        answered = [r for r in rows if r["answer"] is not None]
+        answered = [r for r in rows if r.answer is not None]
         if answered:
             await self._score(answered, version_id, rescore=True)
 
-    async def _score(self, rows: list[dict[str, Any]], version_id: int, rescore: bool) -> None:
+    async def _score(self, rows: list[Turn], version_id: int, rescore: bool) -> None:
         """Every scoring point by the judge's route (:func:`engine.judge.decide.judge_points`)."""
         s = self.session
         criteria = s.criteria_of(version_id)
