@@ -461,13 +461,13 @@ def build_kb(
 
 def validate_kb_name(name: str) -> str:
     """Check a knowledge-base name: the rule of benchmark names (1-100 letters, digits, ``.``, ``_`` or
-    ``-``, starting with a letter or digit; :func:`engine.bench.items.validate_name`).
+    ``-``, starting with a letter or digit; :data:`engine.home.NAME_RE`).
 
     Raises:
         KnowledgeBaseError: any other name (a newline, a control character, ``*?<>|``, a path, too long);
             the message shows the name with its controls visible and cut to 60 characters.
     """
-    from engine.bench.items import NAME_RE
+    from engine.home import NAME_RE
     from engine.termsafe import termsafe
 
     if not isinstance(name, str) or not NAME_RE.match(name):
