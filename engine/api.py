@@ -566,9 +566,13 @@ class Engine:
         Raises:
             ScopeError: no such run or benchmark, or a bad filter (a ``ValueError``).
         """
+        from functools import partial
+
+        from engine.bench.calibrate import scope_abilities
         from engine.metrics.leaderboard import SEED, scoped_leaderboard
 
-        return scoped_leaderboard(self._store, run, benchmark, query, SEED if seed is None else seed)
+        return scoped_leaderboard(self._store, run, benchmark, query, SEED if seed is None else seed,
+                                  abilities=partial(scope_abilities, self._store))
 
     def rubric_leaderboard(self, session_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
         """SedarEval's per-category leaderboard (Σ score × 100 / (count × 5), three levels, overall)
