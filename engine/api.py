@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 # module's ``__getattr__``, so ``viva sessions`` never loads openai, onnxruntime or tokenizers.
 _LAZY: dict[str, str] = {
     # errors and types
-    "RunRequest": "engine.interview.run", "RunError": "engine.interview.run",
+    "RunRequest": "engine.interview.run", "RunError": "engine.interview.pool",
     "ControlError": "engine.interview.control", "SessionError": "engine.interview.session",
     "steering_refusal": "engine.interview.control:refusal",
     "KnowledgeBaseError": "engine.knowledge.kb", "EmbedderError": "engine.knowledge.embed",
