@@ -78,6 +78,7 @@ _LAZY: dict[str, str] = {
     # knowledge
     "LLMEntityExtractor": "engine.knowledge.entities", "OfflineEntityExtractor": "engine.knowledge.entities",
     "build_graph": "engine.knowledge.graph", "build_kb": "engine.knowledge.kb", "delete_kb": "engine.knowledge.kb",
+    "documents_outside": "engine.knowledge.kb",
     "get_kb": "engine.knowledge.kb", "list_kbs": "engine.knowledge.kb", "sample_path": "engine.knowledge.paths",
     "search": "engine.knowledge.retrieval", "LLMClient": "engine.llm",
     "check_endpoint": "engine.llm.check", "resolve_endpoint": "engine.llm.check",
