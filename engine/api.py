@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 # module's ``__getattr__``, so ``viva sessions`` never loads openai, onnxruntime or tokenizers.
 _LAZY: dict[str, str] = {
     # errors and types
-    "RunRequest": "engine.interview.run", "RunError": "engine.interview.run",
+    "RunRequest": "engine.interview.run", "RunError": "engine.interview.pool",
     "ControlError": "engine.interview.control", "SessionError": "engine.interview.session",
     "steering_refusal": "engine.interview.control:refusal",
     "KnowledgeBaseError": "engine.knowledge.kb", "EmbedderError": "engine.knowledge.embed",
@@ -78,6 +78,7 @@ _LAZY: dict[str, str] = {
     # knowledge
     "LLMEntityExtractor": "engine.knowledge.entities", "OfflineEntityExtractor": "engine.knowledge.entities",
     "build_graph": "engine.knowledge.graph", "build_kb": "engine.knowledge.kb", "delete_kb": "engine.knowledge.kb",
+    "documents_outside": "engine.knowledge.kb",
     "get_kb": "engine.knowledge.kb", "list_kbs": "engine.knowledge.kb", "sample_path": "engine.knowledge.paths",
     "search": "engine.knowledge.retrieval", "LLMClient": "engine.llm",
     "check_endpoint": "engine.llm.check", "resolve_endpoint": "engine.llm.check",
@@ -566,9 +567,13 @@ class Engine:
         Raises:
             ScopeError: no such run or benchmark, or a bad filter (a ``ValueError``).
         """
+        from functools import partial
+
+        from engine.bench.calibrate import scope_abilities
         from engine.metrics.leaderboard import SEED, scoped_leaderboard
 
-        return scoped_leaderboard(self._store, run, benchmark, query, SEED if seed is None else seed)
+        return scoped_leaderboard(self._store, run, benchmark, query, SEED if seed is None else seed,
+                                  abilities=partial(scope_abilities, self._store))
 
     def rubric_leaderboard(self, session_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
         """SedarEval's per-category leaderboard (Σ score × 100 / (count × 5), three levels, overall)

@@ -1,4 +1,5 @@
-"""The data home and the configuration file's place, without loading the configuration.
+"""The data home, the configuration file's place, and the rule of the names the home keeps things
+under (benchmarks, knowledge bases), without loading the configuration.
 
 Light on purpose (no pydantic, no YAML): opening a data home for a command that needs no settings
 (``viva sessions``) does not pay for the configuration's validation machinery.
@@ -9,11 +10,18 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 
 CONFIG_FILENAME = "viva.yaml"
 DEFAULT_THEME = "textual-dark"
 """The app's theme when the configuration names none."""
+
+NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")  # \Z: "$" lets a final newline through
+"""The rule of benchmark and knowledge-base names (a benchmark's is also its folder under the home):
+1-100 letters, digits, ``.``, ``_`` or ``-``, starting with a letter or digit (and nothing after it, not
+even a final newline). :func:`engine.bench.items.validate_name` and
+:func:`engine.knowledge.kb.validate_kb_name` apply it."""
 
 
 class ConfigError(Exception):

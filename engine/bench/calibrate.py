@@ -97,6 +97,7 @@ def response_matrix(store: Store, units: list[Unit], sessions: Iterable[int] | N
     """(targets, responses [targets, units] with NaN for missing, session ids used, per target and item
     the stored Score 0-100 of the latest finished session) under the rules of the module docstring;
     ``sessions``: only these sessions count (a leaderboard's scope), None: every stored session."""
+    from engine.bench.rubric import get_version
     from engine.metrics.breakdown import criterion_rates
 
     by_item: dict[int, dict[str, int]] = {}
@@ -128,7 +129,7 @@ def response_matrix(store: Store, units: list[Unit], sessions: Iterable[int] | N
     for (target, item_id), r in latest.items():
         if r["score"] is not None:
             scores[target][item_id] = float(r["score"])
-        for rate in criterion_rates(store, r["id"]):
+        for rate in criterion_rates(store, r["id"], lambda v: get_version(store, v).criteria):
             k = by_item[item_id].get(rate["cid"])
             if k is None or rate["final"] is None:
                 continue
@@ -332,6 +333,24 @@ def target_abilities(store: Store, name: str, sessions: Iterable[int] | None = N
                     "items_run": len(scores[target]), "items": len(items),
                     "units_answered": int((~np.isnan(responses)).sum())})
     return sorted(out, key=lambda r: -r["ability"])
+
+
+NOT_CALIBRATED = "not calibrated (viva bench calibrate {bench})"
+
+
+def scope_abilities(store: Store, bench: str, sessions: list[int]) -> dict[str, dict[str, Any]] | str:
+    """A leaderboard's abilities on one benchmark (:data:`engine.metrics.leaderboard.Abilities`, with
+    ``functools.partial(scope_abilities, store)``): target -> :func:`target_abilities`' figures over the
+    scope's ``sessions`` with the fit's ``model``, ``n_targets`` and ``stale``; or a note when there is no
+    calibration (``"-"``, the sessions without a benchmark: "no benchmark")."""
+    try:
+        calibration = get_calibration(store, bench) if bench != "-" else None
+    except BenchError:
+        calibration = None
+    if calibration is None:
+        return NOT_CALIBRATED.format(bench=bench) if bench != "-" else "no benchmark"
+    fit = {"model": calibration["model"], "n_targets": calibration["n_targets"], "stale": calibration["stale"]}
+    return {a["target"]: {**a, **fit} for a in target_abilities(store, bench, sessions, calibration)}
 
 
 TIERS = ("easy", "medium", "hard")

@@ -6,20 +6,15 @@ importer wraps a whole import in one ``store.transaction()`` and a failure leave
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from engine.bench.model import DIFFICULTIES, PROTOCOLS, BenchError, Benchmark, Item
+from engine.home import NAME_RE
 from engine.store import Store
 from engine.store.db import dumps, loads, now_iso
-
-_NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")  # \Z: "$" lets a final newline through
-NAME_RE = _NAME_RE
-"""The rule of benchmark and knowledge-base names: 1-100 letters, digits, ``.``, ``_`` or ``-``,
-starting with a letter or digit (and nothing after it, not even a final newline)."""
 
 _ITEM_SQL = (
     "SELECT i.*, b.name AS benchmark FROM items i JOIN benchmarks b ON b.id = i.benchmark_id"
@@ -33,7 +28,7 @@ def validate_name(name: str) -> str:
         BenchError: the name is empty or has characters other than letters, digits, ``.``, ``_``
             and ``-`` (or is longer than 100 characters).
     """
-    if not _NAME_RE.match(name or ""):
+    if not NAME_RE.match(name or ""):
         raise BenchError(
             f"invalid benchmark name {name!r}: use 1-100 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"

@@ -14,7 +14,17 @@ import copy
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from engine.store.db import Event
+
+@dataclass(frozen=True)
+class Event:
+    """One row of the append-only event log (the store writes and reads them: ``Store.events``)."""
+
+    seq: int
+    session_id: int | None
+    ts: float
+    kind: str
+    payload: dict[str, Any]
+
 
 # -- kinds ----------------------------------------------------------------------------------------
 SESSION_STARTED = "session.started"

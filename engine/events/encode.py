@@ -2,7 +2,7 @@
 
 A turn's summary usually extends the previous turn's (the offline judge keeps every answer sentence;
 an LLM judge rewrites a little). The event then carries ``summary_base`` (the turn whose summary it
-edits, the one before it) and ``summary_delta`` (:mod:`engine.store.delta` operations) instead of
+edits, the one before it) and ``summary_delta`` (:mod:`engine.delta` operations) instead of
 ``summary``; a reader gets the text back with :func:`decode_summary` from the view it has folded so
 far. The writer (``engine.interview.session``) and migration 7 use :func:`encode_summary`.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from engine.delta import apply_delta, delta_if_smaller
 from engine.redact import redact
-from engine.store.delta import apply_delta, delta_if_smaller
 
 
 def encode_summary(summary: str, base_turn: int, base: str | None) -> dict[str, Any] | None:

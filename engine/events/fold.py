@@ -353,10 +353,10 @@ class SessionView:
 
     def _carry(self, t: Turn) -> None:
         """Show a newly judged turn's verdicts as the store scores them: an override on an earlier turn
-        holds on this one until the judge changes its mind (the rule of :mod:`engine.metrics.overrides`,
+        holds on this one until the judge changes its mind (the rule of :mod:`engine.events.overrides`,
         which ``carried_met`` applies to the turn's score); without this the Live checklist showed the
         judge's own verdict until the session was reopened."""
-        from engine.metrics.overrides import TurnVerdicts, effective_verdicts_by_turn
+        from engine.events.overrides import TurnVerdicts, effective_verdicts_by_turn
 
         earlier = [u for u in self.turns if u.idx < t.idx and u.score is not None]
         if not any(v.source == "human" and v.carried_from is None for u in earlier for v in u.verdicts.values()):

@@ -9,8 +9,6 @@ turns are not redone and cached calls are not re-sent.
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, NoReturn
 
@@ -19,21 +17,14 @@ from engine.bench.rubric import current_rubric
 from engine.config import MAX_TURNS as _MAX_TURNS
 from engine.config import ConfigError, check_interview_setting
 from engine.interview.kernels import make_kernel
+from engine.interview.pool import EventCallback, RunError, SessionPool, despite_full, take_leases
 from engine.interview.protocols import protocol_class, protocol_for_item
 from engine.interview.runner import SessionRunner, create_session
 from engine.interview.session import SessionError, SessionSpec
 from engine.interview.targets import TargetFactory
 from engine.runtime import Runtime
 from engine.store import dumps, loads, now_iso
-from engine.store.lease import RUN, SESSION, LeaseHeldError, Leases
-
-log = logging.getLogger("viva.run")
-
-EventCallback = Callable[[int, str, dict[str, Any]], None]
-
-
-class RunError(Exception):
-    """A run that cannot start or resume; the message says what to change."""
+from engine.store.lease import RUN, SESSION, Leases
 
 
 @dataclass
@@ -183,91 +174,6 @@ def run_sessions(runtime: Runtime, run_id: int) -> list[int]:
     return [r["id"] for r in runtime.store.query("SELECT id FROM sessions WHERE run_id = ? ORDER BY id", (run_id,))]
 
 
-def _take(leases: Leases, scope: str, ids: list[int]) -> None:
-    """Take leases for a run or its sessions; another live owner is a :class:`RunError` naming it."""
-    try:
-        leases.acquire(scope, ids)
-    except LeaseHeldError as exc:
-        leases.release()
-        raise RunError(str(exc)) from None
-    for owner in leases.taken_over:
-        log.info("took over the stale lease of %s %s from %s", owner.scope, owner.ident, owner.describe())
-    leases.taken_over.clear()
-
-
-class SessionPool:
-    """What the sessions one process runs share: the embedding service (one cache, coalesced ONNX
-    runs), the target factory, the loaded policies and a limit of ``concurrency`` sessions at once.
-
-    ``execute_sessions`` runs a fixed list through one pool; a worker process
-    (:mod:`engine.interview.workers`) runs the sessions its parent hands it, one :meth:`run_one` each.
-
-    Args:
-        runtime: this process's home, configuration and store.
-        concurrency: sessions run at once through :meth:`run_one`.
-        on_event: called in-process with ``(session id, kind, payload)`` for every event written.
-        leases: the owner whose leases the sessions' runners take (or already hold).
-    """
-
-    def __init__(self, runtime: Runtime, concurrency: int, on_event: EventCallback | None = None,
-                 leases: Leases | None = None):
-        from engine.knowledge.embed import get_embedding_service
-
-        self.runtime = runtime
-        self.on_event = on_event
-        self.leases = leases
-        self.embedder = get_embedding_service(runtime.config.retrieval.embedder)
-        self.factory = TargetFactory(runtime.store, runtime.config, runtime.home, runtime.use_cache)
-        self.policies: dict[str, Any] = {}
-        self.semaphore = asyncio.Semaphore(max(1, concurrency))
-        self.home_fault: BaseException | None = None
-        """The first error of a full or read-only data home (``engine.store.faults``): once there is
-        one, no further session is started (they stay resumable) and the caller reports it."""
-
-    async def run_one(self, sid: int) -> str | None:
-        """Run (or resume) one session to its end; its error message, or None when it ended well.
-
-        A failure is recorded on the session by its runner and returned here; cancelling the call
-        interrupts the session (status ``interrupted``, resumable) and propagates.
-        """
-        from engine.policy.policies import load_policy
-        from engine.store.faults import DAMAGED, classify
-
-        runtime, store, on_event = self.runtime, self.runtime.store, self.on_event
-        async with self.semaphore:
-            if self.home_fault is not None:
-                return "not started: the data home is full or read-only"
-            row = store.one("SELECT * FROM sessions WHERE id = ?", (sid,))
-            spec = loads(row["config"], {})
-            self.factory.api_key_env = spec.get("api_key_env")
-            target = self.factory.make(row["target"], sid, spec.get("system_prompt"),
-                                       row["seed"] if spec.get("epoch") is not None else None)
-            if row["protocol"] == "adaptive" and row["policy"] not in self.policies:
-                self.policies[row["policy"]] = load_policy(row["policy"])
-            kernel = make_kernel(row["kernel"], runtime.config, store, runtime.use_cache, sid,
-                                 spec.get("api_key_env"))
-            callback = (lambda kind, payload, _sid=sid: on_event(_sid, kind, payload)) if on_event else None
-            runner = SessionRunner(store, sid, kernel, target, self.policies.get(row["policy"]), self.embedder,
-                                   runtime.home, callback, self.leases)
-            try:
-                await runner.run()
-                return None
-            except Exception as exc:  # recorded on the session by the runner; the others go on
-                error = f"{type(exc).__name__}: {exc}"
-                if classify(exc) not in (None, DAMAGED):  # interrupted by its runner, not failed
-                    self.home_fault = self.home_fault or exc
-                    log.warning("session %s interrupted: %s", sid, error)
-                    return error
-                log.warning("session %s failed: %s", sid, error)
-                return error
-            finally:
-                await target.aclose()
-
-    def close(self) -> None:
-        """Close what the target factory opened (e.g. the local model's server)."""
-        self.factory.close()
-
-
 async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency: int,
                            on_event: EventCallback | None = None, leases: Leases | None = None,
                            resume: str | None = None) -> dict[int, str | None]:
@@ -292,7 +198,7 @@ async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency
         check_python_targets(runtime, session_ids)
     if leases is None:
         leases = Leases(runtime.store)
-    _take(leases, SESSION, session_ids)
+    take_leases(leases, SESSION, session_ids)
     if own:
         keeper = asyncio.get_running_loop().create_task(leases.keep_alive())
     pool = SessionPool(runtime, concurrency, on_event, leases)
@@ -328,9 +234,9 @@ async def execute_sessions(runtime: Runtime, session_ids: list[int], concurrency
         if keeper is not None:
             _stop_keeper(keeper)
         home = runtime.home
-        _despite_full(home, lambda: leases.release(SESSION, session_ids))
+        despite_full(home, lambda: leases.release(SESSION, session_ids))
         if own:
-            _despite_full(home, leases.release)
+            despite_full(home, leases.release)
     if pool.home_fault is not None:
         _raise_home_fault(runtime, pool.home_fault,
                           resume or (str(session_ids[0]) if len(session_ids) == 1 else None))
@@ -362,19 +268,6 @@ def _stop_keeper(keeper: asyncio.Task[Any]) -> None:
     keeper.cancel()
     if keeper.done() and not keeper.cancelled():
         keeper.exception()
-
-
-def _despite_full(home: Any, write: Callable[[], Any]) -> None:
-    """A bookkeeping write at the end of a run (leases, the run's status): on a full disk made with
-    the reserve's space (:func:`engine.store.faults.despite_full`); if it still cannot be made it is
-    skipped (a lease of a dead process is taken over; the run's status is derived from its sessions)."""
-    from engine.store.faults import classify, despite_full
-
-    try:
-        despite_full(home, write)
-    except Exception as exc:
-        if classify(exc) is None:
-            raise
 
 
 def _raise_home_fault(runtime: Runtime, exc: BaseException, resume: str | None) -> NoReturn:
@@ -440,7 +333,7 @@ async def execute_run(runtime: Runtime, run_id: int, on_event: EventCallback | N
     home = runtime.home
     try:
         leases = Leases(store)
-        _take(leases, RUN, [run_id])
+        take_leases(leases, RUN, [run_id])
         try:
             pending = [r["id"] for r in store.query(
                 "SELECT id FROM sessions WHERE run_id = ? AND status NOT IN ('finished', 'not_examined') ORDER BY id",
@@ -448,7 +341,7 @@ async def execute_run(runtime: Runtime, run_id: int, on_event: EventCallback | N
             check_python_targets(runtime, pending)
             if not store.read_only:
                 reserve_space(home)  # room to mark the sessions interrupted should the disk fill up
-            _take(leases, SESSION, pending)
+            take_leases(leases, SESSION, pending)
             keeper = asyncio.get_running_loop().create_task(leases.keep_alive())
             try:
                 with store.transaction():
@@ -462,15 +355,15 @@ async def execute_run(runtime: Runtime, run_id: int, on_event: EventCallback | N
                 return await execute_sessions(runtime, pending, concurrency, on_event, leases, f"run:{run_id}")
             finally:
                 _stop_keeper(keeper)
-                _despite_full(home, lambda: leases.release(SESSION))
+                despite_full(home, lambda: leases.release(SESSION))
 
                 def derive() -> None:
                     with store.transaction():
                         store.update("runs", run_id, {"status": run_status(store, run_id)})
 
-                _despite_full(home, derive)
+                despite_full(home, derive)
         finally:
-            _despite_full(home, leases.release)
+            despite_full(home, leases.release)
     except HomeFaultError:
         raise  # already the one line (execute_sessions names run:N; a read-only home needs none)
     except Exception as exc:

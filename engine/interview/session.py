@@ -599,7 +599,8 @@ def undo_override(store: Store, session_id: int, turn_idx: int, cid: str, who: s
 
 def rescored_met(store: Store, session_id: int, turn_idx: int, cid: str) -> bool | None:
     """The effective verdict on ``cid`` for ``turn_idx`` (human overrides carried) or None."""
-    from engine.metrics.overrides import effective_verdicts_by_turn, turn_verdicts
+    from engine.events.overrides import effective_verdicts_by_turn
+    from engine.metrics.overrides import turn_verdicts
 
     pairs = [tv for r, tv in turn_verdicts(store, session_id) if r["score"] is not None]
     for e in effective_verdicts_by_turn(pairs):

@@ -4,8 +4,9 @@ Where one core of Python is the ceiling (engine CPU per turn times sessions at o
 a run go to ``N`` processes, each with its own interpreter, event loop, database connection and
 embedding service, all writing the same SQLite file (WAL: readers never wait, one writer at a time).
 
-**The parent** (:func:`execute_on_workers`, called by ``engine.interview.run.execute_run``) holds the
-run's lease and, until it hands a session out, that session's lease. It starts each worker with
+**The parent** (:func:`execute_on_workers`, one :class:`WorkerRun`, called by
+``engine.interview.run.execute_run``) holds the run's lease and, until it hands a session out, that
+session's lease. It starts each worker with
 ``python -m engine.interview.workers`` (a fresh interpreter: nothing of the parent's event loop, ONNX
 session or SQLite connection is inherited) and sends it, on its stdin, the data home, the
 configuration (endpoints name the environment variables of their keys; the keys themselves reach a
@@ -15,7 +16,7 @@ sessions takes fewer and none sits idle while sessions wait. The parent follows 
 the store's event log and calls ``on_event`` with each event of the run's sessions, as the in-process
 path does.
 
-**A worker** runs each session it is handed through one :class:`~engine.interview.run.SessionPool`;
+**A worker** runs each session it is handed through one :class:`~engine.interview.pool.SessionPool`;
 its runner takes the session's lease and writes everything to the store; the worker reports
 ``{"done": id, "error": ...}`` on its stdout.
 
@@ -59,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import Config
+from engine.interview.pool import SessionPool, despite_full, take_leases
 from engine.runtime import Runtime
 from engine.store.lease import SESSION, LeaseHeldError, Leases
 
@@ -143,7 +145,7 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
         workers: processes to start (never more than there are sessions, nor than ``concurrency``).
         on_event: called with ``(session id, kind, payload)`` for each event the workers write.
         leases: the caller's, holding the sessions' leases (``execute_run``); by default this call
-            takes them (a :class:`~engine.interview.run.RunError` naming another live owner).
+            takes them (a :class:`~engine.interview.pool.RunError` naming another live owner).
         run_id: the run, for the messages that say how to resume.
 
     Raises:
@@ -151,79 +153,152 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
         engine.store.faults.HomeFaultError: a worker met a full or read-only home; the sessions in
             flight were interrupted, the others not started (``viva resume run:N`` continues them).
     """
-    from engine.interview.run import _despite_full, _take
-    from engine.store.faults import HomeFaultError
-
-    store = runtime.store
     ids = list(dict.fromkeys(int(s) for s in session_ids))
-    errors: dict[int, str | None] = {}
     if not ids:
-        return errors
-    own = leases is None
-    if leases is None:
-        leases = Leases(store)
-    _take(leases, SESSION, ids)
-    keeper = asyncio.get_running_loop().create_task(leases.keep_alive()) if own else None
-    concurrency = max(1, concurrency)
-    count = max(1, min(workers, len(ids), concurrency))
-    shares = [concurrency // count + (1 if i < concurrency % count else 0) for i in range(count)]
-    resume = f"`viva resume run:{run_id}`" if run_id is not None else "`viva resume`"
-    pending: collections.deque[int] = collections.deque(ids)
-    deaths: collections.Counter[int] = collections.Counter()
-    done = asyncio.Event()
-    wanted = set(ids)
-    after = store.last_seq()
-    hello = {"home": str(runtime.home), "config": worker_config(runtime.config, count),
-             "use_cache": runtime.use_cache, "cache_dir": _cache_dir(), "api_key_envs": _api_key_envs(store, ids),
-             "resume": f"run:{run_id}" if run_id is not None else None}
-    pool: list[_Worker] = []
-    state = {"spawned": False, "closing": False}
-    fault: dict[str, str] = {}
-    """The first full or read-only home a worker reported: its ``kind`` and one ``line``."""
+        return {}
+    return await WorkerRun(runtime, ids, concurrency, workers, on_event, leases, run_id).run()
 
-    def settle() -> None:
-        if len(errors) == len(ids) or (state["spawned"] and not any(w.alive for w in pool)):
-            done.set()
 
-    def dispatch() -> None:
-        if fault:
+class WorkerRun:
+    """The parent's side of one :func:`execute_on_workers` call: the workers, the sessions not yet
+    handed out, the errors reported so far and the first full home a worker met.
+
+    Each worker has a reader of its stdout (:meth:`_read_stdout`: ready, done, bye) and of its stderr;
+    each message hands out more sessions (:meth:`_dispatch`) and checks whether every session is
+    accounted for (:meth:`_settle`); a worker that ends gives its sessions to the others
+    (:meth:`_lost`); with ``on_event`` the event log is followed (:meth:`_follow`).
+    """
+
+    def __init__(self, runtime: Runtime, ids: list[int], concurrency: int, workers: int, on_event: Any,
+                 leases: Leases | None, run_id: int | None):
+        self.runtime = runtime
+        self.store = runtime.store
+        self.ids = ids
+        self.on_event = on_event
+        self.own = leases is None
+        """Whether this call took the sessions' leases itself (and keeps them alive)."""
+        self.leases = leases if leases is not None else Leases(self.store)
+        self.concurrency = max(1, concurrency)
+        self.count = max(1, min(workers, len(ids), self.concurrency))
+        self.shares = [self.concurrency // self.count + (1 if i < self.concurrency % self.count else 0)
+                       for i in range(self.count)]
+        self.run_id = run_id
+        self.resume = f"`viva resume run:{run_id}`" if run_id is not None else "`viva resume`"
+        self.errors: dict[int, str | None] = {}
+        self.pending: collections.deque[int] = collections.deque(ids)
+        self.deaths: collections.Counter[int] = collections.Counter()
+        self.done = asyncio.Event()
+        self.wanted = set(ids)
+        self.after = 0
+        """The last event-log seq read (set when the run starts)."""
+        self.pool: list[_Worker] = []
+        self.readers: list[asyncio.Task[Any]] = []
+        self.spawned = False
+        self.closing = False
+        self.fault: dict[str, str] = {}
+        """The first full or read-only home a worker reported: its ``kind`` and one ``line``."""
+
+    async def run(self) -> dict[int, str | None]:
+        """Start the workers, hand the sessions out, wait for every one to be reported, wind down."""
+        from engine.store.faults import HomeFaultError
+
+        store, ids, leases = self.store, self.ids, self.leases
+        take_leases(leases, SESSION, ids)
+        keeper = asyncio.get_running_loop().create_task(leases.keep_alive()) if self.own else None
+        self.after = store.last_seq()
+        run_id = self.run_id
+        hello = {"home": str(self.runtime.home), "config": worker_config(self.runtime.config, self.count),
+                 "use_cache": self.runtime.use_cache, "cache_dir": _cache_dir(),
+                 "api_key_envs": _api_key_envs(store, ids),
+                 "resume": f"run:{run_id}" if run_id is not None else None}
+        follower = asyncio.get_running_loop().create_task(self._follow()) if self.on_event is not None else None
+        try:
+            env = worker_env()
+            for index in range(self.count):
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "engine.interview.workers", stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+                w = _Worker(index, proc, self.shares[index])
+                self.pool.append(w)
+                w.send({**hello, "slots": self.shares[index]})
+                self.readers += [asyncio.create_task(self._read_stdout(w)), asyncio.create_task(self._read_stderr(w))]
+            self.spawned = True
+            self._settle()
+            await self.done.wait()
+            if not self.fault:  # else the workers' stdin is closed below: each interrupts what it still runs
+                for w in self.pool:
+                    if not w.stopping:
+                        w.stopping = True
+                        w.send({"stop": True})
+                await asyncio.gather(*self.readers)
+        finally:
+            self.closing = True
+            await asyncio.shield(_wind_down(self.pool, self.readers))
+            if follower is not None:
+                follower.cancel()
+                self.after = _feed(store, self.after, self.wanted, self.on_event)  # what the workers wrote last
+            if keeper is not None:
+                keeper.cancel()
+            home = self.runtime.home
+            despite_full(home, lambda: leases.release(SESSION, [sid for sid in ids if leases.holds(SESSION, sid)]))
+            if self.own:
+                despite_full(home, leases.release)
+            last_workers[:] = [w.stats for w in self.pool]
+        if self.fault:
+            raise HomeFaultError(self.fault["kind"], self.fault["line"])
+        errors = self.errors
+        missing = [sid for sid in ids if sid not in errors]
+        for sid in missing:  # cannot happen unless a worker broke the protocol
+            errors[sid] = f"RunError: no worker reported session {sid}; {self.resume} continues it"
+        return {sid: errors[sid] for sid in ids}
+
+    def _settle(self) -> None:
+        """Done when every session is reported, or every worker started has ended."""
+        if len(self.errors) == len(self.ids) or (self.spawned and not any(w.alive for w in self.pool)):
+            self.done.set()
+
+    def _dispatch(self) -> None:
+        """Hand pending sessions to the ready workers with free slots, least busy first."""
+        if self.fault:
             return
-        for w in sorted((w for w in pool if w.ready and w.alive and not w.stopping),
+        for w in sorted((w for w in self.pool if w.ready and w.alive and not w.stopping),
                         key=lambda w: len(w.inflight)):
-            while pending and len(w.inflight) < w.slots:
-                sid = pending.popleft()
-                leases.release(SESSION, [sid])  # the worker's runner takes it now
+            while self.pending and len(w.inflight) < w.slots:
+                sid = self.pending.popleft()
+                self.leases.release(SESSION, [sid])  # the worker's runner takes it now
                 w.inflight.add(sid)
                 w.send({"session": sid})
 
-    def lost(w: _Worker) -> None:
+    def _lost(self, w: _Worker) -> None:
         """A worker ended: hand its unfinished sessions to the others (once), or report them."""
-        if state["closing"]:  # interrupted: the worker marked its sessions interrupted itself
+        if self.closing:  # interrupted: the worker marked its sessions interrupted itself
             w.inflight.clear()
             return
         reason = w.describe_exit()
         if w.inflight or not w.stopping:
             log.warning("%s with sessions %s in flight", reason, sorted(w.inflight))
-        alive = [x for x in pool if x.alive and not x.stopping]
+        alive = [x for x in self.pool if x.alive and not x.stopping]
         for sid in sorted(w.inflight):
-            deaths[sid] += 1
-            if deaths[sid] >= 2 or not alive:
-                errors[sid] = f"RunError: {reason}; {resume} continues the session"
+            self.deaths[sid] += 1
+            if self.deaths[sid] >= 2 or not alive:
+                self.errors[sid] = f"RunError: {reason}; {self.resume} continues the session"
                 continue
             try:
-                leases.acquire(SESSION, [sid])  # its owner is gone: taken over at once
+                self.leases.acquire(SESSION, [sid])  # its owner is gone: taken over at once
             except LeaseHeldError as exc:
-                errors[sid] = f"RunError: {exc}"
+                self.errors[sid] = f"RunError: {exc}"
                 continue
-            pending.appendleft(sid)
+            self.pending.appendleft(sid)
         w.inflight.clear()
         if not alive:
-            while pending:
-                errors[pending.popleft()] = f"RunError: no worker process left ({reason}); {resume} continues it"
-        dispatch()
-        settle()
+            while self.pending:
+                self.errors[self.pending.popleft()] = (f"RunError: no worker process left ({reason}); "
+                                                       f"{self.resume} continues it")
+        self._dispatch()
+        self._settle()
 
-    async def read_stdout(w: _Worker) -> None:
+    async def _read_stdout(self, w: _Worker) -> None:
+        """A worker's reports (ready, done, bye), until it ends; then :meth:`_lost`."""
         assert w.proc.stdout is not None
         while True:
             line = await w.proc.stdout.readline()
@@ -243,19 +318,20 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
                 sid = int(msg["done"])
                 w.inflight.discard(sid)
                 w.stats["sessions"] = w.stats.get("sessions", 0) + 1
-                if sid in wanted:
-                    errors[sid] = msg.get("error")
-                if msg.get("fault") and not fault:  # the home is full: nothing more is handed out
-                    fault.update(kind=str(msg["fault"]), line=str(msg.get("line") or msg.get("error")))
-                    while pending:
-                        errors[pending.popleft()] = "not started: the data home is full or read-only"
-                    done.set()
-            dispatch()
-            settle()
+                if sid in self.wanted:
+                    self.errors[sid] = msg.get("error")
+                if msg.get("fault") and not self.fault:  # the home is full: nothing more is handed out
+                    self.fault.update(kind=str(msg["fault"]), line=str(msg.get("line") or msg.get("error")))
+                    while self.pending:
+                        self.errors[self.pending.popleft()] = "not started: the data home is full or read-only"
+                    self.done.set()
+            self._dispatch()
+            self._settle()
         await w.proc.wait()
-        lost(w)
+        self._lost(w)
 
-    async def read_stderr(w: _Worker) -> None:
+    async def _read_stderr(self, w: _Worker) -> None:
+        """Keep a worker's last stderr lines (the reason shown when it dies)."""
         assert w.proc.stderr is not None
         while True:
             line = await w.proc.stderr.readline()
@@ -263,52 +339,11 @@ async def execute_on_workers(runtime: Runtime, session_ids: list[int], concurren
                 return
             w.stderr.append(line.decode(errors="replace"))
 
-    async def follow() -> None:
-        nonlocal after
+    async def _follow(self) -> None:
+        """Feed ``on_event`` from the event log every :data:`FOLLOW_INTERVAL` seconds."""
         while True:
-            after = _feed(store, after, wanted, on_event)
+            self.after = _feed(self.store, self.after, self.wanted, self.on_event)
             await asyncio.sleep(FOLLOW_INTERVAL)
-
-    readers: list[asyncio.Task[Any]] = []
-    follower = asyncio.get_running_loop().create_task(follow()) if on_event is not None else None
-    try:
-        env = worker_env()
-        for index in range(count):
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "engine.interview.workers", stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
-            w = _Worker(index, proc, shares[index])
-            pool.append(w)
-            w.send({**hello, "slots": shares[index]})
-            readers += [asyncio.create_task(read_stdout(w)), asyncio.create_task(read_stderr(w))]
-        state["spawned"] = True
-        settle()
-        await done.wait()
-        if not fault:  # else the workers' stdin is closed below: each interrupts what it still runs
-            for w in pool:
-                if not w.stopping:
-                    w.stopping = True
-                    w.send({"stop": True})
-            await asyncio.gather(*readers)
-    finally:
-        state["closing"] = True
-        await asyncio.shield(_wind_down(pool, readers))
-        if follower is not None:
-            follower.cancel()
-            after = _feed(store, after, wanted, on_event)  # what the workers wrote last
-        if keeper is not None:
-            keeper.cancel()
-        home = runtime.home
-        _despite_full(home, lambda: leases.release(SESSION, [sid for sid in ids if leases.holds(SESSION, sid)]))
-        if own:
-            _despite_full(home, leases.release)
-        last_workers[:] = [w.stats for w in pool]
-    if fault:
-        raise HomeFaultError(fault["kind"], fault["line"])
-    missing = [sid for sid in ids if sid not in errors]
-    for sid in missing:  # cannot happen unless a worker broke the protocol
-        errors[sid] = f"RunError: no worker reported session {sid}; {resume} continues it"
-    return {sid: errors[sid] for sid in ids}
 
 
 async def _wind_down(pool: list[_Worker], readers: list[asyncio.Task[Any]]) -> None:
@@ -369,7 +404,6 @@ def _api_key_envs(store: Any, ids: list[int]) -> list[str]:
 
 async def _serve(reader: asyncio.StreamReader, out: Any) -> int:
     """A worker's life: read the parent's hello, run each session it is handed, report each end."""
-    from engine.interview.run import SessionPool, _despite_full
     from engine.knowledge.embed import get_embedding_service, set_cache_dir
     from engine.redact import register_config
     from engine.runtime import setup_logging
@@ -445,7 +479,7 @@ async def _serve(reader: asyncio.StreamReader, out: Any) -> int:
         waiter.cancel()
         pool.close()
         keeper.cancel()
-        _despite_full(home, leases.release)  # on a full disk: skipped, the lease of a gone process is free
+        despite_full(home, leases.release)  # on a full disk: skipped, the lease of a gone process is free
         runtime.close()
     if stopped:
         send({"bye": os.getpid(), "cpu": time.process_time()})

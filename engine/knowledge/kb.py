@@ -459,15 +459,29 @@ def build_kb(
         raise
 
 
+def documents_outside(store: Store, name: str, paths: Sequence[str | Path]) -> list[str]:
+    """Paths of NAME's documents that are not under any of ``paths`` (the build would remove them);
+    empty for a new knowledge base. A record's path (``file#record``) counts as its file's."""
+    rows = store.query("SELECT d.path FROM documents d JOIN knowledge_bases k ON k.id = d.kb_id WHERE k.name = ? "
+                       "ORDER BY d.path", (name,))
+    roots = [Path(p).expanduser().resolve() for p in paths]
+    out = []
+    for r in rows:
+        doc = Path(r["path"].split("#", 1)[0])
+        if not any(doc == root or root in doc.parents for root in roots):
+            out.append(r["path"])
+    return out
+
+
 def validate_kb_name(name: str) -> str:
     """Check a knowledge-base name: the rule of benchmark names (1-100 letters, digits, ``.``, ``_`` or
-    ``-``, starting with a letter or digit; :func:`engine.bench.items.validate_name`).
+    ``-``, starting with a letter or digit; :data:`engine.home.NAME_RE`).
 
     Raises:
         KnowledgeBaseError: any other name (a newline, a control character, ``*?<>|``, a path, too long);
             the message shows the name with its controls visible and cut to 60 characters.
     """
-    from engine.bench.items import NAME_RE
+    from engine.home import NAME_RE
     from engine.termsafe import termsafe
 
     if not isinstance(name, str) or not NAME_RE.match(name):

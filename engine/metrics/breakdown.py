@@ -22,7 +22,7 @@ Written-down rules (every figure here is tested in ``tests/engine/test_metrics_b
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from engine.metrics.sessions import target_table
@@ -40,20 +40,24 @@ def _effective(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def criterion_rates(store: Store, session_id: int) -> list[dict[str, Any]]:
+def criterion_rates(store: Store, session_id: int, criteria_of: Callable[[int], Sequence[Any]]
+                    ) -> list[dict[str, Any]]:
     """Per criterion of the session's rubric version: judged, met, rate, final, overridden.
+
+    Args:
+        criteria_of: rubric version id -> its criteria (``cid``, ``text``, ``kind``, ``weight``), e.g.
+            ``lambda v: engine.bench.rubric.get_version(store, v).criteria``: passed in, as the
+            benchmarks' layer sits above this one.
 
     Returns:
         One dict per criterion in rubric order: ``cid, text, kind, weight, judged, met, rate,
         final, overridden``; ``[]`` for a session without a rubric version.
     """
-    from engine.bench.rubric import get_version
-
     row = store.one("SELECT rubric_version_id FROM sessions WHERE id = ?", (session_id,))
     if row is None or row["rubric_version_id"] is None:
         return []
     version_id = row["rubric_version_id"]
-    criteria = get_version(store, version_id).criteria
+    criteria = criteria_of(version_id)
     turns = store.query("SELECT id FROM turns WHERE session_id = ? AND rubric_version_id = ? AND score IS NOT NULL "
                         "ORDER BY idx", (session_id, version_id))
     per_turn = [_effective(store.query("SELECT cid, met, source FROM verdicts WHERE turn_id = ? AND "

@@ -48,7 +48,8 @@ no interval.
 **Ability** (issue 28). On a benchmark with a stored item calibration (``viva bench calibrate``), a
 row also has the target's ability with its standard error and 95% interval, and the expected Score on
 the full benchmark that the ability implies (:func:`engine.bench.calibrate.target_abilities`), from the
-responses of the row's own sessions (the scope's, not every session stored). ``ability`` is then
+responses of the row's own sessions (the scope's, not every session stored); the caller passes the
+reader (:data:`Abilities`, :func:`engine.bench.calibrate.scope_abilities`). ``ability`` is then
 ``{"value", "se", "low", "high", "expected_score", "units_answered", "items_run", "items", "model",
 "n_targets", "stale", "note"}``; without a calibration, or without a response to a calibrated unit,
 ``value`` is None and ``note`` says why (never a number made up from the prior alone).
@@ -66,7 +67,7 @@ below).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +90,12 @@ LEVEL = 0.95
 
 FIGURES = ("score", "delta_follow_up", "p_plus", "m_plus", "p_minus", "m_minus", "r_plus", "r_minus", "r")
 """The figures of a row, each ``{"value", "n", "turns", "ci", "ci_note"}``."""
+
+Abilities = Callable[[str, list[int]], "dict[str, dict[str, Any]] | str"]
+"""How a board reads abilities: (benchmark name, the scope's session ids) -> target -> its ability
+figures (``ability, se, low, high, expected_score, units_answered, items_run, items`` and the fit's
+``model, n_targets, stale``), or a note saying why there are none. The calibrations belong to the
+benchmarks' layer, above this one: the caller passes :func:`engine.bench.calibrate.scope_abilities`."""
 
 _SUMS = ("score_mean", "follow_ups", "follow_sum", "challenges", "plus_n", "plus_sum", "minus_n", "minus_sum")
 
@@ -350,9 +357,12 @@ def session_chance(store: Store, session_id: int) -> dict[str, Any] | None:
 
 
 def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
-                resamples: int = RESAMPLES) -> dict[str, Any]:
+                resamples: int = RESAMPLES, abilities: Abilities | None = None) -> dict[str, Any]:
     """The board over the given sessions: rows per (benchmark, target), best Score first within a
     benchmark, and a paired comparison for every two targets of a benchmark.
+
+    ``abilities``: how to read each benchmark's target abilities (:data:`Abilities`); None: the rows
+    carry no ``ability`` (a reader that shows none, e.g. the JUnit report).
 
     Returns:
         ``{"rows": [...], "comparisons": [...], "method": {...}}``; a row has ``benchmark``,
@@ -435,7 +445,8 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
             if unknown:  # calls without counts from their server: the token sums would undercount
                 rows_out[-1].update(tokens_in=None, tokens_out=None, cost=None, tokens_unknown=unknown)
         rows_out.sort(key=lambda r: (r["benchmark"], r["score"] is None, -(r["score"] or 0.0), r["target"]))
-        _attach_abilities(store, rows_out, ids)
+        if abilities is not None:
+            _attach_abilities(rows_out, ids, abilities)
         for i, a in enumerate(rows_out):
             for b in rows_out[i + 1:]:
                 if a["benchmark"] != b["benchmark"]:
@@ -453,25 +464,9 @@ def leaderboard(store: Store, session_ids: Iterable[int], seed: int = SEED,
                                          "were run more than once (two-level bootstrap)"}}
 
 
-NOT_CALIBRATED = "not calibrated (viva bench calibrate {bench})"
-
-
-def _attach_abilities(store: Store, rows: list[dict[str, Any]], session_ids: list[int]) -> None:
-    """Each row's ``ability`` (module docstring): one calibration read and one ability pass per benchmark."""
-    from engine.bench.calibrate import get_calibration, target_abilities
-    from engine.bench.model import BenchError
-
-    by_bench: dict[str, dict[str, dict[str, Any]] | str] = {}
-    for bench in sorted({r["benchmark"] for r in rows}):
-        try:
-            calibration = get_calibration(store, bench) if bench != "-" else None
-        except BenchError:
-            calibration = None
-        if calibration is None:
-            by_bench[bench] = NOT_CALIBRATED.format(bench=bench) if bench != "-" else "no benchmark"
-            continue
-        fit = {"model": calibration["model"], "n_targets": calibration["n_targets"], "stale": calibration["stale"]}
-        by_bench[bench] = {a["target"]: {**a, **fit} for a in target_abilities(store, bench, session_ids, calibration)}
+def _attach_abilities(rows: list[dict[str, Any]], session_ids: list[int], abilities: Abilities) -> None:
+    """Each row's ``ability`` (module docstring): one :data:`Abilities` call per benchmark."""
+    by_bench = {bench: abilities(bench, session_ids) for bench in sorted({r["benchmark"] for r in rows})}
     for r in rows:
         found = by_bench[r["benchmark"]]
         mine = found if isinstance(found, str) else found.get(r["target"])
@@ -486,11 +481,12 @@ def _attach_abilities(store: Store, rows: list[dict[str, Any]], session_ids: lis
 
 
 def scoped_leaderboard(store: Store, run: int | None = None, benchmark: str | None = None,
-                       query: str | None = None, seed: int = SEED, resamples: int = RESAMPLES) -> dict[str, Any]:
+                       query: str | None = None, seed: int = SEED, resamples: int = RESAMPLES,
+                       abilities: Abilities | None = None) -> dict[str, Any]:
     """:func:`leaderboard` over :func:`scope_sessions`, with the judge–human agreement of the same
     sessions: ``{"scope", "sessions", "rows", "comparisons", "method", "agreement"}``."""
     from engine.metrics.sessions import agreement
 
     scope, ids = scope_sessions(store, run, benchmark, query)
-    board = leaderboard(store, ids, seed, resamples)
+    board = leaderboard(store, ids, seed, resamples, abilities)
     return {"scope": scope, "sessions": ids, **board, "agreement": agreement(store, ids or [-1])}

@@ -408,7 +408,7 @@ def session_document(store: Store, session_id: int) -> dict[str, Any]:
                             "note": v.note, "created_at": v.created_at, "criteria": len(v.criteria),
                             "current": v.id == item_current} for v in history],
         "overrides": events,
-        "criteria": criterion_rates(store, session_id),
+        "criteria": criterion_rates(store, session_id, lambda v: get_version(store, v).criteria),
         "agreement": agreement(store, [session_id]),
         "ratings": ratings_table(store, [session_id]).get(s["target"]),
         "chance": session_chance(store, session_id),
@@ -565,6 +565,9 @@ def build_session_report(store: Store, session_id: int) -> Report:
 # -- the run report -----------------------------------------------------------------------------
 def run_document(store: Store, run_id: int) -> dict[str, Any]:
     """The ``viva-run`` JSON document (version :data:`RUN_VERSION`); ``KeyError`` when the run is missing."""
+    from functools import partial
+
+    from engine.bench.calibrate import scope_abilities
     from engine.bench.rubric import current_rubric, get_version, has_rubric
     from engine.interview.queries import effective_status
     from engine.interview.run import derive_run_status
@@ -617,7 +620,7 @@ def run_document(store: Store, run_id: int) -> dict[str, Any]:
         "rubrics": list(rubrics.values()),
         "rubric_board": rubric_leaderboard(store, ids) if ids else [],
         # per (benchmark, target): n and seeded bootstrap 95% intervals over items, paired comparisons
-        "board": leaderboard(store, ids),
+        "board": leaderboard(store, ids, abilities=partial(scope_abilities, store)),
     }
 
 

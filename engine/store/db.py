@@ -9,11 +9,11 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.events import Event
 from engine.redact import redact, redact_in_place
 from engine.store.caps import CAPPED_COLUMNS, MAX_TEXT_CHARS, cap_in_place, cap_text
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -76,17 +76,6 @@ def dumps(value: Any) -> str:
 def loads(value: str | None, default: Any = None) -> Any:
     """Parse a JSON TEXT column; ``default`` for NULL."""
     return default if value is None else json.loads(value)
-
-
-@dataclass(frozen=True)
-class Event:
-    """One row of the append-only event log."""
-
-    seq: int
-    session_id: int | None
-    ts: float
-    kind: str
-    payload: dict[str, Any]
 
 
 class Store:

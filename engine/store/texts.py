@@ -1,7 +1,7 @@
 """Texts and LLM messages stored once, so a turn costs what is new in it (docs/events.md, "Storage").
 
 - ``texts``: each distinct text once (``sha`` of its content is unique). A text is stored whole, or as a
-  delta (:mod:`engine.store.delta`) on another text (``base_id``) when that is smaller: the running
+  delta (:mod:`engine.delta`) on another text (``base_id``) when that is smaller: the running
   summary of turn t on turn t−1's, a judge prompt on the same session's previous judge prompt.
 - ``llm_messages``: the messages of LLM requests as a tree of prefixes. A node is one message (role,
   text) after its parent node; ``chain`` (a hash of the whole prefix) is unique, so a conversation
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from engine.delta import Delta, apply_delta, compact, delta_if_smaller
 from engine.redact import redact
 from engine.store.caps import MAX_TEXT_CHARS, cap_text
-from engine.store.delta import Delta, apply_delta, compact, delta_if_smaller
 
 MEMO_LIMIT = 4096
 """Entries a store's memo keeps before it forgets the older half (a bound on memory, not on correctness)."""

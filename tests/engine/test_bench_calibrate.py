@@ -232,17 +232,21 @@ def test_the_leaderboard_shows_the_ability_from_the_scopes_own_responses(runtime
     """Known answers: with every item run the expected Score is the Score; a run of a few items gets the
     ability of exactly the responses its sessions hold (KnowsK answers questions 0..K-1 right); a
     benchmark without a calibration says so, with no number."""
+    from functools import partial
+
     import numpy as np
 
+    from engine.bench.calibrate import NOT_CALIBRATED, scope_abilities
     from engine.metrics import irt
-    from engine.metrics.leaderboard import NOT_CALIBRATED, scoped_leaderboard
+    from engine.metrics.leaderboard import scoped_leaderboard
     from engine.report import export_run
 
+    abilities = partial(scope_abilities, runtime.store)  # the reader the engine's board and reports pass
     _run(runtime, TARGETS)
-    before = scoped_leaderboard(runtime.store, benchmark="mc")
+    before = scoped_leaderboard(runtime.store, benchmark="mc", abilities=abilities)
     assert all(r["ability"]["value"] is None and r["ability"]["note"] == NOT_CALIBRATED.format(bench="mc") for r in before["rows"])
     fit = calibrate(runtime.store)
-    board = scoped_leaderboard(runtime.store, benchmark="mc")
+    board = scoped_leaderboard(runtime.store, benchmark="mc", abilities=abilities)
     shown = {r["target"]: r["ability"] for r in board["rows"]}
     for a in target_abilities(runtime.store, "mc"):
         mine = shown[a["target"]]
@@ -253,7 +257,7 @@ def test_the_leaderboard_shows_the_ability_from_the_scopes_own_responses(runtime
     run_id = plan_run(runtime, RunRequest(bench="mc", targets=[TARGETS[2]], items=[1, 7, 12], kernel="offline",
                                           policy="threshold", turns=1, seed=0))
     assert not any(asyncio.run(execute_run(runtime, run_id)).values())
-    row = scoped_leaderboard(runtime.store, run=run_id)["rows"][0]
+    row = scoped_leaderboard(runtime.store, run=run_id, abilities=abilities)["rows"][0]
     asked = runtime.store.query("SELECT DISTINCT g.item_id FROM graded_steps g JOIN sessions s ON s.id = g.session_id "
                                 "WHERE s.run_id = ? AND g.phase = 'base'", (run_id,))
     units = fit["units"]  # one unit per item (the right option), item ids 1..12 carry questions 0..11

@@ -207,3 +207,16 @@ def test_cli_build_search_list_and_errors(tmp_path):
     empty.mkdir()
     result = runner.invoke(main, [*base, "build", "other", str(empty)])
     assert result.exit_code == 1 and "no text found" in result.output
+
+
+def test_documents_outside_lists_what_a_build_over_fewer_paths_would_remove(demo):
+    """``viva kb build`` asks before it removes these (engine.knowledge.kb.documents_outside)."""
+    from engine.knowledge.kb import documents_outside
+
+    files = sorted(p for p in demo.src.rglob("*") if p.is_file())
+    stored = {r["path"] for r in demo.store.query("SELECT path FROM documents")}
+    assert documents_outside(demo.store, "demo", [demo.src]) == []
+    outside = documents_outside(demo.store, "demo", [files[0]])
+    assert outside == sorted(p for p in stored if not p.split("#", 1)[0].endswith(files[0].name))
+    assert len(outside) == len(stored) - sum(1 for p in stored if p.split("#", 1)[0] == str(files[0].resolve()))
+    assert documents_outside(demo.store, "no such kb", [demo.src]) == []

@@ -6,13 +6,18 @@ from __future__ import annotations
 import pytest
 
 from engine.bench.items import add_item, create_benchmark
-from engine.bench.rubric import create_rubric, current_rubric, edit_rubric
+from engine.bench.rubric import create_rubric, current_rubric, edit_rubric, get_version
 from engine.metrics.breakdown import NO_TOPIC, criterion_rates, run_totals, topic_table
 from engine.metrics.sessions import target_table
 from engine.store.db import now_iso
 
 CRITERIA = [{"text": "first point"}, {"text": "second point", "weight": 2},
             {"text": "a fault", "kind": "deduction"}]
+
+
+def _criteria(store):
+    """Rubric version id -> its criteria, as the callers above the metrics pass them."""
+    return lambda v: get_version(store, v).criteria
 
 
 def _items(store):
@@ -57,8 +62,8 @@ def test_criterion_rates_use_effective_verdicts(store):
         ("challenge", 1.0, 0.5, {"c1": [(True, "judge"), (False, "human")], "c2": [(True, "judge")]}),
         ("follow-up", None, None, {}),  # not judged: not counted
     ])
-    rates = {r["cid"]: r for r in criterion_rates(store, sid)}
-    assert [r["cid"] for r in criterion_rates(store, sid)] == ["c1", "c2", "c3"]
+    rates = {r["cid"]: r for r in criterion_rates(store, sid, _criteria(store))}
+    assert [r["cid"] for r in criterion_rates(store, sid, _criteria(store))] == ["c1", "c2", "c3"]
     assert (rates["c1"]["judged"], rates["c1"]["met"], rates["c1"]["final"], rates["c1"]["overridden"]) == (3, 2, False, 2)
     assert rates["c1"]["rate"] == pytest.approx(2 / 3)
     assert (rates["c2"]["met"], rates["c2"]["judged"], rates["c2"]["final"]) == (2, 3, True)
@@ -70,13 +75,13 @@ def test_criterion_rates_follow_the_sessions_rubric_version(store):
     a, _ = _items(store)
     sid = _session(store, a, "t1", "finished", [("initial", 1.0, None, {"c1": [(True, "judge")]})])
     v2 = edit_rubric(store, a, [{"op": "delete", "cid": "c3"}], author="human")
-    rates = criterion_rates(store, sid)
+    rates = criterion_rates(store, sid, _criteria(store))
     assert [r["cid"] for r in rates] == ["c1", "c2", "c3"] and rates[0]["met"] == 1  # still on version 1
     store.update("sessions", sid, {"rubric_version_id": v2.id})
-    rates = criterion_rates(store, sid)
+    rates = criterion_rates(store, sid, _criteria(store))
     assert [r["cid"] for r in rates] == ["c1", "c2"]
     assert all(r["judged"] == 0 and r["rate"] is None and r["final"] is None for r in rates)  # no turn on v2 yet
-    assert criterion_rates(store, 999) == []
+    assert criterion_rates(store, 999, _criteria(store)) == []
 
 
 def test_topic_table_and_run_totals(store):

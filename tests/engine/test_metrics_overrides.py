@@ -1,12 +1,13 @@
-"""An override is a fact from its turn on (engine.metrics.overrides): an early-turn override checked
+"""An override is a fact from its turn on (the rule: engine.events.overrides; the stored scores
+recomputed under it: engine.metrics.overrides): an early-turn override checked
 against a hand computation of every figure (issue 25, defect 4)."""
 
 from __future__ import annotations
 
 import pytest
 
+from engine.events.overrides import TurnVerdicts, effective_verdicts_by_turn
 from engine.interview.control import override_verdict
-from engine.metrics.overrides import TurnVerdicts, effective_verdicts_by_turn
 from engine.metrics.sessions import session_metrics
 from tests.tui.conftest import make_benchmark, make_runtime, run_to_end
 

@@ -14,6 +14,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+from engine.bench.rubric import get_version
 from engine.interview.queries import session_detail
 from engine.metrics.breakdown import criterion_rates, run_totals, topic_table
 from engine.metrics.sessions import agreement, ratings_table, session_metrics, target_table
@@ -77,7 +78,7 @@ def test_session_json_is_version_2_with_history_overrides_and_engine_figures(rep
     assert (c3["source"], c3["by"], c3["met"]) == ("human", "ana", True) and "original_met" in c3 and c3["at"]
     # the figures are the engine's, not recomputed
     assert doc["metrics"] == session_metrics(store, sid)
-    assert doc["criteria"] == criterion_rates(store, sid)
+    assert doc["criteria"] == criterion_rates(store, sid, lambda v: get_version(store, v).criteria)
     assert doc["agreement"] == agreement(store, [sid]) and doc["agreement"]["reviewed"] == 2
     detail = session_detail(store, sid)
     assert [t["score"] for t in doc["turns"]] == [t["score"] for t in detail["turns"]]

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from engine.delta import apply_delta, compact, delta_if_smaller, make_delta
 from engine.events.encode import decode_summary, encode_summary
 from engine.llm import cache_key
 from engine.store import Store
-from engine.store.delta import apply_delta, compact, delta_if_smaller, make_delta
 from engine.store.schema import SCHEMA_VERSION
 from engine.store.texts import get_messages, get_text, put_messages, put_text, request_of, response_of
 from tests.engine.fixtures.store_v6.record import TURNS, VOLATILE, record, shown, without

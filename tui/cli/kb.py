@@ -36,22 +36,6 @@ def _progress(quiet: bool, as_json: bool = False):
     return ProgressDisplay(choose_mode(quiet, as_json=as_json), prefix="viva: ")
 
 
-def documents_outside(store: Any, name: str, paths: tuple[str, ...]) -> list[str]:
-    """Paths of NAME's documents that are not under any of ``paths`` (the build would remove them);
-    empty for a new knowledge base. A record's path (``file#record``) counts as its file's."""
-    from pathlib import Path
-
-    rows = store.query("SELECT d.path FROM documents d JOIN knowledge_bases k ON k.id = d.kb_id WHERE k.name = ? "
-                       "ORDER BY d.path", (name,))
-    roots = [Path(p).expanduser().resolve() for p in paths]
-    out = []
-    for r in rows:
-        doc = Path(r["path"].split("#", 1)[0])
-        if not any(doc == root or root in doc.parents for root in roots):
-            out.append(r["path"])
-    return out
-
-
 @click.group("kb")
 def kb() -> None:
     """Knowledge bases: ingest documents, search them, build the context graph, sample paths."""
@@ -81,7 +65,7 @@ def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: in
     read and written in batches (memory stays bounded), and a build that was killed continues where
     it stopped when run again with the same settings.
     """
-    from engine.api import EmbedderError, KnowledgeBaseError, build_kb
+    from engine.api import EmbedderError, KnowledgeBaseError, build_kb, documents_outside
 
     rt = _runtime(ctx)
     outside = documents_outside(rt.store, name, paths)

@@ -6,7 +6,8 @@ before it stores a delta). The diff is one linear pass over lines (a line found 
 refined for an edited line to its clauses and then to the characters that changed, so an appended
 sentence or a dropped last answer costs what changed, not the whole text. A long word replaced by another
 throughout (a per-call nonce in quote markers) becomes one ``rename`` at the head of the delta. Linear
-time, no database.
+time, no database: the store's texts (:mod:`engine.store.texts`) and the ``verdicts`` event's summary
+(:mod:`engine.events.encode`) both use it, so it sits below both, with the small helpers.
 """
 
 from __future__ import annotations
