@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.text.cjk import has_han
+from engine.text.cjk import HAN, has_han
 from engine.text.lexicon import BENCH_STOPWORDS, PAST_VERBS, VERBS
 from engine.text.sentences import chunk_sentences as sentences
 from engine.text.subjects import chunk_subject, is_person, resolve_pronoun, subject_of
@@ -168,7 +168,7 @@ def _cloze_target(sentence: str, topic_words: set[str]) -> str | None:
                   and w not in negated]
     if candidates:
         return max(candidates, key=len)
-    zh = re.findall(r"[\u4e00-\u9fff]{2,4}", sentence)
+    zh = re.findall(f"[{HAN}]{{2,4}}", sentence)
     return max(zh, key=len) if zh else None
 
 

@@ -61,6 +61,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from engine.text.cjk import HAN
 from engine.text.cjk import has_han as is_chinese
 from engine.text.lexicon import VERBS as _VERBS
 from engine.text.numbers import NUMBER_WORDS_PATTERN
@@ -140,10 +141,10 @@ def _cloze_target(sentence: str, topic: str, answer: str | None) -> str | None:
         if m:
             return m.group(0)
         topic_chars = set(topic)
-        clauses = [c for c in re.split(r"[，,；;。：:、！？!?]", sentence) if len(re.findall(r"[\u4e00-\u9fff]", c)) >= 4]
+        clauses = [c for c in re.split(r"[，,；;。：:、！？!?]", sentence) if len(re.findall(f"[{HAN}]", c)) >= 4]
         for clause in reversed(clauses):
-            head = re.search(r"的(?P<x>[\u4e00-\u9fff]{2,4})[^的]*$", clause)
-            span = head.group("x") if head else re.findall(r"[\u4e00-\u9fff]+", clause)[-1][-4:]
+            head = re.search(f"的(?P<x>[{HAN}]{{2,4}})[^的]*$", clause)
+            span = head.group("x") if head else re.findall(f"[{HAN}]+", clause)[-1][-4:]
             if len(span) >= 2 and not set(span) <= topic_chars:
                 return span
         return None

@@ -23,8 +23,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 
 from engine.judge.rubric_judge import make_nonce, quote_answer
+from engine.text.cjk import CJK_HANGUL
 
-_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK_RE = re.compile(f"[{CJK_HANGUL}]")
 
 
 def _join_list(value: Any) -> Any:

@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
 
+from engine.text.cjk import IDEOGRAPHS
+
 PATTERNS_FILE = Path(__file__).with_name("probe_patterns.yaml")
 """The documented pattern file shipped with viva."""
 CREDIT_MIN = 0.90
@@ -53,7 +55,7 @@ SWEEP_SIZE = 12
 NOISE_WORDS = 5000
 """About how many words of noise ``{NOISE}`` stands for."""
 
-_CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+_CJK = re.compile(f"[{IDEOGRAPHS}]")
 _IN_URL = re.compile(r"(?:https?://|www\.)\S*$")
 _PLACEHOLDER = re.compile(r"\{SWEEP:(?P<frame>.*?\{C\}.*?)\}|\{(?P<name>G~|G|X|Y|NOISE|PASSAGE)\}", re.DOTALL)
 

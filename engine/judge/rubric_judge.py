@@ -35,6 +35,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.text.cjk import IDEOGRAPHS
+
 MAX_SCORE = 5.0
 """SedarEval's full score."""
 
@@ -46,7 +48,7 @@ CANNOT_JUDGE = "cannot judge"
 
 ZH, EN = "zh", "en"
 
-_CJK_RE = re.compile(r"[\u3400-\u9fff]")
+_CJK_RE = re.compile(f"[{IDEOGRAPHS}]")
 _NUM = r"([-−]?\d+(?:\.\d+)?)"
 _ZH_SCORE_RE = re.compile(r"最终得分\s*(?:为|是)?\s*\**\s*[:：]\s*\**\s*" + _NUM)
 _EN_SCORE_RE = re.compile(r"final\s+score\s*\**\s*(?:[:：]|\bis\b)\s*\**\s*" + _NUM, re.IGNORECASE)
@@ -419,7 +421,7 @@ _LLM_ONLY = re.compile(r"译|翻译|证明|推导|文采|风格|语气|口吻|�
                        re.IGNORECASE)
 _TASK_LLM_ONLY = re.compile(r"翻译|译成|译为|英译|汉译|证明|translate|prove\b", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(r"[，,。；;！!？?\n：:、]+")
-_TERM = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]", re.IGNORECASE)
+_TERM = re.compile(f"[a-z0-9]+|[{IDEOGRAPHS}]", re.IGNORECASE)
 
 
 def _terms(text: str) -> set[str]:

@@ -42,6 +42,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from engine.text.cjk import CJK_WIDE
+
 CHARS_PER_TOKEN = 3
 """Characters per token assumed when a prompt is sized against a context (below English's ~4: safe)."""
 LEFT_OUT = "[… {n:,} characters left out to fit the model's context …]"
@@ -54,7 +56,7 @@ CJK_CHARS = 3
 """What one CJK character counts in :func:`size`: one token at :data:`CHARS_PER_TOKEN`
 characters a token (Qwen's and GPT-4's tokenizers spend about one token a Chinese character or less; an
 English-only byte-level tokenizer spends more, and such a prompt may still be the server's overflow)."""
-_CJK_RE = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_CJK_RE = re.compile(f"[{CJK_WIDE}]")
 
 
 JSON_CHARS_PER_TOKEN = 2

@@ -8,8 +8,9 @@
   text as Chinese by it.
 
 The widths differ on purpose (a wider range would change what a judge or a generator reads); a caller
-names the one it reads by. The LLM client's token estimate (``engine.llm.fit``) counts CJK punctuation
-and full-width forms too and keeps its own range (a size estimate, not a reading of words).
+names the one it reads by. Two more: :data:`IDEOGRAPHS` (extension A and unified ideographs: the rubric
+judge and the probe) and :data:`CJK_WIDE` (with punctuation and full-width forms: the LLM client's token
+estimate, a size, not a reading of words).
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ CJK_HANGUL = CJK + HANGUL
 """:data:`CJK` and Hangul: the scripts written without spaces (the knowledge base's reading)."""
 HAN = "\u4e00-\u9fff"
 """The CJK unified ideographs only: what the offline generators take for Chinese."""
+IDEOGRAPHS = "\u3400-\u4dbf" + HAN
+"""CJK ideographs, extension A and unified: the rubric judge's and the probe's reading of Chinese terms."""
+FULL_WIDTH = "\u3000-\u303f\uff00-\uffef"
+"""CJK punctuation and full-width forms."""
+CJK_WIDE = CJK_HANGUL + FULL_WIDTH
+""":data:`CJK_HANGUL` with CJK punctuation and full-width forms: every character the LLM client's token
+estimate (``engine.llm.fit``) counts as a CJK character."""
 
 CJK_RE = re.compile(f"[{CJK}]")
 """One character of :data:`CJK`."""

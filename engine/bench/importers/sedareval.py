@@ -45,9 +45,10 @@ from engine.bench.items import ensure_free_name
 from engine.bench.score_standard import FULL_SCORE, parse_score_standard
 from engine.safeload import JSONDepthError, loads_json
 from engine.store import Store
+from engine.text.cjk import HAN
 
 _TURN_RE = re.compile(r"(?:^|(?<=[\s。？！?!；;]))[QqＱｑ]\s*(?P<n>[0-9０-９]+)\s*[:：;；.．、]\s*", re.M)
-_CJK_RE = re.compile(r"[\u4e00-\u9fff]")
+_CJK_RE = re.compile(f"[{HAN}]")
 _STANDARD_SECTION_RE = re.compile(r"【评分标准】\s*\n(?P<body>.*?)(?=\n【|\Z)", re.S)
 _KNOWN_META = {"category", "reference", "score_standard", "id_ex", "is_complete", "auto_prompt"}
 _BOM = b"\xef\xbb\xbf"
