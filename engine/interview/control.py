@@ -100,9 +100,9 @@ def switch_rubric(store: Store, session_id: int, version_id: int) -> int:
 
 def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met: bool,
                      note: str = "", who: str = "human") -> dict[str, Any]:
-    """Override one verdict of a turn; see :func:`engine.interview.session.override_verdict`."""
+    """Override one verdict of a turn; see :func:`engine.interview.overrides.override_verdict`."""
+    from engine.interview.overrides import override_verdict as _override
     from engine.interview.session import SessionError
-    from engine.interview.session import override_verdict as _override
 
     try:
         return _override(store, session_id, turn_idx, cid, met, note, who)
@@ -111,9 +111,9 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
 
 
 def preview_override(store: Store, session_id: int, turn_idx: int, cid: str, met: bool) -> dict[str, Any]:
-    """What an override would change, not written; see :func:`engine.interview.session.preview_override`."""
+    """What an override would change, not written; see :func:`engine.interview.overrides.preview_override`."""
+    from engine.interview.overrides import preview_override as _preview
     from engine.interview.session import SessionError
-    from engine.interview.session import preview_override as _preview
 
     try:
         return _preview(store, session_id, turn_idx, cid, met)
@@ -122,9 +122,9 @@ def preview_override(store: Store, session_id: int, turn_idx: int, cid: str, met
 
 
 def undo_override(store: Store, session_id: int, turn_idx: int, cid: str, who: str = "human") -> dict[str, Any]:
-    """Take back the latest override of a verdict; see :func:`engine.interview.session.undo_override`."""
+    """Take back the latest override of a verdict; see :func:`engine.interview.overrides.undo_override`."""
+    from engine.interview.overrides import undo_override as _undo
     from engine.interview.session import SessionError
-    from engine.interview.session import undo_override as _undo
 
     try:
         return _undo(store, session_id, turn_idx, cid, who)
@@ -134,8 +134,8 @@ def undo_override(store: Store, session_id: int, turn_idx: int, cid: str, who: s
 
 def overrides(store: Store, session_id: int | None = None, run_id: int | None = None) -> list[dict[str, Any]]:
     """The overrides, confirmations and undos of one session or of every session of a run, oldest
-    first (:func:`engine.interview.session.list_overrides`)."""
-    from engine.interview.session import list_overrides
+    first (:func:`engine.interview.overrides.list_overrides`)."""
+    from engine.interview.overrides import list_overrides
 
     if (session_id is None) == (run_id is None):
         raise ControlError("name one session or one run")

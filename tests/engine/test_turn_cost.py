@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from engine.config import Config
+from engine.interview.overrides import override_verdict
 from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
-from engine.interview.session import Session, override_verdict
+from engine.interview.session import Session
 from engine.knowledge.embed import length_batches
 from engine.metrics.breakdown import calls_by_purpose
 from engine.report.model import build_run_report, run_document
