@@ -46,14 +46,7 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
         # the override holds for later turns until the judge changes its verdict (engine.metrics.overrides)
         from engine.metrics.overrides import rescore
 
-        versions: dict[int | None, Any] = {version_id: criteria}
-
-        def criteria_of(vid: int | None) -> Any:
-            if vid not in versions:
-                versions[vid] = get_version(store, vid).criteria
-            return versions[vid]
-
-        figures = rescore(store, session_id, protocol, criteria_of, session_score)
+        figures = rescore(store, session_id, protocol, _criteria_of(store, {version_id: criteria}), session_score)
         by_turn = {t["turn"]: t for t in figures["turns"]}
         score, delta = by_turn[turn_idx]["score"], by_turn[turn_idx]["delta"]
         next_delta = by_turn[turn_idx + 1]["delta"] if turn_idx + 1 in by_turn else None
@@ -90,8 +83,9 @@ def _override_target(store: Store, session_id: int, turn_idx: int, cid: str) -> 
     return row, turn, criteria
 
 
-def _criteria_of(store: Store) -> Callable[[int | None], Any]:
-    versions: dict[int | None, Any] = {}
+def _criteria_of(store: Store, known: dict[int | None, Any] | None = None) -> Callable[[int | None], Any]:
+    """A rubric version's criteria by id, each version read once (``known``: versions already at hand)."""
+    versions: dict[int | None, Any] = dict(known or {})
 
     def criteria_of(vid: int | None) -> Any:
         if vid not in versions:
