@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from engine.bench.items import data_dir_of, get_benchmark, list_items
-from engine.bench.model import Item
+from engine.bench.model import Criterion, Item
 from engine.bench.rubric import current_rubric, has_rubric
 from engine.store import Store
 
@@ -22,8 +22,22 @@ FORMAT = "viva.item/1"
 """The value of every line's ``format`` field."""
 
 CRITERION_FIELDS = ("cid", "text", "kind", "weight", "eval_code", "source_chunk_ids", "raw")
+"""The fields every exported criterion has."""
+
+OPTIONAL_CRITERION_FIELDS = ("cloze",)
+"""Fields a criterion has only when set (``cloze``: a fill-in-the-blank criterion's parts); a file
+without them (written before they existed) reads as before."""
 ITEM_FIELDS = ("ext_id", "topic", "protocol", "question", "turns", "reference", "options", "gold", "difficulty",
                "source_chunk_ids", "meta")
+
+
+def criterion_record(c: Criterion) -> dict[str, Any]:
+    """One criterion as a record's ``rubric`` entry: :data:`CRITERION_FIELDS`, and ``cloze`` (``answer``,
+    ``sentence``) on a fill-in-the-blank criterion."""
+    record = {k: getattr(c, k) for k in CRITERION_FIELDS}
+    if c.cloze is not None:
+        record["cloze"] = c.cloze.to_dict()
+    return record
 
 
 def item_record(store: Store, item: Item, kb: str | None = None, source: str = "") -> dict[str, Any]:
@@ -37,7 +51,7 @@ def item_record(store: Store, item: Item, kb: str | None = None, source: str = "
         record["meta"] = {k: v for k, v in item.meta.items() if k != "data_dir"}
     if has_rubric(store, item.id):
         rv = current_rubric(store, item.id)
-        record["rubric"] = [{k: getattr(c, k) for k in CRITERION_FIELDS} for c in rv.criteria]
+        record["rubric"] = [criterion_record(c) for c in rv.criteria]
         record["rubric_version"] = {"id": rv.id, "version": rv.version, "author": rv.author, "note": rv.note,
                                     "created_at": rv.created_at}
     else:

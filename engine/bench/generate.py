@@ -36,6 +36,7 @@ from engine.bench.items import ensure_free_name
 from engine.bench.model import BenchError, Criterion
 from engine.config import Config, load_yaml, read_text_file
 from engine.store import Store
+from engine.text.cloze import Cloze
 
 RETRIEVE_K = 8
 """Chunks retrieved per topic (questions, stage 1) and per question (stage 2)."""
@@ -459,9 +460,8 @@ def _offline_cloze_items(retrieve: _Retriever, topic: Topic, n: int, seed: int, 
         drops.add("criteria the question does not ask", dropped)
         if len(kept) > OFFLINE_FACTS_PER_QUESTION - 1:
             kept = kept[:OFFLINE_FACTS_PER_QUESTION - 1]
-        first = (f'Gives "{q.answer}" as the missing part of: {q.fact.text}' if q.template == "cloze"
-                 else q.fact.text)
-        crit = [Criterion.new(first, source_chunk_ids=[q.fact.chunk_id])]
+        crit = [Criterion.of_cloze(Cloze(q.answer, q.fact.text), source_chunk_ids=[q.fact.chunk_id])
+                if q.template == "cloze" else Criterion.new(q.fact.text, source_chunk_ids=[q.fact.chunk_id])]
         crit += [Criterion.new(k.text, source_chunk_ids=[k.chunk_id]) for k in kept]
         drafts.append(ItemDraft(
             protocol="adaptive", question=q.question, topic=topic.name,

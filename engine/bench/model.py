@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from engine.text.cloze import Cloze
+
 PROTOCOLS = ("adaptive", "graded", "task", "rubric")
 """The protocols an item can suit (see DESIGN.md, "Protocols")."""
 
@@ -124,6 +126,9 @@ class Criterion:
             imported short answer); such a criterion is judged by :mod:`engine.judge.answers`
             against the target's reply to the question that carries it, never by similarity.
         asks: the question that carries the criterion (``None``: the item's own question).
+        cloze: a fill-in-the-blank criterion's parts (the missing part and the whole sentence), whose
+            ``text`` is their wording (:class:`engine.text.cloze.Cloze`); the judge and the offline
+            kernel read the parts from here, never from the text.
     """
 
     cid: str
@@ -136,14 +141,20 @@ class Criterion:
     raw: str | None = None
     answers: list[str] | None = None
     asks: str | None = None
+    cloze: Cloze | None = None
 
     @classmethod
     def new(cls, text: str, kind: str = "point", weight: float = 1.0, eval_code: str | None = None,
             source_chunk_ids: list[int] | None = None, raw: str | None = None, answers: list[str] | None = None,
-            asks: str | None = None) -> Criterion:
+            asks: str | None = None, cloze: Cloze | None = None) -> Criterion:
         """A criterion not yet in a rubric (cid and ord are assigned when it is saved)."""
         return cls("", 0, text, kind, weight, eval_code, list(source_chunk_ids or []), raw,
-                   list(answers) if answers else None, asks)
+                   list(answers) if answers else None, asks, cloze)
+
+    @classmethod
+    def of_cloze(cls, cloze: Cloze, source_chunk_ids: list[int] | None = None) -> Criterion:
+        """A fill-in-the-blank criterion: its parts, and their wording as its text."""
+        return cls.new(cloze.wording(), source_chunk_ids=source_chunk_ids, cloze=cloze)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy."""

@@ -31,6 +31,7 @@ from typing import Any
 from engine.bench.model import AUTHORS, KINDS, BenchError, Criterion, RubricVersion
 from engine.store import Store
 from engine.store.db import dumps, loads, now_iso
+from engine.text.cloze import Cloze, parse_cloze
 
 _CID_RE = re.compile(r"^c([1-9][0-9]*)$")
 
@@ -52,7 +53,9 @@ class Add:
 
 @dataclass(frozen=True)
 class Edit:
-    """Change a criterion's text (optionally also its source chunk ids)."""
+    """Change a criterion's text (optionally also its source chunk ids). A cloze criterion keeps its
+    parts while its text is unchanged; new words carry the parts their wording states (none, unless
+    they keep the cloze wording: :func:`engine.text.cloze.parse_cloze`)."""
 
     cid: str
     text: str
@@ -172,6 +175,8 @@ def _check_criterion(c: Criterion, where: str) -> Criterion:
         raise BenchError(f"{where}: gold answers are only allowed on criteria of kind 'point' (kind is {c.kind!r})")
     if c.asks is not None and (not isinstance(c.asks, str) or not c.asks.strip()):
         raise BenchError(f"{where}: asks must be the question's text or null")
+    if c.cloze is not None and not isinstance(c.cloze, Cloze):
+        raise BenchError(f"{where}: cloze must be a Cloze (answer, sentence) or null, got {c.cloze!r}")
     return c
 
 
@@ -190,7 +195,10 @@ def _check_rubric(criteria: Sequence[Criterion]) -> None:
 
 def as_criterion(value: Criterion | dict[str, Any], where: str = "criterion") -> Criterion:
     """Accept a :class:`Criterion` or a dict with ``text`` and optional ``cid``, ``kind``, ``weight``,
-    ``eval_code``, ``source_chunk_ids``, ``raw``.
+    ``eval_code``, ``source_chunk_ids``, ``raw``, ``answers``, ``asks``, ``cloze``.
+
+    A dict without ``cloze`` (a file or an editor that gives only the text) gets the parts its text's
+    wording states (:func:`engine.text.cloze.parse_cloze`); ``"cloze": null`` says it has none.
 
     Raises:
         BenchError: a field is missing or of the wrong type.
@@ -199,15 +207,20 @@ def as_criterion(value: Criterion | dict[str, Any], where: str = "criterion") ->
         c = value
     elif isinstance(value, dict):
         unknown = set(value) - {"cid", "ord", "text", "kind", "weight", "eval_code", "source_chunk_ids", "raw",
-                                "answers", "asks"}
+                                "answers", "asks", "cloze"}
         if unknown:
             raise BenchError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
         if "text" not in value:
             raise BenchError(f"{where}: missing field 'text'")
+        try:
+            cloze = Cloze.from_dict(value["cloze"]) if "cloze" in value else \
+                parse_cloze(value["text"]) if isinstance(value["text"], str) else None
+        except ValueError as exc:
+            raise BenchError(f"{where}: {exc}") from None
         c = Criterion(cid=value.get("cid") or "", ord=0, text=value["text"], kind=value.get("kind", "point"),
                       weight=value.get("weight", 1.0), eval_code=value.get("eval_code"),
                       source_chunk_ids=value.get("source_chunk_ids") or [], raw=value.get("raw"),
-                      answers=value.get("answers") or None, asks=value.get("asks"))
+                      answers=value.get("answers") or None, asks=value.get("asks"), cloze=cloze)
     else:
         raise BenchError(f"{where}: expected a criterion object, got {type(value).__name__}")
     c = replace(c, source_chunk_ids=list(c.source_chunk_ids or []),
@@ -223,7 +236,8 @@ def _load_version(store: Store, row: dict[str, Any]) -> RubricVersion:
     crit = [
         Criterion(cid=r["cid"], ord=r["ord"], text=r["text"], kind=r["kind"], weight=r["weight"],
                   eval_code=r["eval_code"], source_chunk_ids=loads(r["source_chunk_ids"], []), raw=r["raw"],
-                  answers=loads(r.get("answers"), None), asks=r.get("asks"))
+                  answers=loads(r.get("answers"), None), asks=r.get("asks"),
+                  cloze=Cloze.from_dict(loads(r.get("cloze"), None)))
         for r in store.query("SELECT * FROM criteria WHERE rubric_version_id = ? ORDER BY ord", (row["id"],))
     ]
     return RubricVersion(id=row["id"], rubric_id=row["rubric_id"], version=row["version"],
@@ -309,7 +323,8 @@ def _write_version(store: Store, rubric_id: int, criteria: Sequence[Criterion], 
         db["criteria"].insert_all([
             {"rubric_version_id": vid, "cid": c.cid, "ord": i, "text": c.text, "kind": c.kind,
              "weight": float(c.weight), "eval_code": c.eval_code, "source_chunk_ids": dumps(list(c.source_chunk_ids)),
-             "raw": c.raw, "answers": dumps(list(c.answers)) if c.answers else None, "asks": c.asks}
+             "raw": c.raw, "answers": dumps(list(c.answers)) if c.answers else None, "asks": c.asks,
+             "cloze": dumps(c.cloze.to_dict()) if c.cloze else None}
             for i, c in enumerate(criteria)
         ])
         store.conn.execute("UPDATE rubrics SET current_version_id = ? WHERE id = ?", (vid, rubric_id))
@@ -412,7 +427,10 @@ def apply_ops(criteria: Sequence[Criterion], ops: Sequence[Op | dict[str, Any]],
         elif isinstance(op, Edit):
             j = _find(out, op.cid, i)
             ids = out[j].source_chunk_ids if op.source_chunk_ids is None else list(op.source_chunk_ids)
-            out[j] = _check_criterion(replace(out[j], text=op.text, source_chunk_ids=ids), where)
+            # new words: the cloze parts are what they state (none unless they keep the cloze wording)
+            cloze = out[j].cloze if op.text == out[j].text else parse_cloze(op.text) if isinstance(op.text, str) \
+                else None
+            out[j] = _check_criterion(replace(out[j], text=op.text, source_chunk_ids=ids, cloze=cloze), where)
             log.append(f"edit {op.cid}")
         elif isinstance(op, Delete):
             j = _find(out, op.cid, i)

@@ -25,7 +25,7 @@ preference, the first form that fits and was not asked before:
 5. *cloze*: the criterion's sentence with one value blanked ("Complete this statement: "Washing takes
    ____ seconds.""; Chinese "请补全这句话：「…____…」"): a number, else a capitalised name, else the
    longest word of 7 letters or more outside the topic and the sentence's subject; for a generated
-   cloze criterion (``Gives "A" as the missing part of: S``) the blank is A. Chinese (no word
+   cloze criterion (its ``cloze`` field: A missing from S, :mod:`engine.text.cloze`) the blank is A. Chinese (no word
    segmentation offline): a number (Arabic, or Chinese numerals before a measure word, a lone 一
    excepted), else the 2-4 characters after the last 的 of the last clause, else that clause's last 4
    characters, never a span made only of the topic's characters.
@@ -63,6 +63,7 @@ from typing import Any
 
 from engine.text.cjk import HAN
 from engine.text.cjk import has_han as is_chinese
+from engine.text.cloze import CriterionIn, cloze_of, criterion_text
 from engine.text.lexicon import VERBS as _VERBS
 from engine.text.numbers import NUMBER_WORDS_PATTERN
 from engine.text.sentences import QUOTATION as _QUOTED
@@ -82,7 +83,6 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?:\s*(?:to|-|–)\s*\d+(?:[.,]\
 _NUMBER_ZH = re.compile(r"\d+(?:\.\d+)?(?:\s*[-–~至到]\s*\d+(?:\.\d+)?)?|"
                         r"(?:[二两三四五六七八九十百千万]|一[十百千万])[一二两三四五六七八九十百千万]*(?=[个种天周月年次小分秒岁%])")
 _NAME = re.compile(r"(?<=\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
-_CLOZE = re.compile(r'^Gives "(?P<answer>.+?)" as the missing part of:\s*(?P<sentence>.*)$', re.S)
 _CONFIRMATION = re.compile(
     r"^\s*(?:yes|yeah|yep|no|sure|absolutely|certainly|definitely|indeed|correct|right|ok|okay|i am sure|i'm sure|"
     r"i am confident|i'm confident|i am certain|i'm certain|i stand by (?:it|that|my answer|this)|that is correct|"
@@ -121,13 +121,16 @@ def _quote(text: str) -> str:
     return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip(" ,;:") + "…"
 
 
-def criterion_statement(text: str, topic: str = "") -> str:
+def criterion_statement(criterion: CriterionIn, topic: str = "") -> str:
     """What a criterion states, as a sentence: scaffolding off ("States that", labels), a generated
-    cloze's full sentence, an opening pronoun resolved with the topic."""
+    cloze's full sentence, an opening pronoun resolved with the topic.
+
+    ``criterion``: a criterion object (a cloze read from its field) or a plain text (a cloze read back
+    from its wording: :func:`engine.text.cloze.cloze_of`)."""
     from engine.judge.freetext import claim_of
 
-    m = _CLOZE.match(text.strip())
-    basis = m.group("sentence").strip() if m else claim_of(text)[0]
+    cloze = cloze_of(criterion)
+    basis = cloze.sentence.strip() if cloze else claim_of(criterion_text(criterion))[0]
     basis = re.sub(r"^\s*(?:[(（\[]?\s*(?:[A-Za-z]\d{0,2}|\d{1,2}|[一二三四五六七八九十]+)\s*[)）\].、:：])\s*", "",
                    basis, count=1).strip() or basis
     return resolve_pronoun(basis, topic or None)
@@ -417,11 +420,12 @@ def about_question(sentence: str, topic: str = "") -> str | None:
     return q
 
 
-def follow_up_candidates(text: str, topic: str = "") -> list[tuple[str, str]]:
-    """The follow-ups a criterion can be asked as, best first: ``(form, question)`` with form
-    ``definition``, ``quantity`` or ``cloze`` (see the module docstring)."""
-    cloze = _CLOZE.match(text.strip())
-    sentence = criterion_statement(text, topic)
+def follow_up_candidates(criterion: CriterionIn, topic: str = "") -> list[tuple[str, str]]:
+    """The follow-ups a criterion (an object or a plain text, as :func:`criterion_statement` takes it) can
+    be asked as, best first: ``(form, question)`` with form ``definition``, ``quantity`` or ``cloze`` (see
+    the module docstring)."""
+    cloze = cloze_of(criterion)
+    sentence = criterion_statement(criterion, topic)
     chinese = is_chinese(sentence)
     out: list[tuple[str, str]] = []
     if not chinese and len(sentence.split()) < 4 or chinese and len(sentence) < 8:
@@ -434,7 +438,7 @@ def follow_up_candidates(text: str, topic: str = "") -> list[tuple[str, str]]:
         made = wh_question(sentence, topic)
         if made:
             out.append(("wh", made[0]))
-    if not cloze or re.fullmatch(r"[\d.,\s]+(?:to|-|–)?[\d.,\s]*\w*", cloze.group("answer")):
+    if not cloze or re.fullmatch(r"[\d.,\s]+(?:to|-|–)?[\d.,\s]*\w*", cloze.answer):
         q = _quantity(sentence, chinese)  # a cloze whose answer is a number: asked as "how many"
         if q:
             out.append(("quantity", q))
@@ -442,7 +446,7 @@ def follow_up_candidates(text: str, topic: str = "") -> list[tuple[str, str]]:
         made_about = about_question(sentence, topic)
         if made_about:
             out.append(("about", made_about))
-    target = _cloze_target(sentence, topic, cloze.group("answer") if cloze else None)
+    target = _cloze_target(sentence, topic, cloze.answer if cloze else None)
     if target:
         out.append(("cloze", _cloze(sentence, target, chinese)[0]))
     return out
@@ -479,15 +483,15 @@ def follow_up_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
     asked = [q for q in asked if q]
     asked_set = set(asked)
     blanks = _asked_blanks(asked)
-    hidden = [m.group("answer") for c in criteria if (m := _CLOZE.match(c.text.strip()))]
+    hidden = [cloze.answer for c in criteria if (cloze := cloze_of(c))]
     open_ones = [c for c in criteria if is_open(c, met)]
     # each open criterion is asked once before any is asked again (in another form): a target that
     # does not know one fact is asked for the next, not pressed on the same one
-    unasked = [c for c in open_ones if not any(q in asked_set for _f, q in follow_up_candidates(c.text, topic))]
+    unasked = [c for c in open_ones if not any(q in asked_set for _f, q in follow_up_candidates(c, topic))]
     for c in unasked + [c for c in open_ones if c not in unasked]:
-        own = _CLOZE.match(c.text.strip())
-        others = [h for h in hidden if not own or h != own.group("answer")]
-        for _form, question in follow_up_candidates(c.text, topic):
+        own = cloze_of(c)
+        others = [h for h in hidden if not own or h != own.answer]
+        for _form, question in follow_up_candidates(c, topic):
             if question in asked_set or _names_any(question, others):
                 continue
             blank = _blank_of(question)
@@ -656,12 +660,12 @@ def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
     answers = [t.answer for t in reversed(history) if t.answer]  # the latest first
     if answers and earned:
         by_id = {c.cid: c for c in criteria}
-        pool = [criterion_statement(c.text, topic) for c in criteria if c.kind != "deduction"]
+        pool = [criterion_statement(c, topic) for c in criteria if c.kind != "deduction"]
         for cid in earned:
             c = by_id.get(cid)
             if c is None or c.kind == "deduction" or getattr(c, "answers", None):
                 continue
-            statement = criterion_statement(c.text, topic)
+            statement = criterion_statement(c, topic)
             claim = next((found for a in answers
                           if (found := _best_claim(statement, claims_of(a) or split_sentences(a)))), None)
             if claim is None:
@@ -703,7 +707,7 @@ def contest_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bool
         claims = [c for c in claims_of(t.answer or "") if fresh(c)]
         if claims:
             break
-    covered = [criterion_statement(c.text, topic) for c in criteria
+    covered = [criterion_statement(c, topic) for c in criteria
                if c.kind != "deduction" and met.get(c.cid) and not getattr(c, "answers", None)]
     chinese = is_chinese(" ".join(claims)) or is_chinese(topic)
     options: list[str] = []

@@ -2,8 +2,9 @@
 candidate statements (sentences, clauses with their negation scope, keyword lists, an opening yes/no).
 
 :func:`claim_of` strips a criterion's scaffolding ("States that ...", a rubric's question about the
-answer, a points annotation) and reads the two generated criterion forms (``Answers "Q" with "A"``,
-``Gives "X" as the missing part of: S``); :func:`candidates` cuts a reply into what it asserts
+answer, a points annotation), reads the SQuAD criterion form (``Answers "Q" with "A"``) and takes a
+fill-in-the-blank criterion's parts from its cloze field (:class:`engine.text.cloze.Cloze`, never from
+its wording); :func:`candidates` cuts a reply into what it asserts
 (:func:`engine.judge.stance.asserted_text`), its sentences, the pairs of adjacent sentences and the
 whole reply. The scoring is :mod:`engine.judge.freetext`'s.
 """
@@ -17,6 +18,7 @@ from functools import lru_cache
 
 from engine.judge.stance import asserted_text, refutes
 from engine.text.cjk import CJK
+from engine.text.cloze import Cloze
 from engine.text.lexicon import NEGATION_CJK, STOPWORDS, is_negation
 from engine.text.negation import clause_parts, scoped_clauses
 from engine.text.sentences import split_sentences
@@ -47,7 +49,6 @@ _ASKED = re.compile(
 _POINTS = re.compile(r"\s*[(\[]\s*[+-]?\d+(?:\.\d+)?\s*(?:points?|pts?|marks?|p)?\s*[)\]]\s*$", re.IGNORECASE)
 _FACT_THAT = re.compile(r"^\s*(?:the\s+fact|the\s+idea|the\s+point)\s+that\s+", re.IGNORECASE)
 _SQUAD = re.compile(r'^Answers\s+"(?P<q>.+?)"\s+with\s+"(?P<a>.+?)"', re.DOTALL)
-_CLOZE = re.compile(r'^Gives\s+"(?P<a>.+?)"\s+as the missing part of:\s*(?P<s>.*)$', re.DOTALL)
 _LIST_SPLIT = re.compile(r"[,;/|•·\n、，；]+")
 LINKING = frozenset("""is are was were be been being am has have had do does did can could will would shall should
 may might must not no never because since so that which who whom whose when where while if than then by to into
@@ -103,20 +104,20 @@ def _blanked(sentence: str, answer: str) -> str:
     return sentence if at < 0 else f"{sentence[:at]}____{sentence[at + len(answer):]}"
 
 
-def claim_of(criterion: str) -> tuple[str, str]:
+def claim_of(criterion: str, cloze: Cloze | None = None) -> tuple[str, str]:
     """(claim, extra question context) of a criterion: scaffolding removed.
 
-    ``Answers "Q" with "A"`` -> ("A", "Q"); ``Gives "X" as the missing part of: S`` -> ("X", S with X
-    blanked as ``____``);
+    A cloze criterion (its parts in ``cloze``: X missing from S) -> ("X", S with X blanked as ``____``),
+    whatever its text; ``Answers "Q" with "A"`` -> ("A", "Q");
     "States that liquid oxygen is pale blue" -> ("liquid oxygen is pale blue", "").
     """
+    if cloze is not None:
+        answer = cloze.answer.strip()
+        return answer, _blanked(cloze.sentence.strip(), answer)
     text = (criterion or "").strip()
     m = _SQUAD.match(text)
     if m:
         return m.group("a").strip(), m.group("q").strip()
-    m = _CLOZE.match(text)
-    if m:
-        return m.group("a").strip(), _blanked(m.group("s").strip(), m.group("a").strip())
     # a rubric's own wording around the fact: a list mark, a question about the answer ("Does the
     # response mention that X?", "Is it stated that X?", "Whether the answer says X"), the scaffolding
     # verbs ("States that X"), "the fact that", a points annotation ("(2 points)")

@@ -11,7 +11,9 @@ Rules (:meth:`FreeTextJudge.judge`):
    that", "Incorrectly says", 指出/声称/提到 ..., a question about the answer: "Does the response
    mention that", "Is it stated that", "Whether the answer says"; a list mark, "the fact that" and a
    points annotation such as "(2 points)"); ``Answers "Q" with "A"`` is judged as the claim
-   "A" to the question "Q", ``Gives "X" as the missing part of: S`` as the claim "X" to the question S.
+   "A" to the question "Q", a cloze criterion (X missing from S, read from its ``cloze`` field:
+   :mod:`engine.text.cloze`; a plain text in the wording ``Gives "X" as the missing part of: S`` is
+   read back by :func:`engine.text.cloze.parse_cloze`) as the claim "X" to the question S blanked.
 2. **The fact words** are the claim's content words (stemmed; numbers and CJK characters
    included) minus the words of the question: what the answer could have copied from the question
    proves nothing. When every claim word is in the question (a yes/no question), the fact words are
@@ -107,6 +109,7 @@ from engine.judge.fact_words import (
     weighted,
     word_weight,
 )
+from engine.text.cloze import Cloze, CriterionIn, cloze_of, criterion_text
 from engine.text.negation import scoped_clauses
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_stems, content_words, stem
@@ -201,23 +204,25 @@ class FreeTextJudge:
             self._embedder = get_embedding_service()
         return self._embedder
 
-    def judge(self, criterion_text: str, reply: str, question: str = "", deduction: bool = False) -> FactVerdict:
+    def judge(self, criterion: CriterionIn, reply: str, question: str = "", deduction: bool = False) -> FactVerdict:
         """Judge one criterion against a reply.
 
         Args:
-            criterion_text: the criterion (a fact, or for a deduction the wrong claim).
+            criterion: the criterion (a fact, or for a deduction the wrong claim): a criterion object (its
+                text and cloze field) or a plain text (:data:`engine.text.cloze.CriterionIn`).
             reply: the target's reply (or all its answers so far).
             question: the question asked; words the reply could copy from it earn nothing.
             deduction: the criterion describes a wrong claim; met means the reply makes it.
         """
-        return self.judge_many([criterion_text], reply, question, [deduction])[0]
+        return self.judge_many([criterion], reply, question, [deduction])[0]
 
-    def judge_many(self, criteria: Sequence[str], reply: Reply, question: str = "",
+    def judge_many(self, criteria: Sequence[CriterionIn], reply: Reply, question: str = "",
                    deductions: Sequence[bool] | None = None) -> list[FactVerdict]:
         """Judge several criteria against one reply with a single embedding batch.
 
         Args:
-            criteria: the criteria's texts.
+            criteria: the criteria: objects (a cloze criterion read from its ``cloze`` field) or plain
+                texts (a cloze read back from its wording: :func:`engine.text.cloze.cloze_of`).
             reply: the target's reply; or, for a summary of several turns, its (question, answer)
                 pieces in order: each sentence's cosine then takes the question it answered as its
                 context (rule 4), and candidates still pair adjacent sentences across pieces.
@@ -235,7 +240,7 @@ class FreeTextJudge:
         vectors = self.embedder.embed(job.texts) if job.texts else None  # the service caches
         return self.complete(job, vectors)
 
-    def prepare(self, criteria: Sequence[str], reply: Reply, question: str = "",
+    def prepare(self, criteria: Sequence[CriterionIn], reply: Reply, question: str = "",
                 deductions: Sequence[bool] | None = None) -> FactJob:
         """The first half of :meth:`judge_many`: the claims, the candidates and the texts to embed.
 
@@ -249,7 +254,7 @@ class FreeTextJudge:
         flags = list(deductions) if deductions is not None else [False] * len(criteria)
         if len(flags) != len(criteria):
             raise ValueError(f"{len(criteria)} criteria but {len(flags)} deduction flags")
-        claims = [self._claim(c, question) for c in criteria]
+        claims = [self._claim(criterion_text(c), cloze_of(c), question) for c in criteria]
         candidates = reply_candidates(reply or "", question)
         if not candidates:
             return FactJob(claims, candidates, flags, [])
@@ -277,8 +282,8 @@ class FreeTextJudge:
             verdicts.append(self._verdict(claim, candidates, cos, job.flags[i], soft_matches(claim, candidates, word_vecs)))
         return verdicts
 
-    def _claim(self, criterion: str, question: str) -> FactClaim:
-        text, extra = claim_of(criterion)
+    def _claim(self, criterion: str, cloze: Cloze | None, question: str) -> FactClaim:
+        text, extra = claim_of(criterion, cloze)
         context = " ".join(p for p in (question.strip(), extra) if p)
         stems = unique(content_stems(text))
         q_stems = set(content_stems(context))
@@ -311,7 +316,7 @@ class FreeTextJudge:
         return FactClaim(text, context, extra, stems, facts or stems, not facts, negated, predicate,
                       frozenset(neutral - positive), numbers, weights, surface, names, frozenset(positive))
 
-    def prepare_met(self, criteria: Sequence[str], reply: Reply, question: str = "",
+    def prepare_met(self, criteria: Sequence[CriterionIn], reply: Reply, question: str = "",
                     deductions: Sequence[bool] | None = None) -> FactJob:
         """Like :meth:`prepare` for a caller that needs only ``met`` (:meth:`complete_met`): texts only
         for the candidates whose cosine can decide it.
@@ -526,7 +531,7 @@ _SHARED: FreeTextJudge | None = None
 _SHARED_LOCK = threading.Lock()
 
 
-def judge_fact(criterion: str, answer: str, question: str = "") -> FactVerdict:
+def judge_fact(criterion: CriterionIn, answer: str, question: str = "") -> FactVerdict:
     """Does ``answer`` state the fact ``criterion`` states? The offline free-text judge's verdict.
 
     The rules are :class:`FreeTextJudge`'s (the module docstring) at :data:`DEFAULT_THRESHOLD`, with

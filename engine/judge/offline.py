@@ -31,10 +31,6 @@ from engine.text.sentences import split_sentences
 from engine.text.tokens import content_words as text_content_words
 from engine.text.tokens import stem
 
-# Criteria written by the offline benchmark generator for a fill-in-the-blank question.
-_CLOZE = re.compile(r'^Gives "(?P<answer>.+?)" as the missing part of:', re.DOTALL)
-
-
 _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
 
 
@@ -282,12 +278,12 @@ class OfflineJudge:
         turns = [(t.question or "", t.answer or "") for t in history] + [(question or "", "")]
         asked = " ".join(examiner_text(q, [a for _, a in turns[:i]], [x for x, _ in turns[:i]])
                          for i, (q, _) in enumerate(turns) if q)
-        texts = [c.text for c in criteria]
         deductions = [c.kind == "deduction" for c in criteria]
-        # each summary sentence is judged in the context of the question it answered
+        # each summary sentence is judged in the context of the question it answered (a cloze criterion
+        # read from its field: the criteria go as they are, not as texts)
         # the latest answer alone only sets in_answer (met): cosines are embedded only where they decide it
-        jobs = [self.facts.prepare(texts, parts, asked, deductions),
-                self.facts.prepare_met(texts, answer or "", question or "", deductions)] if criteria else []
+        jobs = [self.facts.prepare(criteria, parts, asked, deductions),
+                self.facts.prepare_met(criteria, answer or "", question or "", deductions)] if criteria else []
         # One batch for the turn: both jobs' texts and, when the embedder keeps vectors (the embedding
         # service), the new summary: the adaptive protocol's cos_t then finds it in the cache. Vectors
         # are batch-invariant, so the verdicts equal those of separate runs; texts seen before are hits.

@@ -529,7 +529,7 @@ def offline_estimate(question: str, reference: str | None, criteria: Sequence[An
             met = share >= REFERENCE_RECALL
             evidence = f"reference says {words!r}; the answer holds {share:.0%} of its terms"
         elif freetext is not None and not (_CJK_RE.search(body) and (reference or "").strip()):
-            v = freetext.judge(c.text, answer, question=question, deduction=not is_point)
+            v = freetext.judge(c, answer, question=question, deduction=not is_point)
             met, evidence = v.met, f"free-text judge: {v.rationale}"
         else:
             points.append(PointEstimate(c.cid, NEEDS_LLM, f"{NEEDS_LLM}: the reference does not state it"))

@@ -6,8 +6,11 @@ migration that has shipped: append a new one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
+
+from engine.text.cloze import parse_cloze
 
 
 def _migration_7(store: Any) -> None:
@@ -472,5 +475,25 @@ MIGRATIONS.append("""
 ALTER TABLE llm_calls ADD COLUMN purpose TEXT NOT NULL DEFAULT '';
 CREATE INDEX llm_calls_session ON llm_calls(session_id);
 """)
+
+
+
+def _migration_12(store: Any) -> None:
+    """Migration 12 (see its comment in ``MIGRATIONS``)."""
+    conn = store.conn
+    conn.execute("ALTER TABLE criteria ADD COLUMN cloze TEXT")
+    rows = conn.execute("SELECT id, text FROM criteria WHERE text LIKE '%missing part of:%'").fetchall()
+    for row_id, text in rows:
+        cloze = parse_cloze(text)
+        if cloze is not None:  # the JSON engine.store.db.dumps writes
+            conn.execute("UPDATE criteria SET cloze = ? WHERE id = ?",
+                         (json.dumps(cloze.to_dict(), ensure_ascii=False, sort_keys=True), row_id))
+
+
+# 12: a fill-in-the-blank criterion carries its parts (``criteria.cloze``: JSON ``{"answer", "sentence"}``,
+#     :class:`engine.text.cloze.Cloze`) instead of a text its readers parse. The rows written before get the
+#     parts their text's wording states (:func:`engine.text.cloze.parse_cloze`, the one reading of it), so an
+#     old database's items are judged and asked about as before.
+MIGRATIONS.append(_migration_12)
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -16,7 +16,9 @@ list or parameter of the one rule), never a copy of its own.
   generators' plain splits) and quotations;
 - :mod:`engine.text.negation`: clauses and negation scope;
 - :mod:`engine.text.subjects`: an English sentence's opening noun phrase, pronouns resolved to it;
-- :mod:`engine.text.normalize`: Unicode normal forms, entity keys, content hashes.
+- :mod:`engine.text.normalize`: Unicode normal forms, entity keys, content hashes;
+- :mod:`engine.text.cloze`: a fill-in-the-blank criterion's parts, its wording and the one reading of
+  that wording back (for texts that carry no parts).
 
 What an answer *asserts* (supposition, refutation, attribution, withdrawal, indecision, ...) is the
 judge's reading, not the text's: :mod:`engine.judge.stance`, built on this module. The gold judge's

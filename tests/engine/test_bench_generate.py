@@ -14,6 +14,7 @@ from engine.bench.model import BenchError
 from engine.bench.rubric import current_rubric
 from engine.config import Config
 from engine.knowledge.kb import build_kb
+from engine.text.cloze import Cloze
 from tests.engine.test_bench_import import HashEmbedder
 
 FIX = Path(__file__).parent / "fixtures" / "bench"
@@ -57,10 +58,16 @@ async def test_offline_generation_is_grounded_and_seeded(store, home, kb):
             assert "____" in item.question and item.gold in fact
         rv = current_rubric(store, item.id)
         assert rv.author == "kernel" and len(rv.criteria) >= 1
+        # a fill-in-the-blank item's first criterion carries its parts (stored, read back), worded as its text
+        first = rv.criteria[0]
+        if item.meta["template"] == "cloze":
+            assert first.cloze == Cloze(item.gold, fact) and first.text == first.cloze.wording()
+        assert all(c.cloze is None for c in rv.criteria[item.meta["template"] == "cloze":])
         for c in rv.criteria:  # every criterion is a key fact of the chunk it cites
             assert c.source_chunk_ids and c.source_chunk_ids[0] in chunks
-            sentence = c.text.split("missing part of: ")[-1]
+            sentence = c.cloze.sentence if c.cloze else c.text
             assert sentence in " ".join(chunks[c.source_chunk_ids[0]].split())
+    assert any(item.meta["template"] == "cloze" for item in items)
     topics = {i.topic for i in items}
     assert topics == {"volcanoes", "honey bees"}
     again = await generate_benchmark(store, home, "gen2", kb, TOPICS, per_topic=2, seed=3, embedder=HashEmbedder())
@@ -177,7 +184,7 @@ async def test_offline_generation_stays_on_topic_merges_duplicates_and_reports_i
     for item in items:
         assert titles[item.source_chunk_ids[0]] == expected_doc[item.topic], (item.topic, item.question)
         for c in current_rubric(store, item.id).criteria:
-            assert not re.match(r"^(?:It|They|This|These)\b", c.text.split("missing part of: ")[-1]), c.text
+            assert not re.match(r"^(?:It|They|This|These)\b", c.cloze.sentence if c.cloze else c.text), c.text
     keys = [i.meta["key_sentence"] for i in items]
     assert len(keys) == len(set(keys))
     assert s.dropped.get("off-topic key sentence(s)", 0) > 0 and s.dropped.get("pronouns resolved", 0) > 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.bench.model import Criterion
 from engine.judge.freetext import (
     DEFAULT_THRESHOLD,
     KEYWORD_SHARE,
@@ -14,6 +15,7 @@ from engine.judge.freetext import (
     judge_fact,
 )
 from engine.knowledge.embed import get_embedder
+from engine.text.cloze import Cloze
 
 
 class CountingEmbedder:
@@ -44,8 +46,10 @@ def test_claim_of_strips_scaffolding():
     assert claim_of("The answer incorrectly says that drones are female") == ("drones are female", "")
     assert claim_of("Mentions the waggle dance") == ("the waggle dance", "")
     assert claim_of('Answers "Who won?" with "Denver Broncos"') == ("Denver Broncos", "Who won?")
-    assert claim_of('Gives "48" as the missing part of: The box holds ___ pens.') == (
-        "48", "The box holds ___ pens.")
+    # a cloze criterion is read from its parts (the text is not parsed); the sentence is blanked
+    assert claim_of("whatever the text says", Cloze("48", "The box holds 48 pens.")) == (
+        "48", "The box holds ____ pens.")
+    assert claim_of('Gives "48" as the missing part of: The box holds 48 pens.')[0] != "48"  # no parts given
     assert claim_of("声称大熊猫以肉类为主食。") == ("大熊猫以肉类为主食。", "")
     assert claim_of("Liquid oxygen is pale blue.") == ("Liquid oxygen is pale blue.", "")
     # a rubric's other wordings around the fact: a question about the answer, a list mark, points
@@ -231,6 +235,13 @@ def test_cloze_and_squad_criteria(judge):
     cloze = 'Gives "48" as the missing part of: A box of the red pens holds ___ pens.'
     assert judge.judge(cloze, "It holds 48 pens.").met
     assert not judge.judge(cloze, "A box of the red pens holds 24 pens.").met
+    # a criterion object is read from its cloze field, whatever its text says; a plain text (a check
+    # file's criterion) is read back from its wording: both give the same verdicts
+    parts = Cloze("48", "A box of the red pens holds ___ pens.")
+    carried = Criterion.new("The box's count of pens", cloze=parts)
+    for reply in ("It holds 48 pens.", "A box of the red pens holds 24 pens."):
+        assert judge.judge(carried, reply) == judge.judge(cloze, reply) == judge.judge(parts.wording(), reply)
+    assert judge.judge(carried, "It holds 48 pens.").met
     squad = 'Answers "What colour is liquid oxygen?" with "pale blue"'
     assert judge.judge(squad, "Pale blue.").met
     assert not judge.judge(squad, "Liquid oxygen is a liquid with a colour.").met

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from engine.bench.model import Criterion
 from engine.judge.base import TurnView
 from engine.judge.freetext import claim_of
 from engine.judge.offline import OfflineJudge, sentences
+from engine.text.cloze import Cloze
 
 
 def _t(idx, question, answer, action):
@@ -34,13 +36,30 @@ def test_short_answers_are_sentences():
 
 
 def test_a_cloze_claim_is_judged_against_its_blanked_sentence():
-    claim, context = claim_of('Gives "48" as the missing part of: Start within 48 hours of symptoms.')
+    parts = Cloze("48", "Start within 48 hours of symptoms.")
+    claim, context = claim_of(parts.wording(), parts)
     assert (claim, context) == ("48", "Start within ____ hours of symptoms.")
     judge = OfflineJudge()
-    crit = 'Gives "48" as the missing part of: Start within 48 hours of symptoms.'
+    crit = parts.wording()
     q = 'Fill in the blank: "Start within ____ hours of symptoms."'
     assert judge.facts.judge(crit, "48", q).met
     assert not judge.facts.judge(crit, "65", q).met
+
+
+def test_the_offline_judge_reads_a_cloze_criterion_from_its_field():
+    """The parts are read from the criterion's ``cloze`` field, not its text: a criterion worded otherwise
+    is still judged as the cloze, with the same verdicts as the generated wording."""
+    import asyncio
+
+    judge = OfflineJudge()
+    q = 'Fill in the blank: "Start within ____ hours of symptoms."'
+    parts = Cloze("48", "Start within 48 hours of symptoms.")
+    worded = Criterion("c1", 0, parts.wording(), cloze=parts)
+    other = Criterion("c1", 0, "Knows when antivirals start", cloze=parts)
+    for answer in ("48", "65", "Within 48 hours."):
+        got = [asyncio.run(judge.judge(q, [c], "", answer, None, [], "initial")).verdicts["c1"] for c in (worded, other)]
+        assert (got[0].met, got[0].in_answer, got[0].rationale) == (got[1].met, got[1].in_answer, got[1].rationale)
+        assert got[1].met == (answer != "65"), got[1].rationale
 
 
 def test_summary_pieces_keep_the_question_each_sentence_answered():
@@ -99,8 +118,9 @@ def test_an_offline_follow_up_never_names_a_cloze_answer():
 
     from engine.interview.kernels import OfflineKernel
 
-    crit = [SimpleNamespace(cid="c1", kind="point",
-                            text='Gives "Wearing" as the missing part of: Wearing gloves does not replace hand hygiene.'),
+    # the cloze is read from the field (a text in other words is still a cloze)
+    crit = [SimpleNamespace(cid="c1", kind="point", text="Knows what does not replace hand hygiene",
+                            cloze=Cloze("Wearing", "Wearing gloves does not replace hand hygiene.")),
             SimpleNamespace(cid="c2", kind="point", text="Germs are carried on the hands of health workers.")]
     history = [_t(0, 'Fill in the blank: "____ gloves does not replace hand hygiene."', "Soap", "initial")]
     q, _ = asyncio.run(OfflineKernel().next_question("follow-up", "hand hygiene", crit, {}, history, ""))

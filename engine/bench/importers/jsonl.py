@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from engine.bench.export import CRITERION_FIELDS, FORMAT, ITEM_FIELDS
+from engine.bench.export import CRITERION_FIELDS, FORMAT, ITEM_FIELDS, OPTIONAL_CRITERION_FIELDS
 from engine.bench.importers.base import (
     ImportFormatError,
     ImportSummary,
@@ -61,7 +61,7 @@ def parse_record(file: Path, number: int, row: dict[str, Any]) -> ItemDraft:
     for i, c in enumerate(rubric):
         if not isinstance(c, dict):
             raise ImportFormatError(file, where, expected(f"rubric[{i}]", "a criterion object", c))
-        bad = set(c) - set(CRITERION_FIELDS)
+        bad = set(c) - set(CRITERION_FIELDS) - set(OPTIONAL_CRITERION_FIELDS)
         if bad:
             raise ImportFormatError(file, where, f"field 'rubric[{i}]': unknown key(s) {', '.join(sorted(bad))}")
         if not c.get("cid"):
