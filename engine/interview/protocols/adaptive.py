@@ -284,7 +284,7 @@ class Adaptive(SessionProtocol):
         if not quotes or len(earned) <= 1:
             return earned
         by_id = {c.cid: c for c in self.session.criteria}
-        shared = {cid: max(len(content_words(q) & content_words(criterion_statement(by_id[cid].text,
+        shared = {cid: max(len(content_words(q) & content_words(criterion_statement(by_id[cid],
                                                                                     self.session.item.topic)))
                            for q in quotes) for cid in earned}
         best = max(shared.values())
@@ -342,7 +342,7 @@ class Adaptive(SessionProtocol):
             from engine.judge.offline import abandons
 
             contested = self.contested(turn, history)
-            claims = [criterion_statement(c.text, s.item.topic) for c in criteria if c.cid in contested]
+            claims = [criterion_statement(c, s.item.topic) for c in criteria if c.cid in contested]
             claims += [next(g for g in m.groups() if g) for m in _QUOTED.finditer(turn.question or "")]
             gave_up = bool(contested) and abandons(claims, turn.answer or "")
             challenge = {"contested": contested, "outcome": challenge_outcome(contested, met, gave_up)}
