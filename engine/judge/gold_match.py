@@ -94,6 +94,7 @@ from engine.text.sentences import split_sentences
 
 _ALTERNATIVE_WORDS = frozenset({"or", "either"})
 _HEDGES = frozenset({"maybe", "perhaps", "possibly"})
+"""Hedges: two of them in a sentence offer alternatives; with their additions, the words of doubt (:data:`_DOUBT`)."""
 
 # -- the verdict -----------------------------------------------------------------------------------
 
@@ -459,7 +460,7 @@ class _Judge:
                    if form.how != "the surname" or len(content) == 1)
 
 
-_DOUBT = frozenset("maybe perhaps possibly either could might candidates candidate torn unsure".split())
+_DOUBT = _HEDGES | frozenset("either could might candidates candidate torn unsure".split())
 """Words of doubt: with them, a list offers candidates (:meth:`_Judge._list_candidates`, ``offered``)."""
 _CLAUSE_STARTS = frozenset("""it he she they we i you this that these those which who there here its his her their
 is was are were has had have will would""".split())

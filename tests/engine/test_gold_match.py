@@ -433,3 +433,12 @@ def _candidates(reply: str, gold: str, question: str, offered: bool) -> list[str
 ])
 def test_list_candidates_offered_and_listed(reply, gold, question, offered, others):
     assert _candidates(reply, gold, question, offered) == others
+
+
+def test_word_lists_are_one_list_with_additions():
+    from engine.judge.gold_forms import APPROXIMATE, QUALIFIERS
+    from engine.judge.gold_match import _DOUBT, _HEDGES
+
+    assert APPROXIMATE < QUALIFIERS and {"early", "median", "between"} <= QUALIFIERS - APPROXIMATE
+    assert _HEDGES < _DOUBT and {"either", "unsure"} <= _DOUBT - _HEDGES
+    assert not met("It is maybe Paris, perhaps Lyon.", ["Paris"])  # two hedges: alternatives
