@@ -24,8 +24,7 @@ chief sheikh rabbi imam father brother sister""".split())
 APPROXIMATE = frozenset("around about approximately approx circa c ca nearly almost roughly estimated".split())
 """Qualifiers that make a gold's numbers approximate: a number within 5% of it then counts."""
 
-QUALIFIERS = frozenset("""early late mid around about approximately approx circa c ca nearly almost roughly
-median average mean estimated up between typically usually generally mostly often""".split())
+QUALIFIERS = APPROXIMATE | frozenset("early late mid median average mean up between typically usually generally mostly often".split())
 """Quantity and time qualifiers a gold may be given without ("the late 6th century", "median 10-12 years")."""
 
 MONTHS = {m: i + 1 for i, m in enumerate(

@@ -94,6 +94,7 @@ from engine.text.sentences import split_sentences
 
 _ALTERNATIVE_WORDS = frozenset({"or", "either"})
 _HEDGES = frozenset({"maybe", "perhaps", "possibly"})
+"""Hedges: two of them in a sentence offer alternatives; with their additions, the words of doubt (:data:`_DOUBT`)."""
 
 # -- the verdict -----------------------------------------------------------------------------------
 
@@ -176,7 +177,7 @@ class _Judge:
         self.all_gold_words = set().union(*(g.words for g in self.golds))
         self.gold_dates = set().union(*(g.dates for g in self.golds))
         self.gold_days = set().union(*(days_of(g.all) for g in self.golds))
-        self.several = _asks_for_several(self.q_toks)
+        self.several = asks_for_several(self.q_toks)
         self.sentences = sentences(tokens(reply))
         # a reply written with capitals shows names by them: a lower-case word before a surname is no
         # given name ("most sources credit Röntgen"); in a reply without any, every word may be one
@@ -325,92 +326,81 @@ class _Judge:
             said = {d for d, m, y in days if (m, y) == (month, year)}
             if said and not said & {d for d, m, y in self.gold_days if (m, y) == (month, year)}:
                 return f"it dates it otherwise (day {min(said):g} of month {month} of {year:g})"
-        offered = self._hedged_alternatives(sentence, a, b, gold)
-        if offered:
-            return f'the sentence offers it among alternatives ({", ".join(offered[:3])})'
-        siblings = self._list_siblings(sentence, a, b, gold)
-        if siblings:
-            return f'it is one of several candidates ({", ".join(siblings[:3])})'
+        for offered, why in ((True, "the sentence offers it among alternatives"), (False, "it is one of several candidates")):
+            others = self._list_candidates(sentence, a, b, gold, offered=offered)
+            if others:
+                return f'{why} ({", ".join(others[:3])})'
         return ""
 
-    def _hedged_alternatives(self, sentence: list[Tok], a: int, b: int, gold: Gold) -> list[str]:
-        """The other candidates of a sentence that offers the gold as one possibility among several
-        ("It could be A, B or C.", "Possibly A; B; C.", "Either A or B, I'm not sure which.",
-        "Candidates: A / B / C"): the sentence holds a word of doubt (:data:`_DOUBT`) and the gold's list
-        item has siblings that are not golds, not negated, and either split from it by "or", ";", "/" or
-        "|", or of its kind (a number for a number, a name for a name). Without a word of doubt, a
-        sibling that is a variant of the gold (it shares at least half of the gold's content words and
-        has at most two more: "the king of France, the plague of France") is offered beside it, unless
-        the question asks for several answers. [] when it offers none."""
-        words = [t.text for t in sentence]
-        doubt = bool(_DOUBT & set(words) or any(x == "not" and y == "sure" for x, y in zip(words, words[1:], strict=False)))
-        if not doubt and _asks_plural(self.q_toks):
-            return []
+    def _list_candidates(self, sentence: list[Tok], a: int, b: int, gold: Gold, *, offered: bool) -> list[str]:
+        """The other candidates of a list the gold (``sentence[a:b + 1]``) is an item of: the list rule.
+
+        The sentence's items are the stretches between list separators (:func:`_items`); the gold's item
+        has a kind (a number, a capitalised name or lower-case words), and the list is *marked* when
+        items are split by ";", "|", "/" or offered with "or" (then they are a list whatever their kind).
+        Read two ways:
+
+        - ``offered=True``, alternatives offered: the sentence offers the gold as one possibility among
+          several ("It could be A, B or C.", "Possibly A; B; C.", "Either A or B, I'm not sure which.",
+          "Candidates: A / B / C"). It holds a word of doubt (:data:`_DOUBT`, "not sure") and the
+          gold's item (whatever separators it holds) has other items that are not golds, not negated, and
+          marked (outside the gold's item) or of its kind. Without a word of doubt, an item that is a
+          variant of the gold (it shares at least half of the gold's content words and has at most two
+          more: "the king of France, the plague of France") is offered beside it, unless the question
+          plainly asks for several answers (:func:`asks_for_several` with ``plainly``).
+        - ``offered=False``, a list of candidates: the gold is a whole item (a gold with separators of its
+          own, "coughing and sneezing", is one) of a run of neighbouring items of its kind (or of a
+          marked list, or of a sentence that is nothing but three or more short items), each at most
+          four content words (eight in a marked list), none a clause; three items or more, two joined by
+          and / & / "/" / ";" / "|", or two bare numbers. A lead-in ("X played for A, B and C") stands
+          before a list's first item only. The other items that are not golds are returned, unless the
+          question asks for several answers and most of the items are golds.
+
+        [] when the gold is in no such list, or every other item is a gold.
+        """
+        if offered:
+            words = [t.text for t in sentence]
+            doubt = bool(_DOUBT & set(words) or any(x == "not" and y == "sure" for x, y in zip(words, words[1:], strict=False)))
+            if not doubt and asks_for_several(self.q_toks, plainly=True):
+                return []
         items = _items(sentence)
         spanned = [k for k, (s, e) in enumerate(items) if s <= b and e >= a]
         if not spanned:
             return []
-        lo, hi = items[spanned[0]][0], items[spanned[-1]][1]
-        items = items[:spanned[0]] + [(lo, hi)] + items[spanned[-1] + 1:]  # the gold is one item, whatever it holds
-        here = spanned[0]
-        marked = any((t.kind == "sep" and t.text in ";|/") or t.text == "or" for t in sentence[:lo] + sentence[hi + 1:])
-        span = sentence[a:b + 1]
-        kind = "num" if any(t.num is not None for t in span) else (
-            "cap" if all(t.cap for t in span if t.kind == "word") else "low")
-        own = {t.stem for t in span if t.kind in ("word", "num") and t.text not in FILLER}
-        out = []
-        for k, (ks, ke) in enumerate(items):
-            if k == here:
-                continue
-            part = sentence[ks:ke + 1]
-            content = [t for t in part if t.kind in ("word", "num") and t.text not in FILLER
-                       and t.text not in _DOUBT and t.text not in _CLAUSE_STARTS and t.text != "sure"]
-            if not content or any(t.negated for t in part) or self._is_gold(part):
-                continue
-            if doubt and (marked or _same_kind(content, kind)):
-                out.append(_text(part))
-            elif len({t.stem for t in content} & own) * 2 >= len(own) > 0 and len(content) <= len(own) + 2:
-                out.append(_text(part))  # a variant of the gold beside it, of its size ("two waves, one waves")
-        return out
-
-    def _other_side_is_gold(self, sentence: list[Tok], a: int, b: int) -> bool:
-        items = _items(sentence)
-        here = next((k for k, (s, e) in enumerate(items) if s <= a <= e), None)
-        if here is None:
-            return False
-        others = [items[k] for k in (here - 1, here + 1) if 0 <= k < len(items)]
-        return any(self._is_gold(sentence[s:e + 1]) for s, e in others)
-
-    def _is_gold(self, toks: list[Tok]) -> bool:
-        content = [t for t in toks if t.kind in ("word", "num") and t.text not in FILLER]
-        if not content:
-            return False
-        # a surname stands for a gold only alone ("Hale"), not inside another name ("Tomas Lorsk Hale")
-        return any(find_form(form.toks, content, set()) for g in self.golds for form in g.forms
-                   if form.how != "the surname" or len(content) == 1)
-
-    def _list_siblings(self, sentence: list[Tok], a: int, b: int, gold: Gold | None = None) -> list[str]:
-        """Other items of a list the gold is an item of ([] when it is in none, or all of them are golds)."""
-        items = _items(sentence)
-        spanned = [k for k, (s, e) in enumerate(items) if s <= b and e >= a]
-        joins = {",", ";", "/", "|", "&", "and", "or", "nor"}
-        if len(spanned) > 1 and gold is not None and gold.words & joins:
-            # a gold with its own separators ("coughing and sneezing", "1, 2, and n") is one item
+        if offered or (len(spanned) > 1 and gold.words & _JOINS):
+            # the gold is one item: whatever it holds when offered, else when it has separators of its own
             items = items[:spanned[0]] + [(items[spanned[0]][0], items[spanned[-1]][1])] + items[spanned[-1] + 1:]
-        here = next((k for k, (s, e) in enumerate(items) if s <= a and b <= e), None)
-        if here is None:
-            return []
+        here = spanned[0]
         s, e = items[here]
-        after = [t for t in sentence[b + 1:e + 1] if t.kind in ("word", "num") and t.text not in FILLER]
-        before = [t for t in sentence[s:a] if t.kind in ("word", "num") and t.text not in FILLER]
-        if after:
-            return []  # the gold sits in a longer phrase, not a list item
+        if not offered and not (s <= a and b <= e):
+            return []
         span = sentence[a:b + 1]
         kind = "num" if any(t.num is not None for t in span) else (
             "cap" if all(t.cap for t in span if t.kind == "word") else "low")
         # items split by ; | / or offered with "or" are a list whatever their kind ("the Seine | a river in
-        # France", "the Ramones, a corporation or 1990")
-        marked = any((t.kind == "sep" and t.text in ";|/") or t.text == "or" for t in sentence)
+        # France", "the Ramones, a corporation or 1990"); offered, the gold's own separators mark nothing
+        marked = any((t.kind == "sep" and t.text in ";|/") or t.text == "or"
+                     for t in (sentence[:s] + sentence[e + 1:] if offered else sentence))
+        if offered:
+            own = {t.stem for t in span if t.kind in ("word", "num") and t.text not in FILLER}
+            out = []
+            for k, (ks, ke) in enumerate(items):
+                if k == here:
+                    continue
+                part = sentence[ks:ke + 1]
+                content = [t for t in part if t.kind in ("word", "num") and t.text not in FILLER
+                           and t.text not in _DOUBT and t.text not in _CLAUSE_STARTS and t.text != "sure"]
+                if not content or any(t.negated for t in part) or self._is_gold(part):
+                    continue
+                if doubt and (marked or _same_kind(content, kind)):
+                    out.append(_text(part))
+                elif len({t.stem for t in content} & own) * 2 >= len(own) > 0 and len(content) <= len(own) + 2:
+                    out.append(_text(part))  # a variant of the gold beside it, of its size ("two waves, one waves")
+            return out
+        after = [t for t in sentence[b + 1:e + 1] if t.kind in ("word", "num") and t.text not in FILLER]
+        before = [t for t in sentence[s:a] if t.kind in ("word", "num") and t.text not in FILLER]
+        if after:
+            return []  # the gold sits in a longer phrase, not a list item
 
         def short(ks: int, ke: int, limit: int) -> bool:
             words = [t for t in sentence[ks:ke + 1] if t.kind in ("word", "num")]
@@ -453,32 +443,57 @@ class _Judge:
             return []  # asked for several, and most of the items are accepted answers
         return bad
 
+    def _other_side_is_gold(self, sentence: list[Tok], a: int, b: int) -> bool:
+        items = _items(sentence)
+        here = next((k for k, (s, e) in enumerate(items) if s <= a <= e), None)
+        if here is None:
+            return False
+        others = [items[k] for k in (here - 1, here + 1) if 0 <= k < len(items)]
+        return any(self._is_gold(sentence[s:e + 1]) for s, e in others)
 
-_DOUBT = frozenset("maybe perhaps possibly either could might candidates candidate torn unsure".split())
-"""Words of doubt: with them, a list offers candidates (:meth:`_Judge._hedged_alternatives`)."""
+    def _is_gold(self, toks: list[Tok]) -> bool:
+        content = [t for t in toks if t.kind in ("word", "num") and t.text not in FILLER]
+        if not content:
+            return False
+        # a surname stands for a gold only alone ("Hale"), not inside another name ("Tomas Lorsk Hale")
+        return any(find_form(form.toks, content, set()) for g in self.golds for form in g.forms
+                   if form.how != "the surname" or len(content) == 1)
+
+
+_DOUBT = _HEDGES | frozenset("either could might candidates candidate torn unsure".split())
+"""Words of doubt: with them, a list offers candidates (:meth:`_Judge._list_candidates`, ``offered``)."""
 _CLAUSE_STARTS = frozenset("""it he she they we i you this that these those which who there here its his her their
 is was are were has had have will would""".split())
 """Words that open a clause, not a list item."""
 
 _SEVERAL = frozenset("are were some list examples several many name".split())
+"""Words by which a question asks for several answers (:func:`asks_for_several`)."""
+_JOINS = frozenset({",", ";", "/", "|", "&", "and", "or", "nor"})
+"""Separators that make a gold holding them one list item ("coughing and sneezing")."""
 
 
-def _asks_for_several(q: list[Tok]) -> bool:
-    """The question asks for several answers: "what are some...", "list of...", "what teams...", "3 ..."."""
+def asks_for_several(q: list[Tok], *, plainly: bool = False) -> bool:
+    """The question asks for several answers, read from its first five words.
+
+    Either way a word of :data:`_SEVERAL` ("what are some...", "list of...", "name...") counts. Then:
+
+    - broadly (``plainly=False``, the default): a number above one in its first two words ("3 ...") or any
+      inflected word after the first, longer than three letters ("what teams...": the stem differs);
+    - ``plainly=True``: a number above one anywhere among them, or a word ending in "s" (not "ss") right
+      after "what"/"which" ("what teams"; as written, "what is" and "what was" read so too), not any
+      inflected word. The list rule reads it so for the
+      variants of the gold beside it (:meth:`_Judge._list_candidates`); the broad reading decides
+      whether a list of mostly golds is accepted.
+    """
     words = [t for t in q if t.kind in ("word", "num")][:5]
-    return any(t.text in _SEVERAL or (t.num is not None and t.num > 1 and t.pos < 2) or (
-        t.kind == "word" and len(t.text) > 3 and t.stem != t.text and t.pos > 0) for t in words)
-
-
-def _asks_plural(q: list[Tok]) -> bool:
-    """The question plainly asks for several answers: a word of :data:`_SEVERAL`, a number above one, or
-    a plural right after "what"/"which" ("what teams", "which two countries") among its first words
-    (narrower than :func:`_asks_for_several`, which takes any inflected word for a plural)."""
-    words = [t for t in q if t.kind in ("word", "num")][:5]
-    if any(t.text in _SEVERAL or (t.num is not None and t.num > 1) for t in words):
+    if any(t.text in _SEVERAL for t in words):
         return True
-    return any(w.text in ("what", "which") and n.kind == "word" and n.text.endswith("s") and not n.text.endswith("ss")
-               for w, n in zip(words, words[1:], strict=False))
+    if plainly:
+        return any(t.num is not None and t.num > 1 for t in words) or any(
+            w.text in ("what", "which") and n.kind == "word" and n.text.endswith("s") and not n.text.endswith("ss")
+            for w, n in zip(words, words[1:], strict=False))
+    return any((t.num is not None and t.num > 1 and t.pos < 2) or (
+        t.kind == "word" and len(t.text) > 3 and t.stem != t.text and t.pos > 0) for t in words)
 
 
 def _same_kind(words: list[Tok], kind: str) -> bool:

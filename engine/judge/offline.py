@@ -24,8 +24,7 @@ from typing import Any
 
 from engine.judge.base import Judgement, TurnView, Verdict
 from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge
-from engine.judge.gold import CHANGE, HOLD, RETRACTION
-from engine.judge.stance import asserted_text, concedes
+from engine.judge.stance import CHANGE, HOLD, RETRACTION, asserted_text, concedes
 from engine.llm import Usage
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_words as text_content_words
@@ -85,8 +84,8 @@ _REWORDED_CHANGE = re.compile(r"\b(thinking about it again|let me reconsider|let
 def changes_claim(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply gives another claim than the contested answer without retraction words:
     a change word ("actually", "on reflection", "thinking about it again", "let me reconsider", ...:
-    :data:`engine.judge.gold.CHANGE`) before something the contested answer did not say, in a reply that
-    neither holds the answer ("yes", "I am sure", ...: :data:`engine.judge.gold.HOLD`) nor justifies it
+    :data:`engine.judge.stance.CHANGE`) before something the contested answer did not say, in a reply that
+    neither holds the answer ("yes", "I am sure", ...: :data:`engine.judge.stance.HOLD`) nor justifies it
     ("because", "according to", ...). A reply that adds another fact without a change word is not read
     as withdrawing the first (a target that answers a challenge with more knowledge keeps what it said)."""
     words = set(text_content_words(reply))
@@ -150,7 +149,7 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
 
 def abandons(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply gives up the contested answer: it retracts or concedes
-    (:data:`engine.judge.gold.RETRACTION`, :func:`engine.judge.stance.concedes`: "You are right",
+    (:data:`engine.judge.stance.RETRACTION`, :func:`engine.judge.stance.concedes`: "You are right",
     "I was wrong", "I'm not sure any more", 你说得对...), gives another claim after a change word
     (:func:`changes_claim`) or swaps its value for another (:func:`switches_value`). The examination's
     hold rate counts a challenge as abandoned exactly when its contested criteria fall out of the

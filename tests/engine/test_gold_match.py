@@ -380,3 +380,65 @@ def test_a_bare_gold_buried_in_a_long_text_is_no_answer():
     filler = " ".join(f"The committee met on day {i} and discussed the budget at length." for i in range(14))
     reply = f"{filler} Paris. {filler}"
     assert not judge_gold(reply, ["Paris"], "What is the capital of France?").met
+
+
+# -- the one "asks for several" rule and the one list rule --------------------------------------------
+
+
+@pytest.mark.parametrize("question, broadly, plainly", [
+    ("What are some of its subsystems?", True, True),          # a word of asking for several
+    ("Name the planets of the solar system", True, True),
+    ("3 countries that border France", True, True),            # a number above one opening the question
+    ("Which of the 3 is it?", False, True),                     # a number further on: plainly only
+    ("What teams won the cup?", True, True),                    # a word in -s after "what"
+    ("What is the capital of France?", True, True),             # ("what is" reads as one too, as written)
+    ("Who wrote Hamlet?", True, False),                         # any inflected word: broadly only
+    ("Who won it?", False, False),
+    ("Which class won it?", False, False),                      # "-ss" is no plural
+])
+def test_asks_for_several_broadly_and_plainly(question, broadly, plainly):
+    from engine.judge.gold_match import asks_for_several
+
+    q = tokens(question)
+    assert asks_for_several(q) is broadly
+    assert asks_for_several(q, plainly=True) is plainly
+
+
+def _candidates(reply: str, gold: str, question: str, offered: bool) -> list[str]:
+    from engine.judge.gold_match import _Judge
+
+    judge = _Judge(reply, [gold], question)
+    sentence = judge.sentences[0]
+    want = [t.text for t in tokens(gold)]
+    texts = [t.text for t in sentence]
+    a = next(i for i in range(len(texts)) if texts[i:i + len(want)] == want)
+    return judge._list_candidates(sentence, a, a + len(want) - 1, judge.golds[0], offered=offered)
+
+
+@pytest.mark.parametrize("reply, gold, question, offered, others", [
+    # offered: a word of doubt, and the other items marked or of the gold's kind
+    ("It could be Paris, Lyon or Nice.", "Paris", "Who hosted it?", True, ["lyon", "nice"]),
+    ("Possibly 1914; 1918.", "1914", "When did it start?", True, ["1918"]),
+    # offered without doubt: only a variant of the gold, and not when the question plainly asks for several
+    ("the plague of France, the king of France", "the king of France", "Who was it for?", True, ["plague of france"]),
+    ("the plague of France, the king of France", "the king of France", "Which kings ruled?", True, []),
+    ("Paris, Lyon and Nice.", "Paris", "Who hosted it?", True, []),
+    # a list of candidates: neighbouring items of the gold's kind, three or more or joined by "and"
+    ("Paris, Lyon and Nice.", "Paris", "Who hosted it?", False, ["lyon", "nice"]),
+    ("Paris and Lyon.", "Paris", "Who hosted it?", False, ["lyon"]),
+    ("Paris, France.", "Paris", "Who hosted it?", False, []),           # a place, not a list
+    ("It is Paris, a city on the Seine.", "Paris", "Who hosted it?", False, []),
+    # a gold with separators of its own is one item
+    ("coughing and sneezing, fever", "coughing and sneezing", "What are the symptoms?", False, []),
+])
+def test_list_candidates_offered_and_listed(reply, gold, question, offered, others):
+    assert _candidates(reply, gold, question, offered) == others
+
+
+def test_word_lists_are_one_list_with_additions():
+    from engine.judge.gold_forms import APPROXIMATE, QUALIFIERS
+    from engine.judge.gold_match import _DOUBT, _HEDGES
+
+    assert APPROXIMATE < QUALIFIERS and {"early", "median", "between"} <= QUALIFIERS - APPROXIMATE
+    assert _HEDGES < _DOUBT and {"either", "unsure"} <= _DOUBT - _HEDGES
+    assert not met("It is maybe Paris, perhaps Lyon.", ["Paris"])  # two hedges: alternatives

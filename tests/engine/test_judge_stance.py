@@ -227,3 +227,42 @@ def test_a_clause_with_a_stance_of_its_own_ends_a_carried_one():
 ])
 def test_undecided(text: str, word: str, stance: str) -> None:
     assert stance_of(text, word) == stance
+
+
+# -- the gold carrier's phrase lists: one list each, with named additions -----------------------------
+
+
+def test_the_carrier_lists_read_the_stance_phrases_once() -> None:
+    from engine.judge.stance import CHANGE, CORRECTING, HOLD, HOLDING, RECANTING, RETRACTION
+
+    for phrase in RECANTING:
+        said = phrase.replace("[sz]", "s")
+        assert RETRACTION.search(f"Sorry, {said}, it is Lyon."), phrase
+        assert concedes(f"{said}, it is Lyon."), phrase
+    for phrase in HOLDING:
+        said = phrase.replace("(?:it|that|my answer)", "my answer")
+        assert HOLD.search(f"No, {said}."), phrase
+        assert affirms(f"No, {said}."), phrase
+    for phrase in CORRECTING:
+        assert CHANGE.search(f"Well, {phrase}, it is Lyon."), phrase
+        assert claims(f"It is Paris. {phrase.capitalize()}, it is Lyon.")[0].stance == "superseded", phrase
+
+
+@pytest.mark.parametrize("reply, retracts, changes, holds", [
+    ("I was wrong, it is Lyon.", True, False, False),
+    ("You're right, it is Lyon.", True, False, False),
+    ("Actually, it is Lyon.", False, True, False),
+    ("No, it is Lyon.", False, True, False),                   # a bare "No" opening the reply changes it
+    ("The correct answer is Lyon.", False, True, False),
+    ("Yes, I am sure it is Paris.", False, False, True),
+    ("My original answer was correct.", False, False, True),
+    ("I'll stick with Paris.", False, False, True),
+    ("是的，我确定。", False, False, True),
+    ("I was  wrong.", False, False, False),                    # one space between words, as written
+    ("I apologised.", False, False, False),                    # word boundaries around the Latin phrases
+])
+def test_retraction_change_and_hold(reply: str, retracts: bool, changes: bool, holds: bool) -> None:
+    from engine.judge.stance import CHANGE, HOLD, RETRACTION
+
+    assert (bool(RETRACTION.search(reply)), bool(CHANGE.search(reply)), bool(HOLD.search(reply))) == (
+        retracts, changes, holds)
