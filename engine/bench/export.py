@@ -24,17 +24,24 @@ FORMAT = "viva.item/1"
 CRITERION_FIELDS = ("cid", "text", "kind", "weight", "eval_code", "source_chunk_ids", "raw")
 """The fields every exported criterion has."""
 
-OPTIONAL_CRITERION_FIELDS = ("cloze",)
-"""Fields a criterion has only when set (``cloze``: a fill-in-the-blank criterion's parts); a file
-without them (written before they existed) reads as before."""
+OPTIONAL_CRITERION_FIELDS = ("answers", "asks", "cloze")
+"""Fields a criterion has only when set (``answers``: a gold criterion's accepted answers, ``asks``: the
+question that carries it, ``cloze``: a fill-in-the-blank criterion's parts); a file without them (written
+before they existed) reads as before."""
 ITEM_FIELDS = ("ext_id", "topic", "protocol", "question", "turns", "reference", "options", "gold", "difficulty",
                "source_chunk_ids", "meta")
 
 
 def criterion_record(c: Criterion) -> dict[str, Any]:
-    """One criterion as a record's ``rubric`` entry: :data:`CRITERION_FIELDS`, and ``cloze`` (``answer``,
-    ``sentence``) on a fill-in-the-blank criterion."""
+    """One criterion as a record's ``rubric`` entry: :data:`CRITERION_FIELDS`, and those of
+    :data:`OPTIONAL_CRITERION_FIELDS` it has (a gold criterion's ``answers`` and ``asks``; ``cloze``
+    (``answer``, ``sentence``) on a fill-in-the-blank criterion). Before, a gold criterion was exported
+    without its answers, so a benchmark exported and imported again judged it as free text."""
     record = {k: getattr(c, k) for k in CRITERION_FIELDS}
+    if c.answers:
+        record["answers"] = list(c.answers)
+    if c.asks is not None:
+        record["asks"] = c.asks
     if c.cloze is not None:
         record["cloze"] = c.cloze.to_dict()
     return record

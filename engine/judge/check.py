@@ -261,28 +261,23 @@ JudgeFn = Callable[[Sequence[CheckRow]], list[Verdict]]
 
 
 def offline_verdicts(rows: Sequence[CheckRow]) -> list[Verdict]:
-    """The offline judges' verdicts: gold rows through the judging entry point sessions use
-    (:func:`engine.judge.decide.judge_turn`, each row one turn with one gold criterion), criterion rows by
-    the free-text judge."""
-    if rows and rows[0].kind == "gold":
-        import asyncio
+    """The offline judge's verdicts, through the judging entry point sessions use
+    (:mod:`engine.judge.decide`): a gold row is a one-turn session on a one-question item
+    (:func:`engine.judge.decide.gold_row`); the criterion rows that share a question and an answer are one
+    turn's criteria (:func:`engine.judge.decide.criterion_rows_verdicts`), judged as a session's first turn."""
+    import asyncio
 
+    from engine.judge.offline import OfflineJudge
+
+    if rows and rows[0].kind == "gold":
         from engine.judge.decide import gold_rows_verdicts
-        from engine.judge.offline import OfflineJudge
 
         judged = asyncio.run(gold_rows_verdicts(OfflineJudge(), [(r.question, r.golds, r.answer) for r in rows]))
         return [Verdict(v.met, v.rationale) for v in judged]
-    from engine.judge.freetext import FreeTextJudge
+    from engine.judge.decide import criterion_rows_verdicts
 
-    judge = FreeTextJudge()
-    by_reply: dict[tuple[str, str], list[int]] = {}
-    for i, r in enumerate(rows):
-        by_reply.setdefault((r.answer, r.question), []).append(i)
-    verdicts: list[Verdict | None] = [None] * len(rows)
-    for (answer, question), idx in by_reply.items():
-        for i, v in zip(idx, judge.judge_many([rows[i].criterion for i in idx], answer, question), strict=True):
-            verdicts[i] = Verdict(v.met, v.rationale)
-    return [v for v in verdicts if v is not None]
+    judged = asyncio.run(criterion_rows_verdicts(OfflineJudge(), [(r.question, r.criterion, r.answer) for r in rows]))
+    return [Verdict(v.met, v.rationale) for v in judged]
 
 
 def resolve_endpoint(config: Any, name: str) -> Any:

@@ -449,3 +449,30 @@ async def gold_rows_verdicts(judge: Judge, rows: Sequence[tuple[str, Sequence[st
             return (await judge_turn(judge, gold_row(*row))).verdicts[GOLD_CID]
 
     return list(await asyncio.gather(*(one(r) for r in rows)))
+
+
+async def criterion_rows_verdicts(judge: Judge, rows: Sequence[tuple[str, str, str]], *,
+                                  concurrency: int = 4) -> list[Verdict]:
+    """:func:`judge_turn` on (question, criterion, answer) rows: the rows that share a question and an answer
+    are one turn's criteria (a session's first turn on that question), each row's verdict its criterion's.
+    An error propagates (the caller decides what a failed row is)."""
+    from engine.bench.model import Criterion
+    from engine.text.cloze import parse_cloze
+
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, (question, _, answer) in enumerate(rows):
+        groups.setdefault((question, answer), []).append(i)
+    out: list[Verdict | None] = [None] * len(rows)
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(question: str, answer: str, idx: list[int]) -> None:
+        criteria = tuple(Criterion(cid=f"c{k + 1}", ord=k, text=rows[i][1], cloze=parse_cloze(rows[i][1]))
+                         for k, i in enumerate(idx))  # a row's text in the cloze wording is read as a cloze
+        turn = TurnToJudge(0, question, answer, "initial", ItemToJudge(question), criteria)
+        async with gate:
+            judgement = await judge_turn(judge, turn)
+        for c, i in zip(criteria, idx, strict=True):
+            out[i] = judgement.verdicts[c.cid]
+
+    await asyncio.gather(*(one(q, a, idx) for (q, a), idx in groups.items()))
+    return [v for v in out if v is not None]

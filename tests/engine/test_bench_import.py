@@ -225,6 +225,14 @@ def test_export_import_round_trip_is_identical(store, home, tmp_path):
     copied = item_data_dir(home, list_items(store, "tw2")[1])
     assert copied == home / "benchmarks" / "tw2" / "sum_numbers" and (copied / "numbers.csv").is_file()
     assert get_benchmark(store, "sq2").kb == "sq"
+    # a gold criterion keeps its answers and the question that carries it (they were not exported before, so a
+    # SQuAD or MedQA benchmark exported and imported again judged its gold criteria as free text)
+    from engine.bench.rubric import current_rubric
+
+    for name in ("sq", "med"):
+        before = [(c.answers, c.asks) for i in list_items(store, name) for c in current_rubric(store, i.id).criteria]
+        after = [(c.answers, c.asks) for i in list_items(store, f"{name}2") for c in current_rubric(store, i.id).criteria]
+        assert after == before and any(answers for answers, _ in before)
 
 
 def test_jsonl_errors_are_located(store, home, tmp_path):
