@@ -284,26 +284,25 @@ class OfflineJudge:
                          for i, (q, _) in enumerate(turns) if q)
         texts = [c.text for c in criteria]
         deductions = [c.kind == "deduction" for c in criteria]
-        # each summary sentence is judged in the context of the question it answered
-        # the latest answer alone only sets in_answer (met): cosines are embedded only where they decide it
-        jobs = [self.facts.prepare(texts, parts, asked, deductions),
-                self.facts.prepare_met(texts, answer or "", question or "", deductions)] if criteria else []
-        # One batch for the turn: both jobs' texts and, when the embedder keeps vectors (the embedding
-        # service), the new summary: the adaptive protocol's cos_t then finds it in the cache. Vectors
-        # are batch-invariant, so the verdicts equal those of separate runs; texts seen before are hits.
+        # each summary sentence is judged in the context of the question it answered; the latest answer
+        # alone only sets in_answer (met). Both lazily (FreeTextJudge.judge_lazily): a cosine or a word's
+        # vector is embedded only where it can change a verdict, both jobs' texts in one batch per step.
+        # The new summary rides in the first batch sent when the embedder keeps vectors (the embedding
+        # service): the adaptive protocol's cos_t then finds it in the cache. Vectors are batch-invariant,
+        # so the verdicts equal those of one eager run; texts seen before are hits.
         keeps = bool(new_summary) and getattr(self.embedder, "enabled", False) is True
-        wanted = list(dict.fromkeys([t for job in jobs for t in job.texts] + ([new_summary] if keeps else [])))
-        vectors = self.embedder.embed(wanted) if wanted else None
-        row = {t: i for i, t in enumerate(wanted)}
-
-        def rows(job: Any) -> Any:
-            return vectors[[row[t] for t in job.texts]] if job.texts else None
-
-        overall = self.facts.complete(jobs[0], rows(jobs[0])) if jobs else []
-        latest = self.facts.complete_met(jobs[1], rows(jobs[1])) if jobs else []
+        also = [new_summary] if keeps else []
+        if criteria:
+            jobs = [self.facts.prepare(texts, parts, asked, deductions),
+                    self.facts.prepare(texts, answer or "", question or "", deductions)]
+            overall, latest = self.facts.judge_lazily(jobs, self.embedder.embed, also)
+        else:
+            overall, latest = [], []
+            if also:
+                self.embedder.embed(also)
         verdicts: dict[str, Verdict] = {}
         for c, v, a in zip(criteria, overall, latest, strict=True):
-            verdicts[c.cid] = Verdict(c.cid, v.met, a, v.rationale, "offline")
+            verdicts[c.cid] = Verdict(c.cid, v.met, a.met, v.rationale, "offline")
         return Judgement(verdicts, new_summary, Usage())
 
     async def rate(self, turns, topic: str = "", nonce_parts: tuple = ()):
