@@ -54,6 +54,12 @@ def _sentences(text: str) -> tuple[str, ...]:
     return tuple(s for s in split_sentences(text) if _HAS_WORD.search(s))
 
 
+@lru_cache(maxsize=1 << 12)
+def _asserted_sentences(answer: str) -> tuple[str, ...]:
+    # Memoised (pure): the running summary reads every earlier answer again each turn.
+    return _sentences(asserted_text(answer, keep_denied=True))
+
+
 def content_words(text: str) -> list[str]:
     """Lower-cased words of a text without stop words (:func:`engine.text.tokens.content_words`); CJK
     characters count singly."""
@@ -63,6 +69,12 @@ def content_words(text: str) -> list[str]:
 def _stem(phrase: str) -> str:
     """Each word of a phrase stemmed (:func:`engine.text.tokens.stem`)."""
     return " ".join(stem(w) for w in phrase.split())
+
+
+@lru_cache(maxsize=1 << 12)
+def _abandons(contested: tuple[str, ...], reply: str) -> bool:
+    # Memoised (pure): every challenge of the session is read again each turn.
+    return abandons(contested, reply)
 
 
 def _contested(groups: Sequence[tuple[str, list[str]]], challenge: str) -> int:
@@ -172,6 +184,13 @@ def _squash(text: str) -> str:
 
 
 def examiner_text(question: str, answers: Sequence[str], questions: Sequence[str] = ()) -> str:
+    """What a question says of its own (:func:`_examiner_text`, memoised: the offline judge asks it of
+    every question of the session at every turn)."""
+    return _examiner_text(question or "", tuple(answers), tuple(questions))
+
+
+@lru_cache(maxsize=1 << 12)
+def _examiner_text(question: str, answers: tuple[str, ...], questions: tuple[str, ...]) -> str:
     """What a question says of its own: the question without the passages it quotes from the target's
     answers given before it (``answers``; "You said: "..." Are you sure?") that no question before it
     (``questions``) had said first, and without the numbers and capitalised names of those answers that
@@ -250,10 +269,10 @@ class OfflineJudge:
         for act, asked, text in turns:
             # stance is read over the whole answer before it is cut into sentences: "X. Just kidding, I
             # have no idea." withdraws X, which the sentence "X." alone would not show
-            said = list(_sentences(asserted_text(text, keep_denied=True)))
+            said = list(_asserted_sentences(text))
             if act == "challenge" and groups:
                 at = _contested(groups, asked or "")
-                if abandons(groups[at][1], text):
+                if _abandons(tuple(groups[at][1]), text):
                     # the contested answer is replaced by the correction, and withdrawn where it was
                     # said before in the same words
                     withdrawn = {" ".join(x.split()) for x in groups[at][1]}
