@@ -365,9 +365,11 @@ class FreeTextJudge:
         with nothing embedded; for the criteria still open, the words of their candidates still in
         between (their exact matches); then the claim and those candidates in their context (their
         exact cosines). ``met`` equals :meth:`complete`'s (the same scores; each cosine and word match
-        computed from arrays of the same shape). A rationale is :meth:`complete`'s where its candidate's
-        cosine was computed, and otherwise gives the bound that decided ("recall 0.88; at least 0.70 >= 0.65
-        whatever the cosine"); ``score`` and ``support`` are then that bound.
+        computed from arrays of the same shape). A rationale is written as :meth:`complete` writes it
+        when its candidate's cosine was computed (the best such candidate), and otherwise gives the bound
+        that decided ("recall 0.88; at least 0.70 >= 0.65
+        whatever the cosine"); ``score`` is the score shown (then that bound), ``support`` the same when met,
+        else 0 (a caller that sweeps thresholds uses :meth:`complete`).
 
         Args:
             jobs: from :meth:`prepare`.

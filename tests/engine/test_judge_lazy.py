@@ -70,8 +70,8 @@ def _lazy(judge: FreeTextJudge, criteria, reply, question, flags):
 @pytest.mark.parametrize("seed", range(6))
 def test_lazy_equals_eager_on_random_replies(seed):
     """The property: for random replies (one text, or a summary of (question, answer) pieces), criteria
-    (facts, deductions, numbers, names, negations) and thresholds, lazy ``met`` == eager ``met``; and a
-    rationale whose cosine was computed is the eager one."""
+    (facts, deductions, numbers, names, negations) and thresholds, lazy ``met`` == eager ``met``, with fewer
+    texts embedded."""
     rng = random.Random(seed)
     eager_texts = lazy_texts = decided_without = 0
     for _case in range(60):
@@ -85,11 +85,7 @@ def test_lazy_equals_eager_on_random_replies(seed):
         full = eager.judge_many(texts, reply, question, flags)
         got = _lazy(lazy, texts, reply, question, flags)
         assert [v.met for v in got] == [v.met for v in full], (texts, reply, question, threshold)
-        for g, f in zip(got, full, strict=True):
-            if "whatever the cosine" not in g.rationale:
-                assert g.met == f.met
-            else:
-                decided_without += 1
+        decided_without += sum("whatever the cosine" in g.rationale for g in got)
         eager_texts += eager.embedder.embedded
         lazy_texts += lazy.embedder.embedded
     assert decided_without and lazy_texts < eager_texts
@@ -120,7 +116,7 @@ def test_lazy_equals_eager_with_the_real_encoder():
                 full = judge.judge_many(criteria, reply, question, flags)
                 got = _lazy(judge, criteria, reply, question, flags)
                 assert [v.met for v in got] == [v.met for v in full], (reply, question, threshold)
-                for g, f in zip(got, full, strict=True):
+                for g in got:
                     if "whatever the cosine" in g.rationale:
                         bounded += 1
                     elif "cos " in g.rationale:
