@@ -78,7 +78,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -167,9 +167,50 @@ class FactJob:
     candidates: list[Candidate]
     flags: list[bool]
     texts: list[str]
-    decided: list[bool | None] | None = None  # met_only: per claim, met when known without cosines
-    pending: list[list[int]] | None = None  # met_only: per claim, the candidates whose cosine decides
     words: list[str] = field(default_factory=list)  # the words among ``texts`` (fact words and the reply's)
+
+
+def _in_context(cand: Candidate, claim: FactClaim) -> str:
+    """The text embedded for a candidate's cosine with a claim: the question it answered, the claim's
+    context (``Answers "Q" with ...``) and the candidate."""
+    return " ".join(p for p in (cand.asked, claim.extra, cand.text) if p)
+
+
+@dataclass(frozen=True)
+class _LazyClaim:
+    """Where :meth:`FreeTextJudge.judge_lazily` stands on one claim: ``met`` (None: still open), the
+    candidates whose score can still decide it, and the word matches known (exact for ``exact``)."""
+
+    met: bool | None
+    between: list[int]
+    soft: list[dict[str, float]] | None
+    exact: frozenset[int]
+
+
+@dataclass
+class _LazyJob:
+    """One :class:`FactJob` under :meth:`FreeTextJudge.judge_lazily`: a :class:`_LazyClaim` per claim."""
+
+    job: FactJob
+    claims: list[_LazyClaim]
+
+    def words_needed(self) -> list[str]:
+        """The words whose vectors the open claims' word matches need: their fact words and the words of
+        their candidates in between."""
+        out: list[str] = []
+        for claim, state in zip(self.job.claims, self.claims, strict=True):
+            if state.met is None and state.soft is None:
+                out += [w for _f, w in claim.surface]
+                out += [w for k in state.between for c in self.job.candidates[k].clauses for w in c.words]
+        return unique(out)
+
+    def texts_needed(self) -> list[str]:
+        """The texts whose vectors the open claims' cosines need: the claim, its candidates in between."""
+        out: list[str] = []
+        for claim, state in zip(self.job.claims, self.claims, strict=True):
+            if state.met is None:
+                out += [claim.text] + [_in_context(self.job.candidates[k], claim) for k in state.between]
+        return unique(out)
 
 
 
@@ -316,83 +357,173 @@ class FreeTextJudge:
         return FactClaim(text, context, extra, stems, facts or stems, not facts, negated, predicate,
                       frozenset(neutral - positive), numbers, weights, surface, names, frozenset(positive))
 
-    def prepare_met(self, criteria: Sequence[CriterionIn], reply: Reply, question: str = "",
-                    deductions: Sequence[bool] | None = None) -> FactJob:
-        """Like :meth:`prepare` for a caller that needs only ``met`` (:meth:`complete_met`): texts only
-        for the candidates whose cosine can decide it.
+    def judge_lazily(self, jobs: Sequence[FactJob], embed: Callable[[list[str]], Any],
+                     also: Sequence[str] = ()) -> list[list[FactVerdict]]:
+        """The verdicts of :meth:`prepare`'s jobs, embedding only what can change a ``met``.
 
-        A candidate's raw score ``W_COS * cos + W_RECALL * recall`` lies between its values at cos 0
-        and cos 1 (cosines are clipped to [0, 1]); the caps, contradictions and the deduction rule do
-        not depend on the cosine. A criterion is met without any cosine when an uncapped candidate
-        reaches the threshold at cos 0, and unmet when none reaches it at cos 1; otherwise the
-        candidates in between are embedded.
+        A candidate's raw score ``W_COS * cos + W_RECALL * recall`` is non-decreasing in the cosine
+        (clipped to [0, 1]) and in each fact word's match in other words (:func:`soft_matches`, in
+        [0, 1]); the caps, contradictions and the deduction rule depend on neither. So a criterion is
+        met whatever is embedded when an uncapped candidate reaches the threshold at cos 0 with no
+        word matched in other words, and unmet when none reaches it at cos 1 with every such word
+        matched fully. In three steps, each one ``embed`` batch for every job at once: the bounds
+        with nothing embedded; for the criteria still open, the words of their candidates still in
+        between (their exact matches); then the claim and those candidates in their context (their
+        exact cosines). ``met`` equals :meth:`complete`'s (the same scores; each cosine and word match
+        computed from arrays of the same shape). A rationale is written as :meth:`complete` writes it
+        when its candidate's cosine was computed (the best such candidate), and otherwise gives the bound
+        that decided ("recall 0.88; at least 0.70 >= 0.65
+        whatever the cosine"); ``score`` is the score shown (then that bound), ``support`` the same when met,
+        else 0 (a caller that sweeps thresholds uses :meth:`complete`).
+
+        Args:
+            jobs: from :meth:`prepare`.
+            embed: ``embed(texts)`` -> their L2-normalised vectors, one row each (called at most three times).
+            also: texts to embed in the first batch sent (or alone, when none is needed): a caller's
+                own texts (the offline judge's new summary, for the protocol's cos_t).
         """
-        job = self.prepare(criteria, reply, question, deductions)
-        decided: list[bool | None] = []
-        pending: list[list[int]] = []
-        for i, claim in enumerate(job.claims):
-            memo = self._memo_of(claim)
-            met, between = False, []
-            sure = {f: 1.0 for f, _w in claim.surface}  # every fact word said in other words: the highest score
-            for k, cand in enumerate(job.candidates):
-                low = self._raw(claim, cand, 0.0, job.flags[i], memo, {})
-                if low is None:
-                    continue
-                if low >= self.threshold:
-                    met, between = True, []
-                    break
-                high = self._raw(claim, cand, 1.0, job.flags[i], memo, sure)
-                if high is not None and high >= self.threshold:
-                    between.append(k)
-            decided.append(met if met or not between else None)
-            pending.append(between)
-        texts: list[str] = []
-        for i, claim in enumerate(job.claims):
-            if decided[i] is None:
-                texts.append(claim.text)
-                texts += [" ".join(p for p in (job.candidates[k].asked, claim.extra, job.candidates[k].text) if p)
-                          for k in pending[i]]
-        words = job.words if texts else []
-        return FactJob(job.claims, job.candidates, job.flags, unique(texts + words), decided, pending, words)
+        pending_also = unique(list(also))
 
-    def complete_met(self, job: FactJob, vectors: Any) -> list[bool]:
-        """``met`` per criterion from :meth:`prepare_met`'s job and the vectors of its ``texts`` (equal to
-        :meth:`complete`'s ``met``: the same scores, each cosine from a block of the same shape)."""
-        if job.decided is None or job.pending is None:
-            raise ValueError("complete_met needs a job from prepare_met")
-        row = {t: r for r, t in enumerate(job.texts)}
-        vecs = np.asarray(vectors, dtype=np.float32) if job.texts else None
-        word_vecs = {w: vecs[row[w]] for w in job.words} if vecs is not None else {}
-        out = []
-        for i, claim in enumerate(job.claims):
-            if job.decided[i] is not None or vecs is None:
-                out.append(bool(job.decided[i]))
+        def run(texts: list[str]) -> dict[str, np.ndarray]:
+            nonlocal pending_also
+            wanted = unique(texts + pending_also)
+            pending_also = []
+            if not wanted:
+                return {}
+            vecs = np.asarray(embed(wanted), dtype=np.float32)
+            return {t: vecs[r] for r, t in enumerate(wanted)}
+
+        states = [_LazyJob(job, [self._bounds(job, i, None) for i in range(len(job.claims))]) for job in jobs]
+        words = unique([w for st in states for w in st.words_needed()])
+        word_vecs = run(words) if words else {}
+        for st in states:
+            for i, claim_state in enumerate(st.claims):
+                if claim_state.met is None and claim_state.soft is None:  # the words decide or narrow it
+                    st.claims[i] = self._bounds(st.job, i, self._soft(st.job, i, word_vecs), claim_state.between)
+        texts = unique([t for st in states for t in st.texts_needed()])
+        vecs = run(texts) if texts else {}
+        if pending_also:
+            run([])
+        return [[self._lazy_verdict(st.job, i, c, vecs) for i, c in enumerate(st.claims)] for st in states]
+
+    def _bounds(self, job: FactJob, i: int, soft: list[dict[str, float]] | None,
+                among: list[int] | None = None) -> _LazyClaim:
+        """Claim ``i``'s verdict from the bounds of its candidates' scores (``among``: only these), with the
+        word matches ``soft`` when known (else between none and every fact word matched fully)."""
+        claim, flag = job.claims[i], job.flags[i]
+        memo = self._memo_of(claim)
+        sure = {f: 1.0 for f, _w in claim.surface}  # every fact word said in other words: the highest score
+        between: list[int] = []
+        exact = frozenset() if soft is None else frozenset(range(len(job.candidates)) if among is None else among)
+        for k in range(len(job.candidates)) if among is None else among:
+            cand = job.candidates[k]
+            low = self._raw(claim, cand, 0.0, flag, memo, {} if soft is None else soft[k])
+            if low is None:
                 continue
-            # the cosines as complete() computes them: the whole block of the claim's candidates (rows
-            # not needed left at zero), so each row's product is the same operation as there
-            block = np.zeros((len(job.candidates), vecs.shape[1]), dtype=np.float32)
-            for k in job.pending[i]:
-                cand = job.candidates[k]
-                block[k] = vecs[row[" ".join(p for p in (cand.asked, claim.extra, cand.text) if p)]]
-            cos = np.clip(block @ vecs[row[claim.text]], 0.0, 1.0)
+            if low >= self.threshold:
+                return _LazyClaim(True, [], soft, exact)
+            high = self._raw(claim, cand, 1.0, flag, memo, sure if soft is None else soft[k])
+            if high is not None and high >= self.threshold:
+                between.append(k)
+        if not between:
+            return _LazyClaim(False, [], soft, exact)
+        if soft is None and not claim.surface:
+            # no word can be matched in other words: the bounds are exact in the word matches
+            soft, exact = [{} for _ in job.candidates], frozenset(range(len(job.candidates)))
+        return _LazyClaim(None, between, soft, exact)
+
+    def _soft(self, job: FactJob, i: int, word_vecs: dict[str, np.ndarray]) -> list[dict[str, float]]:
+        """:func:`soft_matches` of claim ``i`` over the job's candidates, from the words embedded (the others
+        zero: the same arrays as :meth:`complete` builds, so the rows of the embedded words are equal)."""
+        if not job.words:
+            return [{} for _ in job.candidates]
+        zero = np.zeros_like(next(iter(word_vecs.values()))) if word_vecs else None
+        vecs = {w: word_vecs[w] if w in word_vecs else zero for w in job.words}
+        return soft_matches(job.claims[i], job.candidates, vecs)
+
+    def _lazy_verdict(self, job: FactJob, i: int, state: _LazyClaim, vecs: dict[str, np.ndarray]) -> FactVerdict:
+        claim, candidates, flag = job.claims[i], job.candidates, job.flags[i]
+        if not candidates:
+            return FactVerdict(False, 0.0, "offline: no reply to judge")
+        cos: dict[int, float] = {}
+        met = state.met
+        if met is None:
+            # the cosines as complete() computes them: the whole block of the claim's candidates (rows not
+            # needed left at zero), so each row's product is the same operation as there
+            claim_vec = vecs[claim.text]
+            block = np.zeros((len(candidates), claim_vec.shape[0]), dtype=np.float32)
+            for k in state.between:
+                block[k] = vecs[_in_context(candidates[k], claim)]
+            products = np.clip(block @ claim_vec, 0.0, 1.0)
+            cos = {k: float(products[k]) for k in state.between}
             memo = self._memo_of(claim)
-            soft = soft_matches(claim, job.candidates, word_vecs)
-            raws = [self._raw(claim, job.candidates[k], float(cos[k]), job.flags[i], memo, soft[k])
-                    for k in job.pending[i]]
-            out.append(any(r is not None and r >= self.threshold for r in raws))
-        return out
+            raws = [self._raw(claim, candidates[k], cos[k], flag, memo, state.soft[k]) for k in state.between]
+            met = any(r is not None and r >= self.threshold for r in raws)
+        return self._shown(claim, candidates, flag, met, cos, state)
+
+    def _shown(self, claim: FactClaim, candidates: list[Candidate], deduction: bool, met: bool,
+               cos: dict[int, float], state: _LazyClaim) -> FactVerdict:
+        """The verdict's line: as :meth:`_verdict` writes it for the best candidate whose cosine is known,
+        else the bound that decided (the lowest score of a candidate that meets the claim, the highest
+        of the best one that does not)."""
+        memo = self._memo_of(claim)
+        sure = {f: 1.0 for f, _w in claim.surface}
+        best: tuple[float, int, str, bool] | None = None  # score, candidate, why, exact
+        for k, cand in enumerate(candidates):
+            exact = k in cos
+            soft = state.soft[k] if state.soft is not None and k in state.exact else ({} if met else sure)
+            c = cos[k] if exact else 0.0 if met else 1.0
+            recall, cap, tail, final = self._parts(claim, cand, soft, memo)
+            raw, why = (0.0, tail) if final else (W_COS * c + W_RECALL * recall,
+                                                  f"cos {c:.2f}, recall {recall:.2f}{tail}" if exact
+                                                  else f"recall {recall:.2f}{tail}")
+            if deduction and not final and cap is None:
+                share = self._claim_in_one_clause(claim, cand)
+                if share < DEDUCTION_MIN_RECALL:
+                    cap, why = PARTIAL_SHARE, f"{why}; only {share:.0%} of the claim's own words in one clause"
+            if met and (final or cap is not None):
+                continue  # only an uncapped candidate meets a claim
+            score = raw if cap is None else min(raw, cap * self.threshold)
+            if best is None or score > best[0]:
+                best = (score, k, why, exact or final)
+        assert best is not None  # met: some uncapped candidate met it; unmet: every candidate is a bound
+        score, k, why, exact = best
+        text = candidates[k].text
+        rel = ">=" if met else "<"
+        bound = ("", "") if exact else ("at least " if met else "at most ", " whatever the cosine")
+        shown = f' in "{_short(text)}"' if text else ""
+        return FactVerdict(met, round(score, 4),
+                           f"offline: {why}; {bound[0]}{score:.2f} {rel} {self.threshold:.2f}{bound[1]}{shown}",
+                           text if score > 0 else "", round(score, 4) if met else 0.0)
 
     def _raw(self, claim: FactClaim, cand: Candidate, cos: float, deduction: bool, memo: dict,
              soft: dict[str, float]) -> float | None:
         """A candidate's raw score at this cosine and these word matches (:func:`soft_matches`), or None when a
         cap or contradiction keeps it out of the support (as in :meth:`_verdict`)."""
-        key = (cand.key, cos, tuple(sorted(soft.items())))
-        raw, cap, _why, final = memo.get(key) or memo.setdefault(key, self._base_score(claim, cand, cos, soft))
+        raw, cap, _why, final = self._scored(claim, cand, cos, soft, memo)
         if final or cap is not None:  # a contradiction scores 0 (the threshold is > 0)
             return None
         if deduction and self._claim_in_one_clause(claim, cand) < DEDUCTION_MIN_RECALL:
             return None
         return raw
+
+    def _scored(self, claim: FactClaim, cand: Candidate, cos: float, soft: dict[str, float],
+                memo: dict) -> tuple[float, float | None, str, bool]:
+        """(score, cap, why, final) of a candidate at this cosine, before the deduction rule; ``final``: a
+        contradiction or a claim not addressed (score 0, no rule applies after it)."""
+        recall, cap, tail, final = self._parts(claim, cand, soft, memo)
+        if final:
+            return 0.0, None, tail, True
+        return W_COS * cos + W_RECALL * recall, cap, f"cos {cos:.2f}, recall {recall:.2f}{tail}", False
+
+    def _parts(self, claim: FactClaim, cand: Candidate, soft: dict[str, float],
+               memo: dict) -> tuple[float, float | None, str, bool]:
+        """:meth:`_base_parts`, kept in the claim's memo (:meth:`_memo_of`)."""
+        key = (cand.key, tuple(sorted(soft.items())))
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = self._base_parts(claim, cand, soft)
+        return got
 
     def _verdict(self, claim: FactClaim, candidates: list[Candidate], cos: np.ndarray, deduction: bool,
                  soft: list[dict[str, float]]) -> FactVerdict:
@@ -400,9 +531,7 @@ class FreeTextJudge:
         support = 0.0
         memo = self._memo_of(claim)
         for k, cand in enumerate(candidates):
-            c = float(cos[k])
-            key = (cand.key, c, tuple(sorted(soft[k].items())))
-            raw, cap, why, final = memo.get(key) or memo.setdefault(key, self._base_score(claim, cand, c, soft[k]))
+            raw, cap, why, final = self._scored(claim, cand, float(cos[k]), soft[k], memo)
             if deduction and not final and cap is None:
                 share = self._claim_in_one_clause(claim, cand)
                 if share < DEDUCTION_MIN_RECALL:
@@ -420,11 +549,11 @@ class FreeTextJudge:
                            text if score > 0 else "", round(support, 4))
 
     def _memo_of(self, claim: FactClaim) -> dict[Any, tuple[float, float | None, str, bool]]:
-        """The :meth:`_base_score` results kept for claims with these fact words and polarity.
+        """The :meth:`_base_parts` results kept for claims with these fact words and polarity.
 
-        A running summary brings its earlier candidates back every turn; their scores depend only on
-        what the key names (the candidate's sentences and refutations, the cosine, and the claim's
-        fact words, predicate and polarity), so each is computed once. The deduction rule, which also
+        A running summary brings its earlier candidates back every turn; their parts depend only on
+        what the key names (the candidate's sentences and refutations, its word matches, and the
+        claim's fact words, predicate and polarity), so each is computed once. The deduction rule, which also
         reads the question's words, is applied after the memo.
         """
         key = (tuple(claim.facts), claim.given, frozenset(claim.predicate), claim.negated, claim.neutral,
@@ -438,10 +567,11 @@ class FreeTextJudge:
             self._memos.move_to_end(key)
         return memo
 
-    def _base_score(self, claim: FactClaim, cand: Candidate, cos: float,
+    def _base_parts(self, claim: FactClaim, cand: Candidate,
                     soft: dict[str, float]) -> tuple[float, float | None, str, bool]:
-        """(score, cap, why, final) before the deduction rule; ``final``: a contradiction or a claim not
-        addressed (score 0, no rule applies after it)."""
+        """(recall, cap, why after the cosine and recall, final) before the deduction rule, which do not
+        depend on the cosine; ``final``: a contradiction or a claim not addressed (score 0, ``why`` the
+        whole reason, no rule applies after it)."""
         facts = claim.facts
         if claim.given:
             # a yes/no question: the claim's words are all in the question; the reply's polarity decides
@@ -473,8 +603,7 @@ class FreeTextJudge:
             said = {f: 1.0 if f in agree else NEGATED_SHARE if f in disagree else soft.get(f, 0.0) for f in facts}
             pred = [f for f in facts if f in claim.predicate] or facts
             recall = (1 - W_PRED) * weighted(facts, said, weight) + W_PRED * weighted(pred, said, weight)
-        score = W_COS * cos + W_RECALL * recall
-        why = f"cos {cos:.2f}, recall {recall:.2f}"
+        why = ""
         cap: float | None = None
         # a number of the fact that the candidate gives of another thing, or replaces by another number
         # of the same thing: a different fact (a number simply left out only lowers the recall, by
@@ -495,7 +624,7 @@ class FreeTextJudge:
             others = next((alt for sentence in cand.key[::2] if (alt := alternatives(sentence, frozenset(facts)))), ())
             if others:
                 cap, why = KEYWORD_SHARE, f"{why}; offered beside other candidates ({', '.join(others[:3])})"
-        return score, cap, why, False
+        return recall, cap, why, False
 
     def _claim_in_one_clause(self, claim: FactClaim, cand: Candidate) -> float:
         """Best share of the claim's required words in one polarity-agreeing clause about the claim.

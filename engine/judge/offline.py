@@ -49,6 +49,12 @@ def _sentences(text: str) -> tuple[str, ...]:
     return tuple(s for s in split_sentences(text) if _HAS_WORD.search(s))
 
 
+@lru_cache(maxsize=1 << 12)
+def _asserted_sentences(answer: str) -> tuple[str, ...]:
+    # Memoised (pure): the running summary reads every earlier answer again each turn.
+    return _sentences(asserted_text(answer, keep_denied=True))
+
+
 def content_words(text: str) -> list[str]:
     """Lower-cased words of a text without stop words (:func:`engine.text.tokens.content_words`); CJK
     characters count singly."""
@@ -58,6 +64,12 @@ def content_words(text: str) -> list[str]:
 def _stem(phrase: str) -> str:
     """Each word of a phrase stemmed (:func:`engine.text.tokens.stem`)."""
     return " ".join(stem(w) for w in phrase.split())
+
+
+@lru_cache(maxsize=1 << 12)
+def _abandons(contested: tuple[str, ...], reply: str) -> bool:
+    # Memoised (pure): every challenge of the session is read again each turn.
+    return abandons(contested, reply)
 
 
 def _contested(groups: Sequence[tuple[str, list[str]]], challenge: str) -> int:
@@ -167,6 +179,13 @@ def _squash(text: str) -> str:
 
 
 def examiner_text(question: str, answers: Sequence[str], questions: Sequence[str] = ()) -> str:
+    """What a question says of its own (:func:`_examiner_text`, memoised: the offline judge asks it of
+    every question of the session at every turn)."""
+    return _examiner_text(question or "", tuple(answers), tuple(questions))
+
+
+@lru_cache(maxsize=1 << 12)
+def _examiner_text(question: str, answers: tuple[str, ...], questions: tuple[str, ...]) -> str:
     """What a question says of its own: the question without the passages it quotes from the target's
     answers given before it (``answers``; "You said: "..." Are you sure?") that no question before it
     (``questions``) had said first, and without the numbers and capitalised names of those answers that
@@ -245,10 +264,10 @@ class OfflineJudge:
         for act, asked, text in turns:
             # stance is read over the whole answer before it is cut into sentences: "X. Just kidding, I
             # have no idea." withdraws X, which the sentence "X." alone would not show
-            said = list(_sentences(asserted_text(text, keep_denied=True)))
+            said = list(_asserted_sentences(text))
             if act == "challenge" and groups:
                 at = _contested(groups, asked or "")
-                if abandons(groups[at][1], text):
+                if _abandons(tuple(groups[at][1]), text):
                     # the contested answer is replaced by the correction, and withdrawn where it was
                     # said before in the same words
                     withdrawn = {" ".join(x.split()) for x in groups[at][1]}
@@ -278,27 +297,26 @@ class OfflineJudge:
         asked = " ".join(examiner_text(q, [a for _, a in turns[:i]], [x for x, _ in turns[:i]])
                          for i, (q, _) in enumerate(turns) if q)
         deductions = [c.kind == "deduction" for c in criteria]
-        # each summary sentence is judged in the context of the question it answered (a cloze criterion
-        # read from its field: the criteria go as they are, not as texts)
-        # the latest answer alone only sets in_answer (met): cosines are embedded only where they decide it
-        jobs = [self.facts.prepare(criteria, parts, asked, deductions),
-                self.facts.prepare_met(criteria, answer or "", question or "", deductions)] if criteria else []
-        # One batch for the turn: both jobs' texts and, when the embedder keeps vectors (the embedding
-        # service), the new summary: the adaptive protocol's cos_t then finds it in the cache. Vectors
-        # are batch-invariant, so the verdicts equal those of separate runs; texts seen before are hits.
+        # each summary sentence is judged in the context of the question it answered; the latest answer
+        # alone only sets in_answer (met). Both lazily (FreeTextJudge.judge_lazily): a cosine or a word's
+        # vector is embedded only where it can change a verdict, both jobs' texts in one batch per step.
+        # The new summary rides in the first batch sent when the embedder keeps vectors (the embedding
+        # service): the adaptive protocol's cos_t then finds it in the cache. Vectors are batch-invariant,
+        # so the verdicts equal those of one eager run; texts seen before are hits.
         keeps = bool(new_summary) and getattr(self.embedder, "enabled", False) is True
-        wanted = list(dict.fromkeys([t for job in jobs for t in job.texts] + ([new_summary] if keeps else [])))
-        vectors = self.embedder.embed(wanted) if wanted else None
-        row = {t: i for i, t in enumerate(wanted)}
-
-        def rows(job: Any) -> Any:
-            return vectors[[row[t] for t in job.texts]] if job.texts else None
-
-        overall = self.facts.complete(jobs[0], rows(jobs[0])) if jobs else []
-        latest = self.facts.complete_met(jobs[1], rows(jobs[1])) if jobs else []
+        also = [new_summary] if keeps else []
+        if criteria:
+            # a cloze criterion is read from its field: the criteria go as they are, not as texts
+            jobs = [self.facts.prepare(criteria, parts, asked, deductions),
+                    self.facts.prepare(criteria, answer or "", question or "", deductions)]
+            overall, latest = self.facts.judge_lazily(jobs, self.embedder.embed, also)
+        else:
+            overall, latest = [], []
+            if also:
+                self.embedder.embed(also)
         verdicts: dict[str, Verdict] = {}
         for c, v, a in zip(criteria, overall, latest, strict=True):
-            verdicts[c.cid] = Verdict(c.cid, v.met, a, v.rationale, "offline")
+            verdicts[c.cid] = Verdict(c.cid, v.met, a.met, v.rationale, "offline")
         return Judgement(verdicts, new_summary, Usage())
 
     async def rate(self, turns, topic: str = "", nonce_parts: tuple = ()):

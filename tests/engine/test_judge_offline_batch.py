@@ -1,5 +1,6 @@
-"""The offline judge's per-turn work (the real ONNX embedder): one encoder run per turn holding only
-new texts, the new summary among them, and memoised scores that equal a fresh judge's."""
+"""The offline judge's per-turn work (the real ONNX embedder): at most two encoder runs per turn holding
+only new texts that can change a verdict, the new summary in the first, and memoised scores that equal
+a fresh judge's. (Lazy equals eager: ``test_judge_lazy.py``.)"""
 
 from __future__ import annotations
 
@@ -36,21 +37,26 @@ def _session(judge: OfflineJudge, fresh_each_turn: bool = False):
     return out
 
 
-def test_one_encoder_run_per_turn_with_the_new_summary():
+def test_few_encoder_runs_per_turn_with_the_new_summary():
     service = EmbeddingService(get_embedder())
     judge = OfflineJudge(embedder=service)
     history: list[TurnView] = []
+    embedded = 0
     for idx, (question, answer, action) in enumerate(TURNS):
         before = service.stats()
         judgement = judge._judge(question, CRITERIA, answer, history, action)
         after = service.stats()
-        assert after["runs"] - before["runs"] == 1, f"turn {idx}: one encoder run"
-        # the summary for cos_t was in that run: the protocol finds it without embedding
+        # words that can decide, then texts that can: at most two runs (nothing new: none)
+        assert after["runs"] - before["runs"] <= 2, f"turn {idx}: at most two encoder runs"
+        # the summary for cos_t was embedded: the protocol finds it without embedding
         assert service.cached([judgement.summary]) is not None
         assert service.stats()["runs"] == after["runs"]
-        if idx:  # only new texts: the earlier turns' candidates come back as hits
-            assert after["embedded"] - before["embedded"] < after["hits"] - before["hits"]
+        embedded += after["embedded"] - before["embedded"]
         history.append(TurnView(idx, question, answer, action, summary=judgement.summary))
+    # the eager judge embedded every candidate of the summary and of the answer in context, every word
+    eager = sum(len(OfflineJudge(embedder=get_embedder()).facts.prepare(
+        [c.text for c in CRITERIA], [("", a) for _, a, _ in TURNS[: i + 1]]).texts) for i in range(len(TURNS)))
+    assert embedded < eager / 4, (embedded, eager)
 
 
 def test_memoised_scores_equal_a_fresh_judges():
@@ -62,9 +68,13 @@ def test_memoised_scores_equal_a_fresh_judges():
         assert a.summary == b.summary == c.summary
         for cid in a.verdicts:
             assert a.verdicts[cid] == b.verdicts[cid] == c.verdicts[cid]
-    # the deciding rationales name the rules the memo must keep apart (a deduction's clause rule,
-    # another number than the fact's); contradictions and the keyword list score 0 or less and are never shown
+    # the rationales name the rules the memo must keep apart (a deduction's clause rule, another number
+    # than the fact's: the eager judge's, whose memo the lazy one shares)
+    facts = OfflineJudge(embedder=service).facts
+    texts, flags = [c.text for c in CRITERIA], [c.kind == "deduction" for c in CRITERIA]
     said = " ".join(v.rationale for j in warm for v in j.verdicts.values())
+    said += " ".join(v.rationale for i, (_, a, _) in enumerate(TURNS)
+                     for v in facts.judge_many(texts, [(q, x) for q, x, _ in TURNS[: i + 1]], "", flags))
     for rule in ("in one clause", "another number than"):
         assert rule in said, rule
     assert warm[-1].verdicts["c1"].met and not warm[-1].verdicts["c4"].met
@@ -76,22 +86,3 @@ def test_cached_lookup_embeds_nothing():
     assert service.stats()["runs"] == 0 and service.stats()["hits"] == 0
     vec = service.embed(["now embedded"])
     assert (service.cached(["now embedded"]) == vec).all()
-
-
-def test_met_only_equals_the_full_verdicts_met():
-    judge = OfflineJudge(embedder=EmbeddingService(get_embedder())).facts
-    texts = [c.text for c in CRITERIA] + ["Oxygen boils at minus 183 degrees", "Is oxygen a metal?"]
-    flags = [c.kind == "deduction" for c in CRITERIA] + [False, False]
-    replies = [a for _, a, _ in TURNS] + ["Oxygen boils at -183 degrees.", "It boils at 90 K.", "No.",
-                                          "Plants, algae, bacteria, oceans.", "Oxygen is not a metal, it is a gas."]
-    questions = ["", "What do you know about oxygen?", 'I am not convinced by this: "Oxygen is a gas." Sure?']
-    decided = pending = 0
-    for reply in replies:
-        for question in questions:
-            full = [v.met for v in judge.judge_many(texts, reply, question, flags)]
-            job = judge.prepare_met(texts, reply, question, flags)
-            vectors = judge.embedder.embed(job.texts) if job.texts else None
-            assert judge.complete_met(job, vectors) == full, (reply, question)
-            decided += sum(d is not None for d in job.decided)
-            pending += sum(d is None for d in job.decided)
-    assert decided and pending  # both ways were taken
