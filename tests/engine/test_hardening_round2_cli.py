@@ -197,7 +197,10 @@ class Agent:
         t = sum(1 for m in messages if m["role"] == "user")
         flag = os.environ["FILL_FLAG"]
         if t == 2 and os.path.exists(flag):
-            os.unlink(flag)
+            try:  # claimed by one session only: two sessions at their second answer race for the flag
+                os.unlink(flag)
+            except FileNotFoundError:
+                return ANSWER
             wait_for_running(int(os.environ.get("FILL_WHEN_RUNNING", "0")))
             fd = os.open(os.environ["FILLER"], os.O_WRONLY | os.O_CREAT, 0o600)
             try:
