@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 DB_FILENAME = "viva.db"
 
+MAX_VARIABLES = 999
+"""Bound values per statement of :meth:`Store.insert_many` (SQLite's smallest compiled-in limit)."""
 
 
 class StoreError(Exception):
@@ -265,17 +267,22 @@ class Store:
             return int(self.conn.execute(sql, values).lastrowid)  # type: ignore[arg-type]
 
     def insert_many(self, table: str, rows: list[dict[str, Any]]) -> None:
-        """Insert rows that share their columns (those of the first) in one statement run
-        (``executemany``), within a transaction when one is open; text is redacted as by :meth:`insert`."""
+        """Insert rows that share their columns (those of the first) as one multi-row ``INSERT`` (a turn's
+        verdicts are one statement, not one per criterion), in chunks of at most :data:`MAX_VARIABLES`
+        bound values, within a transaction when one is open; text is redacted as by :meth:`insert`."""
         if not rows:
             return
         _check_identifier(table)
         columns = list(rows[0])
         for column in columns:
             _check_identifier(column)
-        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        row_marks = f"({', '.join('?' * len(columns))})"
+        per = max(1, MAX_VARIABLES // max(1, len(columns)))
         with self.transaction():
-            self.conn.executemany(sql, [[_clean(row[c], table, c) for c in columns] for row in rows])
+            for start in range(0, len(rows), per):
+                chunk = rows[start:start + per]
+                sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([row_marks] * len(chunk))}"
+                self.conn.execute(sql, [_clean(row[c], table, c) for row in chunk for c in columns])
 
     def update(self, table: str, row_id: int, values: dict[str, Any]) -> None:
         """Update columns of one row by id (within a transaction when one is open); text is redacted."""

@@ -114,3 +114,26 @@ async def test_events_from_another_process_arrive_in_order(tmp_path):
     assert proc.wait(timeout=30) == 0
     assert seen == list(range(40)) and seqs == sorted(seqs)
     assert [e.payload["i"] for e in store.events(after=seqs[9])][:3] == [10, 11, 12]
+
+
+def test_insert_many_is_one_statement_a_chunk_and_redacts(store, monkeypatch):
+    """A turn's verdicts are one INSERT (was one execution per row); more rows than one statement may bind
+    go in chunks of MAX_VARIABLES bound values; text is redacted as by insert()."""
+    from engine.store import db
+
+    monkeypatch.setenv("VIVA_TEST_SECRET_KEY", "sk-proj-4f9Qz8LmX2vB7nK1pR5tY3wA")
+    store.conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER, b TEXT)")
+    seen: list[str] = []
+    store.conn.set_trace_callback(seen.append)
+    store.insert_many("t", [{"a": i, "b": f"row {i}"} for i in range(4)])
+    inserts = [s for s in seen if s.lstrip().upper().startswith("INSERT")]
+    assert len(inserts) == 1
+    seen.clear()
+    n = db.MAX_VARIABLES // 2 + 7  # one chunk of two columns and 7 rows more
+    store.insert_many("t", [{"a": i, "b": "x"} for i in range(n)])
+    assert len([s for s in seen if s.lstrip().upper().startswith("INSERT")]) == 2
+    store.conn.set_trace_callback(None)
+    assert store.one("SELECT COUNT(*) AS n FROM t")["n"] == 4 + n
+    assert [r["a"] for r in store.query("SELECT a FROM t ORDER BY id LIMIT 4")] == [0, 1, 2, 3]
+    store.insert_many("t", [{"a": -1, "b": "key sk-proj-4f9Qz8LmX2vB7nK1pR5tY3wA here"}])
+    assert "sk-proj-4f9Qz8LmX2vB7nK1pR5tY3wA" not in store.one("SELECT b FROM t WHERE a = -1")["b"]
