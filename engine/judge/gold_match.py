@@ -89,7 +89,7 @@ from engine.judge.gold_forms import (
 from engine.judge.gold_tokens import Tok, is_initial, mark_scope, name_variant, same_word, sentences, tokens
 from engine.judge.stance import SWEEP_MIN_MATES, asserted_text, claims, frame_mates
 from engine.text.cjk import CJK
-from engine.text.lexicon import FILLER, FINITE, GOLD_SCOPE_END, NEGATIONS_PLAIN
+from engine.text.lexicon import FILLER, FINITE, GOLD_SCOPE_END, NEGATIONS_PLAIN, VERBS
 from engine.text.sentences import split_sentences
 
 _ALTERNATIVE_WORDS = frozenset({"or", "either"})
@@ -479,9 +479,9 @@ def asks_for_several(q: list[Tok], *, plainly: bool = False) -> bool:
 
     - broadly (``plainly=False``, the default): a number above one in its first two words ("3 ...") or any
       inflected word after the first, longer than three letters ("what teams...": the stem differs);
-    - ``plainly=True``: a number above one anywhere among them, or a word ending in "s" (not "ss") right
-      after "what"/"which" ("what teams"; as written, "what is" and "what was" read so too), not any
-      inflected word. The list rule reads it so for the
+    - ``plainly=True``: a number above one anywhere among them, or a plural noun right after
+      "what"/"which" (a word ending in "s", not "ss", that is not a verb: "what teams", not "what is",
+      "what was", "what does"), not any inflected word. The list rule reads it so for the
       variants of the gold beside it (:meth:`_Judge._list_candidates`); the broad reading decides
       whether a list of mostly golds is accepted.
     """
@@ -491,6 +491,7 @@ def asks_for_several(q: list[Tok], *, plainly: bool = False) -> bool:
     if plainly:
         return any(t.num is not None and t.num > 1 for t in words) or any(
             w.text in ("what", "which") and n.kind == "word" and n.text.endswith("s") and not n.text.endswith("ss")
+            and n.text not in VERBS  # "what is", "what was", "what does": a verb, not a plural noun
             for w, n in zip(words, words[1:], strict=False))
     return any((t.num is not None and t.num > 1 and t.pos < 2) or (
         t.kind == "word" and len(t.text) > 3 and t.stem != t.text and t.pos > 0) for t in words)
