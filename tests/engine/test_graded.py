@@ -110,6 +110,14 @@ async def test_a_hand_worked_batch(runtime, fake_openai):
     assert row["score"] == pytest.approx(100 * 2 / 3)  # the session's score is ACC1
     kinds = [e.kind for e in runtime.store.events(0, sid)]
     assert kinds.index("graded.feedback") < kinds.index("turn.started", kinds.index("graded.feedback"))
+    # the gold LLM judge's tokens are in the turns' figures (they were spent, recorded in llm_calls, and were
+    # missing from the turns a graded session shows)
+    gold = runtime.store.one("SELECT COALESCE(SUM(tokens_in), 0) AS t, COUNT(*) AS n FROM llm_calls "
+                             "WHERE session_id = ? AND purpose LIKE 'gold judge%'", (sid,))
+    answers = runtime.store.one("SELECT COALESCE(SUM(tokens_in), 0) AS t FROM llm_calls WHERE session_id = ? "
+                                "AND purpose = 'answer'", (sid,))["t"]
+    turns = runtime.store.one("SELECT SUM(tokens_in) AS t FROM turns WHERE session_id = ?", (sid,))["t"]
+    assert gold["n"] > 0 and turns >= answers + gold["t"]
 
 
 def test_medqa_with_the_offline_kernel_separates_right_from_wrong(home, fake_openai):

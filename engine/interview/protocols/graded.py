@@ -235,6 +235,7 @@ class Graded(SessionProtocol):
                 turn.idx, turn.question, turn.answer, turn.action, item, tuple(criteria),
                 running_summary=False))
             verdicts: dict[str, Verdict] = judged.verdicts
+            usage = judged.usage  # the gold LLM judge's calls (none offline), added to the turn's figures
             correct = bool(criteria) and all(v.met for v in verdicts.values())
             tier = self._tiers.get(item.id, item.difficulty)
             version_id, difficulty, labelled = rubric.id, difficulty_label(tier), tier is not None
@@ -245,6 +246,7 @@ class Graded(SessionProtocol):
             g = judge_reply(turn.answer, asked.gold, turn.question)
             correct = g.met
             verdicts = {}  # an extension question has no rubric criterion: its verdict is its graded step
+            usage = None  # judged by the lexical rule: no call
             version_id, difficulty, labelled = s.version_id, asked.difficulty, True
             golds, path, item_id = asked.gold, asked.path, None
         steps = self._steps()
@@ -260,7 +262,7 @@ class Graded(SessionProtocol):
                 "next_difficulty": step.next_difficulty if step else None,
                 "path": dumps(path) if path is not None else None, "created_at": now_iso()})
             s.record_judgement(turn, verdicts, 1.0 if correct else 0.0, scored_per_turn=False,
-                               version_id=version_id,
+                               version_id=version_id, usage=usage,
                                criteria=rubric.criteria if phase in (BASE, VALIDATION) else [])
             s.emit(ev.GradedStep(turn.idx, phase, difficulty, correct, step.gain if step else None,
                                  step.average if step else None, step.next_difficulty if step else None))
