@@ -2,8 +2,9 @@
 
 - retries with exponential backoff and jitter on 429 / 5xx / timeouts / dropped connections, honouring
   ``Retry-After`` (:func:`parse_retry_after`);
-- a concurrency limit per endpoint (``max_concurrency`` of its config), and one SDK client per endpoint,
-  key and headers, both per event loop (:func:`loop_state`);
+- a concurrency limit per endpoint (``max_concurrency`` of its config), and the SDK clients of an endpoint,
+  key and headers (:class:`Lanes`: another client for every :data:`LANE` requests in flight), both per event
+  loop (:func:`loop_state`);
 - a call to a loopback endpoint that times out is not sent again: the server is still computing it, and a
   second copy would queue behind the first (the default loopback timeout is 600 s);
 - bounded replies: one call takes at most ``max_call_seconds`` in all and keeps at most ``max_reply_chars``
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import email.utils
 import hashlib
 import json
@@ -32,7 +34,7 @@ import random
 import re
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -167,20 +169,73 @@ def _semaphore(endpoint: ModelConfig) -> asyncio.Semaphore:
     return sem
 
 
-def _client(endpoint: ModelConfig, api_key: str) -> openai.AsyncOpenAI:
-    import openai  # imported when the first call is made: listing sessions never pays for it
+LANE = 8
+"""Requests in flight on one SDK client before another is opened for the endpoint (:class:`Lanes`)."""
 
+_ssl_context: Any = None
+
+
+def _shared_ssl_context() -> Any:
+    """The TLS context every SDK client of the process shares: the one httpx makes by default (its CA
+    bundle, the environment's settings), built once. Building it is most of what a new SDK client costs
+    (about 15 ms), so a lane is cheap to open."""
+    global _ssl_context
+    if _ssl_context is None:
+        import httpx2
+
+        _ssl_context = httpx2.create_ssl_context()
+    return _ssl_context
+
+
+class Lanes:
+    """The SDK clients of one endpoint, key and headers on one event loop, each with its own connection pool.
+
+    Why more than one: httpcore's pool re-examines every connection it holds each time a request is
+    added or a response closed (an idle one by probing its socket), so with one pool for 64 sessions a
+    call paid for 100 or more probes, a large share of a turn's CPU at that load (``bench/engine.py``'s
+    64 sessions). A request takes the client with the fewest requests in flight; a new client is opened
+    only when every open one has :data:`LANE` in flight, so a lone session always uses the first, and a
+    pool holds about :data:`LANE` connections plus its idle ones whatever the load. Connections are never
+    shared between clients: a keep-alive connection stays with the client that opened it.
+    """
+
+    def __init__(self, endpoint: ModelConfig, api_key: str, headers: dict[str, str]):
+        self.endpoint, self.api_key, self.headers = endpoint, api_key, headers
+        self.clients: list[Any] = []
+        self.busy: list[int] = []
+
+    def _open(self) -> int:
+        import openai  # imported when the first call is made: listing sessions never pays for it
+
+        http = openai.DefaultAsyncHttpxClient(verify=_shared_ssl_context())
+        self.clients.append(openai.AsyncOpenAI(
+            base_url=self.endpoint.base_url, api_key=self.api_key, timeout=self.endpoint.call_timeout,
+            max_retries=0, default_headers=self.headers or None, http_client=http))
+        self.busy.append(0)
+        return len(self.clients) - 1
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[Any]:
+        """A client for one request (its response read to the end inside the block)."""
+        i = min(range(len(self.busy)), key=self.busy.__getitem__) if self.busy else -1
+        if i < 0 or self.busy[i] >= LANE:
+            i = self._open()
+        self.busy[i] += 1
+        try:
+            yield self.clients[i]
+        finally:
+            self.busy[i] -= 1
+
+
+def _lanes(endpoint: ModelConfig, api_key: str) -> Lanes:
     state = loop_state()
     headers = endpoint.header_values()
     secret = hashlib.sha256(json.dumps([api_key, sorted(headers.items())]).encode()).hexdigest()
     key = ("client", endpoint.base_url, secret, endpoint.call_timeout)
-    client = state.get(key)
-    if client is None:
-        client = state[key] = openai.AsyncOpenAI(
-            base_url=endpoint.base_url, api_key=api_key, timeout=endpoint.call_timeout, max_retries=0,
-            default_headers=headers or None,
-        )
-    return client
+    lanes = state.get(key)
+    if lanes is None:
+        lanes = state[key] = Lanes(endpoint, api_key, headers)
+    return lanes
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -339,7 +394,10 @@ class Transport:
 
     async def once(self, api_key: str, messages: list[Message], params: dict[str, Any]):
         """One attempt without streaming: (text, usage, finish reason), the text cut at ``max_reply_chars``."""
-        client = _client(self.endpoint, api_key)
+        with _lanes(self.endpoint, api_key).lease() as client:
+            return await self._once(client, messages, params)
+
+    async def _once(self, client: Any, messages: list[Message], params: dict[str, Any]):
         # The client's low-level post: the same transport, auth, retries' errors and status handling as
         # chat.completions.create, with the JSON body read as plain data (``cast_to=object``): neither our
         # already-plain request nor the response is re-validated or built into pydantic objects, a
@@ -361,9 +419,13 @@ class Transport:
         """One streamed attempt: (text, usage, finish reason), each piece passed to ``on_token``; cut at
         ``max_reply_chars`` or ``max_call_seconds`` (:data:`TRUNCATED`). A stream that drops before its finish
         reason is :class:`_TruncatedStream`, with how many pieces had arrived."""
+        with _lanes(self.endpoint, api_key).lease() as client:
+            return await self._stream(client, messages, params, on_token)
+
+    async def _stream(self, client: Any, messages: list[Message], params: dict[str, Any],
+                      on_token: Callable[[str], Any] | None):
         import openai
 
-        client = _client(self.endpoint, api_key)
         pieces: list[str] = []
         size = 0
         finish = None

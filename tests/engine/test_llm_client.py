@@ -266,3 +266,39 @@ async def test_session_figures_say_unknown_when_a_call_had_no_counts(store, endp
     assert "tokens_unknown" not in run_totals(store, [1]) and run_totals(store, [1])["tokens_in"] == 0
     both = run_totals(store, [1, 2])
     assert (both["tokens_in"], both["tokens_out"], both["tokens_unknown"]) == (None, None, 1)
+
+
+async def test_concurrent_calls_spread_over_lanes_of_bounded_size(store, endpoint, fake_openai):
+    """httpcore re-examines every connection of its pool at each request: a pool per :data:`LANE` requests
+    in flight keeps that bounded. A lone caller stays on the first client; 3 x LANE calls at once open three
+    clients, none ever holding more than LANE requests, and every call is answered."""
+    import asyncio
+
+    from engine.llm import transport
+
+    fake_openai.rule("lane", lambda body: {"content": "ok", "delay": 0.3})
+    lanes_seen: list[int] = []
+    peak: list[int] = []
+    client = LLMClient(store, endpoint.model_copy(update={"max_concurrency": 64}), role="judge", use_cache=False)
+
+    async def one(i: int) -> str:
+        result = await client.chat([{"role": "user", "content": f"lane {i}"}])
+        return result.text
+
+    assert await one(0) == "ok"
+    lanes = transport._lanes(client.endpoint, client.endpoint.api_key())
+    assert len(lanes.clients) == 1 and lanes.busy == [0]
+
+    async def watch() -> None:
+        while True:
+            lanes_seen.append(len(lanes.clients))
+            peak.append(max(lanes.busy))
+            await asyncio.sleep(0.02)
+
+    watcher = asyncio.create_task(watch())
+    texts = await asyncio.gather(*(one(i) for i in range(1, 3 * transport.LANE + 1)))
+    watcher.cancel()
+    assert texts == ["ok"] * (3 * transport.LANE)
+    assert len(lanes.clients) == 3 and lanes.busy == [0, 0, 0]
+    assert max(peak) == transport.LANE  # full lanes, never over
+    assert await one(99) == "ok" and len(lanes.clients) == 3  # idle again: no new client
