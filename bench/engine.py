@@ -89,10 +89,12 @@ def serve(latency: float) -> None:
         return lambda body: {"content": fn(body), "delay": latency} if latency else fn(body)
 
     def distinct_reply(body):
-        """The scripted answer, naming its item: sessions differ, so no summary is shared across sessions
-        by the embedding cache (real sessions' summaries differ too)."""
+        """The scripted answer, one sentence naming its item and its turn: no sentence is said twice, in a
+        session or across sessions, so the embedding cache shares no summary and no summary sentence
+        between sessions or turns (real sessions' answers differ too), however long the session."""
         item = re.search(r"\(item (\d+)\)", next((m["content"] for m in body["messages"] if m["role"] == "user"), ""))
-        return f"{target_reply(body)} This holds for item {item.group(1) if item else '?'}."
+        turn = sum(1 for m in body["messages"] if m["role"] == "user") - 1
+        return f"{target_reply(body).rstrip('.')} (item {item.group(1) if item else '?'}, answer {turn})."
 
     with FakeOpenAI() as fake:
         fake.rule(lambda r: bool(r.body.get("stream")), delayed(distinct_reply))
