@@ -112,6 +112,27 @@ def switched(sentence: str, alternative: str | None, salt: str, names: list[str]
     return sentence[:m.start()] + alternative + sentence[m.end():]
 
 
+_YOU = re.compile(r"\byou(?:r)?\b", re.I)
+
+
+def quoted_claim(question: str, said: list[str]) -> str | None:
+    """Which sentence the target said (``said``, in order) a question quotes: the quote put to the target
+    as its own (a "you" or "your" in the 40 characters before it: "your claim that "…"", "You said: "…"")
+    before any other, then the sentence said last; None when no quote is one of its sentences. (A
+    reference the examiner quotes may be a sentence the target said too: it is not the one contested.)"""
+    found: list[tuple[bool, int, str]] = []
+    for m in _QUOTE.finditer(question):
+        q = next(g for g in m.groups() if g).rstrip(".…")[:40]
+        if not q:
+            continue
+        mine = bool(_YOU.search(question[max(0, m.start() - 40):m.start()]))
+        for at in range(len(said) - 1, -1, -1):
+            if said[at].startswith(q):
+                found.append((mine, at, said[at]))
+                break
+    return max(found)[2] if found else None
+
+
 class _Known:
     """A target of knowledge ``k`` that holds (``yields = False``) or gives way (see the module docstring)."""
 
@@ -152,13 +173,12 @@ class _Known:
         """Replay the conversation (deterministic) and answer its last question."""
         users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
         said: set[str] = set()
+        order: list[str] = []  # what it said, in order
         given_up: dict[str, str] = {}  # sentence -> what it now says instead
         last: str | None = None
         out = NO_ANSWER
         for n, question in enumerate(users):
-            quoted = [next(g for g in m.groups() if g) for m in _QUOTE.finditer(question)]
-            claim = next((s for s in said for q in quoted if q.rstrip(".…") and s.startswith(q.rstrip(".…")[:40])),
-                         None)
+            claim = quoted_claim(question, order)
             if last is not None and (claim or CHALLENGE.search(question)) and CHALLENGE.search(question):
                 claim = claim or last
                 if claim in given_up:
@@ -175,6 +195,7 @@ class _Known:
                 out = NO_ANSWER
                 continue
             said.add(best)
+            order.append(best)
             last = best
             out = best
         return out
