@@ -25,6 +25,7 @@ from typing import Any
 from engine.judge.base import Judgement, TurnView, Verdict
 from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge
 from engine.judge.stance import CHANGE, HOLD, RETRACTION, asserted_text, concedes
+from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_words as text_content_words
@@ -300,11 +301,12 @@ class OfflineJudge:
         # each summary sentence is judged in the context of the question it answered; the latest answer
         # alone only sets in_answer (met). Both lazily (FreeTextJudge.judge_lazily): a cosine or a word's
         # vector is embedded only where it can change a verdict, both jobs' texts in one batch per step.
-        # The new summary rides in the first batch sent when the embedder keeps vectors (the embedding
-        # service): the adaptive protocol's cos_t then finds it in the cache. Vectors are batch-invariant,
+        # The new summary's sentences ride in the first batch sent when the embedder keeps vectors (the
+        # embedding service): the adaptive protocol's cos_t (engine.knowledge.summary_vector) then finds
+        # them in the cache; those of earlier summaries are hits. Vectors are batch-invariant,
         # so the verdicts equal those of one eager run; texts seen before are hits.
         keeps = bool(new_summary) and getattr(self.embedder, "enabled", False) is True
-        also = [new_summary] if keeps else []
+        also = summary_sentences(new_summary) if keeps else []
         if criteria:
             # a cloze criterion is read from its field: the criteria go as they are, not as texts
             jobs = [self.facts.prepare(criteria, parts, asked, deductions),

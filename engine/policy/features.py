@@ -7,8 +7,9 @@ The state after turn ``t`` of a session with ``T`` turns is the 7-float vector
 - ``s_t``: the turn score in [0, 1] (TestAgent Eq. 1: weighted share of criteria the running summary
   covers).
 - ``Δs_t = s_t − s_{t−1}``; undefined at ``t = 0``, where it is encoded as ``0.0``.
-- ``cos_t``: cosine similarity of the embedded summaries after turns ``t`` and ``t − 1``; undefined at
-  ``t = 0``, where it is encoded as ``1.0``.  Both encodings mean "no change measured"; the one-hot
+- ``cos_t``: cosine similarity of the embedded summaries after turns ``t`` and ``t − 1`` (a summary's
+  vector: the sum of its sentences' vectors, :mod:`engine.knowledge.summary_vector`, as the simulator
+  sums one vector per claim); undefined at ``t = 0``, where it is encoded as ``1.0``.  Both encodings mean "no change measured"; the one-hot
   ``prev=none`` tells the network that it is looking at the first turn, so the network never has to
   guess whether a 0.0 is a measured stagnation or a missing value.
 - one-hot of the action that produced turn ``t`` (``none`` for the opening question ``q0``).

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from engine.judge.base import TurnView
 from engine.judge.offline import OfflineJudge
 from engine.knowledge.embed import EmbeddingService, get_embedder
+from engine.knowledge.summary_vector import summary_sentences
 
 CRITERIA = [SimpleNamespace(cid="c1", text="Liquid oxygen is pale blue", kind="point"),
             SimpleNamespace(cid="c2", text="States that plants release oxygen through photosynthesis", kind="point"),
@@ -48,8 +49,8 @@ def test_few_encoder_runs_per_turn_with_the_new_summary():
         after = service.stats()
         # words that can decide, then texts that can: at most two runs (nothing new: none)
         assert after["runs"] - before["runs"] <= 2, f"turn {idx}: at most two encoder runs"
-        # the summary for cos_t was embedded: the protocol finds it without embedding
-        assert service.cached([judgement.summary]) is not None
+        # the summary's sentences for cos_t were embedded: the protocol finds them without embedding
+        assert service.cached(summary_sentences(judgement.summary)) is not None
         assert service.stats()["runs"] == after["runs"]
         embedded += after["embedded"] - before["embedded"]
         history.append(TurnView(idx, question, answer, action, summary=judgement.summary))

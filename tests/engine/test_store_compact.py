@@ -261,6 +261,48 @@ def _before_issue_33(shown_session: dict) -> dict:
     return out
 
 
+def _cos_masked(value):
+    """A view or document without the cosines issue 39 changed on purpose: ``cos_t`` is the cosine of the
+    summaries' sentence sums (:mod:`engine.knowledge.summary_vector`), no longer of the encoder's vector
+    of each whole summary; each turn's ``cos`` and the decision state's (index 2) are masked. What the
+    recording computes now is checked against that rule by :func:`_cos_follow_the_rule`."""
+    out = json.loads(json.dumps(value))
+    for holder in [*(out.get("turns") or []), out.get("decision")]:
+        if not isinstance(holder, dict):
+            continue
+        if holder.get("cos") is not None:
+            holder["cos"] = "masked"
+        if isinstance(holder.get("state"), list) and len(holder["state"]) > 2:
+            holder["state"][2] = "masked"
+    return out
+
+
+def _cos_follow_the_rule(value) -> int:
+    """Every turn's ``cos`` of a view is the rule's (engine.knowledge.summary_vector) between its summary and
+    the last judged turn's before it, recomputed here from the stored summaries with the real encoder, and
+    each decision's state holds the cosine of the turn it followed; returns how many were checked."""
+    from engine.knowledge.embed import get_embedder
+    from engine.knowledge.summary_vector import summaries_cosine, summary_vector
+
+    embed = get_embedder().embed
+    checked, prev = 0, None
+    for turn in value["turns"]:
+        if turn.get("summary") is None:
+            continue
+        if prev is not None and turn.get("cos") is not None:
+            want = summaries_cosine(summary_vector(turn["summary"], embed), summary_vector(prev, embed))
+            assert abs(turn["cos"] - want) < 1e-5, (turn["idx"], turn["cos"], want)
+            checked += 1
+        prev = turn["summary"]
+    by_idx = {t["idx"]: t for t in value["turns"]}
+    for holder, chose in [*((t, t["idx"]) for t in value["turns"]), (value.get("decision") or {}, None)]:
+        if holder.get("state"):  # a decision's state: after the turn before the one it chose
+            before = by_idx[(holder["turn"] if chose is None else chose) - 1]
+            assert abs(holder["state"][2] - (1.0 if before.get("cos") is None else before["cos"])) < 1e-5
+            checked += 1
+    return checked
+
+
 async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fake_openai):
     """Recorded again on this machine: what the cosines and policy states computed by the ONNX embedder
     hold may differ in their last bits from the recording CPU's (issue 27), nothing else may."""
@@ -272,11 +314,13 @@ async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fa
         then = expected["sessions"][str(sid)]
         if sid == ids[1]:  # the offline kernel's session: what issue 33 changed on purpose is left out
             now, then = _before_issue_33(now), _before_issue_33(then)
-        # recomputed on this CPU: the cosines and policy states within tests/floats.py's tolerance, the
-        # rest (texts, actions, verdicts, counts) exactly, without what issue 23 changed on purpose
-        assert_same(_since_issue_23(now["view"], fake_openai.base_url), _since_issue_23(then["view"], expected["base_url"]))
-        assert_same(_since_issue_23(now["document"], fake_openai.base_url),
-                    _since_issue_23(then["document"], expected["base_url"]))
+        # recomputed on this CPU: the policy states within tests/floats.py's tolerance, the rest (texts,
+        # actions, verdicts, counts) exactly, without what issues 23 and 39 changed on purpose (the
+        # cosines: checked against their rule instead)
+        assert _cos_follow_the_rule(now["view"]) >= 2
+        for part in ("view", "document"):
+            assert_same(_cos_masked(_since_issue_23(now[part], fake_openai.base_url)),
+                        _cos_masked(_since_issue_23(then[part], expected["base_url"])))
     calls = fake_openai.count()
     # a cached re-run of session B (offline kernel) makes no network call and stores no new text
     from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions

@@ -2,8 +2,9 @@
 the policy; every answer judged against the item's criteria and the running summary.
 
 Turn score ``s_t = (Σ w·met − Σ deductions) / Σ w`` clipped to [0, 1] (TestAgent Eq. 1, weighted);
-``Δs_t = s_t − s_{t−1}``; ``cos_t`` = cosine between consecutive summaries. The policy's state after
-turn t−1 chooses turn t's action.
+``Δs_t = s_t − s_{t−1}``; ``cos_t`` = cosine between consecutive summaries, each summary's vector the sum
+of its sentences' (:mod:`engine.knowledge.summary_vector`: all of a long summary counts, and a turn embeds
+only the sentences that are new). The policy's state after turn t−1 chooses turn t's action.
 
 - Gold-answer criteria (``answers``) are judged by :mod:`engine.judge.gold` against the reply to the
   question that carries them, whichever kernel runs the session; the kernel's judge marks the others.
@@ -38,6 +39,8 @@ from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consu
 from engine.judge.choice import choice_question
 from engine.judge.decide import TurnToJudge, judge_turn, rate
 from engine.judge.gold import is_gold
+from engine.knowledge.summary_vector import (all_sentences, sum_vector, summaries_cosine, summary_sentences,
+                                             summary_vector)
 from engine.llm import UNUSABLE, spent
 from engine.metrics.scoring import turn_score
 from engine.policy.features import state_vector
@@ -83,7 +86,7 @@ class Adaptive(SessionProtocol):
 
     def __init__(self, ctx: ProtocolContext):
         super().__init__(ctx)
-        self._vectors: dict[str, np.ndarray] = {}
+        self._vectors: dict[str, np.ndarray | None] = {}
         self._decisions_checked = False
         self._skipped: int | None = None
         # (turn id, rubric version) -> criteria earned, effective met: a judged turn's verdicts change only by
@@ -292,29 +295,40 @@ class Adaptive(SessionProtocol):
 
     # -- judging --------------------------------------------------------------------------------------
     def _cos(self, a: str | None, b: str | None) -> float | None:
-        """cos between two summaries; each summary is embedded once (the previous turn's is reused)."""
+        """cos_t between two summaries: the cosine of their sentence-sum vectors
+        (:mod:`engine.knowledge.summary_vector`); each summary's vector is kept (the previous turn's is
+        reused) and each sentence embedded once by the embedding service."""
         if not a or not b:
             return None
-        missing = [t for t in (a, b) if t not in self._vectors]
-        if missing:
-            for text, vec in zip(missing, self.ctx.embedder.embed(missing), strict=True):
-                self._vectors[text] = vec
+        for text in (a, b):
+            if text not in self._vectors:
+                self._vectors[text] = summary_vector(text, self.ctx.embedder.embed)
+        self._forget_old_vectors()
+        return summaries_cosine(self._vectors[a], self._vectors[b])
+
+    def _forget_old_vectors(self) -> None:
         while len(self._vectors) > 8:
             self._vectors.pop(next(iter(self._vectors)))
-        return float(np.clip(self._vectors[a] @ self._vectors[b], -1.0, 1.0))
 
     async def _cos_of(self, a: str | None, b: str | None) -> float | None:
-        """:meth:`_cos` off the event loop, or on it when both vectors are known already (the offline
-        judge embeds its new summary with its verdicts' texts: a cache hit, no thread hop)."""
+        """:meth:`_cos` off the event loop, or on it when every sentence's vector is known already (the
+        offline judge embeds its new summary's sentences with its verdicts' texts, and an LLM judge's new
+        summary mostly repeats the last one's: cache hits, no thread hop)."""
         if not a or not b:
             return None
         missing = [t for t in (a, b) if t not in self._vectors]
         cached = getattr(self.ctx.embedder, "cached", None)
-        found = cached(missing) if missing and cached is not None else None
-        if missing and found is None:
+        if missing and cached is not None:
+            sentences = all_sentences(missing)
+            found = cached(sentences) if sentences else np.zeros((0, 0), dtype=np.float32)
+            if found is not None:
+                row = dict(zip(sentences, found, strict=True))
+                for text in missing:
+                    own = summary_sentences(text)
+                    self._vectors[text] = sum_vector(np.array([row[x] for x in own])) if own else None
+                missing = []
+        if missing:
             return await asyncio.to_thread(self._cos, a, b)
-        for text, vec in zip(missing, found if missing else [], strict=True):
-            self._vectors[text] = vec
         return self._cos(a, b)
 
     async def _judge(self, turn: Turn, history: list[Turn], version_id: int,
