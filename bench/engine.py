@@ -611,12 +611,16 @@ def main() -> None:
     if "long" in only:
         for kernel, name in (("offline", "offline kernel"), ("config", "LLM kernel")):
             r = measure(f"long.{kernel}", {"kind": "long", "turns": args.long_turns, "kernel": kernel})
-            cells = [f"turn {k}: {pair(r, f't{k}_ms', '{:.0f}')} ms, {pair(r, f't{k}_bytes', '{:.0f}')} bytes, "
+            cells = [f"turn {k}: {pair(r, f't{k}_ms', '{:.1f}')} ms, {pair(r, f't{k}_bytes', '{:.0f}')} bytes, "
                      f"{r['after'][f't{k}_sql']:.0f} SQL statements"
                      + (f", {r['after'][f't{k}_texts']:.0f} texts ({r['after'][f't{k}_chars']:.0f} characters) "
                         "embedded" if kernel == "offline" else "")
                      for k in (1, 50, 200) if f"t{k}_ms" in r["after"]]
+            a = r["after"]
+            ratios = ", ".join(f"{what} x{a[f't50_{what}'] / a[f't1_{what}']:.2f}" for what in ("ms", "sql", "bytes")
+                               if a.get(f"t1_{what}") and f"t50_{what}" in a)
             print(f"per turn by turn index, {name} (median of 5 turns around): " + "; ".join(cells)
+                  + (f"; turn 50 / turn 1: {ratios}" if ratios else "")
                   + "   goal: flat (turn 50 within 20% of turn 1)", flush=True)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from engine.judge.stance import asserted_text, refutes
@@ -175,6 +175,8 @@ class FactClaim:
     names: frozenset[str] = frozenset()  # the surface words written capitalised inside the claim (names)
     positive: frozenset[str] = frozenset()  # a negated claim's stems of clauses no negation reaches: said
     # negated, they contradict it ("Hands must be washed ..., because alcohol does not kill spores")
+    seen: dict = field(default_factory=dict, compare=False, repr=False)  # what the judge worked out for
+    # this claim, kept while it lives (a turn): its known words and each candidate's one-clause share
 
 
 def _keyword_items(sentence: str) -> tuple[str, ...] | None:

@@ -122,12 +122,14 @@ def other_number(cand: Candidate, number: str, counted: str, numbers: set[str], 
     return False
 
 
-def foreign_subject(clause: ScopedClause, known: set[str], known_text: str) -> bool:
+def foreign_subject(clause: ScopedClause, known: set[str] | frozenset[str], known_text: str,
+                    lowered: str | None = None) -> bool:
     """The clause's subject names something else.
 
     Its head word (the last before the verb, or before the first preposition after the subject's
     first word: "People with diabetes" -> "people") is neither in the claim nor in the question, or
     it holds a capitalised word (other than the clause's first) that neither mentions ("In Japan ...").
+    ``lowered``: ``known_text`` lower-cased, when the caller has it already.
     """
     phrase = clause_subject(clause.text)
     words = re.findall(r"[\w'’-]+", phrase)
@@ -141,7 +143,7 @@ def foreign_subject(clause: ScopedClause, known: set[str], known_text: str) -> b
     head = content_stems(content[-1])
     if head and head[-1] not in known:
         return True
-    lowered = known_text.lower()
+    lowered = known_text.lower() if lowered is None else lowered
     first = re.findall(r"[\w'’-]+", clause.text)[:1]
     return any(w[:1].isupper() and w.lower() not in lowered
                for w in re.findall(r"[\w'’-]+", phrase) if [w] != first)

@@ -75,6 +75,8 @@ Tokens, stems, stop words, numbers, negation scope and sentence splits come from
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import re
 import threading
 from collections import OrderedDict
@@ -215,6 +217,24 @@ class _LazyJob:
 
 
 
+@lru_cache(maxsize=256)
+def _stem_set(text: str) -> frozenset[str]:
+    """The set of a text's content stems, memoised: a summary's context (every question asked) is the same
+    for each of a turn's criteria, and grows with the session."""
+    return frozenset(content_stems(text))
+
+
+class _Matches(dict):
+    """Word matches shared by every candidate of a claim (each fact word matched fully), with their memo key
+    computed once: the key of :meth:`FreeTextJudge._parts`' memo is built for every candidate of a summary."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, matches: dict[str, float]):
+        super().__init__(matches)
+        self.key = tuple(sorted(self.items()))
+
+
 class FreeTextJudge:
     """Judges criteria that state facts against a reply (see the module docstring for the rules).
 
@@ -327,7 +347,7 @@ class FreeTextJudge:
         text, extra = claim_of(criterion, cloze)
         context = " ".join(p for p in (question.strip(), extra) if p)
         stems = unique(content_stems(text))
-        q_stems = set(content_stems(context))
+        q_stems = _stem_set(context)
         facts = [s for s in stems if s not in q_stems]
         subject = set(content_stems(clause_subject(text)))
         predicate = {s for s in stems if s not in subject} or set(stems)
@@ -412,7 +432,7 @@ class FreeTextJudge:
         word matches ``soft`` when known (else between none and every fact word matched fully)."""
         claim, flag = job.claims[i], job.flags[i]
         memo = self._memo_of(claim)
-        sure = {f: 1.0 for f, _w in claim.surface}  # every fact word said in other words: the highest score
+        sure = _Matches({f: 1.0 for f, _w in claim.surface})  # every fact word said in other words: the highest score
         between: list[int] = []
         exact = frozenset() if soft is None else frozenset(range(len(job.candidates)) if among is None else among)
         for k in range(len(job.candidates)) if among is None else among:
@@ -467,27 +487,38 @@ class FreeTextJudge:
         else the bound that decided (the lowest score of a candidate that meets the claim, the highest
         of the best one that does not)."""
         memo = self._memo_of(claim)
-        sure = {f: 1.0 for f, _w in claim.surface}
-        best: tuple[float, int, str, bool] | None = None  # score, candidate, why, exact
-        for k, cand in enumerate(candidates):
+        sure = _Matches({f: 1.0 for f, _w in claim.surface})
+
+        def line(k: int, why_too: bool) -> tuple[float | None, str, bool]:
+            # (score, why, exact) of candidate k; score None when it cannot be the one shown. The line's
+            # words are written only for the candidate shown (``why_too``): a summary has many candidates
+            cand = candidates[k]
             exact = k in cos
             soft = state.soft[k] if state.soft is not None and k in state.exact else ({} if met else sure)
             c = cos[k] if exact else 0.0 if met else 1.0
             recall, cap, tail, final = self._parts(claim, cand, soft, memo)
-            raw, why = (0.0, tail) if final else (W_COS * c + W_RECALL * recall,
-                                                  f"cos {c:.2f}, recall {recall:.2f}{tail}" if exact
-                                                  else f"recall {recall:.2f}{tail}")
+            raw = 0.0 if final else W_COS * c + W_RECALL * recall
+            why = "" if not why_too else tail if final else (
+                f"cos {c:.2f}, recall {recall:.2f}{tail}" if exact else f"recall {recall:.2f}{tail}")
             if deduction and not final and cap is None:
                 share = self._claim_in_one_clause(claim, cand)
                 if share < DEDUCTION_MIN_RECALL:
-                    cap, why = PARTIAL_SHARE, f"{why}; only {share:.0%} of the claim's own words in one clause"
+                    cap = PARTIAL_SHARE
+                    if why_too:
+                        why = f"{why}; only {share:.0%} of the claim's own words in one clause"
             if met and (final or cap is not None):
-                continue  # only an uncapped candidate meets a claim
-            score = raw if cap is None else min(raw, cap * self.threshold)
-            if best is None or score > best[0]:
-                best = (score, k, why, exact or final)
+                return None, why, exact or final  # only an uncapped candidate meets a claim
+            return (raw if cap is None else min(raw, cap * self.threshold)), why, exact or final
+
+        best: tuple[float, int] | None = None  # score, candidate
+        for k in range(len(candidates)):
+            score = line(k, False)[0]
+            if score is not None and (best is None or score > best[0]):
+                best = (score, k)
         assert best is not None  # met: some uncapped candidate met it; unmet: every candidate is a bound
-        score, k, why, exact = best
+        k = best[1]
+        score, why, exact = line(k, True)
+        assert score == best[0]
         text = candidates[k].text
         rel = ">=" if met else "<"
         bound = ("", "") if exact else ("at least " if met else "at most ", " whatever the cosine")
@@ -519,7 +550,7 @@ class FreeTextJudge:
     def _parts(self, claim: FactClaim, cand: Candidate, soft: dict[str, float],
                memo: dict) -> tuple[float, float | None, str, bool]:
         """:meth:`_base_parts`, kept in the claim's memo (:meth:`_memo_of`)."""
-        key = (cand.key, tuple(sorted(soft.items())))
+        key = (cand.key, soft.key if isinstance(soft, _Matches) else tuple(sorted(soft.items())) if soft else ())
         got = memo.get(key)
         if got is None:
             got = memo[key] = self._base_parts(claim, cand, soft)
@@ -633,10 +664,12 @@ class FreeTextJudge:
         subject names something that is neither in the claim nor in the question ("Workers are ...",
         "Modern water systems use ...") is about something else and does not count.
         """
+        seen = claim.seen.get(("one clause", cand.key))
+        if seen is not None:  # asked again for the same candidate in this turn (bounds, then the line shown)
+            return seen
         required = [f for f in claim.facts if f not in LIGHT_VERBS] or claim.facts
         if claim.given:
             required = sorted(claim.predicate - LIGHT_VERBS) or sorted(claim.predicate)
-        known: set[str] | None = None
         best = 0.0
         for c in cand.clauses:
             if c.negated != claim.negated:
@@ -644,10 +677,13 @@ class FreeTextJudge:
             share = sum(1 for f in required if f in c.stems) / len(required)
             if share <= best:
                 continue  # cannot raise the best: the subject check is not needed
-            if known is None:
-                known = set(claim.stems) | set(content_stems(claim.context))
-            if not foreign_subject(c, known, claim.context + " " + claim.text):
+            known = claim.seen.get("known")
+            if known is None:  # once per claim: the context (every question asked) grows with the session
+                text = claim.context + " " + claim.text
+                known = claim.seen["known"] = (frozenset(claim.stems) | _stem_set(claim.context), text, text.lower())
+            if not foreign_subject(c, known[0], known[1], known[2]):
                 best = share
+        claim.seen[("one clause", cand.key)] = best
         return best
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -175,7 +177,9 @@ _QUOTED = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
 _VALUE_WORD = re.compile(r"(?<![\w'’])(?:\d[\w]*|[A-Z][\w'’-]*)")
 
 
+@lru_cache(maxsize=1 << 14)
 def _squash(text: str) -> str:
+    # memoised (pure): every answer of the session is squashed again for each new question
     return " ".join(re.findall(r"\w+", (text or "").lower()))
 
 
@@ -216,6 +220,33 @@ def _examiner_text(question: str, answers: tuple[str, ...], questions: tuple[str
     return _VALUE_WORD.sub(own, text)
 
 
+_FOLDS = 256
+"""Running summaries' groups kept by an offline judge (the latest of each session it judges; 64 sessions at
+once keep theirs with room to spare)."""
+
+
+def _fold_turn(groups: list[tuple[str, list[str]]], act: Any, asked: Any,
+               text: str) -> list[tuple[str, list[str]]]:
+    """The summary's groups after one more answered turn (see :meth:`OfflineJudge.summary_parts`); a new
+    list, ``groups`` left as it was (the memo keeps it)."""
+    # stance is read over the whole answer before it is cut into sentences: "X. Just kidding, I
+    # have no idea." withdraws X, which the sentence "X." alone would not show
+    said = list(_asserted_sentences(text))
+    if act == "challenge" and groups:
+        at = _contested(groups, asked or "")
+        if _abandons(tuple(groups[at][1]), text):
+            # the contested answer is replaced by the correction, and withdrawn where it was
+            # said before in the same words
+            withdrawn = {" ".join(x.split()) for x in groups[at][1]}
+            out = [(q, [x for x in g if " ".join(x.split()) not in withdrawn]) for q, g in groups]
+            out[at] = (out[at][0], said)
+        else:
+            out = list(groups)
+            out[at] = (out[at][0], out[at][1] + said)
+        return out
+    return [*groups, (asked or "", said)]
+
+
 class OfflineJudge:
     """The deterministic judge (no LLM); see the module docstring for its rules."""
 
@@ -227,6 +258,9 @@ class OfflineJudge:
         self.threshold = threshold
         self._embedder = embedder
         self._facts: FreeTextJudge | None = None
+        self._folds: OrderedDict[tuple[Any, ...], list[tuple[str, list[str]]]] = OrderedDict()
+        self._asked_memo: OrderedDict[tuple[tuple[str, str], ...], tuple[str, ...]] = OrderedDict()
+        self._folds_lock = threading.Lock()
 
     @property
     def embedder(self) -> Any:
@@ -259,26 +293,54 @@ class OfflineJudge:
         challenge reply (one that holds, justifies or repeats) joins it. The rule is applied to
         every turn, not only the latest, so a retracted answer stays withdrawn in later summaries.
         """
-        groups: list[tuple[str, list[str]]] = []
-        turns = [(t.action, t.question, t.answer) for t in history if t.answer]
-        turns.append((action, question, answer or ""))
-        for act, asked, text in turns:
-            # stance is read over the whole answer before it is cut into sentences: "X. Just kidding, I
-            # have no idea." withdraws X, which the sentence "X." alone would not show
-            said = list(_asserted_sentences(text))
-            if act == "challenge" and groups:
-                at = _contested(groups, asked or "")
-                if _abandons(tuple(groups[at][1]), text):
-                    # the contested answer is replaced by the correction, and withdrawn where it was
-                    # said before in the same words
-                    withdrawn = {" ".join(x.split()) for x in groups[at][1]}
-                    groups = [(q, [x for x in g if " ".join(x.split()) not in withdrawn]) for q, g in groups]
-                    groups[at] = (groups[at][0], said)
-                else:
-                    groups[at] = (groups[at][0], groups[at][1] + said)
-            else:
-                groups.append((asked or "", said))
-        return [(asked, s) for asked, group in groups for s in group]
+        turns = tuple((t.action, t.question, t.answer) for t in history if t.answer) + (
+            (action, question, answer or ""),)
+        return [(asked, s) for asked, group in self._groups(turns) for s in group]
+
+    def _groups(self, turns: tuple[tuple[Any, Any, str], ...]) -> list[tuple[str, list[str]]]:
+        """:meth:`summary_parts`' groups after ``turns``: a left fold over the turns, so the groups after
+        all but the last are taken from the memo when this session's previous turn left them there (the
+        turn before costs nothing to replay; the result is the fold's whatever the memo holds)."""
+        with self._folds_lock:  # sessions are judged in threads
+            got = self._folds.get(turns)
+            if got is not None:
+                self._folds.move_to_end(turns)
+                return got
+            before = self._folds.get(turns[:-1])
+        if before is None:
+            groups: list[tuple[str, list[str]]] = []
+            for turn in turns:
+                groups = _fold_turn(groups, *turn)
+        else:
+            groups = _fold_turn(before, *turns[-1])
+        with self._folds_lock:
+            self._folds[turns] = groups
+            while len(self._folds) > _FOLDS:
+                self._folds.popitem(last=False)
+        return groups
+
+    def _asked(self, pairs: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+        """:func:`examiner_text` of each (question, answer) pair's question, given the pairs before it; the
+        texts of all but the last pair taken from the memo when the session's previous turn left them."""
+        if not pairs:
+            return ()
+        with self._folds_lock:
+            got = self._asked_memo.get(pairs)
+            if got is not None:
+                self._asked_memo.move_to_end(pairs)
+                return got
+            before = self._asked_memo.get(pairs[:-1]) if len(pairs) > 1 else ()
+        if before is None:
+            got = tuple(examiner_text(q, [a for _, a in pairs[:i]], [x for x, _ in pairs[:i]])
+                        for i, (q, _) in enumerate(pairs))
+        else:
+            head = pairs[:-1]
+            got = (*before, examiner_text(pairs[-1][0], [a for _, a in head], [x for x, _ in head]))
+        with self._folds_lock:
+            self._asked_memo[pairs] = got
+            while len(self._asked_memo) > _FOLDS:
+                self._asked_memo.popitem(last=False)
+        return got
 
     def summary_of(self, history: Sequence[TurnView], answer: str, action: str, question: str = "") -> str:
         """The running summary's text: :meth:`summary_parts`' sentences, one a line."""
@@ -294,9 +356,9 @@ class OfflineJudge:
         parts = self.summary_parts(history, question or "", answer, action)
         new_summary = "\n".join(s for _, s in parts)
         # each question without what it quoted of the answers given before it
-        turns = [(t.question or "", t.answer or "") for t in history] + [(question or "", "")]
-        asked = " ".join(examiner_text(q, [a for _, a in turns[:i]], [x for x, _ in turns[:i]])
-                         for i, (q, _) in enumerate(turns) if q)
+        pairs = tuple((t.question or "", t.answer or "") for t in history)
+        own = (*self._asked(pairs), examiner_text(question or "", [a for _, a in pairs], [q for q, _ in pairs]))
+        asked = " ".join(text for text, q in zip(own, [*(q for q, _ in pairs), question or ""], strict=True) if q)
         deductions = [c.kind == "deduction" for c in criteria]
         # each summary sentence is judged in the context of the question it answered; the latest answer
         # alone only sets in_answer (met). Both lazily (FreeTextJudge.judge_lazily): a cosine or a word's
