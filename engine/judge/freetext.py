@@ -75,13 +75,12 @@ Tokens, stems, stop words, numbers, negation scope and sentence splits come from
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np

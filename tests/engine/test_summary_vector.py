@@ -7,8 +7,13 @@ import numpy as np
 import pytest
 
 from engine.knowledge.embed import EmbeddingService, get_embedder
-from engine.knowledge.summary_vector import (all_sentences, sum_vector, summaries_cosine, summary_sentences,
-                                             summary_vector)
+from engine.knowledge.summary_vector import (
+    all_sentences,
+    sum_vector,
+    summaries_cosine,
+    summary_sentences,
+    summary_vector,
+)
 
 FACTS = ["Oxygen is the most abundant element in the Earth's crust.", "Plants release oxygen through photosynthesis.",
          "Liquid oxygen is pale blue.", "Oxygen is very reactive."]

@@ -39,8 +39,13 @@ from engine.interview.session import CHALLENGE, FOLLOW_UP, HUMAN, INITIAL, Consu
 from engine.judge.choice import choice_question
 from engine.judge.decide import TurnToJudge, judge_turn, rate
 from engine.judge.gold import is_gold
-from engine.knowledge.summary_vector import (all_sentences, sum_vector, summaries_cosine, summary_sentences,
-                                             summary_vector)
+from engine.knowledge.summary_vector import (
+    all_sentences,
+    sum_vector,
+    summaries_cosine,
+    summary_sentences,
+    summary_vector,
+)
 from engine.llm import UNUSABLE, spent
 from engine.metrics.scoring import turn_score
 from engine.policy.features import state_vector
