@@ -401,7 +401,7 @@ async def measure_long(home: Path, turns: int, kernel: str = "offline") -> dict[
                 counts["sql"] += 1
             last[0] = sql
             if sql.startswith("INSERT INTO events") and "'turn.started'" in sql:
-                starts.append(dict(counts))
+                starts.append({**counts, "cpu": time.process_time() * 1000})
 
         encoder = service.embedder
         encode = encoder.embed
@@ -416,7 +416,7 @@ async def measure_long(home: Path, turns: int, kernel: str = "offline") -> dict[
         errors = await execute_run(runtime, run_id)
         runtime.store.conn.set_trace_callback(None)
         encoder.embed = encode
-        starts.append(dict(counts))
+        starts.append({**counts, "cpu": time.process_time() * 1000})
     if any(errors.values()):
         raise SystemExit(f"session failed: {errors}")
     store = runtime.store
@@ -461,7 +461,7 @@ async def measure_long(home: Path, turns: int, kernel: str = "offline") -> dict[
     for k in (1, 50, 200):
         if k < len(walls) or k == len(walls):
             out[f"t{k}_ms"], out[f"t{k}_bytes"] = around(min(k, len(walls) - 1))
-            for what in ("sql", "texts", "chars"):
+            for what in ("sql", "texts", "chars", "cpu"):
                 out[f"t{k}_{what}"] = counted_around(min(k, len(walls) - 1), what)
     return out
 
@@ -611,13 +611,14 @@ def main() -> None:
     if "long" in only:
         for kernel, name in (("offline", "offline kernel"), ("config", "LLM kernel")):
             r = measure(f"long.{kernel}", {"kind": "long", "turns": args.long_turns, "kernel": kernel})
-            cells = [f"turn {k}: {pair(r, f't{k}_ms', '{:.1f}')} ms, {pair(r, f't{k}_bytes', '{:.0f}')} bytes, "
+            cells = [f"turn {k}: {pair(r, f't{k}_ms', '{:.1f}')} ms ({pair(r, f't{k}_cpu', '{:.1f}')} ms of the engine's "
+                     f"CPU), {pair(r, f't{k}_bytes', '{:.0f}')} bytes, "
                      f"{r['after'][f't{k}_sql']:.0f} SQL statements"
                      + (f", {r['after'][f't{k}_texts']:.0f} texts ({r['after'][f't{k}_chars']:.0f} characters) "
                         "embedded" if kernel == "offline" else "")
                      for k in (1, 50, 200) if f"t{k}_ms" in r["after"]]
             a = r["after"]
-            ratios = ", ".join(f"{what} x{a[f't50_{what}'] / a[f't1_{what}']:.2f}" for what in ("ms", "sql", "bytes")
+            ratios = ", ".join(f"{what} x{a[f't50_{what}'] / a[f't1_{what}']:.2f}" for what in ("ms", "cpu", "sql", "bytes")
                                if a.get(f"t1_{what}") and f"t50_{what}" in a)
             print(f"per turn by turn index, {name} (median of 5 turns around): " + "; ".join(cells)
                   + (f"; turn 50 / turn 1: {ratios}" if ratios else "")

@@ -39,6 +39,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -62,8 +63,11 @@ class LoggedRequest:
         return "\n".join(str(m.get("content", "")) for m in self.messages)
 
 
+@lru_cache(maxsize=1 << 14)
 def count_tokens(text: str) -> int:
-    """A rough, deterministic token count (words and CJK characters)."""
+    """A rough, deterministic token count (words and CJK characters); memoised: a conversation's messages come
+    back in every later request, and counting them again made the fake's work grow with the conversation
+    (time a benchmark of the engine's per-turn cost would otherwise count as the engine's)."""
     return len(re.findall(r"[\u4e00-\u9fff]|\w+|[^\w\s]", text))
 
 
