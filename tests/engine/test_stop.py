@@ -108,8 +108,11 @@ async def test_stop_between_steps_is_stopped_and_resumable(runtime, fake_openai)
 
 
 async def test_an_answer_that_ends_before_the_stop_is_kept_whole(runtime, fake_openai):
-    # A stop written after the answer came back is applied at the next step: nothing is cut.
-    fake_openai.default = "Liquid oxygen is pale blue."
+    # A stop written after the answer came back is applied at the next step: nothing is cut. The later
+    # answers take 0.5 s, so the session is still running when the stop is written (the first answer's
+    # turn alone takes a few milliseconds: without it the session could finish first).
+    fake_openai.push("Liquid oxygen is pale blue.")
+    fake_openai.default = {"content": "Liquid oxygen is pale blue.", "delay": 0.5}
     run_id = _plan(runtime, fake_openai, turns=3)
     sid = run_sessions(runtime, run_id)[0]
     store = runtime.store
