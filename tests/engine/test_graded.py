@@ -147,3 +147,37 @@ def test_medqa_with_the_offline_kernel_separates_right_from_wrong(home, fake_ope
     assert feedback and all(f["offline"] for f in feedback)
     assert all("Oxygen" not in f["suggestions"] and "option B" not in f["suggestions"] for f in feedback)
     rt.close()
+
+
+def test_a_pasted_passage_is_judged_without_the_copy(home, fake_openai):
+    """SQuAD-style items (the passage in ``meta.context``): a target that pastes the passage restates every
+    candidate answer without singling one out, so it is judged on what it says besides the copy, as the
+    adaptive protocol judges it; a target that gives the span is credited."""
+    passage = ("Marie Curie worked in Paris for most of her life. She named polonium after Poland, her native "
+               "country. Her husband Pierre Curie shared the 1903 Nobel Prize with her. The couple also "
+               "discovered radium in 1898.")
+    golds = ["Paris", "polonium", "Pierre Curie", "radium", "Paris", "Poland"]
+    rt = Runtime(home=home, config=Config())
+    with rt.store.transaction():
+        bid = create_benchmark(rt.store, "sq", "squad")
+        for i, gold in enumerate(golds):
+            item = add_item(rt.store, bid, i, protocol="graded", topic="Curie", question=f"Question {i}: {gold}?",
+                            gold=gold, reference=gold, meta={"context": passage})
+            create_rubric(rt.store, item, [{"text": f"Answers: {gold}", "answers": [gold]}], author="importer")
+    fake_openai.rule(lambda r: "paste" in r.body["model"], passage)
+    fake_openai.rule(lambda r: "span" in r.body["model"],
+                     lambda body: body["messages"][-1]["content"].split(": ", 1)[1].rstrip("?"))
+    paste, span = f"openai:paste@{fake_openai.base_url}", f"openai:span@{fake_openai.base_url}"
+    import asyncio
+
+    run_id = plan_run(rt, RunRequest(bench="sq", targets=[paste, span], kernel="offline"))
+    errors = asyncio.run(execute_run(rt, run_id))
+    assert not any(errors.values()), errors
+    sessions = rt.store.query("SELECT id, target, score FROM sessions WHERE run_id = ?", (run_id,))
+    assert {s["score"] for s in sessions if s["target"] == span} == {100.0}
+    assert {s["score"] for s in sessions if s["target"] == paste} == {0.0}
+    why = [r["rationale"] for r in rt.store.query(
+        "SELECT v.rationale FROM verdicts v JOIN turns t ON t.id = v.turn_id JOIN sessions s ON s.id = t.session_id "
+        "WHERE s.target = ?", (paste,))]
+    assert why and all("pastes 4 sentence(s) of the item's passage" in w for w in why)
+    rt.close()

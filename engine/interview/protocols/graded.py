@@ -231,9 +231,11 @@ class Graded(SessionProtocol):
             item = self.items[index]
             rubric = current_rubric(s.store, item.id)
             criteria = [c for c in rubric.criteria if c.answers]
+            # the item's source passage (a SQuAD context), as the adaptive protocol passes it: a reply that
+            # pastes it is judged on what it says besides the copy
             judged = await judge_turn(self.kernel.judge, TurnToJudge(
                 turn.idx, turn.question, turn.answer, turn.action, item, tuple(criteria),
-                running_summary=False))
+                running_summary=False, passage=(item.meta or {}).get("context")))
             verdicts: dict[str, Verdict] = judged.verdicts
             usage = judged.usage  # the gold LLM judge's calls (none offline), added to the turn's figures
             correct = bool(criteria) and all(v.met for v in verdicts.values())
