@@ -546,13 +546,23 @@ def asserted_text(text: str, keep_denied: bool = False, keep_negated: bool = Fal
     for c in units:
         if kept(c):
             continue
-        out.append(text[at:c.start])
+        out.append(_left_by_cut(text[at:c.start]) if at else text[at:c.start])
         at = c.end
-    out.append(text[at:])
+    out.append(_left_by_cut(text[at:]))
     kept = "".join(out)
     kept = _TIDY.sub(r"\1", kept)
-    kept = re.sub(r"(?:(?<=^)|(?<=[\s。！？]))[.!?]+(?=\s|$)|(?:(?<=^)|(?<=[\s.!?。！？]))[。！？]+", " ", kept)  # stops left alone
     return re.sub(r"[ \t]{2,}", " ", kept).strip()
+
+
+_LEFT_ALONE = re.compile(r"^(?:\s*(?:[.!?]+(?=\s|$)|[。！？]+|[,;:，；：、\-–—]+))+")
+
+
+def _left_by_cut(piece: str) -> str:
+    """A piece of text that follows a cut unit, without the stops and commas the cut left alone at its start
+    (the cut unit's own sentence end or clause break: "X. [cut]. Y" keeps "X. Y", "[cut], Y" keeps "Y").
+    Stops inside the piece are its own sentences' ends and stay, even standing alone as in tokenised text
+    ("a . b ." keeps both)."""
+    return _LEFT_ALONE.sub(" ", piece)
 
 
 _CONCEDE = re.compile(

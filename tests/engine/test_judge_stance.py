@@ -115,6 +115,10 @@ def test_claim_fields() -> None:
     ("The capital of France is Paris.", "The capital of France is Paris."),
     ("答案是巴黎。不对，应该是里昂。", "应该是里昂。"),
     ("如果是巴黎的话，这个问题就简单了。", ""),
+    # tokenised text (REALSumm's summaries): the sentences kept keep their ends, standing alone or not;
+    # only the cut unit's own end and comma go
+    ("paris is the capital . just kidding , it is lyon . lyon is big .", "it is lyon . lyon is big ."),
+    ("Paris, just kidding, Lyon", "Lyon"),
 ])
 def test_asserted_text(text: str, expected: str) -> None:
     assert asserted_text(text) == expected
