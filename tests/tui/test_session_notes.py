@@ -86,6 +86,11 @@ def test_review_with_notes_at_100x30(snap_compare, trimmed):
     async def ready(pilot):
         await wait_for(pilot, lambda: getattr(app.screen, "steps", None) and app.screen.state is not None,
                        "the replay")
+        pane = app.screen.query_one(InterviewPane)
+        # the last turn is selected and the pane scrolls to it after a refresh: on a loaded machine the
+        # picture could be taken before (the conversation's top shown; a CI run saw it)
+        await wait_for(pilot, lambda: pane.max_scroll_y > 0 and pane.scroll_y >= pane.max_scroll_y,
+                       "the interview scrolled to its last turn")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=ready)
