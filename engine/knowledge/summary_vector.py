@@ -4,8 +4,9 @@
 
     v(summary) = Σ_i e(sentence_i) / ‖Σ_i e(sentence_i)‖
 
-where the sentences are :func:`summary_sentences` (the text's sentences, in order, each occurrence
-counted) and ``e`` is the encoder's unit-length vector of one sentence. A summary with no sentence has
+where the sentences are :func:`summary_sentences` (the text's distinct sentences, in the order first
+said: a sentence said again adds nothing, as a claim stated twice is one claim) and ``e`` is the
+encoder's unit-length vector of one sentence. A summary with no sentence has
 no vector (``cos_t`` undefined, as for an empty summary).
 
 Why a sum and not the encoder run over the whole summary:
@@ -41,18 +42,19 @@ _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
 def summary_sentences(summary: str | None) -> list[str]:
     """The sentences a summary's vector is the sum of: :func:`engine.text.sentences.split_sentences`
     (at . ! ? and their CJK forms, not after an abbreviation, and at line breaks), each with its runs of
-    whitespace made one space; a piece without a letter or digit is dropped."""
+    whitespace made one space, each once (the first time it is said); a piece without a letter or digit
+    is dropped. A target that says a sentence over and over does not weigh the vector towards it."""
     return list(_summary_sentences(summary or ""))
 
 
 @lru_cache(maxsize=1 << 12)
 def _summary_sentences(summary: str) -> tuple[str, ...]:
     # memoised (pure): a summary is read again at the next turn, as the previous one
-    out = []
+    out: dict[str, None] = {}
     for piece in split_sentences(summary):
         piece = " ".join(piece.split())
         if piece and _HAS_WORD.search(piece):
-            out.append(piece)
+            out.setdefault(piece, None)
     return tuple(out)
 
 

@@ -29,6 +29,8 @@ def test_sentences_are_split_at_ends_and_lines_and_letterless_pieces_dropped():
         "Oxygen is reactive.", "It is pale blue.", "Plants release it"]
     assert summary_sentences("") == [] and summary_sentences(None) == [] and summary_sentences(" -- ") == []
     assert all_sentences(["A is b. C is d.", "C is d. E is f."]) == ["A is b.", "C is d.", "E is f."]
+    # a sentence said again counts once: repeating itself does not weigh the vector towards it
+    assert summary_sentences("A is b. C is d. A is  b.\nA is b.") == ["A is b.", "C is d."]
 
 
 def test_the_vector_is_the_normalised_sum_of_the_sentences_vectors(encoder):
