@@ -220,9 +220,38 @@ def _examiner_text(question: str, answers: tuple[str, ...], questions: tuple[str
     return _VALUE_WORD.sub(own, text)
 
 
-_FOLDS = 256
-"""Running summaries' groups kept by an offline judge (the latest of each session it judges; 64 sessions at
-once keep theirs with room to spare)."""
+class _Folds:
+    """Left folds over a session's turns, kept by the turns they folded (a bounded LRU, safe across the
+    threads sessions are judged in): a turn's fold starts from the one its session's previous turn left,
+    so it folds one turn, not the session. The result is the fold's whatever the memo holds."""
+
+    def __init__(self, size: int = 256):
+        # 256: the latest fold of every session judged at once (64 sessions keep theirs with room to spare)
+        self.size = size
+        self._memo: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, items: tuple[Any, ...], step: Any, start: Any, skip: int = 0) -> Any:
+        """``step(acc, items, i)`` folded over ``items[skip:]`` from ``start`` (``items[:skip]`` name the fold)."""
+        with self._lock:
+            got = self._memo.get(items)
+            if got is not None:
+                self._memo.move_to_end(items)
+                return got
+            before = self._memo.get(items[:-1]) if len(items) > skip + 1 else None
+        if len(items) <= skip:
+            return start
+        if before is None:
+            acc = start
+            for i in range(skip, len(items)):
+                acc = step(acc, items, i)
+        else:
+            acc = step(before, items, len(items) - 1)
+        with self._lock:
+            self._memo[items] = acc
+            while len(self._memo) > self.size:
+                self._memo.popitem(last=False)
+        return acc
 
 
 def _fold_turn(groups: list[tuple[str, list[str]]], act: Any, asked: Any,
@@ -258,9 +287,7 @@ class OfflineJudge:
         self.threshold = threshold
         self._embedder = embedder
         self._facts: FreeTextJudge | None = None
-        self._folds: OrderedDict[tuple[Any, ...], list[tuple[str, list[str]]]] = OrderedDict()
-        self._asked_memo: OrderedDict[tuple[tuple[str, str], ...], tuple[str, ...]] = OrderedDict()
-        self._folds_lock = threading.Lock()
+        self._folds = _Folds()
 
     @property
     def embedder(self) -> Any:
@@ -298,49 +325,17 @@ class OfflineJudge:
         return [(asked, s) for asked, group in self._groups(turns) for s in group]
 
     def _groups(self, turns: tuple[tuple[Any, Any, str], ...]) -> list[tuple[str, list[str]]]:
-        """:meth:`summary_parts`' groups after ``turns``: a left fold over the turns, so the groups after
-        all but the last are taken from the memo when this session's previous turn left them there (the
-        turn before costs nothing to replay; the result is the fold's whatever the memo holds)."""
-        with self._folds_lock:  # sessions are judged in threads
-            got = self._folds.get(turns)
-            if got is not None:
-                self._folds.move_to_end(turns)
-                return got
-            before = self._folds.get(turns[:-1])
-        if before is None:
-            groups: list[tuple[str, list[str]]] = []
-            for turn in turns:
-                groups = _fold_turn(groups, *turn)
-        else:
-            groups = _fold_turn(before, *turns[-1])
-        with self._folds_lock:
-            self._folds[turns] = groups
-            while len(self._folds) > _FOLDS:
-                self._folds.popitem(last=False)
-        return groups
+        """:meth:`summary_parts`' groups after ``turns`` (a left fold over them, :class:`_Folds`)."""
+        return self._folds(("groups", *turns), lambda acc, items, i: _fold_turn(acc, *items[i]), [], skip=1)
 
     def _asked(self, pairs: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
-        """:func:`examiner_text` of each (question, answer) pair's question, given the pairs before it; the
-        texts of all but the last pair taken from the memo when the session's previous turn left them."""
-        if not pairs:
-            return ()
-        with self._folds_lock:
-            got = self._asked_memo.get(pairs)
-            if got is not None:
-                self._asked_memo.move_to_end(pairs)
-                return got
-            before = self._asked_memo.get(pairs[:-1]) if len(pairs) > 1 else ()
-        if before is None:
-            got = tuple(examiner_text(q, [a for _, a in pairs[:i]], [x for x, _ in pairs[:i]])
-                        for i, (q, _) in enumerate(pairs))
-        else:
-            head = pairs[:-1]
-            got = (*before, examiner_text(pairs[-1][0], [a for _, a in head], [x for x, _ in head]))
-        with self._folds_lock:
-            self._asked_memo[pairs] = got
-            while len(self._asked_memo) > _FOLDS:
-                self._asked_memo.popitem(last=False)
-        return got
+        """:func:`examiner_text` of each (question, answer) pair's question, given the pairs before it (a left
+        fold over them, :class:`_Folds`)."""
+        def step(acc: tuple[str, ...], items: tuple, i: int) -> tuple[str, ...]:
+            head = items[1:i]
+            return (*acc, examiner_text(items[i][0], [a for _, a in head], [q for q, _ in head]))
+
+        return self._folds(("asked", *pairs), step, (), skip=1)
 
     def summary_of(self, history: Sequence[TurnView], answer: str, action: str, question: str = "") -> str:
         """The running summary's text: :meth:`summary_parts`' sentences, one a line."""

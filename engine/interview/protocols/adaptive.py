@@ -41,9 +41,7 @@ from engine.judge.decide import TurnToJudge, judge_turn, rate
 from engine.judge.gold import is_gold
 from engine.knowledge.summary_vector import (
     all_sentences,
-    sum_vector,
     summaries_cosine,
-    summary_sentences,
     summary_vector,
 )
 from engine.llm import UNUSABLE, spent
@@ -329,8 +327,7 @@ class Adaptive(SessionProtocol):
             if found is not None:
                 row = dict(zip(sentences, found, strict=True))
                 for text in missing:
-                    own = summary_sentences(text)
-                    self._vectors[text] = sum_vector(np.array([row[x] for x in own])) if own else None
+                    self._vectors[text] = summary_vector(text, lambda own: np.array([row[x] for x in own]))
                 missing = []
         if missing:
             return await asyncio.to_thread(self._cos, a, b)
