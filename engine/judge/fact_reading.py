@@ -153,6 +153,9 @@ class Candidate:
     answer_word: str | None  # "yes"/"no" when the candidate opens with a bare yes or no
     asked: str = ""  # the question the candidate's sentences answered (the context of its cosine)
     key: tuple = ()  # what its clauses, list and yes/no follow from: its sentences and their refutations
+    epoch: int = 0  # the turn of its earliest sentence (a summary of several turns; else 0)
+    mask: tuple = ()  # per sentence, the stems the examiner gave after ``epoch`` and by the turn the sentence
+    # was said, masked out of its clauses (:func:`reply_candidates`); () when nothing is masked
 
 
 @dataclass
@@ -225,16 +228,27 @@ def _sentence_facts(sentence: str) -> tuple[tuple[ScopedClause, ...], tuple[str,
     return clauses, _keyword_items(sentence), answer_word, refutes(sentence)
 
 
-def reply_candidates(reply: Reply, question: str = "") -> list[Candidate]:
-    """The reply's candidate statements (the module docstring): what it asserts, sentence by sentence, in pairs and whole."""
+def reply_candidates(reply: Reply, question: str = "", said: Sequence[int] | None = None,
+                     given: Sequence[frozenset[str]] | None = None) -> list[Candidate]:
+    """The reply's candidate statements (the module docstring): what it asserts, sentence by sentence, in pairs and whole.
+
+    For a summary of several turns, ``said`` gives the turn each (question, answer) piece was said in and
+    ``given`` the stems the examiner had given by each turn (its questions' words, cumulative). A candidate's
+    ``epoch`` is then the turn of its earliest sentence, and a word the examiner gave after that turn counts
+    in a later sentence only when that sentence was said before the word was given: it is masked out of the
+    clauses of a sentence said at or after the question that gave it (an echo proves nothing), and stays in
+    the sentences said before. Without ``said`` every candidate is of epoch 0 and nothing is masked.
+    """
     segments = [(question, reply)] if isinstance(reply, str) else list(reply)
     sentences: list[str] = []
     asked: list[str] = []
-    for q, text in segments:
+    turns: list[int] = []
+    for k, (q, text) in enumerate(segments):
         q = (q or "").strip()
         for s in _split(text or ""):
             sentences.append(s)
             asked.append(q)
+            turns.append(said[k] if said is not None else 0)
     if not sentences:
         return []
     facts = [_sentence_facts(s) for s in sentences]
@@ -243,21 +257,44 @@ def reply_candidates(reply: Reply, question: str = "") -> list[Candidate]:
         if i and f[3]:
             scoped[i - 1] = tuple(replace(c, negated=True, head=frozenset()) for c in scoped[i - 1])
     refuted = [i + 1 < len(facts) and facts[i + 1][3] for i in range(len(facts))]
-    out = [Candidate(s, scoped[i], facts[i][1], facts[i][2], asked[i], (s, refuted[i]))
+
+    def spanning(idx: range) -> tuple[tuple[ScopedClause, ...], int, tuple]:
+        # the clauses of these sentences, each sentence's masked by what was given after the earliest's turn
+        epoch = min(turns[i] for i in idx)
+        if given is None or all(turns[i] == epoch for i in idx):
+            return tuple(c for i in idx for c in scoped[i]), epoch, ()
+        mask = tuple(given[turns[i]] - given[epoch] for i in idx)
+        if not any(mask):
+            return tuple(c for i in idx for c in scoped[i]), epoch, ()
+        return tuple(_masked(c, m) for i, m in zip(idx, mask, strict=True) for c in scoped[i]), epoch, mask
+
+    out = [Candidate(s, scoped[i], facts[i][1], facts[i][2], asked[i], (s, refuted[i]), turns[i])
            for i, s in enumerate(sentences)]
     for i in range(len(sentences) - 1):
         pair_list = None
         if out[i].keyword_list and out[i + 1].keyword_list:
             pair_list = out[i].keyword_list + out[i + 1].keyword_list
         pair_asked = asked[i] if asked[i] == asked[i + 1] else " ".join(p for p in (asked[i], asked[i + 1]) if p)
-        out.append(Candidate(f"{sentences[i]} {sentences[i + 1]}", scoped[i] + scoped[i + 1], pair_list,
-                              out[i].answer_word, pair_asked,
-                              (sentences[i], refuted[i], sentences[i + 1], refuted[i + 1])))
+        clauses, epoch, mask = spanning(range(i, i + 2))
+        out.append(Candidate(f"{sentences[i]} {sentences[i + 1]}", clauses, pair_list,
+                             out[i].answer_word, pair_asked,
+                             (sentences[i], refuted[i], sentences[i + 1], refuted[i + 1]), epoch, mask))
     if len(sentences) > 2:  # the whole reply: a fact told across sentences ("... She cares for 45 children.")
         whole_asked = " ".join(unique([a for a in asked if a]))
-        out.append(Candidate(" ".join(sentences), tuple(c for s in scoped for c in s), None, out[0].answer_word,
-                              whole_asked, tuple(x for i in range(len(sentences)) for x in (sentences[i], refuted[i]))))
+        clauses, epoch, mask = spanning(range(len(sentences)))
+        out.append(Candidate(" ".join(sentences), clauses, None, out[0].answer_word, whole_asked,
+                             tuple(x for i in range(len(sentences)) for x in (sentences[i], refuted[i])), epoch, mask))
     return out
+
+
+def _masked(clause: ScopedClause, mask: frozenset[str]) -> ScopedClause:
+    """A clause without the stems in ``mask`` (words the examiner had given before it was said): its stems,
+    its words as written and its numbers; its subject and negation head stay, as they place the scope."""
+    if not mask or not (clause.stems & mask):
+        return clause
+    return replace(clause, stems=clause.stems - mask,
+                   numbers=frozenset(n for n in clause.numbers if n[0] not in mask),
+                   words=frozenset(w for w in clause.words if stem(w) not in mask))
 
 
 def unique(items: list[str]) -> list[str]:

@@ -217,7 +217,7 @@ class _LazyJob:
 
 
 @lru_cache(maxsize=256)
-def _stem_set(text: str) -> frozenset[str]:
+def stem_set(text: str) -> frozenset[str]:
     """The set of a text's content stems, memoised: a summary's context (every question asked) is the same
     for each of a turn's criteria, and grows with the session."""
     return frozenset(content_stems(text))
@@ -315,7 +315,43 @@ class FreeTextJudge:
         if len(flags) != len(criteria):
             raise ValueError(f"{len(criteria)} criteria but {len(flags)} deduction flags")
         claims = [self._claim(criterion_text(c), cloze_of(c), question) for c in criteria]
-        candidates = reply_candidates(reply or "", question)
+        return self._job(claims, reply_candidates(reply or "", question), flags)
+
+    def prepare_session(self, criteria: Sequence[CriterionIn], parts: Sequence[tuple[str, str]],
+                        said: Sequence[int], given: Sequence[frozenset[str]], question: str = "",
+                        deductions: Sequence[bool] | None = None) -> list[FactJob]:
+        """:meth:`prepare` for a summary said over several turns, the examiner's words counted by when they
+        were given: one job per set of claim words given, whose verdicts :func:`merge` joins.
+
+        ``parts`` are the summary's (question, sentence) pieces, ``said`` the turn each was said in, ``given``
+        the stems the examiner had given by each turn (cumulative) and ``question`` every question asked
+        (the context of the deduction rule's subjects). A candidate's fact words are the claim's minus the
+        words given by the turn of its earliest sentence (:attr:`Candidate.epoch`), and a word given later
+        counts only in the sentences said before it was given (:func:`engine.judge.fact_reading.reply_candidates`
+        masks it out of the others). So a cloze that gives every word of a fact but one discounts those
+        words for the answer to it, not for an earlier sentence that happens to hold the missing one, and
+        a target that echoes the cloze earns nothing from the words it echoed.
+
+        Raises:
+            ValueError: ``deductions`` and ``criteria`` differ in length.
+        """
+        flags = list(deductions) if deductions is not None else [False] * len(criteria)
+        if len(flags) != len(criteria):
+            raise ValueError(f"{len(criteria)} criteria but {len(flags)} deduction flags")
+        read = [(criterion_text(c), cloze_of(c)) for c in criteria]
+        candidates = reply_candidates(list(parts), question, said, given)
+        if not candidates:
+            return [self._job([self._claim(t, z, question) for t, z in read], [], flags)]
+        stems = [frozenset(content_stems(claim_of(t, z)[0])) for t, z in read]
+        groups: dict[tuple[frozenset[str], ...], tuple[int, list[Candidate]]] = {}
+        for cand in candidates:  # candidates whose claims' given words are the same share one job
+            sig = tuple(s & given[cand.epoch] for s in stems)
+            groups.setdefault(sig, (cand.epoch, []))[1].append(cand)
+        return [self._job([self._claim(t, z, question, given[epoch]) for t, z in read], cands, flags)
+                for epoch, cands in groups.values()]
+
+    @staticmethod
+    def _job(claims: list[FactClaim], candidates: list[Candidate], flags: list[bool]) -> FactJob:
         if not candidates:
             return FactJob(claims, candidates, flags, [])
         extras = unique([c.extra for c in claims])
@@ -342,11 +378,14 @@ class FreeTextJudge:
             verdicts.append(self._verdict(claim, candidates, cos, job.flags[i], soft_matches(claim, candidates, word_vecs)))
         return verdicts
 
-    def _claim(self, criterion: str, cloze: Cloze | None, question: str) -> FactClaim:
+    def _claim(self, criterion: str, cloze: Cloze | None, question: str,
+               given: frozenset[str] | None = None) -> FactClaim:
+        """The criterion read as a claim; its fact words are its stems minus the question's (``given``: minus
+        these stems and the criterion's own context's instead: the examiner's words by a turn)."""
         text, extra = claim_of(criterion, cloze)
         context = " ".join(p for p in (question.strip(), extra) if p)
         stems = unique(content_stems(text))
-        q_stems = _stem_set(context)
+        q_stems = stem_set(context) if given is None else given | stem_set(extra)
         facts = [s for s in stems if s not in q_stems]
         subject = set(content_stems(clause_subject(text)))
         predicate = {s for s in stems if s not in subject} or set(stems)
@@ -549,7 +588,7 @@ class FreeTextJudge:
     def _parts(self, claim: FactClaim, cand: Candidate, soft: dict[str, float],
                memo: dict) -> tuple[float, float | None, str, bool]:
         """:meth:`_base_parts`, kept in the claim's memo (:meth:`_memo_of`)."""
-        key = (cand.key, soft.key if isinstance(soft, _Matches) else tuple(sorted(soft.items())) if soft else ())
+        key = (cand.key, cand.mask, soft.key if isinstance(soft, _Matches) else tuple(sorted(soft.items())) if soft else ())
         got = memo.get(key)
         if got is None:
             got = memo[key] = self._base_parts(claim, cand, soft)
@@ -663,7 +702,7 @@ class FreeTextJudge:
         subject names something that is neither in the claim nor in the question ("Workers are ...",
         "Modern water systems use ...") is about something else and does not count.
         """
-        seen = claim.seen.get(("one clause", cand.key))
+        seen = claim.seen.get(("one clause", cand.key, cand.mask))
         if seen is not None:  # asked again for the same candidate in this turn (bounds, then the line shown)
             return seen
         required = [f for f in claim.facts if f not in LIGHT_VERBS] or claim.facts
@@ -679,11 +718,23 @@ class FreeTextJudge:
             known = claim.seen.get("known")
             if known is None:  # once per claim: the context (every question asked) grows with the session
                 text = claim.context + " " + claim.text
-                known = claim.seen["known"] = (frozenset(claim.stems) | _stem_set(claim.context), text, text.lower())
+                known = claim.seen["known"] = (frozenset(claim.stems) | stem_set(claim.context), text, text.lower())
             if not foreign_subject(c, known[0], known[1], known[2]):
                 best = share
-        claim.seen[("one clause", cand.key)] = best
+        claim.seen[("one clause", cand.key, cand.mask)] = best
         return best
+
+
+def merge(verdicts: Sequence[Sequence[FactVerdict]]) -> list[FactVerdict]:
+    """Per criterion, one verdict from several jobs' (:meth:`FreeTextJudge.prepare_session`): met when one is,
+    shown as the met one of the highest score (else the highest score), with the best support."""
+    out = []
+    for column in zip(*verdicts, strict=True):
+        best = max(column, key=lambda v: (v.met, v.score))
+        support = max(v.support for v in column)
+        out.append(best if best.support == support else FactVerdict(best.met, best.score, best.rationale,
+                                                                    best.sentence, support))
+    return out
 
 
 def _short(text: str, limit: int = 80) -> str:

@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from engine.judge.base import Judgement, TurnView, Verdict
-from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge
+from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge, stem_set, merge
 from engine.judge.stance import CHANGE, HOLD, RETRACTION, asserted_text, concedes
 from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
@@ -337,6 +337,14 @@ class OfflineJudge:
 
         return self._folds(("asked", *pairs), step, (), skip=1)
 
+    def _given(self, own: tuple[str, ...]) -> tuple[frozenset[str], ...]:
+        """Per turn, the content stems the examiner had given by it: its questions' own words
+        (:func:`examiner_text`), cumulative (a left fold over them, :class:`_Folds`)."""
+        def step(acc: tuple[frozenset[str], ...], items: tuple, i: int) -> tuple[frozenset[str], ...]:
+            return (*acc, (acc[-1] if acc else frozenset()) | stem_set(items[i]))
+
+        return self._folds(("given", *own), step, (), skip=1)
+
     def summary_of(self, history: Sequence[TurnView], answer: str, action: str, question: str = "") -> str:
         """The running summary's text: :meth:`summary_parts`' sentences, one a line."""
         return "\n".join(s for _, s in self.summary_parts(history, question, answer, action))
@@ -365,10 +373,20 @@ class OfflineJudge:
         keeps = bool(new_summary) and getattr(self.embedder, "enabled", False) is True
         also = summary_sentences(new_summary) if keeps else []
         if criteria:
+            # The examiner's words count as given from the turn that gave them: a summary candidate's fact
+            # words are the claim's minus the words given by the turn of its earliest sentence, and a word
+            # given later counts only where it was said before (FreeTextJudge.prepare_session).
+            given = self._given(own)
+            said_at: dict[str, int] = {}
+            for i, text in enumerate([*(a for _, a in pairs), answer or ""]):
+                for sentence in _asserted_sentences(text):
+                    said_at.setdefault(sentence, i)
+            said = [said_at.get(sentence, len(pairs)) for _, sentence in parts]
             # a cloze criterion is read from its field: the criteria go as they are, not as texts
-            jobs = [self.facts.prepare(criteria, parts, asked, deductions),
+            jobs = [*self.facts.prepare_session(criteria, parts, said, given, asked, deductions),
                     self.facts.prepare(criteria, answer or "", question or "", deductions)]
-            overall, latest = self.facts.judge_lazily(jobs, self.embedder.embed, also)
+            *summary, latest = self.facts.judge_lazily(jobs, self.embedder.embed, also)
+            overall = merge(summary)
         else:
             overall, latest = [], []
             if also:

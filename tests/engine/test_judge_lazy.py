@@ -136,3 +136,48 @@ def test_nothing_embedded_when_the_words_decide():
     assert embedder.embedded == 1  # only the caller's own text
     assert all("whatever the cosine" in v.rationale for v in got)
     assert got[0].rationale.startswith("offline: recall 1.00; ") and ">= 0.65 whatever the cosine" in got[0].rationale
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lazy_equals_eager_on_sessions_with_words_given_by_turn(seed):
+    """The same property for a summary said over several turns (:meth:`FreeTextJudge.prepare_session`): the
+    jobs of each set of given words judged lazily and merged give the ``met`` of the same jobs judged eagerly
+    and merged; and with nothing given at any turn the session's verdicts are :meth:`prepare`'s."""
+    from engine.judge.freetext import merge
+    from engine.text.tokens import content_stems
+
+    rng = random.Random(100 + seed)
+    masked = 0
+    for _case in range(40):
+        threshold = rng.uniform(0.35, 0.9)
+        eager, lazy = FreeTextJudge(HashEmbedder(), threshold), FreeTextJudge(HashEmbedder(), threshold)
+        criteria = [_criterion(rng) for _ in range(rng.randint(1, 4))]
+        texts, flags = [c for c, _ in criteria], [d for _, d in criteria]
+        turns = rng.randint(2, 4)
+        questions = [rng.choice(["What do you know?", "Is liquid oxygen pale blue?", f"Tell me about {c}."])
+                     for c in (rng.choice(SUBJECTS) for _ in range(turns))]
+        given, acc = [], frozenset()
+        for q in questions:
+            acc = acc | frozenset(content_stems(q))
+            given.append(acc)
+        parts, said = [], []
+        for t in range(turns):
+            for sentence in _reply(rng).split(". "):
+                parts.append((questions[t], sentence.rstrip(".") + "."))
+                said.append(t)
+        if rng.random() < 0.2:  # a challenge's reply joins an earlier group: pieces out of turn order
+            pieces = list(zip(parts, said, strict=True))
+            rng.shuffle(pieces)
+            parts, said = [p for p, _ in pieces], [t for _, t in pieces]
+        asked = " ".join(questions)
+        jobs = eager.prepare_session(texts, parts, said, given, asked, flags)
+        full = merge([eager.complete(j, eager.embedder.embed(j.texts) if j.texts else None) for j in jobs])
+        got = merge(lazy.judge_lazily(lazy.prepare_session(texts, parts, said, given, asked, flags),
+                                      lazy.embedder.embed))
+        assert [v.met for v in got] == [v.met for v in full], (texts, parts, said, threshold)
+        masked += sum(1 for j in jobs for c in j.candidates if c.mask)
+        none = [frozenset()] * turns
+        plain = eager.judge_many(texts, parts, "", flags)
+        session = merge(lazy.judge_lazily(lazy.prepare_session(texts, parts, said, none, "", flags), lazy.embedder.embed))
+        assert [v.met for v in session] == [v.met for v in plain]
+    assert masked

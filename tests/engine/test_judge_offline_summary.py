@@ -161,3 +161,45 @@ def test_an_answer_withdrawn_in_its_next_sentence_is_not_in_the_summary():
     assert "Hands" not in summary and "20 seconds" not in summary
     kept = judge.summary_of([], "Hands must be cleaned before gloves go on. That is all I know.", "initial")
     assert kept.splitlines()[0] == "Hands must be cleaned before gloves go on."
+
+
+def _met(judge, question, criterion, history, answer, action="follow-up"):
+    import asyncio
+
+    return asyncio.run(judge.judge(question, [criterion], "", answer, None, history, action)).verdicts["c1"].met
+
+
+def test_the_examiners_words_count_as_given_from_the_turn_that_gave_them():
+    """A cloze that gives every word of a fact but one: the reply to it that names the missing word is
+    credited; an earlier, unrelated sentence holding that word is not (the cloze's words were not given
+    when it was said); nor is a reply that echoes the cloze; nor an earlier sentence paired with that echo."""
+    judge = OfflineJudge()
+    fact = Criterion("c1", 0, "Hand hygiene is the single most important measure for preventing "
+                                "healthcare-associated infections.")
+    opening = "What do you know about influenza?"
+    unrelated = "Annual vaccination is the most effective prevention."
+    cloze = ('Complete this statement: "Hand hygiene is the single most important measure for ____ '
+             'healthcare-associated infections."')
+    history = [_t(0, opening, f"Influenza is a respiratory infection. {unrelated}", "initial")]
+    # the word the cloze leaves out, said before the cloze: no credit for the fact
+    assert not _met(judge, cloze, fact, history, "I don't know.")
+    assert not _met(judge, cloze, fact, history,
+                    "Hand hygiene is the single most important measure for ____ healthcare-associated infections.")
+    # the answer to the cloze: credited
+    assert _met(judge, cloze, fact, history, "Preventing.")
+    # said before anything was given, the fact is credited whatever is asked later
+    knew = [_t(0, opening, "Hand hygiene is the single most important measure for preventing "
+                           "healthcare-associated infections.", "initial")]
+    assert _met(judge, cloze, fact, knew, "I said it already.")
+
+
+def test_a_word_said_before_the_examiner_gave_it_still_counts():
+    """Across turns, the target's own words said before a question repeated them are the target's: a fact
+    told over two answers is credited though a question between them used its words."""
+    judge = OfflineJudge()
+    fact = Criterion("c1", 0, "Oseltamivir shortens influenza when started within 48 hours.")
+    history = [_t(0, "What do you know about influenza treatment?", "Oseltamivir shortens influenza.", "initial")]
+    question = "When must oseltamivir be started to shorten influenza?"
+    assert _met(judge, question, fact, history, "It works when started within 48 hours.")
+    assert not _met(judge, question, fact, [_t(0, "What do you know about influenza treatment?",
+                                               "Rest and fluids help.", "initial")], "I am not sure.")
