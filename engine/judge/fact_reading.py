@@ -178,6 +178,8 @@ class FactClaim:
     names: frozenset[str] = frozenset()  # the surface words written capitalised inside the claim (names)
     positive: frozenset[str] = frozenset()  # a negated claim's stems of clauses no negation reaches: said
     # negated, they contradict it ("Hands must be washed ..., because alcohol does not kill spores")
+    asked: frozenset[str] = frozenset()  # the claim's stems the examiner's questions gave (discounted): a
+    # candidate must say one of them or answer a question that holds one (it is about this claim)
     seen: dict = field(default_factory=dict, compare=False, repr=False)  # what the judge worked out for
     # this claim, kept while it lives (a turn): its known words and each candidate's one-clause share
 

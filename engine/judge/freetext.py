@@ -18,6 +18,10 @@ Rules (:meth:`FreeTextJudge.judge`):
    included) minus the words of the question: what the answer could have copied from the question
    proves nothing. When every claim word is in the question (a yes/no question), the fact words are
    the claim's words and the reply's polarity decides (a bare "No." answers "Is it caused by diet?").
+   Over a summary of several turns (:meth:`FreeTextJudge.prepare_session`) a word counts as given from
+   the turn whose question gave it: a candidate's fact words are the claim's minus the words given by
+   the turn of its earliest sentence, and a word given later counts only in the sentences said before
+   it was given (what the target echoed of a later question is masked out of its sentences).
 3. **Candidates** are the reply's sentences, of what the reply asserts
    (:func:`engine.judge.stance.asserted_text`, denials kept: a claim asked about, supposed, withdrawn,
    superseded, attributed to others and contradicted, or inside code or a URL states nothing) (:func:`engine.text.sentences.split_sentences`), pairs of
@@ -386,6 +390,9 @@ class FreeTextJudge:
         context = " ".join(p for p in (question.strip(), extra) if p)
         stems = unique(content_stems(text))
         q_stems = stem_set(context) if given is None else given | stem_set(extra)
+        own_context = stem_set(extra)
+        examiner = stem_set(question) if given is None else given
+        asked = frozenset(s for s in stems if s in examiner and s not in own_context)
         facts = [s for s in stems if s not in q_stems]
         subject = set(content_stems(clause_subject(text)))
         predicate = {s for s in stems if s not in subject} or set(stems)
@@ -413,7 +420,7 @@ class FreeTextJudge:
             if len(facts) >= SOFT_MIN_FACTS else ()
         names = frozenset(w for _f, w in surface if w in names)
         return FactClaim(text, context, extra, stems, facts or stems, not facts, negated, predicate,
-                      frozenset(neutral - positive), numbers, weights, surface, names, frozenset(positive))
+                      frozenset(neutral - positive), numbers, weights, surface, names, frozenset(positive), asked)
 
     def judge_lazily(self, jobs: Sequence[FactJob], embed: Callable[[list[str]], Any],
                      also: Sequence[str] = ()) -> list[list[FactVerdict]]:
@@ -588,7 +595,7 @@ class FreeTextJudge:
     def _parts(self, claim: FactClaim, cand: Candidate, soft: dict[str, float],
                memo: dict) -> tuple[float, float | None, str, bool]:
         """:meth:`_base_parts`, kept in the claim's memo (:meth:`_memo_of`)."""
-        key = (cand.key, cand.mask, soft.key if isinstance(soft, _Matches) else tuple(sorted(soft.items())) if soft else ())
+        key = (cand.key, cand.mask, cand.asked if claim.asked else None, soft.key if isinstance(soft, _Matches) else tuple(sorted(soft.items())) if soft else ())
         got = memo.get(key)
         if got is None:
             got = memo[key] = self._base_parts(claim, cand, soft)
@@ -626,7 +633,7 @@ class FreeTextJudge:
         reads the question's words, is applied after the memo.
         """
         key = (tuple(claim.facts), claim.given, frozenset(claim.predicate), claim.negated, claim.neutral,
-               claim.numbers, claim.weights, claim.positive)
+               claim.numbers, claim.weights, claim.positive, claim.asked)
         memo = self._memos.get(key)
         if memo is None:
             memo = self._memos[key] = {}
@@ -642,6 +649,11 @@ class FreeTextJudge:
         depend on the cosine; ``final``: a contradiction or a claim not addressed (score 0, ``why`` the
         whole reason, no rule applies after it)."""
         facts = claim.facts
+        if claim.asked and not (claim.asked & stem_set(cand.asked)) and not any(
+                claim.asked & c.stems for c in cand.clauses):
+            # the words the examiner gave were given for another question: this candidate neither answers
+            # that question nor says them, so its fact words alone are about something else
+            return 0.0, None, "answers another question than the one that gave the claim's other words", True
         if claim.given:
             # a yes/no question: the claim's words are all in the question; the reply's polarity decides
             said = set().union(*(c.stems for c in cand.clauses))

@@ -2,7 +2,8 @@
 
 - A criterion that states a fact is judged by :class:`engine.judge.freetext.FreeTextJudge` against
   the running summary: the claim's own words with the claim's polarity (a negated fact does not
-  support it), the questions' words discounted (echoing a question proves nothing), bare keyword
+  support it), the questions' words discounted from the turn that gave them (echoing a question proves
+  nothing; a sentence said before the question that repeated its words keeps them), bare keyword
   lists capped below the threshold, deductions met only by the claim itself. Its threshold was
   picked on the tune half of ``bench/data/judge_calibration.jsonl`` (``bench/judge_calibration.py``).
 - Gold-answer criteria never reach this judge: the protocol judges them by

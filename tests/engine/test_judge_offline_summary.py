@@ -203,3 +203,16 @@ def test_a_word_said_before_the_examiner_gave_it_still_counts():
     assert _met(judge, question, fact, history, "It works when started within 48 hours.")
     assert not _met(judge, question, fact, [_t(0, "What do you know about influenza treatment?",
                                                "Rest and fluids help.", "initial")], "I am not sure.")
+
+
+def test_a_value_said_of_another_question_does_not_meet_a_claim_whose_other_words_were_given():
+    """The question gave every word of the fact but its value: an answer to *another* question that happens
+    to hold that value is about something else (it neither answers the question that gave the words nor
+    says any of them); the answer to that question is credited."""
+    judge = OfflineJudge()
+    fact = Criterion("c1", 0, "The Camargue Regional Natural Park was created in 1970 to protect the wetlands.")
+    park = "The Camargue Regional Natural Park was created in what year to protect the wetlands?"
+    unesco = "UNESCO made the delta a biosphere reserve in what year?"
+    history = [_t(0, park, "I do not know.", "initial")]
+    assert not _met(judge, unesco, fact, history, "UNESCO made the delta a biosphere reserve in 1970.")
+    assert _met(judge, park, fact, [_t(0, unesco, "In 1977.", "initial")], "It was created in 1970.")
