@@ -320,10 +320,15 @@ class Adaptive(SessionProtocol):
         if not a or not b:
             return None
         missing = [t for t in (a, b) if t not in self._vectors]
-        cached = getattr(self.ctx.embedder, "cached", None)
+        embedder = self.ctx.embedder
+        cached, aembed = getattr(embedder, "cached", None), getattr(embedder, "aembed", None)
         if missing and cached is not None:
             sentences = all_sentences(missing)
             found = cached(sentences) if sentences else np.zeros((0, 0), dtype=np.float32)
+            if found is None and aembed is not None:
+                # awaited on the loop, no thread of its own: the service coalesces every session's new
+                # sentences into its runs (a thread per waiting session capped them at the executor's size)
+                found = await aembed(sentences)
             if found is not None:
                 row = dict(zip(sentences, found, strict=True))
                 for text in missing:
