@@ -153,6 +153,7 @@ class Candidate:
     answer_word: str | None  # "yes"/"no" when the candidate opens with a bare yes or no
     asked: str = ""  # the question the candidate's sentences answered (the context of its cosine)
     key: tuple = ()  # what its clauses, list and yes/no follow from: its sentences and their refutations
+    asks: tuple[str, ...] = ()  # per sentence, the question it answered
     epoch: int = 0  # the turn of its earliest sentence (a summary of several turns; else 0)
     mask: tuple = ()  # per sentence, the stems the examiner gave after ``epoch`` and by the turn the sentence
     # was said, masked out of its clauses (:func:`reply_candidates`); () when nothing is masked
@@ -270,7 +271,7 @@ def reply_candidates(reply: Reply, question: str = "", said: Sequence[int] | Non
             return tuple(c for i in idx for c in scoped[i]), epoch, ()
         return tuple(_masked(c, m) for i, m in zip(idx, mask, strict=True) for c in scoped[i]), epoch, mask
 
-    out = [Candidate(s, scoped[i], facts[i][1], facts[i][2], asked[i], (s, refuted[i]), turns[i])
+    out = [Candidate(s, scoped[i], facts[i][1], facts[i][2], asked[i], (s, refuted[i]), (asked[i],), turns[i])
            for i, s in enumerate(sentences)]
     for i in range(len(sentences) - 1):
         pair_list = None
@@ -280,12 +281,14 @@ def reply_candidates(reply: Reply, question: str = "", said: Sequence[int] | Non
         clauses, epoch, mask = spanning(range(i, i + 2))
         out.append(Candidate(f"{sentences[i]} {sentences[i + 1]}", clauses, pair_list,
                              out[i].answer_word, pair_asked,
-                             (sentences[i], refuted[i], sentences[i + 1], refuted[i + 1]), epoch, mask))
+                             (sentences[i], refuted[i], sentences[i + 1], refuted[i + 1]), (asked[i], asked[i + 1]),
+                             epoch, mask))
     if len(sentences) > 2:  # the whole reply: a fact told across sentences ("... She cares for 45 children.")
         whole_asked = " ".join(unique([a for a in asked if a]))
         clauses, epoch, mask = spanning(range(len(sentences)))
         out.append(Candidate(" ".join(sentences), clauses, None, out[0].answer_word, whole_asked,
-                             tuple(x for i in range(len(sentences)) for x in (sentences[i], refuted[i])), epoch, mask))
+                             tuple(x for i in range(len(sentences)) for x in (sentences[i], refuted[i])), tuple(asked),
+                             epoch, mask))
     return out
 
 

@@ -595,7 +595,7 @@ class FreeTextJudge:
     def _parts(self, claim: FactClaim, cand: Candidate, soft: dict[str, float],
                memo: dict) -> tuple[float, float | None, str, bool]:
         """:meth:`_base_parts`, kept in the claim's memo (:meth:`_memo_of`)."""
-        key = (cand.key, cand.mask, cand.asked if claim.asked else None, soft.key if isinstance(soft, _Matches) else tuple(sorted(soft.items())) if soft else ())
+        key = (cand.key, cand.mask, cand.asks if claim.asked else None, soft.key if isinstance(soft, _Matches) else tuple(sorted(soft.items())) if soft else ())
         got = memo.get(key)
         if got is None:
             got = memo[key] = self._base_parts(claim, cand, soft)
@@ -649,10 +649,10 @@ class FreeTextJudge:
         depend on the cosine; ``final``: a contradiction or a claim not addressed (score 0, ``why`` the
         whole reason, no rule applies after it)."""
         facts = claim.facts
-        if claim.asked and not (claim.asked & stem_set(cand.asked)) and not any(
-                claim.asked & c.stems for c in cand.clauses):
-            # the words the examiner gave were given for another question: this candidate neither answers
-            # that question nor says them, so its fact words alone are about something else
+        if claim.asked and not all(claim.asked & (stem_set(q) | stem_set(sentence))
+                                   for sentence, q in zip(cand.key[::2], cand.asks, strict=True)):
+            # a sentence that neither answers a question that gave some of the claim's words nor says one
+            # of them is about something else: its fact words alone (a value) do not state this claim
             return 0.0, None, "answers another question than the one that gave the claim's other words", True
         if claim.given:
             # a yes/no question: the claim's words are all in the question; the reply's polarity decides

@@ -215,4 +215,7 @@ def test_a_value_said_of_another_question_does_not_meet_a_claim_whose_other_word
     unesco = "UNESCO made the delta a biosphere reserve in what year?"
     history = [_t(0, park, "I do not know.", "initial")]
     assert not _met(judge, unesco, fact, history, "UNESCO made the delta a biosphere reserve in 1970.")
+    # nor when that sentence is paired with one that is about the park: each sentence must be
+    assert not _met(judge, unesco, fact, [_t(0, park, "The park lies in the Rhône delta.", "initial")],
+                    "UNESCO made the delta a biosphere reserve in 1970.")
     assert _met(judge, park, fact, [_t(0, unesco, "In 1977.", "initial")], "It was created in 1970.")
