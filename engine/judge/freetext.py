@@ -416,9 +416,9 @@ class FreeTextJudge:
             written.setdefault(stem(w), w)
         weights = tuple(word_weight(written.get(f, f)) for f in facts or stems)
         names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*", text)}
-        surface = tuple((f, written[f]) for f in facts or stems if f in written and not is_number_stem(f)) \
-            if len(facts) >= SOFT_MIN_FACTS else ()
-        names = frozenset(w for _f, w in surface if w in names)
+        spelt = tuple((f, written[f]) for f in facts or stems if f in written and not is_number_stem(f))
+        surface = spelt if len(facts) >= SOFT_MIN_FACTS else ()
+        names = frozenset(w for _f, w in spelt if w in names)
         return FactClaim(text, context, extra, stems, facts or stems, not facts, negated, predicate,
                       frozenset(neutral - positive), numbers, weights, surface, names, frozenset(positive), asked)
 
@@ -694,8 +694,10 @@ class FreeTextJudge:
         replaced = [f"{n} {w}".strip() for n, w in bound if n not in ("1", "1st")
                     and not has_number(cand, n, w, set(claim.stems))
                     and other_number(cand, n, w, numbers, {f for f in facts if not is_number_stem(f)})]
-        swapped = swapped_name(claim, cand) if not claim.given else None
-        if replaced and not claim.given:
+        # (also when the question gave every word of the claim: "it was 1977, not 1970" asked, "It was created
+        # in 1977." answered states another fact, whatever words it shares)
+        swapped = swapped_name(claim, cand)
+        if replaced:
             cap, why = PARTIAL_SHARE, f"{why}; gives another number than {', '.join(replaced)}"
         elif swapped:
             cap, why = PARTIAL_SHARE, f"{why}; gives another name in the place of {swapped}"

@@ -350,3 +350,17 @@ def test_a_negated_claim_keeps_the_polarity_of_its_other_clauses():
     rub = "Alcohol-based hand rub is the preferred method when hands are not visibly soiled."
     assert judge_fact(rub, rub).met
     assert not judge_fact(rub, "Alcohol-based hand rub is not the preferred method when hands are not visibly soiled.").met
+
+
+def test_another_number_or_name_caps_a_claim_whose_words_the_question_all_gave():
+    """The question gave every word of the claim (both values, a challenge's "1977, not 1970"): a reply that
+    states the other value states another fact, and one that states the claim's value meets it."""
+    from engine.judge.freetext import judge_fact
+
+    question = "I have read that the park was created in 1977, not 1970. Are you sure?"
+    claim = "The park was created in 1970."
+    assert not judge_fact(claim, "The park was created in 1977.", question).met
+    assert judge_fact(claim, "Yes, the park was created in 1970.", question).met
+    named = "I have read that the specimen was doubted by Cuvier, not Buckland. Are you sure?"
+    assert not judge_fact("The specimen was doubted by Buckland.", "The specimen was doubted by Cuvier.", named).met
+    assert judge_fact("The specimen was doubted by Buckland.", "The specimen was doubted by Buckland.", named).met
