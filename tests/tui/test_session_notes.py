@@ -90,7 +90,26 @@ def test_review_with_notes_at_100x30(snap_compare, trimmed):
         # the last turn is selected and the pane scrolls to it after a refresh: on a loaded machine the
         # picture could be taken before (the conversation's top shown; a CI run saw it)
         await wait_for(pilot, lambda: pane.max_scroll_y > 0 and pane.scroll_y >= pane.max_scroll_y,
-                       "the interview scrolled to its last turn")
+                       "the interview scrolled to its last turn",
+                       debug=lambda: f"scroll_y {pane.scroll_y}, max {pane.max_scroll_y}, size {pane.size}")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=ready)
+
+
+async def test_the_selected_turn_stays_in_view_when_the_terminal_is_resized(trimmed):
+    """Opened on its last turn, the review keeps the end of the conversation in view when the terminal gets
+    smaller or narrower (the scroll asked for at the old size is asked again at the new one)."""
+    rt, sid = trimmed
+    app = build_app(Engine(rt), "review", session_id=sid)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: getattr(app.screen, "steps", None) and app.screen.state is not None,
+                       "the replay")
+        pane = app.screen.query_one(InterviewPane)
+        await wait_for(pilot, lambda: pane.max_scroll_y > 0 and pane.scroll_y >= pane.max_scroll_y,
+                       "the interview scrolled to its last turn")
+        for size in ((100, 20), (70, 20)):
+            await pilot.resize_terminal(*size)
+            await wait_for(pilot, lambda: pane.scroll_y >= pane.max_scroll_y > 0,
+                           f"the last turn in view at {size}",
+                           debug=lambda: f"scroll_y {pane.scroll_y}, max {pane.max_scroll_y}")

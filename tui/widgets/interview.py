@@ -321,9 +321,15 @@ class InterviewPane(ScrollView, can_focus=True):
         return self._lines[idx][line - self._offsets[idx]].crop_extend(0, width, None)
 
     def on_resize(self, event: events.Resize) -> None:
-        if self.state is not None and self._content_width() != self._width:
+        if self.state is None:
+            return
+        if self._content_width() != self._width:
             self._width = self._content_width()
             self._render_all()
+        # the selected turn stays in view at the new size: a scroll asked for before the pane had its size
+        # (a review opened on its last turn) was clamped to the room there was then
+        if self.selected is not None:
+            self.call_after_refresh(self._scroll_to_turn, self.selected)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
