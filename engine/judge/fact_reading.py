@@ -283,13 +283,30 @@ def reply_candidates(reply: Reply, question: str = "", said: Sequence[int] | Non
                              out[i].answer_word, pair_asked,
                              (sentences[i], refuted[i], sentences[i + 1], refuted[i + 1]), (asked[i], asked[i + 1]),
                              epoch, mask))
-    if len(sentences) > 2:  # the whole reply: a fact told across sentences ("... She cares for 45 children.")
-        whole_asked = " ".join(unique([a for a in asked if a]))
-        clauses, epoch, mask = spanning(range(len(sentences)))
-        out.append(Candidate(" ".join(sentences), clauses, None, out[0].answer_word, whole_asked,
-                             tuple(x for i in range(len(sentences)) for x in (sentences[i], refuted[i])), tuple(asked),
-                             epoch, mask))
+    # the whole reply: a fact told across sentences ("... She cares for 45 children."); over a summary of
+    # several turns, each question's whole (its answer and the replies to its challenges, consecutive in the
+    # summary) rather than the session's, whose text outgrows the encoder's window and whose words, said
+    # over many questions, state no one fact
+    runs = [range(len(sentences))] if said is None else _runs(asked)
+    for run in runs:
+        if len(run) > 2:
+            whole_asked = " ".join(unique([asked[i] for i in run if asked[i]]))
+            clauses, epoch, mask = spanning(run)
+            out.append(Candidate(" ".join(sentences[i] for i in run), clauses, None, out[run[0]].answer_word,
+                                 whole_asked, tuple(x for i in run for x in (sentences[i], refuted[i])),
+                                 tuple(asked[i] for i in run), epoch, mask))
     return out
+
+
+def _runs(asked: list[str]) -> list[range]:
+    """The runs of consecutive positions with the same question."""
+    runs: list[range] = []
+    start = 0
+    for i in range(1, len(asked) + 1):
+        if i == len(asked) or asked[i] != asked[start]:
+            runs.append(range(start, i))
+            start = i
+    return runs
 
 
 def _masked(clause: ScopedClause, mask: frozenset[str]) -> ScopedClause:

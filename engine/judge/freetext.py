@@ -26,7 +26,8 @@ Rules (:meth:`FreeTextJudge.judge`):
    (:func:`engine.judge.stance.asserted_text`, denials kept: a claim asked about, supposed, withdrawn,
    superseded, attributed to others and contradicted, or inside code or a URL states nothing) (:func:`engine.text.sentences.split_sentences`), pairs of
    adjacent sentences and, for a reply of three sentences or more, the whole reply (a fact told
-   across sentences: "Pushpa Basnet ... She cares for 45 children."). A candidate's ``recall`` is
+   across sentences: "Pushpa Basnet ... She cares for 45 children."; over a summary of several turns,
+   each question's answer and challenge replies whole, not the session's). A candidate's ``recall`` is
    the share of fact words it contains *with the claim's polarity*. A word is negated when it sits
    in a negation's scope (:func:`engine.text.negation.scoped_clauses`: not, never, no, none, neither,
    n't, false, myth, 不/没有/并非/不是, from the negation word to the end of the sentence or the next

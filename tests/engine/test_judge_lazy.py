@@ -142,7 +142,7 @@ def test_nothing_embedded_when_the_words_decide():
 def test_lazy_equals_eager_on_sessions_with_words_given_by_turn(seed):
     """The same property for a summary said over several turns (:meth:`FreeTextJudge.prepare_session`): the
     jobs of each set of given words judged lazily and merged give the ``met`` of the same jobs judged eagerly
-    and merged; and with nothing given at any turn the session's verdicts are :meth:`prepare`'s."""
+    and merged; and with nothing given and one question the session's verdicts are :meth:`prepare`'s."""
     from engine.judge.freetext import merge
     from engine.text.tokens import content_stems
 
@@ -176,8 +176,9 @@ def test_lazy_equals_eager_on_sessions_with_words_given_by_turn(seed):
                                       lazy.embedder.embed))
         assert [v.met for v in got] == [v.met for v in full], (texts, parts, said, threshold)
         masked += sum(1 for j in jobs for c in j.candidates if c.mask)
-        none = [frozenset()] * turns
-        plain = eager.judge_many(texts, parts, "", flags)
-        session = merge(lazy.judge_lazily(lazy.prepare_session(texts, parts, said, none, "", flags), lazy.embedder.embed))
+        # nothing given, one question: the session's verdicts are those of the same pieces as one reply
+        none, one = [frozenset()] * turns, [("What do you know?", p) for _, p in parts]
+        plain = eager.judge_many(texts, one, "", flags)
+        session = merge(lazy.judge_lazily(lazy.prepare_session(texts, one, said, none, "", flags), lazy.embedder.embed))
         assert [v.met for v in session] == [v.met for v in plain]
     assert masked
