@@ -596,7 +596,8 @@ class FreeTextJudge:
     def _parts(self, claim: FactClaim, cand: Candidate, soft: dict[str, float],
                memo: dict) -> tuple[float, float | None, str, bool]:
         """:meth:`_base_parts`, kept in the claim's memo (:meth:`_memo_of`)."""
-        key = (cand.key, cand.mask, cand.asks if claim.asked else None, soft.key if isinstance(soft, _Matches) else tuple(sorted(soft.items())) if soft else ())
+        matches = soft.key if isinstance(soft, _Matches) else tuple(sorted(soft.items())) if soft else ()
+        key = (cand.key, cand.mask, cand.asks if claim.asked else None, matches)
         got = memo.get(key)
         if got is None:
             got = memo[key] = self._base_parts(claim, cand, soft)

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from engine.judge.base import Judgement, TurnView, Verdict
-from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge, stem_set, merge
+from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge, merge, stem_set
 from engine.judge.stance import CHANGE, HOLD, RETRACTION, asserted_text, concedes
 from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
