@@ -169,7 +169,9 @@ async def measure_overhead(home: Path, kernel: str, policy: str, use_cache: bool
         run_id = _plan(runtime, sessions, turns, kernel, policy, 1)
         service = get_embedding_service(runtime.config.retrieval.embedder)
         service.embed(["warm up"])
-        import openai  # noqa: F401  (loaded before the clock, as a worker does before it takes a session)
+        from engine.interview.pool import prepare
+
+        prepare()  # the imports a session needs, before the clock, as a worker does before it says ready
 
         embedded: list[list[str]] = []  # every ONNX call's texts, replayed below
         encoder = service.embedder
@@ -261,7 +263,9 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
         if workers == 1:  # loaded before the clock starts, as a worker does before it takes a session
             get_embedding_service(runtime.config.retrieval.embedder).embed(["warm up"])
             load_policy("onnx")
-            import openai  # noqa: F401
+            from engine.interview.pool import prepare
+
+            prepare()
         called, cpu, server_cpu = time.time(), time.process_time(), server.cpu_seconds()
         errors = await execute_run(runtime, run_id, workers=workers)
         engine_cpu = time.process_time() - cpu
@@ -391,6 +395,9 @@ async def measure_long(home: Path, turns: int, kernel: str = "offline") -> dict[
         run_id = _plan(runtime, 1, turns, kernel, "onnx", 1)
         service = get_embedding_service(runtime.config.retrieval.embedder)
         service.embed(["warm up"])
+        from engine.interview.pool import prepare
+
+        prepare()  # turn 1 is a turn, not the process's imports
         counts = {"sql": 0, "texts": 0, "chars": 0}
         starts: list[dict[str, int]] = []  # the counts as each turn started
 

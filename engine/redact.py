@@ -93,10 +93,21 @@ def looks_random(value: str, allow_hex: bool = True) -> bool:
     return entropy(value) >= 3.0
 
 
+MEMO_LIMIT = 4096
+"""Texts :func:`redact` remembers the result of (a bound on memory; the older half is forgotten)."""
+
+_memo: dict[str, str] = {}
+_generation = 0
+"""Bumped (under ``_lock``) whenever the registered secrets change; a result computed under an older
+generation is not remembered, so no text is ever answered with a redaction that missed a new secret."""
+
+
 def _rebuild() -> None:
-    global _secret_re
+    global _secret_re, _generation
     values = sorted(_secrets, key=len, reverse=True)
     _secret_re = re.compile("|".join(re.escape(v) for v in values)) if values else None
+    _generation += 1
+    _memo.clear()
 
 
 def register_secret(value: str | None) -> bool:
@@ -190,9 +201,28 @@ def _context(m: re.Match[str]) -> str:
 
 
 def redact(text: str) -> str:
-    """``text`` with every registered secret and every key-shaped token replaced by ``[REDACTED]``."""
+    """``text`` with every registered secret and every key-shaped token replaced by ``[REDACTED]``.
+
+    Results are remembered by text (:data:`MEMO_LIMIT`): the same prompt, passage or stored value passes
+    here many times (once as a call's message, again at the store's choke point, in every session), and
+    most of the cost is the scans of long texts. The memo is emptied whenever a secret is registered."""
     if not text or not isinstance(text, str):
         return text
+    known = _memo.get(text)
+    if known is not None:
+        return known
+    generation = _generation
+    out = _redact(text)
+    with _lock:
+        if generation == _generation:  # no secret registered meanwhile
+            if len(_memo) >= MEMO_LIMIT:
+                for key in list(_memo)[: MEMO_LIMIT // 2]:
+                    del _memo[key]
+            _memo[text] = out
+    return out
+
+
+def _redact(text: str) -> str:
     pattern = _secret_re
     if pattern is not None:
         text = pattern.sub(REDACTED, text)

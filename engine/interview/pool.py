@@ -56,6 +56,36 @@ def despite_full(home: Any, write: Callable[[], Any]) -> None:
             raise
 
 
+SESSION_PACKAGES = ("engine.interview", "engine.judge", "engine.metrics", "engine.llm", "engine.events", "engine.store",
+                    "engine.text", "engine.policy", "engine.knowledge")
+"""The packages whose modules a session may import on its way (many lazily, so that listing sessions or
+printing ``--help`` stays quick): :func:`prepare` imports all of them."""
+
+_prepared = False
+
+
+def prepare() -> None:
+    """Load, once a process, what a session would otherwise load in the middle of its first turns: every
+    module of :data:`SESSION_PACKAGES`, and the LLM client's HTTP stack and TLS context
+    (:func:`engine.llm.transport.prepare`). A process that runs sessions calls it before it takes one (a
+    worker before it says ready, ``execute_sessions`` before it starts any), so that the 64 sessions a run
+    starts at once do not each wait for a second of imports in their first turn. Idempotent."""
+    global _prepared
+    if _prepared:
+        return
+    import importlib
+    import pkgutil
+
+    from engine.llm.transport import prepare as prepare_transport
+
+    for name in SESSION_PACKAGES:
+        package = importlib.import_module(name)
+        for module in pkgutil.walk_packages(package.__path__, name + "."):
+            importlib.import_module(module.name)
+    prepare_transport()
+    _prepared = True
+
+
 class SessionPool:
     """What the sessions one process runs share: the embedding service (one cache, coalesced ONNX
     runs), the target factory, the loaded policies and a limit of ``concurrency`` sessions at once.
@@ -74,6 +104,7 @@ class SessionPool:
                  leases: Leases | None = None):
         from engine.knowledge.embed import get_embedding_service
 
+        prepare()
         self.runtime = runtime
         self.on_event = on_event
         self.leases = leases

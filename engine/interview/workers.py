@@ -425,9 +425,8 @@ async def _serve(reader: asyncio.StreamReader, out: Any) -> int:
     leases = Leases(runtime.store)
     loop = asyncio.get_running_loop()
     keeper = loop.create_task(leases.keep_alive())
-    pool = SessionPool(runtime, int(hello["slots"]), None, leases)
+    pool = SessionPool(runtime, int(hello["slots"]), None, leases)  # loads what sessions import (pool.prepare)
     await loop.run_in_executor(None, get_embedding_service(runtime.config.retrieval.embedder).embed, ["warm up"])
-    import openai  # noqa: F401  (half a second of imports: paid before ready, not by the first session)
 
     send({"ready": os.getpid(), "cpu": time.process_time()})
     tasks: set[asyncio.Task[Any]] = set()

@@ -187,6 +187,29 @@ def _shared_ssl_context() -> Any:
     return _ssl_context
 
 
+WARM_MODULES = ("httpcore2._async.http11", "httpcore2._backends.anyio", "anyio._backends._asyncio", "h11",
+                "encodings.idna", "truststore")
+"""What a process's first call would otherwise import in the middle of a session's turn (the SDK's HTTP
+stack past ``import openai``); :func:`prepare` loads them. Names of other packages' private modules, so
+each is best-effort: one that no longer exists is simply loaded later, by the call that needs it."""
+
+
+def prepare() -> None:
+    """Load, once a process, what its first LLM call would otherwise pay inside a session's turn: the SDK,
+    its HTTP stack (:data:`WARM_MODULES`) and the shared TLS context (:func:`_shared_ssl_context`, about
+    15 ms). ``engine.interview.pool.prepare`` calls it before a process takes its first session."""
+    import importlib
+
+    import openai  # noqa: F401  (half a second of imports)
+
+    _shared_ssl_context()
+    for name in WARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
 class Lanes:
     """The SDK clients of one endpoint, key and headers on one event loop, each with its own connection pool.
 

@@ -41,6 +41,27 @@ def test_registered_values_and_key_shaped_tokens_are_removed():
         assert R.redact(text) == expected, text
 
 
+def test_a_remembered_text_is_redacted_again_once_a_secret_is_registered():
+    text = f"the server said: unauthorised ({PLAIN_KEY})"
+    assert R.redact(text) == text  # not key-shaped: kept, and remembered
+    assert R.redact(text) == text
+    R.register_secret(PLAIN_KEY)
+    assert R.redact(text) == "the server said: unauthorised ([REDACTED])"
+    R.clear()
+    assert R.redact(text) == text
+
+
+def test_the_memo_gives_what_a_fresh_redaction_gives():
+    rng = random.Random(3)
+    pieces = ["api_key=", KEY, " Bearer ", PLAIN_KEY, "ghp_" + "a1" * 20, " token: ", "though high", " the key is "]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(300)]
+    R.register_secret(PLAIN_KEY)
+    first = [R.redact(t) for t in texts]
+    again = [R.redact(t) for t in texts]  # from the memo
+    assert again == first == [R._redact(t) for t in texts]
+    assert any(PLAIN_KEY in t for t in texts) and not any(PLAIN_KEY in t for t in again)
+
+
 def test_ordinary_text_hashes_and_ids_are_kept():
     keep = [
         "Liquid oxygen is pale blue; the key ingredient is photosynthesis.",

@@ -279,3 +279,47 @@ async def test_the_gold_check_and_the_verdicts_are_sent_at_once(runtime, fake_op
     fake_openai.rule("judge of an oral examination", judge)
     await _gold_session(runtime, fake_openai)
     assert waited and waited[0] is True
+
+
+_IMPORTS_SCRIPT = """
+import asyncio, json, sys, tempfile
+from pathlib import Path
+from engine.config import Config, ModelConfig
+from engine.interview.pool import prepare
+from engine.interview.run import RunRequest, execute_run, plan_run
+from engine.runtime import Runtime
+from tests.engine.interview_fixtures import make_bench, script_llm_kernel
+from tests.fakes.openai_server import FakeOpenAI
+
+with FakeOpenAI() as fake, tempfile.TemporaryDirectory() as tmp:
+    script_llm_kernel(fake)
+    endpoint = ModelConfig(base_url=fake.base_url, model="fake-model", timeout=10, max_retries=0)
+    runtime = Runtime(home=Path(tmp), config=Config(kernel=endpoint))
+    make_bench(runtime.store)
+    prepare()
+    before = set(sys.modules)
+    for kernel in ("config", "offline"):
+        run_id = plan_run(runtime, RunRequest(bench="oxy", targets=[f"openai:fake-target@{fake.base_url}"],
+                                              kernel=kernel, policy="onnx", turns=3))
+        errors = asyncio.run(execute_run(runtime, run_id))
+        assert not any(errors.values()), errors
+    print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_a_prepared_process_imports_nothing_more_in_its_sessions():
+    """``engine.interview.pool.prepare`` loads what a session imports on its way, so 64 sessions started at
+    once do not each wait for the process's imports in their first turn (docs/turn-cost.md, round five).
+    In a fresh interpreter: after it, an LLM-kernel and an offline session import no module of viva's nor of
+    the SDK's HTTP stack."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", _IMPORTS_SCRIPT], capture_output=True, text=True, cwd=root,
+                         timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    ours = [m for m in loaded if m.split(".")[0] in ("engine", "openai", "httpx2", "httpcore2", "h11", "anyio")]
+    assert ours == [], ours
