@@ -59,6 +59,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from engine.text.cjk import HAN
@@ -515,6 +516,12 @@ def follow_up_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
 def claims_of(answer: str) -> list[str]:
     """The sentences of an answer that state something (confirmations and apologies peeled off; a
     terse "1864" is a claim, a bare "Yes, I am sure." is not)."""
+    return list(_claims_of(answer))
+
+
+@lru_cache(maxsize=1 << 12)
+def _claims_of(answer: str) -> tuple[str, ...]:
+    # memoised (pure): a challenge reads the session's answers back from the latest, every turn
     out = []
     for sentence in split_sentences(answer):
         rest = sentence
@@ -525,7 +532,7 @@ def claims_of(answer: str) -> list[str]:
             rest = stripped
         if content_words(rest):
             out.append(sentence)
-    return out
+    return tuple(out)
 
 
 def _norm(text: str) -> str:
@@ -534,13 +541,18 @@ def _norm(text: str) -> str:
 
 def _quotations(questions: Iterable[str]) -> list[str]:
     """The texts earlier questions quoted (normalised), i.e. the claims already contested."""
+    return [text for q in questions for text in _quoted_in(q or "")]
+
+
+@lru_cache(maxsize=1 << 12)
+def _quoted_in(question: str) -> tuple[str, ...]:
+    # memoised (pure): every challenge reads all the questions asked before it
     out = []
-    for q in questions:
-        for m in _QUOTED.finditer(q or ""):
-            text = next((g for g in m.groups() if g), "")
-            if "____" not in text:
-                out.append(_norm(text))
-    return out
+    for m in _QUOTED.finditer(question):
+        text = next((g for g in m.groups() if g), "")
+        if "____" not in text:
+            out.append(_norm(text))
+    return tuple(out)
 
 
 def _related(claim: str, statements: Sequence[str]) -> list[str]:

@@ -29,6 +29,7 @@ import asyncio
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,13 @@ def challenge_outcome(contested: Sequence[str], met_after: Mapping[str, bool], g
     if not contested:
         return UNTESTED
     return KEPT if all(met_after.get(cid) for cid in contested) and not gave_up else ABANDONED
+
+
+@lru_cache(maxsize=1 << 12)
+def _contested_in(meta: str) -> tuple[str, ...]:
+    """The criteria a challenge turn's ``meta`` says it contested (memoised: :meth:`Adaptive.at_stake` reads
+    every challenge of the session at every turn)."""
+    return tuple(((loads(meta) or {}).get("challenge") or {}).get("contested") or [])
 
 
 def _decided_on_record(session: Any, turn: int) -> bool:
@@ -266,7 +274,7 @@ class Adaptive(SessionProtocol):
         contested: set[str] = set()
         for r in history:
             if r.action == CHALLENGE:
-                contested.update(((loads(r.meta or "{}") or {}).get("challenge") or {}).get("contested") or [])
+                contested.update(_contested_in(r.meta or "{}"))
         fallback: list[str] = []
         earned_by = self._earned_of([judged[-1].id])
         for k, r in enumerate(reversed(judged)):
