@@ -96,10 +96,26 @@ def serve(latency: float) -> None:
         turn = sum(1 for m in body["messages"] if m["role"] == "user") - 1
         return f"{target_reply(body).rstrip('.')} (item {item.group(1) if item else '?'}, answer {turn})."
 
+    def bounded_judge(body):
+        """The scripted judge, its summary within the schema's ``maxLength`` (``engine.judge.llm.SUMMARY_CHARS``),
+        as a good model keeps it: its latest sentences. (The scripted judge of the tests appends every answer,
+        so its summary, and with it the next judge prompt, grew with the session past what the schema allows.)"""
+        from engine.judge.llm import SUMMARY_CHARS
+        from engine.text.sentences import split_sentences
+
+        reply = json.loads(judge_reply(body))
+        kept: list[str] = []
+        for sentence in reversed(split_sentences(reply["summary"])):
+            if sum(len(k) + 1 for k in kept) + len(sentence) > SUMMARY_CHARS:
+                break
+            kept.insert(0, sentence)
+        reply["summary"] = " ".join(kept) or reply["summary"][-SUMMARY_CHARS:]
+        return json.dumps(reply)
+
     with FakeOpenAI() as fake:
         fake.rule(lambda r: bool(r.body.get("stream")), delayed(distinct_reply))
         fake.rule(GOLD_JUDGE_PROMPT, delayed(gold_judge_reply))
-        fake.rule("judge of an oral examination", delayed(judge_reply))
+        fake.rule("judge of an oral examination", delayed(bounded_judge))
         fake.rule("a FOLLOW-UP", delayed(lambda b: good_question(b, "follow-up")))
         fake.rule("a CHALLENGE", delayed(lambda b: good_question(b, "challenge")))
         fake.rule("You rate an oral examination", delayed(lambda b: json.dumps(RATINGS)))
