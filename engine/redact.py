@@ -93,10 +93,14 @@ def looks_random(value: str, allow_hex: bool = True) -> bool:
     return entropy(value) >= 3.0
 
 
-MEMO_LIMIT = 4096
-"""Texts :func:`redact` remembers the result of (a bound on memory; the older half is forgotten)."""
+MEMO_CHARS = 1 << 16
+"""Characters (of the texts and their results) :func:`redact` remembers at most: a bound on memory, so that a
+knowledge base's build, whose every chunk passes here once, holds no more than a short session does."""
+MEMO_TEXT_CHARS = 1 << 13
+"""A longer text is not remembered (it would push out many shorter ones that recur)."""
 
 _memo: dict[str, str] = {}
+_memo_chars = 0
 _generation = 0
 """Bumped (under ``_lock``) whenever the registered secrets change; a result computed under an older
 generation is not remembered, so no text is ever answered with a redaction that missed a new secret."""
@@ -107,7 +111,13 @@ def _rebuild() -> None:
     values = sorted(_secrets, key=len, reverse=True)
     _secret_re = re.compile("|".join(re.escape(v) for v in values)) if values else None
     _generation += 1
+    _forget()
+
+
+def _forget() -> None:
+    global _memo_chars
     _memo.clear()
+    _memo_chars = 0
 
 
 def register_secret(value: str | None) -> bool:
@@ -203,9 +213,11 @@ def _context(m: re.Match[str]) -> str:
 def redact(text: str) -> str:
     """``text`` with every registered secret and every key-shaped token replaced by ``[REDACTED]``.
 
-    Results are remembered by text (:data:`MEMO_LIMIT`): the same prompt, passage or stored value passes
-    here many times (once as a call's message, again at the store's choke point, in every session), and
-    most of the cost is the scans of long texts. The memo is emptied whenever a secret is registered."""
+    Results are remembered by text (at most :data:`MEMO_CHARS`, the oldest forgotten first): the same
+    prompt, passage or stored value passes here many times (once as a call's message, again at the store's
+    choke point, in every session), and most of the cost is the scans of long texts. The memo is emptied
+    whenever a secret is registered."""
+    global _memo_chars
     if not text or not isinstance(text, str):
         return text
     known = _memo.get(text)
@@ -213,12 +225,16 @@ def redact(text: str) -> str:
         return known
     generation = _generation
     out = _redact(text)
-    with _lock:
-        if generation == _generation:  # no secret registered meanwhile
-            if len(_memo) >= MEMO_LIMIT:
-                for key in list(_memo)[: MEMO_LIMIT // 2]:
-                    del _memo[key]
-            _memo[text] = out
+    size = len(text) + (len(out) if out is not text else 0)
+    if size <= MEMO_TEXT_CHARS:
+        with _lock:
+            if generation == _generation and text not in _memo:  # no secret registered meanwhile
+                while _memo and _memo_chars + size > MEMO_CHARS:
+                    old = next(iter(_memo))
+                    gone = _memo.pop(old)
+                    _memo_chars -= len(old) + (len(gone) if gone is not old else 0)
+                _memo[text] = out
+                _memo_chars += size
     return out
 
 

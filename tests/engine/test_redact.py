@@ -62,6 +62,15 @@ def test_the_memo_gives_what_a_fresh_redaction_gives():
     assert any(PLAIN_KEY in t for t in texts) and not any(PLAIN_KEY in t for t in again)
 
 
+def test_the_memo_is_bounded_in_characters():
+    long = "a plain sentence about oxygen. " * (R.MEMO_TEXT_CHARS // 20)
+    assert R.redact(long) == long and long not in R._memo  # too long to be remembered
+    for i in range(4 * R.MEMO_CHARS // 100):
+        R.redact(f"{i:06d} " + "x" * 93)
+    assert 0 < R._memo_chars <= R.MEMO_CHARS
+    assert R._memo_chars == sum(len(k) + (len(v) if v is not k else 0) for k, v in R._memo.items())
+
+
 def test_ordinary_text_hashes_and_ids_are_kept():
     keep = [
         "Liquid oxygen is pale blue; the key ingredient is photosynthesis.",
