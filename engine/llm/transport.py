@@ -206,7 +206,7 @@ def prepare() -> None:
     for name in WARM_MODULES:
         try:
             importlib.import_module(name)
-        except ImportError:
+        except ImportError:  # another version of the stack: loaded later, by the call that needs it
             pass
 
 
