@@ -118,7 +118,7 @@ from engine.judge.fact_words import (
 from engine.text.cloze import Cloze, CriterionIn, cloze_of, criterion_text
 from engine.text.negation import scoped_clauses
 from engine.text.sentences import split_sentences
-from engine.text.tokens import content_stems, content_words, stem
+from engine.text.tokens import content_stems, content_words, runs_on, stem
 
 DEFAULT_THRESHOLD = 0.65
 """Score needed for a criterion to be met (fitted on REALSumm's dev half: ``bench/criterion_check.py``)."""
@@ -226,6 +226,72 @@ def stem_set(text: str) -> frozenset[str]:
     """The set of a text's content stems, memoised: a summary's context (every question asked) is the same
     for each of a turn's criteria, and grows with the session."""
     return frozenset(content_stems(text))
+
+
+class Joined(str):
+    """Texts joined by one space that keeps its pieces (``parts``), so that :func:`joined_stem_set` can read
+    it piece by piece: the offline judge's context of every question asked, one more question a turn."""
+
+    parts: tuple[str, ...]
+
+    def __new__(cls, parts: Sequence[str]) -> Joined:  # noqa: D102 - the class says it
+        joined = super().__new__(cls, " ".join(parts))
+        joined.parts = tuple(parts)
+        return joined
+
+
+_JOINED_MEMO = 512
+_joined: OrderedDict[tuple[str, ...], frozenset[str]] = OrderedDict()
+_joined_lock = threading.Lock()
+
+
+def joined_stem_set(parts: Sequence[str]) -> frozenset[str]:
+    """``stem_set(" ".join(parts))``, exactly, at the cost of the new pieces: the union of the pieces' stem
+    sets wherever no reading runs across a boundary (:func:`engine.text.tokens.runs_on`: a number spelt in
+    words, a digit before a scale word, "per" "cent"); across one that may, the joined text is read whole.
+    The set of a tuple is kept, so a context one question longer than the last turn's reads that question
+    only (a summary's context grows with the session; read whole, it made a late turn cost more)."""
+    parts = tuple(parts)
+    known = _joined.get(parts)
+    if known is not None:
+        return known
+    head = _joined.get(parts[:-1]) if len(parts) > 1 else None
+    if head is not None and not _runs_on(parts[:-1]):
+        out = head | stem_set(parts[-1])
+    else:
+        out = frozenset()
+        for k, part in enumerate(parts):
+            if k and _runs_on(parts[:k]):
+                out = stem_set(" ".join(parts))  # a reading may run across: the text whole
+                break
+            out |= stem_set(part)
+    with _joined_lock:
+        _joined[parts] = out
+        while len(_joined) > _JOINED_MEMO:
+            _joined.popitem(last=False)
+    return out
+
+
+def _context_stems(claim: FactClaim) -> frozenset[str]:
+    """``stem_set(claim.context)``: every question asked (read a new question a turn when the context came as
+    :class:`Joined` pieces, :func:`joined_stem_set`), then the criterion's own context (``extra``)."""
+    pieces = claim.context_parts
+    if not pieces:
+        return stem_set(claim.context)
+    asked = joined_stem_set(pieces)
+    if not claim.extra:
+        return asked
+    return stem_set(claim.context) if _runs_on(pieces) else asked | stem_set(claim.extra)
+
+
+def _runs_on(parts: Sequence[str]) -> bool:
+    """Whether a reading may run from the end of ``" ".join(parts)`` into a text after it: its last piece
+    with a token decides (a piece without one joins nothing)."""
+    for part in reversed(parts):
+        verdict = runs_on(part)
+        if verdict is not None:
+            return verdict
+    return False
 
 
 class _Matches(dict):
@@ -389,6 +455,8 @@ class FreeTextJudge:
         these stems and the criterion's own context's instead: the examiner's words by a turn)."""
         text, extra = claim_of(criterion, cloze)
         context = " ".join(p for p in (question.strip(), extra) if p)
+        pieces = getattr(question, "parts", None)  # a Joined context: its stems are read piece by piece
+        context_parts = tuple(p for p in pieces if p) if pieces is not None else ()
         stems = unique(content_stems(text))
         q_stems = stem_set(context) if given is None else given | stem_set(extra)
         own_context = stem_set(extra)
@@ -421,7 +489,8 @@ class FreeTextJudge:
         surface = spelt if len(facts) >= SOFT_MIN_FACTS else ()
         names = frozenset(w for _f, w in spelt if w in names)
         return FactClaim(text, context, extra, stems, facts or stems, not facts, negated, predicate,
-                      frozenset(neutral - positive), numbers, weights, surface, names, frozenset(positive), asked)
+                      frozenset(neutral - positive), numbers, weights, surface, names, frozenset(positive), asked,
+                      context_parts)
 
     def judge_lazily(self, jobs: Sequence[FactJob], embed: Callable[[list[str]], Any],
                      also: Sequence[str] = ()) -> list[list[FactVerdict]]:
@@ -734,7 +803,7 @@ class FreeTextJudge:
             known = claim.seen.get("known")
             if known is None:  # once per claim: the context (every question asked) grows with the session
                 text = claim.context + " " + claim.text
-                known = claim.seen["known"] = (frozenset(claim.stems) | stem_set(claim.context), text, text.lower())
+                known = claim.seen["known"] = (frozenset(claim.stems) | _context_stems(claim), text, text.lower())
             if not foreign_subject(c, known[0], known[1], known[2]):
                 best = share
         claim.seen[("one clause", cand.key, cand.mask)] = best

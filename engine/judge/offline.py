@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from engine.judge.base import Judgement, TurnView, Verdict
-from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge, merge, stem_set
+from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge, Joined, merge, stem_set
 from engine.judge.stance import CHANGE, HOLD, RETRACTION, asserted_text, concedes
 from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
@@ -362,7 +362,7 @@ class OfflineJudge:
         # each question without what it quoted of the answers given before it
         pairs = tuple((t.question or "", t.answer or "") for t in history)
         own = (*self._asked(pairs), examiner_text(question or "", [a for _, a in pairs], [q for q, _ in pairs]))
-        asked = " ".join(text for text, q in zip(own, [*(q for q, _ in pairs), question or ""], strict=True) if q)
+        asked = Joined([text for text, q in zip(own, [*(q for q, _ in pairs), question or ""], strict=True) if q])
         deductions = [c.kind == "deduction" for c in criteria]
         # each summary sentence is judged in the context of the question it answered; the latest answer
         # alone only sets in_answer (met). Both lazily (FreeTextJudge.judge_lazily): a cosine or a word's

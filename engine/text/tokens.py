@@ -26,7 +26,16 @@ from whoosh.lang.porter2 import stem as _porter2
 
 from engine.text.cjk import CJK, CJK_HANGUL_CHAR, CJK_RE, HAN
 from engine.text.lexicon import BENCH_STOPWORDS, QUESTION_STOPWORDS, STOPWORDS, is_negation
-from engine.text.numbers import _fold_numbers, chinese_numerals_to_digits, ordinal
+from engine.text.numbers import (
+    _NUMBER_WORD,
+    _ORDINAL_SCALES,
+    _ORDINAL_TENS,
+    _ORDINAL_UNITS,
+    _SCALES,
+    _fold_numbers,
+    chinese_numerals_to_digits,
+    ordinal,
+)
 
 _TOKEN = re.compile(rf"[{CJK}]|\d+(?:[.,]\d+)*(?:st|nd|rd|th)?%?|[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
@@ -130,6 +139,24 @@ def _content_stems(text: str) -> tuple[str, ...]:
 def content_stems(text: str) -> list[str]:
     """The text's content words, stemmed, in order (stop words and negations removed)."""
     return list(_content_stems(text or ""))
+
+
+_RUNS_ON = frozenset(_NUMBER_WORD | set(_SCALES) | set(_ORDINAL_UNITS) | set(_ORDINAL_TENS)
+                     | set(_ORDINAL_SCALES) | {"and", "oh", "per"})
+"""Tokens a reading may continue past: a number spelt in words ("… one" "hundred …", "two hundred and" "fifty"),
+a year read in pairs ("nineteen oh" "eight"), "per" "cent"; a digit token too ("1.5" "million")."""
+
+
+@lru_cache(maxsize=1 << 14)
+def runs_on(text: str) -> bool | None:
+    """Whether the tokens of ``text`` followed by a space and another text may differ from its own tokens and
+    the other's: its last token (as :func:`_tokens` reads it, before numbers are folded) is one a number or
+    "per cent" may continue past. None when ``text`` has no token (the text before it decides)."""
+    tokens = _TOKEN.findall(normalize(text).lower())
+    if not tokens:
+        return None
+    last = tokens[-1]
+    return last[:1].isdigit() or last in _RUNS_ON
 
 
 def content_words(text: str) -> list[str]:

@@ -182,3 +182,32 @@ def test_lazy_equals_eager_on_sessions_with_words_given_by_turn(seed):
         session = merge(lazy.judge_lazily(lazy.prepare_session(texts, one, said, none, "", flags), lazy.embedder.embed))
         assert [v.met for v in session] == [v.met for v in plain]
     assert masked
+
+
+def test_a_joined_context_has_the_stems_of_its_text_read_whole():
+    """``joined_stem_set`` (the offline judge's context of every question asked, read a new question a turn) is
+    ``stem_set`` of the joined text, exactly, whatever runs across a boundary: a number spelt in words
+    ("… one" "hundred …"), a digit before a scale word, "per" "cent", "nineteen oh" "eight", Chinese numerals."""
+    import random
+
+    from engine.judge.freetext import Joined, joined_stem_set, stem_set
+    from engine.text.tokens import runs_on
+
+    words = ["oxygen", "is", "one", "hundred", "and", "fifty", "per", "cent", "1.5", "million", "nineteen",
+             "oh", "eight", "first", "twenty", "thousand", "seven", "?", ".", "Who", "found", "it", "一千八百",
+             "百分之九十", "二", "the", "water's", "1,000", "3rd", "", "  "]
+    rng = random.Random(5)
+    boundaries = {True: 0, False: 0}
+    for _ in range(400):
+        parts: list[str] = []
+        for _ in range(rng.randint(1, 9)):
+            if parts and runs_on(parts[-1]) is not None:
+                boundaries[runs_on(parts[-1])] += 1
+            parts.append(" ".join(rng.choice(words) for _ in range(rng.randint(0, 4))))
+            got = joined_stem_set(Joined(parts).parts)  # grown by one piece, as a session's context is
+            assert got == stem_set(" ".join(parts)), parts
+    assert boundaries[True] > 100 and boundaries[False] > 100  # both kinds of boundary were met
+    # the pieces are read on their own where nothing runs across, so a safe boundary is really the union
+    assert joined_stem_set(("Where is oxygen found?", "one hundred")) == stem_set("Where is oxygen found? one hundred")
+    assert joined_stem_set(("It was one", "hundred years")) == stem_set("It was one hundred years") != (
+        stem_set("It was one") | stem_set("hundred years"))
