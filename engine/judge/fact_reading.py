@@ -181,8 +181,8 @@ class FactClaim:
     # negated, they contradict it ("Hands must be washed ..., because alcohol does not kill spores")
     asked: frozenset[str] = frozenset()  # the claim's stems the examiner's questions gave (discounted): a
     # candidate must say one of them or answer a question that holds one (it is about this claim)
-    context_parts: tuple[str, ...] = field(default=(), compare=False, repr=False)  # every question asked, one each, when the context is those and ``extra``
-    # (:func:`engine.judge.freetext.joined_stem_set` reads it a new piece a turn); () when it is one text
+    context_stems: frozenset[str] | None = field(default=None, compare=False, repr=False)  # stem_set(context),
+    # when the caller had it folded (the offline judge's every question asked: freetext.Joined); else None
     seen: dict = field(default_factory=dict, compare=False, repr=False)  # what the judge worked out for
     # this claim, kept while it lives (a turn): its known words and each candidate's one-clause share
 

@@ -229,59 +229,29 @@ def stem_set(text: str) -> frozenset[str]:
 
 
 class Joined(str):
-    """Texts joined by one space that keeps its pieces (``parts``), so that :func:`joined_stem_set` can read
-    it piece by piece: the offline judge's context of every question asked, one more question a turn."""
+    """Texts joined by one space, with the content stems of the whole (``stems``: :func:`stem_set` of the
+    text, which the offline judge folds a question a turn, :func:`joined_stems`) and whether a reading may
+    run on from its end into a text after it (``runs_on``): the offline judge's context of every question
+    asked, whose stems the deduction rule's subject check needs at every turn."""
 
-    parts: tuple[str, ...]
+    stems: frozenset[str]
+    runs_on: bool
 
-    def __new__(cls, parts: Sequence[str]) -> Joined:  # noqa: D102 - the class says it
+    def __new__(cls, parts: Sequence[str], stems: frozenset[str]) -> Joined:  # noqa: D102 - the class says it
         joined = super().__new__(cls, " ".join(parts))
-        joined.parts = tuple(parts)
+        joined.stems, joined.runs_on = stems, _runs_on(parts)
         return joined
 
 
-_JOINED_MEMO = 512
-_joined: OrderedDict[tuple[str, ...], frozenset[str]] = OrderedDict()
-_joined_lock = threading.Lock()
-
-
-def joined_stem_set(parts: Sequence[str]) -> frozenset[str]:
-    """``stem_set(" ".join(parts))``, exactly, at the cost of the new pieces: the union of the pieces' stem
-    sets wherever no reading runs across a boundary (:func:`engine.text.tokens.runs_on`: a number spelt in
-    words, a digit before a scale word, "per" "cent"); across one that may, the joined text is read whole.
-    The set of a tuple is kept, so a context one question longer than the last turn's reads that question
-    only (a summary's context grows with the session; read whole, it made a late turn cost more)."""
-    parts = tuple(parts)
-    known = _joined.get(parts)
-    if known is not None:
-        return known
-    head = _joined.get(parts[:-1]) if len(parts) > 1 else None
-    if head is not None and not _runs_on(parts[:-1]):
-        out = head | stem_set(parts[-1])
-    else:
-        out = frozenset()
-        for k, part in enumerate(parts):
-            if k and _runs_on(parts[:k]):
-                out = stem_set(" ".join(parts))  # a reading may run across: the text whole
-                break
-            out |= stem_set(part)
-    with _joined_lock:
-        _joined[parts] = out
-        while len(_joined) > _JOINED_MEMO:
-            _joined.popitem(last=False)
-    return out
-
-
-def _context_stems(claim: FactClaim) -> frozenset[str]:
-    """``stem_set(claim.context)``: every question asked (read a new question a turn when the context came as
-    :class:`Joined` pieces, :func:`joined_stem_set`), then the criterion's own context (``extra``)."""
-    pieces = claim.context_parts
-    if not pieces:
-        return stem_set(claim.context)
-    asked = joined_stem_set(pieces)
-    if not claim.extra:
-        return asked
-    return stem_set(claim.context) if _runs_on(pieces) else asked | stem_set(claim.extra)
+def joined_stems(acc: frozenset[str], parts: Sequence[str], i: int) -> frozenset[str]:
+    """``stem_set(" ".join(parts[:i + 1]))`` from ``acc``, the set of ``parts[:i]`` joined: one step of a left
+    fold, so a context one question longer than the last turn's reads that question only. The union of the
+    two sets, unless a reading may run across the boundary (:func:`engine.text.tokens.runs_on`: a number
+    spelt in words, a digit before a scale word, "per" "cent": "… chapter one?" "Hundred …" reads 100);
+    then the joined text is read whole."""
+    if i and _runs_on(parts[:i]):
+        return stem_set(" ".join(parts[: i + 1]))
+    return acc | stem_set(parts[i])
 
 
 def _runs_on(parts: Sequence[str]) -> bool:
@@ -455,8 +425,9 @@ class FreeTextJudge:
         these stems and the criterion's own context's instead: the examiner's words by a turn)."""
         text, extra = claim_of(criterion, cloze)
         context = " ".join(p for p in (question.strip(), extra) if p)
-        pieces = getattr(question, "parts", None)  # a Joined context: its stems are read piece by piece
-        context_parts = tuple(p for p in pieces if p) if pieces is not None else ()
+        context_stems = None  # read here once from a Joined question's stems; else when first needed
+        if isinstance(question, Joined):
+            context_stems = question.stems | stem_set(extra) if not (extra and question.runs_on) else stem_set(context)
         stems = unique(content_stems(text))
         q_stems = stem_set(context) if given is None else given | stem_set(extra)
         own_context = stem_set(extra)
@@ -490,7 +461,7 @@ class FreeTextJudge:
         names = frozenset(w for _f, w in spelt if w in names)
         return FactClaim(text, context, extra, stems, facts or stems, not facts, negated, predicate,
                       frozenset(neutral - positive), numbers, weights, surface, names, frozenset(positive), asked,
-                      context_parts)
+                      context_stems)
 
     def judge_lazily(self, jobs: Sequence[FactJob], embed: Callable[[list[str]], Any],
                      also: Sequence[str] = ()) -> list[list[FactVerdict]]:
@@ -803,7 +774,8 @@ class FreeTextJudge:
             known = claim.seen.get("known")
             if known is None:  # once per claim: the context (every question asked) grows with the session
                 text = claim.context + " " + claim.text
-                known = claim.seen["known"] = (frozenset(claim.stems) | _context_stems(claim), text, text.lower())
+                context = claim.context_stems if claim.context_stems is not None else stem_set(claim.context)
+                known = claim.seen["known"] = (frozenset(claim.stems) | context, text, text.lower())
             if not foreign_subject(c, known[0], known[1], known[2]):
                 best = share
         claim.seen[("one clause", cand.key, cand.mask)] = best

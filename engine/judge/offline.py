@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from engine.judge.base import Judgement, TurnView, Verdict
-from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge, Joined, merge, stem_set
+from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge, Joined, joined_stems, merge, stem_set
 from engine.judge.stance import CHANGE, HOLD, RETRACTION, asserted_text, concedes
 from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
@@ -346,6 +346,12 @@ class OfflineJudge:
 
         return self._folds(("given", *own), step, (), skip=1)
 
+    def _asked_stems(self, texts: tuple[str, ...]) -> frozenset[str]:
+        """``stem_set`` of the questions' own words joined (the deduction rule's context), a left fold over
+        them (:func:`engine.judge.freetext.joined_stems`, :class:`_Folds`): a turn reads its question only."""
+        return self._folds(("asked stems", *texts), lambda acc, items, i: joined_stems(acc, items[1:], i - 1),
+                           frozenset(), skip=1)
+
     def summary_of(self, history: Sequence[TurnView], answer: str, action: str, question: str = "") -> str:
         """The running summary's text: :meth:`summary_parts`' sentences, one a line."""
         return "\n".join(s for _, s in self.summary_parts(history, question, answer, action))
@@ -362,7 +368,8 @@ class OfflineJudge:
         # each question without what it quoted of the answers given before it
         pairs = tuple((t.question or "", t.answer or "") for t in history)
         own = (*self._asked(pairs), examiner_text(question or "", [a for _, a in pairs], [q for q, _ in pairs]))
-        asked = Joined([text for text, q in zip(own, [*(q for q, _ in pairs), question or ""], strict=True) if q])
+        texts = tuple(text for text, q in zip(own, [*(q for q, _ in pairs), question or ""], strict=True) if q)
+        asked = Joined(texts, self._asked_stems(texts))
         deductions = [c.kind == "deduction" for c in criteria]
         # each summary sentence is judged in the context of the question it answered; the latest answer
         # alone only sets in_answer (met). Both lazily (FreeTextJudge.judge_lazily): a cosine or a word's

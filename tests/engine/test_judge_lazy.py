@@ -185,18 +185,21 @@ def test_lazy_equals_eager_on_sessions_with_words_given_by_turn(seed):
 
 
 def test_a_joined_context_has_the_stems_of_its_text_read_whole():
-    """``joined_stem_set`` (the offline judge's context of every question asked, read a new question a turn) is
-    ``stem_set`` of the joined text, exactly, whatever runs across a boundary: a number spelt in words
-    ("… one" "hundred …"), a digit before a scale word, "per" "cent", "nineteen oh" "eight", Chinese numerals."""
+    """The offline judge's context of every question asked, folded a question a turn
+    (``OfflineJudge._asked_stems``, ``freetext.joined_stems``), has ``stem_set`` of the joined text, exactly,
+    whatever runs across a boundary: a number spelt in words ("… one" "hundred …"), a digit before a scale
+    word, "per" "cent", "nineteen oh" "eight", Chinese numerals."""
     import random
 
-    from engine.judge.freetext import Joined, joined_stem_set, stem_set
+    from engine.judge.freetext import Joined, joined_stems, stem_set
+    from engine.judge.offline import OfflineJudge
     from engine.text.tokens import runs_on
 
     words = ["oxygen", "is", "one", "hundred", "and", "fifty", "per", "cent", "1.5", "million", "nineteen",
              "oh", "eight", "first", "twenty", "thousand", "seven", "?", ".", "Who", "found", "it", "一千八百",
              "百分之九十", "二", "the", "water's", "1,000", "3rd", "", "  "]
     rng = random.Random(5)
+    judge = OfflineJudge()
     boundaries = {True: 0, False: 0}
     for _ in range(400):
         parts: list[str] = []
@@ -204,10 +207,11 @@ def test_a_joined_context_has_the_stems_of_its_text_read_whole():
             if parts and runs_on(parts[-1]) is not None:
                 boundaries[runs_on(parts[-1])] += 1
             parts.append(" ".join(rng.choice(words) for _ in range(rng.randint(0, 4))))
-            got = joined_stem_set(Joined(parts).parts)  # grown by one piece, as a session's context is
-            assert got == stem_set(" ".join(parts)), parts
+            got = judge._asked_stems(tuple(parts))  # grown by one piece, as a session's context is
+            assert got == stem_set(" ".join(parts)) == Joined(parts, got).stems, parts
     assert boundaries[True] > 100 and boundaries[False] > 100  # both kinds of boundary were met
-    # the pieces are read on their own where nothing runs across, so a safe boundary is really the union
-    assert joined_stem_set(("Where is oxygen found?", "one hundred")) == stem_set("Where is oxygen found? one hundred")
-    assert joined_stem_set(("It was one", "hundred years")) == stem_set("It was one hundred years") != (
-        stem_set("It was one") | stem_set("hundred years"))
+    # a boundary nothing runs across is really the union; one a number runs across is not
+    assert joined_stems(stem_set("Where is oxygen found?"), ("Where is oxygen found?", "one hundred"), 1) == \
+        stem_set("Where is oxygen found? one hundred")
+    assert joined_stems(stem_set("It was one"), ("It was one", "hundred years"), 1) == \
+        stem_set("It was one hundred years") != stem_set("It was one") | stem_set("hundred years")
