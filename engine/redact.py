@@ -107,15 +107,10 @@ generation is not remembered, so no text is ever answered with a redaction that 
 
 
 def _rebuild() -> None:
-    global _secret_re, _generation
+    global _secret_re, _generation, _memo_chars
     values = sorted(_secrets, key=len, reverse=True)
     _secret_re = re.compile("|".join(re.escape(v) for v in values)) if values else None
     _generation += 1
-    _forget()
-
-
-def _forget() -> None:
-    global _memo_chars
     _memo.clear()
     _memo_chars = 0
 
