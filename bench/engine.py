@@ -306,7 +306,7 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
     # run cannot end before its CPU time / cores. A worker's start-up (imports, models) is ``startup_cpu_s``.
     cores = os.cpu_count() or 1
     return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": ideal / elapsed, "calls_per_session": calls,
-            "start_s": marks["a"] - called, "processes": processes, "startup_cpu_s": startup_cpu,
+            "start_s": marks["a"] - called, "processes": processes, "startup_cpu_s": startup_cpu, "turns": n_turns,
             "engine_cpu_ms_per_turn": 1000 * engine_cpu / n_turns,
             "server_cpu_ms_per_turn": 1000 * server_cpu / n_turns, "cores": cores,
             "cpu_bound_ratio": min(1.0, ideal / ((engine_cpu + server_cpu) / cores))}
@@ -631,6 +631,15 @@ def main() -> None:
                       f"(sessions ran in {r['after']['processes']:.0f} process(es); workers' start-up "
                       f"{r['after']['startup_cpu_s']:.1f} s CPU, not counted)",
                       flush=True)
+                kept = figures.get("overhead.config.default", {}).get("after")
+                if kept:  # what the parts the engine keeps would allow alone, from this run's overhead figures
+                    a = r["after"]
+                    floor = kept["client_floor_ms_per_turn"] + kept["embed_floor_ms_per_turn"] + a["server_cpu_ms_per_turn"]
+                    print(f"  with the engine's own CPU at zero (the openai SDK's {kept['client_floor_ms_per_turn']:.1f} ms "
+                          f"and ONNX's {kept['embed_floor_ms_per_turn']:.1f} ms a turn, from the LLM kernel's overhead run, "
+                          f"and the fake server's {a['server_cpu_ms_per_turn']:.1f} ms), {a['cores']} cores would allow at "
+                          f"most {min(1.0, a['ideal_s'] * a['cores'] / (a['turns'] * floor / 1000)):.2f} of ideal",
+                          flush=True)
     if "long" in only:
         for kernel, name in (("offline", "offline kernel"), ("config", "LLM kernel")):
             r = measure(f"long.{kernel}", {"kind": "long", "turns": args.long_turns, "kernel": kernel})
