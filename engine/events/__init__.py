@@ -412,7 +412,9 @@ class SessionNote(Payload):
     ``feedback-unavailable`` (graded: a labelled template stands in), ``not-examined`` (the session ended with
     no answered turn: its status is ``not_examined``), ``prompt-trimmed`` (a prompt was cut to fit the model's
     context: what was left out), ``context-learned`` (a server's overflow answer named the model's context, which
-    no ``/models``, ``/props`` or ``context:`` had said: prompts are sized to it from then on); ``turn`` is the turn concerned (-1: the session); ``text`` says why."""
+    no ``/models``, ``/props`` or ``context:`` had said: prompts are sized to it from then on), ``repairs-given-up``
+    (a kind of call whose repairs failed in :data:`engine.llm.client.FUTILE_ROUNDS` calls in a row is repaired no
+    more in the session); ``turn`` is the turn concerned (-1: the session); ``text`` says why."""
 
     kind = SESSION_NOTE
     turn: int = -1

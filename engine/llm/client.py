@@ -96,6 +96,15 @@ class ContextOverflowError(LLMError):
 
 
 UNUSABLE = (JSONOutputError, ContextOverflowError)
+
+FUTILE_ROUNDS = 2
+"""Repairs are given up for the rest of a session, for one kind of call (``call``: ``follow-up question``,
+``judge``...), after this many calls of that kind in a row whose repairs gave no valid reply, every reply a JSON
+object of the model's own: a model that has not repaired that call twice is not sent a third round of repairs
+(each one a whole prompt again), and an unusable reply of that kind is then given up at once. A repair that
+succeeds resets the count; a call with a reply that held no JSON object (prose, or garbled on the way) neither
+counts nor resets. Only for a client of one session (``session_id``): a session-less client (``viva judge
+check``, generation) keeps every repair."""
 """The errors that are a bad reply, not an unreachable endpoint: a protocol records the turn as "cannot
 judge" (or skips it) and goes on; any other :class:`LLMError` fails the session."""
 
@@ -224,6 +233,9 @@ class LLMClient:
         redacted or hashed again, and a new one is stored as an edit of the one at its position."""
         self._last_response: tuple[str, int] | None = None
         """(text, text id) of this client's last answer: the next is stored as an edit of it when smaller."""
+        self._futile: dict[str, int] = {}
+        """Per kind of call: how many of its calls in a row ended with repairs that gave no valid reply
+        (:data:`FUTILE_ROUNDS`; a session's client only)."""
 
     async def context_tokens(self) -> int | None:
         """The model's context in tokens: reported by the server (``/models``, ``/props``; asked once per
@@ -324,6 +336,15 @@ class LLMClient:
         if self.session_id is not None:
             self.store.append_event(self.session_id, "session.note", {"turn": turn, "what": "prompt-trimmed",
                                                                       "text": text})
+
+    def _note_futile(self, call: str, turn: int) -> None:
+        """Record that ``call``'s repairs are given up for the session (:data:`FUTILE_ROUNDS`): a
+        ``session.note`` ``repairs-given-up``."""
+        text = (f"{call} repairs given up for the rest of this session: in {FUTILE_ROUNDS} {call} calls in a row "
+                f"no repair gave a valid reply, so an unusable {call} reply is now given up at once")
+        log.info("%s: %s", self.label, text)
+        self.store.append_event(self.session_id, "session.note", {"turn": turn, "what": "repairs-given-up",
+                                                                  "text": text})
 
     @property
     def label(self) -> str:
@@ -614,6 +635,11 @@ class LLMClient:
         problem cut, the original prompt built again smaller by ``refit``), or the
         :class:`ContextOverflowError` without a request when even that cannot fit.
 
+        Repairs stop early when they cannot help: a repair answered with the very JSON object it asked to
+        repair (however laid out: the model did not act on the problem) is not followed by another, and a
+        session's client gives up a kind of call's repairs after :data:`FUTILE_ROUNDS` calls of that kind in a
+        row whose every reply was a JSON object and none usable, repairs included.
+
         Args:
             schema: the pydantic model the answer must match.
             validate: extra check on the parsed value returning an error message (e.g. "criterion
@@ -630,7 +656,8 @@ class LLMClient:
             call, turn: what a repair's cuts are noted as (:meth:`note_trimmed`).
 
         Raises:
-            JSONOutputError: still invalid after the repairs; the message holds the last problem.
+            JSONOutputError: still invalid after the repairs; the message holds the last problem (and why
+                fewer repairs than ``max_repairs`` were sent, when they were).
             ContextOverflowError: a repair cannot fit the model's context (not sent); ``results``: the calls
                 made.
         """
@@ -638,6 +665,8 @@ class LLMClient:
 
         if json_schema is None:
             json_schema = structured.schema_of(schema)
+        given_up = self.session_id is not None and self._futile.get(call, 0) >= FUTILE_ROUNDS
+        allowed = 0 if given_up else max_repairs
         base = [dict(m) for m in messages]
         convo = base
         results: list[ChatResult] = []
@@ -646,19 +675,24 @@ class LLMClient:
         dialect = self._dialect()
         base_size: int | None = None
         scale = 1.0
-        for attempt in range(max_repairs + 1):
+        stopped = ""  # why no further repair was sent although the bound allowed one
+        said: list[str | None] = []  # each reply's JSON object (canonical), None when it held none
+        for attempt in range(allowed + 1):
             # recorded as the call's purpose; a repair as its own ("judge repair"), so repairs are counted
             purpose = call if attempt == 0 else f"{call} repair"
             result, dialect = await self._chat_structured(convo, json_schema, schema.__name__, dialect, params,
                                                           purpose)
             results.append(result)
             value = None
+            said.append(None)
             try:
                 if result.finish_reason == TRUNCATED:
                     raise ValueError("the reply was cut at the endpoint's size or time cap (max_reply_chars, "
                                      "max_call_seconds); reply with a much shorter JSON object")
                 candidates = extract_json_all(result.text, quoted=quoted, markers=markers)
+                said[-1] = canonical(candidates[-1])  # what the reply says, however it is laid out
                 value = schema.model_validate(candidates[-1])  # the last object is the reply's
+                said[-1] = canonical(value.model_dump(mode="json"))  # and 1 or 1.0 where the schema has a number
                 problem = (structured.echoed_placeholder(value.model_dump(mode="json"), base, examples)
                            or (validate(value) if validate else None) or "")
                 if not problem:  # another object that fits too and says otherwise: which one is meant?
@@ -677,10 +711,18 @@ class LLMClient:
                 if result.finish_reason == "length":
                     problem += " (the reply stopped at its token budget: be brief)"
             if not problem:
+                if attempt:
+                    self._futile.pop(call, None)
                 return JSONResult(value, results, dialect, problems)
             problem = redact(problem)
             problems.append(problem)
-            if attempt == max_repairs:
+            if attempt == allowed:
+                break
+            if attempt and said[-1] is not None and said[-1] == said[-2]:
+                # the repair was answered with the very object it asked to repair: the model did not act on the
+                # problem, and another would only cost a call (a reply with no object, garbled on the way or
+                # prose, is repaired as before: the same garbage twice can be a proxy's, not the model's)
+                stopped = " (the last repair was answered with the same reply as the one it repaired)"
                 break
             if base_size is None:  # what the original prompt takes: the server's count of it when it gave one
                 measured = result.tokens_in * CHARS_PER_TOKEN if not result.usage_unknown else 0
@@ -697,9 +739,18 @@ class LLMClient:
                 exc.results, exc.problems = results, problems
                 raise
             convo = base + [{"role": "user", "content": message}]
+        sent = len(results) - 1
+        if given_up:
+            stopped = f" (no repair sent: {call} repairs were given up for this session)"
+        elif sent and self.session_id is not None and None not in said:
+            # a round counts when every reply was the model's own JSON object, none usable: a garbled reply
+            # (a cut stream, a proxy's page) says nothing of whether the model repairs
+            self._futile[call] = self._futile.get(call, 0) + 1
+            if self._futile[call] == FUTILE_ROUNDS:
+                self._note_futile(call, turn)
         error = JSONOutputError(
             f"{self.role} at {self.endpoint.base_url} (model {self.endpoint.model}) gave no valid JSON "
-            f"after {max_repairs} repair(s): {problem}",
+            f"after {sent} repair(s): {problem}{stopped}",
             endpoint=self.endpoint.base_url,
         )
         error.results, error.problems = results, problems

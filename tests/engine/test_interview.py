@@ -118,10 +118,11 @@ async def test_judge_with_unknown_criterion_is_reasked_then_costs_the_turn(runti
     assert [t["score"] for t in turns] == [None, None]
     assert all(json.loads(t["meta"])["judge"] == "cannot judge" for t in turns)
     notes = [e.payload for e in runtime.store.events(0, sid) if e.kind == "session.note"]
-    assert [(n["turn"], n["what"]) for n in notes] == [(0, "cannot-judge"), (1, "cannot-judge")]
+    # the second unusable judgement in a row, repairs included, gives the judge's repairs up for the session
+    assert [(n["turn"], n["what"]) for n in notes] == [(0, "cannot-judge"), (1, "repairs-given-up"), (1, "cannot-judge")]
     assert "unknown criterion ids ['c99']" in notes[0]["text"] and "missing verdicts" in notes[0]["text"]
     judge_calls = [r for r in fake_openai.chat_requests() if "judge of an oral" in r.text]
-    assert len(judge_calls) == 6  # per turn: first answer + 2 repairs
+    assert len(judge_calls) == 4  # per turn: the first answer and 1 repair, answered alike (so no second)
     [row] = target_table(runtime.store, [sid])  # counted in the per-target figures, not hidden
     assert row["cannot_judge_turns"] == 2 and row["not_examined"] == [] and row["score"] is None
 

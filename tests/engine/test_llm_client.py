@@ -66,11 +66,91 @@ async def test_malformed_json_is_repaired_once(store, endpoint, fake_openai):
 
 
 async def test_json_gives_up_after_bounded_repairs(store, endpoint, fake_openai):
-    fake_openai.default = "not json at all"
+    fake_openai.push("not json at all", "still not json", "nor is this")
     client = LLMClient(store, endpoint, role="judge")
     with pytest.raises(JSONOutputError, match="after 2 repair"):
         await client.json([{"role": "user", "content": "JSON please"}], Answer, max_repairs=2)
     assert fake_openai.count() == 3
+
+
+async def test_a_repair_answered_with_the_same_reply_is_not_repaired_again(store, endpoint, fake_openai):
+    """The model did not act on the repair: a second repair would only cost a call."""
+    fake_openai.push('{"answer": "c9", "confidence": 1}', 'Sure: {\n  "confidence": 1.0,\n  "answer": "c9"\n}')
+    client = LLMClient(store, endpoint, role="judge", use_cache=False)
+    check = lambda v: None if v.answer == "c1" else f"unknown id {v.answer}"  # noqa: E731
+    with pytest.raises(JSONOutputError, match=r"after 1 repair\(s\): unknown id c9 \(the last repair was answered "
+                                              "with the same reply"):
+        await client.json([{"role": "user", "content": "pick"}], Answer, max_repairs=2, validate=check)
+    assert fake_openai.count() == 2  # the same object, laid out otherwise: not repaired again
+    # the same text with no object in it (a proxy's error page, a cut reply) is repaired as before
+    fake_openai.default = "<html>502 Bad Gateway</html>"
+    with pytest.raises(JSONOutputError, match=r"after 2 repair\(s\)"):
+        await client.json([{"role": "user", "content": "pick"}], Answer, max_repairs=2, validate=check)
+    assert fake_openai.count() == 5
+
+
+def _notes(store, what):
+    return [json.loads(r["payload"]) for r in store.query("SELECT payload FROM events WHERE kind = 'session.note'")
+            if json.loads(r["payload"])["what"] == what]
+
+
+async def test_a_sessions_repairs_of_a_call_are_given_up_after_failing_in_a_row(store, endpoint, fake_openai):
+    """After FUTILE_ROUNDS calls of one kind whose repairs all failed, that kind is not repaired again in the
+    session (said once in a note); another kind still is, a repair that works resets the count, and a
+    session-less client (judge check) keeps every repair."""
+    from engine.interview.runner import create_session
+    from engine.interview.session import SessionSpec
+    from engine.llm.client import FUTILE_ROUNDS
+    from tests.engine.interview_fixtures import make_bench
+
+    [item] = make_bench(store)
+    first, second = (create_session(store, SessionSpec(item, "t", "config")) for _ in range(2))
+    # a different unusable object each time (no confidence): each repair is sent, and none works
+    bad = iter(json.dumps({"answer": f"take {i}"}) for i in range(100))
+    fake_openai.default = lambda body: next(bad)
+    client = LLMClient(store, endpoint, role="kernel", session_id=first, use_cache=False)
+    ask = [{"role": "user", "content": "a question in JSON"}]
+    for _ in range(FUTILE_ROUNDS):
+        with pytest.raises(JSONOutputError, match="after 2 repair"):
+            await client.json_result(ask, Answer, call="follow-up question")
+    assert fake_openai.count() == 3 * FUTILE_ROUNDS
+    assert len(_notes(store, "repairs-given-up")) == 1
+    assert "follow-up question repairs given up" in _notes(store, "repairs-given-up")[0]["text"]
+    with pytest.raises(JSONOutputError, match="after 0 repair.*given up for this session"):
+        await client.json_result(ask, Answer, call="follow-up question")
+    assert fake_openai.count() == 3 * FUTILE_ROUNDS + 1  # one call, no repair
+    fake_openai.push('{"answer": "oxygen", "confidence": 0.9}')
+    assert (await client.json_result(ask, Answer, call="follow-up question")).value.answer == "oxygen"
+    with pytest.raises(JSONOutputError, match="after 2 repair"):  # another kind of call: still repaired
+        await client.json_result(ask, Answer, call="challenge question")
+    assert len(_notes(store, "repairs-given-up")) == 1
+
+    # a repair that works resets the count: one failed round, a repaired one, one failed round: not given up
+    fresh = LLMClient(store, endpoint, role="judge", session_id=second, use_cache=False)
+    with pytest.raises(JSONOutputError, match="after 2 repair"):
+        await fresh.json_result(ask, Answer, call="judge")
+    fake_openai.push("broken", '{"answer": "oxygen", "confidence": 0.9}')
+    assert (await fresh.json_result(ask, Answer, call="judge")).repairs == 1
+    with pytest.raises(JSONOutputError, match="after 2 repair"):
+        await fresh.json_result(ask, Answer, call="judge")
+    with pytest.raises(JSONOutputError, match="after 2 repair"):  # the second failed round in a row
+        await fresh.json_result(ask, Answer, call="judge")
+    with pytest.raises(JSONOutputError, match="after 0 repair"):
+        await fresh.json_result(ask, Answer, call="judge")
+
+    # replies with no JSON object at all (prose, or garbled on the way) say nothing of repairs: never given up
+    prose = iter(f"Oxygen, I think ({i})." for i in range(100))
+    fake_openai.default = lambda body: next(prose)
+    for _ in range(FUTILE_ROUNDS + 1):
+        with pytest.raises(JSONOutputError, match="after 2 repair"):
+            await client.json_result(ask, Answer, call="ratings")
+    fake_openai.default = lambda body: next(bad)
+
+    # no session: every call keeps its repairs
+    unbound = LLMClient(store, endpoint, role="judge", use_cache=False)
+    for _ in range(FUTILE_ROUNDS + 1):
+        with pytest.raises(JSONOutputError, match="after 2 repair"):
+            await unbound.json_result(ask, Answer, call="judge")
 
 
 async def test_json_custom_validation_is_reasked(store, endpoint, fake_openai):

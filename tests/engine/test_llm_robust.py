@@ -191,7 +191,11 @@ async def test_an_unusable_question_falls_back_to_the_offline_question_and_ratin
     turns = runtime.store.query("SELECT idx, score FROM turns WHERE session_id = ?", (sid,))
     notes = [(e.payload["turn"], e.payload["what"]) for e in runtime.store.events(0, sid) if e.kind == "session.note"]
     assert row["status"] == "finished" and len(turns) == 3 and all(t["score"] is not None for t in turns)
-    assert notes == [(1, "question-fallback"), (2, "question-fallback"), (-1, "not-rated")]
+    # each question: its call and one repair, answered with the same empty question (no second repair); after
+    # two such calls in a row the session gives the kernel's question repairs up (said once)
+    assert notes == [(1, "question-fallback"), (2, "repairs-given-up"), (2, "question-fallback"), (-1, "not-rated")]
+    asking = [r for r in fake_openai.chat_requests() if "a FOLLOW-UP" in r.text or "a CHALLENGE" in r.text]
+    assert len(asking) == 4
     asked = [r["question"] for r in runtime.store.query("SELECT question FROM turns WHERE session_id = ? ORDER BY idx",
                                                         (sid,))]
     assert all(q.strip() for q in asked) and len(set(asked)) == 3  # real questions, none asked twice
