@@ -480,7 +480,8 @@ async def measure_long(home: Path, turns: int, kernel: str = "offline") -> dict[
         window = range(max(1, k - 2), min(len(starts) - 1, k + 3))
         return statistics.median(starts[t + 1][what] - starts[t][what] for t in window)
 
-    out = {"turns": len(walls)}
+    out = {"turns": len(walls), "ms_series": [round(w, 2) for w in walls],  # every turn's figures, for --json
+           "cpu_series": [round(starts[t + 1]["cpu"] - starts[t]["cpu"], 2) for t in range(len(starts) - 1)]}
     for k in (1, 50, 200):
         if k < len(walls) or k == len(walls):
             out[f"t{k}_ms"], out[f"t{k}_bytes"] = around(min(k, len(walls) - 1))
