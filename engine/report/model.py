@@ -20,7 +20,8 @@ rubric-protocol session); it adds to each verdict ``at`` (when written) and, for
 (:func:`engine.metrics.sessions.agreement`), ``ratings`` (None unless the session was rated) and
 ``figures`` (each :class:`Figures` section's rows); ``chance`` (issue 36: the Score against chance when the
 session's questions are multiple choice, :func:`engine.metrics.leaderboard.session_chance`; else None) comes
-between ``ratings`` and ``figures``. ``viva-run`` version 1 holds ``run, sessions,
+between ``ratings`` and ``figures``, then ``notes`` (the session's ``session.note`` events: ``turn``, ``what``,
+``text``; the key is there only when the session has any, so a document without notes is unchanged). ``viva-run`` version 1 holds ``run, sessions,
 totals, leaderboard, topics, agreement, rubrics``, ``rubric_board`` (SedarEval's per-category
 board, empty without rubric sessions) and ``figures``; ``board``'s rows also carry ``ability`` (the ability
 on the benchmark's item calibration, :mod:`engine.metrics.leaderboard`; ``value`` None when not calibrated).
@@ -386,6 +387,7 @@ def session_document(store: Store, session_id: int) -> dict[str, Any]:
     current = get_version(store, s["rubric_version_id"]) if s["rubric_version_id"] else None
     judgement = session_judgement(store, session_id) if s["protocol"] == "rubric" else None
     history = list_versions(store, item.id) if item is not None and has_rubric(store, item.id) else []
+    notes = session_notes(store, session_id)
     item_current = None
     if item is not None and history:
         from engine.bench.rubric import current_rubric
@@ -412,7 +414,16 @@ def session_document(store: Store, session_id: int) -> dict[str, Any]:
         "agreement": agreement(store, [session_id]),
         "ratings": ratings_table(store, [session_id]).get(s["target"]),
         "chance": session_chance(store, session_id),
+        **({"notes": notes} if notes else {}),
     }
+
+
+def session_notes(store: Store, session_id: int) -> list[dict[str, Any]]:
+    """The session's ``session.note`` events in the order written (``turn``, ``what``, ``text``): what it went on
+    without because a model's reply was unusable (a question the offline kernel asked instead, a turn that
+    could not be judged, repairs given up), or what a prompt left out to fit."""
+    return [{"turn": e.payload.get("turn", -1), "what": e.payload.get("what", ""), "text": e.payload.get("text", "")}
+            for e in store.events(0, session_id, limit=1_000_000) if e.kind == "session.note"]
 
 
 def build_session_report(store: Store, session_id: int) -> Report:
@@ -511,6 +522,12 @@ def build_session_report(store: Store, session_id: int) -> Report:
         ["", "", "", ".3f", "+.3f", ".2f", "", "", "", "", ".4f", ".0f"],
         note=f"tokens and cost unknown: {m['tokens_unknown']} call(s) of this session had no counts from the "
              "server, and which turn each belonged to is not recorded" if m.get("tokens_unknown") else ""))
+    if doc.get("notes"):
+        sections.append(Table("notes", "Notes", ["turn", "kind", "what happened"],
+                              [[n["turn"] if n["turn"] >= 0 else "session", n["what"].replace("-", " "), n["text"]]
+                               for n in doc["notes"]],
+                              note="what the session went on without because a model's reply was unusable, or what "
+                                   "a prompt left out to fit the model's context, in the order written"))
     verdict_rows = []
     for t in doc["turns"]:
         for v in t["verdicts"]:

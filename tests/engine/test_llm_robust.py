@@ -201,6 +201,15 @@ async def test_an_unusable_question_falls_back_to_the_offline_question_and_ratin
     assert all(q.strip() for q in asked) and len(set(asked)) == 3  # real questions, none asked twice
     rated = runtime.store.one("SELECT value, meta FROM metrics WHERE scope_id = ? AND name = 'rated'", (str(sid),))
     assert rated["value"] == 0.0 and "not rated" in json.loads(rated["meta"])["note"]
+    # the session's report says so too: the notes in the JSON document and as a table (Markdown and HTML)
+    from engine.report import build_session_report, render
+
+    report = build_session_report(runtime.store, sid)
+    assert [(n["turn"], n["what"]) for n in report.data["notes"]] == notes
+    table = report.section("notes")
+    assert [tuple(r[:2]) for r in table.rows] == [(1, "question fallback"), (2, "repairs given up"),
+                                           (2, "question fallback"), ("session", "not rated")]
+    assert "## Notes" in render(report, "md") and "repairs given up" in render(report, "html")
 
 
 async def test_an_examiner_that_stops_first_examined_nothing(runtime, fake_openai):
