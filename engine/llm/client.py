@@ -96,6 +96,8 @@ class ContextOverflowError(LLMError):
 
 
 UNUSABLE = (JSONOutputError, ContextOverflowError)
+"""The errors that are a bad reply, not an unreachable endpoint: a protocol records the turn as "cannot
+judge" (or skips it) and goes on; any other :class:`LLMError` fails the session."""
 
 FUTILE_ROUNDS = 2
 """Repairs are given up for the rest of a session, for one kind of call (``call``: ``follow-up question``,
@@ -105,8 +107,6 @@ object of the model's own: a model that has not repaired that call twice is not 
 succeeds resets the count; a call with a reply that held no JSON object (prose, or garbled on the way) neither
 counts nor resets. Only for a client of one session (``session_id``): a session-less client (``viva judge
 check``, generation) keeps every repair."""
-"""The errors that are a bad reply, not an unreachable endpoint: a protocol records the turn as "cannot
-judge" (or skips it) and goes on; any other :class:`LLMError` fails the session."""
 
 
 def spent(exc: BaseException) -> Usage:
@@ -692,11 +692,11 @@ class LLMClient:
                 candidates = extract_json_all(result.text, quoted=quoted, markers=markers)
                 said[-1] = canonical(candidates[-1])  # what the reply says, however it is laid out
                 value = schema.model_validate(candidates[-1])  # the last object is the reply's
-                said[-1] = canonical(value.model_dump(mode="json"))  # and 1 or 1.0 where the schema has a number
-                problem = (structured.echoed_placeholder(value.model_dump(mode="json"), base, examples)
+                dumped = value.model_dump(mode="json")
+                said[-1] = mine = canonical(dumped)  # as validated: 1 and 1.0 are one number where the schema says so
+                problem = (structured.echoed_placeholder(dumped, base, examples)
                            or (validate(value) if validate else None) or "")
                 if not problem:  # another object that fits too and says otherwise: which one is meant?
-                    mine = canonical(value.model_dump(mode="json"))
                     for candidate in candidates[:-1]:
                         try:
                             other = schema.model_validate(candidate)

@@ -422,8 +422,10 @@ def session_notes(store: Store, session_id: int) -> list[dict[str, Any]]:
     """The session's ``session.note`` events in the order written (``turn``, ``what``, ``text``): what it went on
     without because a model's reply was unusable (a question the offline kernel asked instead, a turn that
     could not be judged, repairs given up), or what a prompt left out to fit."""
-    return [{"turn": e.payload.get("turn", -1), "what": e.payload.get("what", ""), "text": e.payload.get("text", "")}
-            for e in store.events(0, session_id, limit=1_000_000) if e.kind == "session.note"]
+    rows = store.query("SELECT payload FROM events WHERE session_id = ? AND kind = 'session.note' ORDER BY seq",
+                       (session_id,))
+    return [{"turn": p.get("turn", -1), "what": p.get("what", ""), "text": p.get("text", "")}
+            for p in (loads(r["payload"], {}) for r in rows)]
 
 
 def build_session_report(store: Store, session_id: int) -> Report:
