@@ -61,7 +61,7 @@ def override_verdict(store: Store, session_id: int, turn_idx: int, cid: str, met
         store.append_event(session_id, ev.VERDICT_OVERRIDDEN, result)
     from engine.metrics.sessions import session_metrics
 
-    store.append_event(session_id, ev.METRICS, metrics_payload(session_metrics(store, session_id)))
+    store.append_event(session_id, ev.METRICS, metrics_payload(session_metrics(store, session_id, scores=False)))
     return result
 
 
@@ -139,7 +139,7 @@ def undo_override(store: Store, session_id: int, turn_idx: int, cid: str, who: s
         store.append_event(session_id, ev.VERDICT_OVERRIDE_UNDONE, result)
     from engine.metrics.sessions import session_metrics
 
-    store.append_event(session_id, ev.METRICS, metrics_payload(session_metrics(store, session_id)))
+    store.append_event(session_id, ev.METRICS, metrics_payload(session_metrics(store, session_id, scores=False)))
     return result
 
 

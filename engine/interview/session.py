@@ -437,7 +437,7 @@ class Session:
         """A ``metrics`` event with the session's figures now."""
         from engine.metrics.sessions import session_metrics
 
-        self.emit(ev.METRICS, metrics_payload(session_metrics(self.store, self.sid, self.row["protocol"])))
+        self.emit(ev.METRICS, metrics_payload(session_metrics(self.store, self.sid, scores=False)))
 
     def switch_rubric(self, version_id: int) -> None:
         """Score with another rubric version from now on (``rubric.updated`` event)."""

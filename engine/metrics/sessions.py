@@ -12,7 +12,6 @@ from typing import Any
 from engine.metrics.dynamism import (
     DeltaSums,
     TurnRecord,
-    dynamism,
     dynamism_from_sums,
     hold_rate,
     session_outcomes,
@@ -30,7 +29,7 @@ def turn_records(store: Store, session_ids: Iterable[int]) -> list[list[TurnReco
     return out
 
 
-def session_metrics(store: Store, session_id: int, protocol: str | None = None) -> dict[str, Any]:
+def session_metrics(store: Store, session_id: int, scores: bool = True) -> dict[str, Any]:
     """Per-session figures: Dynamism, score per turn, tokens, cost, latency.
 
     Tokens are the sums of the turns' counts, which are the servers' ``usage``. When a call of the session
@@ -38,32 +37,37 @@ def session_metrics(store: Store, session_id: int, protocol: str | None = None) 
     and ``tokens_out`` are None (unknown: the sums would undercount), so is ``cost`` (the price times the
     counts; issue 36: never 0 beside unknown tokens), and ``tokens_unknown`` says how many
     calls that was (the key is there only then, so documents of sessions with every count are unchanged).
-    ``protocol``: the session's, when the caller knows it (one statement less: a turn's metrics event).
+
+    The sums, counts and the mean latency are read from ``session_stats`` (kept by the store's triggers,
+    migration 13), the last judged turn's score by index, so a turn's metrics event costs one statement
+    whatever the session's length (issue 39). ``scores`` (every judged turn's score, in order, which does
+    grow with the session): left out when False (what a ``metrics`` event carries: :func:`metrics_payload`).
     """
-    rows = store.query(
-        "SELECT idx, action, score, delta, cos, tokens_in, tokens_out, cost, latency_ms FROM turns "
-        "WHERE session_id = ? ORDER BY idx", (session_id,))
-    dyn = dynamism([[TurnRecord(r["action"], r["score"], r["delta"]) for r in rows]])
-    latencies = [r["latency_ms"] for r in rows if r["latency_ms"] is not None]
-    if protocol is None:
-        protocol = (store.one("SELECT protocol FROM sessions WHERE id = ?", (session_id,)) or {}).get("protocol")
-    unknown = store.one("SELECT COUNT(*) AS n FROM llm_calls WHERE session_id = ? AND usage_unknown = 1",
-                        (session_id,))["n"]
+    row = store.one(
+        "SELECT (SELECT protocol FROM sessions WHERE id = :sid) AS protocol, st.*, (SELECT score FROM turns "
+        "WHERE session_id = :sid AND score IS NOT NULL ORDER BY idx DESC LIMIT 1) AS last_score, (SELECT COUNT(*) "
+        "FROM llm_calls WHERE session_id = :sid AND usage_unknown = 1) AS unknown "
+        "FROM (SELECT :sid AS sid) q LEFT JOIN session_stats st ON st.session_id = q.sid", {"sid": session_id}) or {}
+    sums = DeltaSums(**{name: row.get(name) or 0 for name in DeltaSums.__dataclass_fields__})
+    dyn = dynamism_from_sums(1, [] if row.get("last_score") is None else [row["last_score"]], sums)
+    unknown = row.get("unknown") or 0
     extra: dict[str, Any] = {}
-    if protocol == "graded":
+    if row.get("protocol") == "graded":
         graded = graded_session_figures(store, session_id)
         base = [s["right"] for s in graded["track"] if s["phase"] == "base"]
         # a graded session's score is 100 × ACC1, its base questions' accuracy (not the last turn's)
         extra = {"graded": graded, "score": 100.0 * sum(base) / len(base) if base else None}
+    listed = {"scores": [r["score"] for r in store.query(
+        "SELECT score FROM turns WHERE session_id = ? AND score IS NOT NULL ORDER BY idx", (session_id,))]} if scores else {}
     return {
         **dyn.as_dict(),
-        "scores": [r["score"] for r in rows if r["score"] is not None],
-        "turns": len([r for r in rows if r["score"] is not None]),
-        "tokens_in": None if unknown else sum(r["tokens_in"] for r in rows),
-        "tokens_out": None if unknown else sum(r["tokens_out"] for r in rows),
+        **listed,
+        "turns": row.get("scored") or 0,
+        "tokens_in": None if unknown else row.get("tokens_in") or 0,
+        "tokens_out": None if unknown else row.get("tokens_out") or 0,
         **({"tokens_unknown": unknown} if unknown else {}),
-        "cost": None if unknown else sum(r["cost"] for r in rows),
-        "mean_latency_ms": sum(latencies) / len(latencies) if latencies else None,
+        "cost": None if unknown else row.get("cost") or 0,
+        "mean_latency_ms": row["latency_sum"] / row["latency_n"] if row.get("latency_n") else None,
         **extra,
     }
 

@@ -359,12 +359,38 @@ def _stats_terms(row: str) -> dict[str, str]:
     }
 
 
-def _stats_migration() -> str:
-    """Migration 8 (see its comment in ``MIGRATIONS``)."""
-    new, old = _stats_terms("NEW"), _stats_terms("OLD")
+_STATS_UPDATE_OF = "session_id, answer, action, delta, tokens_in, tokens_out, cost"
+"""The ``turns`` columns whose update changes a ``session_stats`` row (migration 8's terms)."""
+
+
+def _stats_triggers(terms: Callable[[str], dict[str, str]], update_of: str) -> str:
+    """The triggers that keep ``session_stats`` equal to ``SUM(terms)`` over each session's turns."""
+    new, old = terms("NEW"), terms("OLD")
     add = ", ".join(f"{c} = {c} + ({t})" for c, t in new.items())
     sub = ", ".join(f"{c} = {c} - ({t})" for c, t in old.items())
     change = ", ".join(f"{c} = {c} + ({new[c]}) - ({old[c]})" for c in new)
+    return f"""CREATE TRIGGER session_stats_insert AFTER INSERT ON turns BEGIN
+        INSERT INTO session_stats (session_id) VALUES (NEW.session_id) ON CONFLICT (session_id) DO NOTHING;
+        UPDATE session_stats SET {add} WHERE session_id = NEW.session_id;
+    END;
+    CREATE TRIGGER session_stats_update AFTER UPDATE OF {update_of}
+        ON turns WHEN OLD.session_id = NEW.session_id BEGIN
+        UPDATE session_stats SET {change} WHERE session_id = NEW.session_id;
+    END;
+    CREATE TRIGGER session_stats_move AFTER UPDATE OF session_id ON turns WHEN OLD.session_id != NEW.session_id BEGIN
+        UPDATE session_stats SET {sub} WHERE session_id = OLD.session_id;
+        INSERT INTO session_stats (session_id) VALUES (NEW.session_id) ON CONFLICT (session_id) DO NOTHING;
+        UPDATE session_stats SET {add} WHERE session_id = NEW.session_id;
+    END;
+    CREATE TRIGGER session_stats_delete AFTER DELETE ON turns BEGIN
+        UPDATE session_stats SET {sub} WHERE session_id = OLD.session_id;
+    END;
+"""
+
+
+def _stats_migration() -> str:
+    """Migration 8 (see its comment in ``MIGRATIONS``)."""
+    new = _stats_terms("NEW")
     backfill = ", ".join(f"SUM({t})" for t in _stats_terms("turns").values())
     return f"""
     CREATE TABLE session_stats (
@@ -383,23 +409,7 @@ def _stats_migration() -> str:
     );
     INSERT INTO session_stats (session_id, {", ".join(new)})
         SELECT session_id, {backfill} FROM turns GROUP BY session_id;
-    CREATE TRIGGER session_stats_insert AFTER INSERT ON turns BEGIN
-        INSERT INTO session_stats (session_id) VALUES (NEW.session_id) ON CONFLICT (session_id) DO NOTHING;
-        UPDATE session_stats SET {add} WHERE session_id = NEW.session_id;
-    END;
-    CREATE TRIGGER session_stats_update AFTER UPDATE OF session_id, answer, action, delta, tokens_in, tokens_out, cost
-        ON turns WHEN OLD.session_id = NEW.session_id BEGIN
-        UPDATE session_stats SET {change} WHERE session_id = NEW.session_id;
-    END;
-    CREATE TRIGGER session_stats_move AFTER UPDATE OF session_id ON turns WHEN OLD.session_id != NEW.session_id BEGIN
-        UPDATE session_stats SET {sub} WHERE session_id = OLD.session_id;
-        INSERT INTO session_stats (session_id) VALUES (NEW.session_id) ON CONFLICT (session_id) DO NOTHING;
-        UPDATE session_stats SET {add} WHERE session_id = NEW.session_id;
-    END;
-    CREATE TRIGGER session_stats_delete AFTER DELETE ON turns BEGIN
-        UPDATE session_stats SET {sub} WHERE session_id = OLD.session_id;
-    END;
-    CREATE INDEX sessions_status ON sessions(status);
+    {_stats_triggers(_stats_terms, _STATS_UPDATE_OF)}    CREATE INDEX sessions_status ON sessions(status);
     CREATE INDEX sessions_item ON sessions(item_id, id);
     CREATE INDEX verdicts_human ON verdicts(turn_id) WHERE source = 'human';
     """
@@ -495,5 +505,38 @@ def _migration_12(store: Any) -> None:
 #     parts their text's wording states (:func:`engine.text.cloze.parse_cloze`, the one reading of it), so an
 #     old database's items are judged and asked about as before.
 MIGRATIONS.append(_migration_12)
+
+
+def stats_terms(row: str) -> dict[str, str]:
+    """What one turn row adds to its session's ``session_stats`` row now (migration 13): migration 8's
+    terms and the judged turns (``scored``: a score on record) and the latencies' count and sum."""
+    return {**_stats_terms(row),
+            "scored": f"CASE WHEN {row}.score IS NOT NULL THEN 1 ELSE 0 END",
+            "latency_n": f"CASE WHEN {row}.latency_ms IS NOT NULL THEN 1 ELSE 0 END",
+            "latency_sum": f"COALESCE({row}.latency_ms, 0.0)"}
+
+
+def _migration_13() -> str:
+    """Migration 13 (see its comment in ``MIGRATIONS``)."""
+    added = {c: t for c, t in stats_terms("turns").items() if c not in _stats_terms("turns")}
+    columns = "\n".join(f"ALTER TABLE session_stats ADD COLUMN {c} {'REAL' if c.endswith('_sum') else 'INTEGER'} "
+                        "NOT NULL DEFAULT 0;" for c in added)
+    backfill = ", ".join(f"COALESCE(SUM({t}), 0)" for t in added.values())
+    return f"""{columns}
+UPDATE session_stats SET ({", ".join(added)}) = (SELECT {backfill} FROM turns WHERE turns.session_id = session_stats.session_id);
+DROP TRIGGER session_stats_insert;
+DROP TRIGGER session_stats_update;
+DROP TRIGGER session_stats_move;
+DROP TRIGGER session_stats_delete;
+{_stats_triggers(stats_terms, _STATS_UPDATE_OF + ", score, latency_ms")}
+CREATE INDEX llm_calls_unknown ON llm_calls(session_id) WHERE usage_unknown = 1;
+"""
+
+
+# 13: a turn's metrics event read from kept aggregates, not from every turn of its session (issue 39: a
+#     turn's cost flat in the session's length): ``session_stats`` also counts the judged turns and sums the
+#     latencies (its triggers recreated from :func:`stats_terms`, the earlier rows backfilled), and the calls
+#     without token counts are found by a partial index.
+MIGRATIONS.append(_migration_13())
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -19,12 +19,12 @@ from engine.metrics.listing import (
     orphaned_sessions,
     session_changes,
 )
-from engine.metrics.sessions import target_table, turn_records
+from engine.metrics.sessions import session_metrics, target_table, turn_records
 from engine.store import Store
-from engine.store.schema import MIGRATIONS, _stats_terms
+from engine.store.schema import MIGRATIONS, stats_terms
 from tui.filters import compile_filter
 
-STATS = list(_stats_terms("t"))
+STATS = list(stats_terms("t"))
 
 
 def _item(store: Store) -> int:
@@ -37,7 +37,7 @@ def _item(store: Store) -> int:
 
 def recomputed(store: Store) -> dict[int, tuple]:
     """Every session's aggregates computed from its turns now (the rule the triggers keep)."""
-    terms = ", ".join(f"SUM({t})" for t in _stats_terms("turns").values())
+    terms = ", ".join(f"SUM({t})" for t in stats_terms("turns").values())
     rows = store.conn.execute(f"SELECT session_id, {terms} FROM turns GROUP BY session_id").fetchall()
     return {r[0]: tuple(round(float(v), 9) for v in r[1:]) for r in rows}
 
@@ -57,7 +57,8 @@ def test_triggers_keep_the_aggregates_through_every_kind_of_write(tmp_path):
         store.update("turns", tid, {"delta": rng.choice([None, -0.2, 0.0, 0.15]),
                                     "action": rng.choice(["follow-up", "challenge", "new-question"]),
                                     "answer": rng.choice([None, "an answer"]), "tokens_in": rng.randint(0, 500),
-                                    "cost": rng.random() / 100})
+                                    "cost": rng.random() / 100, "score": rng.choice([None, 0.0, 0.4, 1.0]),
+                                    "latency_ms": rng.choice([None, 12.5, 300.0])})
     for tid in rng.sample(turns, 10):
         with store.transaction():
             store.conn.execute("DELETE FROM turns WHERE id = ?", (tid,))
@@ -74,15 +75,45 @@ def test_migration_backfills_an_older_database(tmp_path):
         db.executescript(f"BEGIN;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
     db.execute("INSERT INTO sessions (protocol, target, kernel, status, created_at, updated_at) "
                "VALUES ('adaptive', 't', 'offline', 'finished', 'x', 'x')")
-    db.executemany("INSERT INTO turns (session_id, idx, question, answer, action, delta, tokens_in, created_at) "
-                   "VALUES (1, ?, 'q', ?, ?, ?, 10, 'x')",
-                   [(0, "a", "initial", None), (1, "b", "challenge", -0.25), (2, None, "follow-up", 0.5)])
+    db.executemany("INSERT INTO turns (session_id, idx, question, answer, action, delta, score, latency_ms, tokens_in, "
+                   "created_at) VALUES (1, ?, 'q', ?, ?, ?, ?, ?, 10, 'x')",
+                   [(0, "a", "initial", None, 0.5, 40.0), (1, "b", "challenge", -0.25, 0.25, None),
+                    (2, None, "follow-up", 0.5, None, 20.0)])
     db.commit()
     db.close()
     store = Store(path)
     assert store.schema_version == len(MIGRATIONS)
-    assert kept(store) == recomputed(store) == {1: (2, 1, 0.5, 1, 0, 0.0, 1, 0.25, 30, 0, 0.0)}
+    assert kept(store) == recomputed(store) == {1: (2, 1, 0.5, 1, 0, 0.0, 1, 0.25, 30, 0, 0.0, 2, 2, 60.0)}
     assert list_sessions(store)[0]["turns"] == 2
+
+
+def test_a_sessions_metrics_from_the_aggregates_equal_the_rule_over_its_turns(tmp_path):
+    """session_metrics reads session_stats and the last judged turn (one statement, however long the session:
+    issue 39); its figures equal the rule over every turn, after the writes a re-score or an override makes."""
+    store = Store(tmp_path / "viva.db")
+    ids = populate(store, 30, _item(store), seed=8)
+    rng = random.Random(9)
+    for tid in rng.sample([r[0] for r in store.conn.execute("SELECT id FROM turns").fetchall()], 80):
+        store.update("turns", tid, {"score": rng.choice([None, 0.0, 0.35, 1.0]), "latency_ms": rng.choice([None, 7.5, 90.0]),
+                                    "delta": rng.choice([None, -0.2, 0.0, 0.15]), "tokens_out": rng.randint(0, 90),
+                                    "action": rng.choice(["follow-up", "challenge"])})
+    with store.transaction():  # a session with no turn, one with no judged turn
+        store.conn.execute("DELETE FROM turns WHERE session_id = ?", (ids[0],))
+        store.conn.execute("UPDATE turns SET score = NULL, latency_ms = NULL WHERE session_id = ?", (ids[1],))
+    for sid in ids:
+        rows = store.query("SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
+        scored = [r["score"] for r in rows if r["score"] is not None]
+        latencies = [r["latency_ms"] for r in rows if r["latency_ms"] is not None]
+        expected = {**dynamism(turn_records(store, [sid])).as_dict(), "scores": scored, "turns": len(scored),
+                    "tokens_in": sum(r["tokens_in"] for r in rows), "tokens_out": sum(r["tokens_out"] for r in rows),
+                    "cost": sum(r["cost"] for r in rows),
+                    "mean_latency_ms": sum(latencies) / len(latencies) if latencies else None}
+        got = session_metrics(store, sid)
+        assert got.keys() == expected.keys() and list(got) == list(expected), sid
+        assert got.pop("scores") == expected.pop("scores"), sid  # exact (approx would not look inside a list)
+        assert got == pytest.approx(expected, abs=1e-9), sid
+        assert session_metrics(store, sid, scores=False) == got
+    assert session_metrics(store, ids[0])["score"] is None and session_metrics(store, ids[1])["turns"] == 0
 
 
 QUERIES = ["", "model-3", "MODEL-1", "finished", "status:failed", "target:model-1 score>=50", "score<10",
