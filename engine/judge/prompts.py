@@ -16,6 +16,7 @@ would join into a marker once an inner one is cut out go too.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -47,8 +48,9 @@ def markers(nonce: str) -> tuple[str, str]:
     return OPEN_TEMPLATE.format(nonce=nonce), CLOSE_TEMPLATE.format(nonce=nonce)
 
 
-def sanitize(text: str, nonce: str) -> str:
-    """``text`` without marker-like sequences, the old fixed markers or the nonce (repeated until stable)."""
+def _sanitize_rounds(text: str, nonce: str) -> str:
+    """The rule of :func:`sanitize`: rounds of removing marker-like sequences, the old fixed markers and the
+    nonce, until a round changes nothing."""
     while True:
         before = text
         text = _MARKER_RE.sub("", text)
@@ -58,6 +60,32 @@ def sanitize(text: str, nonce: str) -> str:
             text = text.replace(nonce, "")
         if text == before:
             return text
+
+
+@functools.lru_cache(maxsize=4096)
+def _rounds_without_nonce(text: str) -> tuple[str, ...]:
+    """What each round of :func:`_sanitize_rounds` leaves of ``text`` when no round meets the nonce, the last
+    one stable. Kept per text: the examiner's prompts quote every earlier answer again at each turn, each
+    time under a new nonce (issue 39: a turn's cost flat in the session's length)."""
+    states: list[str] = []
+    while True:
+        before = text
+        text = _OLD_MARKER_RE.sub("", _BRACKET_RUN_RE.sub("", _MARKER_RE.sub("", text)))
+        states.append(text)
+        if text == before:
+            return tuple(states)
+
+
+def sanitize(text: str, nonce: str) -> str:
+    """``text`` without marker-like sequences, the old fixed markers or the nonce (repeated until stable).
+
+    The rounds without the nonce are kept per text; when the nonce is in none of them, removing it changes
+    nothing and they are the rule's rounds, so the result is the rule's (:func:`_sanitize_rounds`, applied
+    otherwise)."""
+    states = _rounds_without_nonce(text)
+    if nonce and any(nonce in state for state in states):
+        return _sanitize_rounds(text, nonce)
+    return states[-1]
 
 
 def quote(text: str, nonce: str) -> str:

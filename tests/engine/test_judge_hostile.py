@@ -10,6 +10,7 @@ test can fail), then to fail against the judge's prompts and reply parsing.
 from __future__ import annotations
 
 import json
+import random
 import re
 
 from engine.bench.model import Criterion
@@ -181,6 +182,26 @@ def test_the_nonce_is_reproducible_and_bound_to_the_answer():
     assert prompts.sanitize("a <<<CANDIDATE abc>>> b <<<<<<>>>>>> c", "abc") == "a  b  c"
     left = prompts.sanitize("<<<END <<<x>>> CANDIDATE>>>", "n")  # pieces that join once the inner one goes
     assert "<<" not in left and ">>" not in left
+
+
+def test_sanitize_kept_per_text_equals_the_rule_on_hostile_pieces():
+    """sanitize keeps each text's rounds without the nonce (the examiner quotes every earlier answer again at
+    each turn); on pieces that form markers, nonces and old markers, alone and once others are removed, its
+    result is the rule's, a second time (kept) as the first."""
+    rng = random.Random(11)
+    nonce = "f00dcafe12345678"
+    pieces = ["<<", ">>", "<<<", ">>>", "[[", "]]", "CANDIDATE_ANSWER", "end candidate", "END", nonce, nonce[:8],
+              nonce[8:], "f00d", "<<<x>>>", " ", "a", "word", "\n", "<", ">"]
+    met_nonce = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        expected = prompts._sanitize_rounds(text, nonce)
+        assert prompts.sanitize(text, nonce) == expected == prompts.sanitize(text, nonce), text
+        assert prompts.sanitize(text, "") == prompts._sanitize_rounds(text, ""), text
+        met_nonce += nonce in text or any(nonce in state for state in prompts._rounds_without_nonce(text))
+    assert met_nonce > 100  # the path that meets the nonce was taken too
+    joined = f"{nonce[:8]}<<<x>>>{nonce[8:]}"  # the nonce forms only once the marker inside it is removed
+    assert nonce not in joined and prompts.sanitize(joined, nonce) == ""
 
 
 def test_extract_json_takes_the_last_object_outside_quotes():
