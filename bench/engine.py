@@ -20,9 +20,11 @@ engine's interpreter. Figures are medians over ``--repeat`` runs (default 3).
    the latency). ``--workers W`` runs it as ``viva run --workers W`` does (``execute_run(..., workers=W)``:
    sessions handed out to W processes sharing the store, SQLite WAL), timed from the first session's start.
 3. **Per turn vs turn index** (one session of ``--long-turns`` turns, offline kernel then LLM kernel): the
-   median around turn 1, 50 and 200 of the turn's time, bytes stored (the session's rows in events,
-   llm_calls, turns and verdicts, allocated to the turn they were written in), SQL statements sent and
-   (offline) texts and characters embedded. docs/turn-cost.md explains the figures.
+   median over the ten turns from turn 1, 46 and 196 (around turns 1, 50 and 200) of the turn's time, bytes
+   stored (the session's rows in events, llm_calls, turns and verdicts, allocated to the turn they were
+   written in), SQL statements sent and (offline) texts and characters embedded; and like for like, each
+   action's median time over the window's turns of that action (the policy's mix of follow-ups and
+   challenges moves over a session). docs/turn-cost.md explains the figures.
 
 ``--baseline`` repeats each measurement with ``VIVA_EMBED_CACHE=0`` (the embedding service off:
 every text re-embedded, as before it existed) for a before/after in the same run.
@@ -166,6 +168,10 @@ def _plan(runtime, sessions: int, turns: int, kernel: str, policy: str, concurre
     make_bench(runtime.store, name="b", n_items=sessions)
     return plan_run(runtime, RunRequest(bench="b", targets=["t"], kernel=kernel, policy=policy, turns=turns,
                                         concurrency=concurrency, seed=0))
+
+
+WINDOW = 10
+"""Turns in each window of the long run's figures (turns 1-10, 46-55, 196-205)."""
 
 
 def _turn_marks(store, sid: int) -> list[tuple[int, float]]:
@@ -472,21 +478,35 @@ async def measure_long(home: Path, turns: int, kernel: str = "offline") -> dict[
         if v["idx"] < len(per_turn):
             per_turn[v["idx"]] += _row_bytes(v) - 8
 
-    def around(k: int) -> tuple[float, float]:
-        window = range(max(1, k - 2), min(len(walls), k + 3))
-        return statistics.median(walls[t] for t in window), statistics.median(per_turn[t] for t in window)
+    actions = [r["action"] for r in store.query("SELECT action FROM turns WHERE session_id = ? ORDER BY idx", (sid,))]
+    cpus = [starts[t + 1]["cpu"] - starts[t]["cpu"] for t in range(len(starts) - 1)]
+
+    def window(k: int) -> range:
+        """The ten turns around turn ``k`` (turns 1-10 for turn 1, 46-55 for turn 50), within the session."""
+        first = max(1, k - 4)
+        return range(first, min(len(walls), len(starts) - 1, first + WINDOW))
 
     def counted_around(k: int, what: str) -> float:
-        window = range(max(1, k - 2), min(len(starts) - 1, k + 3))
-        return statistics.median(starts[t + 1][what] - starts[t][what] for t in window)
+        return statistics.median(starts[t + 1][what] - starts[t][what] for t in window(k))
 
     out = {"turns": len(walls), "ms_series": [round(w, 2) for w in walls],  # every turn's figures, for --json
-           "cpu_series": [round(starts[t + 1]["cpu"] - starts[t]["cpu"], 2) for t in range(len(starts) - 1)]}
+           "cpu_series": [round(c, 2) for c in cpus], "actions": actions[:len(walls)]}
     for k in (1, 50, 200):
         if k < len(walls) or k == len(walls):
-            out[f"t{k}_ms"], out[f"t{k}_bytes"] = around(min(k, len(walls) - 1))
+            turns = window(min(k, len(walls) - 1))
+            out[f"t{k}_ms"] = statistics.median(walls[t] for t in turns)
+            out[f"t{k}_bytes"] = statistics.median(per_turn[t] for t in turns)
             for what in ("sql", "texts", "chars", "cpu"):
                 out[f"t{k}_{what}"] = counted_around(min(k, len(walls) - 1), what)
+            # like for like: the policy's mix of follow-ups and challenges moves over a session, and the two
+            # cost differently; each action's median over the window's turns of that action
+            by_action: dict[str, dict[str, float]] = {}
+            for action in sorted({actions[t] for t in turns if t < len(actions)}):
+                same = [t for t in turns if t < len(actions) and actions[t] == action]
+                by_action[action] = {"n": len(same), "ms": statistics.median(walls[t] for t in same),
+                                     "cpu": statistics.median(cpus[t] for t in same)}
+            out[f"t{k}_by_action"] = by_action
+    return out
     return out
 
 
@@ -653,8 +673,14 @@ def main() -> None:
             a = r["after"]
             ratios = ", ".join(f"{what} x{a[f't50_{what}'] / a[f't1_{what}']:.2f}" for what in ("ms", "cpu", "sql", "bytes")
                                if a.get(f"t1_{what}") and f"t50_{what}" in a)
-            print(f"per turn by turn index, {name} (median of 5 turns around): " + "; ".join(cells)
+            early, late = a.get("t1_by_action", {}), a.get("t50_by_action", {})
+            alike = "; ".join(
+                f"{action} ({early[action]['n']}/{late[action]['n']} turns) ms x{late[action]['ms'] / early[action]['ms']:.2f}, "
+                f"cpu x{late[action]['cpu'] / early[action]['cpu']:.2f}"
+                for action in early if action in late and min(early[action]["n"], late[action]["n"]) >= 3)
+            print(f"per turn by turn index, {name} (median of the {WINDOW} turns from turn 1, 46, 196): " + "; ".join(cells)
                   + (f"; turn 50 / turn 1: {ratios}" if ratios else "")
+                  + (f"; like for like (the same action, at least 3 turns in each window): {alike}" if alike else "")
                   + "   goal: flat (turn 50 within 20% of turn 1)", flush=True)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
