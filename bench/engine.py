@@ -19,6 +19,9 @@ engine's interpreter. Figures are medians over ``--repeat`` runs (default 3).
    and cache): throughput as a fraction of the ideal (each session's calls back to back at exactly
    the latency). ``--workers W`` runs it as ``viva run --workers W`` does (``execute_run(..., workers=W)``:
    sessions handed out to W processes sharing the store, SQLite WAL), timed from the first session's start.
+   Under it, what the ratio is made of (the share of the run the sessions had a call in flight, and a call's
+   mean time against the latency), and the same run's ceiling: N coroutines making a session's calls through
+   the bare openai SDK with no engine around them (``measure_bare``), and the engine's ratio as a share of it.
 3. **Per turn vs turn index** (one session of ``--long-turns`` turns, offline kernel then LLM kernel): the
    median over the ten turns from turn 1, 46 and 196 (around turns 1, 50 and 200) of the turn's time, bytes
    stored (the session's rows in events, llm_calls, turns and verdicts, allocated to the turn they were
@@ -307,6 +310,15 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
     n_turns = runtime.store.one("SELECT COUNT(*) AS n FROM turns")["n"]
     processes = runtime.store.one("SELECT COUNT(DISTINCT pid) AS n FROM sessions")["n"]
     ideal = calls * latency
+    # what the ratio is made of: the share of the run the sessions had a call in flight (each call from its
+    # start, its record's time less its latency, to its end), and how long a call took against the server's
+    # latency (a returned call waits for a busy loop before it is read): ratio ~ share x latency / mean latency
+    from datetime import datetime
+
+    spans = [(datetime.fromisoformat(r["created_at"]).timestamp(), r["latency_ms"] / 1000)
+             for r in runtime.store.query("SELECT created_at, latency_ms FROM llm_calls")]
+    busy = sum(d for _, d in spans)
+    span = max(e for e, _ in spans) - min(e - d for e, d in spans)
     # The CPU a turn costs the machine (the engine's processes and the server; the server is our fake, so its
     # share stands in for the network stack's and a proxy's), and the ratio the cores allow at that cost: a
     # run cannot end before its CPU time / cores. A worker's start-up (imports, models) is ``startup_cpu_s``.
@@ -315,7 +327,68 @@ async def measure_concurrency(home: Path, sessions: int, latency: float, turns: 
             "start_s": marks["a"] - called, "processes": processes, "startup_cpu_s": startup_cpu, "turns": n_turns,
             "engine_cpu_ms_per_turn": 1000 * engine_cpu / n_turns,
             "server_cpu_ms_per_turn": 1000 * server_cpu / n_turns, "cores": cores,
-            "cpu_bound_ratio": min(1.0, ideal / ((engine_cpu + server_cpu) / cores))}
+            "cpu_bound_ratio": min(1.0, ideal / ((engine_cpu + server_cpu) / cores)),
+            "in_flight_share": busy / (span * sessions), "call_ms_mean": 1000 * busy / len(spans),
+            "call_ms_median": 1000 * statistics.median(d for _, d in spans)}
+
+
+JUDGE_MESSAGES = [{"role": "system", "content": "You are the judge of an oral examination. " * 40},
+                  {"role": "user", "content": "Criteria: c1 oxygen is reactive; c2 liquid oxygen is pale blue. "
+                                              "Answer: Oxygen is very reactive and liquid oxygen is pale blue."}]
+TARGET_MESSAGES = [{"role": "system", "content": "Answer the examiner's question."},
+                   {"role": "user", "content": "What is the most abundant element in the Earth's crust?"}]
+QUESTION_MESSAGES = [{"role": "system", "content": "Ask a CHALLENGE to the candidate's last answer. " * 20},
+                     {"role": "user", "content": "The conversation so far: oxygen is reactive."}]
+RATINGS_MESSAGES = [{"role": "system", "content": "You rate an oral examination. " * 20},
+                    {"role": "user", "content": "The conversation: oxygen is reactive."}]
+"""Requests of a turn's shapes (a judge's, a target's, a question's, the ratings'), routed by the fake server
+like the engine's: the client rows and the bare 64-session baseline send them."""
+
+
+async def measure_bare(home: Path, sessions: int, latency: float, turns: int) -> dict[str, Any]:
+    """The concurrency run's calls with no engine around them: ``sessions`` coroutines at once, each making an
+    adaptive session's calls one after another through the bare openai SDK (low-level ``post``, as
+    ``LLMClient`` sends them), against the same fake server at ``latency``: per turn a streamed answer and a
+    judge's reply, a question for every turn but the last, the ratings once. What this machine, the SDK
+    and the fake allow at all: the ceiling of the engine's ratio, measured in the same run."""
+    import openai
+
+    with Server(latency) as server:
+        sdk = openai.AsyncOpenAI(base_url=server.base_url, api_key="bench", max_retries=0)
+        took: list[float] = []
+
+        async def call(messages: list[dict[str, str]], stream: bool, tag: str) -> None:
+            start = time.perf_counter()
+            body = {"model": "bench-model", "messages": [*messages, {"role": "user", "content": tag}]}
+            if stream:
+                reply = await sdk.post("/chat/completions", cast_to=object, stream=True,
+                                       stream_cls=openai.AsyncStream[object], body={**body, "stream": True})
+                async for _ in reply:
+                    pass
+            else:
+                await sdk.post("/chat/completions", cast_to=object, body=body)
+            took.append(time.perf_counter() - start)
+
+        async def session(k: int) -> None:
+            for t in range(turns):
+                await call(TARGET_MESSAGES, True, f"session {k} turn {t}")
+                await call(JUDGE_MESSAGES, False, f"session {k} turn {t}")
+                if t < turns - 1:
+                    await call(QUESTION_MESSAGES, False, f"session {k} turn {t}")
+            await call(RATINGS_MESSAGES, False, f"session {k}")
+
+        await session(-1)  # the code path warmed
+        took.clear()
+        server_cpu, cpu, start = server.cpu_seconds(), time.process_time(), time.perf_counter()
+        await asyncio.gather(*(session(k) for k in range(sessions)))
+        elapsed = time.perf_counter() - start
+        cpu = time.process_time() - cpu
+        server_cpu = (server.cpu_seconds() or 0.0) - (server_cpu or 0.0)
+        await sdk.close()
+    ideal = len(took) / sessions * latency
+    return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": ideal / elapsed, "call_ms_mean": 1000 * statistics.mean(took),
+            "client_cpu_ms_per_turn": 1000 * cpu / (sessions * turns),
+            "server_cpu_ms_per_turn": 1000 * server_cpu / (sessions * turns)}
 
 
 async def measure_client(home: Path, calls: int) -> dict[str, Any]:
@@ -334,11 +407,7 @@ async def measure_client(home: Path, calls: int) -> dict[str, Any]:
     from engine.knowledge.embed import get_embedding_service
     from engine.llm.client import LLMClient
 
-    judge_messages = [{"role": "system", "content": "You are the judge of an oral examination. " * 40},
-                      {"role": "user", "content": "Criteria: c1 oxygen is reactive; c2 liquid oxygen is pale blue. "
-                                                  "Answer: Oxygen is very reactive and liquid oxygen is pale blue."}]
-    target_messages = [{"role": "system", "content": "Answer the examiner's question."},
-                       {"role": "user", "content": "What is the most abundant element in the Earth's crust?"}]
+    judge_messages, target_messages = JUDGE_MESSAGES, TARGET_MESSAGES
     with Server(0.0) as server:
         runtime = _runtime(home, server.base_url, False)
         service = get_embedding_service(runtime.config.retrieval.embedder)
@@ -534,7 +603,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         kind = spec.pop("kind")
-        fn = {"overhead": measure_overhead, "concurrency": measure_concurrency, "long": measure_long,
+        fn = {"overhead": measure_overhead, "concurrency": measure_concurrency, "long": measure_long, "bare": measure_bare,
               "client": measure_client}[kind]
         return asyncio.run(fn(home, **spec))
 
@@ -639,6 +708,13 @@ def main() -> None:
                 print("  SQL statements per turn, by kind: " + ", ".join(
                     f"{k} {n:.1f}" for k, n in r["after"]["sql_by_kind"].items() if n >= 0.05), flush=True)
     if "concurrency" in only:
+        for n in [int(s) for s in args.sessions.split(",")]:
+            r = measure(f"bare.{n}", {"kind": "bare", "sessions": n, "latency": args.latency, "turns": args.turns})
+            a = r["after"]
+            print(f"{n} sessions' calls through the bare openai SDK, no engine (the ceiling here): {a['elapsed_s']:.2f} s, "
+                  f"ideal {a['ideal_s']:.2f} s -> {a['ratio']:.2f} of ideal; a call took {a['call_ms_mean']:.0f} ms on "
+                  f"average; CPU per turn: the SDK {a['client_cpu_ms_per_turn']:.1f} ms + fake server "
+                  f"{a['server_cpu_ms_per_turn']:.1f} ms", flush=True)
         for workers in [int(w) for w in args.workers.split(",")]:
             for n in [int(s) for s in args.sessions.split(",")]:
                 r = measure(f"concurrency.{n}.w{workers}", {"kind": "concurrency", "sessions": n,
@@ -652,6 +728,16 @@ def main() -> None:
                       f"(sessions ran in {r['after']['processes']:.0f} process(es); workers' start-up "
                       f"{r['after']['startup_cpu_s']:.1f} s CPU, not counted)",
                       flush=True)
+                a = r["after"]
+                print(f"  calls in flight {100 * a['in_flight_share']:.0f}% of the time (of {n} sessions' calls); a call "
+                      f"took {a['call_ms_mean']:.0f} ms on average (median {a['call_ms_median']:.0f}), the server "
+                      f"{args.latency * 1000:.0f}: {a['in_flight_share']:.2f} x {args.latency * 1000:.0f}/"
+                      f"{a['call_ms_mean']:.0f} = {a['in_flight_share'] * args.latency * 1000 / a['call_ms_mean']:.2f}",
+                      flush=True)
+                bare = figures.get(f"bare.{n}", {}).get("after")
+                if bare:
+                    print(f"  the engine's run is {a['ratio'] / bare['ratio']:.2f} of the bare SDK's ({a['ratio']:.2f} / "
+                          f"{bare['ratio']:.2f})", flush=True)
                 kept = figures.get("overhead.config.default", {}).get("after")
                 if kept:  # what the parts the engine keeps would allow alone, from this run's overhead figures
                     a = r["after"]
