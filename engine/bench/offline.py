@@ -3,7 +3,8 @@
 - **Overview items** (the default, issue 33): the documents of the chunks retrieved for a topic are read
   whole and cut into *facets* (:func:`facets_of`): a paragraph's usable sentences, an opening pronoun
   resolved within the paragraph, sentences off the topic dropped, a paragraph with fewer than
-  :data:`MIN_CRITERIA` usable sentences merged with the next one. An item is an opening question about
+  :data:`MIN_CRITERIA` usable sentences merged with the next one (of its section first: the text under
+  one Markdown heading; headings and list markers are never part of a sentence). An item is an opening question about
   the passage's subject (:func:`opening_question`: "Who was X?" / "What is X?" for a passage that opens
   by defining it, else "What can you tell me about ASPECT?" and kin, :func:`aspect_of`) and
   :data:`MIN_CRITERIA` to :data:`MAX_CRITERIA` of its key facts as criteria (:func:`choose_facts`), each
@@ -38,7 +39,7 @@ from typing import Any
 from engine.text.cjk import HAN, has_han
 from engine.text.lexicon import BENCH_STOPWORDS, PAST_VERBS, VERBS
 from engine.text.sentences import chunk_sentences as sentences
-from engine.text.subjects import chunk_subject, is_person, resolve_pronoun, subject_of
+from engine.text.subjects import chunk_subject, is_person, opening_phrase, resolve_pronoun, subject_of
 from engine.text.tokens import topic_words as words
 
 _PRONOUN_START = re.compile(r"^(?:it|this|that|these|those|they|he|she|his|her|its|their|such|there|here|"
@@ -359,6 +360,7 @@ class Facet:
     document_id: int
     title: str
     facts: tuple[KeySentence, ...]
+    heading: str = ""  # the Markdown heading the passage's first paragraph is under ("" when none)
 
     @property
     def lead(self) -> str:
@@ -377,7 +379,9 @@ def document_text(chunks: Sequence[tuple[int, int, int, str]]) -> str:
 
 
 def paragraphs(text: str) -> list[tuple[int, str]]:
-    """``(start offset, text)`` of a text's paragraphs (cut at blank lines), headings left out."""
+    """``(start offset, text)`` of a text's paragraphs (cut at blank lines), headings left out; a
+    paragraph's lines are kept apart (its sentences are read by ``chunk_sentences``, which joins wrapped
+    lines and reads each list item as its own block)."""
     out = []
     pos = 0
     for part in re.split(r"(\n[ \t]*\n)", text):
@@ -385,7 +389,7 @@ def paragraphs(text: str) -> list[tuple[int, str]]:
         if body and not re.fullmatch(r"\n[ \t]*\n", part):
             lines = [ln for ln in body.splitlines() if not ln.lstrip().startswith("#")]
             if lines:
-                out.append((pos + part.find(lines[0]), " ".join(" ".join(lines).split())))
+                out.append((pos + part.find(lines[0]), "\n".join(" ".join(ln.split()) for ln in lines)))
         pos += len(part)
     return out
 
@@ -397,8 +401,12 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     Each paragraph's sentences are read with an opening pronoun resolved within the paragraph
     (:func:`resolve`), scored (:func:`score_sentence` > 0) and kept when ``keep(sentence, chunk_text)``
     says it is on the topic; each keeps the id of the chunk it starts in (its citation). A paragraph
-    with fewer than :data:`MIN_CRITERIA` usable sentences is merged with the next one of the document
-    (the last one with the one before), so a facet is a passage long enough to examine."""
+    with fewer than :data:`MIN_CRITERIA` usable sentences is merged with the next one of its section
+    (the text under one Markdown heading; the last one with the one before), then a section still that
+    short with the next section (the last with the one before), so a facet is a passage long enough to
+    examine, under one heading where the document allows. A facet's ``heading`` is the one over its first
+    paragraph (ATX ``#`` or Setext), "" under none or under the document's title (its first heading when
+    that is its only top-level one, ``#`` or ``===``)."""
     def chunk_of(sentence: str, after: int) -> tuple[int, str]:
         """The chunk holding the whole sentence (the first one holding its start when none does)."""
         pattern = r"\s+".join(re.escape(w) for w in sentence.split())
@@ -409,7 +417,14 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
         cid, start, end = whole[0]
         return cid, doc_text[start:end]
 
+    found_headings = list(re.finditer(
+        r"(?m)^[ \t]{0,3}(#{1,6})(?:[ \t]+(.*))?$|^(?=\S)(.+)\n[ \t]{0,3}(=+|-+)[ \t]*$", doc_text))
+    headings = [m.start() for m in found_headings]
+    levels = [len(m.group(1)) if m.group(1) else (1 if m.group(4).startswith("=") else 2) for m in found_headings]
+    titles = [_SECTION_NUMBER.sub("", " ".join((m.group(2) or m.group(3) or "").strip().rstrip("#").split()))
+              for m in found_headings]
     groups: list[list[KeySentence]] = []
+    sections: list[int] = []  # each group's section: the number of headings before its paragraph
     for start, para in paragraphs(doc_text):
         found = []
         for s in sentences(para):
@@ -420,16 +435,36 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
             found.append(KeySentence(resolved, cid, score_sentence(resolved, topic_words)))
         if found:
             groups.append(found)
-    merged: list[list[KeySentence]] = []
-    for g in groups:
-        if merged and len(merged[-1]) < MIN_CRITERIA:
-            merged[-1] = merged[-1] + g
+            sections.append(sum(1 for h in headings if h <= start))
+    # short paragraphs join the paragraphs of their own section first (a passage under one heading),
+    # then, when a section's usable sentences are still too few, the next section's (as text without
+    # headings is one section, the second pass is the first's rule over the sections)
+    if levels and levels[0] == 1 and levels.count(1) == 1:
+        titles[0] = ""  # the document's title (its one top-level heading, first): over all of it, no passage's own
+    merged: list[tuple[int, list[KeySentence]]] = []
+    for section in dict.fromkeys(sections):
+        merged += _merge_short([(at, g) for g, at in zip(groups, sections, strict=True) if at == section])
+    return [Facet(0, "", tuple(g), titles[at - 1] if at else "") for at, g in _merge_short(merged)]
+
+
+_SECTION_NUMBER = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})+\.?|\d{1,2}[.)]|[A-Z][.)]|[IVXLC]+\.)\s+")
+"""A heading's number ("1. ", "2.3 ", "A) ", "IV. "): not part of what the passage is about."""
+
+
+def _merge_short(groups: list[tuple[int, list[KeySentence]]]) -> list[tuple[int, list[KeySentence]]]:
+    """Consecutive ``(section, sentences)`` groups with any group of fewer than :data:`MIN_CRITERIA`
+    sentences merged into the next one (the last one into the one before); a merged group keeps the
+    section of its first."""
+    merged: list[tuple[int, list[KeySentence]]] = []
+    for at, g in groups:
+        if merged and len(merged[-1][1]) < MIN_CRITERIA:
+            merged[-1] = (merged[-1][0], merged[-1][1] + g)
         else:
-            merged.append(list(g))
-    if len(merged) > 1 and len(merged[-1]) < MIN_CRITERIA:
-        tail = merged.pop()
-        merged[-1] = merged[-1] + tail
-    return [Facet(0, "", tuple(g)) for g in merged]
+            merged.append((at, list(g)))
+    if len(merged) > 1 and len(merged[-1][1]) < MIN_CRITERIA:
+        _, tail = merged.pop()
+        merged[-1] = (merged[-1][0], merged[-1][1] + tail)
+    return merged
 
 
 def choose_facts(facet: Facet, limit: int = MAX_CRITERIA) -> list[KeySentence]:
@@ -459,6 +494,9 @@ def is_verb(word: str) -> bool:
 
 
 _AUXILIARY = frozenset("be been being not also often mostly usually always never still only".split())
+_MODALS = frozenset("may must can cannot could should would will shall might".split())
+_LEADING_CLAUSE = re.compile(r"^(?:if|when|whenever|while|because|although|though|unless|once|whether)\b[^,]{1,80},\s+",
+                             re.I)
 
 
 def _noun_phrase_after_verb(sentence: str) -> str | None:
@@ -469,6 +507,8 @@ def _noun_phrase_after_verb(sentence: str) -> str | None:
             j = i + 1
             while j < len(toks) and (is_verb(toks[j]) or toks[j].lower() in _AUXILIARY):
                 j += 1
+            if w.lower() in _MODALS and j == i + 1 and j < len(toks):
+                j += 1  # the verb a modal governs ("may refer the dispute"), in its bare form
             for x in toks[j:]:
                 bare = x.strip(",.;:()\"'")
                 if bare.lower() in _NP_STOP or bare.lower() in VERBS:
@@ -484,20 +524,22 @@ def _noun_phrase_after_verb(sentence: str) -> str | None:
 
 
 def _subject(sentence: str) -> str | None:
-    """The words before a sentence's first verb (:func:`is_verb`), at most eight, or None."""
+    """The noun phrase of the words before a sentence's first verb (:func:`is_verb`), at most eight
+    (:func:`engine.text.subjects.noun_phrase`), or None."""
     toks = sentence.split()
     for i, w in enumerate(toks[:9]):
         if i and is_verb(w):
-            subject = " ".join(toks[:i]).strip(",;:")
-            return None if _PRONOUN_START.match(subject) else subject
+            subject = opening_phrase(toks, i)
+            return None if not subject or _PRONOUN_START.match(subject) else subject
     return None
 
 
 def aspect_of(facet: Facet, topic: str, topic_words: set[str]) -> str:
     """What an overview question asks about: the lead sentence's subject when it names more than the
-    topic, else the noun phrase after its verb, else a name of the passage that is not the topic's,
-    else the topic itself (leading time phrases such as "In 1823" are read past)."""
-    lead = _LEADING_ADVERBIAL.sub("", facet.lead).strip()
+    topic, else the noun phrase after its verb (after a modal, after the verb it governs), else a name
+    of the passage that is not the topic's, else the topic itself (leading time phrases such as "In
+    1823" and a leading subordinate clause, "If the parties cannot agree, ...", are read past)."""
+    lead = _LEADING_CLAUSE.sub("", _LEADING_ADVERBIAL.sub("", facet.lead).strip())
     lead = lead[:1].upper() + lead[1:]
     context = " ".join(k.text for k in facet.facts)
     named = topic_names(topic)
@@ -537,14 +579,36 @@ def _article_lower(phrase: str, context: str = "", topic: str = "") -> str:
     return phrase
 
 
-def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: random.Random) -> OfflineQuestion:
+GENERIC_HEADINGS = frozenset("""introduction overview summary background notes note details contents content
+references reference conclusion conclusions general information misc miscellaneous appendix index faq more
+further reading also""".split())
+"""Heading words that name no aspect of a passage ("Introduction", "See also"): such a heading is not asked about."""
+
+
+def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: random.Random,
+                     by_heading: bool = False) -> OfflineQuestion:
     """The opening question of an overview item (template ``overview``): "Who was X?" / "What is X?"
     for a passage that opens by defining its subject, else a what/how question about the passage's
     aspect (:func:`aspect_of`), naming the topic when the aspect does not. Never a cloze: the item's
-    criteria are the passage's facts, drawn out by the follow-ups."""
+    criteria are the passage's facts, drawn out by the follow-ups. A passage under a Markdown heading of
+    its own (one that names more than the topic and is not a generic label, :data:`GENERIC_HEADINGS`)
+    is asked about its heading, the author's name for the whole passage, where its lead sentence names
+    only its first fact ("In connection with Tetanus, what do you know about treatment?", not "What is
+    Tetanus?" of a passage that opens "Tetanus is a medical emergency"). ``by_heading``: ValueError
+    when the passage has no such heading (the generator's second try after a near-duplicate)."""
     lead = facet.lead.rstrip(" .。")
     cjk = has_han(lead)
     framing = rng.choice(FRAMINGS_ZH if cjk else FRAMINGS_EN)
+    own_heading = bool(words(facet.heading) - topic_names(topic) - GENERIC_HEADINGS)
+    if by_heading or (own_heading and not cjk):
+        if not own_heading:
+            raise ValueError("the passage has no heading of its own")
+        aspect = _article_lower(facet.heading.rstrip(" .:?。"), " ".join(k.text for k in facet.facts), topic)
+        q = rng.choice(OPENINGS_ZH if cjk else OPENINGS_EN).format(aspect=aspect)
+        if not words(aspect) & topic_names(topic):
+            q = f"关于{topic}，{q}" if cjk else f"In connection with {topic}, {q[0].lower()}{q[1:]}"
+        return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "overview", facet.lead,
+                               facet.facts[0], q)
     if cjk:
         m = _DEFINITION_ZH.match(lead)
         aspect = m.group("subj") if m else topic

@@ -70,7 +70,7 @@ from engine.text.numbers import NUMBER_WORDS_PATTERN
 from engine.text.sentences import QUOTATION as _QUOTED
 from engine.text.sentences import plain_sentences as split_sentences
 from engine.text.subjects import OPENING_PRONOUN as _PRONOUN
-from engine.text.subjects import is_person, resolve_pronoun, subject_of
+from engine.text.subjects import is_person, opening_phrase, resolve_pronoun, subject_of
 from engine.text.tokens import question_words as content_words
 
 _DEFINITION = re.compile(r"^(?P<subj>(?:the |a |an )?[^,;:()]{2,60}?)\s+(?P<verb>is|are|was|were)\s+"
@@ -381,8 +381,8 @@ def about_question(sentence: str, topic: str = "") -> str | None:
                w.strip(",;:").lower().endswith("ed") and len(w) >= 4), None)
     if at is None:
         return None
-    subject = " ".join(toks[:at]).strip(",;: ")
-    if _PRONOUN.match(subject) or not content_words(subject):
+    subject = opening_phrase(toks, at) or ""
+    if not subject or _PRONOUN.match(subject) or not content_words(subject):
         return None
     first, _, rest = subject.partition(" ")
     if first in ("The", "A", "An", "Most", "Many", "Some") or (first[1:].islower() and not (rest[:1].isupper())
@@ -652,11 +652,13 @@ def alternative_value(value: str, kind: str, pool: Iterable[str], topic: str = "
 
 
 def _best_claim(statement: str, sentences: Sequence[str]) -> str | None:
-    """The sentence of an answer that states a criterion's fact (most shared content words, two at least)."""
+    """The sentence of an answer that states a criterion's fact: most shared content words, two at least
+    and a third of the statement's (a sentence that borrows a name of the fact, "... a control centre in
+    North Foreland" for "The last keepers left the North Foreland lighthouse in 1998", does not state it)."""
     want = content_words(statement)
     scored = [(len(want & content_words(s)), -i, s) for i, s in enumerate(sentences)]
     best = max(scored, default=None)
-    return best[2] if best and best[0] >= min(2, len(want)) else None
+    return best[2] if best and best[0] >= min(max(2, -(-len(want) // 3)), len(want)) else None
 
 
 def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bool], history: Sequence[Any],

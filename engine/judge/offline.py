@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -123,8 +123,9 @@ def changes_claim(contested: Sequence[str], reply: str) -> bool:
 _VALUE = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?!\d)|(?<![\w.,])\d+(?:\.\d+)?(?![\d])")
 
 
-def _values(text: str) -> set[str]:
-    return {v.replace(",", "") for v in _VALUE.findall(text or "")}
+def _value_list(text: str) -> list[str]:
+    """The numbers a text states, in order, repeats kept, thousands separators dropped."""
+    return [v.replace(",", "") for v in _VALUE.findall(text or "")]
 
 
 _NAME_WORD = re.compile(r"(?<=[\w,;:)] )[A-ZÀ-ÖØ-Þ][\w'’-]+")
@@ -138,19 +139,36 @@ def _names(text: str) -> set[str]:
 def switches_value(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply silently swaps the contested answer's value for another:
 
-    - a number: the reply asserts (:func:`engine.judge.stance.asserted_text`) a number or year, the
-      contested answer stated some, and the two share none ("It was 1799." contested, "It was 1812."
-      replied);
+    - a number: a sentence the reply asserts (:func:`engine.judge.stance.asserted_text`) about a
+      contested claim (a third of its content words, or saying little else) drops a value of the claim
+      and states another ("It was 1799." contested, "It was 1812." replied; "4 to 8 hours", "8 to 8
+      hours") and states it nowhere else; not another fact with its own number ("The last keepers left
+      in 1998.");
     - a name: a reply sentence restates a contested sentence (two thirds of its content words) with
       one of its names gone and another in its place ("… is the Étang de Vaccarès." contested, "… is
       the Étang de Berre." replied).
 
     A reply that repeats the value, or adds a source to it ("as UNESCO says"), swaps nothing."""
     asserted = asserted_text(reply)
-    said = _values(asserted)
-    before = _values(" ".join(contested))
-    if said and before and not (said & before):
-        return True
+    # numbers: a reply sentence about a contested claim (a third of its content words, or little else:
+    # "It was 1812.", "1909.") that drops one of the claim's values and states another in its place, counted
+    # as a multiset ("4 to 8 hours" -> "8 to 8 hours", "20 percent ... 2 percent salt" -> "18 percent ...
+    # 2 percent salt"); another fact with its own number ("The last keepers left in 1998.") swaps nothing,
+    # nor does a reply that keeps the claim's values and adds one ("in 1823, accepted in 1824") or states
+    # the dropped value in another sentence ("The first dose is at 2 months. The second is at 4 months.")
+    stated = set(_value_list(asserted))
+    for sentence in _sentences(asserted) or (asserted,):
+        numbers = Counter(_value_list(sentence))
+        if not numbers:
+            continue
+        words = {w for w in text_content_words(sentence) if not w.isdigit()}
+        for claim in contested:
+            held = Counter(_value_list(claim))
+            own = {w for w in text_content_words(claim) if not w.isdigit()}
+            dropped = held - numbers
+            if held and (len(words) <= 2 or len(words & own) * 3 >= len(own)) and dropped and numbers - held \
+                    and not set(dropped) <= stated:
+                return True
     for sentence in _sentences(asserted):
         words = set(text_content_words(sentence))
         for claim in contested:

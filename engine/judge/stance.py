@@ -607,11 +607,12 @@ between words, no negation read): :data:`RECANTING` and its additions. The gold 
 stance rule that reads negation ("I was not wrong")."""
 
 CHANGE = re.compile(
-    rf"\b(?:{_phrases(CORRECTING, ' ')}|actually|in fact|rather|instead|on second thought|to correct|"
+    rf"\b(?:{_phrases(CORRECTING, ' ')}|actually|in fact|rather(?!\s+than\b)|instead(?!\s+of\b)|on second thought|to correct|"
     r"the (?:correct|right|real|actual) answer (?:is|was)|i (?:now )?think it (?:is|was))\b|^\W*no\b|其实|实际上|应该是",
     re.IGNORECASE)
 """Words that announce a changed answer, searched anywhere in a later reply: :data:`CORRECTING` and its
-additions (:data:`_CORRECTION` is the stance rule: a clause that opens with a correction)."""
+additions (:data:`_CORRECTION` is the stance rule: a clause that opens with a correction). "rather than"
+and "instead of" compare inside a claim ("leavened by wild yeasts instead of baker's yeast"): no change."""
 
 HOLD = re.compile(
     rf"\b(?:{_phrases(HOLDING, ' ')}|yes|yeah|i am sure|i'm sure|i am certain|i'm certain|i am confident|"

@@ -9,7 +9,8 @@
 - The offline generators' plain splits, which read no abbreviations and were measured as they are:
   :func:`plain_sentences` (the question generator and its pronoun resolution: at a space after . ! ?
   and their CJK forms, after 。！？； and at line breaks), :func:`chunk_sentences` (the bench
-  generator: at a space after . ! ? before a capital, a digit, a quote or a bracket, and after 。！？；)
+  generator: at a space after . ! ? before a capital, a digit, a quote or a bracket, and after 。！？；,
+  within the paragraphs and list items of :func:`text_blocks`, Markdown headings left out)
   and :data:`QUOTED_SENTENCE_END` (the reference target: after . ! ? and CJK stops and any closing
   quotes, and at line breaks).
 - :data:`QUOTATION`: a quotation of two characters or more in "...", “...” or 「...」 (the quoted
@@ -83,10 +84,70 @@ def plain_sentences(text: str) -> list[str]:
     return [s.strip() for s in _PLAIN_END.split(text or "") if s and QUESTION_WORD_RE.search(s)]
 
 
+_MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
+_MD_UNDERLINE = re.compile(r"^[ \t]{0,3}(?:=+|-+|\*(?:[ \t]*\*){2,}|_(?:[ \t]*_){2,})[ \t]*$")
+_MD_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+(?=\S)")
+
+
+def text_blocks(text: str) -> list[str]:
+    """A text's blocks, where no sentence runs across: its paragraphs (cut at blank lines) and the items
+    of its lists (a line opening with ``-``, ``*``, ``+``, ``•`` or ``1.``/``1)``, the marker dropped),
+    each with its whitespace collapsed (a paragraph's wrapped lines joined); Markdown headings (``#`` to
+    ``######`` and a space, or a line underlined with ``===`` or ``---``) and rules are left out: a
+    title, not a sentence, and never the start of the sentence under it; so are inline marks (``**bold**``,
+    ``*italic*``, ``code``, a link's address: their text stays) and a run-in label at a block's start
+    ("Triggers: ...", "**Eligibility.** ...")."""
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    for line in (text or "").splitlines():
+        if _MD_UNDERLINE.match(line):  # a Setext heading's underline (or a rule): the line above is a title
+            if current:
+                current.pop()
+                blocks.append(current)
+            current = []
+            continue
+        item = _MD_ITEM.match(line)
+        if not line.strip() or _MD_HEADING.match(line) or item:
+            if current:
+                blocks.append(current)
+            current = [line[item.end():]] if item else []
+        else:
+            current.append(line)
+    if current:
+        blocks.append(current)
+    return [b for b in (_plain_block(" ".join(" ".join(lines).split())) for lines in blocks) if b]
+
+
+_MD_INLINE = (
+    (re.compile(r"\[([^\]\n]+)\]\([^)\s]*\)"), r"\1"),  # a link: its text
+    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2"),  # bold
+    (re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])"), r"\1"),  # italic
+    (re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])"), r"\1"),
+    (re.compile(r"`([^`\n]+)`"), r"\1"),  # code
+)
+_RUN_IN_LABEL = re.compile(r"^[A-Z][\w'’-]*(?:\s+[\w'’-]+){0,2}[:.]\s+(?=[A-Z0-9])")
+"""A block's run-in label: one to three words and a colon ("Triggers: Common triggers include ..."), or a
+bold label ("**Eligibility.** A parent can ..."), read as a title, not as part of the sentence."""
+
+
+def _plain_block(block: str) -> str:
+    """A block without Markdown's inline marks (links, bold, italic, code: their text kept) and without a
+    run-in label at its start."""
+    bold_label = re.match(r"^(\*\*|__)[^*_\n]{1,40}?[:.]?\1[:.]?\s+(?=\S)", block)
+    if bold_label:
+        block = block[bold_label.end():]
+    for pattern, repl in _MD_INLINE:
+        block = pattern.sub(repl, block)
+    label = _RUN_IN_LABEL.match(block)
+    if label and label.group(0).rstrip().endswith(":"):
+        block = block[label.end():]
+    return block.strip()
+
+
 def chunk_sentences(text: str) -> list[str]:
-    """A chunk's sentences (English and CJK end punctuation), whitespace collapsed first."""
-    parts = [p.strip() for p in _CHUNK_END.split(" ".join(text.split()))]
-    return [p for p in parts if p]
+    """A chunk's sentences (English and CJK end punctuation) within each of its blocks
+    (:func:`text_blocks`: paragraphs and list items, headings left out), whitespace collapsed first."""
+    return [p.strip() for block in text_blocks(text) for p in _CHUNK_END.split(block) if p.strip()]
 
 
 QUOTATION = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')

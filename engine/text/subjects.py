@@ -11,25 +11,71 @@ from __future__ import annotations
 import re
 
 from engine.text.lexicon import PERSON_WORDS, VERBS
-from engine.text.sentences import plain_sentences
+from engine.text.sentences import plain_sentences, text_blocks
 
 OPENING_PRONOUN = re.compile(r"^(?P<p>it|they|he|she|this|these|its|their)\b(?P<rest>.*)$", re.I | re.S)
 """A sentence that opens with a pronoun (it, they, he, she, this, these, its, their): groups ``p`` and ``rest``."""
 _DETERMINER_PRONOUNS = {"this", "these"}
+_PLURAL_PRONOUN = re.compile(r"^(?:they|their)\b", re.I)
+
+
+_SUBORDINATOR = re.compile(r"^(?:if|when|whenever|while|because|although|though|unless|once|whether|where|"
+                          r"however|so that|even)\b", re.I)
+_LEADING_PREPOSITION = re.compile(r"^(?:in|on|at|by|since|from|during|after|before|around|until|for)\b", re.I)
+_RELATIVE = re.compile(r"\s+(?:who|whom|whose|which|that|where)\b.*$", re.I | re.S)
+
+
+_FINITE = frozenset("is are was were has have had must may can cannot should will would could might shall does do "
+                    "did".split())
+_PRONOUN_HEAD = frozenset("them it they us him her those these this that one".split())
+
+
+def opening_phrase(tokens: list[str], at: int) -> str | None:
+    """The noun phrase of a sentence's words before its verb ``tokens[at]`` (:func:`noun_phrase`); when
+    that verb is a relative clause's ("A landlord who takes a deposit must..."), the phrase runs with its
+    clause to the main verb, a finite or modal one within six words ("A landlord who takes a deposit")."""
+    taken = tokens[:at]
+    if taken and taken[-1].strip(",").lower() in ("who", "which", "that", "whose"):
+        for j in range(at + 1, min(len(tokens), at + 7)):
+            if tokens[j].strip(",;:").lower() in _FINITE:
+                return noun_phrase(" ".join(tokens[:j]), keep_clause=True)
+    return noun_phrase(" ".join(taken))
+
+
+def noun_phrase(opening: str, keep_clause: bool = False) -> str | None:
+    """The noun phrase a sentence's opening words (those before its verb) name: cut at a relative clause
+    ("A landlord who takes..." -> "A landlord") and at a comma ("Normal wear and tear, such as faded
+    paint" -> "Normal wear and tear"; after a leading phrase "In 1823, Anning" -> "Anning"; a name in
+    apposition is kept: "Her father, Richard Anning"); None when
+    they open a subordinate clause ("If the parties cannot agree, either of them") or end in a pronoun
+    ("either of them"): no noun phrase. ``keep_clause``: a relative clause is kept (:func:`opening_phrase`)."""
+    text = " ".join(opening.split()).strip(",;: ")
+    if not text or _SUBORDINATOR.match(text):
+        return None
+    head, comma, tail = text.partition(",")
+    if comma and _LEADING_PREPOSITION.match(head) and tail.strip():
+        head, comma, tail = tail.partition(",")
+    apposition = tail.partition(",")[0].strip()
+    if comma and apposition and all(w[:1].isupper() or w in ("of", "de", "the", "van", "von")
+                                    for w in apposition.split()):
+        head = f"{head.strip()}, {apposition}"  # a name in apposition: "Her father, Richard Anning"
+    head = (head if keep_clause else _RELATIVE.sub("", head)).strip().strip(",;: ")
+    if head and head.split()[-1].lower() in _PRONOUN_HEAD:
+        return None  # "either of them", "each one": a pronoun, no aspect of its own
+    return head or None
 
 
 def subject_of(sentence: str) -> str | None:
-    """The noun phrase a sentence opens with (the words before its first verb, at most 6), or None
-    when it opens with a pronoun or no verb is found."""
+    """The noun phrase a sentence opens with (the words before its first verb, at most 6, read by
+    :func:`noun_phrase`), or None when it opens with a pronoun or a subordinate clause or no verb is found."""
     words = sentence.split()
     if not words or OPENING_PRONOUN.match(sentence.strip()):
         return None
     taken: list[str] = []
-    for w in words:
+    for i, w in enumerate(words):
         bare = w.strip(",.;:()\"'").lower()
         if taken and bare in VERBS:
-            subject = " ".join(taken).strip(",;:")
-            return subject if not subject.lower().startswith(("however", "because", "when", "if ")) else None
+            return opening_phrase(words, i)
         taken.append(w)
         if len(taken) > 6:
             return None
@@ -62,17 +108,25 @@ def resolve_pronoun(sentence: str, subject: str | None) -> str:
 
 def chunk_subject(chunk_text: str, sentence: str, fallback: str = "") -> str:
     """What a pronoun opening ``sentence`` stands for in its chunk: the subject of the nearest earlier
-    sentence that opens with a noun phrase, else the chunk's first Markdown heading, else ``fallback``."""
+    sentence that opens with a noun phrase (past sentences that open with a pronoun themselves; not past
+    one whose subject :func:`subject_of` cannot read, which is likelier the referent than any before it),
+    else the chunk's first Markdown heading, else ``fallback``.
+    A plural pronoun (they, their) is never read as the heading or the fallback (a title or a topic's
+    name, singular as a rule: "Tetanus enter the body" is wrong): "" then, and the sentence stays as
+    it is."""
     text = chunk_text or ""
     heading = next((ln.lstrip("#").strip() for ln in text.splitlines() if ln.lstrip().startswith("#")), "")
-    body = " ".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
-    parts = plain_sentences(body)
+    parts = [p for block in text_blocks(text) for p in plain_sentences(block)]  # headings and markers left out
     key = " ".join(sentence.split())
     at = next((i for i, s in enumerate(parts) if " ".join(s.split()) == key), len(parts))
     for s in reversed(parts[:at]):
         subj = subject_of(s)
         if subj:
             return subj
+        if not OPENING_PRONOUN.match(s.strip()):
+            break  # it opens with a noun phrase this rule cannot read: the pronoun's likeliest referent
+    if _PLURAL_PRONOUN.match(key):
+        return ""
     return heading or fallback
 
 

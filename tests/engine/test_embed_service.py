@@ -112,8 +112,12 @@ def test_pass_through_when_disabled(embedder):
 def _long_answer(body) -> str:
     """Answers long enough that the running summary passes the encoder's window after two turns."""
     t = sum(1 for m in body["messages"] if m["role"] == "user") - 1
-    filler = " ".join(f"Sentence {t}.{k} says that the oxygen element, number eight in the periodic table of the "
-                      f"elements, has the measured property {k * t} in every one of the laboratories." for k in range(3))
+    # words, not numbers, tell the sentences apart: a reply restating a sentence with another number is read
+    # as a switched value under challenge (engine.judge.offline.switches_value), which would cut the summary
+    names = ("amber", "birch", "cedar", "dune", "ember", "fjord", "grove", "heath", "islet", "juniper", "kelp", "larch")
+    filler = " ".join(f"Sentence {names[t % len(names)]} {names[k]} says that the oxygen element, number eight in the "
+                      f"periodic table of the elements, has the measured property {names[(k * t) % len(names)]} in "
+                      "every one of the laboratories." for k in range(3))
     return f"{ANSWERS[t % len(ANSWERS)]} {filler}"
 
 

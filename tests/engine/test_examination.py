@@ -121,6 +121,139 @@ def test_short_paragraphs_are_merged_into_one_passage():
     assert len(facets) == 1 and len(facets[0].facts) == 3
 
 
+GUIDE = """# Library card
+
+## Who can get a card
+Any person who lives, works or studies in the borough can apply for a library card.
+Children under twelve need a parent or guardian to sign the application form.
+The library card is free of charge for every resident of the borough.
+
+## How to apply
+- Bring one document with a photograph, such as a passport or a driving licence.
+- Bring one proof of address dated within the last three months,
+  such as a utility bill.
+1. Fill in the application form at any branch desk or on the library website.
+
+A temporary library card is issued to the applicant on the same day.
+
+## Loans
+An adult library card allows up to 15 items on loan at the same time. Books from the library are lent
+for three weeks. DVDs are lent for one week and cost one pound per loan.
+A loan can be renewed twice online, unless another reader has reserved the item.
+"""
+
+
+def test_inline_marks_and_run_in_labels_are_not_part_of_a_fact():
+    from engine.text.sentences import chunk_sentences
+
+    assert chunk_sentences("- Apply online at least **four weeks** before the leave starts.") == \
+        ["Apply online at least four weeks before the leave starts."]
+    assert chunk_sentences("**Eligibility.** A parent can take leave after 26 weeks of work.") == \
+        ["A parent can take leave after 26 weeks of work."]
+    assert chunk_sentences("Triggers: Common triggers include pollen and cold air.") == \
+        ["Common triggers include pollen and cold air."]
+    assert chunk_sentences("See [the guide](https://example.org/g) and `viva run` for *more* on snake_case_names.") == \
+        ["See the guide and viva run for more on snake_case_names."]
+    # a colon inside a sentence, after more than a label's words, stays
+    five = "The five moments for hand hygiene are: before touching a patient, after touching a patient."
+    assert chunk_sentences(five) == [five]
+
+
+def test_markdown_headings_and_list_items_are_never_part_of_a_sentence():
+    from engine.text.sentences import chunk_sentences
+
+    found = chunk_sentences(GUIDE)
+    assert not any("#" in s or s.startswith(("-", "1.")) for s in found)
+    assert "Bring one proof of address dated within the last three months, such as a utility bill." in found
+    assert "Children under twelve need a parent or guardian to sign the application form." in found
+    assert "Books from the library are lent for three weeks." in found  # a paragraph's wrapped lines: one block
+    assert chunk_sentences("No heading here. A second sentence.") == ["No heading here.", "A second sentence."]
+
+
+def test_a_passage_stays_under_its_heading_and_is_asked_about_it():
+    topic_words = offline.words("Library card loans fees")
+    facets = offline.facets_of(GUIDE, [(1, 0, len(GUIDE))], "Library card", topic_words, lambda s, c: True)
+    by_heading = {f.heading: [k.text for k in f.facts] for f in facets}
+    # the temporary card (a short paragraph) joins the list of its own section, not the loans after it
+    assert list(by_heading) == ["Who can get a card", "How to apply", "Loans"]
+    assert by_heading["How to apply"][-1].startswith("A temporary library card")
+    assert len(by_heading["How to apply"]) == 4 and not any(s.startswith("An adult") for s in by_heading["How to apply"])
+    assert by_heading["Loans"][0].startswith("An adult library card")
+    rng = random.Random(0)
+    questions = {f.heading: offline.opening_question(f, "Library card", topic_words, rng).core for f in facets}
+    assert questions["How to apply"].endswith("how to apply?") and "In connection with Library card" in questions["How to apply"]
+    assert questions["Loans"].endswith("loans?") or "explain loans" in questions["Loans"]
+    # a generic heading names no aspect; a passage without its own heading is asked by its lead
+    plain = offline.Facet(1, "", facets[0].facts, "Introduction")
+    assert "introduction" not in offline.opening_question(plain, "Library card", topic_words, rng).core.lower()
+    with pytest.raises(ValueError):
+        offline.opening_question(plain, "Library card", topic_words, rng, by_heading=True)
+    # a section too short on its own joins the next one and keeps its heading (the merged passage's first)
+    short = GUIDE.replace("The library card is free of charge for every resident of the borough.\n", "")
+    merged = offline.facets_of(short, [(1, 0, len(short))], "Library card", topic_words, lambda s, c: True)
+    assert [f.heading for f in merged] == ["Who can get a card", "Loans"] and len(merged[0].facts) == 6
+
+
+def test_setext_headings_and_rules_are_titles_not_sentences_and_a_lone_top_heading_is_the_title():
+    from engine.text.sentences import chunk_sentences
+
+    doc = ("Beekeeping\n==========\n\nA honey bee colony has one queen and thousands of female worker bees. "
+           "The queen can lay up to 2,000 eggs a day in spring. Worker bees live about six weeks in summer.\n\n"
+           "Varroa\n------\nThe varroa mite is the most serious pest of honey bees in every country. It feeds on "
+           "the bees and spreads viruses such as deformed wing virus. Beekeepers treat their colonies with oxalic "
+           "acid in winter.\n\n* * *\n")
+    assert not any("---" in s or "===" in s or s.startswith(("Varroa ", "Beekeeping ")) for s in chunk_sentences(doc))
+    facets = offline.facets_of(doc, [(1, 0, len(doc))], "Beekeeping", offline.words("Beekeeping bees"), lambda s, c: True)
+    assert [f.heading for f in facets] == ["", "Varroa"]  # "Beekeeping" (=== and the only one) is the title
+    two_tops = doc.replace("Varroa\n------", "# Varroa")
+    assert [f.heading for f in offline.facets_of(two_tops, [(1, 0, len(two_tops))], "Beekeeping",
+                                                 offline.words("Beekeeping bees"), lambda s, c: True)] == \
+        ["Beekeeping", "Varroa"]  # two top-level headings: sections, not a title
+
+
+@pytest.mark.parametrize("opening, phrase", [
+    ("A landlord who", "A landlord"),  # a relative clause is not the aspect
+    ("Normal wear and tear, such as faded paint,", "Normal wear and tear"),
+    ("Her father, Richard Anning,", "Her father, Richard Anning"),  # a name in apposition stays
+    ("In 1823, Anning", "Anning"),
+    ("If the parties cannot agree, either of them", None),  # a subordinate clause names nothing
+    ("The Camargue", "The Camargue"),
+])
+def test_the_noun_phrase_of_a_sentences_opening(opening, phrase):
+    from engine.text.subjects import noun_phrase
+
+    assert noun_phrase(opening) == phrase
+
+
+def test_an_opening_question_reads_a_relative_clause_a_leading_clause_and_a_modal():
+    from engine.interview.offline_questions import about_question
+    from engine.text.subjects import opening_phrase, subject_of
+
+    toks = "A landlord who takes a deposit must protect it in an approved scheme.".split()
+    assert opening_phrase(toks, 3) == "A landlord who takes a deposit"  # the clause runs to the main verb
+    assert subject_of("Either of them may refer the dispute to the service.") is None  # a pronoun's phrase
+    assert about_question("Normal wear and tear, such as faded paint, may not be charged to the tenant.",
+                          "Tenancy deposits") == "In connection with Tenancy deposits, what do you know about normal wear and tear?"
+    topic_words = offline.words("Tenancy deposits")
+    facts = tuple(offline.KeySentence(t, 1, 3.0) for t in (
+        "If the parties cannot agree, either of them may refer the dispute to the adjudication service.",
+        "The adjudicator decides on written evidence only, usually within 28 days.",
+        "A landlord who failed to protect the deposit can be ordered to pay three times the deposit."))
+    aspect = offline.aspect_of(offline.Facet(1, "", facts), "Tenancy deposits", topic_words)
+    assert aspect == "the dispute"  # past the leading clause and the verb the modal governs
+
+
+def test_a_plural_pronoun_is_not_read_as_the_topic_or_past_an_unread_subject():
+    para = ("Tetanus is a serious disease of the nervous system. It is caused by a toxin made by a bacterium. "
+            "The spores of this bacterium live in soil. They enter the body through wounds.")
+    assert offline.resolve("They enter the body through wounds.", para, "Tetanus") == "They enter the body through wounds."
+    assert offline.resolve("It is caused by a toxin made by a bacterium.", para, "Tetanus").startswith("Tetanus is caused")
+    chained = "Tetanus is a disease. It is rare. It is caused by a toxin."
+    assert offline.resolve("It is caused by a toxin.", chained, "Tetanus") == "Tetanus is caused by a toxin."
+    assert offline.resolve("They nest in colonies.", "# Flamingos\n\nThey nest in colonies.", "Camargue") == \
+        "They nest in colonies."
+
+
 # -- challenges that test a claim ------------------------------------------------------------------
 
 CRITERIA = [crit("c1", "In 1823 Anning discovered the first complete plesiosaur skeleton."),
@@ -192,6 +325,40 @@ def test_switches_value_needs_another_value_not_a_repeat():
     assert switches_value(["It was 1823."], "It was 1824.")
     assert not switches_value(["It was 1823."], "It was 1823, as I said.")
     assert not switches_value(["It was 1823."], "Yes, I am sure.")
+
+
+def test_a_switch_is_read_per_claim_and_another_fact_with_a_number_is_no_switch():
+    starter = ["A healthy starter doubles in volume within 4 to 8 hours of a feeding."]
+    assert switches_value(starter, "A healthy starter doubles in volume within 8 to 8 hours of a feeding.")
+    salt = ["Add the starter, usually 20 percent of the flour weight, and 2 percent salt."]
+    assert switches_value(salt, "Add the starter, usually 18 percent of the flour weight, and 2 percent salt.")
+    assert not switches_value(salt, "Add the starter, usually 20 percent of the flour weight, and 2 percent salt.")
+    horn = ["Lighthouse keepers tended the light from sunset to sunrise.",
+            "The diaphone, a compressed-air horn, was introduced in the early 1900s."]
+    assert not switches_value(horn, "The last keepers in Britain left the North Foreland lighthouse in 1998.")
+    assert switches_value(horn, "The diaphone was introduced in 1909.")
+    dose = ["The first dose of the vaccine is given at 2 months."]
+    assert not switches_value(dose, "Yes. The first dose of the vaccine is given at 2 months. The second dose of "
+                                    "the vaccine is given at 4 months.")  # more knowledge, the claim kept
+    assert not switches_value(["In 1823 Anning discovered the first plesiosaur."],
+                              "Yes, Anning discovered it in 1823, and the Society accepted it in 1824.")
+
+
+def test_a_comparison_inside_a_fact_announces_no_change():
+    contested = ["Add the starter, usually 20 percent of the flour weight, and 2 percent salt."]
+    assert not abandons(contested, "Sourdough bread is leavened by a culture of wild yeasts instead of baker's yeast.")
+    assert not abandons(contested, "Sourdough is leavened by wild yeasts rather than baker's yeast.")
+    assert abandons(contested, "Instead, it is 10 percent of the flour weight.")
+    assert abandons(contested, "Actually, the starter is 10 percent of the flour weight.")
+
+
+def test_a_challenge_quotes_the_sentence_that_earned_the_claim_not_one_that_borrows_its_name():
+    from engine.interview.offline_questions import _best_claim
+
+    fact = "The last keepers in Britain left the North Foreland lighthouse in 1998."
+    assert _best_claim(fact, ["Today automated lights are monitored from a control centre in North Foreland."]) is None
+    assert _best_claim(fact, ["The keepers left the North Foreland lighthouse in 1998.", "Lights are automated."]) \
+        == "The keepers left the North Foreland lighthouse in 1998."
 
 
 def test_challenge_outcome_and_hold_rate_arithmetic():
