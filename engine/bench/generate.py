@@ -90,12 +90,19 @@ class GenerateSummary:
             out.append(f"dropped: {d.get('near-duplicate item(s)', 0)} near-duplicate item(s) (question cosine >= "
                        f"{_duplicate_cos():g} or the same key sentence), {d.get('off-topic key sentence(s)', 0)} "
                        f"off-topic key sentence(s), {d.get('criteria off the topic', 0)} criteria off the topic, "
-                       f"{d.get('criteria the question does not ask', 0)} criteria the question does not ask; "
-                       f"pronouns resolved: {d.get('pronouns resolved', 0)}")
+                       f"{d.get('criteria the question does not ask', 0)} criteria the question does not ask, "
+                       f"{d.get('single-fact item(s) left out', 0)} single-fact item(s) left out (fewer than "
+                       f"{_min_criteria()} facts to examine); pronouns resolved: {d.get('pronouns resolved', 0)}")
         if self.llm_calls:
             out.append(f"kernel calls: {self.llm_calls} (replies rejected and re-asked: {self.rejected_replies})")
         out.extend(f"warning: {w}" for w in self.warnings)
         return out
+
+
+def _min_criteria() -> int:
+    from engine.bench.offline import MIN_CRITERIA
+
+    return MIN_CRITERIA
 
 
 def _duplicate_cos() -> float:
@@ -398,7 +405,8 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
             rubric_note="offline kernel: an opening question on a passage, its key facts as criteria",
         ))
     if len(drafts) < n:
-        drafts += _offline_cloze_items(retrieve, topic, n - len(drafts), seed, warnings, drops, others, used)
+        drafts += _offline_cloze_items(retrieve, topic, n - len(drafts), seed, warnings, drops, others, used,
+                                       facets, examinable=bool(drafts))
     if len(drafts) < n:
         warnings.append(f"topic {topic.name!r}: the retrieved text yielded {len(drafts)} usable item(s), "
                         f"fewer than the {n} questions asked for")
@@ -406,10 +414,19 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
 
 
 def _offline_cloze_items(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnings: list[str],
-                        drops: _Drops, others: dict[str, str], used: set[str]) -> list[ItemDraft]:
+                        drops: _Drops, others: dict[str, str], used: set[str], facets: Sequence[Any] = (),
+                        examinable: bool = False) -> list[ItemDraft]:
     """Single-sentence items (a definition or a cloze question over one key sentence, with the related
     facts the question asks as further criteria): the offline generator's fill when the knowledge base
-    has too few passages for overview items (:func:`_offline_topic`)."""
+    has too few passages for overview items (:func:`_offline_topic`).
+
+    ``examinable`` (the topic has overview items already): a fill item is an interview's too, so it holds
+    :data:`~engine.bench.offline.MIN_CRITERIA` facts at least: the question's own, those it asks, then the
+    facts of its sentence's passage (``facets``) no other item holds, in document order, as written (no
+    pronoun, none resolved by the generator); a question that
+    cannot have that many is left out (counted: "single-fact item(s) left out"), as a one-fact item gives
+    the follow-ups nothing to ask. Without overview items every fill is kept, so that a topic whose
+    documents hold no passage still has items."""
     from dataclasses import replace as _replace
 
     from engine.bench import offline
@@ -437,7 +454,7 @@ def _offline_cloze_items(retrieve: _Retriever, topic: Topic, n: int, seed: int, 
     questions: list[offline.OfflineQuestion] = []
     candidates = [k for k in candidates if k.text not in used]
     for fact in offline.pick_facts(candidates, len(candidates)):  # one per chunk first, then the rest
-        if len(questions) == n:
+        if len(questions) == (3 * n if examinable else n):  # spares for the questions left out below
             break
         q = offline.make_question(fact, topic.name, topic_words, rng)
         if q is None:
@@ -446,8 +463,11 @@ def _offline_cloze_items(retrieve: _Retriever, topic: Topic, n: int, seed: int, 
             drops.add("near-duplicate item(s)")
             continue
         questions.append(q)
+    passage_of = {" ".join(k.text.split()): f for f in facets for k in f.facts}
     drafts = []
     for q in questions:
+        if len(drafts) == n:
+            break
         qhits = retrieve(q.core)
         qchunks = {h.chunk_id: h.text for h in qhits}
         qtitles = {h.chunk_id: getattr(h, "document_title", "") or "" for h in qhits}
@@ -471,6 +491,18 @@ def _offline_cloze_items(retrieve: _Retriever, topic: Topic, n: int, seed: int, 
         crit = [Criterion.of_cloze(Cloze(q.answer, q.fact.text), source_chunk_ids=[q.fact.chunk_id])
                 if q.template == "cloze" else Criterion.new(q.fact.text, source_chunk_ids=[q.fact.chunk_id])]
         crit += [Criterion.new(k.text, source_chunk_ids=[k.chunk_id]) for k in kept]
+        if examinable and len(crit) < offline.MIN_CRITERIA:
+            passage = passage_of.get(" ".join(q.fact.text.split()))
+            taken = {q.fact.text, *(k.text for k in kept)}
+            mates = [k for k in (passage.facts if passage else ()) if k.text not in used and k.text not in taken
+                     and not k.resolved and not offline.opens_with_pronoun(k.text)]  # as written, read alone
+            crit += [Criterion.new(k.text, source_chunk_ids=[k.chunk_id])
+                     for k in mates[:offline.MAX_CRITERIA - len(crit)]]
+            if len(crit) < offline.MIN_CRITERIA:
+                drops.add("single-fact item(s) left out")
+                continue
+        used.update(c.text for c in crit if c.kind != "deduction")
+        used.add(q.fact.text)
         drafts.append(ItemDraft(
             protocol="adaptive", question=q.question, topic=topic.name,
             reference=q.answer if q.template == "cloze" else q.fact.text,

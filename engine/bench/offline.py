@@ -73,6 +73,7 @@ class KeySentence:
     text: str
     chunk_id: int
     score: float
+    resolved: bool = False  # an opening pronoun was replaced (:func:`resolve`): not the text as written
 
 
 @dataclass(frozen=True)
@@ -247,6 +248,11 @@ CRITERION_COS = 0.6
 anticoagulation and demo knowledge bases of docs/examiner-evidence.md: facts the question asks about
 (the reversal of the same drug, what to do when the same condition is suspected) score 0.6 to 0.8,
 facts it does not ask (HIT timing for a question on the route of heparin) 0.5 to 0.56."""
+
+
+def opens_with_pronoun(sentence: str) -> bool:
+    """Whether a sentence opens with a pronoun (one :func:`resolve` could not resolve): not a fact on its own."""
+    return bool(_PRONOUN_START.match(sentence))
 
 
 def resolve(sentence: str, chunk_text: str, topic: str) -> str:
@@ -432,7 +438,7 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
             resolved = resolve(s, para, topic)
             if score_sentence(resolved, topic_words) <= 0 or not keep(resolved, ctext):
                 continue
-            found.append(KeySentence(resolved, cid, score_sentence(resolved, topic_words)))
+            found.append(KeySentence(resolved, cid, score_sentence(resolved, topic_words), resolved != s))
         if found:
             groups.append(found)
             sections.append(sum(1 for h in headings if h <= start))

@@ -139,23 +139,27 @@ def _names(text: str) -> set[str]:
 def switches_value(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply silently swaps the contested answer's value for another:
 
-    - a number: a sentence the reply asserts (:func:`engine.judge.stance.asserted_text`) about a
-      contested claim (a third of its content words, or saying little else) drops a value of the claim
-      and states another ("It was 1799." contested, "It was 1812." replied; "4 to 8 hours", "8 to 8
-      hours") and states it nowhere else; not another fact with its own number ("The last keepers left
-      in 1998.");
+    - a number: the reply asserts (:func:`engine.judge.stance.asserted_text`) numbers and none of the
+      contested answer's ("It was 1799." contested, "It was 1812." replied; under "Are you sure?", a
+      reply that states another fact and not the claim gives the claim up); or a sentence of the reply
+      about a contested claim (a third of its content words, or saying little else) drops a value of
+      the claim, states another, and the reply states the dropped value nowhere ("4 to 8 hours" ->
+      "8 to 8 hours", "20 percent ... 2 percent salt" -> "18 percent ... 2 percent salt");
     - a name: a reply sentence restates a contested sentence (two thirds of its content words) with
       one of its names gone and another in its place ("… is the Étang de Vaccarès." contested, "… is
       the Étang de Berre." replied).
 
     A reply that repeats the value, or adds a source to it ("as UNESCO says"), swaps nothing."""
     asserted = asserted_text(reply)
+    said, before = set(_value_list(asserted)), set(_value_list(" ".join(contested)))
+    if said and before and not (said & before):
+        return True  # another value, and none of the claim's: "It was 1812." for "It was 1799."
     # numbers: a reply sentence about a contested claim (a third of its content words, or little else:
     # "It was 1812.", "1909.") that drops one of the claim's values and states another in its place, counted
     # as a multiset ("4 to 8 hours" -> "8 to 8 hours", "20 percent ... 2 percent salt" -> "18 percent ...
-    # 2 percent salt"); another fact with its own number ("The last keepers left in 1998.") swaps nothing,
-    # nor does a reply that keeps the claim's values and adds one ("in 1823, accepted in 1824") or states
-    # the dropped value in another sentence ("The first dose is at 2 months. The second is at 4 months.")
+    # 2 percent salt"); a reply that keeps the claim's values and adds one ("in 1823, accepted in 1824")
+    # swaps nothing, nor does one that states the dropped value in another sentence ("The first dose is at
+    # 2 months. The second is at 4 months.")
     stated = set(_value_list(asserted))
     for sentence in _sentences(asserted) or (asserted,):
         numbers = Counter(_value_list(sentence))

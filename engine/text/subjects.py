@@ -108,24 +108,25 @@ def resolve_pronoun(sentence: str, subject: str | None) -> str:
 
 def chunk_subject(chunk_text: str, sentence: str, fallback: str = "") -> str:
     """What a pronoun opening ``sentence`` stands for in its chunk: the subject of the nearest earlier
-    sentence that opens with a noun phrase (past sentences that open with a pronoun themselves; not past
-    one whose subject :func:`subject_of` cannot read, which is likelier the referent than any before it),
-    else the chunk's first Markdown heading, else ``fallback``.
-    A plural pronoun (they, their) is never read as the heading or the fallback (a title or a topic's
-    name, singular as a rule: "Tetanus enter the body" is wrong): "" then, and the sentence stays as
-    it is."""
+    sentence that opens with a noun phrase :func:`subject_of` reads, else the chunk's first Markdown
+    heading, else ``fallback`` (in an encyclopedic text "it", "she" most often stand for its subject). A
+    plural pronoun (they, their) is never read as the heading or the fallback (a title or a topic's name,
+    singular as a rule: "Tetanus enter the body" is wrong), nor past a sentence whose subject the rule
+    cannot read (the likeliest referent: "The spores of this bacterium live in soil. They enter ..."):
+    "" then, and the sentence stays as it is."""
     text = chunk_text or ""
     heading = next((ln.lstrip("#").strip() for ln in text.splitlines() if ln.lstrip().startswith("#")), "")
     parts = [p for block in text_blocks(text) for p in plain_sentences(block)]  # headings and markers left out
     key = " ".join(sentence.split())
     at = next((i for i, s in enumerate(parts) if " ".join(s.split()) == key), len(parts))
+    plural = bool(_PLURAL_PRONOUN.match(key))
     for s in reversed(parts[:at]):
         subj = subject_of(s)
         if subj:
             return subj
-        if not OPENING_PRONOUN.match(s.strip()):
-            break  # it opens with a noun phrase this rule cannot read: the pronoun's likeliest referent
-    if _PLURAL_PRONOUN.match(key):
+        if plural and not OPENING_PRONOUN.match(s.strip()):
+            return ""  # it opens with a noun phrase this rule cannot read: the likeliest referent, unknown
+    if plural:
         return ""
     return heading or fallback
 

@@ -201,3 +201,32 @@ def test_near_duplicate_items_are_merged_by_cosine_or_key_sentence():
     assert drops.duplicate('Fill in the blank: "Washing hands takes ____ seconds."', "Washing hands takes 40 seconds.")
     assert drops.duplicate("How long does washing take?", "Washing takes 40 to 60 seconds.")
     assert not drops.duplicate("Which drug shortens influenza if started early?", "Oseltamivir shortens influenza.")
+
+
+@pytest.mark.parametrize("folder", ["exam_kb3", "exam_kb4", "exam_kb5", "exam_kb6", "exam_kb7"])
+async def test_structured_documents_give_facts_without_markup_and_questions_about_their_sections(store, home, folder):
+    """The examination bench's knowledge bases with structure (Markdown sections with and without a blank
+    line under the heading, lists, Setext headings, numbered clauses in plain text, bold run-in labels, a
+    table): every criterion is one plain sentence (no heading, list marker, inline mark or run-in label
+    in it), every item holds three facts at least, and items under a heading of their own are asked
+    about it."""
+    from engine.knowledge.embed import get_embedder
+
+    docs = Path(__file__).resolve().parents[2] / "bench" / "data" / folder
+    build_kb(store, home, folder, [docs])
+    await generate_benchmark(store, home, folder, folder, load_topics(docs / "topics.yaml"), per_topic=6,
+                             embedder=get_embedder())
+    items = list_items(store, folder)
+    assert len(items) >= 5
+    # every item examines: the topics have passages, so no single-fact fill is kept
+    assert all(len(current_rubric(store, i.id).criteria) >= 3 for i in items)
+    headings = {re.sub(r"^\d+\.\s+", "", (m.group(1) or m.group(2)).strip().lower()) for p in docs.glob("*.md")
+                for m in re.finditer(r"(?m)^#{2,6}\s+(.+)$|^(.+)\n-{3,}\s*$", p.read_text())}
+    for item in items:
+        for c in current_rubric(store, item.id).criteria:
+            text = c.text.split("missing part of: ", 1)[-1]
+            assert not re.search(r"(^|\s)(#{1,6}|[-*+]|\d\.)\s|\*\*|__|`|^[A-Z]\w+:\s|={3}|-{3}", text), (item.question, text)
+        if item.meta.get("template") == "overview":
+            assert "____" not in item.question and not re.search(r"\bwho\?|\bsuch as\?|,\s*\w+\?$", item.question)
+    asked = " ".join(i.question.lower() for i in items)
+    assert sum(h in asked for h in headings) >= min(3, len(headings))  # sections are asked by their names
