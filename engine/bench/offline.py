@@ -39,6 +39,7 @@ from typing import Any
 from engine.text.cjk import HAN, has_han
 from engine.text.lexicon import BENCH_STOPWORDS, PAST_VERBS, VERBS
 from engine.text.sentences import chunk_sentences as sentences
+from engine.text.sentences import run_in_label
 from engine.text.subjects import chunk_subject, is_person, opening_phrase, resolve_pronoun, subject_of
 from engine.text.tokens import topic_words as words
 
@@ -411,8 +412,9 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     (the text under one Markdown heading; the last one with the one before), then a section still that
     short with the next section (the last with the one before), so a facet is a passage long enough to
     examine, under one heading where the document allows. A facet's ``heading`` is the one over its first
-    paragraph (ATX ``#`` or Setext), "" under none or under the document's title (its first heading when
-    that is its only top-level one, ``#`` or ``===``)."""
+    paragraph (ATX ``#`` or Setext), else that paragraph's run-in label ("**Eligibility.**", "Triggers:"),
+    "" under none or under the document's title (its first heading when that is its only top-level one,
+    ``#`` or ``===``)."""
     def chunk_of(sentence: str, after: int) -> tuple[int, str]:
         """The chunk holding the whole sentence (the first one holding its start when none does)."""
         pattern = r"\s+".join(re.escape(w) for w in sentence.split())
@@ -431,6 +433,7 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
               for m in found_headings]
     groups: list[list[KeySentence]] = []
     sections: list[int] = []  # each group's section: the number of headings before its paragraph
+    labels: list[str] = []  # each group's paragraph's run-in label ("**Eligibility.**", "Triggers:"), or ""
     for start, para in paragraphs(doc_text):
         found = []
         for s in sentences(para):
@@ -442,15 +445,19 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
         if found:
             groups.append(found)
             sections.append(sum(1 for h in headings if h <= start))
+            labels.append(run_in_label(para))
     # short paragraphs join the paragraphs of their own section first (a passage under one heading),
     # then, when a section's usable sentences are still too few, the next section's (as text without
     # headings is one section, the second pass is the first's rule over the sections)
     if levels and levels[0] == 1 and levels.count(1) == 1:
         titles[0] = ""  # the document's title (its one top-level heading, first): over all of it, no passage's own
+    label_of = {id(g[0]): label for g, label in zip(groups, labels, strict=True)}  # by a group's first sentence
     merged: list[tuple[int, list[KeySentence]]] = []
     for section in dict.fromkeys(sections):
         merged += _merge_short([(at, g) for g, at in zip(groups, sections, strict=True) if at == section])
-    return [Facet(0, "", tuple(g), titles[at - 1] if at else "") for at, g in _merge_short(merged)]
+    # a passage's heading: its section's, else the run-in label of its first paragraph
+    return [Facet(0, "", tuple(g), (titles[at - 1] if at else "") or label_of.get(id(g[0]), ""))
+            for at, g in _merge_short(merged)]
 
 
 _SECTION_NUMBER = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})+\.?|\d{1,2}[.)]|[A-Z][.)]|[IVXLC]+\.)\s+")

@@ -130,6 +130,17 @@ _RUN_IN_LABEL = re.compile(r"^[A-Z][\w'’-]*(?:\s+[\w'’-]+){0,2}[:.]\s+(?=[A-
 bold label ("**Eligibility.** A parent can ..."), read as a title, not as part of the sentence."""
 
 
+def run_in_label(block: str) -> str:
+    """A block's run-in label, its text ("**Eligibility.** A parent ..." -> "Eligibility", "Triggers:
+    Common ..." -> "Triggers"), or "" when it opens with none."""
+    block = " ".join((block or "").split())
+    bold = re.match(r"^(\*\*|__)([^*_\n]{1,40}?)[:.]?\1[:.]?\s+(?=\S)", block)
+    if bold:
+        return bold.group(2).strip().rstrip(":.")
+    label = _RUN_IN_LABEL.match(block)
+    return label.group(0).strip().rstrip(":") if label and label.group(0).rstrip().endswith(":") else ""
+
+
 def _plain_block(block: str) -> str:
     """A block without Markdown's inline marks (links, bold, italic, code: their text kept) and without a
     run-in label at its start."""

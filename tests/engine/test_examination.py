@@ -157,6 +157,14 @@ def test_inline_marks_and_run_in_labels_are_not_part_of_a_fact():
     # a colon inside a sentence, after more than a label's words, stays
     five = "The five moments for hand hygiene are: before touching a patient, after touching a patient."
     assert chunk_sentences(five) == [five]
+    # a passage that opens with a label and has no heading of its own is asked about its label
+    doc = ("# Parental leave\n\n**Eligibility.** A parent can take parental leave after 26 weeks of work. Self-employed "
+           "parents are eligible on the same terms as employees. Adoptive parents have the same rights as birth parents.\n")
+    facets = offline.facets_of(doc, [(1, 0, len(doc))], "Parental leave", offline.words("Parental leave"),
+                               lambda s, c: True)
+    assert [f.heading for f in facets] == ["Eligibility"]
+    assert offline.opening_question(facets[0], "Parental leave", offline.words("Parental leave"),
+                                    random.Random(0)).core.endswith(("eligibility?", "eligibility to someone new to the subject?"))
 
 
 def test_markdown_headings_and_list_items_are_never_part_of_a_sentence():
