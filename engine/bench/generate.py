@@ -423,9 +423,8 @@ def _offline_cloze_items(retrieve: _Retriever, topic: Topic, n: int, seed: int, 
     ``examinable`` (the topic has overview items already): a fill item is an interview's too, so it holds
     :data:`~engine.bench.offline.MIN_CRITERIA` facts at least: the question's own, those it asks, then the
     facts of its sentence's passage (``facets``) no other item holds, in document order, as written (no
-    pronoun, none resolved by the generator); a question that
-    cannot have that many is left out (counted: "single-fact item(s) left out"), as a one-fact item gives
-    the follow-ups nothing to ask. Without overview items every fill is kept, so that a topic whose
+    pronoun, none resolved by the generator); a question that cannot have that many is left out
+    (counted: "single-fact item(s) left out"), as a one-fact item gives the follow-ups nothing to ask. Without overview items every fill is kept, so that a topic whose
     documents hold no passage still has items."""
     from dataclasses import replace as _replace
 
