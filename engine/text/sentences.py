@@ -6,13 +6,13 @@
   :data:`SENTENCE_END` and :func:`ends_sentence` are its parts, for a caller that needs the offsets
   (the judge's stance reading). The gold judge splits its own tokens by the same rule
   (:mod:`engine.judge.gold_tokens`, with :data:`engine.text.lexicon.GOLD_ABBREVIATIONS`).
-- The offline generators' plain splits, which read no abbreviations and were measured as they are:
-  :func:`plain_sentences` (the question generator and its pronoun resolution: at a space after . ! ?
-  and their CJK forms, after 。！？； and at line breaks), :func:`chunk_sentences` (the bench
-  generator: at a space after . ! ? before a capital, a digit, a quote or a bracket, and after 。！？；,
-  within the paragraphs and list items of :func:`text_blocks`, Markdown headings left out)
-  and :data:`QUOTED_SENTENCE_END` (the reference target: after . ! ? and CJK stops and any closing
-  quotes, and at line breaks).
+- The offline generators' plain splits, measured as they are: :func:`plain_sentences` (the question
+  generator and its pronoun resolution: at a space after . ! ? and their CJK forms, after 。！？； and
+  at line breaks; no abbreviations read), :func:`chunk_sentences` (the bench generator: at a space
+  after . ! ? before a capital, a digit, a quote or a bracket, and after 。！？；, within the paragraphs
+  and list items of :func:`text_blocks`, Markdown headings left out, not after an abbreviation by
+  :func:`ends_sentence`) and :data:`QUOTED_SENTENCE_END` (the reference target: after . ! ? and CJK
+  stops and any closing quotes, and at line breaks; no abbreviations read).
 - :data:`QUOTATION`: a quotation of two characters or more in "...", “...” or 「...」 (the quoted
   sentence a challenge contests).
 """
@@ -157,8 +157,19 @@ def _plain_block(block: str) -> str:
 
 def chunk_sentences(text: str) -> list[str]:
     """A chunk's sentences (English and CJK end punctuation) within each of its blocks
-    (:func:`text_blocks`: paragraphs and list items, headings left out), whitespace collapsed first."""
-    return [p.strip() for block in text_blocks(text) for p in _CHUNK_END.split(block) if p.strip()]
+    (:func:`text_blocks`: paragraphs and list items, headings left out), whitespace collapsed first; a
+    dot after an abbreviation, an initial or a dotted acronym ends nothing (:func:`ends_sentence`: "Dr.
+    Smith", "e.g. Ibuprofen", "No. 5")."""
+    out: list[str] = []
+    for block in text_blocks(text):
+        kept: list[str] = []
+        for piece in (p.strip() for p in _CHUNK_END.split(block) if p.strip()):
+            if kept and kept[-1].endswith(".") and not ends_sentence(kept[-1], piece):
+                kept[-1] = f"{kept[-1]} {piece}"
+            else:
+                kept.append(piece)
+        out += kept
+    return out
 
 
 QUOTATION = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')

@@ -176,6 +176,9 @@ def test_markdown_headings_and_list_items_are_never_part_of_a_sentence():
     assert "Children under twelve need a parent or guardian to sign the application form." in found
     assert "Books from the library are lent for three weeks." in found  # a paragraph's wrapped lines: one block
     assert chunk_sentences("No heading here. A second sentence.") == ["No heading here.", "A second sentence."]
+    # an abbreviation's dot ends nothing (the judges' rule): a fact is not cut after "Dr." or "e.g."
+    assert chunk_sentences("Dr. Smith described it in 1901. Avoid NSAIDs, e.g. Ibuprofen, in kidney disease.") == \
+        ["Dr. Smith described it in 1901.", "Avoid NSAIDs, e.g. Ibuprofen, in kidney disease."]
 
 
 def test_a_passage_stays_under_its_heading_and_is_asked_about_it():
