@@ -115,7 +115,8 @@ def test_generators_words_and_crude_stem():
 
 def test_generators_sentence_splits_and_quotations():
     assert plain_sentences("It peaks. 它很重要。\n- ") == ["It peaks.", "它很重要。"]
-    assert chunk_sentences("Dr. Smith came.  It was 5 p.m. then. Yes") == ["Dr.", "Smith came.", "It was 5 p.m. then.", "Yes"]
+    # the bench generator reads abbreviations as the judges do (a fact is not cut after "Dr.")
+    assert chunk_sentences("Dr. Smith came.  It was 5 p.m. then. Yes") == ["Dr. Smith came.", "It was 5 p.m. then.", "Yes"]
     assert split_sentences("Dr. Smith came. It was late.") == ["Dr. Smith came.", "It was late."]
     assert [m.group(1) for m in QUOTATION.finditer('You said "it is G" here')] == ["it is G"]
 
