@@ -382,16 +382,8 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
             continue
         q = offline.opening_question(facet, topic.name, topic_words, rng)
         if drops.duplicate(q.core, facet.lead):
-            # a passage whose question repeats a kept one's (a second passage that opens "X is ..."):
-            # asked by its heading instead when it has one (its own seeded draw: the others' are unchanged)
-            try:
-                q = offline.opening_question(facet, topic.name, topic_words, random.Random(f"{seed}:{facet.lead}"),
-                                             by_heading=True)
-            except ValueError:
-                q = None
-            if q is None or drops.duplicate(q.core, facet.lead):
-                drops.add("near-duplicate item(s)")
-                continue
+            drops.add("near-duplicate item(s)")
+            continue
         facts = offline.choose_facts(facet)
         used.update(k.text for k in facts)
         drafts.append(ItemDraft(

@@ -598,8 +598,7 @@ further reading also""".split())
 """Heading words that name no aspect of a passage ("Introduction", "See also"): such a heading is not asked about."""
 
 
-def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: random.Random,
-                     by_heading: bool = False) -> OfflineQuestion:
+def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: random.Random) -> OfflineQuestion:
     """The opening question of an overview item (template ``overview``): "Who was X?" / "What is X?"
     for a passage that opens by defining its subject, else a what/how question about the passage's
     aspect (:func:`aspect_of`), naming the topic when the aspect does not. Never a cloze: the item's
@@ -607,19 +606,17 @@ def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: rando
     its own (one that names more than the topic and is not a generic label, :data:`GENERIC_HEADINGS`)
     is asked about its heading, the author's name for the whole passage, where its lead sentence names
     only its first fact ("In connection with Tetanus, what do you know about treatment?", not "What is
-    Tetanus?" of a passage that opens "Tetanus is a medical emergency"). ``by_heading``: ValueError
-    when the passage has no such heading (the generator's second try after a near-duplicate)."""
+    Tetanus?" of a passage that opens "Tetanus is a medical emergency", which the near-duplicate rule
+    would drop beside the first passage's)."""
     lead = facet.lead.rstrip(" .。")
     cjk = has_han(lead)
     framing = rng.choice(FRAMINGS_ZH if cjk else FRAMINGS_EN)
     own_heading = bool(words(facet.heading) - topic_names(topic) - GENERIC_HEADINGS)
-    if by_heading or (own_heading and not cjk):
-        if not own_heading:
-            raise ValueError("the passage has no heading of its own")
+    if own_heading and not cjk:
         aspect = _article_lower(facet.heading.rstrip(" .:?。"), " ".join(k.text for k in facet.facts), topic)
-        q = rng.choice(OPENINGS_ZH if cjk else OPENINGS_EN).format(aspect=aspect)
+        q = rng.choice(OPENINGS_EN).format(aspect=aspect)
         if not words(aspect) & topic_names(topic):
-            q = f"关于{topic}，{q}" if cjk else f"In connection with {topic}, {q[0].lower()}{q[1:]}"
+            q = f"In connection with {topic}, {q[0].lower()}{q[1:]}"
         return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "overview", facet.lead,
                                facet.facts[0], q)
     if cjk:

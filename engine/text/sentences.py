@@ -130,28 +130,30 @@ _RUN_IN_LABEL = re.compile(r"^[A-Z][\w'’-]*(?:\s+[\w'’-]+){0,2}[:.]\s+(?=[A-
 bold label ("**Eligibility.** A parent can ..."), read as a title, not as part of the sentence."""
 
 
+def _label(block: str) -> tuple[str, int]:
+    """A block's run-in label and where the text after it starts: a bold label ("**Eligibility.** A
+    parent ...") or one to three words and a colon ("Triggers: Common ..."); ("", 0) when it has none."""
+    bold = re.match(r"^(\*\*|__)([^*_\n]{1,40}?)[:.]?\1[:.]?\s+(?=\S)", block)
+    if bold:
+        return bold.group(2).strip().rstrip(":."), bold.end()
+    label = _RUN_IN_LABEL.match(block)
+    if label and label.group(0).rstrip().endswith(":"):
+        return label.group(0).strip().rstrip(":"), label.end()
+    return "", 0
+
+
 def run_in_label(block: str) -> str:
     """A block's run-in label, its text ("**Eligibility.** A parent ..." -> "Eligibility", "Triggers:
     Common ..." -> "Triggers"), or "" when it opens with none."""
-    block = " ".join((block or "").split())
-    bold = re.match(r"^(\*\*|__)([^*_\n]{1,40}?)[:.]?\1[:.]?\s+(?=\S)", block)
-    if bold:
-        return bold.group(2).strip().rstrip(":.")
-    label = _RUN_IN_LABEL.match(block)
-    return label.group(0).strip().rstrip(":") if label and label.group(0).rstrip().endswith(":") else ""
+    return _label(" ".join((block or "").split()))[0]
 
 
 def _plain_block(block: str) -> str:
-    """A block without Markdown's inline marks (links, bold, italic, code: their text kept) and without a
-    run-in label at its start."""
-    bold_label = re.match(r"^(\*\*|__)[^*_\n]{1,40}?[:.]?\1[:.]?\s+(?=\S)", block)
-    if bold_label:
-        block = block[bold_label.end():]
+    """A block without a run-in label at its start and without Markdown's inline marks (links, bold,
+    italic, code: their text kept)."""
+    block = block[_label(block)[1]:]
     for pattern, repl in _MD_INLINE:
         block = pattern.sub(repl, block)
-    label = _RUN_IN_LABEL.match(block)
-    if label and label.group(0).rstrip().endswith(":"):
-        block = block[label.end():]
     return block.strip()
 
 

@@ -197,8 +197,6 @@ def test_a_passage_stays_under_its_heading_and_is_asked_about_it():
     # a generic heading names no aspect; a passage without its own heading is asked by its lead
     plain = offline.Facet(1, "", facets[0].facts, "Introduction")
     assert "introduction" not in offline.opening_question(plain, "Library card", topic_words, rng).core.lower()
-    with pytest.raises(ValueError):
-        offline.opening_question(plain, "Library card", topic_words, rng, by_heading=True)
     # a section too short on its own joins the next one and keeps its heading (the merged passage's first)
     short = GUIDE.replace("The library card is free of charge for every resident of the borough.\n", "")
     merged = offline.facets_of(short, [(1, 0, len(short))], "Library card", topic_words, lambda s, c: True)
