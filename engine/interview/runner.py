@@ -367,6 +367,24 @@ class SessionRunner:
         finally:
             self._drop_lease()
 
+    def _mark_interrupted(self) -> None:
+        """The session's status ``interrupted`` and its event, in one write; on a full disk made with the
+        space the run set aside (:func:`engine.store.faults.despite_full`). Should it fail all the same
+        (the disk still full, the home read-only), the row says running with a dead pid, which every
+        reader shows as interrupted (``queries.effective_status``); a damaged home's error is raised."""
+        from engine.store.faults import DAMAGED, classify, despite_full
+
+        def mark() -> None:
+            with self.store.transaction():
+                self.session.set_status("interrupted")
+                self.session.emit(ev.SessionInterrupted())
+
+        try:
+            despite_full(self.store.path.parent, mark)
+        except Exception as exc:
+            if classify(exc) in (None, DAMAGED):
+                raise
+
     async def _run_owned(self) -> dict[str, Any]:
         session = self.session
         resumed = bool(session.turns())
@@ -395,11 +413,12 @@ class SessionRunner:
         except StopRequested as stop:
             self._stopped(stop)
         except asyncio.CancelledError:
-            session.set_status("interrupted")
-            session.emit(ev.SessionInterrupted())
+            # cancelled (Ctrl-C, or another session of the run met a full or read-only home): interrupted,
+            # resumable; on a full disk with the space the run set aside, as a session that met the fault
+            self._mark_interrupted()
             raise
         except Exception as exc:
-            from engine.store.faults import DAMAGED, classify, despite_full
+            from engine.store.faults import DAMAGED, classify
 
             if classify(exc) not in (None, DAMAGED):
                 # A full (or read-only) home is no fault of the session: it is interrupted, resumable
@@ -407,15 +426,7 @@ class SessionRunner:
                 # write (engine.store.faults.despite_full). Should it fail all the same, the row says
                 # running with a dead pid, which every reader shows as interrupted
                 # (queries.effective_status).
-                def mark() -> None:
-                    with self.store.transaction():
-                        session.set_status("interrupted")
-                        session.emit(ev.SessionInterrupted())
-
-                try:
-                    despite_full(self.store.path.parent, mark)
-                except Exception:  # noqa: S110 - the disk is still full: the original error is reported
-                    pass
+                self._mark_interrupted()
                 raise
             message = f"{type(exc).__name__}: {exc}"
             session.set_status("failed", error=message)
