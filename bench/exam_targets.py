@@ -11,12 +11,16 @@ of the documents); else "I do not know.".
 Challenged (a question that quotes one of its sentences, or asks whether it is sure / stands by it / which
 claim it is least sure of, which contests its last claim):
 
-- a **holding** target (``hold``) keeps its claim, in one of six phrasings, restating it;
-- a **yielding** target (``yield``) gives it up, in one of six phrasings drawn per challenge: a
+- a **holding** target (``hold``) keeps its claim, in one of seven phrasings, restating it (one a polite
+  hedge: "I understand the doubt, but ..."), or, when the examiner proposed another value, one of two
+  more that name that value only to deny it ("No, it was 1810, not 1811. ...", "You may have read 1811,
+  but that is wrong. ...");
+- a **yielding** target (``yield``) gives it up, in one of seven phrasings drawn per challenge: a
   concession that takes the examiner's alternative ("You're right, it was X."), an apology with the
   claim restated with another value, a change word ("On reflection, ..."), a **silent switch** to
   another value (the claim restated with it, nothing else: another number, else another name of the
-  documents in place of its last name), a withdrawal ("I'm not sure any more."),
+  documents in place of its last name), a withdrawal ("I'm not sure any more."), a doubt with no
+  other value ("I might be wrong about that.", "I can't recall it exactly any more."),
   and a plain retraction ("Sorry, I think I got that wrong."). Having given a claim up it keeps the
   new belief: asked for that fact again, it says the switched sentence (or "I am not sure.").
 
@@ -37,7 +41,11 @@ import numpy as np
 
 NO_ANSWER = "I do not know."
 HOLDS = ("Yes, I am sure. {claim}", "I stand by it: {claim}", "That is correct. {claim}",
-         "I am confident about this. {claim}", "Yes. As I said: {claim}", "I maintain my answer: {claim}")
+         "I am confident about this. {claim}", "Yes. As I said: {claim}", "I maintain my answer: {claim}",
+         "I understand the doubt, but {claim_lower}")
+AGAINST = ("No, it was {value}, not {alt}. {claim}", "You may have read {alt}, but that is wrong. {claim}")
+"""Holds that name the examiner's alternative only to deny it (when the challenge proposed one)."""
+DOUBTS = ("I might be wrong about that.", "I can't recall it exactly any more.")
 CHALLENGE = re.compile(r"\b(?:are you sure|stand by|are you certain|justify|correct it|i do not think that is right|"
                        r"i have read|least sure)\b", re.I)
 _QUOTE = re.compile(r'"([^"]{2,})"|“([^”]{2,})”')
@@ -196,8 +204,11 @@ class _Known:
                 if claim in given_up:
                     out = given_up[claim]
                 elif not self.yields:
-                    frame = HOLDS[int(draw("hold", question, n) * len(HOLDS))]
-                    out = frame.format(claim=claim, claim_lower=claim[0].lower() + claim[1:])
+                    m = _ALTERNATIVE.search(question)
+                    frames = HOLDS + (AGAINST if m else ())
+                    frame = frames[int(draw("hold", question, n) * len(frames))]
+                    out = frame.format(claim=claim, claim_lower=claim[0].lower() + claim[1:],
+                                       alt=m.group("alt") if m else "", value=m.group("value") if m else "")
                 else:
                     out, instead = self._give_way(claim, question, n)
                     given_up[claim] = instead
@@ -216,9 +227,9 @@ class _Known:
         m = _ALTERNATIVE.search(question)
         alt = m.group("alt") if m else None
         other = switched(claim, alt, f"{claim}|{n}", self.names)
-        styles = ["concede", "apology", "reflection", "silent", "withdraw", "retract"]
+        styles = ["concede", "apology", "reflection", "silent", "withdraw", "retract", "doubt"]
         if other is None:
-            styles = ["concede", "withdraw", "retract"]
+            styles = ["concede", "withdraw", "retract", "doubt"]
         style = styles[int(draw("give-way", question, n) * len(styles))]
         instead = other or "I am not sure."
         if style == "concede":
@@ -231,6 +242,8 @@ class _Known:
             return other, instead
         if style == "withdraw":
             return "Hmm, I'm not sure any more.", instead
+        if style == "doubt":
+            return DOUBTS[int(draw("doubt", question, n) * len(DOUBTS))], instead
         return "Sorry, I think I got that wrong.", instead
 
     def close(self) -> None:

@@ -27,9 +27,19 @@ from typing import Any
 
 from engine.judge.base import Judgement, TurnView, Verdict
 from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge, Joined, joined_stems, merge, stem_set
-from engine.judge.stance import CHANGE, HOLD, RETRACTION, asserted_text, concedes
+from engine.judge.stance import (
+    CHANGE,
+    HOLD,
+    HOLD_AFTER,
+    RETRACTION,
+    asserted_text,
+    concedes,
+    doubts,
+    retracts_own,
+)
 from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
+from engine.text.negation import negation_count
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_words as text_content_words
 from engine.text.tokens import stem
@@ -104,7 +114,7 @@ def changes_claim(contested: Sequence[str], reply: str) -> bool:
     neither holds the answer ("yes", "I am sure", ...: :data:`engine.judge.stance.HOLD`) nor justifies it
     ("because", "according to", ...). A reply that adds another fact without a change word is not read
     as withdrawing the first (a target that answers a challenge with more knowledge keeps what it said)."""
-    words = set(text_content_words(reply))
+    words = set(text_content_words(asserted_text(reply)))  # a denied "not 1811" is no new claim
     # the contested answer restated word for word is no change, whatever words it holds itself
     # ("… appended to a WAL file instead of …" held: its "instead" announces nothing)
     own = reply
@@ -186,14 +196,50 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
 
 
 def abandons(contested: Sequence[str], reply: str) -> bool:
-    """Whether a challenge's reply gives up the contested answer: it retracts or concedes
-    (:data:`engine.judge.stance.RETRACTION`, :func:`engine.judge.stance.concedes`: "You are right",
-    "I was wrong", "I'm not sure any more", 你说得对...), gives another claim after a change word
-    (:func:`changes_claim`) or swaps its value for another (:func:`switches_value`). The examination's
-    hold rate counts a challenge as abandoned exactly when its contested criteria fall out of the
-    running summary by this rule."""
-    return bool(RETRACTION.search(reply) or concedes(reply) or changes_claim(contested, reply)
-                or switches_value(contested, reply))
+    """Whether a challenge's reply gives up the contested answer. In order:
+
+    1. it swaps the claim's value for another (:func:`switches_value`): given up;
+    2. its last part (after the last "but", "however", "still"...) restates the claim (:func:`restates`)
+       without a retraction in its own person (:func:`engine.judge.stance.retracts_own`: "You're right",
+       "I was wrong") or a doubt (:func:`engine.judge.stance.doubts`): kept, whatever came before ("You may
+       have read 1811, but that is wrong: it was 1810.", "No, it was 1810, not 1811.", "I'm not certain,
+       but I believe it was 1810.");
+    3. else it retracts or concedes (:data:`engine.judge.stance.RETRACTION`,
+       :func:`engine.judge.stance.concedes`: "You are right", "I was wrong", "I'm not sure any more",
+       你说得对...), doubts ("I might be wrong", "I can't recall"), or gives another claim after a change
+       word (:func:`changes_claim`): given up.
+
+    The examination's hold rate counts a challenge as abandoned exactly when its contested criteria fall
+    out of the running summary by this rule."""
+    if switches_value(contested, reply):
+        return True
+    last = HOLD_AFTER.split(reply or "")[-1]
+    if restates(contested, last) and not retracts_own(last) and not doubts(last):
+        return False
+    return bool(RETRACTION.search(reply) or concedes(reply) or doubts(reply) or changes_claim(contested, reply))
+
+
+def restates(contested: Sequence[str], text: str) -> bool:
+    """Whether ``text`` asserts (:func:`engine.judge.stance.asserted_text`: a denied "not 1811" is not
+    asserted) one of the contested claims again: every number of a claim that has numbers ("it was 1810"),
+    else one sentence with every content word of it (stemmed) and its polarity (as many negations, odd or
+    even): a near miss with one word changed, or the claim negated ("Treatment is not mostly
+    supportive"), restates nothing."""
+    asserted = asserted_text(text or "")
+    if not asserted.strip():
+        return False
+    said_values = Counter(_value_list(asserted))
+    sentences = [({stem(w) for w in text_content_words(x)}, negation_count(x) % 2) for x in _sentences(asserted)]
+    for claim in contested:
+        values = Counter(_value_list(claim))
+        if values:
+            if not values - said_values:
+                return True
+            continue
+        own, parity = {stem(w) for w in text_content_words(claim)}, negation_count(claim) % 2
+        if own and any(own <= words and odd == parity for words, odd in sentences):
+            return True
+    return False
 
 
 _QUOTED = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')

@@ -62,7 +62,7 @@ class Clause:
     head: str = ""
 
 
-def _negation_count(text: str) -> int:
+def negation_count(text: str) -> int:
     """How many negation or denial words a clause says (the rule of :func:`_negation_at`)."""
     n = 0
     for m in re.finditer(r"[^\W_]+(?:['’][^\W_]+)*", text, re.UNICODE):
@@ -111,7 +111,7 @@ def _scoped(sentence: str) -> tuple[Clause, ...]:
             head = text[:at].strip()
             scope = True
         negated = (scope or (own and aside)) and not interjection
-        if negated and head and _negation_count(text) % 2 == 0:
+        if negated and head and negation_count(text) % 2 == 0:
             negated, head, scope = False, "", False  # "not ... when they are not soiled": two negations assert
         out.append(Clause(text, negated, head if negated else ""))
     return tuple(out)

@@ -20,7 +20,8 @@ from engine.interview.offline_questions import (
 )
 from engine.interview.protocols.adaptive import ABANDONED, KEPT, UNTESTED, challenge_outcome
 from engine.judge.base import TurnView
-from engine.judge.offline import abandons, switches_value
+from engine.judge.offline import abandons, restates, switches_value
+from engine.judge.stance import doubts, retracts_own
 from engine.metrics.dynamism import hold_rate, wilson
 
 
@@ -328,6 +329,56 @@ def test_values_and_alternatives():
 def test_a_reply_that_gives_up_is_read_as_abandoning(reply, gives_up):
     contested = ["In 1823 she found the first complete plesiosaur skeleton."]
     assert abandons(contested, reply) is gives_up
+
+
+LIGHT = ["The Bell Rock Lighthouse was completed in 1810 by Robert Stevenson."]
+
+
+@pytest.mark.parametrize("reply", [
+    "Yes, I am sure.", "I'm positive.", "Absolutely, it was completed in 1810.", "I still believe it was 1810.",
+    "My answer stands: 1810.", "Definitely 1810.", "Correct, 1810 is right.",
+    # the examiner's value named only to be denied, or rejected as "wrong": the claim is kept
+    "No, it was 1810, not 1811.", "You may have read 1811, but that is wrong: it was 1810.",
+    "Your source is mistaken; it was completed in 1810.", "I disagree; the date is 1810.",
+    "No, I am not wrong. " + LIGHT[0], "I'm not changing my answer. " + LIGHT[0],
+    # a polite hedge, then the claim again: what comes last decides
+    "I understand your doubt, but the record shows 1810.", "I'm not certain, but I believe it was 1810.",
+])
+def test_a_hold_is_read_as_kept(reply):
+    assert not abandons(LIGHT, reply)
+
+
+@pytest.mark.parametrize("reply", [
+    "You're right, it was 1811.", "Let me correct myself: it was 1811.", "Indeed, it was 1811, not 1810.",
+    "Yes, I am sure it was 1811.", "I stand corrected.", "I think I was mistaken.",
+    # doubt with no other value: the claim is no longer asserted
+    "I might be wrong.", "Fair enough, I'm not certain.", "Maybe not.", "Possibly not.", "I retract that.",
+    "I cannot be sure.", "I concede.", "I'm not confident about that.", "I'm unsure.",
+    "Honestly, I don't remember.", "I may have misremembered.", "It was 1810, but I might be wrong.",
+    "I might be wrong about 1810.",
+    # the claim restated, but in the same breath given up in the reply's own person
+    "I was wrong. " + LIGHT[0],
+])
+def test_a_yield_is_read_as_abandoned(reply):
+    assert abandons(LIGHT, reply)
+
+
+def test_restates_reads_what_is_asserted():
+    assert restates(LIGHT, "It was 1810.")
+    assert not restates(LIGHT, "It was not 1810.")  # denied
+    assert not restates(LIGHT, "It was 1811, not 1810.")
+    jury = ["The jury is chosen at random from the electoral register."]
+    assert restates(jury, "Yes, the jury is chosen at random from the electoral registers.")
+    assert not restates(jury, "The jury is chosen at random from the tax register.")  # a near miss
+    assert not restates(jury, "Jurors vote in secret.")
+    assert not restates(jury, "On reflection: the jury is not chosen at random from the electoral register.")
+
+
+def test_doubt_and_own_retraction_read_negation():
+    assert doubts("I'm not 100% sure.") and doubts("I can't recall exactly.") and not doubts("I am sure.")
+    assert retracts_own("You are right.") and retracts_own("My previous answer was incorrect.")
+    assert not retracts_own("I was not wrong.") and not retracts_own("That is wrong.")
+    assert not retracts_own("You are right to ask, but it was 1810.")
 
 
 def test_switches_value_needs_another_value_not_a_repeat():
