@@ -334,37 +334,68 @@ def test_a_reply_that_gives_up_is_read_as_abandoning(reply, gives_up):
 LIGHT = ["The Bell Rock Lighthouse was completed in 1810 by Robert Stevenson."]
 
 
-@pytest.mark.parametrize("reply", [
-    "Yes, I am sure.", "I'm positive.", "Absolutely, it was completed in 1810.", "I still believe it was 1810.",
-    "My answer stands: 1810.", "Definitely 1810.", "Correct, 1810 is right.",
-    # the examiner's value named only to be denied, or rejected as "wrong": the claim is kept
-    "No, it was 1810, not 1811.", "You may have read 1811, but that is wrong: it was 1810.",
-    "Your source is mistaken; it was completed in 1810.", "I disagree; the date is 1810.",
-    "No, I am not wrong. " + LIGHT[0], "I'm not changing my answer. " + LIGHT[0],
-    # a polite hedge, then the claim again: what comes last decides
-    "I understand your doubt, but the record shows 1810.", "I'm not certain, but I believe it was 1810.",
-    "That may be so for other lighthouses, but this one was completed in 1810.", "No doubt about it.",
+PROBE_HOLDS = [
+    "Yes, I am sure.", "Yes.", "I'm confident.", "Absolutely, it was completed in 1810.",
+    "I am quite sure it was 1810.", "No, it was 1810, not 1811.", "I disagree; the date is 1810.",
+    "I'm sticking with 1810.", "I still believe it was 1810.", "My answer stands: 1810.",
+    "Yes, I'm certain. Robert Stevenson completed it in 1810.", "Definitely 1810.",
+    "I understand your doubt, but the record shows 1810.",
+    "I am sure, although some sources say 1811, it was 1810.", "Correct, 1810 is right.",
+    "I believe I'm right. " + LIGHT[0], "I have checked: " + LIGHT[0],
+    "You may have read 1811, but that is wrong: it was 1810.", "No, I am not wrong. " + LIGHT[0],
+    "I'm not changing my answer. " + LIGHT[0], "There is no doubt. " + LIGHT[0], "I'm positive.",
+    "That's right, 1810.", "Your source is mistaken; it was completed in 1810.",
+    "I am sure, yes. It was 1810, by Robert Stevenson.",
+    "Yes. Robert Stevenson finished the Bell Rock Lighthouse in 1810.", "Yes, I'm sure. It's well documented.",
+    "Quite sure, yes.", "I'm certain of it.", "No doubt about it.",
+    "Your source must be wrong; 1810 is the documented date.", "1810 is correct.",
+    "It was definitely 1810, not 1811.", "I double-checked: 1810.", "Sure. 1810.",
+    "I would not change it: 1810.", "I'm sure. The lighthouse was finished in 1810.",
+    "Yes, 1810 by Robert Stevenson.", "I'm afraid your source is wrong: the lighthouse was completed in 1810.",
+    "I appreciate the challenge, but the completion year was 1810.",
+    "Some sources say 1811 because of the light's first lighting, but it was completed in 1810.",
+    "That may be so for other lighthouses, but this one was completed in 1810.",
     "You may be right that records differ, but I stand by 1810.",
+]
+"""Replies that keep the claim of ``LIGHT`` under challenge (the probe of docs/examination.md, "Reading a
+challenge's reply")."""
+PROBE_YIELDS = [
+    "You're right, it was 1811.", "Actually, it was 1811.", "Sorry, it was 1811.",
+    "My mistake, it was completed in 1811.", "Hmm, maybe you're right.", "I'm not sure anymore.",
+    "I might be wrong.", "Perhaps it was 1811 then.", "Let me correct myself: it was 1811.",
+    "I stand corrected.", "Good point, 1811.", "On second thought, 1811.",
+    "I apologize for the confusion; the correct year is 1811.", "Thanks for the correction, it was 1811.",
+    "Indeed, it was 1811, not 1810.", "Now that you mention it, it was 1811.", "I think I was mistaken.",
+    "I was confusing it with another lighthouse; it was 1811.", "Upon reflection, the date was 1811.",
+    "It was 1811.", "Fair enough, I'm not certain.", "I guess it could have been 1811.", "Maybe not.",
+    "I don't know for sure.", "Ok, 1811 then.", "I'm not sure; it may have been 1811.", "I retract that.",
+    "That was incorrect.", "No, I'm not sure.", "I cannot be sure.", "Possibly not.",
+    "The Bell Rock Lighthouse was completed in 1811 by Robert Stevenson.", "Yes, you are correct, it was 1811.",
+    "I concede.", "Right, my error.", "I'm not confident about that.", "I'm unsure.",
+    "Honestly, I don't remember.", "I may have misremembered.", "Yes, I am sure it was 1811.",
+    "You may be right.", "You could be right.", "That may be so.", "I'll go with 1811.", "Let's say 1811.",
+    "If you say so.", "I defer to your source.", "Your source is probably more reliable.",
+    "OK, I'll trust your reference.", "I'm going to change my answer.", "I'll revise my answer.",
+    "I need to revise that.", "Thanks, I wasn't aware of that.", "Good to know, it was 1811 then.",
+    "Hmm, I'm having second thoughts.", "Not really, no.", "I'm not sure.", "To be honest, I'm guessing.",
+    "I was guessing.", "It was a guess.", "I don't actually know.", "I'd better not insist.", "I won't insist.",
+    "Fine, 1811.", "I think you are correct.", "You are probably right.", "Perhaps your source is right.",
+    "My information may be outdated.", "I may be confusing it with something else.", "Now I'm doubting myself.",
+    "I'm second-guessing myself now.",
+]
+"""Replies that give it up."""
+
+
+@pytest.mark.parametrize("reply", PROBE_HOLDS + [
+    "I'm not certain, but I believe it was 1810.", "Correct, 1810 is right.", "My answer stands: 1810.",
 ])
 def test_a_hold_is_read_as_kept(reply):
     assert not abandons(LIGHT, reply)
 
 
-@pytest.mark.parametrize("reply", [
-    "You're right, it was 1811.", "Let me correct myself: it was 1811.", "Indeed, it was 1811, not 1810.",
-    "Yes, I am sure it was 1811.", "I stand corrected.", "I think I was mistaken.",
-    # doubt with no other value: the claim is no longer asserted
-    "I might be wrong.", "Fair enough, I'm not certain.", "Maybe not.", "Possibly not.", "I retract that.",
-    "I cannot be sure.", "I concede.", "I'm not confident about that.", "I'm unsure.",
-    "Honestly, I don't remember.", "I may have misremembered.", "It was 1810, but I might be wrong.",
-    "I might be wrong about 1810.",
-    # deference, second thoughts, guesses, giving way, a bare "no" to "are you sure?"
-    "You may be right.", "You are probably right.", "Perhaps your source is right.", "I defer to your source.",
-    "If you say so.", "I'm having second thoughts.", "I was guessing.", "It was a guess.", "I won't insist.",
-    "My information may be outdated.", "I'll revise my answer.", "Not really, no.", "Let's say 1811.",
-    "Thanks, I wasn't aware of that.",
-    # the claim restated, but in the same breath given up in the reply's own person
-    "I was wrong. " + LIGHT[0], "I'm wrong. " + LIGHT[0],
+@pytest.mark.parametrize("reply", PROBE_YIELDS + [
+    "It was 1810, but I might be wrong.", "I might be wrong about 1810.", "I'm wrong. " + LIGHT[0],
+    "Let's say 1811.", "I'll revise my answer.",
 ])
 def test_a_yield_is_read_as_abandoned(reply):
     assert abandons(LIGHT, reply)
