@@ -607,11 +607,18 @@ def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: rando
     is asked about its heading, the author's name for the whole passage, where its lead sentence names
     only its first fact ("In connection with Tetanus, what do you know about treatment?", not "What is
     Tetanus?" of a passage that opens "Tetanus is a medical emergency", which the near-duplicate rule
-    would drop beside the first passage's)."""
+    would drop beside the first passage's). A passage that answers a question of its own (an FAQ's "**Q:
+    How much does a plot cost?**") is asked that question."""
     lead = facet.lead.rstrip(" .。")
     cjk = has_han(lead)
     framing = rng.choice(FRAMINGS_ZH if cjk else FRAMINGS_EN)
     own_heading = bool(words(facet.heading) - topic_names(topic) - GENERIC_HEADINGS)
+    if own_heading and not cjk and facet.heading.endswith("?"):  # a question the passage answers (an FAQ's)
+        q = facet.heading[0].upper() + facet.heading[1:]
+        if not words(q) & topic_names(topic):
+            q = f"In connection with {topic}: {q[0].lower()}{q[1:]}"
+        return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "overview", facet.lead,
+                               facet.facts[0], q)
     if own_heading and not cjk:
         aspect = _article_lower(facet.heading.rstrip(" .:?。"), " ".join(k.text for k in facet.facts), topic)
         q = rng.choice(OPENINGS_EN).format(aspect=aspect)

@@ -130,9 +130,20 @@ _RUN_IN_LABEL = re.compile(r"^[A-Z][\w'’-]*(?:\s+[\w'’-]+){0,2}[:.]\s+(?=[A-
 bold label ("**Eligibility.** A parent can ..."), read as a title, not as part of the sentence."""
 
 
+_QUESTION_LABEL = re.compile(
+    r"^(?P<mark>\*\*|__)?\s*(?:(?:Q|Question)\s*\d{0,3}\s*[:.)]\s*)?(?P<q>[^\n?]{3,200}\?)\s*(?P=mark)?\s+"
+    r"(?:(?:\*\*|__)?(?:A|Answer)\s*[:.)]\s*(?:\*\*|__)?\s*)?(?=\S)", re.IGNORECASE)
+_QUESTION_MARK = re.compile(r"^(?:\*\*|__)?\s*(?:Q|Question)\s*\d{0,3}\s*[:.)]", re.IGNORECASE)
+
+
 def _label(block: str) -> tuple[str, int]:
-    """A block's run-in label and where the text after it starts: a bold label ("**Eligibility.** A
-    parent ...") or one to three words and a colon ("Triggers: Common ..."); ("", 0) when it has none."""
+    """A block's run-in label and where the text after it starts: a question it answers, bold or marked
+    "Q:" (an FAQ's "**Q: Who can rent a plot?** A: Any resident ..." -> "Who can rent a plot?", its
+    "A:" dropped too), a bold label ("**Eligibility.** A parent ...") or one to three words and a colon
+    ("Triggers: Common ..."); ("", 0) when it has none."""
+    question = _QUESTION_LABEL.match(block)
+    if question and (question.group("mark") or _QUESTION_MARK.match(block)):
+        return " ".join(question.group("q").split()), question.end()
     bold = re.match(r"^(\*\*|__)([^*_\n]{1,40}?)[:.]?\1[:.]?\s+(?=\S)", block)
     if bold:
         return bold.group(2).strip().rstrip(":."), bold.end()
