@@ -147,19 +147,20 @@ A loan can be renewed twice online, unless another reader has reserved the item.
 def test_inline_marks_and_run_in_labels_are_not_part_of_a_fact():
     from engine.text.sentences import chunk_sentences, run_in_label
 
-    assert chunk_sentences("- Apply online at least **four weeks** before the leave starts.") == \
-        ["Apply online at least four weeks before the leave starts."]
-    assert chunk_sentences("**Eligibility.** A parent can take leave after 26 weeks of work.") == \
-        ["A parent can take leave after 26 weeks of work."]
-    assert chunk_sentences("Triggers: Common triggers include pollen and cold air.") == \
-        ["Common triggers include pollen and cold air."]
-    assert chunk_sentences("See [the guide](https://example.org/g) and `viva run` for *more* on snake_case_names.") == \
-        ["See the guide and viva run for more on snake_case_names."]
-    # an FAQ's question is the block's label, and its answer marker goes too
-    assert chunk_sentences("**Q: Who can rent a plot?**\nA: Any resident aged 18 or over can apply.") == \
-        ["Any resident aged 18 or over can apply."]
-    assert chunk_sentences("Q: How long is the wait?\nAnswer: The wait is about 14 months.") == \
-        ["The wait is about 14 months."]
+    for block, facts in [
+        ("- Apply online at least **four weeks** before the leave starts.",
+         ["Apply online at least four weeks before the leave starts."]),
+        ("**Eligibility.** A parent can take leave after 26 weeks of work.",
+         ["A parent can take leave after 26 weeks of work."]),
+        ("Triggers: Common triggers include pollen and cold air.", ["Common triggers include pollen and cold air."]),
+        ("See [the guide](https://example.org/g) and `viva run` for *more* on snake_case_names.",
+         ["See the guide and viva run for more on snake_case_names."]),
+        # an FAQ's question is the block's label, and its answer marker goes too
+        ("**Q: Who can rent a plot?**\nA: Any resident aged 18 or over can apply.",
+         ["Any resident aged 18 or over can apply."]),
+        ("Q: How long is the wait?\nAnswer: The wait is about 14 months.", ["The wait is about 14 months."]),
+    ]:
+        assert chunk_sentences(block) == facts, block
     assert run_in_label("**Q: Who can rent a plot?** A: Any resident can.") == "Who can rent a plot?"
     assert chunk_sentences("Is it safe? Yes, it is safe for adults.") == ["Is it safe?", "Yes, it is safe for adults."]
     # a colon inside a sentence, after more than a label's words, stays
