@@ -39,7 +39,7 @@ from typing import Any
 from engine.text.cjk import HAN, has_han
 from engine.text.lexicon import BENCH_STOPWORDS, PAST_VERBS, VERBS
 from engine.text.sentences import chunk_sentences as sentences
-from engine.text.sentences import run_in_label
+from engine.text.sentences import period_labels, run_in_label
 from engine.text.subjects import chunk_subject, is_person, opening_phrase, resolve_pronoun, subject_of
 from engine.text.tokens import topic_words as words
 
@@ -412,7 +412,9 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     (the text under one Markdown heading; the last one with the one before), then a section still that
     short with the next section (the last with the one before), so a facet is a passage long enough to
     examine, under one heading where the document allows. A facet's ``heading`` is the one over its first
-    paragraph (ATX ``#`` or Setext), else that paragraph's run-in label ("**Eligibility.**", "Triggers:"),
+    paragraph (ATX ``#`` or Setext), else that paragraph's run-in label ("**Eligibility.**", "Triggers:",
+    in plain text a short fragment closed by a full stop when two paragraphs or more open with one:
+    "Symptoms. Early ...", :func:`engine.text.sentences.period_labels`),
     "" under none or under the document's title (its first heading when that is its only top-level one,
     ``#`` or ``===``)."""
     def chunk_of(sentence: str, after: int) -> tuple[int, str]:
@@ -434,7 +436,9 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     groups: list[list[KeySentence]] = []
     sections: list[int] = []  # each group's section: the number of headings before its paragraph
     labels: list[str] = []  # each group's paragraph's run-in label ("**Eligibility.**", "Triggers:"), or ""
-    for start, para in paragraphs(doc_text):
+    paras = paragraphs(doc_text)
+    periods = period_labels([para for _, para in paras])  # "Symptoms. Early ..." in plain text
+    for (start, para), period in zip(paras, periods, strict=True):
         found = []
         for s in sentences(para):
             cid, ctext = chunk_of(s, start)
@@ -445,7 +449,7 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
         if found:
             groups.append(found)
             sections.append(sum(1 for h in headings if h <= start))
-            labels.append(run_in_label(para))
+            labels.append(run_in_label(para) or period)
     # short paragraphs join the paragraphs of their own section first (a passage under one heading),
     # then, when a section's usable sentences are still too few, the next section's (as text without
     # headings is one section, the second pass is the first's rule over the sections)
@@ -594,8 +598,25 @@ def _article_lower(phrase: str, context: str = "", topic: str = "") -> str:
 
 GENERIC_HEADINGS = frozenset("""introduction overview summary background notes note details contents content
 references reference conclusion conclusions general information misc miscellaneous appendix index faq more
-further reading also""".split())
+further reading also glance""".split())
 """Heading words that name no aspect of a passage ("Introduction", "See also"): such a heading is not asked about."""
+
+
+_SITUATION = re.compile(r"^(?:after|before|during|following|upon|on|in case of|when|whenever|while|if|once|until)\s+"
+                        r"(?!to\b)", re.I)
+_SETTING = re.compile(r"^(?:for|in|at|with|without|under|by|from|among|within|outside|inside)\s+", re.I)
+
+
+def heading_aspect(heading: str, topic: str) -> str:
+    """What an opening question asks about, from a heading that names a situation or a setting rather
+    than a thing: "after a bite" -> "what happens after a bite", "when symptoms start" -> "what happens
+    when symptoms start" ("when to see a doctor" stays: it reads as asked); "for children" -> "Rabies for
+    children"; any other heading as it is."""
+    if _SITUATION.match(heading):
+        return f"what happens {heading[0].lower()}{heading[1:]}"
+    if _SETTING.match(heading):
+        return f"{topic} {heading[0].lower()}{heading[1:]}"
+    return heading
 
 
 def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: random.Random) -> OfflineQuestion:
@@ -620,7 +641,8 @@ def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: rando
         return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "overview", facet.lead,
                                facet.facts[0], q)
     if own_heading and not cjk:
-        aspect = _article_lower(facet.heading.rstrip(" .:?。"), " ".join(k.text for k in facet.facts), topic)
+        aspect = heading_aspect(_article_lower(facet.heading.rstrip(" .:?。"), " ".join(k.text for k in facet.facts),
+                                               topic), topic)
         q = rng.choice(OPENINGS_EN).format(aspect=aspect)
         if not words(aspect) & topic_names(topic):
             q = f"In connection with {topic}, {q[0].lower()}{q[1:]}"

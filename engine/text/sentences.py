@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from engine.text.lexicon import ABBREVIATIONS, ONLY_BEFORE_NUMBER
+from engine.text.lexicon import ABBREVIATIONS, ONLY_BEFORE_NUMBER, VERBS
 from engine.text.tokens import QUESTION_WORD_RE
 
 SENTENCE_END = re.compile(r"[.!?]+['\")\]]*\s+|[。！？]+|\n+")
@@ -157,6 +157,39 @@ def run_in_label(block: str) -> str:
     """A block's run-in label, its text ("**Eligibility.** A parent ..." -> "Eligibility", "Triggers:
     Common ..." -> "Triggers"), or "" when it opens with none."""
     return _label(" ".join((block or "").split()))[0]
+
+
+_PERIOD_LABEL = re.compile(r"^([A-Z][\w'’-]*(?:\s+[\w'’-]+){0,3})\.\s+(?=[A-Z])")
+_WH_LABEL = re.compile(r"^(?:how|what|when|where|why|who|which)\b", re.I)
+_NOT_LABELS = frozenset("yes no ok okay sure thanks indeed correct true false right wrong".split())
+
+
+def period_label(block: str) -> str:
+    """A block's opening fragment closed by a full stop that may be a plain-text run-in label
+    ("Symptoms. Early ...", "After a bite. The wound ...", "How it spreads. The virus ..."): one to four
+    words before a capitalised sentence, no digit, no listed verb form unless it opens with a question
+    word ("How it spreads", not "It works."), not an abbreviation ("Dr. Smith"), an initial or a
+    yes/no; "" when none. Whether it is a label is the document's call (:func:`period_labels`)."""
+    block = " ".join((block or "").split())
+    m = _PERIOD_LABEL.match(block)
+    if not m:
+        return ""
+    label = m.group(1)
+    found = label.split()
+    if (not ends_sentence(f"{label}.", block[m.end():]) or found[0].lower() in _NOT_LABELS
+            or any(ch.isdigit() for ch in label)):
+        return ""
+    if not _WH_LABEL.match(label) and any(w.lower() in VERBS for w in found):
+        return ""
+    return label
+
+
+def period_labels(blocks: list[str]) -> list[str]:
+    """Each block's :func:`period_label` when at least two of a document's blocks open with one (the
+    document's convention: "Symptoms. ...", "Prevention. ..."; one short opening sentence is just a
+    sentence), else "" for every block."""
+    found = [period_label(b) for b in blocks]
+    return found if sum(1 for f in found if f) >= 2 else [""] * len(found)
 
 
 def _plain_block(block: str) -> str:

@@ -176,6 +176,43 @@ def test_inline_marks_and_run_in_labels_are_not_part_of_a_fact():
                                     random.Random(0)).core.endswith(("eligibility?", "eligibility to someone new to the subject?"))
 
 
+@pytest.mark.parametrize("block, label", [
+    ("After a bite. The wound should be washed for 15 minutes.", "After a bite"),
+    ("How it spreads. The virus enters the body through a bite.", "How it spreads"),
+    ("Symptoms. Early symptoms include fever.", "Symptoms"),
+    ("It works. The device starts in two seconds.", ""),  # a short sentence with a verb is a sentence
+    ("Dr. Smith described it in 1901.", ""),  # an abbreviation
+    ("J. Smith wrote the guide.", ""),  # an initial
+    ("Yes. You can apply online.", ""),  # an answer, not a label
+    ("Section 4. The council may refuse.", ""),  # a number: a clause's reference, not a label
+])
+def test_a_plain_text_label_closed_by_a_full_stop(block, label):
+    from engine.text.sentences import period_label, period_labels
+
+    assert period_label(block) == label
+    # one such opening is just a short sentence; a document that opens two paragraphs so has labels
+    assert period_labels([block]) == [""]
+    assert period_labels([block, "Prevention. Dogs are vaccinated every three years."])[0] == label
+
+
+def test_a_plain_text_passage_is_asked_about_its_period_label_in_words_that_read():
+    doc = ("Rabies\n\nRabies is a viral infection of the brain that is almost always fatal once symptoms appear. The "
+           "virus is carried in the saliva of infected animals. Most human cases come from the bite of a dog.\n\n"
+           "After a bite. The wound should be washed with soap and running water for 15 minutes. Post-exposure "
+           "vaccination is given as four doses over 14 days. Immunoglobulin is injected around severe wounds.\n\n"
+           "How it spreads. The virus enters the body through a bite or a scratch. The virus travels along the "
+           "nerves to the brain over one to three months. Rabies is not spread between people in ordinary contact.\n")
+    topic_words = offline.words("Rabies virus bite vaccination")
+    facets = offline.facets_of(doc, [(1, 0, len(doc))], "Rabies", topic_words, lambda s, c: True)
+    assert [f.heading for f in facets] == ["", "After a bite", "How it spreads"]
+    rng = random.Random(0)
+    asked = [offline.opening_question(f, "Rabies", topic_words, rng).core for f in facets[1:]]
+    assert "what happens after a bite" in asked[0] and "how it spreads" in asked[1], asked
+    assert offline.heading_aspect("when to see a doctor", "Rabies") == "when to see a doctor"
+    assert offline.heading_aspect("for children", "Rabies") == "Rabies for children"
+    assert offline.heading_aspect("treatment", "Rabies") == "treatment"
+
+
 def test_markdown_headings_and_list_items_are_never_part_of_a_sentence():
     from engine.text.sentences import chunk_sentences
 
