@@ -37,6 +37,7 @@ from engine.judge.stance import (
     concedes,
     doubts,
     retracts_own,
+    stance_text,
 )
 from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
@@ -233,7 +234,7 @@ def abandons(contested: Sequence[str], reply: str) -> bool:
     part = _deciding_part(contested, reply)
     if part is not None and restates(contested, part):
         return False
-    return bool(RETRACTION.search(reply) or concedes(reply) or doubts(reply) or changes_claim(contested, reply)
+    return bool(RETRACTION.search(stance_text(reply)) or concedes(reply) or doubts(reply) or changes_claim(contested, reply)
                 or denies_claim(contested, reply))
 
 
