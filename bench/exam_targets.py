@@ -65,17 +65,20 @@ def draw(*parts: object) -> float:
 def document_sentences(folder: str) -> tuple[str, ...]:
     """Every whole sentence of the documents in ``folder``, pronouns resolved within each paragraph."""
     from engine.interview.reference import resolved_sentences
+    from engine.text.sentences import plain_heading
 
     out: list[str] = []
     for path in sorted(Path(folder).glob("*")):
         if path.suffix.lower() not in (".md", ".txt"):
             continue
         for para in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
-            # a heading is not a sentence, but the lines under it (no blank line between) are; each
+            # a heading (Markdown's, or a plain one: "WHEN A BAN APPLIES") is not a sentence, but the lines
+            # under it (no blank line between) are; each
             # item of a list is its own unit
             units: list[list[str]] = [[]]
-            for line in para.splitlines():
-                if line.lstrip().startswith("#"):
+            lines = para.splitlines()
+            for at, line in enumerate(lines):
+                if line.lstrip().startswith("#") or plain_heading(line, lines[at + 1] if at + 1 < len(lines) else None):
                     units.append([])
                 elif _BULLET.match(line):
                     units.append([_BULLET.sub("", line)])

@@ -39,7 +39,7 @@ from typing import Any
 from engine.text.cjk import HAN, has_han
 from engine.text.lexicon import BENCH_STOPWORDS, PAST_VERBS, VERBS
 from engine.text.sentences import chunk_sentences as sentences
-from engine.text.sentences import period_labels, run_in_label
+from engine.text.sentences import period_labels, plain_heading, run_in_label
 from engine.text.subjects import chunk_subject, is_person, opening_phrase, resolve_pronoun, subject_of
 from engine.text.tokens import topic_words as words
 
@@ -394,7 +394,9 @@ def paragraphs(text: str) -> list[tuple[int, str]]:
     for part in re.split(r"(\n[ \t]*\n)", text):
         body = part.strip()
         if body and not re.fullmatch(r"\n[ \t]*\n", part):
-            lines = [ln for ln in body.splitlines() if not ln.lstrip().startswith("#")]
+            raw = body.splitlines()
+            lines = [ln for at, ln in enumerate(raw) if not ln.lstrip().startswith("#")
+                     and not plain_heading(ln, raw[at + 1] if at + 1 < len(raw) else None)]
             if lines:
                 out.append((pos + part.find(lines[0]), "\n".join(" ".join(ln.split()) for ln in lines)))
         pos += len(part)
@@ -429,10 +431,21 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
 
     found_headings = list(re.finditer(
         r"(?m)^[ \t]{0,3}(#{1,6})(?:[ \t]+(.*))?$|^(?=\S)(.+)\n[ \t]{0,3}(=+|-+)[ \t]*$", doc_text))
-    headings = [m.start() for m in found_headings]
-    levels = [len(m.group(1)) if m.group(1) else (1 if m.group(4).startswith("=") else 2) for m in found_headings]
-    titles = [_SECTION_NUMBER.sub("", " ".join((m.group(2) or m.group(3) or "").strip().rstrip("#").split()))
-              for m in found_headings]
+    marked = [(m.start(), len(m.group(1)) if m.group(1) else (1 if m.group(4).startswith("=") else 2),
+               (m.group(2) or m.group(3) or "").strip().rstrip("#")) for m in found_headings]
+    # plain-text headings ("WHEN A BAN APPLIES"): the document's first line is its title (level 1), others level 2
+    lines = doc_text.splitlines(keepends=True)
+    pos, first = 0, True
+    for at, line in enumerate(lines):
+        plain = plain_heading(line, lines[at + 1] if at + 1 < len(lines) else None)
+        if plain and pos not in {start for start, _, _ in marked}:  # (a Setext heading's line is marked already)
+            marked.append((pos, 1 if first else 2, plain[0] + plain[1:].lower() if plain.isupper() else plain))
+        first = first and not line.strip()
+        pos += len(line)
+    marked.sort()
+    headings = [start for start, _, _ in marked]
+    levels = [level for _, level, _ in marked]
+    titles = [_SECTION_NUMBER.sub("", " ".join(text.split())) for _, _, text in marked]
     groups: list[list[KeySentence]] = []
     sections: list[int] = []  # each group's section: the number of headings before its paragraph
     labels: list[str] = []  # each group's paragraph's run-in label ("**Eligibility.**", "Triggers:"), or ""

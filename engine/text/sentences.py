@@ -89,17 +89,46 @@ _MD_UNDERLINE = re.compile(r"^[ \t]{0,3}(?:=+|-+|\*(?:[ \t]*\*){2,}|_(?:[ \t]*_)
 _MD_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+(?=\S)")
 
 
+def plain_heading(line: str, next_line: str | None = None) -> str:
+    """A plain-text heading's words, or "" when ``line`` is none: a line of one to ten words with no stop,
+    comma or semicolon at its end (a colon may close it), in capitals ("WHEN A BAN APPLIES", "3. PENALTIES:"),
+    or, standing alone (``next_line`` blank or None), opening with a capital ("When a ban applies",
+    "Rabies"). A table row, a Markdown heading and a list item in ordinary case are no plain heading."""
+    stripped = (line or "").strip()
+    if not stripped or "|" in stripped or _MD_HEADING.match(line):
+        return ""
+    item = _MD_ITEM.match(line)
+    body = line[item.end():].strip() if item else stripped
+    body = body.rstrip(":").rstrip()
+    found = body.split()
+    if not found or len(found) > 10 or len(body) > 80 or body[-1] in ".!?;,。！？；，":
+        return ""
+    letters = [ch for ch in body if ch.isalpha()]
+    if len(letters) >= 3 and all(ch.isupper() for ch in letters):
+        return body
+    if not item and body[0].isupper() and len(found) <= 8 and not (next_line or "").strip():
+        return body
+    return ""
+
+
 def text_blocks(text: str) -> list[str]:
     """A text's blocks, where no sentence runs across: its paragraphs (cut at blank lines) and the items
     of its lists (a line opening with ``-``, ``*``, ``+``, ``•`` or ``1.``/``1)``, the marker dropped),
     each with its whitespace collapsed (a paragraph's wrapped lines joined); Markdown headings (``#`` to
-    ``######`` and a space, or a line underlined with ``===`` or ``---``) and rules are left out: a
+    ``######`` and a space, or a line underlined with ``===`` or ``---``), plain-text headings
+    (:func:`plain_heading`: "WHEN A BAN APPLIES") and rules are left out: a
     title, not a sentence, and never the start of the sentence under it; so are inline marks (``**bold**``,
     ``*italic*``, ``code``, a link's address: their text stays) and a run-in label at a block's start
     ("Triggers: ...", "**Eligibility.** ...")."""
     blocks: list[list[str]] = []
     current: list[str] = []
-    for line in (text or "").splitlines():
+    lines = (text or "").splitlines()
+    for at, line in enumerate(lines):
+        if plain_heading(line, lines[at + 1] if at + 1 < len(lines) else None):
+            if current:
+                blocks.append(current)
+            current = []
+            continue
         if _MD_UNDERLINE.match(line):  # a Setext heading's underline (or a rule): the line above is a title
             if current:
                 current.pop()

@@ -195,6 +195,41 @@ def test_a_plain_text_label_closed_by_a_full_stop(block, label):
     assert period_labels([block, "Prevention. Dogs are vaccinated every three years."])[0] == label
 
 
+@pytest.mark.parametrize("line, after, heading", [
+    ("WHEN A BAN APPLIES", "A hosepipe ban starts ...", "WHEN A BAN APPLIES"),
+    ("3. PENALTIES:", "A person who breaks a ban ...", "PENALTIES"),
+    ("When a ban applies", "", "When a ban applies"),  # alone: a title
+    ("When a ban applies", "A hosepipe ban starts ...", ""),  # a wrapped line may be short too
+    ("1. A landlord who takes a deposit must protect it in an approved", "scheme within 30 days.", ""),  # a clause
+    ("- Watering cans may be used", "", ""),  # a list item
+    ("The ban ends in May.", "", ""),  # a sentence
+    ("| Size | Rent |", "", ""),  # a table row
+    ("# Penalties", "", ""),  # Markdown's own heading
+])
+def test_a_plain_text_heading(line, after, heading):
+    from engine.text.sentences import plain_heading
+
+    assert plain_heading(line, after) == heading
+
+
+def test_plain_text_headings_are_no_part_of_a_fact_and_name_their_passage():
+    from engine.text.sentences import chunk_sentences
+
+    doc = ("MEADOWFIELD WATER BOARD - HOSEPIPE BANS\n\nWHEN A BAN APPLIES\nA hosepipe ban starts when reservoir "
+           "storage falls below 45 percent for two weeks in a row. The board must give seven days notice in the local "
+           "press before a ban begins. A ban ends when storage has stayed above 60 percent for four weeks.\n\n"
+           "3. PENALTIES:\nA person who breaks a ban can be fined up to 1,000 pounds. Blue Badge holders are exempt "
+           "from the ban for watering gardens. Businesses that clean vehicles may apply for an exemption within 14 "
+           "days.\n")
+    found = chunk_sentences(doc)
+    assert found[0].startswith("A hosepipe ban starts") and not any(s.isupper() or "PENALTIES" in s for s in found)
+    topic_words = offline.words("Hosepipe ban water reservoir")
+    facets = offline.facets_of(doc, [(1, 0, len(doc))], "Hosepipe ban", topic_words, lambda s, c: True)
+    assert [f.heading for f in facets] == ["When a ban applies", "Penalties"]  # the first line is the title
+    asked = offline.opening_question(facets[0], "Hosepipe ban", topic_words, random.Random(0)).core
+    assert "what happens when a ban applies" in asked, asked
+
+
 def test_a_plain_text_passage_is_asked_about_its_period_label_in_words_that_read():
     doc = ("Rabies\n\nRabies is a viral infection of the brain that is almost always fatal once symptoms appear. The "
            "virus is carried in the saliva of infected animals. Most human cases come from the bite of a dog.\n\n"
