@@ -477,8 +477,10 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
             for at, g in _merge_short(merged)]
 
 
-_SECTION_NUMBER = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})+\.?|\d{1,2}[.)]|[A-Z][.)]|[IVXLC]+\.)\s+")
-"""A heading's number ("1. ", "2.3 ", "A) ", "IV. "): not part of what the passage is about."""
+_SECTION_NUMBER = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})+\.?|\d{1,2}[.)]|[A-Z][.)]|[IVXLC]+\.|(?i:part|section|chapter|article|"
+                             r"schedule|regulation|rule|clause|step)\s+(?:\d{1,3}|[IVXLC]+)[A-Z]?\s*[-–—:.])\s*(?=\S)")
+"""A heading's number ("1. ", "2.3 ", "A) ", "IV. ", "Part 2 - ", "Section 4: "): not part of what the passage
+is about."""
 
 
 def _merge_short(groups: list[tuple[int, list[KeySentence]]]) -> list[tuple[int, list[KeySentence]]]:

@@ -86,14 +86,20 @@ def plain_sentences(text: str) -> list[str]:
 
 _MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _MD_UNDERLINE = re.compile(r"^[ \t]{0,3}(?:=+|-+|\*(?:[ \t]*\*){2,}|_(?:[ \t]*_){2,})[ \t]*$")
-_MD_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+(?=\S)")
+_MD_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)]|\(\d{1,3}[a-z]?\)|\([a-z]\)|\((?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\))"
+                      r"[ \t]+(?=\S)")
+"""A list item's marker: a bullet, "1." or "1)", or a clause's "(1)", "(a)", "(iv)" as statutes number them."""
+_NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+")
+_LEAD_IN = re.compile(r"(?:[:,;]|\b(?:and|or))\s*$", re.IGNORECASE)
 
 
 def plain_heading(line: str, next_line: str | None = None) -> str:
     """A plain-text heading's words, or "" when ``line`` is none: a line of one to ten words with no stop,
     comma or semicolon at its end (a colon may close it), in capitals ("WHEN A BAN APPLIES", "3. PENALTIES:"),
     or, standing alone (``next_line`` blank or None), opening with a capital ("When a ban applies",
-    "Rabies"). A table row, a Markdown heading and a list item in ordinary case are no plain heading."""
+    "Rabies"), or numbered over text that is not the next number's ("4. Requirement for a licence" over
+    "(1) A host must ..."). A table row, a Markdown heading and a list item in ordinary case are no
+    plain heading."""
     stripped = (line or "").strip()
     if not stripped or "|" in stripped or _MD_HEADING.match(line):
         return ""
@@ -108,12 +114,17 @@ def plain_heading(line: str, next_line: str | None = None) -> str:
         return body
     if not item and body[0].isupper() and len(found) <= 8 and not (next_line or "").strip():
         return body
+    if (item and _NUMBERED.match(line) and body[0].isupper() and len(found) <= 8 and (next_line or "").strip()
+            and not _NUMBERED.match(next_line or "")):
+        return body  # "4. Requirement for a licence" over "(1) A host must ...": a numbered section's title
     return ""
 
 
 def text_blocks(text: str) -> list[str]:
     """A text's blocks, where no sentence runs across: its paragraphs (cut at blank lines) and the items
-    of its lists (a line opening with ``-``, ``*``, ``+``, ``•`` or ``1.``/``1)``, the marker dropped),
+    of its lists (a line opening with ``-``, ``*``, ``+``, ``•``, ``1.``/``1)`` or a clause's ``(1)``/``(a)``,
+    the marker dropped; an item in lower case after a lead-in that ends with a colon, a comma or "and"/"or"
+    continues the lead-in's sentence),
     each with its whitespace collapsed (a paragraph's wrapped lines joined); Markdown headings (``#`` to
     ``######`` and a space, or a line underlined with ``===`` or ``---``), plain-text headings
     (:func:`plain_heading`: "WHEN A BAN APPLIES") and rules are left out: a
@@ -136,6 +147,9 @@ def text_blocks(text: str) -> list[str]:
             current = []
             continue
         item = _MD_ITEM.match(line)
+        if item and current and line[item.end():][:1].islower() and _LEAD_IN.search(current[-1]):
+            current.append(line[item.end():])  # "must have:" then "(a) a smoke alarm ..., and": one sentence
+            continue
         if not line.strip() or _MD_HEADING.match(line) or item:
             if current:
                 blocks.append(current)

@@ -230,6 +230,29 @@ def test_plain_text_headings_are_no_part_of_a_fact_and_name_their_passage():
     assert "what happens when a ban applies" in asked, asked
 
 
+def test_a_statute_numbered_in_sections_and_clauses():
+    from engine.text.sentences import chunk_sentences
+
+    doc = ("Short-Term Lets Regulations 2024\n\nPart 2 - Licences\n\n4. Requirement for a licence\n(1) A host must "
+           "hold a short-term let licence before a dwelling is let to guests.\n(2) A licence lasts for three years "
+           "and costs 310 pounds.\n(3) The council must decide an application within 9 months of receiving it.\n\n"
+           "5. Conditions\n(1) A host must not let a dwelling to more than 8 guests at one time.\n(2) Each dwelling "
+           "must have:\n(a) a smoke alarm in every room used for sleeping, and\n(b) a carbon monoxide alarm where "
+           "there is a gas appliance.\n(3) In this Part, \"dwelling\" means a house or flat used as a separate home.\n")
+    found = chunk_sentences(doc)
+    # no clause number in a fact; a section's title is no part of its first clause; "(a)", "(b)" in lower
+    # case continue their lead-in's sentence
+    assert found[0] == "A host must hold a short-term let licence before a dwelling is let to guests."
+    assert "Each dwelling must have: a smoke alarm in every room used for sleeping, and a carbon monoxide alarm " \
+           "where there is a gas appliance." in found
+    assert not any(s.startswith("(") or "Conditions" in s for s in found)
+    topic_words = offline.words("Short-term let licence host dwelling")
+    facets = offline.facets_of(doc, [(1, 0, len(doc))], "Short-term lets", topic_words, lambda s, c: True)
+    assert [f.heading for f in facets] == ["Requirement for a licence", "Conditions"]
+    assert offline._SECTION_NUMBER.sub("", "Part 2 - Licences") == "Licences"
+    assert offline._SECTION_NUMBER.sub("", "Section 4: Fees") == "Fees"
+
+
 def test_a_plain_text_passage_is_asked_about_its_period_label_in_words_that_read():
     doc = ("Rabies\n\nRabies is a viral infection of the brain that is almost always fatal once symptoms appear. The "
            "virus is carried in the saliva of infected animals. Most human cases come from the bite of a dog.\n\n"
