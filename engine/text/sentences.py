@@ -120,11 +120,29 @@ def plain_heading(line: str, next_line: str | None = None) -> str:
     return ""
 
 
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
+_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|)+(?:[ \t]*:?-{2,}:?[ \t]*)?[ \t]*$")
+
+
+def table_row(cells: list[str], header: list[str]) -> str:
+    """A table's row as a line of text: "Maximum flow – 9,000 litres per hour." (two columns), "X200 – battery
+    12 hours, weight 1.4 kg." (more, each cell after the first with its column's name)."""
+    first, rest = cells[0], cells[1:]
+    if len(rest) == 1:
+        said = rest[0]
+    else:
+        said = ", ".join(f"{header[i + 1]} {c}" if i + 1 < len(header) and header[i + 1] else c
+                         for i, c in enumerate(rest) if c)
+    line = f"{first} – {said}" if said else first  # (not a colon: "Weight:" would read as a run-in label)
+    return line if line[-1:] in ".!?" else f"{line}."
+
+
 def text_blocks(text: str) -> list[str]:
     """A text's blocks, where no sentence runs across: its paragraphs (cut at blank lines) and the items
     of its lists (a line opening with ``-``, ``*``, ``+``, ``•``, ``1.``/``1)`` or a clause's ``(1)``/``(a)``,
     the marker dropped; an item in lower case after a lead-in that ends with a colon, a comma or "and"/"or"
-    continues the lead-in's sentence),
+    continues the lead-in's sentence; a table's row is a block of its own, "Weight – 4.2 kg.", its header
+    and rule rows left out: :func:`table_row`),
     each with its whitespace collapsed (a paragraph's wrapped lines joined); Markdown headings (``#`` to
     ``######`` and a space, or a line underlined with ``===`` or ``---``), plain-text headings
     (:func:`plain_heading`: "WHEN A BAN APPLIES") and rules are left out: a
@@ -134,7 +152,22 @@ def text_blocks(text: str) -> list[str]:
     blocks: list[list[str]] = []
     current: list[str] = []
     lines = (text or "").splitlines()
+    header: list[str] = []
     for at, line in enumerate(lines):
+        if _TABLE_ROW.match(line):  # a table's row is a block of its own, read with its header's words
+            if current:
+                blocks.append(current)
+            current = []
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            after = lines[at + 1] if at + 1 < len(lines) else ""
+            if _TABLE_RULE.match(line):
+                continue
+            if _TABLE_RULE.match(after):
+                header = [c.lower() for c in cells]
+                continue
+            blocks.append([table_row(cells, header)])
+            continue
+        header = []
         if plain_heading(line, lines[at + 1] if at + 1 < len(lines) else None):
             if current:
                 blocks.append(current)

@@ -253,6 +253,15 @@ def test_a_statute_numbered_in_sections_and_clauses():
     assert offline._SECTION_NUMBER.sub("", "Section 4: Fees") == "Fees"
 
 
+def test_a_tables_rows_are_lines_of_their_own_with_their_columns_names():
+    from engine.text.sentences import chunk_sentences
+
+    doc = ("## Specifications\n\n| Specification | Value |\n|---|---|\n| Maximum flow | 9,000 litres per hour |\n"
+           "| Weight | 4.2 kg |\n\n| Model | Battery | Weight |\n|:--|--:|---|\n| X200 | 12 hours | 1.4 kg |\n\nText after.\n")
+    assert chunk_sentences(doc) == ["Maximum flow – 9,000 litres per hour.", "Weight – 4.2 kg.",
+                                    "X200 – battery 12 hours, weight 1.4 kg.", "Text after."]
+
+
 def test_a_plain_text_passage_is_asked_about_its_period_label_in_words_that_read():
     doc = ("Rabies\n\nRabies is a viral infection of the brain that is almost always fatal once symptoms appear. The "
            "virus is carried in the saliva of infected animals. Most human cases come from the bite of a dog.\n\n"
