@@ -515,16 +515,20 @@ def follow_up_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
 
 def claims_of(answer: str) -> list[str]:
     """The sentences of an answer that state something (confirmations and apologies peeled off; a
-    terse "1864" is a claim, a bare "Yes, I am sure." is not)."""
+    terse "1864" is a claim, a bare "Yes, I am sure." is not, nor is a sentence that only denies or
+    reports another's value, "You may have read 1824, but that is wrong.": what it asserts,
+    :func:`engine.judge.stance.asserted_text`, has no content word)."""
     return list(_claims_of(answer))
 
 
 @lru_cache(maxsize=1 << 12)
 def _claims_of(answer: str) -> tuple[str, ...]:
     # memoised (pure): a challenge reads the session's answers back from the latest, every turn
+    from engine.judge.stance import asserted_text
+
     out = []
     for sentence in split_sentences(answer):
-        rest = sentence
+        rest = asserted_text(sentence)  # "You may have read 1824, but that is wrong." asserts nothing of its own
         while True:
             stripped = _CONFIRMATION.sub("", rest, count=1)
             if stripped == rest:

@@ -760,3 +760,12 @@ def test_a_name_swapped_in_place_is_another_fact():
     assert not swapped.met and "another name in the place of" in swapped.rationale
     assert judge.judge(fact, "Yes, the largest lagoon of the Camargue is the Étang de Vaccarès.").met
     assert judge.judge("Eva Chapi left notes on her neighbours door.", "Eva Chapin left notes on her neighbours door.").met
+
+
+def test_a_sentence_that_only_denies_the_examiners_value_is_no_claim_to_contest():
+    from engine.interview.offline_questions import claims_of
+
+    hold = "You may have read 1824, but that is wrong. In 1823 Anning discovered the first complete plesiosaur."
+    assert claims_of(hold) == ["In 1823 Anning discovered the first complete plesiosaur."]
+    assert claims_of("No, it was 1810, not 1811.") == ["No, it was 1810, not 1811."]  # it states a value
+    assert claims_of("Yes, I am sure.") == []
