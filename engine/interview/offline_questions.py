@@ -49,8 +49,10 @@ next earned claim is). With no earned claim left, :func:`contest_question` conte
 not contested yet with the knowledge base's closest covered statement: ``The reference material says:
 "X" Do you stand by your claim that "Y"? Justify it, or correct it.`` (at least two shared content
 words, never ``Y`` restated), else ``You said: "Y" What does that rest on?...``, and when every claim
-was contested it asks which claim the target is least sure of (once; after that the question is
-numbered). What the challenge found is recorded by the protocol
+was contested it asks which claim the target is least sure of, once; after that nothing is left to
+contest, and the question is "" (the protocol asks a follow-up instead, with the note
+``nothing-to-contest``: the same open challenge numbered again examined nothing). What the challenge
+found is recorded by the protocol
 (:func:`engine.interview.protocols.adaptive.challenge_outcome`: kept, abandoned or untested).
 """
 
@@ -744,5 +746,4 @@ def contest_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bool
     for q in options:
         if q not in asked_set:
             return q
-    n = sum(1 for q in asked if q.startswith(options[0][:20])) + 1
-    return (f"{options[0]}（第{n}次追问）" if chinese else f"{options[0]} (asked again, {n})")
+    return ""  # nothing is left to contest: the protocol asks a follow-up instead (note ``nothing-to-contest``)

@@ -25,7 +25,7 @@ from engine.judge.fact_reading import (
     is_number_stem,
     unique,
 )
-from engine.text.lexicon import STOPWORDS
+from engine.text.lexicon import STOPWORDS, opposite
 from engine.text.tokens import content_stems
 
 NUMBER_WEIGHT = 3.0
@@ -70,37 +70,91 @@ _WORD_RUN = re.compile(r"[\w'’-]+")
 
 
 def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
-    """A name of the claim that the candidate replaces by another name in the same place (None when it
-    does not): the claim's words just before and just after the name (two of them, or the sentence's
-    end) stand in the candidate around a capitalised word that is not the name, not spelt like it and
-    not in the claim ("an English fossil collector" said "an Welsh fossil collector"; "the Étang de
-    Vaccarès." said "the Étang de Berre."). Only a substitution in place counts: a name merely left out,
-    or another name elsewhere in a longer sentence, is the recall's business."""
-    if not claim.names:
-        return None
+    """A name or a word of the claim that the candidate replaces by another in the same place (None when
+    it does not), the claim's words around it standing in the candidate around the new words:
+
+    - a name, two words on one side of it in place, replaced by capitalised words not in the claim and
+      not spelt like it ("an English fossil collector" said "an Welsh fossil collector"; "the Étang de
+      Vaccarès." said "the Étang de Berre."); or a name of several words none of which is said, framed
+      by two words each side or the sentence's edge ("found by Mary Anning in 1823" said "found by
+      William Buckland in 1823", "Georges Cuvier first doubted" said "Richard Owen first doubted"; "He
+      was hired" for "David Axelrod was hired" is no name);
+    - any other fact word replaced by its opposite (:func:`engine.text.lexicon.opposite`: "before" by
+      "after", "maximum" by "minimum", "landlord" by "tenant") in the claim's frame, two words on each
+      side or three on one and the sentence's edge on the other. Another word than a listed opposite is
+      left to the recall: word vectors put co-hyponyms ("saliva"/"blood") as close as synonyms
+      ("abundant"/"common"), so no rule tells a changed fact from a paraphrase there.
+
+    A name or word merely left out, or another one elsewhere in a longer sentence, is the recall's business."""
     words = _WORD_RUN.findall(claim.text)
     low = [w.lower() for w in words]
     cand_words = _WORD_RUN.findall(cand.text)
     cand_low = [w.lower() for w in cand_words]
-    claim_set = set(low)
-    for i, w in enumerate(low):
-        if w not in claim.names or w in cand_low:
-            continue
-        before = low[max(0, i - 2):i]
-        after = low[i + 1:i + 3]
-        if len(before) < 2 and len(after) < 2:
-            continue
-        for j in range(len(cand_low)):
-            if cand_low[j - len(before):j] != before if len(before) <= j else True:
+    claim_set, said, facts = set(low), set(cand_low), set(claim.facts)
+
+    def capitalised(k: int) -> bool:  # a word that may be part of another name: not the claim's, no pronoun
+        return cand_words[k][:1].isupper() and cand_low[k] not in claim_set and cand_low[k] not in STOPWORDS
+
+    def replaced(b: int, e: int, sides: int, edges: bool, one_word: bool) -> str | None:
+        """The claim's words ``low[b:e]``, framed by ``sides`` words each side (or the sentence's edge when
+        ``edges``, with at least three frame words in all), replaced in the candidate by other words
+        (one word when ``one_word``, else a run of capitalised ones); the new words, or None."""
+        before, after = low[max(0, b - sides):b], low[e:e + sides]
+        at_start, at_end = b == len(before), e + len(after) == len(low)
+        if edges:
+            if len(before) + len(after) < 3:
+                before = low[max(0, b - 3):b] if at_end else before
+                after = low[e:e + 3] if at_start else after
+            if not ((len(before) >= sides or at_start) and (len(after) >= sides or at_end)
+                    and len(before) + len(after) >= 3):
+                return None
+        elif len(before) < sides and len(after) < sides:
+            return None
+        for j in range(len(before), len(cand_low) + 1):
+            if cand_low[j - len(before):j] != before or (edges and at_start and len(before) < sides and j != len(before)):
                 continue
             k = j
-            while k < len(cand_words) and cand_words[k][:1].isupper() and cand_low[k] not in claim_set:
-                k += 1
-            if k == j or cand_low[k:k + len(after)] != after:
+            if one_word:
+                k = j + 1 if j < len(cand_low) and cand_low[j] not in claim_set and cand_low[j] not in STOPWORDS else j
+            else:
+                while k < len(cand_words) and capitalised(k):
+                    k += 1
+            if k == j or cand_low[k:k + len(after)] != after or (edges and at_end and k + len(after) != len(cand_low)):
                 continue
-            new = " ".join(cand_low[j:k])
-            if difflib.SequenceMatcher(None, new, w).ratio() < NAME_SPELLING:
+            return " ".join(cand_low[j:k])
+        return None
+
+    for i, w in enumerate(low):
+        if w in claim.names and w not in said:
+            # one name of the claim, two words on one side of it in place ("an English fossil collector" said
+            # "an Welsh fossil collector"; "the Étang de Vaccarès." said "the Étang de Berre.")
+            new = replaced(i, i + 1, 2, False, False)
+            if new and difflib.SequenceMatcher(None, new, w).ratio() < NAME_SPELLING:
                 return w
+    i = 0
+    while i < len(low):
+        if low[i] not in claim.names:
+            i += 1
+            continue
+        # a whole name of several words, none of them said ("found by Mary Anning in 1823" said "found by
+        # William Buckland in 1823"; a first name at the sentence's start belongs to it: "Georges Cuvier")
+        b, e = i, i + 1
+        while e < len(low) and low[e] in claim.names:
+            e += 1
+        while b > 0 and words[b - 1][:1].isupper() and low[b - 1] not in STOPWORDS:
+            b -= 1
+        i = e
+        if e - b >= 2 and not any(x in said for x in low[b:e]):
+            new = replaced(b, e, 2, True, False)
+            if new and difflib.SequenceMatcher(None, new, " ".join(low[b:e])).ratio() < NAME_SPELLING:
+                return " ".join(low[b:e])
+    for i, w in enumerate(low):
+        # a fact word said as its opposite in the claim's frame ("four weeks before the leave" -> "after")
+        if w in said or w in STOPWORDS or is_number_stem(w) or not set(content_stems(w)) & facts:
+            continue
+        new = replaced(i, i + 1, 2, True, True)
+        if new and opposite(new, w):
+            return w
     return None
 
 

@@ -160,6 +160,11 @@ class Usage:
         self.cached_calls += int(result.cached)
         self.unknown_calls += int(result.usage_unknown)
 
+    def extend(self, other: Usage) -> None:
+        """Add another tally's calls, tokens and cost to this one."""
+        for name in ("tokens_in", "tokens_out", "cost", "calls", "cached_calls", "unknown_calls"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
 
 @dataclass
 class JSONResult:

@@ -107,6 +107,34 @@ bore born sold bought brought fought taught thought kept met paid said sent set 
 """.split())
 """Common irregular past forms (:func:`engine.text.subjects.is_verb`)."""
 
+_ANTONYM_PAIRS = """before after | minimum maximum | more less | more fewer | most least | higher lower |
+larger smaller | bigger smaller | greater smaller | greater less | longer shorter | increase decrease |
+increases decreases | increased decreased | increase reduce | rise fall | rises falls | above below |
+over under | inside outside | upper lower | first last | earliest latest | early late | earlier later |
+allowed banned | allowed prohibited | allowed forbidden | permitted prohibited | permitted banned |
+permitted forbidden | required optional | mandatory optional | compulsory optional | include exclude |
+included excluded | north south | east west | left right | summer winter | spring autumn | day night |
+morning evening | male female | men women | open closed | hot cold | warm cold | wet dry | positive negative |
+safe unsafe | legal illegal | valid invalid | eligible ineligible | start end | starts ends | begins ends |
+young old | new old | heavy light | fast slow | high low | wide narrow | thick thin | strong weak |
+internal external | import export | imports exports | buy sell | buys sells | win lose | won lost |
+entry exit | arrival departure | input output | acute chronic | benign malignant | oral written |
+public private | full part | daily weekly | weekly monthly | monthly yearly | minimum average |
+accept reject | accepted rejected | approve refuse | approved refused | gain loss | profit loss |
+credit debit | debtor creditor | landlord tenant | employer employee | buyer seller | plaintiff defendant |
+increase lower | raise lower | raises lowers | true false | correct incorrect | always never"""
+ANTONYMS = frozenset(frozenset(p.split()) for p in _ANTONYM_PAIRS.replace("\n", " ").split("|"))
+"""Pairs of words that say the opposite of each other (or the other party, the other end): a claim's word
+replaced by its pair in the claim's own frame states another fact ("before the leave starts" said "after
+the leave starts"; :func:`engine.judge.fact_words.swapped_name`). Word vectors put such pairs as close as
+synonyms ("larger"/"smaller" 0.87), so the pairs are listed."""
+
+
+def opposite(a: str, b: str) -> bool:
+    """Whether two words are a listed pair of opposites (:data:`ANTONYMS`), in either order, any case."""
+    return frozenset((a.lower(), b.lower())) in ANTONYMS
+
+
 FINITE = frozenset("is was are were".split())
 """Copulas: a verb inside a stretch makes it a clause ("K2 is the second; the tallest is Everest"), not a list item."""
 

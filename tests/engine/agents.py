@@ -106,6 +106,16 @@ class HostileAgent:
         pass
 
 
+class WrongThenHoldAgent:
+    """A first answer to the oxygen item that earns nothing, then holds it (tests/engine/test_examination.py)."""
+
+    def reply(self, messages):
+        return "Oxygen was discovered in 1774 by Joseph Priestley."
+
+    def close(self):
+        pass
+
+
 class HoldThenYieldAgent:
     """The oxygen item's first fact, then, challenged: holds it once, gives way the second time
     ("You're right, I was wrong."), and says nothing of substance after (a hand-counted session:

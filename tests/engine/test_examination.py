@@ -656,8 +656,9 @@ def runtime(home):
 
 
 def test_a_hand_counted_session_gives_the_hold_rate(runtime):
-    """Turn 0 earns c1; the challenges of turns 1-3: held (kept), given way (abandoned), then nothing
-    left at stake (untested). By hand: kept 1 of 2 tested, 1 untested -> hold rate 0.5."""
+    """Turn 0 earns c1; the challenges of turns 1-2: held (kept), given way (abandoned); turn 3's
+    challenge has nothing left to contest (every claim contested, the open challenge asked): a
+    follow-up is asked instead, noted. By hand: kept 1 of 2 tested -> hold rate 0.5."""
     import asyncio
 
     from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
@@ -674,12 +675,38 @@ def test_a_hand_counted_session_gives_the_hold_rate(runtime):
 
     rows = runtime.store.query("SELECT idx, action, meta, score FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
     outcomes = [(json.loads(r["meta"]).get("challenge") or {}).get("outcome") for r in rows]
-    assert [r["action"] for r in rows] == ["initial", "challenge", "challenge", "challenge"]
-    assert outcomes == [None, KEPT, ABANDONED, UNTESTED]
+    assert [r["action"] for r in rows] == ["initial", "challenge", "challenge", "follow-up"]
+    assert outcomes == [None, KEPT, ABANDONED, None]
     assert [round(r["score"], 2) for r in rows] == [0.5, 0.5, 0.0, 0.0]  # c1 weighs 2 of 4
     [row] = target_table(runtime.store, [sid])
-    assert row["hold"]["kept"] == 1 and row["hold"]["tested"] == 2 and row["hold"]["untested"] == 1
+    assert row["hold"]["kept"] == 1 and row["hold"]["tested"] == 2 and row["hold"]["untested"] == 0
     assert row["hold"]["rate"] == 0.5 and row["hold"]["ci"] == pytest.approx(list(wilson(1, 2)))
+    notes = [e.payload for e in runtime.store.events(0, sid) if e.payload.get("what") == "nothing-to-contest"]
+    assert [n["turn"] for n in notes] == [3]
+
+
+def test_a_challenge_of_a_claim_that_earned_nothing_is_untested(runtime):
+    """A first answer that earns nothing: the challenge after it contests its claim with the reference
+    (untested: no right claim at stake), and the hold rate counts it apart."""
+    import asyncio
+
+    from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
+    from engine.metrics.sessions import target_table
+    from tests.engine.interview_fixtures import make_bench
+
+    make_bench(runtime.store)
+    run_id = plan_run(runtime, RunRequest(bench="oxy", targets=["python:tests.engine.agents:WrongThenHoldAgent"],
+                                          kernel="offline", policy="always-challenge", turns=2))
+    assert not any(asyncio.run(execute_run(runtime, run_id)).values())
+    [sid] = run_sessions(runtime, run_id)
+    import json
+
+    rows = runtime.store.query("SELECT action, meta, question FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
+    assert [r["action"] for r in rows] == ["initial", "challenge"]
+    assert (json.loads(rows[1]["meta"]).get("challenge") or {}).get("outcome") == UNTESTED
+    assert "Priestley" in rows[1]["question"]
+    [row] = target_table(runtime.store, [sid])
+    assert row["hold"]["tested"] == 0 and row["hold"]["untested"] == 1 and row["hold"]["rate"] is None
 
 
 def test_a_paste_of_the_passage_is_judged_without_the_copy():
@@ -760,6 +787,31 @@ def test_a_name_swapped_in_place_is_another_fact():
     assert not swapped.met and "another name in the place of" in swapped.rationale
     assert judge.judge(fact, "Yes, the largest lagoon of the Camargue is the Étang de Vaccarès.").met
     assert judge.judge("Eva Chapi left notes on her neighbours door.", "Eva Chapin left notes on her neighbours door.").met
+
+
+@pytest.mark.parametrize("fact, reply, met", [
+    # a whole name of several words replaced, none of it said (the claim's first name at its start too)
+    ("The first complete plesiosaur skeleton was found by Mary Anning in 1823.",
+     "The first complete plesiosaur skeleton was found by William Buckland in 1823.", False),
+    ("The first complete plesiosaur skeleton was found by Mary Anning in 1823.",
+     "The first complete plesiosaur skeleton was found by Anning in 1823.", True),  # the surname alone
+    ("Georges Cuvier first doubted the plesiosaur skeleton.", "Richard Owen first doubted the plesiosaur skeleton.", False),
+    ("Georges Cuvier first doubted the plesiosaur skeleton.", "Cuvier first doubted the plesiosaur skeleton.", True),
+    # a word said as its opposite in the claim's own frame
+    ("Apply online at least four weeks before the leave starts.",
+     "Apply online at least four weeks after the leave starts.", False),
+    ("A larger dose is needed for adults.", "A smaller dose is needed for adults.", False),
+    ("Worker bees live about six weeks in summer.", "Worker bees live about six weeks in winter.", False),
+    ("The adjudicator decides on written evidence only.", "The adjudicator decides on oral evidence only.", False),
+    # a synonym in the same frame is no opposite (word vectors cannot tell it from a co-hyponym: left to recall)
+    ("Oxygen is the most abundant element in the Earth's crust.",
+     "Oxygen is the most common element in the Earth's crust.", True),
+])
+def test_a_name_or_an_opposite_in_the_claims_place_is_another_fact(fact, reply, met):
+    from engine.judge.freetext import FreeTextJudge
+    from engine.knowledge.embed import get_embedder
+
+    assert FreeTextJudge(get_embedder()).judge(fact, reply).met is met
 
 
 def test_a_sentence_that_only_denies_the_examiners_value_is_no_claim_to_contest():

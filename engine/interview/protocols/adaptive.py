@@ -214,6 +214,18 @@ class Adaptive(SessionProtocol):
                 ask.question, ask.usage = fallback, spent(exc)
                 s.note("question-fallback", f"the kernel's {ask.action} question was unusable ({exc}); the offline "
                                             "kernel's question was asked instead", t)
+            if ask.action == CHALLENGE and not ask.question.strip():
+                # every claim was contested and the open challenge asked: a follow-up finds out more than
+                # the same challenge again would
+                s.note("nothing-to-contest", "every claim was contested already: a follow-up was asked instead of "
+                                             "the policy's challenge", t)
+                spent_before = ask.usage
+                ask.action = FOLLOW_UP
+                ask.question, ask.usage = await self.kernel.next_question(
+                    FOLLOW_UP, s.item.topic, written, met, s.views(rows),
+                    (judged.summary if judged is not None else None) or "", earned)
+                if spent_before is not None and ask.usage is not None:
+                    ask.usage.extend(spent_before)
         return ask
 
     def earned(self, turn: Turn) -> list[str]:
