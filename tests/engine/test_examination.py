@@ -683,6 +683,8 @@ def test_a_hand_counted_session_gives_the_hold_rate(runtime):
     assert row["hold"]["rate"] == 0.5 and row["hold"]["ci"] == pytest.approx(list(wilson(1, 2)))
     notes = [e.payload for e in runtime.store.events(0, sid) if e.payload.get("what") == "nothing-to-contest"]
     assert [n["turn"] for n in notes] == [3]
+    # the examiner's choice, not the policy's: its rates leave the turn out
+    assert runtime.store.one("SELECT actor FROM turns WHERE session_id = ? AND idx = 3", (sid,))["actor"] == "kernel"
 
 
 def test_a_challenge_of_a_claim_that_earned_nothing_is_untested(runtime):

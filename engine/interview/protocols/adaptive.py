@@ -220,7 +220,8 @@ class Adaptive(SessionProtocol):
                 s.note("nothing-to-contest", "every claim was contested already: a follow-up was asked instead of "
                                              "the policy's challenge", t)
                 spent_before = ask.usage
-                ask.action = FOLLOW_UP
+                # the examiner's choice, not the policy's: the policy's rates (FDR, challenge share) leave it out
+                ask.action, ask.actor = FOLLOW_UP, "kernel"
                 ask.question, ask.usage = await self.kernel.next_question(
                     FOLLOW_UP, s.item.topic, written, met, s.views(rows),
                     (judged.summary if judged is not None else None) or "", earned)
