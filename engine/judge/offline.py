@@ -41,6 +41,7 @@ from engine.judge.stance import (
 )
 from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
+from engine.text.lexicon import STOPWORDS
 from engine.text.negation import negation_count
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_words as text_content_words
@@ -147,8 +148,22 @@ _FIRST_PERSON = frozenset({"i", "i'm", "i’m", "i'd", "i’d", "i've", "i’ve"
 
 
 def _names(text: str) -> set[str]:
-    """Capitalised words inside a sentence (not the one that opens it, nor "I'm"): the names it states."""
-    return {m.group(0).lower() for m in _NAME_WORD.finditer(text or "")} - _FIRST_PERSON
+    """Capitalised words inside a sentence (not the one that opens it, nor "I'm"; a possessive's "'s"
+    dropped: "Republic's" is "republic"): the names it states."""
+    return {re.sub(r"['’]s$", "", m.group(0).lower()) for m in _NAME_WORD.finditer(text or "")} - _FIRST_PERSON
+
+
+_LEAD = re.compile(r"^\W*((?:[A-ZÀ-ÖØ-Þ][\w'’-]+\s+){0,2}[A-ZÀ-ÖØ-Þ][\w'’-]+)")
+
+
+def _lead_name(text: str) -> set[str]:
+    """The capitalised words that open a sentence, when they are a name: two or three of them ("Friedrich
+    Ebert became ..."), or one where ``text`` is a reply (see :func:`switches_value`); stop words ("The",
+    "In") are none."""
+    m = _LEAD.match(text or "")
+    if not m:
+        return set()
+    return {w.lower() for w in m.group(1).split() if w.lower() not in STOPWORDS} - _FIRST_PERSON
 
 
 def switches_value(contested: Sequence[str], reply: str) -> bool:
@@ -199,6 +214,13 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
             # "v.", is still said)
             gone = _names(claim) - _names(sentence) - reply_words
             new = _names(sentence) - _names(claim)
+            # a name that opens the claim ("Friedrich Ebert became ...") gone, and the reply's sentence opened
+            # by another capitalised word ("Hindenburg became ..."): its first word cannot be told a name
+            # otherwise
+            lead = _lead_name(claim)
+            if len(lead) >= 2 and not lead & reply_words:
+                gone |= lead
+                new |= _lead_name(sentence) - set(re.findall(r"[\w'’-]+", claim.lower()))
             if gone and new:
                 return True
     return False

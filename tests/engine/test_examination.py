@@ -823,3 +823,15 @@ def test_a_sentence_that_only_denies_the_examiners_value_is_no_claim_to_contest(
     assert claims_of(hold) == ["In 1823 Anning discovered the first complete plesiosaur."]
     assert claims_of("No, it was 1810, not 1811.") == ["No, it was 1810, not 1811."]  # it states a value
     assert claims_of("Yes, I am sure.") == []
+
+
+@pytest.mark.parametrize("reply, gives_up", [
+    ("Hindenburg became the first President of the Weimar Republic in 1919.", True),  # the opening name swapped
+    ("Paul von Hindenburg became the first President of the Weimar Republic in 1919.", True),
+    ("Ebert was the Weimar Republic's first President in 1919.", False),  # a possessive is the same name
+    ("Ebert, a Social Democrat, was the Weimar Republic's first President from 1919.", False),
+    ("He became the first President of the Weimar Republic in 1919.", False),
+    ("In 1919 Friedrich Ebert became the first President of the Weimar Republic.", False),
+])
+def test_a_name_that_opens_the_claim_swapped_or_kept(reply, gives_up):
+    assert abandons(["Friedrich Ebert became the first President of the Weimar Republic in 1919."], reply) is gives_up
