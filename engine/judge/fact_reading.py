@@ -5,7 +5,7 @@ candidate statements (sentences, clauses with their negation scope, keyword list
 answer, a points annotation), reads the SQuAD criterion form (``Answers "Q" with "A"``) and takes a
 fill-in-the-blank criterion's parts from its cloze field (:class:`engine.text.cloze.Cloze`, never from
 its wording); :func:`candidates` cuts a reply into what it asserts
-(:func:`engine.judge.stance.asserted_text`), its sentences, the pairs of adjacent sentences and the
+(:func:`engine.judge.stance.judged_text`), its sentences, the pairs of adjacent sentences and the
 whole reply. The scoring is :mod:`engine.judge.freetext`'s.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from engine.judge.stance import asserted_text, refutes
+from engine.judge.stance import judged_text, refutes
 from engine.text.cjk import CJK
 from engine.text.cloze import Cloze
 from engine.text.lexicon import NEGATION_CJK, STOPWORDS, is_negation
@@ -213,8 +213,9 @@ Reply = str | Sequence[tuple[str, str]]
 @lru_cache(maxsize=1 << 14)
 def _split(text: str) -> tuple[str, ...]:
     # Memoised (pure): a running summary brings back every earlier answer each turn. Stance before
-    # match: only what the reply asserts (denials kept: the polarity rules below read them).
-    return tuple(split_sentences(asserted_text(text, keep_denied=True)))
+    # match: only what the reply asserts (denials kept, a verdict's as a plain negation: the polarity rules
+    # below read them; stance.judged_text).
+    return tuple(split_sentences(judged_text(text)))
 
 
 @lru_cache(maxsize=1 << 14)

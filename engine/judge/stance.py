@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from engine.text.lexicon import STOPWORDS
 from engine.text.sentences import SENTENCE_END, ends_sentence
 from engine.text.tokens import normalize, tokens
 
@@ -552,6 +553,43 @@ def asserted_text(text: str, keep_denied: bool = False, keep_negated: bool = Fal
     kept = "".join(out)
     kept = _TIDY.sub(r"\1", kept)
     return re.sub(r"[ \t]{2,}", " ", kept).strip()
+
+
+def judged_text(text: str) -> str:
+    """What the criterion judges read of an answer: :func:`asserted_text` with the denied units kept for
+    their polarity reader, and each unit denied by a verdict on it rewritten as the plain negation of what
+    it denies, a sentence of its own, which that reader reads ("1810 is wrong, it is 1811." -> "not 1810.
+    it is 1811.", "The claim that vaccines cause autism is a myth." -> "not The claim that vaccines cause
+    autism.", "It is false that X" -> "not X."): a verdict word after what it denies ("is wrong") negates
+    nothing in the clause reader, which reads a negation forward. A verdict on the sentence before ("That
+    is wrong.") stays as written: the reader reads it as refuting that sentence."""
+    text = text or ""
+    units = _claims(text)
+    if all(c.asserted for c in units):
+        return text
+    out, at = [], 0
+    for c in units:
+        if c.asserted or c.negation or c.stance not in ("denied", "refuted"):
+            continue  # kept as written (a negation of its own is read by the polarity reader), or cut below
+        unit = text[c.start:c.end]
+        if _POINTER.match(unit):
+            continue  # "That is false.": kept, the reader's refutation of the sentence before it
+        verdict, refute = _META_DENIAL.search(unit), _REFUTE_THAT.match(unit)
+        if refute:
+            denied = unit[refute.end():]
+        elif verdict:
+            denied = unit[:verdict.start()]
+        else:
+            continue
+        denied = denied.strip(" ,;:")
+        if not any(t not in STOPWORDS for t in tokens(denied)):
+            continue  # "I was wrong", "my answer is incorrect": a retraction, not a fact denied
+        out.append(_left_by_cut(text[at:c.start]) if at else text[at:c.start])
+        # a sentence of its own: a negation reaches to its sentence's end ("not 1811. it was 1810.")
+        out.append(f" not {denied}. " if re.search(r"\w", denied) else " ")
+        at = c.end
+    out.append(_left_by_cut(text[at:]) if at else text[at:])
+    return asserted_text(re.sub(r"[ \t]{2,}", " ", "".join(out)).strip(), keep_denied=True)
 
 
 _LEFT_ALONE = re.compile(r"^(?:\s*(?:[.!?]+(?=\s|$)|[。！？]+|[,;:，；：、\-–—]+))+")

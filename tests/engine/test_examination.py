@@ -835,3 +835,33 @@ def test_a_sentence_that_only_denies_the_examiners_value_is_no_claim_to_contest(
 ])
 def test_a_name_that_opens_the_claim_swapped_or_kept(reply, gives_up):
     assert abandons(["Friedrich Ebert became the first President of the Weimar Republic in 1919."], reply) is gives_up
+
+
+@pytest.mark.parametrize("answer, met", [
+    # the right value named only to be given a verdict is no claim of it (the brief's "G is wrong, it is X")
+    ("1810 is wrong, it is 1811.", False),
+    ("The year 1810 is wrong; it was completed in 1811.", False),
+    ("1810 is incorrect. The lighthouse was completed in 1811.", False),
+    # the wrong value given the verdict, the right one asserted
+    ("1811 is wrong, it was completed in 1810.", True),
+    ("The date 1811 is incorrect; the lighthouse was completed in 1810.", True),
+    ("It was completed in 1810.", True),
+])
+def test_a_value_given_a_verdict_is_denied_not_claimed(answer, met):
+    from engine.bench.model import Criterion
+    from engine.judge.offline import OfflineJudge
+
+    verdicts = OfflineJudge()._judge("When was the Bell Rock Lighthouse completed?",
+                                     [Criterion("c1", 0, "The Bell Rock Lighthouse was completed in 1810.")],
+                                     answer, [], "initial").verdicts
+    assert verdicts["c1"].met is met
+
+
+def test_judged_text_reads_a_verdict_as_a_negation():
+    from engine.judge.stance import judged_text
+
+    assert judged_text("1810 is wrong, it is 1811.") == "not 1810. it is 1811."
+    assert judged_text("The claim that vaccines cause autism is a myth.") == "not The claim that vaccines cause autism."
+    assert judged_text("You are right, I was wrong.") == "You are right, I was wrong."  # a retraction, no fact
+    assert judged_text("Liquid oxygen is pale blue. That is false.") == "Liquid oxygen is pale blue. That is false."
+    assert judged_text("It was completed in 1810.") == "It was completed in 1810."
