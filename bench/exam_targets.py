@@ -52,7 +52,7 @@ _QUOTE = re.compile(r'"([^"]{2,})"|“([^”]{2,})”')
 _ALTERNATIVE = re.compile(r"I have read that it was (?P<alt>.+?), not (?P<value>.+?)\. Are you sure\?")
 _NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?!\d)|(?<![\w.,])\d+(?:\.\d+)?(?!\d)")
 _WORD = re.compile(r"\w+")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|\(\d{1,3}[a-z]?\)|\([a-z]\)|\((?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\))\s+")
 
 
 def draw(*parts: object) -> float:

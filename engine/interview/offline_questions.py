@@ -574,8 +574,22 @@ def _related(claim: str, statements: Sequence[str]) -> list[str]:
     return [s for *_, s in sorted(scored)]
 
 
-_YEAR_VALUE = re.compile(r"(?<![\d.,])(?:1[0-9]|20)\d{2}(?!\d|[.,]\d)")
-_NUMBER_VALUE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d])|(?<![\d.,])\d+(?:\.\d+)?(?![\d])")
+_CODE = r"(?<![\d.,])(?<![A-Za-z])(?<![A-Za-z]-)"
+_YEAR_VALUE = re.compile(rf"{_CODE}(?:1[0-9]|20)\d{{2}}(?!\d|[.,]\d)")
+_NUMBER_VALUE = re.compile(rf"{_CODE}\d{{1,3}}(?:,\d{{3}})+(?![\d])|{_CODE}\d+(?:\.\d+)?(?![\d])")
+"""A number a claim states (not one inside a code or a model's name: "P300", "COVID-19", "M25")."""
+_UNIT_WORD = re.compile(r"\s*(?:%|[A-Za-z]+)")
+
+
+def unit_after(value: str, text: str) -> str:
+    """The word after a number in a text, its unit ("310 pounds" -> "pound", "6 months" -> "month", "45
+    percent" -> "percent"), or "" when none follows."""
+    m = re.search(rf"(?<![\w.,]){re.escape(value)}(?![\d])", text)
+    if not m:
+        return ""
+    u = _UNIT_WORD.match(text, m.end())
+    word = u.group(0).strip().lower() if u else ""
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
 def claim_value(claim: str, statement: str, topic: str = "") -> tuple[str, str] | None:
@@ -629,21 +643,27 @@ def _shifted(value: str, kind: str, salt: str) -> str:
     return ""
 
 
-def alternative_value(value: str, kind: str, pool: Iterable[str], topic: str = "", salt: str = "") -> str | None:
+def alternative_value(value: str, kind: str, pool: Iterable[str], topic: str = "", salt: str = "",
+                      claim: str = "") -> str | None:
     """A plausible wrong alternative to ``value``: another value of the same kind stated in ``pool``
-    (the item's other facts, i.e. the knowledge base), the nearest one first; else one made from the
-    value itself (:func:`_shifted`; names have no made-up alternative)."""
+    (the item's other facts, i.e. the knowledge base), the nearest one first, none the ``claim`` itself
+    states ("a further 14 days" is no alternative to its "28 days"); a number counts the same thing as
+    ``value`` does in the claim (:func:`unit_after`: "9 months" is no alternative to "310 pounds"); else
+    one made from the value itself (:func:`_shifted`; names have no made-up alternative)."""
     found: list[str] = []
+    unit = unit_after(value, claim) if kind == "number" and claim else None
     for text in pool:
         if kind == "date":
             found += [re.sub(r"^(?:on|by|until|from|since)\s+", "", m.group(0), flags=re.I) for m in _DATE.finditer(text)]
         elif kind == "year":
             found += [m.group(0) for m in _YEAR_VALUE.finditer(text)]
         elif kind == "number":
-            found += [m.group(0) for m in _NUMBER_VALUE.finditer(text) if not _YEAR_VALUE.fullmatch(m.group(0))]
+            found += [m.group(0) for m in _NUMBER_VALUE.finditer(text) if not _YEAR_VALUE.fullmatch(m.group(0))
+                      and (unit is None or unit_after(m.group(0), text) == unit)]
         else:
             found += proper_names(text, topic)
-    others = [v for v in dict.fromkeys(found) if v != value and v not in value and value not in v]
+    own = set(re.findall(r"[\w,.]+", claim)) if claim else set()
+    others = [v for v in dict.fromkeys(found) if v != value and v not in value and value not in v and v not in own]
     if kind == "name":  # a name of the same shape first (a person's two names for a person's)
         others.sort(key=lambda v: (len(v.split()) != len(value.split()), " of " in v) != (False, " of " in value))
     if kind in ("year", "number") and others:
@@ -699,7 +719,7 @@ def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
             options = []
             if found:
                 alt = alternative_value(found[0], found[1], [p for p in pool if p != statement] + [statement],
-                                        topic, salt=f"{topic}|{cid}")
+                                        topic, salt=f"{topic}|{cid}", claim=claim)
                 if alt:
                     options.append(f"你说：“{y}” 但我读到的是{alt}，而不是{found[0]}。你确定吗？" if chinese else
                                    f'You said: "{y}" I have read that it was {alt}, not {found[0]}. Are you sure?')
@@ -718,9 +738,18 @@ def contest_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bool
     asked_set = set(asked)
     contested = _quotations(asked)
 
+    contested_words = [content_words(q) for q in contested]
+
     def fresh(claim: str) -> bool:
         key = _norm(claim)
-        return not any(q and (q in key or key in q) for q in contested)
+        if any(q and (q in key or key in q) for q in contested):
+            return False
+        # a restatement of a contested claim's value ("No, it was 6, not 24." after "... up to 6 months ...")
+        # says nothing that claim did not: no new claim
+        from engine.judge.stance import asserted_text
+
+        own = content_words(asserted_text(claim))
+        return not any(own and own <= words for words in contested_words)
 
     claims: list[str] = []
     for t in reversed(history):  # the latest answer that states something not contested yet

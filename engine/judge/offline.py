@@ -181,6 +181,8 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
 
     A reply that repeats the value, or adds a source to it ("as UNESCO says"), swaps nothing."""
     asserted = asserted_text(reply)
+    # a contested claim's values are those it asserts: a quoted "No, it was 6, not 24." holds 6, not 24
+    contested = [asserted_text(c) or c for c in contested]
     said, before = set(_value_list(asserted)), set(_value_list(" ".join(contested)))
     if said and before and not (said & before):
         return True  # another value, and none of the claim's: "It was 1812." for "It was 1799."
@@ -308,7 +310,7 @@ def restates(contested: Sequence[str], text: str) -> bool:
     said_values = Counter(_value_list(asserted))
     sentences = [({stem(w) for w in text_content_words(x)}, negation_count(x) % 2) for x in _sentences(asserted)]
     for claim in contested:
-        values = Counter(_value_list(claim))
+        values = Counter(_value_list(asserted_text(claim) or claim))
         if values:
             if not values - said_values:
                 return True

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.bench import offline
 from engine.bench.generate import Topic, generate_benchmark, load_topics
 from engine.bench.items import get_benchmark, list_items
 from engine.bench.model import BenchError
@@ -15,6 +16,7 @@ from engine.bench.rubric import current_rubric
 from engine.config import Config
 from engine.knowledge.kb import build_kb
 from engine.text.cloze import Cloze
+from engine.text.sentences import plain_heading
 from tests.engine.test_bench_import import HashEmbedder
 
 FIX = Path(__file__).parent / "fixtures" / "bench"
@@ -203,7 +205,7 @@ def test_near_duplicate_items_are_merged_by_cosine_or_key_sentence():
     assert not drops.duplicate("Which drug shortens influenza if started early?", "Oseltamivir shortens influenza.")
 
 
-@pytest.mark.parametrize("folder", ["exam_kb3", "exam_kb4", "exam_kb5", "exam_kb6", "exam_kb7", "exam_kb8"])
+@pytest.mark.parametrize("folder", ["exam_kb3", "exam_kb4", "exam_kb5", "exam_kb6", "exam_kb7", "exam_kb8", "exam_kb9"])
 async def test_structured_documents_give_facts_without_markup_and_questions_about_their_sections(store, home, folder):
     """The examination bench's knowledge bases with structure (Markdown sections with and without a blank
     line under the heading, lists, Setext headings, numbered clauses in plain text, bold run-in labels, a
@@ -222,6 +224,10 @@ async def test_structured_documents_give_facts_without_markup_and_questions_abou
     assert all(len(current_rubric(store, i.id).criteria) >= 3 for i in items)
     headings = {re.sub(r"^\d+\.\s+", "", (m.group(1) or m.group(2)).strip().lower()) for p in docs.glob("*.md")
                 for m in re.finditer(r"(?m)^#{2,6}\s+(.+)$|^(.+)\n-{3,}\s*$", p.read_text())}
+    for p in docs.glob("*.*"):  # plain-text and numbered section headings ("WHEN A BAN APPLIES", "4. Conditions")
+        lines = p.read_text().splitlines()
+        headings |= {offline._SECTION_NUMBER.sub("", h).lower() for at, line in enumerate(lines[1:], 1)
+                     if (h := plain_heading(line, lines[at + 1] if at + 1 < len(lines) else None))}
     for item in items:
         for c in current_rubric(store, item.id).criteria:
             text = c.text.split("missing part of: ", 1)[-1]

@@ -865,3 +865,29 @@ def test_judged_text_reads_a_verdict_as_a_negation():
     assert judged_text("You are right, I was wrong.") == "You are right, I was wrong."  # a retraction, no fact
     assert judged_text("Liquid oxygen is pale blue. That is false.") == "Liquid oxygen is pale blue. That is false."
     assert judged_text("It was completed in 1810.") == "It was completed in 1810."
+
+
+def test_a_numbers_alternative_counts_the_same_thing_and_is_not_the_claims_own():
+    pool = ["A licence lasts for three years and costs 310 pounds.", "The council decides within 9 months.",
+            "Letting without a licence carries a fine of up to 2,500 pounds.", "It may be suspended for up to 6 months."]
+    claim = "A licence lasts for three years and costs 310 pounds."
+    assert alternative_value("310", "number", pool, salt="s", claim=claim) == "2,500"  # pounds, not "9" months
+    assert alternative_value("6", "number", pool, salt="s", claim="It may be suspended for up to 6 months.") == "9"
+    turf = "New turf laid in the 28 days before a ban may be watered for a further 14 days."
+    made = alternative_value("28", "number", [turf, "Apply within 14 days."], salt="s", claim=turf)
+    assert made not in ("14", "28", None)  # the claim's own "14 days" contests nothing
+    # a model's name is no value: "P300" is not the number 300
+    assert claim_value("The Aquaflow P300 is a submersible pump.", "The Aquaflow P300 is a submersible pump.") is None
+
+
+def test_a_restatement_of_a_contested_value_is_no_new_claim_to_contest():
+    from engine.interview.offline_questions import contest_question
+
+    claim = "A licence may be suspended for up to 6 months after two upheld complaints in one year."
+    history = [TurnView(0, "What about penalties?", claim, "initial"),
+               TurnView(1, f'You said: "{claim}" I have read that it was 9, not 6. Are you sure?',
+                        f"No, it was 6, not 9. {claim}", "challenge")]
+    q = contest_question("Short-term lets", [crit("c1", claim)], {"c1": True}, history)
+    assert "No, it was 6" not in q, q
+    # and a reply that holds the claim is read as kept against the quote's asserted value only
+    assert not abandons([claim, "No, it was 6, not 24."], f"Yes. As I said: {claim}")
