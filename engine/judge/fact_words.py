@@ -25,7 +25,7 @@ from engine.judge.fact_reading import (
     is_number_stem,
     unique,
 )
-from engine.text.lexicon import STOPWORDS, opposite
+from engine.text.lexicon import OPPOSITES, STOPWORDS, opposite
 from engine.text.tokens import content_stems
 
 NUMBER_WEIGHT = 3.0
@@ -150,8 +150,9 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
                 return " ".join(low[b:e])
     for i, w in enumerate(low):
         # a fact word said as its opposite in the claim's frame ("four weeks before the leave" -> "after")
-        if w in said or w in STOPWORDS or is_number_stem(w) or not set(content_stems(w)) & facts:
-            continue
+        if w in said or not OPPOSITES.get(w, frozenset()) & said or is_number_stem(w) \
+                or not set(content_stems(w)) & facts:
+            continue  # (a word with no listed opposite in the candidate costs one lookup)
         new = replaced(i, i + 1, 2, True, True)
         if new and opposite(new, w):
             return w

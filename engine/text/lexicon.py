@@ -119,7 +119,7 @@ safe unsafe | legal illegal | valid invalid | eligible ineligible | start end | 
 young old | new old | heavy light | fast slow | high low | wide narrow | thick thin | strong weak |
 internal external | import export | imports exports | buy sell | buys sells | win lose | won lost |
 entry exit | arrival departure | input output | acute chronic | benign malignant | oral written |
-public private | full part | daily weekly | weekly monthly | monthly yearly | minimum average |
+public private | full part | daily weekly | weekly monthly | monthly yearly |
 accept reject | accepted rejected | approve refuse | approved refused | gain loss | profit loss |
 credit debit | debtor creditor | landlord tenant | employer employee | buyer seller | plaintiff defendant |
 increase lower | raise lower | raises lowers | true false | correct incorrect | always never"""
@@ -128,6 +128,13 @@ ANTONYMS = frozenset(frozenset(p.split()) for p in _ANTONYM_PAIRS.replace("\n", 
 replaced by its pair in the claim's own frame states another fact ("before the leave starts" said "after
 the leave starts"; :func:`engine.judge.fact_words.swapped_name`). Word vectors put such pairs as close as
 synonyms ("larger"/"smaller" 0.87), so the pairs are listed."""
+
+
+OPPOSITES: dict[str, frozenset[str]] = {}
+"""Each listed word's opposites (:data:`ANTONYMS`)."""
+for _pair in ANTONYMS:
+    for _word in _pair:
+        OPPOSITES[_word] = OPPOSITES.get(_word, frozenset()) | (_pair - {_word})
 
 
 def opposite(a: str, b: str) -> bool:
