@@ -37,7 +37,8 @@ from engine.text.tokens import normalize, tokens
 #   ("..., right?", "..., isn't it?", "..., 对吧？").
 # - ``hypothetical``: a clause opened by if / suppose / supposing / assuming / imagine / what if / in
 #   case / 如果 / 假如 / 假设 / 要是 / 倘若 (not a hedge: "if I am not mistaken", "if I remember
-#   correctly", "如果我没记错"), up to the next ";"; the clause after it too when it holds
+#   correctly", "如果我没记错"; not a rule's condition, :func:`_rule_conditional`: "If you break a ban,
+#   you can be fined"), up to the next ";"; the clause after it too when it holds
 #   would / could / might / 'd / then / 就 / 那, and every clause between the two (the condition's
 #   own list: "If A, after B, and when C, that would be odd").
 # - ``attributed``: a clause that reports what others say or think ("many people think", "my friend
@@ -297,6 +298,32 @@ def _prose_claims(text: str, start: int, end: int) -> list[list[list]]:
     return sentences
 
 
+_RULE_IF = re.compile(
+    r"^\s*(?:and\s+|but\s+|so\s+)?(?:if|whenever)\s+"
+    r"(?!(?:it|that|this|so|the\s+answer|my\s+answer|the\s+(?:date|year|number|value|figure|name|amount))\s*"
+    r"(?:is|was|were|'s|be)\b)(?!.*\b(?:was|were|had|did|right|correct|true|wrong|the\s+case)\b)"
+    r"\S+(?:\s+\S+){2,}", re.IGNORECASE)
+
+
+def _rule_conditional(text: str, clauses: list[list], ci: int) -> bool:
+    """Whether the if-clause ``clauses[ci]`` states a rule's condition, not a supposition: a plain "if" over
+    three words or more of the world in the present ("If you break a ban, you can be fined", "If storage
+    falls below 45 percent for two weeks, a ban starts"), not of the answer ("if it is 1810", "if the
+    date was", "if that is right") nor in the past or the subjunctive ("if it was completed in 1810",
+    "if it were"), and no would / could / might /
+    then / 'd up to the next ";" (the consequent of a supposition: "If it were G, that would be odd"). A
+    rule is asserted whole, as "When X, Y" is."""
+    if not _RULE_IF.match(text[clauses[ci][0]:clauses[ci][1]]):
+        return False
+    for cj in range(ci, len(clauses)):
+        gap = text[clauses[cj - 1][1]:clauses[cj][0]] if cj > ci else ""
+        if ";" in gap or "；" in gap:
+            break
+        if _MODAL.search(text[clauses[cj][0]:clauses[cj][1]]):
+            return False
+    return True
+
+
 def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
     """Set each clause record's stance in place (the rules of the section comment above); return the
     starts of the units denied by a negation of their own ("Not G", "It is not G")."""
@@ -427,7 +454,7 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
                 # many think, the Clash")
                 denying = not re.search(r"\w", clause[opened.end():])
                 continue
-            if not _HEDGE_IF.match(clause) and _IF.match(clause):
+            if not _HEDGE_IF.match(clause) and _IF.match(clause) and not _rule_conditional(text, clauses, ci):
                 hypothetical = True
                 c[2] = "hypothetical"
                 carry = "hypothetical"

@@ -891,3 +891,20 @@ def test_a_restatement_of_a_contested_value_is_no_new_claim_to_contest():
     assert "No, it was 6" not in q, q
     # and a reply that holds the claim is read as kept against the quote's asserted value only
     assert not abandons([claim, "No, it was 6, not 24."], f"Yes. As I said: {claim}")
+
+
+@pytest.mark.parametrize("answer, asserted", [
+    # a rule's condition is asserted with its consequence, as "When X, Y" is
+    ("If the reservoirs stay under 45% full for two weeks running, a ban starts.", True),
+    ("If you break a ban, you can be fined up to 1,000 pounds.", True),
+    # a supposition is not: of the answer, in the past or the subjunctive, or with would/could/then
+    ("If it is 1810, fine.", False),
+    ("If the lighthouse was completed in 1810, it is old.", False),
+    ("If it were 1810, that would be surprising.", False),
+    ("If it was 1810, then the lighthouse is old.", False),
+    ("If 1810 is right, the lighthouse is old.", False),
+])
+def test_a_rules_condition_is_asserted_a_supposition_is_not(answer, asserted):
+    from engine.judge.stance import asserted_text
+
+    assert (asserted_text(answer) == answer) is asserted
