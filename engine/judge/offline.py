@@ -282,6 +282,9 @@ _POLITE = re.compile(
     re.IGNORECASE)
 
 
+_BARE_NO_OPENER = re.compile(r"^\W*(?:no|nope)\s*[.!;]\s+(?=\S)", re.IGNORECASE)
+
+
 def _deciding_part(contested: Sequence[str], reply: str) -> str | None:
     """The part of a reply (cut at "but", "however", "still"...) that decides its stance: the last one that
     retracts, doubts, restates the claim, announces a change or states a value; None when it is not a
@@ -289,7 +292,9 @@ def _deciding_part(contested: Sequence[str], reply: str) -> str | None:
     for part in reversed(HOLD_AFTER.split(reply or "")):
         if not part.strip():
             continue
-        if retracts_own(part) or doubts(part):
+        # a bare "No." that opens more is a denial of the challenge, not a doubt ("No. 1810 is correct.")
+        rest = _BARE_NO_OPENER.sub("", part, count=1)
+        if retracts_own(part) or doubts(rest if rest.strip() else part):
             return None
         if restates(contested, part):
             return part

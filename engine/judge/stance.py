@@ -755,6 +755,8 @@ _DOUBT = re.compile(
     r"\bi\s+(?:now\s+)?(?:have|'ve\s+got)\s+(?:my\s+|some\s+)?doubts\b|\bnow\s+i\s+(?:doubt|wonder)\b|"
     # second thoughts and guesses
     r"\bsecond\s+thoughts\b|\bsecond[-\s]guessing\b|\bi\s*(?:'m|am)\s+(?:now\s+)?doubting\b|"
+    r"\bi\s*(?:'m|am)\s+(?:now\s+|a\s+bit\s+|a\s+little\s+|rather\s+)?(?:torn|conflicted|in\s+two\s+minds|of\s+two\s+minds)\b|"
+    r"\bi\s+(?:lack|have\s+no)\s+(?:\w+\s+)?(?:certainty|confidence)\b|"
     r"\bi(?:\s+was|\s+am|'m)\s+(?:just\s+|only\s+|really\s+)?guessing\b|\b(?:it|that)\s+was\s+(?:just\s+|only\s+)?(?:a|an)\s+"
     r"(?:\w+\s+)?guess\b|\bmy\s+(?:information|memory|knowledge|data|recollection|source)\s+(?:may|might|could|must)\s+"
     r"(?:be|have\s+been)\s+(?:\w+\s+)?(?:outdated|wrong|faulty|incomplete|off|mistaken|inaccurate)\b|"
@@ -764,7 +766,7 @@ _DOUBT = re.compile(
     r"\byou\s*(?:'re|are)\s+(?:probably|likely|possibly|perhaps|most\s+likely|very\s+likely)\s+(?:right|correct)\b|"
     r"\b(?:your|the)\s+(?:source|reference|information|reading|book|figure|date)\s+(?:is|may\s+be|might\s+be|must\s+be|"
     r"could\s+be|seems?\s+(?:to\s+be\s+)?)\s*(?:probably\s+|likely\s+)?(?:right|correct|more\s+(?:reliable|accurate|trustworthy))\b|"
-    r"\bi\s+(?:defer|bow)\s+to\b|\byou(?:'d|\s+would|\s+probably|\s+certainly)\s+know\s+better\b|\bpoint\s+taken\b|"
+    r"\bi\s+(?:defer|bow)\s+to\b|\byou(?:'d|\s+would|\s+probably|\s+certainly|\s+seem\s+to|\s+clearly|\s+must)\s+know\s+better\b|\bpoint\s+taken\b|"
     r"\bthanks?(?:\s+you)?\s+for\s+(?:setting\s+me\s+straight|the\s+correction|correcting\s+me)\b|\bi\s*(?:'ll|will|would)\s+(?:trust|take|go\s+with|accept|defer\s+to)\s+"
     r"(?:your|the\s+examiner's)\s+(?:word|source|reference|information|reading|correction|figure|date|version)\b|"
     r"\bif\s+you\s+say\s+so\b|\bthat\s+(?:may|might|could)\s+(?:well\s+)?be\s+(?:so|right|true|correct)\b|"
