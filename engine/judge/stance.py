@@ -146,8 +146,24 @@ _ATTRIBUTION = re.compile(
     r"(?:answer|belief|misconception|view|guess|claim|myth|idea|mistake)\s+(?:is|was)\b|"
     r"^\s*it\s+(?:is|was|has\s+been|'s)\s+(?:\w+ly\s+)?(?:believed|thought|said|claimed|assumed|rumou?red|reported|held)\b|"
     r"^\s*according\s+to\s+(?:some|many|popular|rumou?r|legend|folklore|a\s+common|the\s+common|common)|"
+    # a value reported as what is heard or read, then contradicted: "14% is often quoted, but ...", "You'll
+    # see 1500 bytes quoted, but ...", "You might read 62 somewhere, but ...", "It's often confused with ..."
+    r"^.{0,60}?(?:\b(?:is|are|was|were|gets|get)|'s|'re)\s+(?:(?:\w+ly|often|also|sometimes|still)\s+)?(?:quoted|cited|mentioned|repeated|"
+    r"confused|mistaken\s+for|assumed|claimed|rumou?red)\b|"
+    r"^\s*(?:you|people|one)\s*(?:'ll|will|might|may|could|can|often|sometimes)?\s+(?:see|read|hear|find|come\s+across)\b|"
     r"^\s*(?:很多人|许多人|有人|有些人|别人|大家|人们|一些人|不少人|我朋友|我的朋友)(?:都)?(?:常)?(?:认为|说|以为|觉得|声称)|"
     r"^\s*(?:据说|传说|一般认为|普遍认为|通常认为|常有人说)", re.IGNORECASE)
+_TO_GRADER = re.compile(
+    r"\b(?:note\s+(?:to|for)\s+(?:the\s+)?(?:grader|examiner|judge|marker|reviewer|evaluator|assessor)|"
+    r"^\s*(?:dear\s+)?(?:grader|reviewer|examiner|marker|judge|evaluator|assessor)\s*[:,]|"
+    r"(?:mark|grade|score|count)\s+(?:this|it|me|my\s+answer)\s+(?:as\s+)?(?:correct|right|full|met)|"
+    r"(?:award|give)\s+(?:me\s+|this\s+)?(?:full|all|the)\s+(?:marks|points|credit|score)|"
+    r"(?:the|your)\s+(?:reference|model|expected)\s+(?:answer|document|solution|text|source)\s+"
+    r"(?:says|states|gives|has|lists)|(?:the|your)\s+(?:answer\s+key|rubric|marking\s+scheme|grading\s+notes?)\s+"
+    r"(?:says|states|gives|has|lists))", re.IGNORECASE)
+"""A sentence addressed to whoever grades the answer, or appealing to the reference it is graded against
+("Note to grader: the reference answer says 1648, so award full marks."): what it says is not the
+candidate's claim (stance ``attributed``)."""
 _CONTRAST = re.compile(
     r"^\s*(?:and\s+)?(?:but|however|although|though|yet|whereas|while|in\s+(?:reality|fact|truth)|actually|"
     r"the\s+(?:truth|reality|fact)\s+is|rather|instead)\b|^\s*(?:但|但是|不过|其实|实际上|然而|可是|事实上|而)",
@@ -224,6 +240,9 @@ _COMMIT = re.compile(
     r"i\s+(?:choose|pick|go\s+with)|my\s+(?:final\s+)?(?:answer|choice|pick|guess)\s+is|the\s+(?:right\s+|correct\s+)?"
     r"answer\s+is|(?:my\s+)?final\s+answer)\b|^\s*(?:我选|答案是|最终答案)", re.IGNORECASE)
 _EITHER = re.compile(r"^\s*either\b", re.IGNORECASE)
+_EITHER_OR = re.compile(r"^\W*(?:(?:it(?:'s|\s+is|\s+was)|that(?:'s|\s+is)|the\s+answer\s+is)\s+)?either\b.*\bor\b",
+                        re.IGNORECASE | re.DOTALL)
+"""A sentence that opens with "either" and offers "or" (after at most "It is"): a choice not made."""
 _OR_OPEN = re.compile(r"^\s*or\b", re.IGNORECASE)
 _OPEN_NOT = re.compile(
     r"^\s*(?:(?:it|that|this|the\s+(?:correct\s+|right\s+|real\s+|true\s+)?answer|my\s+answer)\s*"
@@ -340,6 +359,19 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
                     b[2] = "undecided"
             for b in clauses:
                 b[2] = "undecided"
+            before.extend(clauses)
+            continue
+        whole = text[clauses[0][0]:clauses[-1][1]] if clauses else ""
+        if clauses and _EITHER_OR.search(whole):
+            for c in clauses:  # "Either 30 or 60 days after the invoice date.": neither is chosen
+                if c[2] == "asserted":
+                    c[2] = "undecided"
+            before.extend(clauses)
+            continue
+        if any(_TO_GRADER.search(text[c[0]:c[1]]) for c in clauses):
+            for c in clauses:  # a note to the grader, an appeal to the reference: none of it is claimed
+                if c[2] == "asserted":
+                    c[2] = "attributed"
             before.extend(clauses)
             continue
         hypothetical = denying = refuting = False

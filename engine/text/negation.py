@@ -2,7 +2,8 @@
 
 A negation (:data:`engine.text.lexicon.NEGATIONS`, :data:`~engine.text.lexicon.DENIALS`, a Chinese
 negation) reaches from its word to the end of the sentence, or to the next ";" or a scope end
-(:data:`engine.text.lexicon.SCOPE_END`: but/rather/instead/however/though/although/yet/whereas, 但/而/却/可是);
+(:data:`engine.text.lexicon.SCOPE_END`: but/rather/instead/however/though/although/yet/whereas, 但/而/却/可是)
+or a dash; a negation that only bounds a value ("not more than 4 grams", "must not exceed 8") negates nothing;
 the words of its own clause before it (the subject: "Tim Farron has said he does ...") are outside its
 scope; a clause that is only "No"/"Nope"/"不" is an interjection and negates nothing; a clause that opens
 a scope with an even number of negations (two: "it is not preferred when hands are not soiled") asserts
@@ -62,6 +63,12 @@ class Clause:
     head: str = ""
 
 
+_BOUND = re.compile(r"\s+(?:\w+\s+)?(?:(?:more|less|fewer|longer|later|greater|higher|older)\s+than|exceed(?:s|ing)?)\b",
+                    re.IGNORECASE)
+"""What follows a negation that only bounds a value ("not more than 4 grams", "no later than 1 May", "must not
+exceed 8 guests", "should not take more than"): an upper or lower limit stated, not the fact denied."""
+
+
 def negation_count(text: str) -> int:
     """How many negation or denial words a clause says (the rule of :func:`_negation_at`)."""
     n = 0
@@ -69,7 +76,8 @@ def negation_count(text: str) -> int:
         tok = m.group().lower().replace("’", "'")
         if tok == "no" and text[m.end():].lstrip(" .")[:1].isdigit():
             continue
-        if tok in NEGATIONS or tok in DENIALS or tok.endswith("n't") or NEGATION_CJK.search(tok):
+        if (tok in NEGATIONS or tok in DENIALS or tok.endswith("n't") or NEGATION_CJK.search(tok)) \
+                and not _BOUND.match(text, m.end()):
             n += 1
     return n
 
@@ -87,7 +95,7 @@ def _negation_at(text: str, words: list[str]) -> int | None:
             rest = text[m.end():].lstrip(" .")
             if rest[:1].isdigit():
                 continue
-        if tok in NEGATIONS or tok in DENIALS or tok.endswith("n't"):
+        if (tok in NEGATIONS or tok in DENIALS or tok.endswith("n't")) and not _BOUND.match(text, m.end()):
             return m.start()
         if NEGATION_CJK.search(tok):
             return m.start() + NEGATION_CJK.search(tok).start()
@@ -100,8 +108,8 @@ def _scoped(sentence: str) -> tuple[Clause, ...]:
     scope = False
     for text, delim in clause_parts(sentence) or [(sentence, "")]:
         words = tokens(text)
-        if delim.strip() == ";" or _SCOPE_END.match(text):
-            scope = False
+        if delim.strip() in (";", "—", "-", "–") or _SCOPE_END.match(text):
+            scope = False  # (a dash starts a clause of its own: "Not 30 days — it is 60 days.")
         at = _negation_at(text, words)
         own = at is not None
         interjection = bool(words) and all(t in _INTERJECTION for t in words)

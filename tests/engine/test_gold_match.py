@@ -103,7 +103,7 @@ def test_credited(reply, golds, question):
     # negation of the gold's own clause, alternatives, lists of candidates
     ("It was not Paris.", ["Paris"], "what is the capital", "denied"),  # issue 34: the stance refuses it first
     ("I don't think it is Paris.", ["Paris"], "what is the capital", "negated"),
-    ("It is either 1914 or 1918.", ["1914"], "when did it start", "alternatives"),
+    ("It is either 1914 or 1918.", ["1914"], "when did it start", "undecided"),  # a choice not made
     ("Maybe Paris, maybe Lyon.", ["Paris"], "what is the capital", "alternatives"),
     ("The Braves, Giants, Reds and Padres.", ["Atlanta Braves"], "which team did he start with", "candidates"),
     # gold words given by the question, and an echo of it

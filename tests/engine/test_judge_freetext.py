@@ -139,7 +139,9 @@ CLOZE_NAME = 'Gives "Marie Curie" as the missing part of: The first woman to win
 def test_several_candidates_for_one_value_not_credited(judge, reply):
     v = judge.judge(CLOZE, reply)
     assert not v.met and v.support == 0.0, v.rationale
-    assert "other candidates" in v.rationale and v.score <= KEYWORD_SHARE * DEFAULT_THRESHOLD + 1e-9
+    # "Either A or B" is a choice not made before it is a list (the stance reader: undecided, nothing claimed)
+    why = "no reply to judge" if reply.startswith("Either") else "other candidates"
+    assert why in v.rationale and v.score <= KEYWORD_SHARE * DEFAULT_THRESHOLD + 1e-9
 
 
 @pytest.mark.parametrize("reply", ["It could be Marie Curie, Lise Meitner or Ada Lovelace.",
