@@ -189,13 +189,33 @@ def wait_for_running(n):
         time.sleep(0.05)
 
 
+def wait_for_none_running():
+    """Until no session is running (each was interrupted), at most 60 s."""
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        conn = sqlite3.connect(os.path.join(os.path.dirname(os.environ["FILLER"]), "viva.db"), timeout=10)
+        try:
+            if conn.execute("SELECT COUNT(*) FROM sessions WHERE status = 'running'").fetchone()[0] == 0:
+                return
+        finally:
+            conn.close()
+        time.sleep(0.05)
+
+
 class Agent:
     """Answers; at its second answer, once (while FILL_FLAG exists), another process's worth of data
-    takes every free byte of the home's file system (FILLER), as a log or a download would."""
+    takes every free byte of the home's file system (FILLER), as a log or a download would.
+    With FILL_WHEN_RUNNING, an answer asked for after the disk filled waits until every session was
+    interrupted: a session whose writes still find room (SQLite reuses its WAL's pages) cannot finish
+    before its worker hears of the fault, so the outcome does not depend on which worker is quicker."""
 
     def reply(self, messages):
         t = sum(1 for m in messages if m["role"] == "user")
         flag = os.environ["FILL_FLAG"]
+        if (os.environ.get("FILL_WHEN_RUNNING") and not os.path.exists(flag)
+                and os.path.exists(os.environ["FILLER"])):
+            wait_for_none_running()
+            return ANSWER
         if t == 2 and os.path.exists(flag):
             try:  # claimed by one session only: two sessions at their second answer race for the flag
                 os.unlink(flag)
