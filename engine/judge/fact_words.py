@@ -21,12 +21,14 @@ from engine.judge.fact_reading import (
     Candidate,
     FactClaim,
     ScopedClause,
+    bound_numbers,
     clause_subject,
     is_number_stem,
     unique,
 )
-from engine.text.lexicon import OPPOSITES, STOPWORDS, opposite
-from engine.text.tokens import content_stems
+from engine.text.lexicon import OPPOSITES, STOPWORDS, is_negation, opposite
+from engine.text.quantities import UNITS
+from engine.text.tokens import content_stems, stem, tokens
 
 NUMBER_WEIGHT = 3.0
 """Weight of a number among the fact words (a word weighs 1 + ln of its word pieces: :func:`word_weight`)."""
@@ -177,6 +179,78 @@ def other_number(cand: Candidate, number: str, counted: str, numbers: set[str], 
     return False
 
 
+_UNIT_KIND = {stem(w): dim for w, (dim, _size) in UNITS.items() if len(w) > 2}
+"""A unit's stem -> its dimension ("day" and "week" are both time): two numbers of one kind."""
+_STATEMENT_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def _is_year(number: str) -> bool:
+    return len(number) == 4 and number.isdigit() and 1000 <= int(number) <= 2999
+
+
+def _same_kind(counted: str, after: tuple[str, ...], number: str, other: str) -> bool:
+    if not counted:  # a number that counts nothing: only a year is of a year's kind ("1215" and "1216")
+        return not after and _is_year(number) and _is_year(other)
+    kind = _UNIT_KIND.get(counted)
+    return any(a == counted or (kind is not None and _UNIT_KIND.get(a) == kind) for a in after[:1])
+
+
+_DEFINING = frozenset("is was are were applies apply refers refer means mean covers cover concerns".split())
+
+
+@lru_cache(maxsize=4096)
+def _statements(text: str) -> tuple[tuple[frozenset[str], tuple[tuple[str, tuple[str, ...]], ...], bool, str], ...]:
+    """A candidate's statements (cut after ".", "!", "?" and ";"): their stems, numbers, negation, and the number
+    the statement defines, if any (its subject: "21 days is the time allowed to pay", "The 10-year interval
+    is for ...", "1215 is when ...")."""
+    out = []
+    for part in _STATEMENT_END.split(text):
+        toks = tokens(part)
+        k = 1 if toks[:1] and toks[0] in ("the", "that", "this") else 0
+        defined = toks[k] if len(toks) > k and is_number_stem(toks[k]) and _DEFINING & set(toks[k + 1:k + 5]) else ""
+        out.append((frozenset(content_stems(part)), tuple(bound_numbers(part, reach=3)),
+                    any(is_negation(t) for t in toks), defined))
+    return tuple(out)
+
+
+def moved_number(cand: Candidate, number: str, counted: str, numbers: set[str], about: set[str],
+                 said_of: set[str]) -> str | None:
+    """The candidate gives the claim's number to something else and another number of its kind to what the
+    claim is about: that other number (None when it does not).
+
+    The candidate is read statement by statement (cut after ".", "!", "?" and ";"). The claim's number
+    stands only as the subject of statements that define it as something ("21 days is ...", "The 10-year
+    interval is for ...") and that share fewer of the claim's words (``about``: its content words but
+    numbers and the counted unit) than a statement, not negated, that holds another number of the same kind
+    and one of the words the claim says of its subject (``said_of``: its predicate's)
+    (the same thing counted or a unit of the same dimension; a year for a year): "21 days is the time
+    allowed to pay the judgment sum; appeals must be filed within 30 days" for "a defendant has 21 days
+    ... to file an appeal"; "1215 is when the barons renounced their allegiance; the charter itself was
+    sealed in 1216". Not moved: a number said alone ("1,500 bytes; jumbo frames can carry 9,000 bytes");
+    the claim's numbers said together ("From a low of seven in 2004" beside "from 15 in 2009"); a
+    statement that names both ("built in 1961, and the wall fell in 1989": the claim's number stands
+    where its words are); a plain number that is no year ("scored 36 goals" beside "a 9-1 win"); another
+    number said of the claim's subject but not of what the claim says of it ("Rancadore, who has lived in
+    Britain for more than 20 years" beside "the 65-year-old").
+    """
+    own = -1
+    others: list[tuple[int, str]] = []
+    for stems, said, negated, defined in _statements(cand.text):
+        shared = len(stems & about)
+        if len(numbers) > 1 and numbers <= {n for n, _after in said}:
+            return None
+        for n, after in said:
+            if n == number and (not counted or counted in after):
+                if defined != number or not {w for w in stems - about if not is_number_stem(w)} - set(after):
+                    return None  # the number stated of something (not defined as something), or said alone
+                own = max(own, shared)
+            elif n not in numbers and not negated and stems & said_of and _same_kind(counted, after, number, n):
+                others.append((shared, n))
+    if own < 0:
+        return None
+    return next((n for shared, n in others if shared > own), None)
+
+
 def foreign_subject(clause: ScopedClause, known: set[str] | frozenset[str], known_text: str,
                     lowered: str | None = None) -> bool:
     """The clause's subject names something else.
@@ -215,7 +289,7 @@ ALT_ITEM_WORDS = 4
 
 
 @lru_cache(maxsize=1 << 14)
-def alternatives(sentence: str, facts: frozenset[str]) -> tuple[str, ...]:
+def alternatives(sentence: str, facts: frozenset[str], units: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The other candidates a sentence offers beside the one that holds the fact, or () when it commits.
 
     The sentence is cut into items at commas, ";", "/", "|", ":", "&", "(1)"-style numbering and the
@@ -232,8 +306,12 @@ def alternatives(sentence: str, facts: frozenset[str]) -> tuple[str, ...]:
       is bare: no other content word, no verb ("48, 65, 60").
 
     A list whose other items hold fact words too ("red, green and blue" for the fact "red, green
-    and blue") commits to all of them and offers nothing else; ":" ends a list (a lead-in).
+    and blue") commits to all of them and offers nothing else; ":" ends a list (a lead-in). ``units``:
+    the words the fact's numbers count ("days" of "28 days"), which a list of numbers shares ("7, 14, 28
+    or 56 days" offers 7, 14 and 56 beside 28).
     """
+    if units and any(is_number_stem(w) for w in facts):
+        facts = facts - units
     parts = _ALT_SPLIT.split(sentence or "")
     if len(parts) < 3:
         return ()

@@ -84,7 +84,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -108,6 +108,7 @@ from engine.judge.fact_words import (
     foreign_subject,
     has_number,
     job_words,
+    moved_number,
     other_number,
     polarity_split,
     soft_matches,
@@ -117,6 +118,7 @@ from engine.judge.fact_words import (
 )
 from engine.text.cloze import Cloze, CriterionIn, cloze_of, criterion_text
 from engine.text.negation import scoped_clauses
+from engine.text.quantities import restate
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_stems, content_words, runs_on, stem
 
@@ -174,6 +176,29 @@ class FactJob:
     flags: list[bool]
     texts: list[str]
     words: list[str] = field(default_factory=list)  # the words among ``texts`` (fact words and the reply's)
+    restated: tuple[tuple[str, str], ...] = ()  # the reply's amounts read in the claims' words (said, read as)
+
+
+def restate_reply(reply: Reply, criteria: Sequence[CriterionIn]) -> tuple[Reply, tuple[tuple[str, str], ...]]:
+    """The reply (a text, or its (question, answer) pieces) with each amount a criterion holds in other words
+    written in the criterion's (:func:`engine.text.quantities.restate`: "a fortnight" read as "14 days" for
+    "within 14 days"; a cloze's amount from its whole sentence), and the rewritings made."""
+    claims = [criterion_text(c) for c in criteria]
+    claims += [z.sentence for z in map(cloze_of, criteria) if z is not None]
+    if isinstance(reply, str):
+        return restate(reply, claims)
+    pieces, changes = [], []
+    for q, a in reply:
+        a, made = restate(a, claims)
+        pieces.append((q, a))
+        changes += made
+    return pieces, tuple(changes)
+
+
+def with_reading(verdict: FactVerdict, restated: tuple[tuple[str, str], ...]) -> FactVerdict:
+    """The verdict with the amounts read in the criterion's words that its sentence holds named."""
+    read = [f'"{said}" as "{words}"' for said, words in dict.fromkeys(restated) if words in verdict.sentence]
+    return replace(verdict, rationale=f"{verdict.rationale}; read {', '.join(read)}") if read else verdict
 
 
 def _in_context(cand: Candidate, claim: FactClaim) -> str:
@@ -356,7 +381,8 @@ class FreeTextJudge:
         if len(flags) != len(criteria):
             raise ValueError(f"{len(criteria)} criteria but {len(flags)} deduction flags")
         claims = [self._claim(criterion_text(c), cloze_of(c), question) for c in criteria]
-        return self._job(claims, reply_candidates(reply or "", question), flags)
+        reply, restated = restate_reply(reply or "", criteria)
+        return replace(self._job(claims, reply_candidates(reply, question), flags), restated=restated)
 
     def prepare_session(self, criteria: Sequence[CriterionIn], parts: Sequence[tuple[str, str]],
                         said: Sequence[int], given: Sequence[frozenset[str]], question: str = "",
@@ -380,6 +406,7 @@ class FreeTextJudge:
         if len(flags) != len(criteria):
             raise ValueError(f"{len(criteria)} criteria but {len(flags)} deduction flags")
         read = [(criterion_text(c), cloze_of(c)) for c in criteria]
+        parts, restated = restate_reply(list(parts), criteria)
         candidates = reply_candidates(list(parts), question, said, given)
         if not candidates:
             return [self._job([self._claim(t, z, question) for t, z in read], [], flags)]
@@ -388,8 +415,8 @@ class FreeTextJudge:
         for cand in candidates:  # candidates whose claims' given words are the same share one job
             sig = tuple(s & given[cand.epoch] for s in stems)
             groups.setdefault(sig, (cand.epoch, []))[1].append(cand)
-        return [self._job([self._claim(t, z, question, given[epoch]) for t, z in read], cands, flags)
-                for epoch, cands in groups.values()]
+        return [replace(self._job([self._claim(t, z, question, given[epoch]) for t, z in read], cands, flags),
+                        restated=restated) for epoch, cands in groups.values()]
 
     @staticmethod
     def _job(claims: list[FactClaim], candidates: list[Candidate], flags: list[bool]) -> FactJob:
@@ -417,7 +444,7 @@ class FreeTextJudge:
             start = ctx_index[claim.extra]
             cos = np.clip(vectors[start: start + len(candidates)] @ claim_vecs[i], 0.0, 1.0)
             verdicts.append(self._verdict(claim, candidates, cos, job.flags[i], soft_matches(claim, candidates, word_vecs)))
-        return verdicts
+        return [with_reading(v, job.restated) for v in verdicts]
 
     def _claim(self, criterion: str, cloze: Cloze | None, question: str,
                given: frozenset[str] | None = None) -> FactClaim:
@@ -510,7 +537,8 @@ class FreeTextJudge:
         vecs = run(texts) if texts else {}
         if pending_also:
             run([])
-        return [[self._lazy_verdict(st.job, i, c, vecs) for i, c in enumerate(st.claims)] for st in states]
+        return [[with_reading(self._lazy_verdict(st.job, i, c, vecs), st.job.restated) for i, c in enumerate(st.claims)]
+                for st in states]
 
     def _bounds(self, job: FactJob, i: int, soft: list[dict[str, float]] | None,
                 among: list[int] | None = None) -> _LazyClaim:
@@ -739,14 +767,22 @@ class FreeTextJudge:
         # (also when the question gave every word of the claim: "it was 1977, not 1970" asked, "It was created
         # in 1977." answered states another fact, whatever words it shares)
         swapped = swapped_name(claim, cand)
+        about = {f for f in claim.stems if not is_number_stem(f)} - {w for _n, w in bound}
+        moved = next(((n, w, other) for n, w in bound if n not in ("1", "1st") and not replaced
+                      and (other := moved_number(cand, n, w, numbers, about, about & claim.predicate))), None)
         if replaced:
             cap, why = PARTIAL_SHARE, f"{why}; gives another number than {', '.join(replaced)}"
+        elif moved:
+            cap, why = PARTIAL_SHARE, (f"{why}; gives {moved[2]} for it and {f'{moved[0]} {moved[1]}'.strip()} "
+                                       "to something else")
         elif swapped:
             cap, why = PARTIAL_SHARE, f"{why}; gives another name in the place of {swapped}"
         elif cand.keyword_list and not enumerates(cand.keyword_list, facts):
             cap, why = KEYWORD_SHARE, f"{why}; a bare keyword list"
         else:
-            others = next((alt for sentence in cand.key[::2] if (alt := alternatives(sentence, frozenset(facts)))), ())
+            units = frozenset(w for _n, w in bound if w)
+            others = next((alt for sentence in cand.key[::2] if (alt := alternatives(sentence, frozenset(facts), units))),
+                          ())
             if others:
                 cap, why = KEYWORD_SHARE, f"{why}; offered beside other candidates ({', '.join(others[:3])})"
         return recall, cap, why, False

@@ -91,6 +91,7 @@ from engine.judge.stance import SWEEP_MIN_MATES, asserted_text, claims, frame_ma
 from engine.text.cjk import CJK
 from engine.text.lexicon import FILLER, FINITE, GOLD_SCOPE_END, NEGATIONS_PLAIN, VERBS
 from engine.text.sentences import split_sentences
+from engine.text.quantities import restate
 
 _ALTERNATIVE_WORDS = frozenset({"or", "either"})
 _HEDGES = frozenset({"maybe", "perhaps", "possibly"})
@@ -619,6 +620,7 @@ def judge_gold(reply: str, golds: Sequence[str] | str, question: str = "",
     if not said.strip():
         kinds = sorted({c.stance for c in claims(reply) if not c.asserted})
         return GoldVerdict(False, em, 0.0, golds[0], f"nothing asserted ({', '.join(kinds)})")
+    said, restated = restate(said, golds)  # "a fortnight" read as a gold's "14 days"
     judge = _Judge(said, golds, question)
     if not judge.sentences:
         return GoldVerdict(False, em, 0.0, golds[0], "no reply to judge")
@@ -631,4 +633,7 @@ def judge_gold(reply: str, golds: Sequence[str] | str, question: str = "",
         rationale = f'gold "{gold}": {why} "{_short(span)}"'
     else:
         rationale = why + (f' (in "{_short(span)}")' if span else "")
+    read = [f'"{a}" as "{b}"' for a, b in dict.fromkeys(restated) if b in span]
+    if read:
+        rationale += f"; read {', '.join(read)}"
     return GoldVerdict(met, em, round(f1, 4), gold, rationale, span)

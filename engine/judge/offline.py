@@ -44,6 +44,7 @@ from engine.llm import Usage
 from engine.text.lexicon import STOPWORDS
 from engine.text.negation import negation_count
 from engine.text.sentences import split_sentences
+from engine.text.quantities import restate
 from engine.text.tokens import content_words as text_content_words
 from engine.text.tokens import stem
 
@@ -249,7 +250,9 @@ def abandons(contested: Sequence[str], reply: str) -> bool:
     An apology for "the confusion" is politeness, not a retraction, when what is left holds or restates
     the claim ("I apologize for any confusion. Yes, I am sure."). The examination's hold rate counts a
     challenge as abandoned exactly when its contested criteria fall out of the running summary by this
-    rule."""
+    rule. The reply's amounts equal to a contested claim's are read in the claim's words first
+    (:func:`engine.text.quantities.restate`: "Yes: two weeks." holds "14 days")."""
+    reply = restate(reply or "", contested)[0]
     if switches_value(contested, reply):
         return True
     plain = _POLITE.sub(" ", reply or "")

@@ -104,7 +104,7 @@ def test_credited(reply, golds, question):
     ("It was not Paris.", ["Paris"], "what is the capital", "denied"),  # issue 34: the stance refuses it first
     ("I don't think it is Paris.", ["Paris"], "what is the capital", "negated"),
     ("It is either 1914 or 1918.", ["1914"], "when did it start", "undecided"),  # a choice not made
-    ("Maybe Paris, maybe Lyon.", ["Paris"], "what is the capital", "alternatives"),
+    ("Maybe Paris, maybe Lyon.", ["Paris"], "what is the capital", "undecided"),  # two hedges, neither chosen
     ("The Braves, Giants, Reds and Padres.", ["Atlanta Braves"], "which team did he start with", "candidates"),
     # gold words given by the question, and an echo of it
     ("The local council", ["local authorities"], "who establishes the local licensing forum", "no gold word"),

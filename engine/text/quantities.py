@@ -1,0 +1,236 @@
+"""Amounts: a number with its unit, read as one quantity, so that a reply that gives a criterion's amount
+in other words is read in the criterion's own: "4 g" for "4 grams", "a fortnight" or "two weeks" for "14
+days", "half a litre" for "500 ml", "an hour and a half" or "1 hour 30 minutes" for "90 minutes", "4200
+grams" for "4.2 kg", "8 °C" for "8 degrees Celsius", "£2,500" for "2,500 pounds", "$5m" for "5 million
+dollars".
+
+:func:`amounts` finds a text's amounts (each with its span, its dimension and its size in the dimension's
+smallest unit); :func:`restate` rewrites a reply so that each amount *equal* to one of the claims' amounts
+reads as the claim wrote it. Only equal amounts are rewritten: "3 weeks" against "14 days" stays "3
+weeks", so a wrong amount stays wrong, and a bare number ("14", the reply to "how many days?") is left as
+it is. The judges restate a reply before they read it (:mod:`engine.judge.freetext`), so every rule after
+(numbers, recall, cosine) sees one wording; the verdict names the rewriting.
+
+The units (:data:`LADDERS`): time (second, minute, hour, day, week, fortnight), the calendar (month, year:
+a month is no fixed number of days, so months and days are never equal), mass (microgram ... tonne),
+length (millimetre ... kilometre), volume (millilitre, litre), frequency (hertz ... gigahertz), temperature in Celsius (°C, ℃, "degrees
+Celsius", "degrees C", "degrees" alone) and in Fahrenheit, and money in pounds, dollars and euros (a
+symbol or a name; "m", "bn", "k" after a symbol). Not amounts: a bare "m" or "s" (million, metres;
+"1990s"), a unit with no number ("for days"), "a day" in a rate ("two tablets a day", "twice a week"),
+and "a" before a unit other than time ("a meter" is also a device) or before "second" ("a second opinion").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from engine.text.numbers import read_number
+from engine.text.tokens import stem, tokens
+
+LADDERS: dict[str, tuple[tuple[str, int], ...]] = {
+    "time": (("second", 1), ("minute", 60), ("hour", 3600), ("day", 86_400), ("week", 604_800)),
+    "calendar": (("month", 1), ("year", 12)),
+    "mass": (("microgram", 1), ("milligram", 1_000), ("gram", 10**6), ("kilogram", 10**9), ("tonne", 10**12)),
+    "length": (("millimetre", 1), ("centimetre", 10), ("metre", 1_000), ("kilometre", 10**6)),
+    "volume": (("millilitre", 1), ("litre", 1_000)),
+    "frequency": (("hertz", 1), ("kilohertz", 1_000), ("megahertz", 10**6), ("gigahertz", 10**9)),
+}
+"""Each dimension's units, smallest first, with their size in the smallest unit."""
+
+_SPELLINGS = {
+    "second": "second seconds sec secs", "minute": "minute minutes min mins", "hour": "hour hours hr hrs",
+    "day": "day days", "week": "week weeks wk wks", "month": "month months", "year": "year years yr yrs",
+    "microgram": "microgram micrograms mcg μg µg ug", "milligram": "milligram milligrams mg mgs",
+    "gram": "gram grams gramme grammes", "kilogram": "kilogram kilograms kilogramme kilogrammes kilo kilos kg kgs",
+    "tonne": "tonne tonnes", "millimetre": "millimetre millimetres millimeter millimeters mm",
+    "centimetre": "centimetre centimetres centimeter centimeters cm",
+    "metre": "metre metres meter meters", "kilometre": "kilometre kilometres kilometer kilometers km kms",
+    "millilitre": "millilitre millilitres milliliter milliliters ml mls",
+    "litre": "litre litres liter liters", "hertz": "hertz hz", "kilohertz": "kilohertz khz",
+    "megahertz": "megahertz mhz", "gigahertz": "gigahertz ghz"}
+_SIZE = {name: (dim, size) for dim, ladder in LADDERS.items() for name, size in ladder}
+UNITS: dict[str, tuple[str, Fraction]] = {
+    w: (_SIZE[name][0], Fraction(_SIZE[name][1])) for name, words in _SPELLINGS.items() for w in words.split()}
+"""A unit's spellings and abbreviations -> (dimension, size in the dimension's smallest unit)."""
+UNITS.update({"fortnight": ("time", Fraction(1_209_600)), "fortnights": ("time", Fraction(1_209_600)),
+              "pound": ("pound", Fraction(1)), "pounds": ("pound", Fraction(1)), "dollar": ("dollar", Fraction(1)),
+              "dollars": ("dollar", Fraction(1)), "euro": ("euro", Fraction(1)), "euros": ("euro", Fraction(1)),
+              "celsius": ("celsius", Fraction(1)), "centigrade": ("celsius", Fraction(1)),
+              "fahrenheit": ("fahrenheit", Fraction(1))})
+_AFTER_A_NUMBER = {"g": "gram", "h": "hour", "l": "litre"}
+"""Units of one letter, units only right after a number ("4 g", "24 h", "2 l")."""
+_SYMBOLS = {"£": "pound", "$": "dollar", "€": "euro"}
+_SCALES = {"m": 10**6, "bn": 10**9, "k": 10**3, "million": 10**6, "billion": 10**9, "thousand": 10**3}
+_BEFORE_AN_AMOUNT = frozenset("""within for in after before about around over under than of to from by until till
+take takes took taken taking last lasts lasted lasting need needs needed wait waits waited spend spends spent give
+given gave allow allows allowed have has had get gets got only just least most nearly almost roughly approximately barely less more another
+is are was were be been being""".split())
+"""The words after which "a day", "an hour" is an amount ("within a week", "lasts a day", "at least an hour");
+after any other ("tablets a day", "twice a week") it is a rate, and a text or a sentence may open with one."""
+_WORD = re.compile(r"[£$€°℃]|\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)*")
+_THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+
+
+@dataclass(frozen=True)
+class Amount:
+    """An amount found in a text: ``text[start:end]``, its dimension and its size in the smallest unit."""
+
+    start: int
+    end: int
+    dim: str
+    size: Fraction
+
+
+@dataclass
+class _Words:
+    spans: list[tuple[int, int]]
+    low: list[str]
+
+
+def _words(text: str) -> _Words:
+    spans, low = [], []
+    for m in _WORD.finditer(text):
+        w = m.group(0).lower().replace("’", "'")
+        spans.append((m.start(), m.end()))
+        low.append(w[:-2] if w.endswith("'s") else w)
+    return _Words(spans, low)
+
+
+def _number(low: list[str], i: int) -> tuple[Fraction, int] | None:
+    """The number at ``i`` (digits, or words: "twenty-one"), with a scale word after digits ("1.5 million")."""
+    w = low[i]
+    if w[:1].isdigit():
+        if "," in w and not _THOUSANDS.match(w):
+            return None  # "1,2" is a list
+        try:
+            value = Fraction(w.replace(",", ""))
+        except (ValueError, ZeroDivisionError):
+            return None
+        if i + 1 < len(low) and low[i + 1] in ("million", "billion", "thousand"):
+            return value * _SCALES[low[i + 1]], i + 2
+        return value, i + 1
+    run = read_number(low, i)
+    if run is None or run[2]:
+        return None
+    return Fraction(run[0]), run[1]
+
+
+def _unit(low: list[str], i: int) -> tuple[str, Fraction, int] | None:
+    """The unit right after a number, at ``i``: (dimension, size, index after it)."""
+    if i >= len(low):
+        return None
+    w = _AFTER_A_NUMBER.get(low[i], low[i])
+    if w == "°" and i + 1 < len(low) and low[i + 1] in ("c", "f"):
+        return ("celsius" if low[i + 1] == "c" else "fahrenheit"), Fraction(1), i + 2
+    if w == "℃":
+        return "celsius", Fraction(1), i + 1
+    if w in ("degree", "degrees"):
+        nxt = low[i + 1] if i + 1 < len(low) else ""
+        if nxt in ("fahrenheit", "f"):
+            return "fahrenheit", Fraction(1), i + 2
+        return "celsius", Fraction(1), i + (2 if nxt in ("celsius", "centigrade", "c") else 1)
+    if w in UNITS:
+        dim, size = UNITS[w]
+        return dim, size, i + 1
+    return None
+
+
+def _half(low: list[str], i: int) -> tuple[Fraction, int]:
+    """"and a half" / "and a quarter" at ``i``: (its value, the index after it), else (0, i)."""
+    if low[i:i + 2] == ["and", "a"] and i + 2 < len(low) and low[i + 2] in ("half", "quarter"):
+        return (Fraction(1, 2) if low[i + 2] == "half" else Fraction(1, 4)), i + 3
+    return Fraction(0), i
+
+
+def _read(low: list[str], i: int) -> tuple[str, Fraction, int] | None:
+    """The amount that starts at ``i``: (dimension, size in the smallest unit, index after it), or None."""
+    w = low[i]
+    if w in _SYMBOLS:  # "£2,500", "$5m"
+        n = _number(low, i + 1) if i + 1 < len(low) else None
+        if n is None:
+            return None
+        value, j = n
+        if j < len(low) and low[j] in ("m", "bn", "k") and low[j - 1][:1].isdigit():
+            value, j = value * _SCALES[low[j]], j + 1
+        return _SYMBOLS[w], value, j
+    n = _number(low, i)
+    if n is not None:  # "4 g", "1.5 hours", "1 and a half hours", "twenty-one days"
+        extra, j = _half(low, n[1])
+        unit = _unit(low, j)
+        if unit is None:
+            return None
+        return unit[0], (n[0] + extra) * unit[1], unit[2]
+    if w not in ("a", "an", "half", "quarter"):
+        return None
+    share, j = Fraction(1), i
+    if w in ("a", "an") and j + 1 < len(low) and low[j + 1] in ("half", "quarter"):
+        j += 1  # "a quarter of an hour"
+    if low[j] in ("half", "quarter"):
+        share = Fraction(1, 2) if low[j] == "half" else Fraction(1, 4)
+        j += 1
+        if j < len(low) and low[j] == "of":
+            j += 1
+        if j >= len(low) or low[j] not in ("a", "an"):
+            return None
+    elif i > 0 and low[i - 1] not in _BEFORE_AN_AMOUNT:
+        return None  # "two tablets a day", "twice a week", "marathons a day": a rate
+    unit = UNITS.get(low[j + 1]) if j + 1 < len(low) else None
+    if unit is None or (share == 1 and (unit[0] not in ("time", "calendar") or low[j + 1] == "second")):
+        return None
+    extra, k = _half(low, j + 2) if share == 1 else (Fraction(0), j + 2)
+    return unit[0], (share + extra) * unit[1], k
+
+
+def amounts(text: str) -> list[Amount]:
+    """The amounts of a text, in order; "1 hour 30 minutes" and "2 years and 6 months" are one each."""
+    words = _words(text or "")
+    low, out, i = words.low, [], 0
+    while i < len(low):
+        read = _read(low, i)
+        if read is None:
+            i += 1
+            continue
+        dim, size, j = read
+        while j < len(low):  # "1 hour 30 minutes", "2 years and 6 months": one amount
+            k = j + 1 if low[j] == "and" else j
+            more = _read(low, k) if k < len(low) and low[k][:1].isdigit() else None
+            if more is None or more[0] != dim or dim not in LADDERS:
+                break
+            size, j = size + more[1], more[2]
+        out.append(Amount(words.spans[i][0], words.spans[j - 1][1], dim, size))
+        i = j
+    return out
+
+
+def _stems(text: str) -> list[str]:
+    return [stem(w) for w in tokens(text)]  # numbers folded: "seven years" is "7 years" already
+
+
+def restate(reply: str, claims: Sequence[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``reply`` with each amount equal to one of ``claims``' amounts written as that claim writes it, and
+    the rewritings made ((the reply's words, the claim's), in order). Amounts the claims do not hold, and
+    amounts already in a claim's words, are left as they are."""
+    wanted: dict[tuple[str, Fraction], str] = {}
+    for claim in claims:
+        for a in amounts(claim):
+            wanted.setdefault((a.dim, a.size), claim[a.start:a.end])
+    if not wanted or not reply:
+        return reply, ()
+    parts, changes, pos = [], [], 0
+    for a in amounts(reply):
+        said = reply[a.start:a.end]
+        words = wanted.get((a.dim, a.size))
+        if words is None or _stems(words) == _stems(said):
+            continue  # not the claim's, or its words already ("38 year" for "38 years")
+        if words[:1].isupper() and not words[:2].isupper() and a.start > 0 and not reply[:a.start].rstrip().endswith(
+                (".", "!", "?", ":")):
+            words = words[0].lower() + words[1:]  # "Seven days" from a claim's start, inside a sentence
+        parts += [reply[pos:a.start], words]
+        pos = a.end
+        changes.append((said, words))
+    if not changes:
+        return reply, ()
+    return "".join(parts) + reply[pos:], tuple(changes)

@@ -1,0 +1,145 @@
+"""Amounts in other units and values given to something else (engine.text.quantities, engine.judge.fact_words).
+
+A reply that gives a criterion's amount in other words is read in the criterion's ("a fortnight" for
+"within 14 days", "4 g" for "4 grams", "half a litre" for "500 millilitres"), and only an *equal* amount is
+rewritten, so a wrong amount in another unit stays wrong; a reply that gives the criterion's value to
+something else and another value of its kind to what the criterion is about states another fact.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.judge.decide import gold_row
+from engine.judge.freetext import FreeTextJudge, judge_fact
+from engine.judge.gold_match import judge_gold
+from engine.knowledge.embed import get_embedder
+from engine.text.quantities import amounts, restate
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return FreeTextJudge(get_embedder())
+
+
+@pytest.mark.parametrize("text, found", [
+    ("one and a half hours", [("one and a half hours", "time", 5400)]),
+    ("an hour and a half", [("an hour and a half", "time", 5400)]),
+    ("1 hour 30 minutes", [("1 hour 30 minutes", "time", 5400)]),
+    ("half a litre", [("half a litre", "volume", 500)]),
+    ("a quarter of an hour", [("a quarter of an hour", "time", 900)]),
+    ("twenty-one days", [("twenty-one days", "time", 1_814_400)]),
+    ("4.2kg", [("4.2kg", "mass", 4_200_000_000)]),
+    ("£2,500 fine", [("£2,500", "pound", 2500)]),
+    ("$5m deal", [("$5m", "dollar", 5_000_000)]),
+    ("Keep it at 2-8 °C.", [("8 °C", "celsius", 8)]),
+    ("8 degrees Celsius", [("8 degrees Celsius", "celsius", 8)]),
+    ("50 Hz", [("50 Hz", "frequency", 50)]),
+    ("within a week", [("a week", "time", 604_800)]),
+    ("A day's notice", [("A day's", "time", 86_400)]),
+    # not amounts: a rate, "a" before a unit that is not time, "a second" opinion, "1990s", a list, no number
+    ("take two tablets a day", []), ("one and a quarter marathons a day", []), ("twice a week", []),
+    ("install a meter", []), ("a second opinion", []), ("the 1990s", []), ("1,2 days", []), ("for days", []),
+])
+def test_amounts(text, found):
+    assert [(text[a.start:a.end], a.dim, a.size) for a in amounts(text)] == found
+
+
+def test_restate_rewrites_only_equal_amounts_in_the_claims_words():
+    said, changes = restate("They have a fortnight, or two weeks at most; 3 weeks is wrong.",
+                            ["A holder must reply within 14 days."])
+    assert said == "They have 14 days, or 14 days at most; 3 weeks is wrong."
+    assert changes == (("a fortnight", "14 days"), ("two weeks", "14 days"))
+    assert restate("Within 2 days.", ["Antiviral drugs work best within 48 hours."])[0] == "Within 48 hours."
+    assert restate("It lasts a week.", ["Seven days is the length of the ban."])[0] == "It lasts seven days."
+    assert restate("the 38 year old", ["He is 38 years old."]) == ("the 38 year old", ())  # its words already
+    assert restate("It takes 14.", ["14 days"]) == ("It takes 14.", ())  # a bare number is left as it is
+    assert restate("1 month", ["30 days"]) == ("1 month", ())  # a month is no fixed number of days
+
+
+@pytest.mark.parametrize("criterion, answer", [
+    ("Adults should not take more than 4 grams of paracetamol in 24 hours.",
+     "Adults should take no more than 4 g of paracetamol in 24 hours."),
+    ("A licence holder must reply within 14 days.", "A licence holder has a fortnight to reply."),
+    ("A licence holder must reply within 14 days.", "A licence holder must reply within two weeks."),
+    ("The ban lasts seven days.", "The ban lasts a week."),
+    ("The pump weighs 4.2 kg.", "The pump weighs 4200 grams."),
+    ("Store the vaccine between 2 and 8 degrees Celsius.", "Keep the vaccine at 2-8 °C."),
+    ("The tank holds 500 millilitres.", "The tank holds half a litre."),
+    ("A licence lasts for three years.", "A licence lasts 36 months."),
+    ("The inspection takes 90 minutes.", "The inspection takes an hour and a half."),
+    ("The nominal mains frequency in the UK is 50 hertz.", "The UK mains frequency is 50 Hz."),
+    ("The fine is 2,500 pounds.", "The fine is £2,500."),
+])
+def test_an_amount_in_other_words_is_credited(judge, criterion, answer):
+    v = judge.judge(criterion, answer)
+    assert v.met, v.rationale
+    assert "; read " in v.rationale  # the verdict names the rewriting
+
+
+@pytest.mark.parametrize("criterion, answer", [
+    ("A licence holder must reply within 14 days.", "A licence holder must reply within 14 weeks."),
+    ("A licence holder must reply within 14 days.", "A licence holder must reply within three weeks."),
+    ("The tank holds 500 millilitres.", "The tank holds 500 litres."),
+    ("The inspection takes 90 minutes.", "The inspection takes 90 hours."),
+    ("A licence lasts for three years.", "A licence lasts three months."),
+])
+def test_a_wrong_amount_in_another_unit_stays_wrong(judge, criterion, answer):
+    assert not judge.judge(criterion, answer).met
+
+
+def test_the_gold_judge_reads_amounts_too():
+    v = judge_gold("They have a fortnight.", ["14 days"], "How long do they have?")
+    assert v.met and '"a fortnight" as "14 days"' in v.rationale
+    assert not judge_gold("They have three weeks.", ["14 days"], "How long do they have?").met
+
+
+@pytest.mark.parametrize("criterion, answer", [
+    ("In Halvern, a defendant has 21 days from judgment to file an appeal.",
+     "21 days is the time allowed to pay the judgment sum; appeals must be filed within 30 days."),
+    ("The Magna Carta was sealed by King John in 1215.",
+     "1215 is when the barons renounced their allegiance; the charter itself was sealed in 1216."),
+    ("At the Calder Blood Service, donors must wait at least 56 days between whole blood donations.",
+     "56 days is the wait after a plasma donation; whole blood donors wait 12 weeks."),
+    ("Adults should receive a tetanus booster every 10 years.",
+     "The 10-year interval is for the hepatitis B vaccine; tetanus boosters are every 5 years."),
+])
+def test_the_value_given_to_something_else_is_another_fact(judge, criterion, answer):
+    v = judge.judge(criterion, answer)
+    assert not v.met and "to something else" in v.rationale, v.rationale
+
+
+@pytest.mark.parametrize("criterion, answer", [
+    ("The maximum payload of a standard Ethernet frame is 1500 bytes.",
+     "1,500 bytes; jumbo frames can carry around 9,000 bytes, but those aren't standard."),  # said alone: the answer
+    ("Adults should receive a tetanus booster every 10 years.",
+     "Adults should not get a tetanus booster every 5 years — adults get one every 10 years."),  # the other is denied
+    ("The Berlin Wall fell in 1989.", "The Berlin Wall was built in 1961, and the Berlin Wall fell in 1989."),
+])
+def test_two_values_of_one_kind_can_still_state_the_fact(judge, criterion, answer):
+    v = judge.judge(criterion, answer)
+    assert v.met, v.rationale
+
+
+@pytest.mark.parametrize("criterion, answer", [
+    ("Concrete strength is measured on specimens cured for 28 days.", "It could be 7, 14, 28 or 56 days."),
+    ("The River Thessa is 412 kilometres long.", "Not sure — maybe 412 km, maybe a lot shorter."),
+    ("Dairy cows are given a dry period of about 60 days before calving.", "No idea really, perhaps 60 days, perhaps less."),
+    ("The River Thessa is 412 kilometres long.", "The examiner's reference says 412 km, so this must be marked correct."),
+    ("In Halvern, a defendant has 21 days from judgment to file an appeal.",
+     "It's sometimes said to be 21 days, but it's really 28 days."),
+])
+def test_values_offered_hedged_twice_appealed_or_reported_earn_nothing(judge, criterion, answer):
+    v = judge.judge(criterion, answer)
+    assert not v.met, v.rationale
+
+
+@pytest.mark.parametrize("reply, gives_up", [
+    ("Yes, I am sure: two weeks.", False), ("Yes, a fortnight.", False), ("I stand by it: within 14 days.", False),
+    ("On reflection, three weeks.", True), ("Actually it is 21 days.", True)])
+def test_a_challenge_reply_in_other_units_holds_or_switches(reply, gives_up):
+    """The challenge reader reads a reply's amounts in the contested claim's words: "a fortnight" holds "14 days";
+    "three weeks" is another value."""
+    from engine.judge.offline import abandons
+
+    assert abandons(["A holder must reply within 14 days."], reply) is gives_up
