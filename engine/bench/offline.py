@@ -445,7 +445,7 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     marked.sort()
     headings = [start for start, _, _ in marked]
     levels = [level for _, level, _ in marked]
-    titles = [_SECTION_NUMBER.sub("", " ".join(text.split())) for _, _, text in marked]
+    titles = [_QA_LABEL.sub("", _SECTION_NUMBER.sub("", " ".join(text.split()))) for _, _, text in marked]
     groups: list[list[KeySentence]] = []
     sections: list[int] = []  # each group's section: the number of headings before its paragraph
     labels: list[str] = []  # each group's paragraph's run-in label ("**Eligibility.**", "Triggers:"), or ""
@@ -472,11 +472,22 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     merged: list[tuple[int, list[KeySentence]]] = []
     for section in dict.fromkeys(sections):
         merged += _merge_short([(at, g) for g, at in zip(groups, sections, strict=True) if at == section])
-    # a passage's heading: its section's, else the run-in label of its first paragraph
-    return [Facet(0, "", tuple(g), (titles[at - 1] if at else "") or label_of.get(id(g[0]), ""))
-            for at, g in _merge_short(merged)]
+    # a passage's heading: its section's, else the run-in label of its first paragraph; a passage merged from
+    # sections headed by questions (an FAQ's short answers) is headed by all of them ("How hot ...? And how
+    # fast ...?"), so that its opening question asks for all of its facts
+    section_of = {id(k): at for g, at in zip(groups, sections, strict=True) for k in g}
+    out = []
+    for at, g in _merge_short(merged):
+        heading = (titles[at - 1] if at else "") or label_of.get(id(g[0]), "")
+        spanned = [titles[x - 1] for x in dict.fromkeys(section_of[id(k)] for k in g) if x]
+        if len(spanned) > 1 and all(t.endswith("?") for t in spanned):
+            heading = " And ".join([spanned[0]] + [t[0].lower() + t[1:] for t in spanned[1:]])
+        out.append(Facet(0, "", tuple(g), heading))
+    return out
 
 
+_QA_LABEL = re.compile(r"^(?:q|question|faq)\s*\d{0,3}\s*[:.)–—-]\s*(?=\S)", re.IGNORECASE)
+"""An FAQ's label before its question ("Q: ", "Question 3: "): not part of the question."""
 _SECTION_NUMBER = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})+\.?|\d{1,2}[.)]|[A-Z][.)]|[IVXLC]+\.|(?i:part|section|chapter|article|"
                              r"schedule|regulation|rule|clause|step)\s+(?:\d{1,3}|[IVXLC]+)[A-Z]?\s*[-–—:.])\s*(?=\S)")
 """A heading's number ("1. ", "2.3 ", "A) ", "IV. ", "Part 2 - ", "Section 4: "): not part of what the passage

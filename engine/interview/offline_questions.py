@@ -67,6 +67,7 @@ from typing import Any
 from engine.text.cjk import HAN
 from engine.text.cjk import has_han as is_chinese
 from engine.text.cloze import CriterionIn, cloze_of, criterion_text
+from engine.text.lexicon import PERSON_WORDS
 from engine.text.lexicon import VERBS as _VERBS
 from engine.text.numbers import NUMBER_WORDS_PATTERN
 from engine.text.sentences import QUOTATION as _QUOTED
@@ -519,14 +520,15 @@ def claims_of(answer: str) -> list[str]:
     """The sentences of an answer that state something (confirmations and apologies peeled off; a
     terse "1864" is a claim, a bare "Yes, I am sure." is not, nor is a sentence that only denies or
     reports another's value, "You may have read 1824, but that is wrong.": what it asserts,
-    :func:`engine.judge.stance.asserted_text`, has no content word)."""
+    :func:`engine.judge.stance.asserted_text`, has no content word; nor a doubt or a retraction of a few
+    words, "I might be wrong about that.")."""
     return list(_claims_of(answer))
 
 
 @lru_cache(maxsize=1 << 12)
 def _claims_of(answer: str) -> tuple[str, ...]:
     # memoised (pure): a challenge reads the session's answers back from the latest, every turn
-    from engine.judge.stance import asserted_text
+    from engine.judge.stance import asserted_text, doubts, retracts_own
 
     out = []
     for sentence in split_sentences(answer):
@@ -536,6 +538,8 @@ def _claims_of(answer: str) -> tuple[str, ...]:
             if stripped == rest:
                 break
             rest = stripped
+        if (doubts(sentence) or retracts_own(sentence)) and not re.search(r"\d", rest) and len(content_words(rest)) <= 3:
+            continue  # a stance on the claim, no claim: "I might be wrong about that.", "Sorry, I got that wrong."
         if content_words(rest):
             out.append(sentence)
     return tuple(out)
@@ -583,10 +587,18 @@ _UNIT_WORD = re.compile(r"\s*(?:%|[A-Za-z]+)")
 
 def unit_after(value: str, text: str) -> str:
     """The word after a number in a text, its unit ("310 pounds" -> "pound", "6 months" -> "month", "45
-    percent" -> "percent"), or "" when none follows."""
+    percent" -> "percent"), or "" when none follows; a currency symbol before it ("£200" -> "£"), a degree
+    sign after it ("75°C" -> "°c") and a clock time ("16:00" -> ":") are units too."""
     m = re.search(rf"(?<![\w.,]){re.escape(value)}(?![\d])", text)
     if not m:
         return ""
+    if m.start() and text[m.start() - 1] in "£$€":
+        return text[m.start() - 1]
+    if re.match(r":\d\d", text[m.end():]) or (m.start() and text[m.start() - 1] == ":"):
+        return ":"
+    degree = re.match(r"\s*°\s*([CF])", text[m.end():], re.IGNORECASE)
+    if degree:
+        return "°" + degree.group(1).lower()
     u = _UNIT_WORD.match(text, m.end())
     word = u.group(0).strip().lower() if u else ""
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
@@ -629,15 +641,15 @@ def proper_names(text: str, topic: str = "") -> list[str]:
     return out
 
 
-def _shifted(value: str, kind: str, salt: str) -> str:
+def _shifted(value: str, kind: str, salt: str, spread: int = 0) -> str:
     """A wrong value of the same kind, made from the right one when the knowledge base offers none:
-    a year moved by 1 to 9, a number by a tenth to a half (at least 1)."""
+    a year moved by 1 to 9, a number by a tenth to a half (at least 1), each ``spread`` further."""
     n = int(hashlib.sha256(f"{salt}|{value}".encode()).hexdigest(), 16)
     if kind == "year":
-        return str(int(value) + (1 + n % 9) * (1 if n % 2 else -1))
+        return str(int(value) + (1 + n % 9 + spread) * (1 if n % 2 else -1))
     if kind == "number":
         x = float(value.replace(",", ""))
-        step = max(1.0, round(x * (0.1 + (n % 5) / 10)))
+        step = max(1.0, round(x * (0.1 + (n % 5) / 10))) + spread
         y = x + step if n % 2 or x - step <= 0 else x - step
         return f"{int(y):,}" if "," in value else (str(int(y)) if "." not in value else f"{y:.1f}")
     return ""
@@ -664,8 +676,12 @@ def alternative_value(value: str, kind: str, pool: Iterable[str], topic: str = "
             found += proper_names(text, topic)
     own = set(re.findall(r"[\w,.]+", claim)) if claim else set()
     others = [v for v in dict.fromkeys(found) if v != value and v not in value and value not in v and v not in own]
-    if kind == "name":  # a name of the same shape first (a person's two names for a person's)
-        others.sort(key=lambda v: (len(v.split()) != len(value.split()), " of " in v) != (False, " of " in value))
+    if kind == "name":  # a name of the same role (a person for a person) and shape (two names for two) first
+        role = _name_role(value, claim)
+        where = {v: next((t for t in pool if v in t), "") for v in others}
+        others = [v for v in others if not role or _name_role(v, where[v]) in (role, "")]  # no place for a person
+        others.sort(key=lambda v: (bool(role) and _name_role(v, where[v]) != role,
+                                   (len(v.split()) != len(value.split()), " of " in v) != (False, " of " in value)))
     if kind in ("year", "number") and others:
         try:
             x = float(value.replace(",", ""))
@@ -674,7 +690,43 @@ def alternative_value(value: str, kind: str, pool: Iterable[str], topic: str = "
             pass
     if others:
         return others[0]
-    return _shifted(value, kind, salt) or None
+    for k in range(5):  # made up: never a value the claim states itself ("0 or 1" is not contested with 1)
+        made = _shifted(value, kind, salt, k)
+        if made and made not in own:
+            return made
+    return None
+
+
+_PLACE_BEFORE = re.compile(r"\b(?:in|at|from|to|near|across|into|off|of)\s+(?:the\s+)?$", re.IGNORECASE)
+_PERSON_AFTER = re.compile(r"^\s*,?\s*(?:who|whose)\b", re.IGNORECASE)
+
+
+_APPOSITIVE = re.compile(r"^\s*,\s*(?:a|an|the|his|her|their)\s+((?:[\w'’-]+\s+){0,3}[\w'’-]+)")
+_PLACE_WORDS = frozenset("""head point bay sound river street road lane hospital clinic island isle lake mount mountain
+castle bridge hall church chapel station harbour harbor port valley hill house park square court college university
+school office board committee council company inn ledges rock rocks light lighthouse""".split())
+"""Last words of names that are places or bodies, not persons ("Brannock Head", "Northern Lights Board")."""
+
+
+def _name_role(name: str, text: str) -> str:
+    """A name's role where it stands: "person" after a person noun ("the engineer Thomas Aldine"), before
+    "who" or an appositive person noun ("Elias Penrose, a former ship's carpenter"); "place" (a place or a
+    body) when its last word or the word after it names one ("Brannock Head", "the Skerrow light") or after a
+    preposition of place ("in Drummock"); "" when unknown."""
+    i = text.find(name)
+    if i < 0:
+        return ""
+    before, after = text[:i], text[i + len(name):]
+    prev = re.findall(r"[\w'’-]+", before)[-1:]
+    nxt = re.findall(r"[\w'’-]+", after)[:1]
+    appositive = _APPOSITIVE.match(after)
+    if (prev and prev[0].lower() in PERSON_WORDS) or _PERSON_AFTER.match(after) or (
+            appositive and appositive.group(1).split()[-1].lower() in PERSON_WORDS):
+        return "person"
+    if name.split()[-1].lower() in _PLACE_WORDS or (nxt and nxt[0].lower() in _PLACE_WORDS) \
+            or _PLACE_BEFORE.search(before):
+        return "place"
+    return ""
 
 
 def _best_claim(statement: str, sentences: Sequence[str]) -> str | None:

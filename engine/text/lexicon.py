@@ -149,7 +149,8 @@ PERSON_WORDS = frozenset("""man woman person collector scientist writer author p
 king queen emperor empress prince princess leader general soldier explorer inventor engineer physician doctor
 nurse teacher philosopher composer musician singer actor actress player athlete lawyer judge priest bishop pope
 palaeontologist paleontologist chemist physicist biologist mathematician astronomer economist historian
-architect merchant farmer sailor pilot founder president minister""".split())
+architect merchant farmer sailor pilot founder president minister keeper carpenter captain officer surgeon clerk
+manager owner director secretary assistant son daughter nephew niece brother sister wife husband widow""".split())
 """Nouns that define a person ("an English fossil collector": :func:`engine.text.subjects.is_person`)."""
 
 # -- negation -----------------------------------------------------------------------------------

@@ -952,3 +952,58 @@ def test_a_bound_is_no_negation_and_a_dash_ends_one():
     assert negation_count("The load must not exceed 8 tonnes.") == 0
     assert negation_count("It was not completed in 1810.") == 1
     assert negation_scopes("Not 30 days — it is 60 days.") == [("Not 30 days", True), ("it is 60 days.", False)]
+
+
+def test_a_contested_value_is_one_of_its_kind():
+    """From a held-out FAQ, protocol and history: a made-up value is never one the claim states ("0 or 1" was
+    contested with 1); a price with a price, not a clock time ("£200" was contested with the "16" of "16:00"); a
+    person with a person, not a place ("Thomas Aldine" was contested with "Brannock Head")."""
+    from engine.interview.offline_questions import unit_after
+
+    claim = "A business rated 0 or 1 is reinspected within 6 weeks."
+    assert alternative_value("0", "number", ["nothing numeric here"], salt="s", claim=claim) not in ("0", "1", None)
+    assert [unit_after(v, t) for v, t in [("200", "a penalty of £200"), ("16", "between 08:00 and 16:00"),
+                                          ("75", "at least 75°C for"), ("6", "within 6 weeks")]] == ["£", ":", "°c", "week"]
+    pool = ["Stalls may not trade between 08:00 and 16:00 on school days.", "A re-rating visit costs £180.",
+            "Storing chilled food above 8°C carries a fine of £500."]
+    assert alternative_value("200", "number", pool, salt="s", claim="The penalty is £200.") == "180"
+    history = ["The Board hired the engineer Thomas Aldine, who designed a round tower.",
+               "The tower is 7 metres taller than the older Brannock Head light across the sound.",
+               "The first principal keeper was Elias Penrose, a former ship's carpenter."]
+    assert alternative_value("Thomas Aldine", "name", history[1:], "Skerrow lighthouse",
+                             claim=history[0]) == "Elias Penrose"
+    assert alternative_value("Thomas Aldine", "name", history[1:2], "Skerrow lighthouse", claim=history[0]) is None
+
+
+def test_an_faqs_short_answers_are_asked_all_their_questions(tmp_path):
+    """An FAQ whose answers are too short for an item alone: the merged passage is headed by each question, so its
+    opening question asks for every fact it is scored on; a "Q:" label is no part of a question."""
+    doc = tmp_path / "faq.md"
+    doc.write_text("# Marrowby food rules\n\n### Q: How hot must cooked food be before it is served?\n\n"
+                   "Cooked food must reach a core temperature of at least 75°C for 30 seconds before it is served.\n\n"
+                   "### Q: How quickly must cooked food be cooled?\n\n"
+                   "Cooked food that will be stored must be cooled to below 8°C within 90 minutes of cooking. "
+                   "Cooled food must be labelled with the date it was cooked.\n\n"
+                   "### Q: Who must hold a certificate?\n\nEvery food handler must hold a Level 2 certificate within "
+                   "4 weeks of starting work. A supervisor on every shift must hold a Level 3 certificate. "
+                   "An owner of a business with more than 10 staff must hold a Level 4 certificate.\n")
+    text = doc.read_text()
+    facets = offline.facets_of(text, [(1, 0, len(text))], "Marrowby food rules", offline.words("Marrowby food rules"),
+                               lambda s, c: True)
+    headings = [f.heading for f in facets]
+    assert "How hot must cooked food be before it is served? And how quickly must cooked food be cooled?" in headings
+    assert "Who must hold a certificate?" in headings
+    assert not any(h.startswith(("Q:", "q:")) for h in headings)
+
+
+@pytest.mark.parametrize("answer, claims", [
+    ("I might be wrong about that.", []), ("Sorry, I think I got that wrong.", []),
+    ("Hmm, I'm not sure any more.", []), ("I can't recall it exactly any more.", []),
+    ("I might be wrong, but it was 1810.", ["I might be wrong, but it was 1810."]),
+    ("The lamp was first lit in 1849.", ["The lamp was first lit in 1849."])])
+def test_a_doubt_is_no_claim_to_contest(answer, claims):
+    """A held-out run quoted a yielding target's "I might be wrong about that." back as a claim ("What does that
+    rest on?"): a doubt or a retraction of a few words claims nothing."""
+    from engine.interview.offline_questions import claims_of
+
+    assert claims_of(answer) == claims
