@@ -117,7 +117,8 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
                 continue
             k = j
             if one_word:
-                k = j + 1 if j < len(cand_low) and cand_low[j] not in claim_set and cand_low[j] not in STOPWORDS else j
+                k = j + 1 if j < len(cand_low) and cand_low[j] not in claim_set and (
+                    cand_low[j] not in STOPWORDS or cand_low[j] in OPPOSITES) else j  # "more" for "less" too
             else:
                 while k < len(cand_words) and capitalised(k):
                     k += 1
@@ -151,13 +152,23 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
             if new and difflib.SequenceMatcher(None, new, " ".join(low[b:e])).ratio() < NAME_SPELLING:
                 return " ".join(low[b:e])
     for i, w in enumerate(low):
-        # a fact word said as its opposite in the claim's frame ("four weeks before the leave" -> "after")
-        if w in said or not OPPOSITES.get(w, frozenset()) & said or is_number_stem(w) \
-                or not set(content_stems(w)) & facts:
+        # a word of the claim said as its opposite in the claim's frame ("four weeks before the leave" -> "after",
+        # "weighing less than 5 kg" -> "more": a function word too, its frame decides)
+        if w in said or not OPPOSITES.get(w, frozenset()) & said or is_number_stem(w):
             continue  # (a word with no listed opposite in the candidate costs one lookup)
         new = replaced(i, i + 1, 2, True, True)
         if new and opposite(new, w):
             return w
+        # three words of the claim's frame on one side and the candidate's sentence ending (or starting) on the
+        # other: a reply that stops where the claim goes on ("kept at 5°C or above." for "... or below in ...")
+        before, after = low[max(0, i - 3):i], low[i + 1:i + 4]
+        for j in range(len(cand_low)):
+            if not opposite(cand_low[j], w):
+                continue
+            if len(before) == 3 and cand_low[j - 3:j] == before and j + 1 == len(cand_low):
+                return w
+            if len(after) == 3 and cand_low[j + 1:j + 4] == after and j == 0:
+                return w
     return None
 
 
@@ -165,14 +176,17 @@ def other_number(cand: Candidate, number: str, counted: str, numbers: set[str], 
     """The candidate gives another number for the fact's: a different fact.
 
     For a number that counts something (``counted``: "10 points"), a number that is none of the
-    claim's ``numbers`` followed by the same thing ("a seven-point lead"), or this number followed by
+    claim's ``numbers`` followed by the same thing ("a seven-point lead") or by a unit of the same
+    dimension ("within 2 hours" for "within 90 minutes"), or this number followed by
     something else ("300 helmets" for "300 bicycles"); for one that counts nothing (a year), another
     number that counts nothing in a clause holding a fact word ("discovered penicillin in 1929" for
     1928).
     """
+    kind = _UNIT_KIND.get(counted)
     for c in cand.clauses:
         for n, after in c.numbers:
-            if counted and ((n not in numbers and counted in after) or n == number):
+            if counted and ((n not in numbers and (counted in after or (kind and _UNIT_KIND.get(after[0] if after else "")
+                                                                       == kind))) or n == number):
                 return True
             if not counted and n not in numbers and not after and c.stems & facts:
                 return True
@@ -189,10 +203,10 @@ def _is_year(number: str) -> bool:
 
 
 def _same_kind(counted: str, after: tuple[str, ...], number: str, other: str) -> bool:
-    if not counted:  # a number that counts nothing: only a year is of a year's kind ("1215" and "1216")
-        return not after and _is_year(number) and _is_year(other)
+    if not counted:  # a number that counts nothing: a year for a year ("1215", "1216"), a plain number for one
+        return not after and _is_year(number) == _is_year(other)
     kind = _UNIT_KIND.get(counted)
-    return any(a == counted or (kind is not None and _UNIT_KIND.get(a) == kind) for a in after[:1])
+    return counted in after or any(kind is not None and _UNIT_KIND.get(a) == kind for a in after[:1])
 
 
 _DEFINING = frozenset("is was are were applies apply refers refer means mean covers cover concerns".split())
@@ -214,41 +228,189 @@ def _statements(text: str) -> tuple[tuple[frozenset[str], tuple[tuple[str, tuple
 
 
 def moved_number(cand: Candidate, number: str, counted: str, numbers: set[str], about: set[str],
-                 said_of: set[str]) -> str | None:
+                 said_of: set[str], subject: set[str] = frozenset()) -> str | None:
     """The candidate gives the claim's number to something else and another number of its kind to what the
     claim is about: that other number (None when it does not).
 
     The candidate is read statement by statement (cut after ".", "!", "?" and ";"). The claim's number
     stands only as the subject of statements that define it as something ("21 days is ...", "The 10-year
-    interval is for ...") and that share fewer of the claim's words (``about``: its content words but
-    numbers and the counted unit) than a statement, not negated, that holds another number of the same kind
-    and one of the words the claim says of its subject (``said_of``: its predicate's)
-    (the same thing counted or a unit of the same dimension; a year for a year): "21 days is the time
-    allowed to pay the judgment sum; appeals must be filed within 30 days" for "a defendant has 21 days
-    ... to file an appeal"; "1215 is when the barons renounced their allegiance; the charter itself was
-    sealed in 1216". Not moved: a number said alone ("1,500 bytes; jumbo frames can carry 9,000 bytes");
-    the claim's numbers said together ("From a low of seven in 2004" beside "from 15 in 2009"); a
-    statement that names both ("built in 1961, and the wall fell in 1989": the claim's number stands
-    where its words are); a plain number that is no year ("scored 36 goals" beside "a 9-1 win"); another
-    number said of the claim's subject but not of what the claim says of it ("Rancadore, who has lived in
-    Britain for more than 20 years" beside "the 65-year-old").
+    interval is for ...", "79 is the atomic number of platinum"), and another number of its kind (the same
+    thing counted or a unit of the same dimension; a year for a year, a plain number for one) stands in a
+    statement, not negated, that holds one of the words the claim says of its subject (``said_of``) or of
+    the subject itself (``subject``), and that shares more of the claim's words (``about``: its content
+    words but numbers and the counted unit), or names the subject where the claim's number's statements do
+    not: "21 days is the time allowed to pay the judgment sum; appeals must be filed within 30 days" for "a
+    defendant has 21 days ... to file an appeal"; "1215 is when the barons renounced their allegiance; the
+    charter itself was sealed in 1216"; "79 is the atomic number of platinum; gold's is 78".
+
+    Not moved: a number said alone ("1,500 bytes; jumbo frames can carry 9,000 bytes"); the claim's numbers
+    said together ("From a low of seven in 2004" beside "from 15 in 2009"); a number stated of something
+    rather than defined ("the 65-year-old's case expired" beside "who has lived in Britain for more than 20
+    years"; "built in 1961, and the wall fell in 1989").
     """
-    own = -1
-    others: list[tuple[int, str]] = []
+    own, own_subject = -1, False
+    others: list[tuple[int, bool, str]] = []
     for stems, said, negated, defined in _statements(cand.text):
         shared = len(stems & about)
         if len(numbers) > 1 and numbers <= {n for n, _after in said}:
             return None
         for n, after in said:
-            if n == number and (not counted or counted in after):
+            if n == number:
                 if defined != number or not {w for w in stems - about if not is_number_stem(w)} - set(after):
                     return None  # the number stated of something (not defined as something), or said alone
-                own = max(own, shared)
-            elif n not in numbers and not negated and stems & said_of and _same_kind(counted, after, number, n):
-                others.append((shared, n))
+                own, own_subject = max(own, shared), own_subject or bool(stems & subject)
+            elif n not in numbers and not negated and (stems & said_of or stems & subject) \
+                    and _same_kind(counted, after, number, n):
+                others.append((shared, bool(stems & subject), n))
     if own < 0:
         return None
-    return next((n for shared, n in others if shared > own), None)
+    return next((n for shared, names, n in others if shared > own or (names and not own_subject)), None)
+
+
+_SEGMENT = re.compile(r"[,;]|:(?!\d)|\b(?:and|or|but|while|whereas)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _segments(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """A text's segments (cut at commas, semicolons, a colon, and/or/but/while/whereas): each one's numbers
+    and its words (content stems and numbers)."""
+    out = []
+    for part in _SEGMENT.split(text or ""):
+        toks = tokens(part)
+        nums = frozenset(re.sub(r"(?<=\d)(?:st|nd|rd|th)$", "", t) for t in toks if is_number_stem(t)) - {"1"}  # 30th: 30
+        words = frozenset(w for w in content_stems(part) if not is_number_stem(w)) | nums
+        if words:
+            out.append((nums, words))
+    return tuple(out)
+
+
+def rebound_number(claim_text: str, cand_text: str) -> str | None:
+    """A number of the claim that the candidate binds to what the claim says of another of its numbers (None
+    when it does not): "100 mL/kg for mild dehydration and 50 mL/kg for moderate" for "50 mL/kg ... for mild
+    dehydration, and 100 mL/kg ... for moderate"; "connected to electricity in 1927, and the fog signal was
+    added in 1924" for the other way round.
+
+    The claim is cut into segments (:func:`_segments`); a number's words are the content words of the segments
+    that hold it. A candidate's segment holding the number holds none of the words only its own segments hold
+    (against the numbers never beside it in the claim: "over 4 hours" stands with both doses), and two or more
+    that only the segments of another such number, not said beside it, hold ("took four years from
+    May 1845" fuses two of the claim's segments, it swaps nothing). A number whose segments hold no word of their own ("in
+    1888, the lamp was replaced ...") is not read; a reply that says each number with its own words, in any
+    order, binds nothing anew."""
+    claim = _segments(claim_text)
+    numbers = {n for nums, _w in claim for n in nums}
+    if len(numbers) < 2:
+        return None
+    bound = {n: frozenset(w for w in frozenset().union(*(w for nums, w in claim if n in nums)) if not is_number_stem(w))
+             for n in numbers}
+    companions = {n: frozenset().union(*(nums for nums, _w in claim if n in nums)) for n in numbers}
+    segments = _segments(cand_text)
+    for n in numbers:
+        apart = [m for m in numbers if m not in companions[n]]  # never said beside it in the claim
+        own = bound[n] - frozenset().union(*(bound[m] for m in apart))
+        held = [(nums, words) for nums, words in segments if n in nums]
+        if not own or not held or any(words & own for _nums, words in held):
+            continue  # said with its own words somewhere ("capped at 12 weeks" beside "after 12 years")
+        for nums, words in held:
+            elsewhere = frozenset().union(*(bound[m] for m in apart if m not in nums))
+            if len(words & (elsewhere - bound[n])) >= 2:
+                return n
+    return None
+
+
+_LOWER = r"less|fewer|lower|younger|shorter|smaller|lighter|earlier|cheaper|slower|narrower|thinner|weaker|colder|cooler"
+_BOUND_BEFORE = re.compile(
+    rf"\b(?:(?P<max>up\s+to|at\s+most|maximum(?:\s+of)?|max|under|below|within|(?:{_LOWER})\s+than|no\s+later\s+than|"
+    r"capped\s+at|limited\s+to|before|until|till)|(?P<min>at\s+least|minimum(?:\s+of)?|min|over|above|beyond|"
+    r"exceeding|exceeds?|after|[a-z]+er\s+than|more\s+than))\s+(?:about|around|roughly|approximately|nearly)?\s*[£$€]?$",
+    re.IGNORECASE)
+_BOUND_AFTER = re.compile(r"^\s*(?:[a-z%°]+\s+){0,2}?(?:(?:or|and)\s+(?:(?P<min>more|above|over|higher|greater|older|longer|"
+                          rf"later)|(?P<max>{_LOWER}|below|under|less))|(?P<min2>minimum)|(?P<max2>maximum))\b", re.IGNORECASE)
+_NEGATED_BEFORE = re.compile(r"\b(?:not|never|no|prohibit\w*|forbid\w*)\b|n['’]t\b",
+                             re.IGNORECASE)
+_UNIT_NEXT = re.compile(r"\s*-?\s*([a-z°%µμ]+)", re.IGNORECASE)
+_DIGITS = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
+
+
+def _bounds(text: str) -> dict[tuple[str, str], set[str]]:
+    """Each number of a text with the direction its words bound it in: "max" ("up to 4 g", "within 8 hours",
+    "5°C or below", "less than 5 kg"), "min" ("at least 30 mA", "or above", "more than 10 staff"); a negation
+    earlier in its clause turns it ("not exceeding 30 mA", "must not act ... within 8 hours", "must not be
+    steeper than 42 degrees", "prohibits acting ... within 8 hours"). Keyed by the number and the word after it
+    (its unit). A number with no such words has none."""
+    out: dict[str, set[str]] = {}
+    for m in _DIGITS.finditer(text or ""):
+        before, after = text[:m.start()], text[m.end():]
+        b, a = _BOUND_BEFORE.search(before), _BOUND_AFTER.match(after)
+        way = ("max" if b.group("max") else "min") if b else (
+            ("min" if a.group("min") or a.group("min2") else "max") if a else None)
+        if way is None:
+            continue
+        clause = re.split(r"[,;:.!?—–]", before[:b.start()] if b else before)[-1]
+        if _NEGATED_BEFORE.search(clause):
+            way = "min" if way == "max" else "max"
+        unit = _UNIT_NEXT.match(after)
+        out.setdefault((m.group(0).replace(",", ""), stem(unit.group(1).lower()) if unit else ""), set()).add(way)
+    return out
+
+
+def opposite_bound(claim_text: str, cand_text: str) -> str | None:
+    """A number of the claim the candidate bounds the other way (None when it does not): "must be at least 30
+    mA" for "not exceeding 30 mA", "5°C or above" for "5°C or below", "may be steeper than 42 degrees" for
+    "must not have a pitch steeper than 42 degrees". Only a number bound both ways, by the claim one way and
+    by the candidate only the other, is read, of the same thing ("12 or more years" does not bound "capped at
+    12 weeks"); a number without such words bounds nothing."""
+    claim = _bounds(claim_text)
+    if not claim:
+        return None
+    for (n, unit), ways in _bounds(cand_text).items():
+        said = [w for (m, u), w in claim.items() if m == n and (u == unit or not u or not unit)]
+        if len(said) == 1 and len(said[0]) == 1 and len(ways) == 1 and ways != said[0]:
+            return n
+    return None
+
+
+_TERM = re.compile(r"\d[\d,]*(?:\.\d+)?|[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*|[\w'’-]+")
+
+
+@lru_cache(maxsize=4096)
+def _terms(text: str) -> tuple[tuple[str, tuple[str, str]], ...]:
+    """A text's numbers and names (runs of capitalised words, not the one that opens a sentence alone), each
+    with the words either side of it, stemmed ("^"/"$" at the text's edges)."""
+    found = [(m.group(0), m.start()) for m in _TERM.finditer(text or "")]
+    words = [w for w, _at in found]
+    out = []
+    for i, (w, at) in enumerate(found):
+        opening = at == 0 or re.search(r"[.!?]\s*$", text[:at])
+        is_name = w[:1].isupper() and not (opening and " " not in w) and w.lower() not in STOPWORDS
+        if not (w[:1].isdigit() or is_name):
+            continue
+        prev = stem(words[i - 1].lower()) if i else "^"
+        nxt = stem(words[i + 1].lower()) if i + 1 < len(words) else "$"
+        out.append((w.replace(",", "").lower(), (prev, nxt)))
+    return tuple(out)
+
+
+def exchanged(claim_text: str, cand_text: str) -> tuple[str, str] | None:
+    """Two numbers or names of the claim the candidate says in each other's places (None when it does not):
+    "2 chest compressions to 30 rescue breaths" for "30 chest compressions to 2 rescue breaths", "up to 180
+    days in any 90-day period" for the other way round, "Neil Armstrong was the second person on the Moon,
+    after Buzz Aldrin" for the other way round. A term stands in another's place when the words either side
+    of it are those the other has in the claim, not its own; both terms are said."""
+    claim = {}
+    for term, sig in _terms(claim_text):
+        claim.setdefault(term, set()).add(sig)
+    if len(claim) < 2:
+        return None
+    said = _terms(cand_text)
+    present = {t for t, _sig in said}
+    for term, sig in said:
+        if term not in claim or sig in claim[term]:
+            continue
+        for other, sigs in claim.items():
+            if other != term and other in present and sig in sigs:
+                return term, other
+    return None
 
 
 def foreign_subject(clause: ScopedClause, known: set[str] | frozenset[str], known_text: str,
@@ -288,6 +450,10 @@ ALT_ITEM_WORDS = 4
 """Content words an item of a list of alternatives may have (a longer item is a clause, not a candidate)."""
 
 
+_LEAD_IN = re.compile(r"^(.*?\b(?:include|includes|included|including|such\s+as|namely|e\.g\.|for\s+example|like)"
+                      r")\s+(.+)$", re.IGNORECASE | re.DOTALL)
+
+
 @lru_cache(maxsize=1 << 14)
 def alternatives(sentence: str, facts: frozenset[str], units: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The other candidates a sentence offers beside the one that holds the fact, or () when it commits.
@@ -308,10 +474,20 @@ def alternatives(sentence: str, facts: frozenset[str], units: frozenset[str] = f
     A list whose other items hold fact words too ("red, green and blue" for the fact "red, green
     and blue") commits to all of them and offers nothing else; ":" ends a list (a lead-in). ``units``:
     the words the fact's numbers count ("days" of "28 days"), which a list of numbers shares ("7, 14, 28
-    or 56 days" offers 7, 14 and 56 beside 28).
+    or 56 days" offers 7, 14 and 56 beside 28). A lead-in that ends in "include", "such as", "like"... is
+    one too when it holds under two thirds of the fact's other words ("Relevant dates in the history of the
+    periodic table include 1864, 1869 and 1871" offers three dates for Mendeleev's 1869; "Primary colours
+    include red, green and blue" says each is one).
     """
     if units and any(is_number_stem(w) for w in facts):
         facts = facts - units
+    lead = _LEAD_IN.match(sentence or "")
+    if lead:  # "Relevant dates ... include 1864, 1869 and 1871": a list after a lead-in that names no fact
+        led = set(content_stems(lead.group(1)))
+        rest = facts - set(content_stems(lead.group(2)))
+        if rest and len(led & rest) * 3 >= 2 * len(rest):
+            return ()  # "Primary colours include red, green and blue" says each is one
+        sentence = ": " + lead.group(2)
     parts = _ALT_SPLIT.split(sentence or "")
     if len(parts) < 3:
         return ()

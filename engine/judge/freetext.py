@@ -105,10 +105,13 @@ from engine.judge.fact_reading import (
 from engine.judge.fact_words import (
     alternatives,
     enumerates,
+    exchanged,
     foreign_subject,
     has_number,
     job_words,
     moved_number,
+    opposite_bound,
+    rebound_number,
     other_number,
     polarity_split,
     soft_matches,
@@ -769,12 +772,18 @@ class FreeTextJudge:
         swapped = swapped_name(claim, cand)
         about = {f for f in claim.stems if not is_number_stem(f)} - {w for _n, w in bound}
         moved = next(((n, w, other) for n, w in bound if n not in ("1", "1st") and not replaced
-                      and (other := moved_number(cand, n, w, numbers, about, about & claim.predicate))), None)
+                      and (other := moved_number(cand, n, w, numbers, about, about & claim.predicate,
+                                                 about - claim.predicate))), None)
         if replaced:
             cap, why = PARTIAL_SHARE, f"{why}; gives another number than {', '.join(replaced)}"
         elif moved:
-            cap, why = PARTIAL_SHARE, (f"{why}; gives {moved[2]} for it and {f'{moved[0]} {moved[1]}'.strip()} "
-                                       "to something else")
+            cap, why = PARTIAL_SHARE, f"{why}; gives {moved[2]} for it and {moved[0]} to something else"
+        elif numbers and (rebound := rebound_number(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; gives {rebound} with what the claim says of another of its numbers"
+        elif numbers and (bounded := opposite_bound(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; bounds {bounded} the other way (a minimum for a maximum, or back)"
+        elif swap := exchanged(claim.text, cand.text):
+            cap, why = PARTIAL_SHARE, f"{why}; exchanges {swap[0]} and {swap[1]}"
         elif swapped:
             cap, why = PARTIAL_SHARE, f"{why}; gives another name in the place of {swapped}"
         elif cand.keyword_list and not enumerates(cand.keyword_list, facts):

@@ -155,11 +155,15 @@ _ATTRIBUTION = re.compile(
     r"^\s*(?:很多人|许多人|有人|有些人|别人|大家|人们|一些人|不少人|我朋友|我的朋友)(?:都)?(?:常)?(?:认为|说|以为|觉得|声称)|"
     r"^\s*(?:据说|传说|一般认为|普遍认为|通常认为|常有人说)", re.IGNORECASE)
 _TO_GRADER = re.compile(
-    r"\b(?:note\s+(?:to|for)\s+(?:the\s+)?(?:grader|examiner|judge|marker|reviewer|evaluator|assessor)|"
+    r"\b(?:(?:note|instructions?|message|memo)\s+(?:to|for)\s+(?:the\s+)?(?:grader|examiner|judge|marker|reviewer|"
+    r"evaluator|assessor)|"
+    r"\bthe\s+(?:candidate|answer|response|student)\s+(?:has\s+|have\s+)?(?:answered|said|stated|given|written)\b|"
     r"^\s*(?:dear\s+)?(?:grader|reviewer|examiner|marker|judge|evaluator|assessor)\s*[:,]|"
-    r"(?:mark|grade|score|count)\s+(?:this|it|me|my\s+answer)\s+(?:as\s+)?(?:correct|right|full|met)|"
+    r"(?:mark|grade|score|count|credit)\s+(?:(?:this|it|me|my|the)\s+(?:answer\s+|response\s+)?)?(?:as\s+)?"
+    r"(?:correct|right|full|met|true)\b|"
     r"\b(?:be|is|gets?)\s+(?:marked|graded|scored|counted|accepted|credited)\s+(?:as\s+)?(?:correct|right|full|met)|"
-    r"(?:award|give)\s+(?:me\s+|this\s+)?(?:full|all|the)\s+(?:marks|points|credit|score)|"
+    r"(?:award|give)\s+(?:(?:me|this|it|the)\s+(?:answer\s+|response\s+)?)?(?:full|all|the|maximum|top)\s+"
+    r"(?:marks|points|credit|score)|"
     r"(?:the|your|(?:the\s+)?(?:grader|examiner|marker|judge|assessor)['’]s)\s+(?:reference|model|expected)"
     r"(?:\s+(?:answer|document|solution|text|source))?\s+(?:says|states|gives|has|lists)|(?:the|your)\s+(?:answer\s+key|rubric|marking\s+scheme|grading\s+notes?)\s+"
     r"(?:says|states|gives|has|lists))", re.IGNORECASE)
@@ -373,7 +377,7 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
                     c[2] = "undecided"
             before.extend(clauses)
             continue
-        if any(_TO_GRADER.search(text[c[0]:c[1]]) for c in clauses):
+        if clauses and (_TO_GRADER.search(whole) or any(_TO_GRADER.search(text[c[0]:c[1]]) for c in clauses)):
             for c in clauses:  # a note to the grader, an appeal to the reference: none of it is claimed
                 if c[2] == "asserted":
                     c[2] = "attributed"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from engine.text.lexicon import DENIALS, NEGATION_CJK, NEGATIONS, SCOPE_END, SCOPE_END_CJK
+from engine.text.numbers import NUMBER_WORDS_PATTERN
 from engine.text.tokens import tokens
 
 _CLAUSE_SPLIT = re.compile(
@@ -63,10 +64,14 @@ class Clause:
     head: str = ""
 
 
-_BOUND = re.compile(r"\s+(?:\w+\s+)?(?:(?:more|less|fewer|longer|later|greater|higher|older)\s+than|exceed(?:s|ing)?)\b",
-                    re.IGNORECASE)
+_BOUND = re.compile(r"\s+(?:\w+\s+)?(?:(?:more|less|fewer|longer|later|greater|higher|older)\s+than|exceed(?:s|ing)?)\b|"
+                    r"\s+(?:[\w'’-]+\s+){0,6}?(?:[a-z]+er\s+than|more\s+than|less\s+than|fewer\s+than|exceed(?:s|ing)?|"
+                    r"within|beyond|above|below|over|under|until)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+)?"
+                    rf"(?:[\d£$€]|{NUMBER_WORDS_PATTERN}\b)", re.IGNORECASE)
 """What follows a negation that only bounds a value ("not more than 4 grams", "no later than 1 May", "must not
-exceed 8 guests", "should not take more than"): an upper or lower limit stated, not the fact denied."""
+exceed 8 guests", "should not take more than"; a few words on, a bound before a number: "must not have a pitch
+steeper than 42 degrees", "must not act as a crew member within 8 hours"): an upper or lower limit stated, not
+the fact denied."""
 
 
 def negation_count(text: str) -> int:
