@@ -328,6 +328,8 @@ _BOUND_AFTER = re.compile(r"^\s*(?:[a-z%°]+\s+){0,2}?(?:(?:or|and)\s+(?:(?P<min
                           rf"later)|(?P<max>{_LOWER}|below|under|less))|(?P<min2>minimum)|(?P<max2>maximum))\b", re.IGNORECASE)
 _NEGATED_BEFORE = re.compile(r"\b(?:not|never|no|prohibit\w*|forbid\w*)\b|n['’]t\b",
                              re.IGNORECASE)
+_BANNED_AFTER = re.compile(r"\b(?:is|are|was|were|be)\s+(?:\w+\s+)?(?:banned|prohibited|forbidden|illegal|not\s+"
+                           r"(?:allowed|permitted))\b", re.IGNORECASE)
 _UNIT_NEXT = re.compile(r"\s*-?\s*([a-z°%µμ]+)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
 
@@ -336,7 +338,8 @@ def _bounds(text: str) -> dict[tuple[str, str], set[str]]:
     """Each number of a text with the direction its words bound it in: "max" ("up to 4 g", "within 8 hours",
     "5°C or below", "less than 5 kg"), "min" ("at least 30 mA", "or above", "more than 10 staff"); a negation
     earlier in its clause turns it ("not exceeding 30 mA", "must not act ... within 8 hours", "must not be
-    steeper than 42 degrees", "prohibits acting ... within 8 hours"). Keyed by the number and the word after it
+    steeper than 42 degrees", "prohibits acting ... within 8 hours"), as does a ban after it ("a pool that holds
+    more than 250 litres is banned": at most 250). Keyed by the number and the word after it
     (its unit). A number with no such words has none."""
     out: dict[str, set[str]] = {}
     for m in _DIGITS.finditer(text or ""):
@@ -347,7 +350,8 @@ def _bounds(text: str) -> dict[tuple[str, str], set[str]]:
         if way is None:
             continue
         clause = re.split(r"[,;:.!?—–]", before[:b.start()] if b else before)[-1]
-        if _NEGATED_BEFORE.search(clause):
+        rest = re.split(r"[,;:.!?—–]", after)[0]
+        if bool(_NEGATED_BEFORE.search(clause)) != bool(_BANNED_AFTER.search(rest)):
             way = "min" if way == "max" else "max"
         unit = _UNIT_NEXT.match(after)
         out.setdefault((m.group(0).replace(",", ""), stem(unit.group(1).lower()) if unit else ""), set()).add(way)

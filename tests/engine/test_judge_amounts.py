@@ -207,3 +207,25 @@ def test_bounds_and_their_direction():
     # a negation that only bounds a value is no denial of the fact
     assert negation_count("A private stair must not have a pitch steeper than 42 degrees.") == 0
     assert negation_count("A private stair must not have a landing.") == 1
+
+
+@pytest.mark.parametrize("name, floor", [("judge_probe_1", 0.78), ("judge_probe_2", 0.55), ("judge_probe_kb10", 0.52)])
+def test_the_probe_sets_agreement_holds(name, floor):
+    """The three probe sets other sessions wrote without seeing the rules (bench/data/judge_probe_*.jsonl: two sets
+    of hostile and honest answers, a held-out knowledge base's paraphrases): each fix kept. Their first runs,
+    before the rules they taught, were kappa 0.478, 0.458 and 0.389 (docs/examination.md)."""
+    from pathlib import Path
+
+    from engine.judge.check import figures, load_rows, offline_verdicts
+
+    rows = load_rows(Path(__file__).resolve().parents[2] / "bench" / "data" / f"{name}.jsonl")
+    f = figures((v.met, r.human) for v, r in zip(offline_verdicts(rows), rows, strict=True))
+    assert f.base_rate == 0.5 and f.kappa >= floor, f
+
+
+def test_a_prohibition_paraphrased_as_a_limit_is_credited(judge):
+    """exam_kb9's left case: "You can't fill a paddling pool bigger than 250 litres." for "... more than 250 litres
+    is also banned" (a bound, and a ban after the number turns it as a negation before it does)."""
+    claim = "Filling a paddling pool that holds more than 250 litres is also banned."
+    assert judge.judge(claim, "You can't fill a paddling pool bigger than 250 litres.").met
+    assert not judge.judge(claim, "You may fill a paddling pool of more than 250 litres.").met
