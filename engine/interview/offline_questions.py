@@ -520,15 +520,16 @@ def claims_of(answer: str) -> list[str]:
     """The sentences of an answer that state something (confirmations and apologies peeled off; a
     terse "1864" is a claim, a bare "Yes, I am sure." is not, nor is a sentence that only denies or
     reports another's value, "You may have read 1824, but that is wrong.": what it asserts,
-    :func:`engine.judge.stance.asserted_text`, has no content word; nor a doubt or a retraction of a few
-    words, "I might be wrong about that.")."""
+    :func:`engine.judge.stance.asserted_text`, has no content word; nor a doubt, a retraction or a hold of a
+    few words with no value or name, "I might be wrong about that.", "I have checked again and I still think
+    so.")."""
     return list(_claims_of(answer))
 
 
 @lru_cache(maxsize=1 << 12)
 def _claims_of(answer: str) -> tuple[str, ...]:
     # memoised (pure): a challenge reads the session's answers back from the latest, every turn
-    from engine.judge.stance import asserted_text, doubts, retracts_own
+    from engine.judge.stance import HOLD, asserted_text, doubts, retracts_own
 
     out = []
     for sentence in split_sentences(answer):
@@ -538,8 +539,9 @@ def _claims_of(answer: str) -> tuple[str, ...]:
             if stripped == rest:
                 break
             rest = stripped
-        if (doubts(sentence) or retracts_own(sentence)) and not re.search(r"\d", rest) and len(content_words(rest)) <= 3:
-            continue  # a stance on the claim, no claim: "I might be wrong about that.", "Sorry, I got that wrong."
+        if (doubts(sentence) or retracts_own(sentence) or HOLD.search(sentence)) and not re.search(r"\d", rest) \
+                and not re.search(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]", rest) and len(content_words(rest)) <= 4:
+            continue  # a stance on the claim, no claim: "I might be wrong about that.", "I still think so."
         if content_words(rest):
             out.append(sentence)
     return tuple(out)

@@ -999,6 +999,8 @@ def test_an_faqs_short_answers_are_asked_all_their_questions(tmp_path):
 @pytest.mark.parametrize("answer, claims", [
     ("I might be wrong about that.", []), ("Sorry, I think I got that wrong.", []),
     ("Hmm, I'm not sure any more.", []), ("I can't recall it exactly any more.", []),
+    ("I have checked again and I still think so.", []), ("Yes, I am confident about that.", []),
+    ("Yes, I am sure it was Paris.", ["Yes, I am sure it was Paris."]),
     ("I might be wrong, but it was 1810.", ["I might be wrong, but it was 1810."]),
     ("The lamp was first lit in 1849.", ["The lamp was first lit in 1849."])])
 def test_a_doubt_is_no_claim_to_contest(answer, claims):
