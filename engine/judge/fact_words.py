@@ -498,6 +498,11 @@ def alternatives(sentence: str, facts: frozenset[str], units: frozenset[str] = f
     texts = parts[::2]
     seps = [frozenset(_ALT_SEP.findall(p.lower())) for p in parts[1::2]]
     stems = [content_stems(t) for t in texts]
+    if lead:  # after a lead-in that names no fact, a list of three or more short items offers every item
+        items = [k for k, st in enumerate(stems) if st]
+        if len(items) >= 3 and all(len(stems[k]) <= ALT_ITEM_WORDS and not _is_clause(texts[k]) for k in items) \
+                and any(facts.intersection(stems[k]) for k in items):
+            return tuple(texts[k].strip(" .!?()[]") for k in items if not facts.intersection(stems[k]))
     holding = [k for k, st in enumerate(stems) if facts.intersection(st)]
     if len(holding) != 1:
         return ()

@@ -121,7 +121,7 @@ from engine.judge.fact_words import (
 )
 from engine.text.cloze import Cloze, CriterionIn, cloze_of, criterion_text
 from engine.text.negation import scoped_clauses
-from engine.text.quantities import restate
+from engine.text.quantities import other_unit, restate
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_stems, content_words, runs_on, stem
 
@@ -180,6 +180,11 @@ class FactJob:
     texts: list[str]
     words: list[str] = field(default_factory=list)  # the words among ``texts`` (fact words and the reply's)
     restated: tuple[tuple[str, str], ...] = ()  # the reply's amounts read in the claims' words (said, read as)
+
+
+_PARENTHESES = re.compile(r"\(([^()]*)\)")
+ASIDE_SHARE = 0.25
+"""The weight in the recall of a criterion's word said only inside parentheses, against its word weight."""
 
 
 def restate_reply(reply: Reply, criteria: Sequence[CriterionIn]) -> tuple[Reply, tuple[tuple[str, str], ...]]:
@@ -484,7 +489,10 @@ class FreeTextJudge:
         written: dict[str, str] = {}
         for w in content_words(text):
             written.setdefault(stem(w), w)
-        weights = tuple(word_weight(written.get(f, f)) for f in facts or stems)
+        # a word said only inside parentheses is an aside (another unit, an example, a gloss: "1013.25 hPa
+        # (29.92 inHg)", "infant classes (reception, year 1 and year 2)"): it weighs a quarter
+        aside = set(content_stems(" ".join(_PARENTHESES.findall(text)))) - set(content_stems(_PARENTHESES.sub(" ", text)))
+        weights = tuple(word_weight(written.get(f, f)) * (ASIDE_SHARE if f in aside else 1.0) for f in facts or stems)
         names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*", text)}
         spelt = tuple((f, written[f]) for f in facts or stems if f in written and not is_number_stem(f))
         surface = spelt if len(facts) >= SOFT_MIN_FACTS else ()
@@ -782,6 +790,8 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; gives {rebound} with what the claim says of another of its numbers"
         elif numbers and (bounded := opposite_bound(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; bounds {bounded} the other way (a minimum for a maximum, or back)"
+        elif numbers and (unit := other_unit(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; gives the number in another unit ({unit})"
         elif swap := exchanged(claim.text, cand.text):
             cap, why = PARTIAL_SHARE, f"{why}; exchanges {swap[0]} and {swap[1]}"
         elif swapped:

@@ -37,6 +37,8 @@ LADDERS: dict[str, tuple[tuple[str, int], ...]] = {
     "length": (("millimetre", 1), ("centimetre", 10), ("metre", 1_000), ("kilometre", 10**6)),
     "volume": (("millilitre", 1), ("litre", 1_000)),
     "frequency": (("hertz", 1), ("kilohertz", 1_000), ("megahertz", 10**6), ("gigahertz", 10**9)),
+    "current": (("milliampere", 1), ("ampere", 1_000)),
+    "pressure": (("pascal", 1), ("hectopascal", 100), ("kilopascal", 1_000), ("bar", 100_000)),
 }
 """Each dimension's units, smallest first, with their size in the smallest unit."""
 
@@ -50,18 +52,22 @@ _SPELLINGS = {
     "metre": "metre metres meter meters", "kilometre": "kilometre kilometres kilometer kilometers km kms",
     "millilitre": "millilitre millilitres milliliter milliliters ml mls",
     "litre": "litre litres liter liters", "hertz": "hertz hz", "kilohertz": "kilohertz khz",
-    "megahertz": "megahertz mhz", "gigahertz": "gigahertz ghz"}
+    "megahertz": "megahertz mhz", "gigahertz": "gigahertz ghz", "milliampere": "milliampere milliamperes milliamp milliamps ma",
+    "ampere": "ampere amperes amp amps", "pascal": "pascal pascals pa", "hectopascal": "hectopascal hectopascals hpa",
+    "kilopascal": "kilopascal kilopascals kpa", "bar": "bar bars"}
 _SIZE = {name: (dim, size) for dim, ladder in LADDERS.items() for name, size in ladder}
 UNITS: dict[str, tuple[str, Fraction]] = {
     w: (_SIZE[name][0], Fraction(_SIZE[name][1])) for name, words in _SPELLINGS.items() for w in words.split()}
 """A unit's spellings and abbreviations -> (dimension, size in the dimension's smallest unit)."""
-UNITS.update({"fortnight": ("time", Fraction(1_209_600)), "fortnights": ("time", Fraction(1_209_600)),
+UNITS.update({"millibar": ("pressure", Fraction(100)), "millibars": ("pressure", Fraction(100)),
+              "mbar": ("pressure", Fraction(100)), "fortnight": ("time", Fraction(1_209_600)), "fortnights": ("time", Fraction(1_209_600)),
               "pound": ("pound", Fraction(1)), "pounds": ("pound", Fraction(1)), "dollar": ("dollar", Fraction(1)),
               "dollars": ("dollar", Fraction(1)), "euro": ("euro", Fraction(1)), "euros": ("euro", Fraction(1)),
               "celsius": ("celsius", Fraction(1)), "centigrade": ("celsius", Fraction(1)),
               "fahrenheit": ("fahrenheit", Fraction(1))})
-_AFTER_A_NUMBER = {"g": "gram", "h": "hour", "l": "litre"}
-"""Units of one letter, units only right after a number ("4 g", "24 h", "2 l")."""
+_AFTER_A_NUMBER = {"g": "gram", "h": "hour", "l": "litre", "·amp": "ampere"}
+"""Units of one letter, units only right after a number ("4 g", "24 h", "2 l"; a capital "A" after a number and a
+space, "32 A", is amperes, read so by :func:`_words`)."""
 _SYMBOLS = {"£": "pound", "$": "dollar", "€": "euro"}
 _SCALES = {"m": 10**6, "bn": 10**9, "k": 10**3, "million": 10**6, "billion": 10**9, "thousand": 10**3}
 _BEFORE_AN_AMOUNT = frozenset("""within for in after before about around over under than of to from by until till
@@ -95,7 +101,8 @@ def _words(text: str) -> _Words:
     for m in _WORD.finditer(text):
         w = m.group(0).lower().replace("’", "'")
         spans.append((m.start(), m.end()))
-        low.append(w[:-2] if w.endswith("'s") else w)
+        low.append("·amp" if m.group(0) == "A" and m.start() and text[m.start() - 1] in " \u00a0" and
+                   re.search(r"\d\s$", text[:m.start()]) else (w[:-2] if w.endswith("'s") else w))
     return _Words(spans, low)
 
 
@@ -234,3 +241,20 @@ def restate(reply: str, claims: Sequence[str]) -> tuple[str, tuple[tuple[str, st
     if not changes:
         return reply, ()
     return "".join(parts) + reply[pos:], tuple(changes)
+
+
+def other_unit(claim: str, reply: str) -> str | None:
+    """A reply's amount with a claim's number in another unit of the same dimension ("30 A" for "30 mA", "14
+    weeks" for "14 days"): the reply's words for it, or None."""
+    claimed = [(a.dim, a.size, _lead_number(claim[a.start:a.end])) for a in amounts(claim)]
+    for a in amounts(reply):
+        said = reply[a.start:a.end]
+        n = _lead_number(said)
+        if n and any(d == a.dim and size != a.size and m == n for d, size, m in claimed):
+            return said
+    return None
+
+
+def _lead_number(text: str) -> str:
+    m = re.match(r"[£$€]?\s*(\d[\d,]*(?:\.\d+)?)", text)
+    return m.group(1).replace(",", "") if m else ""

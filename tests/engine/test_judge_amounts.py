@@ -229,3 +229,22 @@ def test_a_prohibition_paraphrased_as_a_limit_is_credited(judge):
     claim = "Filling a paddling pool that holds more than 250 litres is also banned."
     assert judge.judge(claim, "You can't fill a paddling pool bigger than 250 litres.").met
     assert not judge.judge(claim, "You may fill a paddling pool of more than 250 litres.").met
+
+
+@pytest.mark.parametrize("criterion, answer, met", [
+    # a number in another unit of the same dimension ("A" after a number and a space is amperes)
+    ("The RCD's residual operating current must not exceed 30 mA.", "The RCD's residual operating current must not exceed 30 A.",
+     False),
+    ("Sockets rated up to 32 A need an RCD.", "Sockets rated up to 32 amps need an RCD.", True),
+    # a list after "include" that names no fact: each item offered
+    ("Visitors may stay up to 90 days in any 180-day period.", "Periods mentioned in the rules include 30, 90 and 180 days.",
+     False),
+    # a word only inside the criterion's parentheses is an aside
+    ("In England, infant classes (reception, year 1 and year 2) are limited by law to 30 pupils per school teacher.",
+     "Infant classes in England are capped by law at 30 pupils for each teacher.", True),
+    ("The standard altimeter setting above the transition altitude is 1013.25 hPa (29.92 inHg).",
+     "Above the transition altitude the altimeter is set to 1013.25 hPa, the standard setting.", True),
+])
+def test_units_lists_and_asides(judge, criterion, answer, met):
+    v = judge.judge(criterion, answer)
+    assert v.met is met, v.rationale
