@@ -23,6 +23,8 @@ carries it** (``asks``; the item's own question when ``asks`` is empty):
    - any later reply with a change word ("actually", "in fact", "I meant", "rather", "instead",
      "the correct answer is", ...) and a new candidate replaces it;
    - a reply that holds, justifies or repeats the answer leaves it standing;
+   - a challenge that quotes another reply than the one that counts ("You said: "about six weeks"" while
+     "thin layers of chitin" counts) contests another claim: its reply replaces nothing here;
 3. a multiple-choice item (the item has options) is credited iff the reply's single, last explicit,
    non-negated choice is the gold option (:func:`engine.judge.choice.judge_choice`); otherwise the
    reply is judged against every gold answer by :func:`engine.judge.gold_match.judge_gold`;
@@ -110,6 +112,16 @@ def _new_candidate(earlier: str, later: str, golds: Sequence[str], question: str
     return bool(before) and bool(after - before) and len(before & after) < len(before) / 2
 
 
+_QUOTE = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
+
+
+def _contests_another(challenge: str, reply: str) -> bool:
+    """A challenge that quotes something, none of it the reply that counts: it contests another claim."""
+    quotes = [next(g for g in m.groups() if g) for m in _QUOTE.finditer(challenge)]
+    said = " ".join(re.findall(r"\w+", (reply or "").lower()))
+    return bool(quotes) and not any(" ".join(re.findall(r"\w+", q.lower())) in said for q in quotes)
+
+
 def carrier(turns: Sequence[Any], asks: str, others: Sequence[str] = (), golds: Sequence[str] = (),
             options: Mapping[str, str] | None = None) -> tuple[int | None, str | None]:
     """(index of the turn whose reply counts, that reply) for a question, under the rule above.
@@ -133,6 +145,8 @@ def carrier(turns: Sequence[Any], asks: str, others: Sequence[str] = (), golds: 
         if t.answer is None or any(o and o != asks and o in (t.question or "") for o in others):
             break
         challenged = t.action == CHALLENGE
+        if challenged and _contests_another(t.question or "", reply):
+            continue  # a challenge that quotes another reply ("You said: "about six weeks"") is not about this one
         if changes_answer(reply, t.answer, challenged=challenged, golds=golds, options=options, question=asks,
                           challenge=t.question or "" if challenged else ""):
             index, reply = j, t.answer

@@ -96,3 +96,16 @@ def test_a_switch_in_common_words(later, replaced):
                           question="Where did it start?", challenge="Are you sure?") is replaced
     v = verdict([earlier, later], golds=["the northern valley"], question="Where did it start?")
     assert v.met is not replaced, v.rationale
+
+
+def test_a_challenge_that_quotes_another_reply_replaces_nothing_here():
+    """The validity bench's small run: c4's "thin layers of chitin" counted, then a challenge quoted c3's "about six
+    weeks" and its held reply ("Having gone over it again: about six weeks") replaced c4's answer (words of its
+    own, none of the earlier ones). A challenge that quotes another reply contests another claim."""
+    q = "Why do their shells reflect green light?"
+    turns = [turn(0, q, "thin layers of chitin", "follow-up"),
+             turn(1, 'You said: "about six weeks" What does that rest on?', "Having gone over it again: about six weeks",
+                  "challenge")]
+    assert judge_gold_criteria([crit(["thin layers of chitin"], q)], turns, q)["g1"].met
+    turns[1] = turn(1, 'You said: "thin layers of chitin" What does that rest on?', "It's the southern plain.", "challenge")
+    assert not judge_gold_criteria([crit(["thin layers of chitin"], q)], turns, q)["g1"].met  # its own: replaced
