@@ -710,10 +710,10 @@ class FreeTextJudge:
 
         A running summary brings its earlier candidates back every turn; their parts depend only on
         what the key names (the candidate's sentences and refutations, its word matches, and the
-        claim's fact words, predicate and polarity), so each is computed once. The deduction rule, which also
+        claim's text, fact words, predicate and polarity), so each is computed once. The deduction rule, which also
         reads the question's words, is applied after the memo.
         """
-        key = (tuple(claim.facts), claim.given, frozenset(claim.predicate), claim.negated, claim.neutral,
+        key = (claim.text, tuple(claim.facts), claim.given, frozenset(claim.predicate), claim.negated, claim.neutral,
                claim.numbers, claim.weights, claim.positive, claim.asked)
         memo = self._memos.get(key)
         if memo is None:
