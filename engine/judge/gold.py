@@ -24,7 +24,10 @@ carries it** (``asks``; the item's own question when ``asks`` is empty):
      "the correct answer is", ...) and a new candidate replaces it;
    - a reply that holds, justifies or repeats the answer leaves it standing;
    - a challenge that quotes another reply than the one that counts ("You said: "about six weeks"" while
-     "thin layers of chitin" counts) contests another claim: its reply replaces nothing here;
+     "thin layers of chitin" counts) contests another claim: its reply replaces nothing here; one whose last
+     question is open ("Of everything you have said, which claim are you least sure of, and why?") asks for a
+     claim and contests none: its reply replaces the answer only as any later reply does (a retraction, a change
+     word);
 3. a multiple-choice item (the item has options) is credited iff the reply's single, last explicit,
    non-negated choice is the gold option (:func:`engine.judge.choice.judge_choice`); otherwise the
    reply is judged against every gold answer by :func:`engine.judge.gold_match.judge_gold`;
@@ -115,6 +118,15 @@ def _new_candidate(earlier: str, later: str, golds: Sequence[str], question: str
 _QUOTE = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
 
 
+_OPEN_QUESTION = re.compile(r"^\W*(?:[^,?]*,\s*)?(?:which|what|why|how|where|when|who|whom|whose)\b", re.IGNORECASE)
+
+
+def _last_question(text: str) -> str:
+    """The last question of a text (the sentence that ends with its last "?"), or ""."""
+    asked = re.findall(r"[^.!?]*\?", text or "")
+    return asked[-1].strip() if asked else ""
+
+
 def _contests_another(challenge: str, reply: str) -> bool:
     """A challenge that quotes something, none of it the reply that counts: it contests another claim."""
     quotes = [next(g for g in m.groups() if g) for m in _QUOTE.finditer(challenge)]
@@ -147,6 +159,8 @@ def carrier(turns: Sequence[Any], asks: str, others: Sequence[str] = (), golds: 
         challenged = t.action == CHALLENGE
         if challenged and _contests_another(t.question or "", reply):
             continue  # a challenge that quotes another reply ("You said: "about six weeks"") is not about this one
+        if challenged and _OPEN_QUESTION.search(_last_question(t.question or "")):
+            challenged = False  # "which claim are you least sure of?" asks for a claim: it contests none
         if changes_answer(reply, t.answer, challenged=challenged, golds=golds, options=options, question=asks,
                           challenge=t.question or "" if challenged else ""):
             index, reply = j, t.answer

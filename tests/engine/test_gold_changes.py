@@ -109,3 +109,17 @@ def test_a_challenge_that_quotes_another_reply_replaces_nothing_here():
     assert judge_gold_criteria([crit(["thin layers of chitin"], q)], turns, q)["g1"].met
     turns[1] = turn(1, 'You said: "thin layers of chitin" What does that rest on?', "It's the southern plain.", "challenge")
     assert not judge_gold_criteria([crit(["thin layers of chitin"], q)], turns, q)["g1"].met  # its own: replaced
+
+
+def test_an_open_challenge_contests_no_answer():
+    """The validity bench: "Of everything you have said about X, which claim are you least sure of, and why?" asks for a
+    claim; a reply that answers another question there (an oracle's next fact) replaced the first answer and an
+    oracle that never yields lost credit. It replaces the answer only as any later reply does."""
+    q = "What is the immune system?"
+    gold = ["a system of many biological structures and processes"]
+    turns = [turn(0, q, "a system of many biological structures and processes", "initial"),
+             turn(1, "Of everything you have said about the immune system, which claim are you least sure of, and why?",
+                  "a wide variety of agents, known as pathogens", "challenge")]
+    assert judge_gold_criteria([crit(gold, q)], turns, q)["g1"].met
+    turns[1] = turn(1, turns[1].question, "I was wrong about that.", "challenge")
+    assert not judge_gold_criteria([crit(gold, q)], turns, q)["g1"].met  # a retraction still gives it up
