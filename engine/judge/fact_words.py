@@ -320,28 +320,29 @@ def rebound_number(claim_text: str, cand_text: str) -> str | None:
 
 _LOWER = r"less|fewer|lower|younger|shorter|smaller|lighter|earlier|cheaper|slower|narrower|thinner|weaker|colder|cooler"
 _BOUND_BEFORE = re.compile(
-    rf"\b(?:(?P<max>up\s+to|at\s+most|maximum(?:\s+of)?|max|under|below|within|(?:{_LOWER})\s+than|no\s+later\s+than|"
-    r"capped\s+at|limited\s+to|before|until|till)|(?P<min>at\s+least|minimum(?:\s+of)?|min|over|above|beyond|"
-    r"exceeding|exceeds?|after|[a-z]+er\s+than|more\s+than))\s+(?:about|around|roughly|approximately|nearly)?\s*[£$€]?$",
-    re.IGNORECASE)
+    rf"\b(?:(?P<max>(?:not|no)\s+(?:more|longer|later|greater|higher|over|above|exceeding|to\s+exceed)(?:\s+than)?|"
+    rf"must\s+not\s+exceed|up\s+to|at\s+most|maximum(?:\s+of)?|max|under|below|within|(?:{_LOWER})\s+than|capped\s+at|"
+    r"limited\s+to|before|until|till)|(?P<min>(?:not|no)\s+(?:less|fewer|earlier|lower|under|below)(?:\s+than)?|"
+    r"at\s+least|minimum(?:\s+of)?|min|over|above|beyond|exceeding|exceeds?|after|[a-z]+er\s+than|more\s+than))"
+    r"\s+(?:about|around|roughly|approximately|nearly)?\s*[£$€]?$", re.IGNORECASE)
 _BOUND_AFTER = re.compile(r"^\s*(?:[a-z%°]+\s+){0,2}?(?:(?:or|and)\s+(?:(?P<min>more|above|over|higher|greater|older|longer|"
                           rf"later)|(?P<max>{_LOWER}|below|under|less))|(?P<min2>minimum)|(?P<max2>maximum))\b", re.IGNORECASE)
-_NEGATED_BEFORE = re.compile(r"\b(?:not|never|no|prohibit\w*|forbid\w*)\b|n['’]t\b",
-                             re.IGNORECASE)
-_BANNED_AFTER = re.compile(r"\b(?:is|are|was|were|be)\s+(?:\w+\s+)?(?:banned|prohibited|forbidden|illegal|not\s+"
-                           r"(?:allowed|permitted))\b", re.IGNORECASE)
+_NEGATION_IN_CLAUSE = re.compile(
+    r"\b(?:not|never|no|nobody|none|prohibit\w*|forbid\w*|forbidden|exclud\w*|banned|illegal|contraindicated)\b|n['’]t\b",
+    re.IGNORECASE)
 _UNIT_NEXT = re.compile(r"\s*-?\s*([a-z°%µμ]+)", re.IGNORECASE)
-_DIGITS = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
+_DIGITS = re.compile(r"(?<![\w.:])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d:])|(?<![\w.:])\d+(?:\.\d+)?(?![\d:])")
 
 
-def _bounds(text: str) -> dict[tuple[str, str], set[str]]:
-    """Each number of a text with the direction its words bound it in: "max" ("up to 4 g", "within 8 hours",
-    "5°C or below", "less than 5 kg"), "min" ("at least 30 mA", "or above", "more than 10 staff"); a negation
-    earlier in its clause turns it ("not exceeding 30 mA", "must not act ... within 8 hours", "must not be
-    steeper than 42 degrees", "prohibits acting ... within 8 hours"), as does a ban after it ("a pool that holds
-    more than 250 litres is banned": at most 250). Keyed by the number and the word after it
-    (its unit). A number with no such words has none."""
-    out: dict[str, set[str]] = {}
+def _bounds(text: str) -> dict[tuple[str, str], set[tuple[str, bool]]]:
+    """Each number of a text with the direction its words bound it in and whether its clause is negated:
+    "max" ("up to 4 g", "within 8 hours", "5°C or below", "less than 5 kg", "not exceeding 30 mA", "no more
+    than"), "min" ("at least 30 mA", "or above", "more than 10 staff", "not less than"); the flag is a negation
+    or a ban anywhere else in the number's clause ("must not have a pitch steeper than 42 degrees", "does not
+    apply to infants younger than 1 month", "a pool of more than 250 litres is banned"), where what the bound
+    means depends on what the negation governs. Keyed by the number and the word after it (its unit). A number
+    with no such words has none; a clock time ("07:00") is no number here."""
+    out: dict[tuple[str, str], set[tuple[str, bool]]] = {}
     for m in _DIGITS.finditer(text or ""):
         before, after = text[:m.start()], text[m.end():]
         b, a = _BOUND_BEFORE.search(before), _BOUND_AFTER.match(after)
@@ -349,38 +350,40 @@ def _bounds(text: str) -> dict[tuple[str, str], set[str]]:
             ("min" if a.group("min") or a.group("min2") else "max") if a else None)
         if way is None:
             continue
-        clause = re.split(r"[,;:.!?—–]", before[:b.start()] if b else before)[-1]
-        rest = re.split(r"[,;:.!?—–]", after)[0]
-        if bool(_NEGATED_BEFORE.search(clause)) != bool(_BANNED_AFTER.search(rest)):
-            way = "min" if way == "max" else "max"
+        clause = re.split(r"[,;:.!?—–]", before[:b.start()] if b else before)[-1] + " " + re.split(r"[,;:.!?—–]", after)[0]
         unit = _UNIT_NEXT.match(after)
-        out.setdefault((m.group(0).replace(",", ""), stem(unit.group(1).lower()) if unit else ""), set()).add(way)
+        key = (m.group(0).replace(",", ""), stem(unit.group(1).lower()) if unit else "")
+        out.setdefault(key, set()).add((way, bool(_NEGATION_IN_CLAUSE.search(clause))))
     return out
 
 
 def opposite_bound(claim_text: str, cand_text: str) -> str | None:
     """A number of the claim the candidate bounds the other way (None when it does not): "must be at least 30
-    mA" for "not exceeding 30 mA", "5°C or above" for "5°C or below", "may be steeper than 42 degrees" for
-    "must not have a pitch steeper than 42 degrees". Only a number bound both ways, by the claim one way and
-    by the candidate only the other, is read, of the same thing ("12 or more years" does not bound "capped at
-    12 weeks"); a number without such words bounds nothing."""
+    mA" for "not exceeding 30 mA", "5°C or above" for "5°C or below", "more than 5 kg" for "less than 5 kg".
+    Like is compared with like: both clauses negated or neither ("Children below 6 months should never receive
+    it" for "Do not give it to children younger than 6 months" bounds it the same way); a number bound one way
+    by the claim and only the other by the candidate, of the same thing ("12 or more years" does not bound
+    "capped at 12 weeks"). A number without such words bounds nothing."""
     claim = _bounds(claim_text)
     if not claim:
         return None
     for (n, unit), ways in _bounds(cand_text).items():
         said = [w for (m, u), w in claim.items() if m == n and (u == unit or not u or not unit)]
-        if len(said) == 1 and len(said[0]) == 1 and len(ways) == 1 and ways != said[0]:
+        if len(said) != 1 or len(said[0]) != 1 or len(ways) != 1:
+            continue
+        (c_way, c_neg), (r_way, r_neg) = next(iter(said[0])), next(iter(ways))
+        if c_neg == r_neg and c_way != r_way:
             return n
     return None
 
 
-_TERM = re.compile(r"\d[\d,]*(?:\.\d+)?|[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*|[\w'’-]+")
+_TERM = re.compile(r"\d{1,2}:\d{2}|\d[\d,]*(?:\.\d+)?|[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*|[\w'’-]+")
 
 
 @lru_cache(maxsize=4096)
 def _terms(text: str) -> tuple[tuple[str, tuple[str, str]], ...]:
-    """A text's numbers and names (runs of capitalised words, not the one that opens a sentence alone), each
-    with the words either side of it, stemmed ("^"/"$" at the text's edges)."""
+    """A text's numbers (a clock time, "07:00", is one) and names (runs of capitalised words, not the one that
+    opens a sentence alone), each with the words either side of it, stemmed ("^"/"$" at the text's edges)."""
     found = [(m.group(0), m.start()) for m in _TERM.finditer(text or "")]
     words = [w for w, _at in found]
     out = []
