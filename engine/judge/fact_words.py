@@ -462,7 +462,8 @@ _LEAD_IN = re.compile(r"^(.*?\b(?:include|includes|included|including|such\s+as|
 
 
 @lru_cache(maxsize=1 << 14)
-def alternatives(sentence: str, facts: frozenset[str], units: frozenset[str] = frozenset()) -> tuple[str, ...]:
+def alternatives(sentence: str, facts: frozenset[str], units: frozenset[str] = frozenset(),
+                 claimed: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The other candidates a sentence offers beside the one that holds the fact, or () when it commits.
 
     The sentence is cut into items at commas, ";", "/", "|", ":", "&", "(1)"-style numbering and the
@@ -484,7 +485,8 @@ def alternatives(sentence: str, facts: frozenset[str], units: frozenset[str] = f
     or 56 days" offers 7, 14 and 56 beside 28). A lead-in that ends in "include", "such as", "like"... is
     one too when it holds under two thirds of the fact's other words ("Relevant dates in the history of the
     periodic table include 1864, 1869 and 1871" offers three dates for Mendeleev's 1869; "Primary colours
-    include red, green and blue" says each is one).
+    include red, green and blue" says each is one); an item the claim holds among its words (``claimed``: a
+    cloze that gave the other items of the claim's own list) is never offered.
     """
     if units and any(is_number_stem(w) for w in facts):
         facts = facts - units
@@ -505,7 +507,8 @@ def alternatives(sentence: str, facts: frozenset[str], units: frozenset[str] = f
         items = [k for k, st in enumerate(stems) if st]
         if len(items) >= 3 and all(len(stems[k]) <= ALT_ITEM_WORDS and not _is_clause(texts[k]) for k in items) \
                 and any(facts.intersection(stems[k]) for k in items):
-            return tuple(texts[k].strip(" .!?()[]") for k in items if not facts.intersection(stems[k]))
+            # the items the claim does not hold at all (a cloze that gave the other items gave them as the claim's)
+            return tuple(texts[k].strip(" .!?()[]") for k in items if not (facts | claimed).intersection(stems[k]))
     holding = [k for k, st in enumerate(stems) if facts.intersection(st)]
     if len(holding) != 1:
         return ()

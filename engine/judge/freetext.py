@@ -800,8 +800,8 @@ class FreeTextJudge:
             cap, why = KEYWORD_SHARE, f"{why}; a bare keyword list"
         else:
             units = frozenset(w for _n, w in bound if w)
-            others = next((alt for sentence in cand.key[::2] if (alt := alternatives(sentence, frozenset(facts), units))),
-                          ())
+            others = next((alt for sentence in cand.key[::2]
+                           if (alt := alternatives(sentence, frozenset(facts), units, frozenset(claim.stems)))), ())
             if others:
                 cap, why = KEYWORD_SHARE, f"{why}; offered beside other candidates ({', '.join(others[:3])})"
         return recall, cap, why, False

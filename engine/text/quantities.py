@@ -245,11 +245,13 @@ def restate(reply: str, claims: Sequence[str]) -> tuple[str, tuple[tuple[str, st
 
 def other_unit(claim: str, reply: str) -> str | None:
     """A reply's amount with a claim's number in another unit of the same dimension ("30 A" for "30 mA", "14
-    weeks" for "14 days"): the reply's words for it, or None."""
+    weeks" for "14 days"), and not itself one of the claim's amounts: the reply's words for it, or None."""
     claimed = [(a.dim, a.size, _lead_number(claim[a.start:a.end])) for a in amounts(claim)]
     for a in amounts(reply):
         said = reply[a.start:a.end]
         n = _lead_number(said)
+        if any(d == a.dim and size == a.size for d, size, _m in claimed):
+            continue  # one of the claim's own amounts ("6 months" beside "4 to 6 years")
         if n and any(d == a.dim and size != a.size and m == n for d, size, m in claimed):
             return said
     return None

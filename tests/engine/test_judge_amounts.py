@@ -252,3 +252,20 @@ def test_a_prohibition_paraphrased_as_a_limit_is_credited(judge):
 def test_units_lists_and_asides(judge, criterion, answer, met):
     v = judge.judge(criterion, answer)
     assert v.met is met, v.rationale
+
+
+def test_the_claims_own_amounts_and_items_are_never_another_fact(judge):
+    """From the examination benches (exam_kb3, exam_kb6), two defects of this round's rules caught there: "6 months"
+    was read as another unit of "4 to 6 years" beside the claim's own "6 months"; a list's items the claim holds
+    (a cloze that gave them) were offered as alternatives."""
+    from engine.judge.fact_words import alternatives
+    from engine.text.quantities import other_unit
+
+    claim = "Children receive doses at 2, 4 and 6 months, at 15 to 18 months and at 4 to 6 years."
+    assert other_unit(claim, "Doses come at 2, 4 and 6 months.") is None
+    assert other_unit(claim, "Doses come at 15 to 18 years.") == "18 years"
+    listed = "Triggers: Common triggers include pollen, house dust mites, cold air, tobacco smoke and respiratory infections."
+    facts = frozenset({"tobacco", "smoke"})
+    claimed = frozenset({"pollen", "hous", "dust", "mite", "cold", "air", "tobacco", "smoke", "respiratori", "infect"})
+    assert alternatives(listed, facts, frozenset(), claimed) == ()
+    assert alternatives("Relevant dates include 1864, 1869 and 1871.", frozenset({"1869"})) == ("1864", "1871")
