@@ -92,7 +92,7 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
     low = [w.lower() for w in words]
     cand_words = _WORD_RUN.findall(cand.text)
     cand_low = [w.lower() for w in cand_words]
-    claim_set, said, facts = set(low), set(cand_low), set(claim.facts)
+    claim_set, said = set(low), set(cand_low)
 
     def capitalised(k: int) -> bool:  # a word that may be part of another name: not the claim's, no pronoun
         return cand_words[k][:1].isupper() and cand_low[k] not in claim_set and cand_low[k] not in STOPWORDS

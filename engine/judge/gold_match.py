@@ -90,8 +90,8 @@ from engine.judge.gold_tokens import Tok, is_initial, mark_scope, name_variant, 
 from engine.judge.stance import SWEEP_MIN_MATES, asserted_text, claims, frame_mates
 from engine.text.cjk import CJK
 from engine.text.lexicon import FILLER, FINITE, GOLD_SCOPE_END, NEGATIONS_PLAIN, VERBS
-from engine.text.sentences import split_sentences
 from engine.text.quantities import restate
+from engine.text.sentences import split_sentences
 
 _ALTERNATIVE_WORDS = frozenset({"or", "either"})
 _HEDGES = frozenset({"maybe", "perhaps", "possibly"})

@@ -43,8 +43,8 @@ from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
 from engine.text.lexicon import STOPWORDS
 from engine.text.negation import negation_count
-from engine.text.sentences import split_sentences
 from engine.text.quantities import restate
+from engine.text.sentences import split_sentences
 from engine.text.tokens import content_words as text_content_words
 from engine.text.tokens import stem
 

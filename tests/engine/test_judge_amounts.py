@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.judge.decide import gold_row
-from engine.judge.freetext import FreeTextJudge, judge_fact
+from engine.judge.freetext import FreeTextJudge
 from engine.judge.gold_match import judge_gold
 from engine.knowledge.embed import get_embedder
 from engine.text.quantities import amounts, restate
