@@ -65,13 +65,18 @@ def draw(*parts: object) -> float:
 def document_sentences(folder: str) -> tuple[str, ...]:
     """Every whole sentence of the documents in ``folder``, pronouns resolved within each paragraph."""
     from engine.interview.reference import resolved_sentences
+    from engine.knowledge.ingest import SUPPORTED_SUFFIXES, ReadReport, iter_file
     from engine.text.sentences import plain_heading
 
     out: list[str] = []
+    texts: list[str] = []
     for path in sorted(Path(folder).glob("*")):
-        if path.suffix.lower() not in (".md", ".txt"):
-            continue
-        for para in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
+        if path.suffix.lower() in (".md", ".txt"):
+            texts.append(path.read_text(encoding="utf-8"))
+        elif path.suffix.lower() in SUPPORTED_SUFFIXES:  # JSON, JSON Lines, CSV: each record as the product reads it
+            texts += [doc.text for doc in iter_file(path, ReadReport())]
+    for text in texts:
+        for para in re.split(r"\n\s*\n", text):
             # a heading (Markdown's, or a plain one: "WHEN A BAN APPLIES") is not a sentence, but the lines
             # under it (no blank line between) are; each
             # item of a list is its own unit

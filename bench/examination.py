@@ -59,8 +59,9 @@ def main() -> int:
     home = args.home or Path(tempfile.mkdtemp(prefix="viva-exam-"))
     sys.path.insert(0, str(ROOT))
     from engine.api import Engine
+    from engine.knowledge.ingest import SUPPORTED_SUFFIXES  # every format a user's knowledge base may hold
 
-    viva(home, "kb", "build", "exam", *[str(p) for p in sorted(docs.glob("*")) if p.suffix in (".md", ".txt")],
+    viva(home, "kb", "build", "exam", *[str(p) for p in sorted(docs.glob("*")) if p.suffix in SUPPORTED_SUFFIXES],
          docs=docs)
     viva(home, "bench", "generate", "exam", "--kb", "exam", "--topics", str(topics), "--offline", "--quiet",
          "--per-topic", str(args.per_topic), "--seed", str(args.seed), docs=docs)

@@ -466,8 +466,9 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     # short paragraphs join the paragraphs of their own section first (a passage under one heading),
     # then, when a section's usable sentences are still too few, the next section's (as text without
     # headings is one section, the second pass is the first's rule over the sections)
+    doc_title = ""
     if levels and levels[0] == 1 and levels.count(1) == 1:
-        titles[0] = ""  # the document's title (its one top-level heading, first): over all of it, no passage's own
+        doc_title, titles[0] = titles[0], ""  # the document's title (its one top-level heading, first): no passage's own
     label_of = {id(g[0]): label for g, label in zip(groups, labels, strict=True)}  # by a group's first sentence
     merged: list[tuple[int, list[KeySentence]]] = []
     for section in dict.fromkeys(sections):
@@ -483,6 +484,9 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
         if len(spanned) > 1 and all(t.endswith("?") for t in spanned):
             heading = " And ".join([spanned[0]] + [t[0].lower() + t[1:] for t in spanned[1:]])
         out.append(Facet(0, "", tuple(g), heading))
+    if len(out) == 1 and not out[0].heading and doc_title:
+        # a document that is one passage (a JSON record's "title" and "text", a short note) is about its title
+        out[0] = Facet(0, "", out[0].facts, doc_title)
     return out
 
 

