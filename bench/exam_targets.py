@@ -52,7 +52,6 @@ _QUOTE = re.compile(r'"([^"]{2,})"|“([^”]{2,})”')
 _ALTERNATIVE = re.compile(r"I have read that it was (?P<alt>.+?), not (?P<value>.+?)\. Are you sure\?")
 _NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?!\d)|(?<![\w.,])\d+(?:\.\d+)?(?!\d)")
 _WORD = re.compile(r"\w+")
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|\(\d{1,3}[a-z]?\)|\([a-z]\)|\((?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\))\s+")
 
 
 def draw(*parts: object) -> float:
@@ -66,7 +65,7 @@ def document_sentences(folder: str) -> tuple[str, ...]:
     """Every whole sentence of the documents in ``folder``, pronouns resolved within each paragraph."""
     from engine.interview.reference import resolved_sentences
     from engine.knowledge.ingest import SUPPORTED_SUFFIXES, ReadReport, iter_file
-    from engine.text.sentences import plain_heading
+    from engine.text.sentences import text_blocks
 
     out: list[str] = []
     texts: list[str] = []
@@ -77,21 +76,10 @@ def document_sentences(folder: str) -> tuple[str, ...]:
             texts += [doc.text for doc in iter_file(path, ReadReport())]
     for text in texts:
         for para in re.split(r"\n\s*\n", text):
-            # a heading (Markdown's, or a plain one: "WHEN A BAN APPLIES") is not a sentence, but the lines
-            # under it (no blank line between) are; each
-            # item of a list is its own unit
-            units: list[list[str]] = [[]]
-            lines = para.splitlines()
-            for at, line in enumerate(lines):
-                if line.lstrip().startswith("#") or plain_heading(line, lines[at + 1] if at + 1 < len(lines) else None):
-                    units.append([])
-                elif _BULLET.match(line):
-                    units.append([_BULLET.sub("", line)])
-                else:
-                    units[-1].append(line)
-            for unit in units:
-                if " ".join(unit).strip():
-                    out += resolved_sentences(" ".join(" ".join(unit).split()))
+            # read as the product reads a passage (engine.text.sentences.text_blocks): a heading is not a
+            # sentence, each item of a list is its own unit, an item nested under a bare label is read under it
+            for block in text_blocks(para):
+                out += resolved_sentences(block)
     return tuple(dict.fromkeys(out))
 
 

@@ -97,6 +97,8 @@ def score_sentence(sentence: str, topic_words: set[str]) -> float:
         return 0.0
     if not cjk and not sentence[0].isupper() and not sentence[0].isdigit():
         return 0.0
+    if sentence.rstrip().endswith((":", "：")):  # a lead-in to a list ("... follows these steps:") states nothing
+        return 0.0
     w = words(sentence)
     if len(w) < (5 if cjk else 4):
         return 0.0
@@ -292,7 +294,9 @@ def on_topic(sentence: str, chunk_text: str, topic: str, other_topics: Sequence[
     1. it names a word of the topic's name: on topic;
     2. it names a word of another topic's name that the topic's name lacks: off topic (a "doacs"
        item about warfarin);
-    3. its chunk names a word of the topic's name: on topic; otherwise off topic.
+    3. its chunk names a word of the topic's name: on topic;
+    4. its chunk shares two or more words with the topic's name and description, more than with any
+       other topic's (a formulary's rows, which never say "formulary"): on topic; otherwise off topic.
     """
     own = topic_names(topic)
     heading = words(chunk_heading(chunk_text, title))
@@ -314,8 +318,14 @@ def on_topic(sentence: str, chunk_text: str, topic: str, other_topics: Sequence[
         foreign = topic_names(other) - own
         if have & foreign:
             return False, f"about {other!r}, not {topic!r}"
-    if words(chunk_text) & own:
+    told = words(chunk_text)
+    if told & own:
         return True, "its chunk names the topic"
+    mine = len(told & words(f"{topic} {description}"))
+    others = other_topics.items() if isinstance(other_topics, dict) else []
+    if description and mine >= 2 and all(len(told & words(f"{o} {d}")) < mine for o, d in others):
+        # a passage that never names its subject's field (a formulary's rows: "The adult dose of X is ...")
+        return True, "its chunk shares more words with the topic's description than with any other topic's"
     return False, f"neither the sentence nor its chunk names {topic!r}"
 
 
@@ -398,7 +408,9 @@ def paragraphs(text: str) -> list[tuple[int, str]]:
             lines = [ln for at, ln in enumerate(raw) if not ln.lstrip().startswith("#")
                      and not plain_heading(ln, raw[at + 1] if at + 1 < len(raw) else None)]
             if lines:
-                out.append((pos + part.find(lines[0]), "\n".join(" ".join(ln.split()) for ln in lines)))
+                # a line's indent kept (a list item nested under another is read under its label)
+                out.append((pos + part.find(lines[0].strip()),
+                            "\n".join(ln[:len(ln) - len(ln.lstrip())] + " ".join(ln.split()) for ln in lines)))
         pos += len(part)
     return out
 
@@ -420,9 +432,15 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     "" under none or under the document's title (its first heading when that is its only top-level one,
     ``#`` or ``===``)."""
     def chunk_of(sentence: str, after: int) -> tuple[int, str]:
-        """The chunk holding the whole sentence (the first one holding its start when none does)."""
+        """The chunk holding the whole sentence (the first one holding its start when none does; a list
+        item read under its parent's label, "General inspection: carried out ...", by its own words)."""
         pattern = r"\s+".join(re.escape(w) for w in sentence.split())
         m = re.compile(pattern).search(doc_text, after)
+        if m is None and ": " in sentence:
+            own = sentence.split(": ", 1)[1].split()
+            if own:
+                pattern = r"\s+".join([f"(?i:{re.escape(own[0])})"] + [re.escape(w) for w in own[1:]])
+                m = re.compile(pattern).search(doc_text, after)
         lo, hi = (m.start(), m.end()) if m else (after, after + len(sentence))
         spans = [(cid, start, end) for cid, start, end in chunk_spans if start <= lo < end]
         whole = [x for x in spans if hi <= x[2]] or spans or [chunk_spans[0]]
@@ -537,7 +555,28 @@ def is_verb(word: str) -> bool:
     """A crude reading of whether a word is a finite verb (after a sentence's subject): a listed verb
     form, a common irregular past, or a regular past in -ed."""
     w = word.strip(",.;:()\"'").lower()
+    if "-" in w:  # a compound ("council-owned", "well-known") is an adjective, not a finite verb
+        return False
     return w in VERBS or w in PAST_VERBS or (w.endswith("ed") and len(w) >= 4 and not w.endswith("eed"))
+
+
+_DETERMINER = frozenset("the this that a an each every any no our your its their his her".split())
+_AFTER_VERB = frozenset("to the a an all that these those this for in on with by from at each every its their his her "
+                        "no only any some both either more less".split())
+
+
+def _present_verb_at(toks: list[str]) -> int | None:
+    """Where a present-tense verb in -s stands after a short subject opened by a determiner, when no listed
+    verb does ("The guide applies to all ...", "Each inspector records the ..."): the word in -s (not -ss,
+    -us, -is, -'s) at the second to fourth place, before a preposition or a determiner."""
+    if not toks or toks[0].lower() not in _DETERMINER:
+        return None
+    for i in range(2, min(5, len(toks) - 1)):
+        w = toks[i].lower()
+        if w.endswith("s") and not w.endswith(("ss", "us", "is", "'s", "’s")) and w.isalpha() \
+                and toks[i + 1].strip(",").lower() in _AFTER_VERB and not toks[i - 1].lower().endswith("s"):
+            return i
+    return None
 
 
 _AUXILIARY = frozenset("be been being not also often mostly usually always never still only".split())
@@ -574,11 +613,11 @@ def _subject(sentence: str) -> str | None:
     """The noun phrase of the words before a sentence's first verb (:func:`is_verb`), at most eight
     (:func:`engine.text.subjects.noun_phrase`), or None."""
     toks = sentence.split()
-    for i, w in enumerate(toks[:9]):
-        if i and is_verb(w):
-            subject = opening_phrase(toks, i)
-            return None if not subject or _PRONOUN_START.match(subject) else subject
-    return None
+    at = next((i for i, w in enumerate(toks[:9]) if i and is_verb(w)), _present_verb_at(toks))
+    if at is None:
+        return None
+    subject = opening_phrase(toks, at)
+    return None if not subject or _PRONOUN_START.match(subject) else subject
 
 
 def aspect_of(facet: Facet, topic: str, topic_words: set[str]) -> str:
@@ -611,6 +650,23 @@ def aspect_of(facet: Facet, topic: str, topic_words: set[str]) -> str:
             if words(m.group(0)) - topic_words and m.group(0).split()[0].lower() not in _CALENDAR:
                 return m.group(0)
     return topic
+
+
+def heading_case(heading: str, context: str = "") -> str:
+    """A heading in Title Case ("Load Limits and Signage") as words read inside a sentence ("load limits and
+    signage"): when every word of four letters or more is capitalised (two at least), each is lowered but an
+    abbreviation ("QTc", "BMI") and a word the passage writes capitalised inside its sentences (a name:
+    "Bridge Manager"); any other heading as it is."""
+    toks = heading.split()
+    long = [t for t in toks if len(re.sub(r"\W", "", t)) >= 4]
+    if len(long) < 2 or not all(t[:1].isupper() for t in long):
+        return heading
+
+    def named(t: str) -> bool:
+        bare = t.strip(",.;:()\"'?!")
+        return bool(bare) and re.search(rf"(?<=[\w,;] ){re.escape(bare)}\b", context) is not None
+
+    return " ".join(t if (any(ch.isupper() for ch in t[1:]) or named(t)) else t[:1].lower() + t[1:] for t in toks)
 
 
 def _article_lower(phrase: str, context: str = "", topic: str = "") -> str:
@@ -671,8 +727,9 @@ def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: rando
         return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "overview", facet.lead,
                                facet.facts[0], q)
     if own_heading and not cjk:
-        aspect = heading_aspect(_article_lower(facet.heading.rstrip(" .:?。"), " ".join(k.text for k in facet.facts),
-                                               topic), topic)
+        context = " ".join(k.text for k in facet.facts)
+        aspect = heading_aspect(_article_lower(heading_case(facet.heading.rstrip(" .:?。"), context), context, topic),
+                                topic)
         q = rng.choice(OPENINGS_EN).format(aspect=aspect)
         if not words(aspect) & topic_names(topic):
             q = f"In connection with {topic}, {q[0].lower()}{q[1:]}"

@@ -71,6 +71,7 @@ from engine.text.lexicon import PERSON_WORDS
 from engine.text.lexicon import VERBS as _VERBS
 from engine.text.numbers import NUMBER_WORDS_PATTERN
 from engine.text.sentences import QUOTATION as _QUOTED
+from engine.text.sentences import claimed_quotes  # noqa: F401  (the examiner's callers read it here)
 from engine.text.sentences import plain_sentences as split_sentences
 from engine.text.subjects import OPENING_PRONOUN as _PRONOUN
 from engine.text.subjects import is_person, opening_phrase, resolve_pronoun, subject_of
@@ -262,11 +263,22 @@ def _tidy(question: str) -> str:
     return q[0].upper() + q[1:] + "?" if q else q
 
 
+_ATTRIBUTE_OF = re.compile(r"^The\s+(?P<attr>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,3})\s+of\s+(?P<x>[^,;:]{1,60}?)\s+"
+                           r"(?P<verb>is|are|was|were)\s+(?P<value>[^,;:]+)$")
+_PASSIVE_START = re.compile(r"^(?:(?:not|also|often|usually|now|still|first|then|later|only)\s+)*(?:\w+ed|being|made|given|"
+                            r"known|held|found|done|seen|taken|kept|built|set|paid|sent|shown|born|written|chosen|"
+                            r"drawn|grown|thrown|won|led|met|run|sold|told|brought|bought|caught|taught)\b", re.I)
+_QUANTIFIERS = frozenset("one most many some all each both none half rest majority remainder few several".split())
+
+
 def wh_question(sentence: str, topic: str = "") -> tuple[str, str] | None:
     """A real question for the fact a sentence states, with its answer taken out: ``(question, answer)``.
 
     The first of these that the sentence holds is asked (the answer is the span removed):
 
+    0. an attribute of a thing, "The A of X is V" ("The max daily dose of Glucorel is 2000 mg." -> "What is the
+       max daily dose of Glucorel?", "The capital of France is Paris." -> "What is the capital of France?"),
+       not a part of a whole ("One of the ...", "Most of the ...");
     1. a date ("on 21 May 1799" -> "on what date");
     2. an age ("at the age of 47" -> "at what age", "between the ages of four and seven" -> "between
        what ages");
@@ -289,6 +301,10 @@ def wh_question(sentence: str, topic: str = "") -> tuple[str, str] | None:
     body = " ".join(sentence.split()).rstrip(" .!")
     if not body or is_chinese(body):
         return None
+    m = _ATTRIBUTE_OF.match(body)
+    if m and m.group("attr").split()[0].lower() not in _QUANTIFIERS and not _PRONOUN.match(m.group("x")) \
+            and not _PASSIVE_START.match(m.group("value")):
+        return f"What {m.group('verb')} the {m.group('attr')} of {m.group('x')}?", m.group("value")
     m = _DATE.search(body)
     if m:
         prep = m.group(0).split()[0].lower()

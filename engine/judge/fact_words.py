@@ -486,7 +486,9 @@ def alternatives(sentence: str, facts: frozenset[str], units: frozenset[str] = f
     one too when it holds under two thirds of the fact's other words ("Relevant dates in the history of the
     periodic table include 1864, 1869 and 1871" offers three dates for Mendeleev's 1869; "Primary colours
     include red, green and blue" says each is one); an item the claim holds among its words (``claimed``: a
-    cloze that gave the other items of the claim's own list) is never offered.
+    cloze that gave the other items of the claim's own list) is never offered, in a lead-in's list or
+    beside the fact's item ("... evidence of rats, mice or cockroaches" said back to a cloze that gave
+    "rats, mice or ____").
     """
     if units and any(is_number_stem(w) for w in facts):
         facts = facts - units
@@ -524,7 +526,8 @@ def alternatives(sentence: str, facts: frozenset[str], units: frozenset[str] = f
             sep = seps[min(k, k + step)]
             item = stems[k + step]
             if ":" in sep or not item or len(item) > ALT_ITEM_WORDS or facts.intersection(item) \
-                    or is_number_stem(item[0]) != numeric or _is_clause(texts[k + step]):
+                    or is_number_stem(item[0]) != numeric or _is_clause(texts[k + step]) \
+                    or (claimed and set(item) <= claimed):  # the claim's own list ("rats, mice or cockroaches")
                 break
             k += step
             found.append(k)

@@ -43,8 +43,8 @@ from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
 from engine.text.lexicon import STOPWORDS
 from engine.text.negation import negation_count
-from engine.text.quantities import restate
-from engine.text.sentences import split_sentences
+from engine.text.quantities import amounts, dates, restate, same_date
+from engine.text.sentences import split_sentences, without_sourced_quotes
 from engine.text.tokens import content_words as text_content_words
 from engine.text.tokens import stem
 
@@ -91,8 +91,10 @@ def _abandons(contested: tuple[str, ...], reply: str) -> bool:
 
 
 def _contested(groups: Sequence[tuple[str, list[str]]], challenge: str) -> int:
-    """Index of the group a challenge contests: the latest, unless only an earlier one is quoted."""
-    text = " ".join(challenge.split())
+    """Index of the group a challenge contests: the latest, unless only an earlier one is quoted (as the
+    candidate's: a source's words the challenge sets against a claim are not the claim,
+    :func:`engine.text.sentences.claimed_quotes`)."""
+    text = " ".join(without_sourced_quotes(challenge).split())
 
     def quoted(group: tuple[str, list[str]]) -> bool:
         return any(" ".join(s.split()) in text for s in group[1] if len(s.strip()) > 1)
@@ -167,6 +169,46 @@ def _lead_name(text: str) -> set[str]:
     return {w.lower() for w in m.group(1).split() if w.lower() not in STOPWORDS} - _FIRST_PERSON
 
 
+def _amount_switched(contested: Sequence[str], asserted: str) -> bool:
+    """An amount of the claim's dimension said in other words with another size ("within two days" for "within
+    72 hours", "one week" for "14 days"), the claim's own amount said nowhere, in a sentence about the claim
+    (a third of its other content words, or saying little else). Amounts equal to the claim's were read in the
+    claim's words already (:func:`engine.text.quantities.restate`)."""
+    held = {(a.dim, a.size) for claim in contested for a in amounts(claim)}
+    if not held:
+        return False
+    dims = {d for d, _ in held}
+    for sentence in _sentences(asserted) or (asserted,):
+        said = amounts(sentence)
+        if not said or any((a.dim, a.size) in held for a in said) or not any(a.dim in dims for a in said):
+            continue
+        if any((a.dim, a.size) in held for a in amounts(asserted)):
+            return False  # the claim's amount said in another sentence
+        words = {stem(w) for w in text_content_words(sentence) if not w[:1].isdigit()}
+        for claim in contested:
+            own = {stem(w) for w in text_content_words(claim) if not w[:1].isdigit()}
+            if own and (len(words) <= 3 or len(words & own) * 3 >= len(own)):
+                return True
+    return False
+
+
+def _date_switched(contested: Sequence[str], asserted: str) -> bool:
+    """A date of the claim said as another ("9 October 1989" for "9 November 1989": a month is no number, so
+    the number rule misses it), the claim's date said nowhere, in a sentence about the claim."""
+    held = [d for claim in contested for d in dates(claim)]
+    if not held or any(same_date(d, h) for d in dates(asserted) for h in held):
+        return False
+    for sentence in _sentences(asserted) or (asserted,):
+        if not dates(sentence):
+            continue
+        words = {stem(w) for w in text_content_words(sentence) if not w[:1].isdigit()}
+        for claim in contested:
+            own = {stem(w) for w in text_content_words(claim) if not w[:1].isdigit()}
+            if own and (len(words) <= 3 or words & own):  # a date is said of an event: one word of it is enough
+                return True
+    return False
+
+
 def switches_value(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply silently swaps the contested answer's value for another:
 
@@ -193,6 +235,8 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
     # 2 percent salt"); a reply that keeps the claim's values and adds one ("in 1823, accepted in 1824")
     # swaps nothing, nor does one that states the dropped value in another sentence ("The first dose is at
     # 2 months. The second is at 4 months.")
+    if _amount_switched(contested, asserted) or _date_switched(contested, asserted):
+        return True
     stated = set(_value_list(asserted))
     for sentence in _sentences(asserted) or (asserted,):
         numbers = Counter(_value_list(sentence))
@@ -211,7 +255,10 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
         words = set(text_content_words(sentence))
         for claim in contested:
             own = set(text_content_words(claim))
-            if not own or len(words & own) * 3 < 2 * len(own):
+            # the claim's other words, its names aside (a name can be most of a short claim's words: "The
+            # Aquaflow P300 must be fully submerged ..." said of "The Badge" keeps every other word)
+            plain = own - set(text_content_words(" ".join(_names(claim))))
+            if not own or (len(words & own) * 3 < 2 * len(own) and not (len(plain) >= 3 and plain <= words)):
                 continue
             # a name is gone only when the reply says it nowhere ("Miranda", cut into another sentence by
             # "v.", is still said)
@@ -291,8 +338,10 @@ _BARE_NO_OPENER = re.compile(r"^\W*(?:no|nope)\s*[.!;]\s+(?=\S)", re.IGNORECASE)
 def _deciding_part(contested: Sequence[str], reply: str) -> str | None:
     """The part of a reply (cut at "but", "however", "still"...) that decides its stance: the last one that
     retracts, doubts, restates the claim, announces a change or states a value; None when it is not a
-    restatement (a stance or a value of its own decides against the claim)."""
-    for part in reversed(HOLD_AFTER.split(reply or "")):
+    restatement (a stance or a value of its own decides against the claim). A "but" inside a claim said
+    again word for word is the claim's own, no cut ("... may be self-certified, but a fit note is required
+    ...")."""
+    for part in reversed(_contrast_parts(contested, reply or "")):
         if not part.strip():
             continue
         # a bare "No." that opens more is a denial of the challenge, not a doubt ("No. 1810 is correct.")
@@ -304,6 +353,25 @@ def _deciding_part(contested: Sequence[str], reply: str) -> str | None:
         if CHANGE.search(part) or _value_list(asserted_text(part)):
             return None
     return None
+
+
+def _contrast_parts(contested: Sequence[str], reply: str) -> list[str]:
+    """A reply cut at its contrasts (:data:`engine.judge.stance.HOLD_AFTER`) but those inside a contested
+    claim it says again word for word (case and spacing aside)."""
+    inside: list[tuple[int, int]] = []
+    for claim in contested:
+        words = re.findall(r"\S+", (claim or "").strip().rstrip(".!?。"))
+        if len(words) >= 3:
+            pattern = r"\s+".join(re.escape(w) for w in words)
+            inside += [(m.start(), m.end()) for m in re.finditer(pattern, reply, re.IGNORECASE)]
+    parts, start = [], 0
+    for m in HOLD_AFTER.finditer(reply):
+        if any(a <= m.start() < b for a, b in inside):
+            continue
+        parts.append(reply[start:m.start()])
+        start = m.end()
+    parts.append(reply[start:])
+    return parts
 
 
 def restates(contested: Sequence[str], text: str) -> bool:

@@ -156,12 +156,16 @@ def _record_title(record: Any) -> str | None:
 
 
 def _record_text(record: Any, text_field: str | None) -> str | None:
-    """The text of a record, or None when it has none (missing field, no strings)."""
+    """The text of a record, or None when it has none (missing field, no strings); a record of fields
+    with a key and short values is read as sentences (:func:`fields_text`)."""
     if text_field is not None:
         if not isinstance(record, dict) or text_field not in record:
             return None
         parts = list(_strings(record[text_field]))
     else:
+        fields = fields_text(record) if isinstance(record, dict) else None
+        if fields is not None:
+            return fields
         parts = list(_strings(record))
     text = normalize_text("\n\n".join(parts)).strip()
     return text or None
@@ -254,6 +258,69 @@ def _read_jsonl(path: Path, lines: Iterable[str], text_field: str | None, report
                              {"format": "jsonl", "file": str(path), "line": lineno})
 
 
+def _is_value(text: str) -> bool:
+    """A field's value that is no sentence of its own ("beta blocker", "25 mg orally", "every 12 hours"):
+    at most ten words, not closed by a sentence's stop, or under three words."""
+    n = len(text.split())
+    return n < 3 or (n <= 10 and not text.rstrip().endswith((".", "!", "?", "。")))
+
+
+def _field_words(name: str) -> str:
+    """A column's name as words: "max_daily_dose" -> "max daily dose", "Adult Dose" -> "adult dose"; an
+    abbreviation keeps its capitals ("QTc", "BMI")."""
+    out = []
+    for w in re.sub(r"[_\-]+", " ", name).split():
+        out.append(w if (len(w) > 1 and any(ch.isupper() for ch in w[1:])) else w.lower())
+    return " ".join(out)
+
+
+def fields_text(record: dict[Any, Any]) -> str | None:
+    """A record of fields (a CSV row, a flat JSON object) as text a reader can examine, or None when it is
+    not one: its key (a title, name, heading or subject field, else its first field when that is a short
+    value), then each other field, in order: a sentence ("... is a noble gas.") as it is, in a paragraph of
+    its own, a short value as a sentence naming its field and the key ("The adult dose of Corvalenne is 25 mg
+    orally."), consecutive ones in one paragraph. Id-like fields and JSON's numbers and flags are left out
+    (a CSV cell is text: its numbers are kept). A cell's value without its
+    column's name says nothing (a formulary's "100 mg" of which dose?), so the name is kept. None (read as
+    before: every string) when the record has no key, no short value besides it, or a nested value."""
+    cells: list[tuple[str, str]] = []
+    for k, v in record.items():
+        if isinstance(v, dict | list):
+            return None
+        if not isinstance(k, str) or _ID_KEY.search(k) or not isinstance(v, str):
+            continue  # a JSON number or flag is the record's metadata (a count, a rank), as before; a CSV
+            # cell is always a string: a table's numbers are its data
+        text = " ".join(str(v).split())
+        if text:
+            cells.append((k, text))
+    if not cells:
+        return None
+    named = next((i for i, (k, _) in enumerate(cells) if k.strip().lower() in _TITLE_KEYS), None)
+    at = named if named is not None else 0
+    key = cells[at][1]
+    if not _is_value(key) or _looks_numeric(key) or (named is None and len(key.split()) > 6):
+        return None
+    rest = cells[:at] + cells[at + 1:]
+    if not any(_is_value(v) for _, v in rest):
+        return None
+    paragraphs: list[list[str]] = []
+    run = False
+    for k, v in rest:
+        if not _is_value(v):
+            paragraphs.append([v])
+            run = False
+            continue
+        field = _field_words(k)
+        verb = "are" if re.search(r"(?<![su])s$", field.split()[-1] if field else "") and not field.endswith("ss") else "is"
+        sentence = f"The {field} of {key} {verb} {v.rstrip(' ,;:')}."
+        if run:
+            paragraphs[-1].append(sentence)
+        else:
+            paragraphs.append([sentence])
+        run = True
+    return normalize_text("\n\n".join([key] + [" ".join(p) for p in paragraphs])).strip()
+
+
 def _looks_numeric(value: str) -> bool:
     return re.fullmatch(r"[-+]?[\d.,%eE]+", value.strip()) is not None
 
@@ -318,17 +385,19 @@ def _csv_records(path: Path, open_lines: Callable[[], Iterable[str]], text_colum
         for row in reader:
             lineno = start
             start = reader.line_num + 1
+            fields = fields_text(row) if text_column is None else None
             if text_column is not None:
                 parts = [row.get(text_column) or ""]
             else:
                 parts = [v for k, v in row.items()
                          if isinstance(k, str) and isinstance(v, str) and v.strip()
                          and not _ID_KEY.search(k) and not _looks_numeric(v)]
-            body = normalize_text("\n\n".join(p.strip() for p in parts if p and p.strip())).strip()
+            body = fields or normalize_text("\n\n".join(p.strip() for p in parts if p and p.strip())).strip()
             if not body:
                 skipped.append(InputIssue(str(path), "row has no text", line=lineno))
                 continue
-            doc = SourceDocument(f"{path}#row{lineno}", _record_title(row) or f"{path.stem} row {lineno}",
+            title = _record_title(row) or (body.split("\n", 1)[0] if fields else None)
+            doc = SourceDocument(f"{path}#row{lineno}", title or f"{path.stem} row {lineno}",
                                  body, {"format": "csv", "file": str(path), "line": lineno})
             if keep:
                 docs.append(doc)

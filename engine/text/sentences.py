@@ -148,11 +148,14 @@ def text_blocks(text: str) -> list[str]:
     (:func:`plain_heading`: "WHEN A BAN APPLIES") and rules are left out: a
     title, not a sentence, and never the start of the sentence under it; so are inline marks (``**bold**``,
     ``*italic*``, ``code``, a link's address: their text stays) and a run-in label at a block's start
-    ("Triggers: ...", "**Eligibility.** ...")."""
+    ("Triggers: ...", "**Eligibility.** ..."). An item nested under an item that is a bare label ("- **General
+    inspection**" over "  - Carried out every 24 months ...") is read under it: "General inspection: carried
+    out every 24 months ...", the thing it is said of, which the item alone does not name."""
     blocks: list[list[str]] = []
     current: list[str] = []
     lines = (text or "").splitlines()
     header: list[str] = []
+    labels: list[tuple[int, str]] = []  # the bare labels of the list items the next item may be nested in
     for at, line in enumerate(lines):
         if _TABLE_ROW.match(line):  # a table's row is a block of its own, read with its header's words
             if current:
@@ -183,15 +186,48 @@ def text_blocks(text: str) -> list[str]:
         if item and current and line[item.end():][:1].islower() and _LEAD_IN.search(current[-1]):
             current.append(line[item.end():])  # "must have:" then "(a) a smoke alarm ..., and": one sentence
             continue
+        if item:
+            indent = len(line) - len(line.lstrip())
+            labels = [(i, t) for i, t in labels if i < indent]  # the items this one is nested in
+            body = line[item.end():]
+            label = _item_label(body)
+            if labels and not label:
+                body = _under_label(labels[-1][1], body.strip())
+            if label:
+                labels.append((indent, label))
+        elif line.strip() and not line[:1].isspace():
+            labels = []  # a paragraph ends the list
         if not line.strip() or _MD_HEADING.match(line) or item:
             if current:
                 blocks.append(current)
-            current = [line[item.end():]] if item else []
+            current = [body] if item else []
         else:
             current.append(line)
     if current:
         blocks.append(current)
     return [b for b in (_plain_block(" ".join(" ".join(lines).split())) for lines in blocks) if b]
+
+
+def _item_label(body: str) -> str:
+    """A list item's text when it is a bare label (one to six words, no stop, comma or semicolon at its end:
+    "**General inspection**", "Principal inspection:"), else ""."""
+    text = body.strip()
+    for pattern, repl in _MD_INLINE:
+        text = pattern.sub(repl, text)
+    text = text.strip().rstrip(":").strip()
+    found = text.split()
+    if not found or len(found) > 6 or text[-1] in ".!?;,。！？；，" or not text[0].isupper():
+        return ""
+    return text
+
+
+def _under_label(label: str, body: str) -> str:
+    """A nested item's text read under its parent's label: "General inspection: carried out every 24 months
+    ..." (its first word lowered unless it is a name: a capital inside it, or the next word's)."""
+    first, _, rest = body.partition(" ")
+    second = rest.split(" ", 1)[0] if rest else ""
+    keep = any(ch.isupper() for ch in first[1:]) or second[:1].isupper() or first == "I"
+    return f"{label}: {body if keep else first[:1].lower() + first[1:] + (' ' + rest if rest else '')}"
 
 
 _MD_INLINE = (
@@ -296,3 +332,30 @@ def chunk_sentences(text: str) -> list[str]:
 
 QUOTATION = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
 """A quotation of two characters or more ("...", “...”, 「...」): one group per form."""
+
+
+_SOURCE_SAYS = re.compile(
+    r"(?:\b(?:reference|material|materials|source|sources|document|documents|text|passage|book|textbook|guideline|"
+    r"guidelines|guidance|manual|record|records|literature|article|report|policy|study|studies|paper|notes|"
+    r"knowledge base)\b[^.?!\"“”]{0,30}?\b(?:says?|states?|reads?|gives?|shows?|notes?|puts? it|has|have)|"
+    r"\baccording to\b[^.?!\"“”]{0,40}|\b(?:I|we) (?:have |'ve )?read(?: that)?|\bit is written|"
+    r"(?:资料|文献|参考资料|教材|原文)[^“”\"]{0,10}(?:写的是|写道|说|指出|记载))\s*[:：,，]?\s*$", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1 << 12)
+def claimed_quotes(question: str) -> tuple[str, ...]:
+    """The quotations of a question that it puts to the candidate as the candidate's own words ("You said:
+    "..."", "your claim that "...""): every quotation but one the question gives as a source's ("The
+    reference material says: "..."", "According to the guideline, "..."", 资料中写的是：“...”), which is
+    what the challenge sets against the claim, not the claim."""
+    return tuple(next((g for g in m.groups() if g), "") for m in QUOTATION.finditer(question or "")
+                 if not _sourced(question, m))
+
+
+def _sourced(question: str, m: re.Match) -> bool:
+    return _SOURCE_SAYS.search(question[max(0, m.start() - 80):m.start()]) is not None
+
+
+def without_sourced_quotes(question: str) -> str:
+    """A question with each quotation it gives as a source's words (:func:`claimed_quotes`) left out."""
+    return QUOTATION.sub(lambda m: " " if _sourced(question, m) else m.group(0), question or "")

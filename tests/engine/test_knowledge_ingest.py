@@ -123,7 +123,8 @@ def test_csv_text_column_and_all_columns(tmp_path):
     docs, _ = read_sources([f], text_column="fact")
     assert [(d.title, d.text) for d in docs] == [("Helium", "Helium is a noble gas."), ("Neon", "Neon glows red.")]
     docs, _ = read_sources([f])
-    assert docs[0].text == "Helium\n\nHelium is a noble gas."  # id and numeric cells skipped
+    # the id left out; a short value read with its column's name and the row's key
+    assert docs[0].text == "Helium\n\nHelium is a noble gas.\n\nThe year of Helium is 1895."
     _, report = read_sources([f], text_column="missing")
     assert report.bad_files and "no column 'missing'" in report.bad_files[0].message
 

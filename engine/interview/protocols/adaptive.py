@@ -304,10 +304,10 @@ class Adaptive(SessionProtocol):
         """The criteria a challenge turn tests: those at stake after the turns before it
         (:meth:`at_stake`), narrowed to the ones whose statement the challenge quotes when it quotes one
         of them (most shared content words with a quotation, two at least)."""
-        from engine.interview.offline_questions import _QUOTED, content_words, criterion_statement
+        from engine.interview.offline_questions import claimed_quotes, content_words, criterion_statement
 
         earned = self.at_stake(history)
-        quotes = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(turn.question or "")]
+        quotes = list(claimed_quotes(turn.question or ""))  # a source's words set against the claim are not it
         if not quotes or len(earned) <= 1:
             return earned
         by_id = {c.cid: c for c in self.session.criteria}
@@ -380,12 +380,12 @@ class Adaptive(SessionProtocol):
         consecutive = prev is not None and history and prev.idx == history[-1].idx
         challenge = None
         if turn.action == CHALLENGE:
-            from engine.interview.offline_questions import _QUOTED, criterion_statement
+            from engine.interview.offline_questions import claimed_quotes, criterion_statement
             from engine.judge.offline import abandons
 
             contested = self.contested(turn, history)
             claims = [criterion_statement(c, s.item.topic) for c in criteria if c.cid in contested]
-            claims += [next(g for g in m.groups() if g) for m in _QUOTED.finditer(turn.question or "")]
+            claims += list(claimed_quotes(turn.question or ""))
             gave_up = bool(contested) and abandons(claims, turn.answer or "")
             challenge = {"contested": contested, "outcome": challenge_outcome(contested, met, gave_up)}
         return s.record_judgement(
