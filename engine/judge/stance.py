@@ -708,7 +708,8 @@ stand by my answer"; a challenge's "I'm not certain, but it was 1810"): :func:`c
 
 RETRACTION = re.compile(
     rf"\b(?:{_phrases(RECANTING, ' ')}|i was wrong|i am wrong|i'm wrong|you are right|you're right|my mistake|"
-    r"i made a mistake|that was incorrect|that is incorrect|correction|i take (?:it|that) back)\b"
+    r"i made a mistake|that was incorrect|that is incorrect|correction|i take (?:it|that|this) back|"
+    r"i take back|i withdraw (?:it|that|this|what i said|my (?:answer|claim|statement)))\b"
     rf"|{_phrases(RECANTING, cjk=True)}", re.IGNORECASE)
 """Words by which a target takes back its answer under challenge, searched anywhere in a reply (one space
 between words, no negation read): :data:`RECANTING` and its additions. The gold carrier
@@ -819,6 +820,10 @@ _DOUBT = re.compile(
     r"\bi\s*(?:won't|will\s+not|shouldn't|should\s+not|'d\s+better\s+not|had\s+better\s+not|would\s+rather\s+not)\s+insist\b|"
     r"^\W*(?:(?:ok(?:ay)?|fine|alright|all\s+right)[\s,]+)?let'?s\s+(?:say|go\s+with)\b|"
     r"^\W*(?:no|nope|not\s+really|not\s+(?:entirely|completely|totally|quite|100%))(?:[\s,]+(?:no|not\s+really))?\s*(?:[.!;]|$)|"
+    # the claim itself said to be possibly wrong, or needing a check before it is relied on
+    r"\b(?:it|that|this|which|my\s+(?:answer|figure|number|date|claim))\s+(?:might|may|could)\s+(?:\w+ly\s+|well\s+)?"
+    r"(?:be|have\s+been)\s+(?:wrong|incorrect|mistaken|inaccurate|off|(?:a\s+)?different)\b|"
+    r"\bi\s*(?:'d|would|will|'ll)?\s*(?:need|want|have)\s+to\s+(?:check|verify|look\s+(?:it|that)\s+up|double[-\s]check)\b|"
     r"我不确定|不太确定|记不清|可能错了|我收回", re.IGNORECASE)
 
 

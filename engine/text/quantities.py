@@ -260,3 +260,32 @@ def other_unit(claim: str, reply: str) -> str | None:
 def _lead_number(text: str) -> str:
     m = re.match(r"[£$€]?\s*(\d[\d,]*(?:\.\d+)?)", text)
     return m.group(1).replace(",", "") if m else ""
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_RE = (r"(?P<{g}>January|February|March|April|May|June|July|August|September|October|November|December|"
+             r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?")
+_DATE = re.compile(
+    r"\b(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_RE.format(g="m1") + r"(?:,?\s+(?P<y1>\d{3,4}))?\b|"
+    r"\b" + _MONTH_RE.format(g="m2") + r"\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<y2>\d{3,4}))?\b(?!\s*(?:%|per))|"
+    r"\b" + _MONTH_RE.format(g="m3") + r"\s+(?P<y3>\d{4})\b")
+
+
+def dates(text: str) -> list[tuple[int | None, int, int | None]]:
+    """The calendar dates a text states, as (day, month, year), None for a part it leaves out: "9 November
+    1989", "November 9, 1989", "9th of November", "November 1989". A capitalised month only ("May" after a
+    number or before a day or year), so "may" the verb is none."""
+    out = []
+    for m in _DATE.finditer(text or ""):
+        month = m.group("m1") or m.group("m2") or m.group("m3")
+        month_no = next(i for i, name in enumerate(_MONTHS, start=1) if name.startswith(month.lower().rstrip(".")[:3]))
+        day = m.group("d1") or m.group("d2")
+        year = m.group("y1") or m.group("y2") or m.group("y3")
+        out.append((int(day) if day else None, month_no, int(year) if year else None))
+    return out
+
+
+def same_date(a: tuple[int | None, int, int | None], b: tuple[int | None, int, int | None]) -> bool:
+    """Whether two dates (:func:`dates`) can be the same day: equal in every part both state."""
+    return all(x is None or y is None or x == y for x, y in zip(a, b, strict=True))
