@@ -4,7 +4,8 @@ Supported: ``.txt``, ``.md`` (one document per file), ``.json`` (a list of recor
 or SQuAD-style ``data[].paragraphs[].context`` with one document per context), ``.jsonl``
 (one document per line) and ``.csv`` (one document per row). A record's text is every string
 field (nested ones too, id-like fields skipped) or the one field named by ``text_field`` /
-``text_column``.
+``text_column``; a record of fields with a key and short values (a table's row) is read as sentences
+naming each column and the key (:func:`fields_text`: "The adult dose of Corvalenne is 25 mg orally.").
 """
 
 from __future__ import annotations
