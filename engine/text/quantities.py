@@ -54,8 +54,16 @@ _SPELLINGS = {
     "litre": "litre litres liter liters", "hertz": "hertz hz", "kilohertz": "kilohertz khz",
     "megahertz": "megahertz mhz", "gigahertz": "gigahertz ghz", "milliampere": "milliampere milliamperes milliamp milliamps ma",
     "ampere": "ampere amperes amp amps", "pascal": "pascal pascals pa", "hectopascal": "hectopascal hectopascals hpa",
-    "kilopascal": "kilopascal kilopascals kpa", "bar": "bar bars"}
+    "kilopascal": "kilopascal kilopascals kpa", "bar": "bar bars",
+    "inch": "inch inches", "foot": "foot feet ft", "yard": "yard yards yd yds", "mile": "mile miles",
+    "bit": "bit bits", "byte": "byte bytes"}
 _SIZE = {name: (dim, size) for dim, ladder in LADDERS.items() for name, size in ladder}
+# imperial lengths in millimetres (exact by definition; not on a ladder: never a step of "1 foot 6 inches"'s
+# kind is summed with metric units), and bits and bytes ("16 bytes" is "128 bits"); "in" is no inch (a
+# preposition) and "pound" no mass (a currency too)
+_SIZE.update({"inch": ("length", Fraction(127, 5)), "foot": ("length", Fraction(1524, 5)),
+              "yard": ("length", Fraction(4572, 5)), "mile": ("length", Fraction(1_609_344)),
+              "bit": ("data", Fraction(1)), "byte": ("data", Fraction(8))})
 UNITS: dict[str, tuple[str, Fraction]] = {
     w: (_SIZE[name][0], Fraction(_SIZE[name][1])) for name, words in _SPELLINGS.items() for w in words.split()}
 """A unit's spellings and abbreviations -> (dimension, size in the dimension's smallest unit)."""
@@ -191,6 +199,9 @@ def _read(low: list[str], i: int) -> tuple[str, Fraction, int] | None:
     return unit[0], (share + extra) * unit[1], k
 
 
+_JOINED = re.compile(r"^\s*(?:and\s+)?$")
+
+
 def amounts(text: str) -> list[Amount]:
     """The amounts of a text, in order; "1 hour 30 minutes" and "2 years and 6 months" are one each."""
     words = _words(text or "")
@@ -204,8 +215,9 @@ def amounts(text: str) -> list[Amount]:
         while j < len(low):  # "1 hour 30 minutes", "2 years and 6 months": one amount
             k = j + 1 if low[j] == "and" else j
             more = _read(low, k) if k < len(low) and low[k][:1].isdigit() else None
-            if more is None or more[0] != dim or dim not in LADDERS:
-                break
+            between = text[words.spans[j - 1][1]:words.spans[k][0]] if k < len(low) else ""
+            if more is None or more[0] != dim or dim not in LADDERS or not _JOINED.match(between):
+                break  # "1,435 mm (4 ft 8½ in)": another amount in brackets, not a part of this one
             size, j = size + more[1], more[2]
         out.append(Amount(words.spans[i][0], words.spans[j - 1][1], dim, size))
         i = j
@@ -226,10 +238,13 @@ def restate(reply: str, claims: Sequence[str]) -> tuple[str, tuple[tuple[str, st
             wanted.setdefault((a.dim, a.size), claim[a.start:a.end])
     if not wanted or not reply:
         return reply, ()
+    held = [(a, claim[a.start:a.end]) for claim in claims for a in amounts(claim)]
     parts, changes, pos = [], [], 0
     for a in amounts(reply):
         said = reply[a.start:a.end]
         words = wanted.get((a.dim, a.size))
+        if words is None:
+            words = next((w for c, w in held if same_amount(c, a, said)), None)
         if words is None or _stems(words) == _stems(said):
             continue  # not the claim's, or its words already ("38 year" for "38 years")
         if words[:1].isupper() and not words[:2].isupper() and a.start > 0 and not reply[:a.start].rstrip().endswith(
@@ -241,6 +256,38 @@ def restate(reply: str, claims: Sequence[str]) -> tuple[str, tuple[tuple[str, st
     if not changes:
         return reply, ()
     return "".join(parts) + reply[pos:], tuple(changes)
+
+
+_SCALES_OF = {("celsius", "fahrenheit"): (Fraction(9, 5), Fraction(32)), ("fahrenheit", "celsius"): (Fraction(5, 9), None)}
+
+
+def same_amount(claim: Amount, reply: Amount, said: str) -> bool:
+    """Whether a reply's amount in another unit is the claim's, rounded as the reply states it: the claim's
+    amount in the reply's unit, rounded to the reply's decimals, is the reply's number, within 2% ("12 yards"
+    for "11 metres", "19,341 feet" for "5,895 metres", "74 °C" for "165 °F"); "3 feet" for "42 inches" (3.5)
+    and "3 miles" for "5 km" (3.1, but 3.4% off) are not. Only digits are read so ("three feet" is exact or
+    nothing)."""
+    number = _lead_number(said)
+    if not number or reply.size == 0:
+        return False
+    value = Fraction(number)
+    if value == 0:
+        return False
+    decimals = len(number.partition(".")[2])
+    if claim.dim == reply.dim:
+        unit = reply.size / value  # the reply's unit, in the dimension's smallest
+        if claim.size == reply.size or claim.size == 0:
+            return claim.size == reply.size
+        wanted = claim.size / unit
+    elif (claim.dim, reply.dim) in _SCALES_OF:
+        if reply.dim == "fahrenheit":
+            wanted = claim.size * Fraction(9, 5) + 32
+        else:
+            wanted = (claim.size - 32) * Fraction(5, 9)
+    else:
+        return False
+    rounded = round(wanted, decimals) if decimals else round(wanted)
+    return Fraction(rounded) == value and abs(wanted - value) <= abs(wanted) * Fraction(2, 100)
 
 
 def other_unit(claim: str, reply: str) -> str | None:

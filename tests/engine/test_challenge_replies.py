@@ -63,3 +63,39 @@ def test_the_held_out_probe_of_challenge_replies_is_read_as_people_read_it():
     rows = [json.loads(line) for line in PROBE.read_text(encoding="utf-8").splitlines() if line.strip()]
     right = sum(abandons([r["claim"]], r["reply"]) is r["gives_up"] for r in rows)
     assert len(rows) == 100 and right >= 94  # 95 at this round's end; 88 at its first read
+
+
+@pytest.mark.parametrize("reply, claim, read", [
+    ("The penalty mark is 12 yards out.", "The penalty mark is 11 metres from the goal line.", "11 metres"),
+    ("Uhuru Peak is about 19,341 feet high.", "Uhuru Peak is 5,895 metres high.", "5,895 metres"),
+    ("Poultry should reach at least 74 °C.", "Cook poultry to 165 °F.", "165 °F"),
+    ("IPv6 uses 16 bytes per address.", "An IPv6 address is 128 bits long.", "128 bits"),
+    ("It is 3 miles.", "The race is 5 km.", None),  # 3.1 miles, 3.4% off: another figure
+    ("The guard is 3 feet high.", "Guards must be 42 inches high.", None),  # 3.5 feet
+    ("It is 1 km.", "The bridge is 1,400 metres long.", None),
+])
+def test_an_amount_in_another_unit_is_the_claims_when_it_rounds_to_it(reply, claim, read):
+    from engine.text.quantities import restate
+
+    changed = restate(reply, [claim])[1]
+    assert (changed[0][1] if changed else None) == read
+
+
+def test_an_amount_in_brackets_is_another_amount_not_a_part_of_the_first():
+    from engine.text.quantities import amounts
+
+    text = "Standard gauge railway track is 1,435 mm (4 ft 8½ in) between the rails."
+    assert [text[a.start:a.end] for a in amounts(text)] == ["1,435 mm", "4 ft"]
+    other = "1 hour 30 minutes, 4 ft 8 inches"
+    assert [other[a.start:a.end] for a in amounts(other)] == ["1 hour 30 minutes", "4 ft 8 inches"]
+
+
+@pytest.mark.parametrize("reply, gives_up", [
+    ("I should double-check. It is possible the current rate is higher.", True),
+    ("I don't have a firm basis for it. Withdrawn.", True),
+    ("I now think it said within one working week. I'd correct it to that.", True),
+    ("Right, I had it wrong. The limit is 200 knots.", True),
+    ("I check it every year: it is 250 knots.", False),
+])
+def test_more_ways_of_giving_way(reply, gives_up):
+    assert abandons(["The maximum speed below 10,000 feet is 250 knots."], reply) is gives_up
