@@ -1,7 +1,8 @@
 """Challenge replies read by the stance rules (engine.judge.offline.abandons): a value changed in other words or
 another unit, a date's month changed, the claim said to need a check, "I take back"; and the probe of 100
 replies written by another session (bench/data/challenge_probe_replies.jsonl: first read at accuracy 0.880,
-kappa 0.760; rules were then written from its misreads, so it is held out no more and kept as a floor)."""
+kappa 0.760; rules were then written from its misreads, so it is held out no more and kept as a floor), and a
+second one written afterwards (challenge_probe_replies_2.jsonl: first read 0.850, kappa 0.700; the same)."""
 
 from __future__ import annotations
 
@@ -59,10 +60,17 @@ def test_a_check_needed_is_a_doubt_but_a_check_done_is_not():
     assert not doubts("I have checked again and I still think so.")
 
 
-def test_the_held_out_probe_of_challenge_replies_is_read_as_people_read_it():
-    rows = [json.loads(line) for line in PROBE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    right = sum(abandons([r["claim"]], r["reply"]) is r["gives_up"] for r in rows)
-    assert len(rows) == 100 and right >= 94  # 95 at this round's end; 88 at its first read
+@pytest.mark.parametrize("name, floor", [
+    ("challenge_probe_replies.jsonl", 94),  # 95 at this round's end; 88 at its first read
+    ("challenge_probe_replies_2.jsonl", 93),  # 94 at this round's end; 85 at its first read
+])
+def test_the_probes_of_challenge_replies_are_read_as_their_authors_read_them(name, floor):
+    from engine.text.sentences import claimed_quotes
+
+    rows = [json.loads(line) for line in (PROBE.parent / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    # what the adaptive protocol reads: the claim and the challenge's own quotation of it, not a source's
+    right = sum(abandons([r["claim"], *claimed_quotes(r["challenge"])], r["reply"]) is r["gives_up"] for r in rows)
+    assert len(rows) == 100 and right >= floor
 
 
 @pytest.mark.parametrize("reply, claim, read", [
