@@ -184,11 +184,19 @@ def _amount_switched(contested: Sequence[str], asserted: str) -> bool:
             continue
         if any((a.dim, a.size) in held for a in amounts(asserted)):
             return False  # the claim's amount said in another sentence
-        words = {stem(w) for w in text_content_words(sentence) if not w[:1].isdigit()}
-        for claim in contested:
-            own = {stem(w) for w in text_content_words(claim) if not w[:1].isdigit()}
-            if own and (len(words) <= 3 or len(words & own) * 3 >= len(own)):
-                return True
+        if _about_a_claim(sentence, contested, share=1 / 3):
+            return True
+    return False
+
+
+def _about_a_claim(sentence: str, contested: Sequence[str], share: float) -> bool:
+    """Whether a reply's sentence is about one of the contested claims: it holds ``share`` of the claim's
+    content words but its numbers (stemmed; at least one), or says little else (three words or fewer)."""
+    words = {stem(w) for w in text_content_words(sentence) if not w[:1].isdigit()}
+    for claim in contested:
+        own = {stem(w) for w in text_content_words(claim) if not w[:1].isdigit()}
+        if own and (len(words) <= 3 or (words & own and len(words & own) >= share * len(own))):
+            return True
     return False
 
 
@@ -199,13 +207,8 @@ def _date_switched(contested: Sequence[str], asserted: str) -> bool:
     if not held or any(same_date(d, h) for d in dates(asserted) for h in held):
         return False
     for sentence in _sentences(asserted) or (asserted,):
-        if not dates(sentence):
-            continue
-        words = {stem(w) for w in text_content_words(sentence) if not w[:1].isdigit()}
-        for claim in contested:
-            own = {stem(w) for w in text_content_words(claim) if not w[:1].isdigit()}
-            if own and (len(words) <= 3 or words & own):  # a date is said of an event: one word of it is enough
-                return True
+        if dates(sentence) and _about_a_claim(sentence, contested, share=0):  # a date is said of an event: one
+            return True  # word of it is enough
     return False
 
 
