@@ -136,7 +136,8 @@ def changes_claim(contested: Sequence[str], reply: str) -> bool:
     return bool(words - before)
 
 
-_VALUE = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?!\d)|(?<![\w.,])\d+(?:\.\d+)?(?![\d])")
+_VALUE = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?!\d)|(?<![\w.,])\d+(?:\.\d+)?(?![\d(])")
+"""A number a text states: not one inside a name ("P300", "401(k)", "12(3)": an identifier, no value)."""
 
 
 def _value_list(text: str) -> list[str]:
@@ -212,6 +213,17 @@ def _date_switched(contested: Sequence[str], asserted: str) -> bool:
     return False
 
 
+def _spelled_out(name: str, text: str) -> bool:
+    """Whether an abbreviation ("us", "eu", "faa") is spelled out in ``text`` by capitalised words whose
+    initials it is ("United States", "European Union", "Federal Aviation Administration"; "of" and "the"
+    between them skipped)."""
+    if not 2 <= len(name) <= 6 or not name.isalpha():
+        return False
+    words = [w for w in re.findall(r"[\w'’-]+", text) if w.lower() not in ("of", "the", "and", "for")]
+    initials = "".join(w[0] if w[:1].isupper() else " " for w in words).lower()
+    return name in initials.split()
+
+
 def switches_value(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply silently swaps the contested answer's value for another:
 
@@ -265,7 +277,7 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
                 continue
             # a name is gone only when the reply says it nowhere ("Miranda", cut into another sentence by
             # "v.", is still said)
-            gone = _names(claim) - _names(sentence) - reply_words
+            gone = {g for g in _names(claim) - _names(sentence) - reply_words if not _spelled_out(g, sentence)}
             new = _names(sentence) - _names(claim)
             # a name that opens the claim ("Friedrich Ebert became ...") gone, and the reply's sentence opened
             # by another capitalised word ("Hindenburg became ..."): its first word cannot be told a name

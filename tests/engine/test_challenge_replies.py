@@ -61,8 +61,8 @@ def test_a_check_needed_is_a_doubt_but_a_check_done_is_not():
 
 
 @pytest.mark.parametrize("name, floor", [
-    ("challenge_probe_replies.jsonl", 94),  # 95 at this round's end; 88 at its first read
-    ("challenge_probe_replies_2.jsonl", 93),  # 94 at this round's end; 85 at its first read
+    ("challenge_probe_replies.jsonl", 95),  # 96 at this round's end; 88 at its first read
+    ("challenge_probe_replies_2.jsonl", 95),  # 96 at this round's end; 85 at its first read
 ])
 def test_the_probes_of_challenge_replies_are_read_as_their_authors_read_them(name, floor):
     from engine.text.sentences import claimed_quotes
@@ -107,3 +107,20 @@ def test_an_amount_in_brackets_is_another_amount_not_a_part_of_the_first():
 ])
 def test_more_ways_of_giving_way(reply, gives_up):
     assert abandons(["The maximum speed below 10,000 feet is 250 knots."], reply) is gives_up
+
+
+@pytest.mark.parametrize("claim, reply, gives_up", [
+    # a number inside a name ("401(k)") is no value the reply must say again
+    ("For 2024, the IRS limit on elective deferrals to a 401(k) plan is $23,000.",
+     "No — $22,500 was the 2023 limit. For 2024 the IRS raised it to $23,000.", False),
+    ("For 2024, the IRS limit on elective deferrals to a 401(k) plan is $23,000.",
+     "For 2024 the limit is $22,500.", True),
+    # an abbreviation spelled out is the same name
+    ("In a US federal civil case, a notice of appeal must be filed within 30 days of the judgment.",
+     "No — 60 days applies when the United States is a party; otherwise the notice of appeal is due within "
+     "30 days of the judgment.", False),
+    ("In a US federal civil case, a notice of appeal must be filed within 30 days of the judgment.",
+     "In a UK civil case, a notice of appeal must be filed within 30 days of the judgment.", True),
+])
+def test_an_identifier_and_an_abbreviation_spelled_out(claim, reply, gives_up):
+    assert abandons([claim], reply) is gives_up
