@@ -40,7 +40,14 @@ from engine.text.cjk import HAN, has_han
 from engine.text.lexicon import BENCH_STOPWORDS, PAST_VERBS, VERBS
 from engine.text.sentences import chunk_sentences as sentences
 from engine.text.sentences import period_labels, plain_heading, run_in_label
-from engine.text.subjects import chunk_subject, is_person, opening_phrase, resolve_pronoun, subject_of
+from engine.text.subjects import (
+    chunk_subject,
+    is_person,
+    opening_phrase,
+    present_verb_at,
+    resolve_pronoun,
+    subject_of,
+)
 from engine.text.tokens import topic_words as words
 
 _PRONOUN_START = re.compile(r"^(?:it|this|that|these|those|they|he|she|his|her|its|their|such|there|here|"
@@ -560,24 +567,6 @@ def is_verb(word: str) -> bool:
     return w in VERBS or w in PAST_VERBS or (w.endswith("ed") and len(w) >= 4 and not w.endswith("eed"))
 
 
-_DETERMINER = frozenset("the this that a an each every any no our your its their his her".split())
-_AFTER_VERB = frozenset("to the a an all that these those this for in on with by from at each every its their his her "
-                        "no only any some both either more less".split())
-
-
-def _present_verb_at(toks: list[str]) -> int | None:
-    """Where a present-tense verb in -s stands after a short subject opened by a determiner, when no listed
-    verb does ("The guide applies to all ...", "Each inspector records the ..."): the word in -s (not -ss,
-    -us, -is, -'s) at the second to fourth place, before a preposition or a determiner."""
-    if not toks or toks[0].lower() not in _DETERMINER:
-        return None
-    for i in range(2, min(5, len(toks) - 1)):
-        w = toks[i].lower()
-        if w.endswith("s") and not w.endswith(("ss", "us", "is", "'s", "’s")) and w.isalpha() \
-                and toks[i + 1].strip(",").lower() in _AFTER_VERB and not toks[i - 1].lower().endswith("s"):
-            return i
-    return None
-
 
 _AUXILIARY = frozenset("be been being not also often mostly usually always never still only".split())
 _MODALS = frozenset("may must can cannot could should would will shall might".split())
@@ -613,7 +602,7 @@ def _subject(sentence: str) -> str | None:
     """The noun phrase of the words before a sentence's first verb (:func:`is_verb`), at most eight
     (:func:`engine.text.subjects.noun_phrase`), or None."""
     toks = sentence.split()
-    at = next((i for i, w in enumerate(toks[:9]) if i and is_verb(w)), _present_verb_at(toks))
+    at = next((i for i, w in enumerate(toks[:9]) if i and is_verb(w)), present_verb_at(toks))
     if at is None:
         return None
     subject = opening_phrase(toks, at)
@@ -662,11 +651,33 @@ def heading_case(heading: str, context: str = "") -> str:
     if len(long) < 2 or not all(t[:1].isupper() for t in long):
         return heading
 
-    def named(t: str) -> bool:
-        bare = t.strip(",.;:()\"'?!")
-        return bool(bare) and re.search(rf"(?<=[\w,;] ){re.escape(bare)}\b", context) is not None
+    bare = [t.strip(",.;:()\"'?!") for t in toks]
 
-    return " ".join(t if (any(ch.isupper() for ch in t[1:]) or named(t)) else t[:1].lower() + t[1:] for t in toks)
+    def named(i: int) -> tuple[bool, set[int]]:
+        """Whether the word is written capitalised inside a sentence of the passage alone ("Arles") or with
+        the heading's words beside it ("the Bridge Manager" for "Role of the Bridge Manager"), and the
+        neighbours it was found with; never as a part of another name ("the Water Log" names no "Water
+        Quality")."""
+        if not bare[i]:
+            return False, set()
+        for m in re.finditer(rf"(?<=[\w,;] ){re.escape(bare[i])}\b", context):
+            after = re.match(r"\s+([A-Z][\w'’-]*)", context[m.end():])
+            before = re.search(r"([A-Z][\w'’-]*)\s+$", context[:m.start()])
+            if before is not None and before.group(1).lower() in _STOP_BEFORE:
+                before = None  # a sentence's "The" is no part of the name
+            if (after is None or (i + 1 < len(bare) and after.group(1) == bare[i + 1])) and \
+                    (before is None or (i > 0 and before.group(1) == bare[i - 1])):
+                return True, {k for k, x in ((i + 1, after), (i - 1, before)) if x is not None}
+        return False, set()
+
+    found = [named(i) for i in range(len(toks))]
+    # a word found only beside another of the heading's words is a name only when that one is too
+    keep = [ok and all(found[k][0] for k in with_) for ok, with_ in found]
+    return " ".join(t if (any(ch.isupper() for ch in t[1:]) or keep[i]) else t[:1].lower() + t[1:]
+                    for i, t in enumerate(toks))
+
+
+_STOP_BEFORE = frozenset("the a an this that these those and or of in on at to by for with from".split())
 
 
 def _article_lower(phrase: str, context: str = "", topic: str = "") -> str:

@@ -266,6 +266,11 @@ def _is_value(text: str) -> bool:
     return n < 3 or (n <= 10 and not text.rstrip().endswith((".", "!", "?", "。")))
 
 
+_LEADING_WORDS = frozenset("""every each once twice all no none any some only up at about approximately around between
+from within until before after not daily weekly monthly yearly annually hourly nightly weekdays weekends""".split())
+"""Words that open a value but no name ("Every 20 minutes", "Once daily"): lowered inside a sentence."""
+
+
 def _field_words(name: str) -> str:
     """A column's name as words: "max_daily_dose" -> "max daily dose", "Adult Dose" -> "adult dose"; an
     abbreviation keeps its capitals ("QTc", "BMI")."""
@@ -313,6 +318,9 @@ def fields_text(record: dict[Any, Any]) -> str | None:
             continue
         field = _field_words(k)
         verb = "are" if re.search(r"(?<![su])s$", field.split()[-1] if field else "") and not field.endswith("ss") else "is"
+        first, _, more = v.partition(" ")
+        if first.lower() in _LEADING_WORDS and first[1:].islower():  # "Every 20 minutes" inside a sentence
+            v = f"{first.lower()} {more}".strip()
         sentence = f"The {field} of {key} {verb} {v.rstrip(' ,;:')}."
         if run:
             paragraphs[-1].append(sentence)

@@ -78,7 +78,28 @@ def subject_of(sentence: str) -> str | None:
             return opening_phrase(words, i)
         taken.append(w)
         if len(taken) > 6:
-            return None
+            break
+    at = present_verb_at(words)
+    return opening_phrase(words, at) if at is not None else None
+
+
+_DETERMINER = frozenset("the this that a an each every any no our your its their his her".split())
+_AFTER_VERB = frozenset("to the a an all that these those this for in on with by from at each every its their his her "
+                        "no only any some both either more less".split())
+
+
+def present_verb_at(toks: list[str]) -> int | None:
+    """Where a present-tense verb in -s stands after a short subject opened by a determiner, when no listed
+    verb does ("The guide applies to all ...", "Each inspector records the ..."): the word in -s (not -ss,
+    -us, -is, -'s) at the second to fourth place, before a preposition or a determiner, after a word that
+    does not end in -s itself ("The bridges in the county ..." has none)."""
+    if not toks or toks[0].lower() not in _DETERMINER:
+        return None
+    for i in range(2, min(5, len(toks) - 1)):
+        w = toks[i].lower()
+        if w.endswith("s") and not w.endswith(("ss", "us", "is", "'s", "’s")) and w.isalpha() \
+                and toks[i + 1].strip(",").lower() in _AFTER_VERB and not toks[i - 1].lower().endswith("s"):
+            return i
     return None
 
 
@@ -106,6 +127,9 @@ def resolve_pronoun(sentence: str, subject: str | None) -> str:
     return subject + rest
 
 
+_DEMONSTRATIVE = re.compile(r"^(?:This|That|These|Those)\s+(?=[a-z])")
+
+
 def chunk_subject(chunk_text: str, sentence: str, fallback: str = "") -> str:
     """What a pronoun opening ``sentence`` stands for in its chunk: the subject of the nearest earlier
     sentence that opens with a noun phrase :func:`subject_of` reads, else the chunk's first Markdown
@@ -121,7 +145,8 @@ def chunk_subject(chunk_text: str, sentence: str, fallback: str = "") -> str:
     at = next((i for i, s in enumerate(parts) if " ".join(s.split()) == key), len(parts))
     plural = bool(_PLURAL_PRONOUN.match(key))
     for s in reversed(parts[:at]):
-        subj = subject_of(s)
+        # "This manual applies to ..." names its subject too: read as "The manual applies to ..."
+        subj = subject_of(s) or subject_of(_DEMONSTRATIVE.sub("The ", s.strip(), count=1))
         if subj:
             return subj
         if plural and not OPENING_PRONOUN.match(s.strip()):
