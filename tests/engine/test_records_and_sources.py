@@ -219,3 +219,23 @@ def test_a_part_of_a_whole_or_a_passive_is_no_attribute(sentence):
 
     made = wh_question(sentence)
     assert made is None or not made[0].startswith("What was the treaty")
+
+
+def test_a_heading_word_is_a_name_only_with_its_neighbours():
+    context = "Samples are recorded in the Water Log by the Plant Operator. They reopen after two tests."
+    assert offline.heading_case("Pool Types and Water Quality", context) == "pool types and water quality"
+    assert offline.heading_case("Duties of the Plant Operator", context) == "duties of the Plant Operator"
+
+
+def test_a_value_opened_by_a_common_word_is_lowered_in_its_sentence():
+    assert fields_text({"route": "Route 22", "frequency": "Every 20 minutes", "operator": "Greyfold Coaches"}) == (
+        "Route 22\n\nThe frequency of Route 22 is every 20 minutes. The operator of Route 22 is Greyfold Coaches.")
+
+
+def test_a_demonstrative_subject_is_what_a_later_it_stands_for():
+    from engine.text.subjects import chunk_subject, subject_of
+
+    text = "This manual applies to the Brannock Vale pool. It was last revised in March."
+    assert chunk_subject(text, "It was last revised in March.", "Public pool safety") == "The manual"
+    assert subject_of("The guide applies to all road bridges.") == "The guide"
+    assert subject_of("The small bridges in the county carry the full limit.") == "The small bridges in the county"
