@@ -211,6 +211,14 @@ def make_question(fact: KeySentence, topic: str, topic_words: set[str], rng: ran
     return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "cloze", target, fact, q)
 
 
+def _framed(framing: str, q: str, bare: str, topic: str) -> str:
+    """The question in its role-play framing. ``q`` names the topic where the question alone would not
+    ("In connection with Tetanus, what do you know about treatment?"); a framing that names the topic itself
+    ("Quick question about Tetanus: ...") takes the question without that prefix (``bare``), so the topic is
+    not named twice in one breath."""
+    return framing.format(q=bare if "{topic}" in framing else q, topic=topic)
+
+
 def _persona(framing: str) -> str:
     if "studying" in framing or "学习" in framing:
         return "student"
@@ -732,24 +740,24 @@ def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: rando
     framing = rng.choice(FRAMINGS_ZH if cjk else FRAMINGS_EN)
     own_heading = bool(words(facet.heading) - topic_names(topic) - GENERIC_HEADINGS)
     if own_heading and not cjk and facet.heading.endswith("?"):  # a question the passage answers (an FAQ's)
-        q = facet.heading[0].upper() + facet.heading[1:]
+        q = bare = facet.heading[0].upper() + facet.heading[1:]
         if not words(q) & topic_names(topic):
             q = f"In connection with {topic}: {q[0].lower()}{q[1:]}"
-        return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "overview", facet.lead,
+        return OfflineQuestion(_framed(framing, q, bare, topic), _persona(framing), "overview", facet.lead,
                                facet.facts[0], q)
     if own_heading and not cjk:
         context = " ".join(k.text for k in facet.facts)
         aspect = heading_aspect(_article_lower(heading_case(facet.heading.rstrip(" .:?。"), context), context, topic),
                                 topic)
-        q = rng.choice(OPENINGS_EN).format(aspect=aspect)
+        q = bare = rng.choice(OPENINGS_EN).format(aspect=aspect)
         if not words(aspect) & topic_names(topic):
             q = f"In connection with {topic}, {q[0].lower()}{q[1:]}"
-        return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "overview", facet.lead,
+        return OfflineQuestion(_framed(framing, q, bare, topic), _persona(framing), "overview", facet.lead,
                                facet.facts[0], q)
     if cjk:
         m = _DEFINITION_ZH.match(lead)
         aspect = m.group("subj") if m else topic
-        q = f"{aspect}是什么？" if m else rng.choice(OPENINGS_ZH).format(aspect=aspect)
+        q = bare = f"{aspect}是什么？" if m else rng.choice(OPENINGS_ZH).format(aspect=aspect)
     else:
         m = _DEFINITION.match(lead)
         if m and not _PRONOUN_START.match(m.group("subj")):
@@ -757,11 +765,11 @@ def opening_question(facet: Facet, topic: str, topic_words: set[str], rng: rando
             person = is_person(m.group("subj"), m.group("rest"))
             subj = m.group("subj").strip() if person else _article_lower(m.group("subj").strip(), context, topic)
             who = "Who" if person else "What"
-            q = f"{who} {m.group('verb').lower()} {subj}?"
+            q = bare = f"{who} {m.group('verb').lower()} {subj}?"
         else:
             aspect = aspect_of(facet, topic, topic_words)
-            q = rng.choice(OPENINGS_EN).format(aspect=aspect)
+            q = bare = rng.choice(OPENINGS_EN).format(aspect=aspect)
             if not words(aspect) & topic_names(topic) and aspect != topic:
                 q = f"In connection with {topic}, {q[0].lower()}{q[1:]}"
-    return OfflineQuestion(framing.format(q=q, topic=topic), _persona(framing), "overview", facet.lead,
+    return OfflineQuestion(_framed(framing, q, bare, topic), _persona(framing), "overview", facet.lead,
                            facet.facts[0], q)

@@ -307,6 +307,10 @@ def test_a_passage_stays_under_its_heading_and_is_asked_about_it():
     questions = {f.heading: offline.opening_question(f, "Library card", topic_words, rng).core for f in facets}
     assert questions["How to apply"].endswith("how to apply?") and "In connection with Library card" in questions["How to apply"]
     assert questions["Loans"].endswith("loans?") or "explain loans" in questions["Loans"]
+    # framed, the topic is named once: by the framing when it names it, else by the question
+    for seed in range(40):
+        asked = offline.opening_question(facets[1], "Library card", topic_words, random.Random(seed))
+        assert asked.question.count("Library card") == 1 and "how to apply" in asked.question, asked.question
     # a generic heading names no aspect; a passage without its own heading is asked by its lead
     plain = offline.Facet(1, "", facets[0].facts, "Introduction")
     assert "introduction" not in offline.opening_question(plain, "Library card", topic_words, rng).core.lower()
