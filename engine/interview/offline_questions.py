@@ -197,6 +197,10 @@ def _quantity(sentence: str, chinese: bool) -> str | None:
     return out[0].upper() + out[1:] + "?"
 
 
+_NAME_CODE = re.compile(r"[A-Z]\d{0,3}|\d{1,4}[A-Z]?")
+"""A code that makes the word before it a name's: "B" of "Vault B", "22" of "Route 22", "7A"."""
+
+
 def _definition(sentence: str, chinese: bool, topic: str = "") -> str | None:
     body = sentence.rstrip(" .。")
     if chinese:
@@ -211,8 +215,8 @@ def _definition(sentence: str, chinese: bool, topic: str = "") -> str | None:
     if first.lower() in ("the", "a", "an"):
         subj = f"{first.lower()} {rest}".strip()
     elif not person and not (subj.split()[0].isupper() or re.search(r"[A-Z].*[A-Z]", subj.split()[0])) \
-            and first not in topic.split():
-        subj = _lower_first(subj)
+            and first not in topic.split() and not _NAME_CODE.fullmatch(rest.split(" ", 1)[0]):
+        subj = _lower_first(subj)  # (a word before a code is a name's: "Vault B", "Route 22")
     return f"{'Who' if person else 'What'} {m.group('verb').lower()} {subj}?"
 
 
@@ -332,7 +336,10 @@ def wh_question(sentence: str, topic: str = "") -> tuple[str, str] | None:
             if m.group("words") and not head.endswith("s"):
                 head += "s"
             asked = " ".join(["how many", head, *tail])
-        q = body[:m.start()] + asked + body[m.end():]
+        start = m.start()
+        if re.search(r"\b(?:no|not)\s*$", body[:start], re.I) and m.start("num") > start:
+            start = m.start("num")  # "no more than 1 cm" -> "no more than how many cm", not "no how many cm"
+        q = body[:start] + asked + body[m.end():]
         return _tidy(q), m.group(0).strip()
     m = _LEAD_YEAR.match(body)
     if m:
@@ -693,7 +700,8 @@ def alternative_value(value: str, kind: str, pool: Iterable[str], topic: str = "
         else:
             found += proper_names(text, topic)
     own = set(re.findall(r"[\w,.]+", claim)) if claim else set()
-    others = [v for v in dict.fromkeys(found) if v != value and v not in value and value not in v and v not in own]
+    others = [v for v in dict.fromkeys(found) if v != value and v not in value and value not in v and v not in own
+              and not (claim and re.search(rf"(?<!\w){re.escape(v)}(?!\w)", claim))]  # "Vault B" of its own claim
     if kind == "name":  # a name of the same role (a person for a person) and shape (two names for two) first
         role = _name_role(value, claim)
         where = {v: next((t for t in pool if v in t), "") for v in others}

@@ -94,8 +94,10 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
     cand_low = [w.lower() for w in cand_words]
     claim_set, said = set(low), set(cand_low)
 
-    def capitalised(k: int) -> bool:  # a word that may be part of another name: not the claim's, no pronoun
-        return cand_words[k][:1].isupper() and cand_low[k] not in claim_set and cand_low[k] not in STOPWORDS
+    def capitalised(k: int, span: list[str]) -> bool:  # a word that may be part of another name: not the one
+        # replaced (another name of the claim may take its place: "the Vault B laboratory" for "the Marrowfield
+        # laboratory" of a claim that names Vault B later), no pronoun
+        return cand_words[k][:1].isupper() and cand_low[k] not in span and cand_low[k] not in STOPWORDS
 
     def replaced(b: int, e: int, sides: int, edges: bool, one_word: bool) -> str | None:
         """The claim's words ``low[b:e]``, framed by ``sides`` words each side (or the sentence's edge when
@@ -115,16 +117,16 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
         for j in range(len(before), len(cand_low) + 1):
             if cand_low[j - len(before):j] != before or (edges and at_start and len(before) < sides and j != len(before)):
                 continue
-            k = j
             if one_word:
-                k = j + 1 if j < len(cand_low) and cand_low[j] not in claim_set and (
-                    cand_low[j] not in STOPWORDS or cand_low[j] in OPPOSITES) else j  # "more" for "less" too
-            else:
-                while k < len(cand_words) and capitalised(k):
-                    k += 1
-            if k == j or cand_low[k:k + len(after)] != after or (edges and at_end and k + len(after) != len(cand_low)):
-                continue
-            return " ".join(cand_low[j:k])
+                ends = [j + 1] if j < len(cand_low) and cand_low[j] not in claim_set and (
+                    cand_low[j] not in STOPWORDS or cand_low[j] in OPPOSITES) else []  # "more" for "less" too
+            else:  # each end of the run of capitalised words ("Wilbur" of "Wilbur Wright piloted")
+                ends = []
+                while j + len(ends) < len(cand_words) and capitalised(j + len(ends), low[b:e]):
+                    ends.append(j + len(ends) + 1)
+            for k in ends:
+                if cand_low[k:k + len(after)] == after and not (edges and at_end and k + len(after) != len(cand_low)):
+                    return " ".join(cand_low[j:k])
         return None
 
     for i, w in enumerate(low):

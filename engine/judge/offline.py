@@ -151,6 +151,10 @@ _NAME_WORD = re.compile(r"(?<=[\w,;:)] )[A-ZÀ-ÖØ-Þ][\w'’-]+")
 _FIRST_PERSON = frozenset({"i", "i'm", "i’m", "i'd", "i’d", "i've", "i’ve", "i'll", "i’ll"})
 
 
+def _count_word(word: str, text: str) -> int:
+    return len(re.findall(rf"(?<![\w'’-]){re.escape(word)}(?![\w'’-])", (text or "").lower()))
+
+
 def _names(text: str) -> set[str]:
     """Capitalised words inside a sentence (not the one that opens it, nor "I'm"; a possessive's "'s"
     dropped: "Republic's" is "republic"): the names it states."""
@@ -279,6 +283,10 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
             # "v.", is still said)
             gone = {g for g in _names(claim) - _names(sentence) - reply_words if not _spelled_out(g, sentence)}
             new = _names(sentence) - _names(claim)
+            if gone and not new:  # another name of the claim said in the gone one's place ("received at the
+                # Vault B laboratory" for "the Marrowfield laboratory" of a claim that names Vault B later):
+                # said more often than the claim says it
+                new = {n for n in _names(claim) & _names(sentence) if _count_word(n, sentence) > _count_word(n, claim)}
             # a name that opens the claim ("Friedrich Ebert became ...") gone, and the reply's sentence opened
             # by another capitalised word ("Hindenburg became ..."): its first word cannot be told a name
             # otherwise

@@ -224,6 +224,20 @@ def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport
     if text_field is None and _is_squad(data):
         yield from _read_squad(path, data, report)
         return
+    inner = _records_field(data) if text_field is None else None
+    if inner is not None:  # {"council": ..., "rules": [{...}, {...}]}: the object's fields, then each record
+        head = {k: v for k, v in data.items() if k != inner}
+        body = _record_text(head, None) if head else None
+        if body is not None:
+            yield SourceDocument(str(path), _record_title(head) or path.stem, body, {"format": "json", "file": str(path)})
+        for i, record in enumerate(data[inner]):
+            body = _record_text(record, None)
+            if body is None:
+                report.bad_records.append(InputIssue(str(path), f"record {inner}[{i}]: no text in any string field"))
+                continue
+            yield SourceDocument(f"{path}#{inner}[{i}]", _record_title(record) or f"{path.stem} {inner} #{i + 1}", body,
+                                 {"format": "json", "file": str(path), "record": i, "field": inner})
+        return
     records = data if isinstance(data, list) else [data]
     for i, record in enumerate(records):
         body = _record_text(record, text_field)
@@ -234,6 +248,22 @@ def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport
         key = f"{path}#{i}" if isinstance(data, list) else str(path)
         yield SourceDocument(key, _record_title(record) or f"{path.stem} #{i + 1}", body,
                              {"format": "json", "file": str(path), "record": i})
+
+
+def _records_field(data: Any) -> str | None:
+    """The field of a JSON object that holds its records, when it has exactly one list of two or more objects
+    and its other fields are plain values (a council's rules under "rules", a catalogue's "items"): those
+    records are read one by one, as a top-level list is, and the object's own fields as a record of their
+    own. None for any other shape (read whole, as before)."""
+    if not isinstance(data, dict):
+        return None
+    lists = [k for k, v in data.items() if isinstance(v, list)]
+    if len(lists) != 1 or any(isinstance(v, dict) for v in data.values()):
+        return None
+    items = data[lists[0]]
+    if len(items) < 2 or not all(isinstance(r, dict) for r in items):
+        return None
+    return lists[0]
 
 
 def _read_jsonl(path: Path, lines: Iterable[str], text_field: str | None, report: ReadReport
@@ -290,7 +320,14 @@ def fields_text(record: dict[Any, Any]) -> str | None:
     column's name says nothing (a formulary's "100 mg" of which dose?), so the name is kept. None (read as
     before: every string) when the record has no key, no short value besides it, or a nested value."""
     cells: list[tuple[str, str]] = []
+    amount = _quantity(record)  # the record's own value and unit ("value": 180, "unit": "litres")
+    amounts: list[tuple[str, str]] = []  # a field holding a value and its unit ("reduced_rate": {...})
     for k, v in record.items():
+        if amount and k in amount[1]:
+            continue
+        if isinstance(v, dict) and isinstance(k, str) and (inner := _quantity(v)):
+            amounts.append((k, _quantity_words(v, inner)))
+            continue
         if isinstance(v, dict | list):
             return None
         if not isinstance(k, str) or _ID_KEY.search(k) or not isinstance(v, str):
@@ -307,9 +344,16 @@ def fields_text(record: dict[Any, Any]) -> str | None:
     if not _is_value(key) or _looks_numeric(key) or (named is None and len(key.split()) > 6):
         return None
     rest = cells[:at] + cells[at + 1:]
-    if not any(_is_value(v) for _, v in rest):
+    if not any(_is_value(v) for _, v in rest) and not amount and not amounts:
         return None
     paragraphs: list[list[str]] = []
+    if amount:  # what the record measures, said of its key: "The figure for General waste bin is 180 litres."
+        named = amount[1][0]
+        what = "figure for" if named.lower() in _GENERIC_VALUE_KEYS else f"{_field_words(named)} of"
+        paragraphs.append([f"The {what} {key} is {amount[0]} {' '.join(str(record[amount[1][1]]).split())}."])
+    for k, said in amounts:
+        field = _field_words(k)
+        paragraphs.append([f"The {field} of {key} {'are' if _plural(field) else 'is'} {said}."])
     run = False
     for k, v in rest:
         if not _is_value(v):
@@ -317,7 +361,7 @@ def fields_text(record: dict[Any, Any]) -> str | None:
             run = False
             continue
         field = _field_words(k)
-        verb = "are" if re.search(r"(?<![su])s$", field.split()[-1] if field else "") and not field.endswith("ss") else "is"
+        verb = "are" if _plural(field) else "is"
         first, _, more = v.partition(" ")
         if first.lower() in _LEADING_WORDS and first[1:].islower():  # "Every 20 minutes" inside a sentence
             v = f"{first.lower()} {more}".strip()
@@ -328,6 +372,44 @@ def fields_text(record: dict[Any, Any]) -> str | None:
             paragraphs.append([sentence])
         run = True
     return normalize_text("\n\n".join([key] + [" ".join(p) for p in paragraphs])).strip()
+
+
+def _plural(field: str) -> bool:
+    return bool(re.search(r"(?<![su])s$", field.split()[-1] if field else "")) and not field.endswith("ss")
+
+
+_UNIT_KEYS = ("unit", "units", "uom", "unit_of_measure")
+_GENERIC_VALUE_KEYS = ("value", "amount", "quantity", "number", "figure")
+
+
+def _quantity(record: dict[Any, Any]) -> tuple[str, tuple[str, str]] | None:
+    """A JSON object's value and unit, as many formats give a measured amount ({"value": 180, "unit":
+    "litres"}, FHIR's Quantity): (the value's text, (its key, the unit's key)), or None when the object has no
+    unit field or not exactly one value beside it (a number, or a short string of digits: "06:30")."""
+    unit_key = next((k for k in record if isinstance(k, str) and k.lower() in _UNIT_KEYS
+                     and isinstance(record[k], str) and record[k].strip()), None)
+    if unit_key is None:
+        return None
+    found = [(k, v) for k, v in record.items() if isinstance(k, str) and k != unit_key and (
+        (isinstance(v, int | float) and not isinstance(v, bool))
+        or (isinstance(v, str) and re.fullmatch(r"[-+]?[\d.,:]*\d[\d.,:]*", v.strip())))]
+    named = [(k, v) for k, v in found if k.lower() in _GENERIC_VALUE_KEYS]
+    found = named or found
+    if len(found) != 1:
+        return None
+    k, v = found[0]
+    return str(v).strip(), (k, unit_key)
+
+
+def _quantity_words(record: dict[Any, Any], amount: tuple[str, tuple[str, str]]) -> str:
+    """A value and its unit as words ("36 GBP per year"), with the object's other short strings after it in
+    brackets ("(applies to: households receiving council tax reduction)")."""
+    value, keys = amount
+    said = f"{value} {' '.join(str(record[keys[1]]).split())}"
+    extra = [f"{_field_words(k)}: {' '.join(v.split())}" for k, v in record.items()
+             if isinstance(k, str) and k not in keys and isinstance(v, str) and v.strip() and not _ID_KEY.search(k)
+             and _is_value(v)]
+    return f"{said} ({'; '.join(extra)})" if extra else said
 
 
 def _looks_numeric(value: str) -> bool:

@@ -107,17 +107,61 @@ def plain_heading(line: str, next_line: str | None = None) -> str:
     body = line[item.end():].strip() if item else stripped
     body = body.rstrip(":").rstrip()
     found = body.split()
-    if not found or len(found) > 10 or len(body) > 80 or body[-1] in ".!?;,。！？；，":
+    if not found or body[-1] in ".!?;,。！？；，" or ((len(found) > 10 or len(body) > 80)
+                                                    and not (len(found) <= 16 and len(body) <= 120 and _title_case(body))):
         return ""
     letters = [ch for ch in body if ch.isalpha()]
     if len(letters) >= 3 and all(ch.isupper() for ch in letters):
         return body
+    if not item and _title_case(body) and (next_line or "").strip()[:1].isupper():
+        return body  # "Standard Operating Procedure SOP-7: Intake and Storage of Seed" over "Version 4.2 ..."
     if not item and body[0].isupper() and len(found) <= 8 and not (next_line or "").strip():
         return body
     if (item and _NUMBERED.match(line) and body[0].isupper() and len(found) <= 8 and (next_line or "").strip()
             and not _NUMBERED.match(next_line or "")):
         return body  # "4. Requirement for a licence" over "(1) A host must ...": a numbered section's title
     return ""
+
+
+_DEFINITION_LINE = re.compile(r"^[ \t]*[^\W\d_][\w'’()/ -]{0,40}:[ \t]+\S.*\.[ \t]*$")
+"""A line that defines a term, as a glossary writes one a line: "Accession: a single seed collection ..."."""
+_DEFINED = re.compile(r"^[ \t]*(?P<term>[^:]{1,41}?):[ \t]+(?P<rest>[a-z].*)$")
+
+
+def _defined(line: str) -> str:
+    """A glossary's line as the sentence it stands for: "Vault B: the long-term store ..." -> "Vault B is the
+    long-term store ..."; a definition that opens a sentence of its own (a capital) stays as it is."""
+    m = _DEFINED.match(line)
+    if not m:
+        return line
+    term = m.group("term").strip()
+    last = term.split()[-1].lower()
+    verb = "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) and last.isalpha() else "is"
+    return f"{term} {verb} {m.group('rest')}"
+
+
+_MINOR_WORDS = frozenset("a an the and or nor of for to in on at by with from as vs via per into over under".split())
+
+
+def _title_case(body: str) -> bool:
+    """A line in title case: at least four words, every word of letters capitalised but the minor ones
+    ("of", "and", "the" ...), at least three of them of four letters or more, no verb among its words in
+    lower case ("Intake, Drying and Storage of Wild Seed Collections"; not "The Pool Opens at Nine" ... which
+    is still a title: a lower-case verb is what a sentence has)."""
+    found = [w.strip(",:;()\"'") for w in body.split()]
+    found = [w for w in found if w]
+    if len(found) < 4:
+        return False
+    long = 0
+    for w in found:
+        if not w[:1].isalpha():
+            continue
+        if w.lower() in _MINOR_WORDS:
+            continue
+        if not w[:1].isupper():
+            return False
+        long += len(w) >= 4
+    return long >= 3
 
 
 _TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
@@ -150,13 +194,19 @@ def text_blocks(text: str) -> list[str]:
     ``*italic*``, ``code``, a link's address: their text stays) and a run-in label at a block's start
     ("Triggers: ...", "**Eligibility.** ..."). An item nested under an item that is a bare label ("- **General
     inspection**" over "  - Carried out every 24 months ...") is read under it: "General inspection: carried
-    out every 24 months ...", the thing it is said of, which the item alone does not name."""
+    out every 24 months ...", the thing it is said of, which the item alone does not name. Consecutive lines
+    that each define a term ("Accession: a single seed collection ...", "eRH: equilibrium relative humidity
+    ...") are a block each, read as the sentences they stand for ("eRH is equilibrium relative humidity ...":
+    :func:`_defined`): a glossary's entries, not a paragraph's wrapped lines. A line of at most sixteen
+    words in title case over a line that opens with a capital is a heading too (:func:`plain_heading`)."""
     blocks: list[list[str]] = []
     current: list[str] = []
     lines = (text or "").splitlines()
     header: list[str] = []
     labels: list[tuple[int, str]] = []  # the bare labels of the list items the next item may be nested in
+    glossary = False  # the block is a glossary's line (read as its sentence)
     for at, line in enumerate(lines):
+        after_glossary, glossary = glossary, False
         if _TABLE_ROW.match(line):  # a table's row is a block of its own, read with its header's words
             if current:
                 blocks.append(current)
@@ -201,6 +251,12 @@ def text_blocks(text: str) -> list[str]:
             if current:
                 blocks.append(current)
             current = [body] if item else []
+        elif current and _DEFINITION_LINE.match(line) and (after_glossary or _DEFINITION_LINE.match(current[-1])):
+            # a glossary's entries, one a line ("eRH: equilibrium ..."): one block each, each a sentence
+            blocks.append([_defined(current[0])] if len(current) == 1 else current)
+            current = [_defined(line)]
+            glossary = True
+            continue
         else:
             current.append(line)
     if current:

@@ -91,16 +91,23 @@ _AFTER_VERB = frozenset("to the a an all that these those this for in on with by
 def present_verb_at(toks: list[str]) -> int | None:
     """Where a present-tense verb in -s stands after a short subject opened by a determiner, when no listed
     verb does ("The guide applies to all ...", "Each inspector records the ..."): the word in -s (not -ss,
-    -us, -is, -'s) at the second to fourth place, before a preposition or a determiner, after a word that
-    does not end in -s itself ("The bridges in the county ..." has none)."""
+    -us, -is, -'s) at the second to fourth place, or up to the sixth after a name in capitals ("The Quell
+    Valley Foraging Code governs the ..."), before a preposition or a determiner, after a word that does
+    not end in -s itself ("The bridges in the county ..." has none) and is no preposition, article or
+    conjunction ("The number of visitors to ...")."""
     if not toks or toks[0].lower() not in _DETERMINER:
         return None
-    for i in range(2, min(5, len(toks) - 1)):
+    for i in range(2, min(7, len(toks) - 1)):
         w = toks[i].lower()
         if w.endswith("s") and not w.endswith(("ss", "us", "is", "'s", "’s")) and w.isalpha() \
-                and toks[i + 1].strip(",").lower() in _AFTER_VERB and not toks[i - 1].lower().endswith("s"):
+                and toks[i + 1].strip(",").lower() in _AFTER_VERB and not toks[i - 1].lower().endswith("s") \
+                and toks[i - 1].lower() not in _NOT_BEFORE_VERB and (i < 5 or all(t[:1].isupper() for t in toks[1:i])):
             return i
     return None
+
+
+_NOT_BEFORE_VERB = frozenset("of for to in on at by with from and or the a an".split())
+"""Words a verb does not follow ("The number of visitors to ..." has none)."""
 
 
 def resolve_pronoun(sentence: str, subject: str | None) -> str:
