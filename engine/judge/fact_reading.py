@@ -76,22 +76,29 @@ def bound_numbers(text: str, reach: int = 1) -> list[tuple[str, tuple[str, ...]]
 
     At most ``reach`` content words are taken, up to the next number or function word: "10 points" ->
     (10, (point,)), "a seven-point lead" -> (7, (point,)), "10-man Inverness" -> (10, (man,)), "up to
-    2,000 a day" -> (2000, ()), "300 helmets and bicycles" -> (300, (helmet,)). A claim's number counts its first word (``reach`` 1); a reply's
+    2,000 a day" -> (2000, ()), "300 helmets and bicycles" -> (300, (helmet,)); never past a comma, a colon,
+    a semicolon, a bracket or a dash (:data:`_BOUND_END`). A claim's number counts its first word (``reach`` 1); a reply's
     counts any of its first three ("nine job listings" counts listings). The number 1 is left out: it
     is mostly the article ("one of them").
     """
-    toks = tokens(text)
     out = []
-    for i, t in enumerate(toks):
-        if not is_number_stem(t) or t in ("1", "1st"):
-            continue
-        counted: list[str] = []
-        for nxt in toks[i + 1:]:
-            if is_number_stem(nxt) or is_negation(nxt) or nxt in STOPWORDS or len(counted) >= reach:
-                break
-            counted.append(stem(nxt))
-        out.append((t, tuple(counted)))
+    for part in _BOUND_END.split(text or ""):
+        toks = tokens(part)
+        for i, t in enumerate(toks):
+            if not is_number_stem(t) or t in ("1", "1st"):
+                continue
+            counted: list[str] = []
+            for nxt in toks[i + 1:]:
+                if is_number_stem(nxt) or is_negation(nxt) or nxt in STOPWORDS or len(counted) >= reach:
+                    break
+                counted.append(stem(nxt))
+            out.append((t, tuple(counted)))
     return out
+
+
+_BOUND_END = re.compile(r"[,;:](?=\s)|[()]|\s[-–—]\s")
+"""Where a number's thing ends: a comma, semicolon or colon before a space, a bracket or a dash ("signed in
+1648, ended the war": 1648 counts nothing; "1,648" is one number)."""
 
 
 def _blanked(sentence: str, answer: str) -> str:

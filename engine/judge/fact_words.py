@@ -59,13 +59,39 @@ def polarity_split(claim: FactClaim, cand: Candidate) -> tuple[set[str], set[str
 
 def has_number(cand: Candidate, number: str, counted: str, claim_words: set[str]) -> bool:
     """The candidate states ``number`` of what the claim counts: the number followed by it (within
-    three content words), by nothing, or by another word of the claim ("up to 2000 a day" for "2,000
-    eggs a day"); or the claim's number counts nothing."""
+    three content words) or by another spelling of its unit ("120 volts" for "120 V"), by nothing, or by
+    another word of the claim ("up to 2000 a day" for "2,000 eggs a day") that is no unit of another
+    dimension ("10 mg" is not "10 days" of a claim that says both); or the claim's number counts nothing."""
     for c in cand.clauses:
         for n, after in c.numbers:
-            if n == number and (not counted or not after or counted in after or after[0] in claim_words):
+            if n == number and (not counted or not after or counted in after or _same_unit(counted, after[0])
+                                or (after[0] in claim_words and not _other_dimension(counted, after[0]))):
                 return True
     return False
+
+
+def _unit(word: str) -> tuple[str, object] | None:
+    """A unit's (dimension, size) from a word or its stem ("volt" of "volts", "mg"); None when it is none.
+    Durations of the clock and of the calendar are one dimension here (a day and a month both time)."""
+    found = UNITS.get(word) or UNITS.get(f"{word}s") or (UNITS.get(word[:-1]) if word.endswith("s") else None)
+    if found is None and word == "v":
+        found = UNITS.get("volt")
+    if found is None:
+        return None
+    return ("time" if found[0] == "calendar" else found[0], found[1])
+
+
+def _same_unit(a: str, b: str) -> bool:
+    """Two spellings of one unit ("v" and "volt", "mpa" and "megapascal")."""
+    ua, ub = _unit(a), _unit(b)
+    return ua is not None and ua == ub
+
+
+def _other_dimension(a: str, b: str) -> bool:
+    """Units of two dimensions ("day" and "mg"): a number counted in one is not the number counted in the other
+    ("10 mg" is not the claim's "10 days" where the claim says both)."""
+    ua, ub = _unit(a), _unit(b)
+    return ua is not None and ub is not None and ua[0] != ub[0]
 
 
 _WORD_RUN = re.compile(r"[\w'’-]+")
@@ -223,22 +249,24 @@ def _statements(text: str) -> tuple[tuple[frozenset[str], tuple[tuple[str, tuple
     for part in _STATEMENT_END.split(text):
         toks = tokens(part)
         k = 1 if toks[:1] and toks[0] in ("the", "that", "this") else 0
-        defined = toks[k] if len(toks) > k and is_number_stem(toks[k]) and _DEFINING & set(toks[k + 1:k + 5]) else ""
+        defined = toks[k] if len(toks) > k and is_number_stem(toks[k]) and _DEFINING & set(toks[k + 1:k + 7]) else ""
         out.append((frozenset(content_stems(part)), tuple(bound_numbers(part, reach=3)),
                     any(is_negation(t) for t in toks), defined))
     return tuple(out)
 
 
 def moved_number(cand: Candidate, number: str, counted: str, numbers: set[str], about: set[str],
-                 said_of: set[str], subject: set[str] = frozenset()) -> str | None:
+                 said_of: set[str], subject: set[str] = frozenset(), negated_claim: bool = False) -> str | None:
     """The candidate gives the claim's number to something else and another number of its kind to what the
     claim is about: that other number (None when it does not).
 
     The candidate is read statement by statement (cut after ".", "!", "?" and ";"). The claim's number
     stands only as the subject of statements that define it as something ("21 days is ...", "The 10-year
-    interval is for ...", "79 is the atomic number of platinum"), and another number of its kind (the same
-    thing counted or a unit of the same dimension; a year for a year, a plain number for one) stands in a
-    statement, not negated, that holds one of the words the claim says of its subject (``said_of``) or of
+    interval is for ...", "79 is the atomic number of platinum", "4 g in 24 hours is the cap for ..."), and
+    another number of its kind (the same thing counted or a unit of the same dimension; a year for a year, a
+    plain number for one, also beside the claim's number said bare: "10 is the age ... in Scotland; in England
+    and Wales it is 14") stands in a statement, not negated (unless the claim is: "that isn't
+    life-threatening ... you dial 101"), that holds one of the words the claim says of its subject (``said_of``) or of
     the subject itself (``subject``), and that shares more of the claim's words (``about``: its content
     words but numbers and the counted unit), or names the subject where the claim's number's statements do
     not: "21 days is the time allowed to pay the judgment sum; appeals must be filed within 30 days" for "a
@@ -250,23 +278,27 @@ def moved_number(cand: Candidate, number: str, counted: str, numbers: set[str], 
     rather than defined ("the 65-year-old's case expired" beside "who has lived in Britain for more than 20
     years"; "built in 1961, and the wall fell in 1989").
     """
-    own, own_subject = -1, False
-    others: list[tuple[int, bool, str]] = []
+    own, own_subject, bare = -1, False, False
+    others: list[tuple[int, bool, str, tuple[str, ...]]] = []
     for stems, said, negated, defined in _statements(cand.text):
         shared = len(stems & about)
-        if len(numbers) > 1 and numbers <= {n for n, _after in said}:
+        if len(numbers) > 1 and numbers <= {n for n, _after in said} and defined != number:
             return None
         for n, after in said:
             if n == number:
                 if defined != number or not {w for w in stems - about if not is_number_stem(w)} - set(after):
                     return None  # the number stated of something (not defined as something), or said alone
                 own, own_subject = max(own, shared), own_subject or bool(stems & subject)
-            elif n not in numbers and not negated and (stems & said_of or stems & subject) \
-                    and _same_kind(counted, after, number, n):
-                others.append((shared, bool(stems & subject), n))
+                bare = bare or not after
+            elif n not in numbers and (not negated or negated_claim) and (stems & said_of or stems & subject):
+                others.append((shared, bool(stems & subject), n, after))
     if own < 0:
         return None
-    return next((n for shared, names, n in others if shared > own or (names and not own_subject)), None)
+    # of its kind: the same thing counted or a unit of its dimension, a year for a year; a bare number beside
+    # the claim's number said bare ("10 is the age ... in Scotland; in England and Wales it is 14")
+    return next((n for shared, names, n, after in others
+                 if (_same_kind(counted, after, number, n) or (bare and not after and _is_year(n) == _is_year(number)))
+                 and (shared > own or (names and not own_subject))), None)
 
 
 _SEGMENT = re.compile(r"[,;]|:(?!\d)|\b(?:and|or|but|while|whereas)\b", re.IGNORECASE)

@@ -121,7 +121,7 @@ from engine.judge.fact_words import (
 )
 from engine.text.cloze import Cloze, CriterionIn, cloze_of, criterion_text
 from engine.text.negation import scoped_clauses
-from engine.text.quantities import other_unit, restate
+from engine.text.quantities import other_rate, other_unit, restate
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_stems, content_words, runs_on, stem
 
@@ -781,7 +781,7 @@ class FreeTextJudge:
         about = {f for f in claim.stems if not is_number_stem(f)} - {w for _n, w in bound}
         moved = next(((n, w, other) for n, w in bound if n not in ("1", "1st") and not replaced
                       and (other := moved_number(cand, n, w, numbers, about, about & claim.predicate,
-                                                 about - claim.predicate))), None)
+                                                 about - claim.predicate, claim.negated))), None)
         if replaced:
             cap, why = PARTIAL_SHARE, f"{why}; gives another number than {', '.join(replaced)}"
         elif moved:
@@ -792,6 +792,8 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; bounds {bounded} the other way (a minimum for a maximum, or back)"
         elif numbers and (unit := other_unit(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; gives the number in another unit ({unit})"
+        elif numbers and (rate := other_rate(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; gives {rate} per another thing or in another currency"
         elif swap := exchanged(claim.text, cand.text):
             cap, why = PARTIAL_SHARE, f"{why}; exchanges {swap[0]} and {swap[1]}"
         elif swapped:

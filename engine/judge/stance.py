@@ -139,7 +139,8 @@ _OTHERS = (r"(?:many|some|most|other|several|a\s+lot\s+of|lots\s+of|certain|a\s+
            r"professor|textbook|book|source|neighbou?r|boss|classmate|parent|partner|cousin|uncle|aunt)")
 _REPORT = r"(?:think|thinks|thought|believe|believes|believed|say|says|said|claim|claims|claimed|assume|assumes|" \
           r"assumed|suggest|suggests|argue|argues|hold|holds|insist|insists|guess|guesses|answer|answers|answered|" \
-          r"maintain|maintains|reckon|reckons|will\s+tell\s+you|would\s+say)"
+          r"maintain|maintains|reckon|reckons|will\s+tell\s+you|would\s+say|quote|quotes|quoted|cite|cites|cited|" \
+          r"mention|mentions|mentioned|repeat|repeats|repeated|date|dates|dated)"
 _ATTRIBUTION = re.compile(
     rf"^\s*(?:(?:and|so|well|now)\s+)?(?:{_OTHERS})\s+(?:\w+\s+)?{_REPORT}\b|"
     r"^\s*(?:a|the)\s+(?:common|popular|usual|frequent|typical|standard|widespread)\s+"

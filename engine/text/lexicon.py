@@ -123,7 +123,9 @@ entry exit | arrival departure | input output | acute chronic | benign malignant
 public private | full part | daily weekly | weekly monthly | monthly yearly |
 accept reject | accepted rejected | approve refuse | approved refused | gain loss | profit loss |
 credit debit | debtor creditor | landlord tenant | employer employee | buyer seller | plaintiff defendant |
-increase lower | raise lower | raises lowers | true false | correct incorrect | always never"""
+increase lower | raise lower | raises lowers | true false | correct incorrect | always never |
+since until | exceeds under | exceed under | exceeds below | port starboard | adult child | adults children |
+controller processor | inbound outbound | upstream downstream | ascending descending"""
 ANTONYMS = frozenset(frozenset(p.split()) for p in _ANTONYM_PAIRS.replace("\n", " ").split("|"))
 """Pairs of words that say the opposite of each other (or the other party, the other end): a claim's word
 replaced by its pair in the claim's own frame states another fact ("before the leave starts" said "after

@@ -38,7 +38,8 @@ LADDERS: dict[str, tuple[tuple[str, int], ...]] = {
     "volume": (("millilitre", 1), ("litre", 1_000)),
     "frequency": (("hertz", 1), ("kilohertz", 1_000), ("megahertz", 10**6), ("gigahertz", 10**9)),
     "current": (("milliampere", 1), ("ampere", 1_000)),
-    "pressure": (("pascal", 1), ("hectopascal", 100), ("kilopascal", 1_000), ("bar", 100_000)),
+    "pressure": (("pascal", 1), ("hectopascal", 100), ("kilopascal", 1_000), ("bar", 100_000), ("megapascal", 10**6)),
+    "voltage": (("volt", 1), ("kilovolt", 1_000)),
 }
 """Each dimension's units, smallest first, with their size in the smallest unit."""
 
@@ -56,7 +57,8 @@ _SPELLINGS = {
     "ampere": "ampere amperes amp amps", "pascal": "pascal pascals pa", "hectopascal": "hectopascal hectopascals hpa",
     "kilopascal": "kilopascal kilopascals kpa", "bar": "bar bars",
     "inch": "inch inches", "foot": "foot feet ft", "yard": "yard yards yd yds", "mile": "mile miles",
-    "bit": "bit bits", "byte": "byte bytes"}
+    "bit": "bit bits", "byte": "byte bytes", "volt": "volt volts", "kilovolt": "kilovolt kilovolts kv",
+    "megapascal": "megapascal megapascals mpa"}
 _SIZE = {name: (dim, size) for dim, ladder in LADDERS.items() for name, size in ladder}
 # imperial lengths in millimetres (exact by definition; not on a ladder: never a step of "1 foot 6 inches"'s
 # kind is summed with metric units), and bits and bytes ("16 bytes" is "128 bits"); "in" is no inch (a
@@ -73,7 +75,7 @@ UNITS.update({"millibar": ("pressure", Fraction(100)), "millibars": ("pressure",
               "dollars": ("dollar", Fraction(1)), "euro": ("euro", Fraction(1)), "euros": ("euro", Fraction(1)),
               "celsius": ("celsius", Fraction(1)), "centigrade": ("celsius", Fraction(1)),
               "fahrenheit": ("fahrenheit", Fraction(1))})
-_AFTER_A_NUMBER = {"g": "gram", "h": "hour", "l": "litre", "·amp": "ampere"}
+_AFTER_A_NUMBER = {"g": "gram", "h": "hour", "l": "litre", "·amp": "ampere", "v": "volt"}
 """Units of one letter, units only right after a number ("4 g", "24 h", "2 l"; a capital "A" after a number and a
 space, "32 A", is amperes, read so by :func:`_words`)."""
 _SYMBOLS = {"£": "pound", "$": "dollar", "€": "euro"}
@@ -301,6 +303,61 @@ def other_unit(claim: str, reply: str) -> str | None:
             continue  # one of the claim's own amounts ("6 months" beside "4 to 6 years")
         if n and any(d == a.dim and size != a.size and m == n for d, size, m in claimed):
             return said
+    return None
+
+
+_DENOMINATORS = {"second": "second", "sec": "second", "minute": "minute", "min": "minute", "hour": "hour",
+                 "hr": "hour", "day": "day", "week": "week", "fortnight": "fortnight", "month": "month",
+                 "year": "year", "annum": "year", "yr": "year", "hectare": "hectare", "ha": "hectare",
+                 "acre": "acre", "kilogram": "kilogram", "kg": "kilogram", "pound": "pound", "lb": "pound",
+                 "litre": "litre", "liter": "litre", "gallon": "gallon", "mile": "mile", "kilometre": "kilometre",
+                 "kilometer": "kilometre", "km": "kilometre", "person": "person", "head": "person", "capita": "person"}
+"""What a rate is per ("per hour", "a day", "each year", "per hectare"), each spelling to one name."""
+_RATE_ABBREVIATIONS = {"bpm": "minute", "rpm": "minute", "mph": "hour", "kph": "hour", "kmh": "hour"}
+_RATE = re.compile(r"(?:\b(?:per|a|an|each|every)\s+(?:tax\s+|calendar\s+|single\s+)?|/)([a-z]+?)s?\b", re.I)
+_CURRENCY_WORDS = {"pound": "£", "pounds": "£", "gbp": "£", "sterling": "£", "dollar": "$", "dollars": "$",
+                   "usd": "$", "euro": "€", "euros": "€", "eur": "€"}
+_PLAIN_NUMBER = re.compile(r"(?P<cur>[£$€])?\s?(?<![\w.])(?P<n>\d[\d,]*(?:\.\d+)?)(?![\d,]*\.\d)(?!\w)")
+
+
+def _rates_and_currencies(text: str) -> list[tuple[str, str, str]]:
+    """Each number of a text with what it is per and its currency, where it says them: (number, per, currency),
+    "" for what it does not say. The per is read in the words after the number, up to a stop, a comma or a
+    semicolon and at most six words ("60 and 100 beats per minute": both per minute; "60 to 100 bpm" too);
+    the currency from a symbol before it or a word after it ("£20,000", "20,000 pounds")."""
+    out = []
+    for m in _PLAIN_NUMBER.finditer(text or ""):
+        after = re.split(r"[.;,!?](?:\s|$)", text[m.end():], maxsplit=1)[0]
+        window = " ".join(after.split()[:6])
+        per = ""
+        first = window.split(" ", 1)[0].lower().strip("()") if window else ""
+        if first in _RATE_ABBREVIATIONS:
+            per = _RATE_ABBREVIATIONS[first]
+        else:
+            for r in _RATE.finditer(window):
+                word = r.group(1).lower()
+                if word in _DENOMINATORS:
+                    per = _DENOMINATORS[word]
+                    break
+        currency = m.group("cur") or _CURRENCY_WORDS.get(first, "")
+        out.append((m.group("n").replace(",", ""), per, currency))
+    return out
+
+
+def other_rate(claim: str, reply: str) -> str | None:
+    """A reply's number of the claim said per another thing ("100 beats per hour" for "100 beats per minute",
+    "$7.25 per day" for "per hour", "170 kg per acre" for "per hectare") or in another currency ("$20,000" for
+    "£20,000"), where the claim never says that number so: the number, or None. A reply that says no per or
+    no currency beside its number is read by the other rules."""
+    held = _rates_and_currencies(claim)
+    for n, per, currency in _rates_and_currencies(reply):
+        mine = [(p, c) for m, p, c in held if m == n]
+        if not mine:
+            continue
+        if per and all(p and p != per for p, _c in mine):
+            return n
+        if currency and all(c and c != currency for _p, c in mine):
+            return n
     return None
 
 

@@ -213,11 +213,12 @@ def test_bounds_and_their_direction():
     assert negation_count("A private stair must not have a landing.") == 1
 
 
-@pytest.mark.parametrize("name, floor", [("judge_probe_1", 0.78), ("judge_probe_2", 0.62), ("judge_probe_kb10", 0.55)])
+@pytest.mark.parametrize("name, floor", [("judge_probe_1", 0.78), ("judge_probe_2", 0.62), ("judge_probe_kb10", 0.55),
+                                         ("judge_probe_3", 0.35)])
 def test_the_probe_sets_agreement_holds(name, floor):
-    """The three probe sets other sessions wrote without seeing the rules (bench/data/judge_probe_*.jsonl: two sets
+    """The four probe sets other sessions wrote without seeing the rules (bench/data/judge_probe_*.jsonl: three sets
     of hostile and honest answers, a held-out knowledge base's paraphrases): each fix kept. Their first runs,
-    before the rules they taught, were kappa 0.478, 0.458 and 0.389 (docs/examination.md)."""
+    before the rules they taught, were kappa 0.478, 0.458, 0.389 and 0.267 (docs/examination.md)."""
     from pathlib import Path
 
     from engine.judge.check import figures, load_rows, offline_verdicts
@@ -268,3 +269,43 @@ def test_the_claims_own_amounts_and_items_are_never_another_fact(judge):
     claimed = frozenset({"pollen", "hous", "dust", "mite", "cold", "air", "tobacco", "smoke", "respiratori", "infect"})
     assert alternatives(listed, facts, frozenset(), claimed) == ()
     assert alternatives("Relevant dates include 1864, 1869 and 1871.", frozenset({"1869"})) == ("1864", "1871")
+
+
+@pytest.mark.parametrize("criterion, answer, met", [
+    # the same number per another thing, or in another currency: another fact
+    ("A normal resting heart rate for an adult is between 60 and 100 beats per minute.",
+     "A normal adult resting heart rate is 60 to 100 beats per hour.", False),
+    ("A normal resting heart rate for an adult is between 60 and 100 beats per minute.",
+     "At rest an adult's heart normally makes 60 to 100 beats a minute.", True),
+    ("The annual ISA subscription allowance for adults in the UK is £20,000 per tax year.",
+     "UK adults can subscribe up to $20,000 to ISAs each tax year.", False),
+    ("The US federal minimum wage has been $7.25 per hour since 24 July 2009.",
+     "The federal minimum wage has been $7.25 per day since 24 July 2009.", False),
+    # a number of the claim counted in another dimension is not the claim's ("10 mg" for "10 days")
+    ("Give zinc for 10 days: 10 mg once daily for children under 6 months, and 20 mg once daily for children aged "
+     "6 months or older.", "Give zinc for 14 days at 10 mg or 20 mg daily depending on age.", False),
+    ("Give zinc for 10 days: 10 mg once daily for children under 6 months, and 20 mg once daily for children aged "
+     "6 months or older.", "Zinc is given for 10 days, at 10 mg a day under 6 months and 20 mg a day from 6 months.",
+     True),
+    # a number is bound to no word past a comma ("signed in 1648, ended the war": 1648 counts nothing)
+    ("The Peace of Westphalia, signed in 1648, ended the Thirty Years' War.",
+     "1648 was the Treaty of the Pyrenees; the Peace of Westphalia came in 1659 and ended the Thirty Years' War.",
+     False),
+    # the claim's value reported as what people quote, then another asserted
+    ("For people with diabetes, hypoglycaemia is usually defined as a blood glucose level below 4 mmol/L.",
+     "People often quote 4 mmol/L, but in fact a hypo is only defined once blood glucose is below 2.5 mmol/L.", False),
+    # the claim's number defined as another case's, another number given to the claim's subject
+    ("For a healthy adult, the maximum dose of paracetamol is 4 g in any 24-hour period.",
+     "4 g in 24 hours is the cap for adults who weigh under 50 kg; a healthy adult of normal weight can take up to 6 g.",
+     False),
+    ("In England, NHS 111 is the free number to call for urgent medical help when it is not a life-threatening "
+     "emergency.", "111 is the non-emergency police number; for urgent medical help that isn't life-threatening in "
+     "England you dial 101.", False),
+    ("Standard residential electricity in the United States is supplied at a nominal 120 V and 60 Hz.",
+     "120 V at 60 Hz is Japan's standard; homes in the United States receive 230 V at 50 Hz.", False),
+    ("Standard residential electricity in the United States is supplied at a nominal 120 V and 60 Hz.",
+     "American homes get mains power at a nominal 120 volts, alternating at 60 hertz.", True),
+])
+def test_a_rate_a_currency_and_a_number_moved_to_another_case(judge, criterion, answer, met):
+    """judge_probe_3's hostile answers (written by another session without the rules): one rule each, general."""
+    assert judge.judge(criterion, answer).met is met
