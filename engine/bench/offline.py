@@ -156,18 +156,25 @@ def pick_facts(candidates: Sequence[KeySentence], n: int) -> list[KeySentence]:
     return chosen
 
 
+_REFERENCE_WORDS = frozenset("section subsection article part schedule chapter paragraph clause rule regulation step "
+                             "table figure appendix annex page item".split())
+"""Words that, before a number, point to another part of a text ("Section 3", "step 5"): no fact to blank."""
+
+
 def _cloze_target(sentence: str, topic_words: set[str]) -> str | None:
     """What to blank out: a telling number, else a name, else a single digit, else a long word."""
     span = _RANGE.search(sentence)
     if span:  # "2.5 to 5 mg": the whole range, never half of it
         return span.group(0).strip(" .,")
-    numbers = [m.group(0).strip(" .,") for m in _NUMBER.finditer(sentence)]
+    numbers = [m.group(0).strip(" .,") for m in _NUMBER.finditer(sentence)
+               if not re.search(r"\b(?:" + "|".join(_REFERENCE_WORDS) + r")s?\s*$", sentence[:m.start()], re.I)]
     telling = [n for n in numbers if len(re.sub(r"\D", "", n)) >= 2 or not n.isdigit()]
     if telling:
         return telling[0]
     for m in _NAME.finditer(sentence):
-        if words(m.group(0)) - topic_words:
-            return m.group(0)
+        if words(m.group(0)) - topic_words and not (m.group(0).lower() in _REFERENCE_WORDS
+                                                    and re.match(r"\s*\d", sentence[m.end():])):
+            return m.group(0)  # (never a cross-reference's word: "in breach of ____ 3 or Section 4")
     if numbers:
         return numbers[0]
     first = sentence.split()[0] if sentence.split() else ""
@@ -177,7 +184,7 @@ def _cloze_target(sentence: str, topic_words: set[str]) -> str | None:
             negated |= set(re.findall(r"[A-Za-z][A-Za-z\-]+", clause))
     candidates = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]{6,}", sentence)
                   if w.lower() not in BENCH_STOPWORDS and words(w) - topic_words and w != first  # never the opening word
-                  and w not in negated]
+                  and w not in negated and w.lower() not in _REFERENCE_WORDS]
     if candidates:
         return max(candidates, key=len)
     zh = re.findall(f"[{HAN}]{{2,4}}", sentence)
@@ -484,11 +491,15 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     labels: list[str] = []  # each group's paragraph's run-in label ("**Eligibility.**", "Triggers:"), or ""
     paras = paragraphs(doc_text)
     periods = period_labels([para for _, para in paras])  # "Symptoms. Early ..." in plain text
+    # a record's key (its first line, which its sentences name: "The operator of Route 22 is ..."): what "This"
+    # and "It" of its notes stand for, rather than the topic's name
+    key = doc_text.strip().split("\n", 1)[0].strip()
+    own = key if key and (f" of {key} is " in doc_text or f" of {key} are " in doc_text) else topic
     for (start, para), period in zip(paras, periods, strict=True):
         found = []
         for s in sentences(para):
             cid, ctext = chunk_of(s, start)
-            resolved = resolve(s, para, topic)
+            resolved = resolve(s, para, own)
             if score_sentence(resolved, topic_words) <= 0 or not keep(resolved, ctext):
                 continue
             found.append(KeySentence(resolved, cid, score_sentence(resolved, topic_words), resolved != s))

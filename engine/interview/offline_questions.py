@@ -296,7 +296,7 @@ def wh_question(sentence: str, topic: str = "") -> tuple[str, str] | None:
        shop called what");
     6. a name the sentence opens with after a descriptor ("The French anatomist Georges Cuvier doubted
        X" -> "Which French anatomist doubted X?");
-    7. a name in the sentence that is not the topic's, not in apposition (between commas): "by NAME"
+    7. a name in the sentence that is not the topic's, not in apposition (between commas) nor in brackets: "by NAME"
        -> "by whom" (a person's name: two capitalised words) or "by what", otherwise "what" in its
        place ("belongs to the commune of Arles" -> "belongs to the commune of what").
 
@@ -374,6 +374,8 @@ def wh_question(sentence: str, topic: str = "") -> tuple[str, str] | None:
         before, after = body[:start].rstrip(), body[end:]
         if before.endswith(",") and after.lstrip().startswith(","):
             continue  # an apposition: asking it would read "Her father, what, was..."
+        if before.count("(") > before.count(")"):
+            continue  # an example or an aside in brackets ("a course (e.g. the Basic Certificate)"): no fact asked
         nxt = after.split()[0].lower().strip(",.;:") if after.split() else ""
         if len(name) < 2 or before.lower().endswith((" a", " an")) or \
                 (len(name.split()) == 1 and nxt and nxt[:1].isalpha() and nxt not in _UNIT_STOP and not after.startswith(",")):

@@ -53,6 +53,7 @@ from engine.llm import ChatResult
 from engine.store import Store
 from engine.text.sentences import QUOTATION as _QUOTE
 from engine.text.sentences import QUOTED_SENTENCE_END as _SPLIT
+from engine.text.sentences import ends_sentence
 from engine.text.subjects import resolve_pronoun, subject_of
 
 PREFIX = "kb:"
@@ -124,7 +125,15 @@ def _agrees(sentence: str, subject: str) -> bool:
 def _sentences(text: str, resolve: bool) -> list[str]:
     out = []
     previous: str | None = None  # the sentence just before, in the chunk (resolved), when it is whole
-    parts = [p.strip() for p in _SPLIT.split(text or "") if p and p.strip()]
+    parts: list[str] = []
+    for piece in _SPLIT.split(text or ""):
+        piece = piece.strip() if piece else ""
+        if not piece:
+            continue
+        if parts and parts[-1].endswith(".") and "\n" not in parts[-1][-3:] and not ends_sentence(parts[-1], piece):
+            parts[-1] = f"{parts[-1]} {piece}"  # "e.g." or "Dr." ends no sentence (engine.text.sentences.ends_sentence)
+        else:
+            parts.append(piece)
     for i, part in enumerate(parts):
         before, previous = previous, None
         if part.startswith("#"):

@@ -361,6 +361,7 @@ def fields_text(record: dict[Any, Any]) -> str | None:
             run = False
             continue
         field = _field_words(k)
+        field, v = _unit_from_field(field, v)
         verb = "are" if _plural(field) else "is"
         first, _, more = v.partition(" ")
         if first.lower() in _LEADING_WORDS and first[1:].islower():  # "Every 20 minutes" inside a sentence
@@ -372,6 +373,27 @@ def fields_text(record: dict[Any, Any]) -> str | None:
             paragraphs.append([sentence])
         run = True
     return normalize_text("\n\n".join([key] + [" ".join(p) for p in paragraphs])).strip()
+
+
+_FIELD_UNITS = {"pct": "%", "percent": "%", "gbp": "GBP", "usd": "USD", "eur": "EUR"}
+
+
+def _unit_from_field(field: str, value: str) -> tuple[str, str]:
+    """A column named with its unit ("distance km", "fare gbp", "interval months") and a number in it: the
+    field without the unit and the number with it ("distance", "203 km"); else both as they are."""
+    from engine.text.quantities import UNITS
+
+    words = field.split()
+    if len(words) < 2 or not _looks_numeric(value):
+        return field, value
+    unit = words[-1]
+    if unit.lower() in _FIELD_UNITS:
+        said = _FIELD_UNITS[unit.lower()]
+    elif unit.lower() in UNITS:
+        said = unit
+    else:
+        return field, value
+    return " ".join(words[:-1]), f"{value}{said}" if said == "%" else f"{value} {said}"
 
 
 def _plural(field: str) -> bool:

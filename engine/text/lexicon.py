@@ -192,6 +192,12 @@ inc ltd co corp bros dept univ assn est approx vs etc al cf ca fig figs vol vols
 jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun""".split())
 """Words that end in a dot without ending a sentence (lower case, without the dot)."""
 ONLY_BEFORE_NUMBER = frozenset({"no", "nos", "op", "pp", "fig", "figs", "vol", "vols", "mar", "sun", "sat"})
+NAME_ENDINGS = frozenset({"inc", "ltd", "co", "corp", "bros", "plc", "llc", "etc"})
+"""Abbreviations that end a name or a list ("Northwind Charter Ltd.", "... and so on, etc."): a sentence may end
+with them, and does before a word that opens sentences ("The", "It", "This" ...)."""
+SENTENCE_OPENERS = frozenset("the a an it its this these those they their he she his her we our you there in on "
+                             "at for each every all no some if when after before from during".split())
+"""Words that open a sentence far more often than they continue a name: after a name's ending, a new sentence."""
 """Abbreviations that are also words: they keep a sentence going only before a number ("No. 5")."""
 GOLD_ABBREVIATIONS = frozenset("""dr mr mrs ms st jr sr vs v etc inc ltd co no nos gen col capt prof rev mt ft
 fig vol approx est dept univ corp bros jan feb mar apr jun jul aug sep sept oct nov dec""".split())

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from engine.text.lexicon import ABBREVIATIONS, ONLY_BEFORE_NUMBER, VERBS
+from engine.text.lexicon import ABBREVIATIONS, NAME_ENDINGS, ONLY_BEFORE_NUMBER, SENTENCE_OPENERS, VERBS
 from engine.text.tokens import QUESTION_WORD_RE
 
 SENTENCE_END = re.compile(r"[.!?]+['\")\]]*\s+|[。！？]+|\n+")
@@ -43,6 +43,9 @@ def ends_sentence(before: str, after: str) -> bool:
     if low in ABBREVIATIONS:
         if low in ONLY_BEFORE_NUMBER:
             return not after[:1].isdigit()
+        if low in NAME_ENDINGS:  # "... Charter Ltd. The distance is 203 km.": the name ends, and the sentence
+            nxt = after.lstrip(" \"'“(").split(" ", 1)[0].lower() if after.strip() else ""
+            return nxt in SENTENCE_OPENERS and after.lstrip(" \"'“(")[:1].isupper()
         return False
     return True
 

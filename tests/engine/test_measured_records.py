@@ -133,3 +133,35 @@ def test_a_follow_up_keeps_a_names_capital_and_a_bound_in_no_more_than():
     assert q == "Spread the seeds in mesh trays to a depth of no more than how many cm in drying room D2?"
     assert wh_question("A stall may block more than 2 metres of the pavement.")[0] == \
         "A stall may block how many metres of the pavement?"
+
+
+def test_a_column_named_with_its_unit_says_the_unit_after_the_number():
+    text = fields_text({"route": "Harrowfield to Skellig", "operator": "Northwind Aerial Charter Ltd",
+                        "distance_km": "186", "fare_gbp": "240", "flight_time_min": "55", "share_pct": "12",
+                        "notes": "This is a cargo-only flight with no passenger seats."})
+    assert ("The distance of Harrowfield to Skellig is 186 km. The fare of Harrowfield to Skellig is 240 GBP. "
+            "The flight time of Harrowfield to Skellig is 55 min. The share of Harrowfield to Skellig is 12%.") in text
+    # a company's "Ltd." ends its sentence before one that opens with "The"
+    assert chunk_sentences("The operator is Northwind Aerial Charter Ltd. The distance is 186 km.") == [
+        "The operator is Northwind Aerial Charter Ltd.", "The distance is 186 km."]
+    assert chunk_sentences("It was bought by Smith & Co. Ltd. Bristol in 1990.") == ["It was bought by Smith & Co. Ltd. Bristol in 1990."]
+    # a record's note that says "This" is about the record, not about the topic
+    facets = offline.facets_of(text, [(1, 0, len(text))], "Supply flights", offline.words("Supply flights"),
+                               lambda s, c: True)
+    said = [k.text for f in facets for k in f.facts]
+    assert "Harrowfield to Skellig is a cargo-only flight with no passenger seats." in said
+
+
+def test_a_cross_reference_is_no_blank_and_an_example_in_brackets_is_not_asked():
+    from engine.interview.offline_questions import wh_question
+    from engine.interview.reference import sentences_of
+
+    target = offline._cloze_target("A person who keeps a hive in breach of Section 3 or Section 4 commits an offence.", set())
+    assert target not in ("Section", "3", "4")
+    asked = wh_question("A keeper who has completed an approved course (e.g. the Tallowmere Basic Certificate) pays a "
+                        "reduced fee of £20.")
+    assert asked is None or "(e.g. what)" not in asked[0]
+    # the reference target's sentences do not end at "i.e." or "e.g."
+    assert sentences_of("A distance is the shortest horizontal distance, i.e. measured along the ground. It is in "
+                        "metres.") == ["A distance is the shortest horizontal distance, i.e. measured along the ground.",
+                                       "It is in metres."]
