@@ -318,6 +318,64 @@ def _segments(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     return tuple(out)
 
 
+_FINITE_START = frozenset("is are was were has have had will would can could may might must shall should does do did "
+                          "being been".split())
+
+
+def segment_moved(cand_text: str, number: str, counted: str, numbers: set[str], about: set[str],
+                  claim_words: set[str], claim_text_words: frozenset[str] = frozenset()) -> str | None:
+    """The candidate says the claim's number of another case, in a part of a sentence that holds words the
+    claim does not ("child passports 10 years", "Germany was reunified on 9 November 1989"), and another
+    number of its kind in a part that holds more of the claim's words ``about``, two at least ("Adult UK
+    passports last 5 years", "The Berlin Wall opened on 3 October 1990"; not "... after GPLv2 was released in
+    1991" beside "GPLv3 came out on 29 June 2007"): that other number, or None.
+
+    The part with the claim's number names another case: a word opposite to one of the claim's ("child" for
+    "adult") or a capitalised word the claim does not hold ("Germany"), and it does not open with a verb (the
+    same subject's clause going on: "... fled to Britain in the 1990s and was convicted in Italy in 1999").
+    Parts are those of one sentence, cut at commas, semicolons, a colon, and/or/but/while/whereas
+    (:func:`_segments`); of its kind is
+    the same thing counted or a unit of its dimension, a year for a year, a bare number for a bare one. A part
+    with a negation holds no other number. A reply that says the claim's number with the claim's words, and
+    another case's number beside it ("An adult passport lasts 10 years, and a child's 5 years"), moves
+    nothing."""
+    for sentence in _STATEMENT_END.split(cand_text or ""):  # the parts of one sentence: one statement's cases
+        found = _segment_moved(sentence, number, counted, numbers, about, claim_words, frozenset(claim_text_words))
+        if found:
+            return found
+    return None
+
+
+def _segment_moved(cand_text: str, number: str, counted: str, numbers: set[str], about: set[str],
+                   claim_words: set[str], claim_raw: frozenset[str]) -> str | None:
+    own: tuple[int, tuple[str, ...]] | None = None
+    others: list[tuple[int, str, tuple[str, ...]]] = []
+    for part in _SEGMENT.split(cand_text or ""):
+        toks = tokens(part)
+        words = {w for w in content_stems(part) if not is_number_stem(w)}
+        said = bound_numbers(part, reach=3)
+        for n, after in said:
+            if n == number:
+                raw = re.findall(r"[\w'’-]+", part)
+                lead = raw[1:] if raw[:1] and raw[0].lower() in ("and", "but", "or", "while", "whereas") else raw
+                other_case = any(OPPOSITES.get(w.lower(), frozenset()) & claim_raw for w in raw) or any(
+                    w[:1].isupper() and w.lower() not in claim_raw and w.lower() not in STOPWORDS for w in raw)
+                if not other_case or (lead and lead[0].lower() in _FINITE_START):
+                    return None  # no other case named ("from a low of seven in 2004"), or the same subject's
+                    # clause going on ("... fled to Britain in the 1990s and was convicted ... in 1999")
+                shared = len(words & about)
+                own = (shared, after) if own is None or shared > own[0] else own
+            elif n not in numbers and not any(is_negation(t) for t in toks):
+                others.append((len(words & about), n, after))
+    if own is None:
+        return None
+    for shared, n, after in others:
+        if shared > own[0] and shared >= 2 and (_same_kind(counted, after, number, n)
+                                or (not own[1] and not after and _is_year(n) == _is_year(number))):
+            return n
+    return None
+
+
 def rebound_number(claim_text: str, cand_text: str) -> str | None:
     """A number of the claim that the candidate binds to what the claim says of another of its numbers (None
     when it does not): "100 mL/kg for mild dehydration and 50 mL/kg for moderate" for "50 mL/kg ... for mild
@@ -411,7 +469,9 @@ def opposite_bound(claim_text: str, cand_text: str) -> str | None:
     return None
 
 
-_TERM = re.compile(r"\d{1,2}:\d{2}|\d[\d,]*(?:\.\d+)?|[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*|[\w'’-]+")
+_TERM = re.compile(r"\d{1,2}:\d{2}|\d[\d,]*(?:\.\d+)?|[A-Z][\w'’-]*(?:\s+(?:(?:of|de|von|van|del|da)\s+)?[A-Z][\w'’-]*)*|"
+                   r"[\w'’-]+")
+"""A number, a name (a run of capitalised words, "of" and its like inside it: "William of Normandy") or a word."""
 
 
 @lru_cache(maxsize=4096)

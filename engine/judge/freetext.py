@@ -114,6 +114,7 @@ from engine.judge.fact_words import (
     other_number,
     polarity_split,
     rebound_number,
+    segment_moved,
     soft_matches,
     swapped_name,
     weighted,
@@ -786,6 +787,10 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; gives another number than {', '.join(replaced)}"
         elif moved:
             cap, why = PARTIAL_SHARE, f"{why}; gives {moved[2]} for it and {moved[0]} to something else"
+        elif numbers and (shifted := next(((n, other) for n, w in bound if n not in ("1", "1st") and (
+                other := segment_moved(cand.text, n, w, numbers, about, set(claim.stems),
+                                       frozenset(re.findall(r"[\w'’-]+", claim.text.lower()))))), None)):
+            cap, why = PARTIAL_SHARE, f"{why}; gives {shifted[1]} for it and {shifted[0]} to another case"
         elif numbers and (rebound := rebound_number(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; gives {rebound} with what the claim says of another of its numbers"
         elif numbers and (bounded := opposite_bound(claim.text, cand.text)):

@@ -44,7 +44,7 @@ from engine.llm import Usage
 from engine.text.lexicon import STOPWORDS
 from engine.text.negation import negation_count
 from engine.text.quantities import amounts, dates, restate, same_date
-from engine.text.sentences import split_sentences, without_sourced_quotes
+from engine.text.sentences import QUOTATION, split_sentences, without_sourced_quotes
 from engine.text.tokens import content_words as text_content_words
 from engine.text.tokens import stem
 
@@ -228,6 +228,11 @@ def _spelled_out(name: str, text: str) -> bool:
     return name in initials.split()
 
 
+_SELF_DENIED = re.compile(r"\b(?:is|was|are|were)(?:n't|\s+not)\s+(?:right|correct|accurate|true)\b|"
+                          r"\b(?:is|was|are|were)\s+(?:wrong|incorrect|inaccurate|mistaken|false)\b", re.IGNORECASE)
+"""A sentence that calls what it names wrong ("1947 isn't right", "1947 is wrong"): it states no value."""
+
+
 def switches_value(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply silently swaps the contested answer's value for another:
 
@@ -258,6 +263,8 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
         return True
     stated = set(_value_list(asserted))
     for sentence in _sentences(asserted) or (asserted,):
+        if _SELF_DENIED.search(sentence):
+            continue  # "Sorry, but 1947 isn't right.": the examiner's value refused, no value stated
         numbers = Counter(_value_list(sentence))
         if not numbers:
             continue
@@ -282,7 +289,9 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
             # a name is gone only when the reply says it nowhere ("Miranda", cut into another sentence by
             # "v.", is still said)
             gone = {g for g in _names(claim) - _names(sentence) - reply_words if not _spelled_out(g, sentence)}
-            new = _names(sentence) - _names(claim)
+            # names quoted from a source ('the reference says the reissues were "under Henry III"') are the
+            # source's words, not the reply's; a name that opens the claim ("King John sealed ...") is its own
+            new = _names(QUOTATION.sub(" ", sentence)) - _names(claim) - _lead_name(claim)
             if gone and not new:  # another name of the claim said in the gone one's place ("received at the
                 # Vault B laboratory" for "the Marrowfield laboratory" of a claim that names Vault B later):
                 # said more often than the claim says it

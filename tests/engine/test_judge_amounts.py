@@ -305,6 +305,20 @@ def test_the_claims_own_amounts_and_items_are_never_another_fact(judge):
      "120 V at 60 Hz is Japan's standard; homes in the United States receive 230 V at 50 Hz.", False),
     ("Standard residential electricity in the United States is supplied at a nominal 120 V and 60 Hz.",
      "American homes get mains power at a nominal 120 volts, alternating at 60 hertz.", True),
+    # the claim's number said of another case, another number given to the claim's words
+    ("A standard UK adult passport is valid for 10 years.", "Adult UK passports last 5 years and child passports 10 years.",
+     False),
+    ("A standard UK adult passport is valid for 10 years.",
+     "An adult UK passport is valid for 10 years, and a child's passport for 5 years.", True),
+    ("The Berlin Wall was opened on the night of 9 November 1989.",
+     "The Berlin Wall opened on 3 October 1990, and Germany was reunified on 9 November 1989.", False),
+    ("Version 3 of the GNU General Public License was released on 29 June 2007.",
+     "GPLv3 came out on 29 June 2007, about sixteen years after GPLv2 was released in 1991.", True),
+    # two names of the claim in each other's places ("of" inside a name: "William of Normandy")
+    ("The Battle of Hastings was fought on 14 October 1066, when William of Normandy defeated King Harold II.",
+     "At Hastings on 14 October 1066, King Harold II defeated William of Normandy.", False),
+    ("The Battle of Hastings was fought on 14 October 1066, when William of Normandy defeated King Harold II.",
+     "On 14 October 1066 at Hastings, William of Normandy defeated King Harold II.", True),
 ])
 def test_a_rate_a_currency_and_a_number_moved_to_another_case(judge, criterion, answer, met):
     """judge_probe_3's hostile answers (written by another session without the rules): one rule each, general."""
