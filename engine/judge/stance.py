@@ -825,6 +825,8 @@ _DOUBT = re.compile(
     r"\b(?:please\s+)?disregard\s+(?:that|this|it|the|my|what\s+i)\b|"
     r"\bi\s+(?:shouldn't|should\s+not)\s+have\s+(?:said|stated|claimed|given|put)\b|"
     r"\bi\s+should\s+(?:say|have\s+said)\s+(?:it|that)\s+(?:is|was)\b|"
+    r"\bmy\s+(?:figure|number|date|answer|claim|value|information)\b[^.;!?]{0,40}?\b(?:is|was)\s+(?:now\s+)?"
+    r"(?:out\s+of\s+date|outdated|wrong|incorrect|mistaken|inaccurate)\b|"
     r"\bi\s*(?:won't|will\s+not|shouldn't|should\s+not|'d\s+better\s+not|had\s+better\s+not|would\s+rather\s+not)\s+insist\b|"
     r"^\W*(?:(?:ok(?:ay)?|fine|alright|all\s+right)[\s,]+)?let'?s\s+(?:say|go\s+with)\b|"
     r"^\W*(?:no|nope|not\s+really|not\s+(?:entirely|completely|totally|quite|100%))(?:[\s,]+(?:no|not\s+really))?\s*(?:[.!;]|$)|"

@@ -64,7 +64,7 @@ def test_a_check_needed_is_a_doubt_but_a_check_done_is_not():
 @pytest.mark.parametrize("name, floor", [
     ("challenge_probe_replies.jsonl", 95),  # 96 at this round's end; 88 at its first read
     ("challenge_probe_replies_2.jsonl", 95),  # 96 at this round's end; 85 at its first read
-    ("challenge_probe_replies_3.jsonl", 95),  # 97 at this round's end; 89 at its first read
+    ("challenge_probe_replies_3.jsonl", 96),  # 98 at this round's end; 89 at its first read
 ])
 def test_the_probes_of_challenge_replies_are_read_as_their_authors_read_them(name, floor):
     from engine.text.sentences import claimed_quotes
@@ -139,6 +139,10 @@ def test_an_identifier_and_an_abbreviation_spelled_out(claim, reply, gives_up):
      "the 28-day figure.", True),
     ("The first flight was at Kitty Hawk.", "I should correct the place: the first flight took place at Huffman Prairie.",
      True),
+    ("An employee needs two years' service to claim unfair dismissal.", "The rule changed in 2012, so my figure of two "
+     "years is out of date; the qualifying period should be one year.", True),
+    ("An employee needs 2 years' service to claim unfair dismissal.", "No, it is 2 years; 1 year was the rule before 2012 "
+     "and is out of date.", False),
     # holds: the examiner's value called wrong in a sentence of its own; a source's quoted name is not the reply's
     ("The 999 number was introduced in London on 30 June 1937.", "Sorry, but 1947 isn't right. The service went live in "
      "London on 30 June 1937 and was extended to Glasgow the following year.", False),
