@@ -323,7 +323,7 @@ _FINITE_START = frozenset("is are was were has have had will would can could may
 
 
 def segment_moved(cand_text: str, number: str, counted: str, numbers: set[str], about: set[str],
-                  claim_words: set[str], claim_text_words: frozenset[str] = frozenset()) -> str | None:
+                  claim_text_words: frozenset[str]) -> str | None:
     """The candidate says the claim's number of another case, in a part of a sentence that holds words the
     claim does not ("child passports 10 years", "Germany was reunified on 9 November 1989"), and another
     number of its kind in a part that holds more of the claim's words ``about``, two at least ("Adult UK
@@ -334,20 +334,20 @@ def segment_moved(cand_text: str, number: str, counted: str, numbers: set[str], 
     "adult") or a capitalised word the claim does not hold ("Germany"), and it does not open with a verb (the
     same subject's clause going on: "... fled to Britain in the 1990s and was convicted in Italy in 1999").
     Parts are those of one sentence, cut at commas, semicolons, a colon, and/or/but/while/whereas
-    (:func:`_segments`); of its kind is
-    the same thing counted or a unit of its dimension, a year for a year, a bare number for a bare one. A part
-    with a negation holds no other number. A reply that says the claim's number with the claim's words, and
+    (:func:`_segments`); of its kind is the same thing counted or a unit of its dimension, a year for a year, a
+    bare number for a bare one. A part with a negation holds no other number. The claim's words are
+    ``claim_text_words`` (lower case, as written). A reply that says the claim's number with the claim's words, and
     another case's number beside it ("An adult passport lasts 10 years, and a child's 5 years"), moves
     nothing."""
     for sentence in _STATEMENT_END.split(cand_text or ""):  # the parts of one sentence: one statement's cases
-        found = _segment_moved(sentence, number, counted, numbers, about, claim_words, frozenset(claim_text_words))
+        found = _segment_moved(sentence, number, counted, numbers, about, frozenset(claim_text_words))
         if found:
             return found
     return None
 
 
 def _segment_moved(cand_text: str, number: str, counted: str, numbers: set[str], about: set[str],
-                   claim_words: set[str], claim_raw: frozenset[str]) -> str | None:
+                   claim_raw: frozenset[str]) -> str | None:
     own: tuple[int, tuple[str, ...]] | None = None
     others: list[tuple[int, str, tuple[str, ...]]] = []
     for part in _SEGMENT.split(cand_text or ""):

@@ -788,7 +788,7 @@ class FreeTextJudge:
         elif moved:
             cap, why = PARTIAL_SHARE, f"{why}; gives {moved[2]} for it and {moved[0]} to something else"
         elif numbers and (shifted := next(((n, other) for n, w in bound if n not in ("1", "1st") and (
-                other := segment_moved(cand.text, n, w, numbers, about, set(claim.stems),
+                other := segment_moved(cand.text, n, w, numbers, about,
                                        frozenset(re.findall(r"[\w'’-]+", claim.text.lower()))))), None)):
             cap, why = PARTIAL_SHARE, f"{why}; gives {shifted[1]} for it and {shifted[0]} to another case"
         elif numbers and (rebound := rebound_number(claim.text, cand.text)):
