@@ -314,6 +314,11 @@ def test_the_claims_own_amounts_and_items_are_never_another_fact(judge):
      "The Berlin Wall opened on 3 October 1990, and Germany was reunified on 9 November 1989.", False),
     ("Version 3 of the GNU General Public License was released on 29 June 2007.",
      "GPLv3 came out on 29 June 2007, about sixteen years after GPLv2 was released in 1991.", True),
+    # kilopounds per square inch are a pressure: "355 ksi" is not "355 MPa", "about 51.5 ksi" is
+    ("Structural steel grade S355 has a minimum yield strength of 355 MPa for thicknesses up to 16 mm.",
+     "S355 has a minimum yield strength of 355 ksi for thicknesses up to 16 mm.", False),
+    ("Structural steel grade S355 has a minimum yield strength of 355 MPa for thicknesses up to 16 mm.",
+     "S355 has a minimum yield strength of 355 MPa (about 51.5 ksi) up to 16 mm thick.", True),
     # two names of the claim in each other's places ("of" inside a name: "William of Normandy")
     ("The Battle of Hastings was fought on 14 October 1066, when William of Normandy defeated King Harold II.",
      "At Hastings on 14 October 1066, King Harold II defeated William of Normandy.", False),
