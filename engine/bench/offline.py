@@ -493,8 +493,11 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     periods = period_labels([para for _, para in paras])  # "Symptoms. Early ..." in plain text
     # a record's key (its first line, which its sentences name: "The operator of Route 22 is ..."): what "This"
     # and "It" of its notes stand for, rather than the topic's name
+    # the topic's name only where the document names it ("Mary Anning"): a pronoun is never read as a field's
+    # name the text does not use ("Orsk Valley Seed Library history walked the hill tracks" for "He walked ...")
     key = doc_text.strip().split("\n", 1)[0].strip()
-    own = key if key and (f" of {key} is " in doc_text or f" of {key} are " in doc_text) else topic
+    own = key if key and (f" of {key} is " in doc_text or f" of {key} are " in doc_text) else (
+        topic if topic.lower() in doc_text.lower() else "")
     for (start, para), period in zip(paras, periods, strict=True):
         found = []
         for s in sentences(para):

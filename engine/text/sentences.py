@@ -83,8 +83,18 @@ QUOTED_SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"'”’)\]]*\s+|\n+")
 
 
 def plain_sentences(text: str) -> list[str]:
-    """Sentences of a text (``.!?`` and their CJK forms, line breaks); pieces without a word dropped."""
-    return [s.strip() for s in _PLAIN_END.split(text or "") if s and QUESTION_WORD_RE.search(s)]
+    """Sentences of a text (``.!?`` and their CJK forms, line breaks); pieces without a word dropped. A dot
+    after an abbreviation ends nothing (:func:`ends_sentence`: "by 6 p.m. the same day", "e.g. the ...")."""
+    out: list[str] = []
+    for piece in _PLAIN_END.split(text or ""):
+        if not piece or not piece.strip():
+            continue
+        piece = piece.strip()
+        if out and out[-1].endswith(".") and not ends_sentence(out[-1], piece) and piece[:1].islower():
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return [s for s in out if QUESTION_WORD_RE.search(s)]
 
 
 _MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
@@ -96,6 +106,12 @@ _NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+")
 _LEAD_IN = re.compile(r"(?:[:,;]|\b(?:and|or))\s*$", re.IGNORECASE)
 
 
+_LEAD_IN_LINE = re.compile(r"\b(?:as\s+follows|the\s+following|below|these)\s*:\s*$", re.IGNORECASE)
+"""A line that leads into what comes under it ("The rules are as follows:"): a sentence's start, no heading."""
+_MAIL_HEADER = re.compile(r"^[ \t]*(?:To|From|Date|Sent|Subject|Re|Cc|Bcc|Attachments?)[ \t]*:[ \t]*\S", re.IGNORECASE)
+"""A memo's or an e-mail's header line ("From: Dr Priya Halvorsen, Chemical Safety Officer")."""
+
+
 def plain_heading(line: str, next_line: str | None = None) -> str:
     """A plain-text heading's words, or "" when ``line`` is none: a line of one to ten words with no stop,
     comma or semicolon at its end (a colon may close it), in capitals ("WHEN A BAN APPLIES", "3. PENALTIES:"),
@@ -104,7 +120,8 @@ def plain_heading(line: str, next_line: str | None = None) -> str:
     "(1) A host must ..."). A table row, a Markdown heading and a list item in ordinary case are no
     plain heading."""
     stripped = (line or "").strip()
-    if not stripped or "|" in stripped or _MD_HEADING.match(line):
+    if not stripped or "|" in stripped or _MD_HEADING.match(line) or _LEAD_IN_LINE.search(stripped) \
+            or _MAIL_HEADER.match(line):
         return ""
     item = _MD_ITEM.match(line)
     body = line[item.end():].strip() if item else stripped
@@ -171,14 +188,32 @@ _TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|)+(?:[ \t]*:?-{2,}:?[ \t]*)?[ \t]*$")
 
 
+_NUMERIC_CELL = re.compile(r"^[<>≤≥~]?\s*[\d.,]+(?:\s*[-–—]\s*[\d.,]+)?\s*$")
+_UNIT_IN_HEADER = re.compile(r"^(?P<name>.+?)\s*\((?P<unit>[^()]{1,12})\)$")
+
+
+def _with_column(column: str, cell: str) -> str:
+    """A cell said with its column's name, the unit a header gives in brackets after the number: "dose 120 mg"
+    for column "dose (mg)", "interval 24 hours"; else "column cell"."""
+    m = _UNIT_IN_HEADER.match(column.strip())
+    if m and _NUMERIC_CELL.match(cell):
+        return f"{m.group('name')} {cell} {m.group('unit')}"
+    return f"{column} {cell}"
+
+
 def table_row(cells: list[str], header: list[str]) -> str:
     """A table's row as a line of text: "Maximum flow – 9,000 litres per hour." (two columns), "X200 – battery
-    12 hours, weight 1.4 kg." (more, each cell after the first with its column's name)."""
+    12 hours, weight 1.4 kg." (more, each cell after the first with its column's name; a number under a header
+    that gives its unit in brackets said with it, "dose 120 mg" under "Dose (mg)"; a first cell that is only a
+    number with its column's name too: "Weight 30.1–60 kg – dose 120 mg, ...")."""
     first, rest = cells[0], cells[1:]
+    if header and _NUMERIC_CELL.match(first):  # "30.1–60" says nothing without its column: "weight 30.1–60 kg"
+        first = _with_column(header[0], first)
+        first = first[:1].upper() + first[1:]
     if len(rest) == 1:
         said = rest[0]
     else:
-        said = ", ".join(f"{header[i + 1]} {c}" if i + 1 < len(header) and header[i + 1] else c
+        said = ", ".join(_with_column(header[i + 1], c) if i + 1 < len(header) and header[i + 1] else c
                          for i, c in enumerate(rest) if c)
     line = f"{first} – {said}" if said else first  # (not a colon: "Weight:" would read as a run-in label)
     return line if line[-1:] in ".!?" else f"{line}."
@@ -201,15 +236,23 @@ def text_blocks(text: str) -> list[str]:
     that each define a term ("Accession: a single seed collection ...", "eRH: equilibrium relative humidity
     ...") are a block each, read as the sentences they stand for ("eRH is equilibrium relative humidity ...":
     :func:`_defined`): a glossary's entries, not a paragraph's wrapped lines. A line of at most sixteen
-    words in title case over a line that opens with a capital is a heading too (:func:`plain_heading`)."""
+    words in title case over a line that opens with a capital is a heading too (:func:`plain_heading`); a
+    line that leads in ("The rules are as follows:") is none. A memo's header lines ("To:", "From:", "Date:",
+    "Subject:", two or more together) are left out: its envelope, not its text."""
     blocks: list[list[str]] = []
     current: list[str] = []
     lines = (text or "").splitlines()
     header: list[str] = []
     labels: list[tuple[int, str]] = []  # the bare labels of the list items the next item may be nested in
     glossary = False  # the block is a glossary's line (read as its sentence)
+    header_run = _mail_header_lines(lines)
     for at, line in enumerate(lines):
         after_glossary, glossary = glossary, False
+        if at in header_run:  # a memo's "To:", "From:", "Date:", "Subject:" lines: its envelope, no fact
+            if current:
+                blocks.append(current)
+            current = []
+            continue
         if _TABLE_ROW.match(line):  # a table's row is a block of its own, read with its header's words
             if current:
                 blocks.append(current)
@@ -265,6 +308,21 @@ def text_blocks(text: str) -> list[str]:
     if current:
         blocks.append(current)
     return [b for b in (_plain_block(" ".join(" ".join(lines).split())) for lines in blocks) if b]
+
+
+def _mail_header_lines(lines: list[str]) -> set[int]:
+    """The lines of a memo's or an e-mail's header: a run of two or more header lines (:data:`_MAIL_HEADER`:
+    "To:", "From:", "Date:", "Subject:" ...) with no blank line between them."""
+    out: set[int] = set()
+    run: list[int] = []
+    for at, line in enumerate(lines + [""]):
+        if _MAIL_HEADER.match(line):
+            run.append(at)
+            continue
+        if len(run) >= 2:
+            out.update(run)
+        run = []
+    return out
 
 
 def _item_label(body: str) -> str:

@@ -143,7 +143,8 @@ def chunk_subject(chunk_text: str, sentence: str, fallback: str = "") -> str:
     heading, else ``fallback`` (in an encyclopedic text "it", "she" most often stand for its subject). A
     plural pronoun (they, their) is never read as the heading or the fallback (a title or a topic's name,
     singular as a rule: "Tetanus enter the body" is wrong), nor past a sentence whose subject the rule
-    cannot read (the likeliest referent: "The spores of this bacterium live in soil. They enter ..."):
+    cannot read; a singular one never as a plural subject ("It had thick walls" is not "The years ..."), and
+    "he" or "she" only as a person's name or a person noun (:func:`_person_like`), never as a body's name (the likeliest referent: "The spores of this bacterium live in soil. They enter ..."):
     "" then, and the sentence stays as it is."""
     text = chunk_text or ""
     heading = next((ln.lstrip("#").strip() for ln in text.splitlines() if ln.lstrip().startswith("#")), "")
@@ -151,16 +152,57 @@ def chunk_subject(chunk_text: str, sentence: str, fallback: str = "") -> str:
     key = " ".join(sentence.split())
     at = next((i for i, s in enumerate(parts) if " ".join(s.split()) == key), len(parts))
     plural = bool(_PLURAL_PRONOUN.match(key))
+    person = bool(_PERSON_PRONOUN.match(key))
     for s in reversed(parts[:at]):
         # "This manual applies to ..." names its subject too: read as "The manual applies to ..."
         subj = subject_of(s) or subject_of(_DEMONSTRATIVE.sub("The ", s.strip(), count=1))
+        if subj and not plural and _plural_head(subj):
+            continue  # "It had thick walls" is not about "The years 1911-1914" said before
+        if subj and person and not _person_like(subj):
+            continue  # "She had spent the winter ..." is not about "The Orsk Valley Seed Library"
         if subj:
             return subj
         if plural and not OPENING_PRONOUN.match(s.strip()):
             return ""  # it opens with a noun phrase this rule cannot read: the likeliest referent, unknown
     if plural:
         return ""
+    if person:
+        return next((f for f in (heading, fallback) if f and _person_like(f)), "")
     return heading or fallback
+
+
+_PERSON_PRONOUN = re.compile(r"^(?:he|she|his|her)\b", re.I)
+_NOT_PERSON_WORDS = frozenset("""library museum council society trust act code company institute university college school
+hospital reserve valley river street road centre center board committee department office agency service scheme
+policy procedure rules guide history station hall church park bank club group association""".split())
+
+
+_KIN = frozenset("father mother grandfather grandmother uncle aunt cousin parent stepfather stepmother".split())
+
+
+def _person_like(subject: str) -> bool:
+    """Whether "he" or "she" may stand for a noun phrase: a name of two to four capitalised words, none of them a
+    body's or a place's ("Maren Oulette", not "The Orsk Valley Seed Library"), a phrase whose last word names
+    a person ("The head keeper", "Her father"), or one with such a name in apposition ("Her father, Richard
+    Anning")."""
+    head, comma, apposition = subject.partition(",")
+    if comma and apposition.strip() and _person_like(apposition.strip()):
+        return True  # "Her father, Richard Anning"
+    words = [w.strip(",.;:") for w in head.split()]
+    if not words:
+        return False
+    if words[-1].lower() in PERSON_WORDS or words[-1].lower() in _KIN:
+        return True
+    return (1 <= len(words) <= 4 and words[0].lower() not in _DETERMINER and all(w[:1].isupper() for w in words)
+            and not any(w.lower() in _NOT_PERSON_WORDS for w in words))
+
+
+def _plural_head(subject: str) -> bool:
+    """A noun phrase whose last word looks plural ("The years 1911-1914", "Permits"): no referent of "it"."""
+    words = [w.strip(",.;:") for w in subject.split() if not any(ch.isdigit() for ch in w)]
+    head = words[-1].lower() if words else ""
+    return (head.endswith("s") and not head.endswith(("ss", "us", "is")) and head.isalpha()
+            and not words[-1][:1].isupper()) or head in ("people", "children", "women", "men")
 
 
 def is_person(subject: str, rest: str) -> bool:

@@ -165,3 +165,41 @@ def test_a_cross_reference_is_no_blank_and_an_example_in_brackets_is_not_asked()
     assert sentences_of("A distance is the shortest horizontal distance, i.e. measured along the ground. It is in "
                         "metres.") == ["A distance is the shortest horizontal distance, i.e. measured along the ground.",
                                        "It is in metres."]
+
+
+def test_a_table_row_says_its_units_and_a_memo_header_is_no_fact():
+    table = ("| Weight (kg) | Dose (mg) | Interval (hours) |\n|---|---|---|\n| 5.1–7.5 | 15 | 24 |\n"
+             "| Over 60 | 180 | 24 |\n")
+    assert text_blocks(table) == ["Weight 5.1–7.5 kg – dose 15 mg, interval 24 hours.",
+                                  "Over 60 – dose 180 mg, interval 24 hours."]
+    memo = ("To: All research staff, Buildings C and D\nFrom: Dr Priya Halvorsen, Chemical Safety Officer\n"
+            "Date: 14 August 2023\nSubject: Revised Storage Rules for Flammable Solvents\n\nColleagues,\n\n"
+            "The rules are as follows:\n\n* No more than 10 litres may be kept on a bench.\n")
+    assert chunk_sentences(memo) == ["Colleagues,", "The rules are as follows:",
+                                     "No more than 10 litres may be kept on a bench."]
+    assert not plain_heading("From: Dr Priya Halvorsen, Chemical Safety Officer", "Date: 14 August 2023")
+    assert not plain_heading("The rules are as follows:", "")
+
+
+def test_he_and_she_stand_for_a_person_it_for_no_plural_and_the_topic_only_where_the_text_names_it():
+    text = ("The Orsk Valley Seed Library was founded in 1904 by Maren Oulette. She had spent the winter copying "
+            "notes. The years 1911-1914 were the busiest. It had thick walls.")
+    assert chunk_subject(text, "She had spent the winter copying notes.", "Orsk Valley Seed Library history") == ""
+    assert chunk_subject(text, "It had thick walls.", "") != "The years 1911-1914"
+    assert chunk_subject("Her father, Richard Anning, was a carpenter. He died in 1810.", "He died in 1810.",
+                         "Mary Anning") == "Her father, Richard Anning"
+    assert chunk_subject("Tobias Venning was a drover. He walked the tracks.", "He walked the tracks.",
+                         "Seed Library history") == "Tobias Venning"
+    # the bench's generator falls back to the topic's name only where the document uses it
+    doc = "Founding\n\nThe library opened in 1904 and lent seed to farmers. It was the first in the county to do so."
+    facets = offline.facets_of(doc, [(1, 0, len(doc))], "Seed library history", offline.words("Seed library history"),
+                               lambda s, c: True)
+    said = " ".join(k.text for f in facets for k in f.facts)
+    assert "Seed library history was" not in said
+
+
+def test_an_abbreviation_before_a_lower_case_word_ends_no_claim():
+    from engine.interview.offline_questions import claims_of
+
+    assert claims_of("The excess is returned to the cabinet by 6 p.m. the same day.") == [
+        "The excess is returned to the cabinet by 6 p.m. the same day."]
