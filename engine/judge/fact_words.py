@@ -27,6 +27,7 @@ from engine.judge.fact_reading import (
     unique,
 )
 from engine.text.lexicon import OPPOSITES, STOPWORDS, is_negation, opposite
+from engine.text.numbers import is_number_word, read_number
 from engine.text.quantities import UNITS
 from engine.text.tokens import content_stems, stem, tokens
 
@@ -224,6 +225,7 @@ def other_number(cand: Candidate, number: str, counted: str, numbers: set[str], 
 _UNIT_KIND = {stem(w): dim for w, (dim, _size) in UNITS.items() if len(w) > 2}
 """A unit's stem -> its dimension ("day" and "week" are both time): two numbers of one kind."""
 _STATEMENT_END = re.compile(r"(?<=[.!?;])\s+")
+_SENTENCE_STOP = re.compile(r"(?<=[.!?])\s+")
 
 
 def _is_year(number: str) -> bool:
@@ -323,7 +325,7 @@ _FINITE_START = frozenset("is are was were has have had will would can could may
 
 
 def segment_moved(cand_text: str, number: str, counted: str, numbers: set[str], about: set[str],
-                  claim_text_words: frozenset[str]) -> str | None:
+                  claim_text_words: frozenset[str], names: frozenset[str] = frozenset()) -> str | None:
     """The candidate says the claim's number of another case, in a part of a sentence that holds words the
     claim does not ("child passports 10 years", "Germany was reunified on 9 November 1989"), and another
     number of its kind in a part that holds more of the claim's words ``about``, two at least ("Adult UK
@@ -338,25 +340,34 @@ def segment_moved(cand_text: str, number: str, counted: str, numbers: set[str], 
     bare number for a bare one. A part with a negation holds no other number. The claim's words are
     ``claim_text_words`` (lower case, as written). A reply that says the claim's number with the claim's words, and
     another case's number beside it ("An adult passport lasts 10 years, and a child's 5 years"), moves
-    nothing."""
+    nothing. A part that names the claim's own case by a name of the claim (``names``, lower case) that the
+    number's part does not hold has the claim's subject, however few of its other words it holds ("10 is the
+    age of criminal responsibility in Scotland; in England and Wales it is 14")."""
     for sentence in _STATEMENT_END.split(cand_text or ""):  # the parts of one sentence: one statement's cases
-        found = _segment_moved(sentence, number, counted, numbers, about, frozenset(claim_text_words))
+        found = _segment_moved(sentence, number, counted, numbers, about, frozenset(claim_text_words), names)
         if found:
             return found
+    if names:  # a semicolon's statements are one sentence's cases when a name of the claim sets them apart
+        for sentence in _SENTENCE_STOP.split(cand_text or ""):
+            if ";" in sentence and (found := _segment_moved(sentence, number, counted, numbers, about,
+                                                            frozenset(claim_text_words), names, by_name=True)):
+                return found
     return None
 
 
 def _segment_moved(cand_text: str, number: str, counted: str, numbers: set[str], about: set[str],
-                   claim_raw: frozenset[str]) -> str | None:
+                   claim_raw: frozenset[str], names: frozenset[str], by_name: bool = False) -> str | None:
     own: tuple[int, tuple[str, ...]] | None = None
-    others: list[tuple[int, str, tuple[str, ...]]] = []
+    own_names: set[str] = set()
+    others: list[tuple[int, str, tuple[str, ...], frozenset[str]]] = []
     for part in _SEGMENT.split(cand_text or ""):
         toks = tokens(part)
         words = {w for w in content_stems(part) if not is_number_stem(w)}
         said = bound_numbers(part, reach=3)
+        raw = re.findall(r"[\w'’-]+", part)
+        named = frozenset(w.lower() for w in raw if w[:1].isupper()) & names
         for n, after in said:
             if n == number:
-                raw = re.findall(r"[\w'’-]+", part)
                 lead = raw[1:] if raw[:1] and raw[0].lower() in ("and", "but", "or", "while", "whereas") else raw
                 other_case = any(OPPOSITES.get(w.lower(), frozenset()) & claim_raw for w in raw) or any(
                     w[:1].isupper() and w.lower() not in claim_raw and w.lower() not in STOPWORDS for w in raw)
@@ -365,15 +376,47 @@ def _segment_moved(cand_text: str, number: str, counted: str, numbers: set[str],
                     # clause going on ("... fled to Britain in the 1990s and was convicted ... in 1999")
                 shared = len(words & about)
                 own = (shared, after) if own is None or shared > own[0] else own
+                own_names |= named
             elif n not in numbers and not any(is_negation(t) for t in toks):
-                others.append((len(words & about), n, after))
+                others.append((len(words & about), n, after, named))
     if own is None:
         return None
-    for shared, n, after in others:
-        if shared > own[0] and shared >= 2 and (_same_kind(counted, after, number, n)
-                                or (not own[1] and not after and _is_year(n) == _is_year(number))):
+    for shared, n, after, named in others:
+        if ((shared > own[0] and shared >= 2 and not by_name) or named - own_names) and (
+                _same_kind(counted, after, number, n) or (not own[1] and not after and _is_year(n) == _is_year(number))):
             return n
     return None
+
+
+_CONTRAST = re.compile(r"(?<!\bor\s)(?<!\band\s)\b(?:lower|higher|shorter|longer|heavier|lighter|cooler|warmer|hotter|colder|smaller|larger|"
+                       r"bigger|greater|lesser|fewer|different|differs?|slower|faster|stricter|cheaper|weaker|stronger|"
+                       r"thinner|thicker|wider|narrower)\b|\b\w+er\s+than\s+(?:that|this|those|it)\b", re.IGNORECASE)
+_CONTRAST_SPLIT = re.compile(r"(?<=[.!?;])\s+|,?\s+(?:whereas|while|but)\s+|\s[—–]\s|\s-\s", re.IGNORECASE)
+
+
+def contrasted(cand_text: str, number: str, about: set[str], names: frozenset[str]) -> bool:
+    """The candidate says the claim's ``number`` in one statement and, in another that does not say it, that the
+    claim's own case has another value: the other statement names that case by words of the claim (``about``, two at
+    least) or a name of it (``names``, lower case) that the number's statement does not hold, and says its value
+    differs by a comparison ("... six years is the limitation period for a contract made by deed, whereas a simple
+    contract claim has to be brought within a shorter period"; "38.3–39.2 °C is the normal range for cats; adult
+    dogs run cooler than that"; "... takes to reach Venus; it takes noticeably longer to reach Earth"). Statements
+    are cut at a stop, a semicolon, a dash and whereas/while/but; a negated comparison ("is no different") compares
+    nothing, nor a bound's ("63 °C or hotter"), and a unit's letter ("°C") is no name."""
+    parts = [p for p in _CONTRAST_SPLIT.split(spelled_as_digits(cand_text or "")) if p and p.strip()]
+    holding = [p for p in parts if any(n == number for n, _after in bound_numbers(p, 3))]
+    if not holding or len(holding) == len(parts):
+        return False
+    own_words = set().union(*(content_stems(p) for p in holding))
+    own_names = {w.lower() for p in holding for w in re.findall(r"[\w'’-]+", p) if w[:1].isupper()}
+    for part in parts:
+        if part in holding or not _CONTRAST.search(part) or any(is_negation(t) for t in tokens(part)):
+            continue
+        new = (set(content_stems(part)) & about) - own_words
+        named = {w.lower() for w in re.findall(r"[\w'’-]+", part) if w[:1].isupper() and len(w) > 1} & names - own_names
+        if len(new) >= 2 or named:
+            return True
+    return False
 
 
 def rebound_number(claim_text: str, cand_text: str) -> str | None:
@@ -426,6 +469,39 @@ _UNIT_NEXT = re.compile(r"\s*-?\s*([a-z°%µμ]+)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\w.:])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d:])|(?<![\w.:])\d+(?:\.\d+)?(?![\d:])")
 
 
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+_DIGIT_WORDS = {w: str(k) for k, w in enumerate("zero one two three four five six seven eight nine".split())} | {"oh": "0"}
+
+
+@lru_cache(maxsize=4096)
+def spelled_as_digits(text: str, lone_one: bool = True) -> str:
+    """The text with each cardinal number spelled in words written in digits ("exceeds twenty dollars" ->
+    "exceeds 20 dollars", "two hundred and fifty" -> "250", "sixteen fifty-eight" -> "1658", three digits or more said
+    one by one: "seven six zero zero" -> "7600"), so a bound reads the
+    same in either spelling; without ``lone_one`` a lone "one" stays a word ("no one", "one of them")."""
+    found = list(_WORD.finditer(text))
+    words = [m.group(0).lower() for m in found]
+    out, last, i = [], 0, 0
+    while i < len(found):
+        j = i
+        while j < len(found) and words[j] in _DIGIT_WORDS and (j == i or text[found[j - 1].end():found[j].start()] == " "):
+            j += 1
+        if j - i >= 3:  # read digit by digit: "seven six zero zero" -> "7600"
+            out.append(text[last:found[i].start()] + "".join(_DIGIT_WORDS[w] for w in words[i:j]))
+            last, i = found[j - 1].end(), j
+            continue
+        run = read_number(words, i) if is_number_word(words[i]) else None
+        if run is None or run[2] or run[1] == i or (not lone_one and run[1] == i + 1 and words[i] == "one"):
+            i += 1
+            continue
+        value, end, _ordinal = run
+        out.append(text[last:found[i].start()] + str(value))
+        last, i = found[end - 1].end(), end
+    return "".join(out) + text[last:]
+
+
 def _bounds(text: str) -> dict[tuple[str, str], set[tuple[str, bool]]]:
     """Each number of a text with the direction its words bound it in and whether its clause is negated:
     "max" ("up to 4 g", "within 8 hours", "5°C or below", "less than 5 kg", "not exceeding 30 mA", "no more
@@ -435,7 +511,8 @@ def _bounds(text: str) -> dict[tuple[str, str], set[tuple[str, bool]]]:
     means depends on what the negation governs. Keyed by the number and the word after it (its unit). A number
     with no such words has none; a clock time ("07:00") is no number here."""
     out: dict[tuple[str, str], set[tuple[str, bool]]] = {}
-    for m in _DIGITS.finditer(text or ""):
+    text = spelled_as_digits(text or "")
+    for m in _DIGITS.finditer(text):
         before, after = text[:m.start()], text[m.end():]
         b, a = _BOUND_BEFORE.search(before), _BOUND_AFTER.match(after)
         way = ("max" if b.group("max") else "min") if b else (
@@ -732,6 +809,59 @@ def soft_matches(claim: FactClaim, candidates: list[Candidate], vecs: dict[str, 
 @lru_cache(maxsize=1 << 16)
 def _spelt_like(a: str, b: str) -> bool:
     return difflib.SequenceMatcher(None, a, b).ratio() >= NAME_SPELLING
+
+
+_TERM_CUT = re.compile(r"\s[—–-]\s|\s?—\s?|:\s")
+_TERM_ITEM = re.compile(r",(?!\d{3}\b)\s*(?:and\s+)?|\s+and\s+|;\s*")
+
+
+def _terms_listed(text: str) -> list[str] | None:
+    """The items of a text that is a list of four or more short terms (at most four words each, no verb), else None."""
+    items = [i.strip(" .!?") for i in _TERM_ITEM.split(text) if i.strip(" .!?")]
+    if len(items) < 4 or any(len(i.split()) > 4 or _has_verb(i) for i in items):
+        return None
+    return items
+
+
+_LIST_LEAD = re.compile(r"^.*?\b(?:are|is|were|was|include|includes|including|comprise|comprises)\s+", re.IGNORECASE)
+
+
+def term_list(sentence: str, facts: frozenset[str], claim_text: str) -> bool:
+    """The sentence lists the claim's terms without relating them: a run of four or more short verbless items
+    (before or after a dash or a colon: "UK, VAT, register, business, taxable turnover, £90,000 — all relevant
+    terms", "IRS failure-to-file penalty: 5%, unpaid tax, each month, late return, maximum, 25%") across which
+    the claim's fact words are spread (two items or more hold them). A claim that is itself such a list ("The
+    primary colours are red, yellow, blue and green") is answered by listing it: never a term list then."""
+    claim_parts = _TERM_CUT.split(claim_text or "") + [_LIST_LEAD.sub("", claim_text or "", count=1)]
+    if any(_terms_listed(part) for part in claim_parts):
+        return False
+    for part in _TERM_CUT.split(sentence or ""):
+        items = _terms_listed(part)
+        if items and sum(bool(facts.intersection(content_stems(i))) for i in items) >= 2:
+            return True
+    return False
+
+
+_NUM = r"\d+(?:[.,]\d+)*(?:\s+in\s+\d+(?:[.,]\d+)*)?"
+_NUMBER_RUN = re.compile(rf"(?<![\w./])({_NUM})((?:\s*(?:,\s*or|,|or|\s/)\s*{_NUM})+)(?![\w/])", re.IGNORECASE)
+_RUN_ITEM = re.compile(_NUM)
+
+
+def number_alternatives(sentence: str, number: str, numbers: set[str]) -> tuple[str, ...]:
+    """Other numbers the sentence offers beside the claim's ``number`` in a run of numbers joined by "or" or "/"
+    ("3, 4 or 5 grams", "14 days, or 28, or 30", "1 in 40 or 1 in 80", "48 / 65"; spelled numbers read as digits;
+    a date's "10/14/1066" is no run), those
+    not among the claim's ``numbers`` (a claim's own "one or two tablets" offers nothing): () when it offers none."""
+    text = spelled_as_digits(sentence or "")
+    for m in _NUMBER_RUN.finditer(text):
+        if not re.search(r"\bor\b|\s/\s", m.group(2), re.IGNORECASE):
+            continue
+        items = [i.strip().rstrip(",.").replace(",", "") for i in _RUN_ITEM.findall(m.group(0))]
+        held = [i for i in items if number in re.findall(r"\d[\d.]*", i)]
+        others = [i for i in items if i not in held and not set(re.findall(r"\d[\d.]*", i)) <= numbers | {"1"}]
+        if held and others:
+            return tuple(others)
+    return ()
 
 
 def enumerates(items: tuple[str, ...], facts: list[str]) -> bool:

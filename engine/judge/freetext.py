@@ -104,12 +104,14 @@ from engine.judge.fact_reading import (
 )
 from engine.judge.fact_words import (
     alternatives,
+    contrasted,
     enumerates,
     exchanged,
     foreign_subject,
     has_number,
     job_words,
     moved_number,
+    number_alternatives,
     opposite_bound,
     other_number,
     polarity_split,
@@ -117,6 +119,7 @@ from engine.judge.fact_words import (
     segment_moved,
     soft_matches,
     swapped_name,
+    term_list,
     weighted,
     word_weight,
 )
@@ -789,8 +792,12 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; gives {moved[2]} for it and {moved[0]} to something else"
         elif numbers and (shifted := next(((n, other) for n, w in bound if n not in ("1", "1st") and (
                 other := segment_moved(cand.text, n, w, numbers, about,
-                                       frozenset(re.findall(r"[\w'’-]+", claim.text.lower()))))), None)):
+                                       frozenset(re.findall(r"[\w'’-]+", claim.text.lower())),
+                                       frozenset(w.lower() for w in claim.names)))), None)):
             cap, why = PARTIAL_SHARE, f"{why}; gives {shifted[1]} for it and {shifted[0]} to another case"
+        elif numbers and (contrast := next((n for n, _w in bound if n not in ("1", "1st") and contrasted(
+                cand.text, n, about, frozenset(w.lower() for w in claim.names))), None)):
+            cap, why = PARTIAL_SHARE, f"{why}; gives {contrast} to another case and says the claim's differs"
         elif numbers and (rebound := rebound_number(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; gives {rebound} with what the claim says of another of its numbers"
         elif numbers and (bounded := opposite_bound(claim.text, cand.text)):
@@ -805,6 +812,11 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; gives another name in the place of {swapped}"
         elif cand.keyword_list and not enumerates(cand.keyword_list, facts):
             cap, why = KEYWORD_SHARE, f"{why}; a bare keyword list"
+        elif any(term_list(sentence, frozenset(facts), claim.text) for sentence in cand.key[::2]):
+            cap, why = KEYWORD_SHARE, f"{why}; lists the claim's terms without relating them"
+        elif numbers and (offered := next((alt for sentence in cand.key[::2] for n, _w in bound if n not in ("1", "1st")
+                                           if (alt := number_alternatives(sentence, n, numbers))), ())):
+            cap, why = KEYWORD_SHARE, f"{why}; offered beside other numbers ({', '.join(offered[:3])})"
         else:
             units = frozenset(w for _n, w in bound if w)
             others = next((alt for sentence in cand.key[::2]

@@ -827,6 +827,13 @@ _DOUBT = re.compile(
     r"\bi\s+should\s+(?:say|have\s+said)\s+(?:it|that)\s+(?:is|was)\b|"
     r"\bmy\s+(?:figure|number|date|answer|claim|value|information)\b[^.;!?]{0,40}?\b(?:is|was)\s+(?:now\s+)?"
     r"(?:out\s+of\s+date|outdated|wrong|incorrect|mistaken|inaccurate)\b|"
+    # the claim's figure said to be dated, a choice left open, a part owned as wrong
+    r"\b(?:that|this|the|my)\s+(?:figure|number|value|date|estimate|claim|statement|answer)\s+(?:is|was|may\s+be|might\s+be|"
+    r"could\s+be|seems?(?:\s+to\s+be)?)\s+(?:now\s+|probably\s+|somewhat\s+|a\s+bit\s+)?(?:out\s+of\s+date|outdated|superseded)\b|"
+    r"\bi\s*(?:wouldn't|would\s+not|'d\s+not)\s+rely\s+on\s+(?:it|that|this|my)\b|"
+    r"\b(?:either|both)\s+(?:one\s+|of\s+them\s+|\w+\s+)?(?:could|might|may|can)\s+be\s+"
+    r"(?:right|correct|true)\b|"
+    r"\bi\s+(?:got|had)\s+(?:the|that|this|my|it)\s+(?:\w+\s+){0,2}?wrong\b|"
     r"\bi\s*(?:won't|will\s+not|shouldn't|should\s+not|'d\s+better\s+not|had\s+better\s+not|would\s+rather\s+not)\s+insist\b|"
     r"^\W*(?:(?:ok(?:ay)?|fine|alright|all\s+right)[\s,]+)?let'?s\s+(?:say|go\s+with)\b|"
     r"^\W*(?:no|nope|not\s+really|not\s+(?:entirely|completely|totally|quite|100%))(?:[\s,]+(?:no|not\s+really))?\s*(?:[.!;]|$)|"

@@ -290,11 +290,16 @@ def _read_jsonl(path: Path, lines: Iterable[str], text_field: str | None, report
 
 
 def _is_value(text: str) -> bool:
-    """A field's value that is no sentence of its own ("beta blocker", "25 mg orally", "every 12 hours"):
-    at most ten words, not closed by a sentence's stop, or under three words."""
+    """A field's value that is no sentence of its own ("beta blocker", "25 mg orally", "every 12 hours", "Oak
+    case with mahogany crossbanding; painted iron dial; brass eight-day movement"): at most sixteen words, not
+    closed by a sentence's stop, or under three words."""
     n = len(text.split())
-    return n < 3 or (n <= 10 and not text.rstrip().endswith((".", "!", "?", "。")))
+    return n < 3 or (n <= 16 and not text.rstrip().endswith((".", "!", "?", "。")))
 
+
+_PARTICIPLE_LED = re.compile(r"^[A-Z][a-z]+ed\s+(?:by|from|at|to|in|on|for|with|under|after)\b")
+"""A record's sentence without a subject, opening with a participle ("Donated by Hollis & Sons ...",
+"Transferred from Helmsby Town Council in 1979"): it is said of the record's key."""
 
 _LEADING_WORDS = frozenset("""every each once twice all no none any some only up at about approximately around between
 from within until before after not daily weekly monthly yearly annually hourly nightly weekdays weekends""".split())
@@ -328,6 +333,9 @@ def fields_text(record: dict[Any, Any]) -> str | None:
         if isinstance(v, dict) and isinstance(k, str) and (inner := _quantity(v)):
             amounts.append((k, _quantity_words(v, inner)))
             continue
+        if isinstance(v, dict | list) and isinstance(k, str) and not _ID_KEY.search(k) and (said := _nested_words(v)):
+            amounts.append((k, said))  # "dimensions": {"height_cm": 221.0, ...}; "exhibitions": [{...}, ...]
+            continue
         if isinstance(v, dict | list):
             return None
         if not isinstance(k, str) or _ID_KEY.search(k) or not isinstance(v, str):
@@ -357,6 +365,8 @@ def fields_text(record: dict[Any, Any]) -> str | None:
     run = False
     for k, v in rest:
         if not _is_value(v):
+            if _PARTICIPLE_LED.match(v):  # "Bequeathed by Miss Edith Carrow in 1987." said of the record's key
+                v = f"{key} was {v[0].lower()}{v[1:]}"
             paragraphs.append([v])
             run = False
             continue
@@ -376,6 +386,9 @@ def fields_text(record: dict[Any, Any]) -> str | None:
 
 
 _FIELD_UNITS = {"pct": "%", "percent": "%", "gbp": "GBP", "usd": "USD", "eur": "EUR"}
+_UNIT_CASE = {"kw": "kW", "db": "dB", "dba": "dBA", "hz": "Hz", "khz": "kHz", "mhz": "MHz", "ghz": "GHz", "mpa": "MPa",
+              "kpa": "kPa", "hpa": "hPa", "kv": "kV", "ml": "mL"}
+"""Units a column's lower-cased name holds, as they are written ("rated_power_kw" -> "2.8 kW")."""
 
 
 def _unit_from_field(field: str, value: str) -> tuple[str, str]:
@@ -390,7 +403,7 @@ def _unit_from_field(field: str, value: str) -> tuple[str, str]:
     if unit.lower() in _FIELD_UNITS:
         said = _FIELD_UNITS[unit.lower()]
     elif unit.lower() in UNITS:
-        said = unit
+        said = _UNIT_CASE.get(unit.lower(), unit)
     else:
         return field, value
     return " ".join(words[:-1]), f"{value}{said}" if said == "%" else f"{value} {said}"
@@ -432,6 +445,52 @@ def _quantity_words(record: dict[Any, Any], amount: tuple[str, tuple[str, str]])
              if isinstance(k, str) and k not in keys and isinstance(v, str) and v.strip() and not _ID_KEY.search(k)
              and _is_value(v)]
     return f"{said} ({'; '.join(extra)})" if extra else said
+
+
+def _scalar_text(value: Any) -> str | None:
+    """A JSON scalar as a reader writes it (221.0 -> "221", a flag or null -> None)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    text = " ".join(str(value).split())
+    return text or None
+
+
+def _fields_words(value: dict[Any, Any]) -> str | None:
+    """An object of short values as words, each with its field ("height 221 cm, width 48.5 cm", "venue Ludlow
+    Assembly Rooms, year 2008"; a field named with its unit says the unit after the number: :func:`_unit_from_field`),
+    or None when a value is nested, long or the object holds none."""
+    parts = []
+    for k, v in value.items():
+        if not isinstance(k, str) or _ID_KEY.search(k):
+            continue
+        text = _scalar_text(v) if not isinstance(v, dict | list) else None
+        if isinstance(v, dict | list) or (text is not None and not _is_value(text)):
+            return None
+        if text is None:
+            continue
+        field, text = _unit_from_field(_field_words(k), text)
+        parts.append(f"{field} {text}")
+    return ", ".join(parts) or None
+
+
+def _nested_words(value: Any) -> str | None:
+    """A field's nested value as words, one level deep: an object of short values (:func:`_fields_words`), a
+    list of such objects ("venue Ludlow Assembly Rooms, year 2008; venue Hereford Shire Hall, year 2015") or of
+    short strings ("oak, brass and iron"); None for anything deeper or longer (the record is then read as
+    before, every string)."""
+    if isinstance(value, dict):
+        return _fields_words(value)
+    if not value:
+        return None
+    if all(isinstance(v, dict) for v in value):
+        said = [_fields_words(v) for v in value]
+        return "; ".join(said) if all(said) else None  # type: ignore[arg-type]
+    texts = [_scalar_text(v) for v in value]
+    if any(isinstance(v, dict | list) for v in value) or not all(t and _is_value(t) for t in texts):
+        return None
+    return texts[0] if len(texts) == 1 else f"{', '.join(texts[:-1])} and {texts[-1]}"  # type: ignore[arg-type]
 
 
 def _looks_numeric(value: str) -> bool:

@@ -40,6 +40,7 @@ LADDERS: dict[str, tuple[tuple[str, int], ...]] = {
     "current": (("milliampere", 1), ("ampere", 1_000)),
     "pressure": (("pascal", 1), ("hectopascal", 100), ("kilopascal", 1_000), ("bar", 100_000), ("megapascal", 10**6)),
     "voltage": (("volt", 1), ("kilovolt", 1_000)),
+    "power": (("watt", 1), ("kilowatt", 1_000)),
 }
 """Each dimension's units, smallest first, with their size in the smallest unit."""
 
@@ -58,7 +59,8 @@ _SPELLINGS = {
     "kilopascal": "kilopascal kilopascals kpa", "bar": "bar bars",
     "inch": "inch inches", "foot": "foot feet ft", "yard": "yard yards yd yds", "mile": "mile miles",
     "bit": "bit bits", "byte": "byte bytes", "volt": "volt volts", "kilovolt": "kilovolt kilovolts kv",
-    "megapascal": "megapascal megapascals mpa", "psi": "psi", "ksi": "ksi"}
+    "megapascal": "megapascal megapascals mpa", "psi": "psi", "ksi": "ksi", "watt": "watt watts",
+    "kilowatt": "kilowatt kilowatts kw", "decibel": "decibel decibels db dba"}
 _SIZE = {name: (dim, size) for dim, ladder in LADDERS.items() for name, size in ladder}
 # imperial lengths in millimetres (exact by definition; not on a ladder: never a step of "1 foot 6 inches"'s
 # kind is summed with metric units), bits and bytes ("16 bytes" is "128 bits"), pounds and kilopounds per square
@@ -66,7 +68,7 @@ _SIZE = {name: (dim, size) for dim, ladder in LADDERS.items() for name, size in 
 # preposition) and "pound" no mass (a currency too)
 _SIZE.update({"inch": ("length", Fraction(127, 5)), "foot": ("length", Fraction(1524, 5)),
               "yard": ("length", Fraction(4572, 5)), "mile": ("length", Fraction(1_609_344)),
-              "bit": ("data", Fraction(1)), "byte": ("data", Fraction(8)),
+              "bit": ("data", Fraction(1)), "byte": ("data", Fraction(8)), "decibel": ("sound level", Fraction(1)),
               "psi": ("pressure", Fraction("6894.757293168")), "ksi": ("pressure", Fraction("6894757.293168"))})
 UNITS: dict[str, tuple[str, Fraction]] = {
     w: (_SIZE[name][0], Fraction(_SIZE[name][1])) for name, words in _SPELLINGS.items() for w in words.split()}

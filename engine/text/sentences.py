@@ -27,6 +27,7 @@ from engine.text.tokens import QUESTION_WORD_RE
 
 SENTENCE_END = re.compile(r"[.!?]+['\")\]]*\s+|[。！？]+|\n+")
 _LAST_WORD = re.compile(r"([^\W\d_]+(?:\.[^\W\d_]+)*)\.$", re.UNICODE)
+_AFTER_NUMBER = re.compile(r"\d\s*$")
 
 
 def ends_sentence(before: str, after: str) -> bool:
@@ -38,8 +39,15 @@ def ends_sentence(before: str, after: str) -> bool:
     low = word.lower()
     if "." in word:  # U.S., e.g., a.m., J.R.R.
         return False
-    if len(word) == 1 and word.isupper():  # an initial: "J. R. R. Tolkien", "Plan B." is rarer
-        return False
+    if len(word) == 1 and word.isupper():
+        # an initial ("J. R. R. Tolkien") stands as a word of its own before a name; a capital letter
+        # written onto a unit ("4 mmol/L.", "38 °C.") or after a number ("5 L.": litres) is a unit's,
+        # and a sentence's opener after one ("Plan B. The ...") starts a new sentence
+        head = before[:m.start()]
+        if (head and not head[-1].isspace() and head[-1] not in "(\"'“‘") or _AFTER_NUMBER.search(head):
+            return True
+        nxt = after.lstrip(" \"'“(").split(" ", 1)[0] if after.strip() else ""
+        return len(nxt) > 1 and nxt[:1].isupper() and nxt.lower() in SENTENCE_OPENERS
     if low in ABBREVIATIONS:
         if low in ONLY_BEFORE_NUMBER:
             return not after[:1].isdigit()
@@ -84,13 +92,15 @@ QUOTED_SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"'”’)\]]*\s+|\n+")
 
 def plain_sentences(text: str) -> list[str]:
     """Sentences of a text (``.!?`` and their CJK forms, line breaks); pieces without a word dropped. A dot
-    after an abbreviation ends nothing (:func:`ends_sentence`: "by 6 p.m. the same day", "e.g. the ...")."""
+    after an abbreviation ends nothing before a lower-case word or a number (:func:`ends_sentence`: "by 6 p.m.
+    the same day", "e.g. the ...", "No. 08817342")."""
     out: list[str] = []
     for piece in _PLAIN_END.split(text or ""):
         if not piece or not piece.strip():
             continue
         piece = piece.strip()
-        if out and out[-1].endswith(".") and not ends_sentence(out[-1], piece) and piece[:1].islower():
+        if out and out[-1].endswith(".") and not ends_sentence(out[-1], piece) and (
+                piece[:1].islower() or piece[:1].isdigit()):  # "Company No. 08817342"
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)
@@ -99,9 +109,13 @@ def plain_sentences(text: str) -> list[str]:
 
 _MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _MD_UNDERLINE = re.compile(r"^[ \t]{0,3}(?:=+|-+|\*(?:[ \t]*\*){2,}|_(?:[ \t]*_){2,})[ \t]*$")
-_MD_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)]|\(\d{1,3}[a-z]?\)|\([a-z]\)|\((?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\))"
-                      r"[ \t]+(?=\S)")
-"""A list item's marker: a bullet, "1." or "1)", or a clause's "(1)", "(a)", "(iv)" as statutes number them."""
+_CAPITAL_UNIT = (r"(?:Litres?|Liters?|Tonnes?|Tons?|Metres?|Meters?|Kilo\w*|Grams?|Hours?|Days?|Weeks?|Months?|Years?|"
+                 r"Minutes?|Seconds?|Miles?|Feet|Inches|Per|Percent|Million|Billion|Thousand)\b")
+"""Capitalised units and scales: "2.5 Litres" at a line's start is an amount, no clause number."""
+_MD_ITEM = re.compile(r"^[ \t]*(?:\d{1,3}(?:\.\d{1,3}){1,3}\.?(?=[ \t]+(?:[\"“(][A-Za-z]|[A-Z]))(?![ \t]+" + _CAPITAL_UNIT
+                      + r")|[-*+•]|\d{1,3}[.)]|\(\d{1,3}[a-z]?\)|\([a-z]\)|\((?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\))[ \t]+(?=\S)")
+"""A list item's marker: a bullet, "1." or "1)", a clause's "(1)", "(a)", "(iv)" as statutes number them, or a
+contract's clause number before a capital ("4.2 Subject to ...", "1.1 "the Company" means ...")."""
 _NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+")
 _LEAD_IN = re.compile(r"(?:[:,;]|\b(?:and|or))\s*$", re.IGNORECASE)
 
@@ -114,7 +128,8 @@ _MAIL_HEADER = re.compile(r"^[ \t]*(?:To|From|Date|Sent|Subject|Re|Cc|Bcc|Attach
 
 def plain_heading(line: str, next_line: str | None = None) -> str:
     """A plain-text heading's words, or "" when ``line`` is none: a line of one to ten words with no stop,
-    comma or semicolon at its end (a colon may close it), in capitals ("WHEN A BAN APPLIES", "3. PENALTIES:"),
+    comma or semicolon at its end (a colon may close it), in capitals outside brackets ("WHEN A BAN APPLIES", "3. PENALTIES:",
+    "BOAT HIRE AGREEMENT (Form HWH-7)"),
     or, standing alone (``next_line`` blank or None), opening with a capital ("When a ban applies",
     "Rabies"), or numbered over text that is not the next number's ("4. Requirement for a licence" over
     "(1) A host must ..."). A table row, a Markdown heading and a list item in ordinary case are no
@@ -130,7 +145,7 @@ def plain_heading(line: str, next_line: str | None = None) -> str:
     if not found or body[-1] in ".!?;,。！？；，" or ((len(found) > 10 or len(body) > 80)
                                                     and not (len(found) <= 16 and len(body) <= 120 and _title_case(body))):
         return ""
-    letters = [ch for ch in body if ch.isalpha()]
+    letters = [ch for ch in re.sub(r"\([^()]*\)", "", body) if ch.isalpha()]  # ("... AGREEMENT (Form HWH-7, revised ...)")
     if len(letters) >= 3 and all(ch.isupper() for ch in letters):
         return body
     if not item and _title_case(body) and (next_line or "").strip()[:1].isupper():
@@ -354,9 +369,10 @@ _MD_INLINE = (
     (re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])"), r"\1"),
     (re.compile(r"`([^`\n]+)`"), r"\1"),  # code
 )
-_RUN_IN_LABEL = re.compile(r"^[A-Z][\w'’-]*(?:\s+[\w'’-]+){0,2}[:.]\s+(?=[A-Z0-9])")
-"""A block's run-in label: one to three words and a colon ("Triggers: Common triggers include ..."), or a
-bold label ("**Eligibility.** A parent can ..."), read as a title, not as part of the sentence."""
+_RUN_IN_LABEL = re.compile(r"^[A-Z][\w'’-]*(?:\s+[\w'’-]+){0,2}[:.]\s+(?=[A-Z0-9])|^[A-Z][a-z]+:\s+(?=[a-z]+\s+\w+\s+\w+)")
+"""A block's run-in label: one to three words and a colon ("Triggers: Common triggers include ..."), one word
+and a colon before a lower-case sentence ("Security: a path traversal flaw was fixed."), or a bold label
+("**Eligibility.** A parent can ..."), read as a title, not as part of the sentence."""
 
 
 _QUESTION_LABEL = re.compile(
@@ -424,7 +440,10 @@ def period_labels(blocks: list[str]) -> list[str]:
 def _plain_block(block: str) -> str:
     """A block without a run-in label at its start and without Markdown's inline marks (links, bold,
     italic, code: their text kept)."""
-    block = block[_label(block)[1]:]
+    at = _label(block)[1]
+    block = block[at:]
+    if at and block[:1].islower():  # "Security: a path traversal flaw ..." -> "A path traversal flaw ..."
+        block = block[:1].upper() + block[1:]
     for pattern, repl in _MD_INLINE:
         block = pattern.sub(repl, block)
     return block.strip()

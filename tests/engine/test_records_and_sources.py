@@ -35,7 +35,9 @@ def test_a_row_of_short_values_reads_as_sentences_naming_its_columns_and_its_key
     ({"name": "Neon", "symbol": "Ne", "atomic_number": "10", "Side Effects": "none", "rank": 4},
      "Neon\n\nThe symbol of Neon is Ne. The atomic number of Neon is 10. The side effects of Neon are none."),
     ({"id": 7, "title": "Helium", "text": "Helium is a noble gas discovered in the solar spectrum."}, None),  # prose only
-    ({"title": "Helium", "facts": ["a", "b"]}, None),  # a nested value: read as before
+    ({"title": "Helium", "facts": ["light", "inert"]}, "Helium\n\nThe facts of Helium are light and inert."),
+    ({"title": "Helium", "facts": [["a"], ["b"]]}, None),  # nested two levels deep: read as before
+    ({"title": "Helium", "uses": {"balloons": {"share": 1}}}, None),
     ({"question": "Which gas is the lightest of all the elements known?", "answer": "Hydrogen"}, None),  # no key
     ({"Drug": "Kelvodine", "QTc limit": "480 ms", "vegan": True}, "Kelvodine\n\nThe QTc limit of Kelvodine is 480 ms."),
 ])
@@ -239,3 +241,20 @@ def test_a_demonstrative_subject_is_what_a_later_it_stands_for():
     assert chunk_subject(text, "It was last revised in March.", "Public pool safety") == "The manual"
     assert subject_of("The guide applies to all road bridges.") == "The guide"
     assert subject_of("The small bridges in the county carry the full limit.") == "The small bridges in the county"
+
+
+def test_a_catalogue_record_reads_its_measures_its_lists_and_its_subjectless_sentences_of_its_key():
+    """A museum catalogue's record (exam_kb17's kind): its dimensions object says each measure with the unit its
+    field names, a list of exhibitions one object after another, a long value without a stop is a value, and a
+    sentence that opens with a participle ("Bequeathed by ...") is said of the record's key."""
+    record = {"accession_number": "HM.1987.114", "title": "Longcase clock", "maker": "Josiah Pennock, Ludlow",
+              "materials": "Oak case with mahogany crossbanding; painted iron dial; brass eight-day movement",
+              "dimensions": {"height_cm": 221.0, "width_cm": 48.5},
+              "acquired": "Bequeathed by Miss Edith Carrow of Bromfield in March 1987.",
+              "exhibitions": [{"venue": "Ludlow Assembly Rooms", "year": 2008}, {"venue": "Hereford Shire Hall"}]}
+    assert fields_text(record) == (
+        "Longcase clock\n\nThe dimensions of Longcase clock are height 221 cm, width 48.5 cm.\n\n"
+        "The exhibitions of Longcase clock are venue Ludlow Assembly Rooms, year 2008; venue Hereford Shire Hall."
+        "\n\nThe accession number of Longcase clock is HM.1987.114. The maker of Longcase clock is Josiah Pennock, "
+        "Ludlow. The materials of Longcase clock are Oak case with mahogany crossbanding; painted iron dial; brass "
+        "eight-day movement.\n\nLongcase clock was bequeathed by Miss Edith Carrow of Bromfield in March 1987.")
