@@ -340,9 +340,11 @@ def segment_moved(cand_text: str, number: str, counted: str, numbers: set[str], 
     bare number for a bare one. A part with a negation holds no other number. The claim's words are
     ``claim_text_words`` (lower case, as written). A reply that says the claim's number with the claim's words, and
     another case's number beside it ("An adult passport lasts 10 years, and a child's 5 years"), moves
-    nothing. A part that names the claim's own case by a name of the claim (``names``, lower case) that the
-    number's part does not hold has the claim's subject, however few of its other words it holds ("10 is the
-    age of criminal responsibility in Scotland; in England and Wales it is 14")."""
+    nothing. Across a semicolon (two statements of one sentence), a part that names the claim's own case by a name
+    of the claim (``names``, lower case) that the number's part does not hold has the claim's subject, however few
+    of its other words it holds ("10 is the age of criminal responsibility in Scotland; in England and Wales it is
+    14"); within a statement the words decide ("came fourth in the 1962 and 1963 Eurovision Song Contest" moves
+    nothing)."""
     for sentence in _STATEMENT_END.split(cand_text or ""):  # the parts of one sentence: one statement's cases
         found = _segment_moved(sentence, number, counted, numbers, about, frozenset(claim_text_words), names)
         if found:
@@ -382,7 +384,7 @@ def _segment_moved(cand_text: str, number: str, counted: str, numbers: set[str],
     if own is None:
         return None
     for shared, n, after, named in others:
-        if ((shared > own[0] and shared >= 2 and not by_name) or named - own_names) and (
+        if ((shared > own[0] and shared >= 2) if not by_name else bool(named - own_names)) and (
                 _same_kind(counted, after, number, n) or (not own[1] and not after and _is_year(n) == _is_year(number))):
             return n
     return None
@@ -816,9 +818,10 @@ _TERM_ITEM = re.compile(r",(?!\d{3}\b)\s*(?:and\s+)?|\s+and\s+|;\s*")
 
 
 def _terms_listed(text: str) -> list[str] | None:
-    """The items of a text that is a list of four or more short terms (at most four words each, no verb), else None."""
+    """The items of a text that is a list of five or more short terms (at most four words each, no verb), else None
+    (four or fewer are as often a sentence's appositions: "Simon Wood, 38, from Oldham, won Masterchef")."""
     items = [i.strip(" .!?") for i in _TERM_ITEM.split(text) if i.strip(" .!?")]
-    if len(items) < 4 or any(len(i.split()) > 4 or _has_verb(i) for i in items):
+    if len(items) < 5 or any(len(i.split()) > 4 or _has_verb(i) for i in items):
         return None
     return items
 
@@ -827,7 +830,7 @@ _LIST_LEAD = re.compile(r"^.*?\b(?:are|is|were|was|include|includes|including|co
 
 
 def term_list(sentence: str, facts: frozenset[str], claim_text: str) -> bool:
-    """The sentence lists the claim's terms without relating them: a run of four or more short verbless items
+    """The sentence lists the claim's terms without relating them: a run of five or more short verbless items
     (before or after a dash or a colon: "UK, VAT, register, business, taxable turnover, £90,000 — all relevant
     terms", "IRS failure-to-file penalty: 5%, unpaid tax, each month, late return, maximum, 25%") across which
     the claim's fact words are spread (two items or more hold them). A claim that is itself such a list ("The

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from engine.judge.fact_words import contrasted, number_alternatives, opposite_bound, spelled_as_digits, term_list
+from engine.judge.fact_words import (
+    contrasted,
+    number_alternatives,
+    opposite_bound,
+    spelled_as_digits,
+    term_list,
+)
 from engine.judge.offline import abandons
 from engine.judge.stance import doubts
 from engine.text.sentences import plain_heading, plain_sentences, split_sentences, text_blocks
@@ -36,9 +42,11 @@ def test_spelled_numbers_read_as_digits_for_bounds_and_replies():
 
 @pytest.mark.parametrize("sentence, listed", [
     ("Tenant, deposit, 30 days, landlord, scheme — all relevant words here.", True),
+    ("Tenant, deposit, 30 days, landlord — all relevant words here.", False),  # four: as often appositions
     ("Deposit scheme: tenant, 30 days, landlord, protection, written notice", True),
     ("The landlord must protect the deposit within 30 days, in a scheme, and tell the tenant.", False),
     ("Tenant, landlord.", False),  # two items: too few to be a list of terms
+    ("Ann Lee, 38, from Leeds, protected the deposit.", False),  # appositions: four items and a verb it misses
 ])
 def test_a_list_of_the_claims_terms_states_nothing(sentence, listed):
     claim = "A landlord must protect a tenant's deposit in a scheme within 30 days."
