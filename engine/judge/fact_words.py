@@ -74,7 +74,8 @@ def has_number(cand: Candidate, number: str, counted: str, claim_words: set[str]
 def _unit(word: str) -> tuple[str, object] | None:
     """A unit's (dimension, size) from a word or its stem ("volt" of "volts", "mg"); None when it is none.
     Durations of the clock and of the calendar are one dimension here (a day and a month both time)."""
-    found = UNITS.get(word) or UNITS.get(f"{word}s") or (UNITS.get(word[:-1]) if word.endswith("s") else None)
+    found = UNITS.get(word) or UNITS.get(f"{word}s") or UNITS.get(f"{word}e") or (
+        UNITS.get(word[:-1]) if word.endswith("s") else None)  # ("minut": the stem of "minute")
     if found is None and word == "v":
         found = UNITS.get("volt")
     if found is None:
@@ -96,6 +97,9 @@ def _other_dimension(a: str, b: str) -> bool:
 
 
 _WORD_RUN = re.compile(r"[\w'’-]+")
+
+
+_ROMAN = re.compile(r"(?:I|II|III|IV|V|VI|VII|VIII|IX|X|XI|XII|XIII|XIV|XV|XVI)")
 
 
 def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
@@ -121,9 +125,12 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
     cand_low = [w.lower() for w in cand_words]
     claim_set, said = set(low), set(cand_low)
 
-    def capitalised(k: int, span: list[str]) -> bool:  # a word that may be part of another name: not the one
-        # replaced (another name of the claim may take its place: "the Vault B laboratory" for "the Marrowfield
-        # laboratory" of a claim that names Vault B later), no pronoun
+    def capitalised(k: int, span: list[str], inside: bool = False) -> bool:  # a word that may be part of another
+        # name: not the one replaced (another name of the claim may take its place: "the Vault B laboratory" for
+        # "the Marrowfield laboratory" of a claim that names Vault B later), no pronoun; inside a name a regnal
+        # number ("Hadrian I", "Leo III") is part of it
+        if inside and _ROMAN.fullmatch(cand_words[k]) and cand_low[k] not in span:
+            return True
         return cand_words[k][:1].isupper() and cand_low[k] not in span and cand_low[k] not in STOPWORDS
 
     def replaced(b: int, e: int, sides: int, edges: bool, one_word: bool) -> str | None:
@@ -149,7 +156,7 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
                     cand_low[j] not in STOPWORDS or cand_low[j] in OPPOSITES) else []  # "more" for "less" too
             else:  # each end of the run of capitalised words ("Wilbur" of "Wilbur Wright piloted")
                 ends = []
-                while j + len(ends) < len(cand_words) and capitalised(j + len(ends), low[b:e]):
+                while j + len(ends) < len(cand_words) and capitalised(j + len(ends), low[b:e], bool(ends)):
                     ends.append(j + len(ends) + 1)
             for k in ends:
                 if cand_low[k:k + len(after)] == after and not (edges and at_end and k + len(after) != len(cand_low)):
@@ -173,8 +180,10 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
         b, e = i, i + 1
         while e < len(low) and low[e] in claim.names:
             e += 1
-        while b > 0 and words[b - 1][:1].isupper() and low[b - 1] not in STOPWORDS:
-            b -= 1
+        while b > 0 and words[b - 1][:1].isupper() and low[b - 1] not in STOPWORDS and low[b - 1] not in said:
+            b -= 1  # (a title the candidate says too frames the name: "Pope Leo III" said "Pope Hadrian I")
+        while e < len(low) and _ROMAN.fullmatch(words[e]):
+            e += 1  # a regnal number is the name's
         i = e
         if e - b >= 2 and not any(x in said for x in low[b:e]):
             new = replaced(b, e, 2, True, False)
@@ -814,14 +823,16 @@ def _spelt_like(a: str, b: str) -> bool:
 
 
 _TERM_CUT = re.compile(r"\s[—–-]\s|\s?—\s?|:\s")
-_TERM_ITEM = re.compile(r",(?!\d{3}\b)\s*(?:and\s+)?|\s+and\s+|;\s*")
+_TERM_ITEM = re.compile(r",(?!\d{3}\b)\s*(?:and\s+)?|;\s*")
+_VERB_LED = re.compile(r"^[a-z]+s\s+(?:the|a|an|his|her|their|its|our|your|this|that|these|those)\b")
 
 
 def _terms_listed(text: str) -> list[str] | None:
-    """The items of a text that is a list of five or more short terms (at most four words each, no verb), else None
+    """The items of a text that is a list of five or more short terms (cut at commas and semicolons; at most four
+    words each, no verb, none opening as a verb before its object: "runs the Waterloo"), else None
     (four or fewer are as often a sentence's appositions: "Simon Wood, 38, from Oldham, won Masterchef")."""
     items = [i.strip(" .!?") for i in _TERM_ITEM.split(text) if i.strip(" .!?")]
-    if len(items) < 5 or any(len(i.split()) > 4 or _has_verb(i) for i in items):
+    if len(items) < 5 or any(len(i.split()) > 4 or _has_verb(i) or _VERB_LED.match(i) for i in items):
         return None
     return items
 
@@ -848,14 +859,21 @@ def term_list(sentence: str, facts: frozenset[str], claim_text: str) -> bool:
 _NUM = r"\d+(?:[.,]\d+)*(?:\s+in\s+\d+(?:[.,]\d+)*)?"
 _NUMBER_RUN = re.compile(rf"(?<![\w./])({_NUM})((?:\s*(?:,\s*or|,|or|\s/)\s*{_NUM})+)(?![\w/])", re.IGNORECASE)
 _RUN_ITEM = re.compile(_NUM)
+_EITHER_OR = re.compile(r"\beither\b[^.;:\d]{0,30}?(?<![\w.])(\d+(?:[.,]\d+)*)(?![\w/])[^.;:\d]{0,24}?\bor\b[^.;:\d]{0,24}?"
+                        r"(?<![\w.])(\d+(?:[.,]\d+)*)(?![\w/])", re.IGNORECASE)
 
 
 def number_alternatives(sentence: str, number: str, numbers: set[str]) -> tuple[str, ...]:
     """Other numbers the sentence offers beside the claim's ``number`` in a run of numbers joined by "or" or "/"
-    ("3, 4 or 5 grams", "14 days, or 28, or 30", "1 in 40 or 1 in 80", "48 / 65"; spelled numbers read as digits;
+    ("3, 4 or 5 grams", "14 days, or 28, or 30", "1 in 40 or 1 in 80", "48 / 65", "either the last 60 or the last 90
+    days"; spelled numbers read as digits;
     a date's "10/14/1066" is no run), those
     not among the claim's ``numbers`` (a claim's own "one or two tablets" offers nothing): () when it offers none."""
     text = spelled_as_digits(sentence or "")
+    for m in _EITHER_OR.finditer(text):  # "in either the last 60 or the last 90 days"
+        items = [m.group(1).replace(",", ""), m.group(2).replace(",", "")]
+        if number in items and (others := [i for i in items if i != number and i not in numbers]):
+            return tuple(others)
     for m in _NUMBER_RUN.finditer(text):
         if not re.search(r"\bor\b|\s/\s", m.group(2), re.IGNORECASE):
             continue

@@ -125,7 +125,7 @@ from engine.judge.fact_words import (
 )
 from engine.text.cloze import Cloze, CriterionIn, cloze_of, criterion_text
 from engine.text.negation import scoped_clauses
-from engine.text.quantities import other_rate, other_unit, restate
+from engine.text.quantities import other_basis, other_date, other_rate, other_unit, restate
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_stems, content_words, runs_on, stem
 
@@ -806,6 +806,10 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; gives the number in another unit ({unit})"
         elif numbers and (rate := other_rate(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; gives {rate} per another thing or in another currency"
+        elif numbers and (basis := other_basis(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; gives the rate per {basis}, not per the claim's"
+        elif numbers and (when := other_date(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; gives another date ({when})"
         elif swap := exchanged(claim.text, cand.text):
             cap, why = PARTIAL_SHARE, f"{why}; exchanges {swap[0]} and {swap[1]}"
         elif swapped:
@@ -816,7 +820,7 @@ class FreeTextJudge:
             cap, why = KEYWORD_SHARE, f"{why}; lists the claim's terms without relating them"
         elif numbers and (offered := next((alt for sentence in cand.key[::2] for n, _w in bound if n not in ("1", "1st")
                                            if (alt := number_alternatives(sentence, n, numbers))), ())):
-            cap, why = KEYWORD_SHARE, f"{why}; offered beside other numbers ({', '.join(offered[:3])})"
+            cap, why = KEYWORD_SHARE, f"{why}; offered beside other candidates ({', '.join(offered[:3])})"
         else:
             units = frozenset(w for _n, w in bound if w)
             others = next((alt for sentence in cand.key[::2]

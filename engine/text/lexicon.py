@@ -125,7 +125,10 @@ accept reject | accepted rejected | approve refuse | approved refused | gain los
 credit debit | debtor creditor | landlord tenant | employer employee | buyer seller | plaintiff defendant |
 increase lower | raise lower | raises lowers | true false | correct incorrect | always never |
 since until | exceeds under | exceed under | exceeds below | port starboard | adult child | adults children |
-controller processor | inbound outbound | upstream downstream | ascending descending"""
+controller processor | inbound outbound | upstream downstream | ascending descending | odd even |
+intramuscular intravenous | intramuscularly intravenously | intramuscular subcutaneous |
+intramuscularly subcutaneously | intravenous subcutaneous | intravenously subcutaneously |
+intravenous oral | intravenously orally | intramuscular oral | intramuscularly orally"""
 ANTONYMS = frozenset(frozenset(p.split()) for p in _ANTONYM_PAIRS.replace("\n", " ").split("|"))
 """Pairs of words that say the opposite of each other (or the other party, the other end): a claim's word
 replaced by its pair in the claim's own frame states another fact ("before the leave starts" said "after
@@ -177,8 +180,9 @@ NEGATIONS_PLAIN = frozenset(w.replace("'", "") for w in NEGATIONS - {"n't"}) | D
 """The negations as the gold judge's tokens write them (apostrophes dropped: "dont"), with the words that
 call a statement wrong ("wrong", "false", "incorrect", "untrue", "myth", "misconception")."""
 
-SCOPE_END = frozenset("but rather instead however though although yet whereas".split())
-"""Words that end a negation's scope ("not A but B"); the Chinese forms are 但/而/却/可是."""
+SCOPE_END = frozenset("but rather instead however though although yet whereas unless".split())
+"""Words that end a negation's scope ("not A but B"; "may not carry passengers unless they have made three
+landings": the condition is asserted, not denied); the Chinese forms are 但/而/却/可是."""
 SCOPE_END_CJK = ("但", "而", "却", "可是")
 """The Chinese words that end a negation's scope."""
 GOLD_SCOPE_END = SCOPE_END | {"except"}

@@ -2,7 +2,7 @@
 
 A negation (:data:`engine.text.lexicon.NEGATIONS`, :data:`~engine.text.lexicon.DENIALS`, a Chinese
 negation) reaches from its word to the end of the sentence, or to the next ";" or a scope end
-(:data:`engine.text.lexicon.SCOPE_END`: but/rather/instead/however/though/although/yet/whereas, 但/而/却/可是)
+(:data:`engine.text.lexicon.SCOPE_END`: but/rather/instead/however/though/although/yet/whereas/unless, 但/而/却/可是)
 or a dash; a negation that only bounds a value ("not more than 4 grams", "must not exceed 8") negates nothing;
 the words of its own clause before it (the subject: "Tim Farron has said he does ...") are outside its
 scope; a clause that is only "No"/"Nope"/"不" is an interjection and negates nothing; a clause that opens
@@ -25,7 +25,7 @@ from engine.text.tokens import tokens
 
 _CLAUSE_SPLIT = re.compile(
     r"(,(?=\s|$)|[;:](?=\s|$)|[()\[\]—，；：、（）]|\s[-–]\s|"
-    r"\s(?=(?:but|although|though|whereas|while|because|which)\b))", re.IGNORECASE)
+    r"\s(?=(?:but|although|though|whereas|while|because|which|unless)\b))", re.IGNORECASE)
 _SCOPE_END = re.compile(rf"^\s*(?:{'|'.join(sorted(SCOPE_END))})\b|^\s*(?:{'|'.join(SCOPE_END_CJK)})", re.IGNORECASE)
 _INTERJECTION = frozenset({"no", "nope", "nah", "不", "不是"})
 
@@ -34,7 +34,7 @@ def clause_parts(sentence: str) -> list[tuple[str, str]]:
     """A sentence's clauses, each with the delimiter before it ("" for the first, ",", ";", "(", ...).
 
     Splits at ", " "; " ": " ( ) [ ] — " - " " – " and the CJK forms, and before but/although/though/
-    whereas/while/because/which; "1,000", "30–60%" and "MHC:antigen" do not split. Clauses without
+    whereas/while/because/which/unless; "1,000", "30–60%" and "MHC:antigen" do not split. Clauses without
     words are dropped.
     """
     parts = _CLAUSE_SPLIT.split(sentence or "")

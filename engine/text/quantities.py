@@ -365,6 +365,46 @@ def other_rate(claim: str, reply: str) -> str | None:
     return None
 
 
+_BASIS = re.compile(r"\b(?:(?:per|each|every)\s+(?:tax\s+|calendar\s+|single\s+)?(?P<w>[a-z]+?)s?|"
+                    r"(?:once|twice|thrice|times)\s+(?:a|an|per|each|every)\s+(?P<f>[a-z]+?)s?)\b", re.IGNORECASE)
+
+
+def _bases(text: str) -> set[str]:
+    """What a text's rates and frequencies are per, anywhere in it ("for each month the return is late", "twice a
+    week", "per annum"): the denominators it names (:data:`_DENOMINATORS`)."""
+    out = set()
+    for m in _BASIS.finditer(text or ""):
+        word = (m.group("w") or m.group("f") or "").lower()
+        if word in _DENOMINATORS:
+            out.add(_DENOMINATORS[word])
+    return out
+
+
+def other_basis(claim: str, reply: str) -> str | None:
+    """A rate or a frequency the reply says per another thing than the claim, wherever the words stand ("for each
+    year the return is late" for "for each month", "twice a month" for "twice a week"): the reply's denominator,
+    or None. Only where the claim names a basis the reply never says and the reply names another of its own."""
+    claimed, said = _bases(claim), _bases(reply)
+    if not claimed or not said or claimed & said:
+        return None
+    return sorted(said)[0]
+
+
+def other_date(claim: str, reply: str) -> str | None:
+    """A date the reply states that cannot be the claim's ("25 September 1066" for "14 October 1066"), where the
+    reply states none that can and shares a year or a month with the claim's: the reply's date as (day, month,
+    year) text, or None. A date of another event beside the claim's own ("crowned on 25 December 1066" after
+    "14 October 1066") is no other date."""
+    held = [d for d in dates(claim) if d[0] is not None]
+    said = dates(reply)
+    if not held or not said or any(same_date(d, h) for d in said for h in held):
+        return None
+    for d in said:
+        if any((d[2] is not None and d[2] == h[2]) or d[1] == h[1] for h in held):
+            return " ".join(str(x) for x in d if x is not None)
+    return None
+
+
 def _lead_number(text: str) -> str:
     m = re.match(r"[£$€]?\s*(\d[\d,]*(?:\.\d+)?)", text)
     return m.group(1).replace(",", "") if m else ""

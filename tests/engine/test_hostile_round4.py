@@ -114,3 +114,42 @@ def test_a_contracts_clause_numbers_and_capital_title_are_no_part_of_its_sentenc
     assert '"the Hirer" means the person named in the form.' in blocks
     assert any(b.startswith("2.5 Litres") for b in blocks)  # an amount, no clause number
     assert plain_sentences("Registered as Company No. 0123 in Leeds.") == ["Registered as Company No. 0123 in Leeds."]
+
+
+def test_a_rate_per_another_basis_and_a_date_that_cannot_be_the_claims():
+    from engine.text.quantities import other_basis, other_date
+
+    assert other_basis("A fee of 2% is charged for each week the rent is late.", "A fee of 2% for each month it is late.") == "month"
+    assert other_basis("Inspections happen twice a year.", "Inspections happen twice a month.") == "month"
+    assert other_basis("Inspections happen twice a year.", "Twice a year, and once a month in winter.") is None
+    assert other_basis("The fee is 2% of the rent.", "The fee is 2% a month.") is None  # the claim names no basis
+    assert other_date("The bridge opened on 3 May 1931.", "It opened on 13 June 1931.") == "13 6 1931"
+    assert other_date("The bridge opened on 3 May 1931.", "It opened on 3 May 1931 and closed on 9 June 1931.") is None
+    assert other_date("The bridge opened on 3 May 1931.", "It closed in 1978.") is None
+
+
+@pytest.mark.parametrize("claim, answer, met", [
+    # a listed pair of exclusive words in the claim's frame (routes, parity)
+    ("The vaccine is given as 0.5 mL intramuscularly into the upper arm.",
+     "The vaccine is given as 0.5 mL intravenously into the upper arm.", False),
+    ("Flights heading east cruise at odd flight levels above 3,000 feet.",
+     "Flights heading east cruise at even flight levels above 3,000 feet.", False),
+    # a name with its regnal number replaced, the title kept
+    ("King Edward III founded the Order of the Garter in 1348.",
+     "King Henry IV founded the Order of the Garter in 1348.", False),
+    ("King Edward III founded the Order of the Garter in 1348.", "Edward III founded the Order of the Garter in 1348.", True),
+    # "may not X unless Y" asserts Y: a reply that states Y as the condition states the claim
+    ("A driver may not carry children unless each child has a fitted seat.",
+     "To carry children, a driver needs a fitted seat for each child.", True),
+    ("Visitors must register either within 30 or within 60 days.", "They must register within either 30 or 60 days.", True),
+])
+def test_words_of_a_kind_swapped_in_the_claims_frame(claim, answer, met):
+    from engine.judge.check import CheckRow, offline_verdicts
+
+    verdict = offline_verdicts([CheckRow("criterion", "", answer, met, criterion=claim)])[0]
+    assert verdict.met is met, verdict.rationale
+
+
+def test_numbers_offered_by_either_or_with_words_between():
+    assert number_alternatives("in either the last 60 or the last 90 days", "90", {"90"}) == ("60",)
+    assert number_alternatives("either way, about 90 days", "90", {"90"}) == ()
