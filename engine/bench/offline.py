@@ -109,6 +109,8 @@ def score_sentence(sentence: str, topic_words: set[str]) -> float:
     w = words(sentence)
     if len(w) < (5 if cjk else 4):
         return 0.0
+    if not cjk and _verbless_list(sentence):
+        return 0.0  # "K. Ostrowska, T. R. Halloran, M. Adebayo-Finch, ...": a list of names, no statement
     score = 1.0 + 2.0 * len(w & topic_words)
     if _NUMBER.search(sentence):
         score += 1.0
@@ -119,6 +121,18 @@ def score_sentence(sentence: str, topic_words: set[str]) -> float:
     if _PRONOUN_START.match(sentence):
         score -= 2.5
     return score
+
+
+_LINKING_WORDS = frozenset("is are was were be been has have had can may must will shall should would could".split())
+
+
+def _verbless_list(sentence: str) -> bool:
+    """A sentence that is only a list: three items or more cut at commas and semicolons, each of at most five
+    words, and no verb anywhere (an author line, an affiliation, a list of terms)."""
+    items = [i for i in re.split(r"[,;]\s*", sentence.rstrip(" .")) if i.strip()]
+    if len(items) < 3 or any(len(i.split()) > 5 for i in items):
+        return False
+    return not any(is_verb(t) or t.lower().strip(".,;:") in _LINKING_WORDS for t in sentence.split())
 
 
 def key_sentences(hits: Sequence[Any], topic_words: set[str], rng: random.Random) -> list[KeySentence]:
@@ -499,6 +513,9 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     own = key if key and (f" of {key} is " in doc_text or f" of {key} are " in doc_text) else (
         topic if topic.lower() in doc_text.lower() else "")
     for (start, para), period in zip(paras, periods, strict=True):
+        under = sum(1 for h in headings if h <= start)
+        if under and _APPARATUS.match(titles[under - 1]):
+            continue  # a paper's references, acknowledgements, funding: its apparatus, no fact of the topic
         found = []
         for s in sentences(para):
             cid, ctext = chunk_of(s, start)
@@ -537,6 +554,10 @@ def facets_of(doc_text: str, chunk_spans: Sequence[tuple[int, int, int]], topic:
     return out
 
 
+_APPARATUS = re.compile(r"^(?:references?|bibliography|works\s+cited|sources|citations|notes|endnotes|footnotes|"
+                        r"acknowledge?ments?|funding|conflicts?\s+of\s+interests?|competing\s+interests|further\s+reading|"
+                        r"see\s+also|authors?|affiliations?)\s*:?\s*$", re.IGNORECASE)
+"""The headings of a document's apparatus, whose lines are citations and credits, not facts to examine."""
 _QA_LABEL = re.compile(r"^(?:q|question|faq)\s*\d{0,3}\s*[:.)–—-]\s*(?=\S)", re.IGNORECASE)
 """An FAQ's label before its question ("Q: ", "Question 3: "): not part of the question."""
 _SECTION_NUMBER = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})+\.?|\d{1,2}[.)]|[A-Z][.)]|[IVXLC]+\.|(?i:part|section|chapter|article|"
@@ -631,12 +652,18 @@ def _subject(sentence: str) -> str | None:
     return None if not subject or _PRONOUN_START.match(subject) else subject
 
 
+_CITATION = re.compile(r"\s*\[\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\]|\s*\((?:[A-Z][\w'’-]+(?:\s+(?:and|&)\s+[A-Z][\w'’-]+)?"
+                       r"(?:\s+et\s+al\.?)?,?\s+\d{4}[a-z]?)\)")
+"""A citation marker ("[1]", "[2, 3]", "(Marsh et al., 2019)"): no part of what a passage is about."""
+
+
 def aspect_of(facet: Facet, topic: str, topic_words: set[str]) -> str:
     """What an overview question asks about: the lead sentence's subject when it names more than the
     topic, else the noun phrase after its verb (after a modal, after the verb it governs), else a name
     of the passage that is not the topic's, else the topic itself (leading time phrases such as "In
-    1823" and a leading subordinate clause, "If the parties cannot agree, ...", are read past)."""
-    lead = _LEADING_CLAUSE.sub("", _LEADING_ADVERBIAL.sub("", facet.lead).strip())
+    1823" and a leading subordinate clause, "If the parties cannot agree, ...", are read past; a citation
+    marker, "[1]", is dropped)."""
+    lead = _LEADING_CLAUSE.sub("", _LEADING_ADVERBIAL.sub("", _CITATION.sub("", facet.lead)).strip())
     lead = lead[:1].upper() + lead[1:]
     context = " ".join(k.text for k in facet.facts)
     named = topic_names(topic)

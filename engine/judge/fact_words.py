@@ -489,8 +489,8 @@ _DIGIT_WORDS = {w: str(k) for k, w in enumerate("zero one two three four five si
 @lru_cache(maxsize=4096)
 def spelled_as_digits(text: str, lone_one: bool = True) -> str:
     """The text with each cardinal number spelled in words written in digits ("exceeds twenty dollars" ->
-    "exceeds 20 dollars", "two hundred and fifty" -> "250", "sixteen fifty-eight" -> "1658", three digits or more said
-    one by one: "seven six zero zero" -> "7600"), so a bound reads the
+    "exceeds 20 dollars", "two hundred and fifty" -> "250", "sixteen fifty-eight" -> "1658", "one point four" -> "1.4",
+    three digits or more said one by one: "seven six zero zero" -> "7600"), so a bound reads the
     same in either spelling; without ``lone_one`` a lone "one" stays a word ("no one", "one of them")."""
     found = list(_WORD.finditer(text))
     words = [m.group(0).lower() for m in found]
@@ -504,11 +504,19 @@ def spelled_as_digits(text: str, lone_one: bool = True) -> str:
             last, i = found[j - 1].end(), j
             continue
         run = read_number(words, i) if is_number_word(words[i]) else None
-        if run is None or run[2] or run[1] == i or (not lone_one and run[1] == i + 1 and words[i] == "one"):
+        decimal = i + 2 < len(found) and words[i + 1] == "point" and words[i + 2] in _DIGIT_WORDS
+        if run is None or run[2] or run[1] == i or (not lone_one and run[1] == i + 1 and words[i] == "one"
+                                                   and not decimal):
             i += 1
             continue
         value, end, _ordinal = run
-        out.append(text[last:found[i].start()] + str(value))
+        said = str(value)
+        if end + 1 < len(found) and words[end] == "point" and words[end + 1] in _DIGIT_WORDS:
+            k = end + 1  # "one point four" -> "1.4"
+            while k < len(found) and words[k] in _DIGIT_WORDS:
+                k += 1
+            said, end = f"{value}." + "".join(_DIGIT_WORDS[w] for w in words[end + 1:k]), k
+        out.append(text[last:found[i].start()] + said)
         last, i = found[end - 1].end(), end
     return "".join(out) + text[last:]
 
@@ -564,20 +572,28 @@ _TERM = re.compile(r"\d{1,2}:\d{2}|\d[\d,]*(?:\.\d+)?|[A-Z][\w'’-]*(?:\s+(?:(?
 
 @lru_cache(maxsize=4096)
 def _terms(text: str) -> tuple[tuple[str, tuple[str, str]], ...]:
-    """A text's numbers (a clock time, "07:00", is one) and names (runs of capitalised words, not the one that
-    opens a sentence alone), each with the words either side of it, stemmed ("^"/"$" at the text's edges)."""
+    """A text's numbers (a clock time, "07:00", is one), names (runs of capitalised words, not the one that opens a
+    sentence alone) and role words (:data:`ROLE_WORDS`), each with the words either side of it, stemmed ("^"/"$" at
+    the text's edges)."""
     found = [(m.group(0), m.start()) for m in _TERM.finditer(text or "")]
     words = [w for w, _at in found]
     out = []
     for i, (w, at) in enumerate(found):
         opening = at == 0 or re.search(r"[.!?]\s*$", text[:at])
         is_name = w[:1].isupper() and not (opening and " " not in w) and w.lower() not in STOPWORDS
-        if not (w[:1].isdigit() or is_name):
+        if not (w[:1].isdigit() or is_name or w.lower() in ROLE_WORDS):
             continue
         prev = stem(words[i - 1].lower()) if i else "^"
         nxt = stem(words[i + 1].lower()) if i + 1 < len(words) else "$"
         out.append((w.replace(",", "").lower(), (prev, nxt)))
     return tuple(out)
+
+
+ROLE_WORDS = frozenset("""men women male female males females landlord tenant employer employee buyer seller plaintiff
+defendant adult adults child children debtor creditor controller processor port starboard north south east west
+import export imports exports summer winter spring autumn morning evening inbound outbound upstream downstream""".split())
+"""The parties, roles and directions of the listed opposites (:data:`engine.text.lexicon.ANTONYMS`): terms a reply may
+say in each other's places ("women ... 12 weeks and men ... 16 weeks" for the other way round), as numbers and names."""
 
 
 def exchanged(claim_text: str, cand_text: str) -> tuple[str, str] | None:

@@ -290,6 +290,9 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
             # a name is gone only when the reply says it nowhere ("Miranda", cut into another sentence by
             # "v.", is still said)
             gone = {g for g in _names(claim) - _names(sentence) - reply_words if not _spelled_out(g, sentence)}
+            pronoun = bool(_PRONOUN_SUBJECT.search(sentence))  # "... she was launched at Portsmouth Dockyard": the
+            if pronoun:  # pronoun stands for the claim's subject, no other name in its place
+                gone -= _lead_name(claim)
             # names quoted from a source ('the reference says the reissues were "under Henry III"') are the
             # source's words, not the reply's; a name that opens the claim ("King John sealed ...") is its own
             new = _names(QUOTATION.sub(" ", sentence)) - _names(claim) - _lead_name(claim)
@@ -304,6 +307,8 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
             if len(lead) >= 2 and not lead & reply_words:
                 gone |= lead
                 new |= _lead_name(sentence) - set(re.findall(r"[\w'’-]+", claim.lower()))
+            if pronoun:
+                gone -= lead
             if gone and new:
                 return True
     return False
@@ -372,6 +377,9 @@ _POLITE = re.compile(
     re.IGNORECASE)
 
 
+_PRONOUN_SUBJECT = re.compile(r"(?:^|[:;,]\s*)\W*(?:he|she|it|they)\b", re.IGNORECASE)
+"""A pronoun opening a sentence or a clause ("That fits what I said: she was launched ...", "It rests on the
+Anglo-Saxon Chronicle ..."): it stands for the claim's subject."""
 _ASKS_BACK = re.compile(r"^[^.!?]*\?(?:\s+[^.!?]*\?)*\s*$")
 """A reply made only of questions ("Was it Shumway, then?")."""
 

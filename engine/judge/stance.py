@@ -143,6 +143,9 @@ _REPORT = r"(?:think|thinks|thought|believe|believes|believed|say|says|said|clai
           r"mention|mentions|mentioned|repeat|repeats|repeated|date|dates|dated)"
 _ATTRIBUTION = re.compile(
     rf"^\s*(?:(?:and|so|well|now)\s+)?(?:{_OTHERS})\s+(?:\w+\s+)?{_REPORT}\b|"
+    # any plural subject that reports ("Beekeeping books commonly cite ...", "Archivists I've spoken to mention ...")
+    rf"^\s*(?:(?:some|many|most|several|other)\s+)?(?:[a-z]+\s+){{0,2}}[a-z]+s(?:\s+i(?:'ve|\s+have)\s+(?:spoken|talked)\s+to)?"
+    rf"\s+(?:\w+ly\s+)?{_REPORT}\b|"
     r"^\s*(?:a|the)\s+(?:common|popular|usual|frequent|typical|standard|widespread)\s+"
     r"(?:answer|belief|misconception|view|guess|claim|myth|idea|mistake)\s+(?:is|was)\b|"
     r"^\s*it(?:\s+is|\s+was|\s+has\s+been|\s*['’]s)\s+(?:(?:\w+ly|often|sometimes|also|still|widely)\s+)?"
@@ -155,6 +158,13 @@ _ATTRIBUTION = re.compile(
     r"^\s*(?:you|people|one)\s*(?:'ll|will|might|may|could|can|often|sometimes)?\s+(?:see|read|hear|find|come\s+across)\b|"
     r"^\s*(?:很多人|许多人|有人|有些人|别人|大家|人们|一些人|不少人|我朋友|我的朋友)(?:都)?(?:常)?(?:认为|说|以为|觉得|声称)|"
     r"^\s*(?:据说|传说|一般认为|普遍认为|通常认为|常有人说)", re.IGNORECASE)
+_DISOWN = re.compile(
+    r"\bi\s+(?:can't|cannot|can\s+not|couldn't|could\s+not)\s+(?:really\s+)?(?:say|tell\s+you|vouch\s+for|confirm)\s+"
+    r"(?:whether|if|what)\b|\bi\s+(?:haven't|have\s+not|didn't|did\s+not)\s+(?:checked|verified|confirmed)\b|"
+    r"\bi\s*(?:'m|am)\s+not\s+sure\s+(?:whether|if)\s+(?:that|this|it)(?:'s|\s+is)\s+(?:right|correct|true|accurate)\b",
+    re.IGNORECASE)
+"""A clause that disowns what was just reported ("Some club players say X; I haven't checked whether the Laws say
+that.", "Books cite X, though I can't say whether that's right."): the report is not the speaker's claim."""
 _TO_GRADER = re.compile(
     r"\b(?:(?:note|instructions?|message|memo)\s+(?:to|for)\s+(?:the\s+)?(?:grader|examiner|judge|marker|reviewer|"
     r"evaluator|assessor)|"
@@ -387,7 +397,8 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
         hypothetical = denying = refuting = False
         carry: str | None = None  # a stance a colon carries on (the rule above)
         running: str | None = None
-        if si > 0 and pending_attr and not any(_CONTRAST.match(text[c[0]:c[1]]) for c in clauses[:1]):
+        if si > 0 and pending_attr and not any(_CONTRAST.match(text[c[0]:c[1]]) or _DISOWN.search(text[c[0]:c[1]])
+                                               for c in clauses[:1]):
             pending_attr = []  # an attribution not contradicted by the next sentence stays asserted
         if si > 0 and pending_past and not any(
                 _CONTRAST.match(text[c[0]:c[1]]) or _CORRECTION.match(text[c[0]:c[1]])
@@ -424,7 +435,7 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
                 carry = running
                 continue
             running = None
-            if pending_attr and _CONTRAST.match(clause):
+            if pending_attr and (_CONTRAST.match(clause) or _DISOWN.search(clause)):
                 for a in pending_attr:
                     a[2] = "attributed"
                 pending_attr = []
@@ -809,9 +820,10 @@ _DOUBT = re.compile(
     # deference to the examiner
     r"\byou\s+(?:may|might|could|must)\s+(?:well\s+|very\s+well\s+)?be\s+(?:right|correct)\b|"
     r"\byou\s*(?:'re|are)\s+(?:probably|likely|possibly|perhaps|most\s+likely|very\s+likely)\s+(?:right|correct)\b|"
-    r"\b(?:your|the)\s+(?:source|reference|information|reading|book|figure|date)\s+(?:is|may\s+be|might\s+be|must\s+be|"
+    r"\b(?:your|the)\s+(?:source|reference|information|reading|book|figure|date)(?:\s+(?:material|materials|text|book|"
+    r"document))?\s+(?:is|may\s+be|might\s+be|must\s+be|"
     r"could\s+be|seems?\s+(?:to\s+be\s+)?)\s*(?:probably\s+|likely\s+)?(?:right|correct|more\s+(?:reliable|accurate|trustworthy))\b|"
-    r"\bi\s+(?:defer|bow)\s+to\b|\byou(?:'d|\s+would|\s+probably|\s+certainly|\s+seem\s+to|\s+clearly|\s+must)\s+know\s+better\b|\bpoint\s+taken\b|"
+    r"\bi(?:'d|\s+would|'ll|\s+will)?\s+(?:defer|bow)\s+to\b|\byou(?:'d|\s+would|\s+probably|\s+certainly|\s+seem\s+to|\s+clearly|\s+must)\s+know\s+better\b|\bpoint\s+taken\b|"
     r"\bthanks?(?:\s+you)?\s+for\s+(?:setting\s+me\s+straight|the\s+correction|correcting\s+me)\b|\bi\s*(?:'ll|will|would)\s+(?:trust|take|go\s+with|accept|defer\s+to)\s+"
     r"(?:your|the\s+examiner's)\s+(?:word|source|reference|information|reading|correction|figure|date|version)\b|"
     r"\bif\s+you\s+say\s+so\b|\bthat\s+(?:may|might|could)\s+(?:well\s+)?be\s+(?:so|right|true|correct)\b|"
@@ -833,7 +845,14 @@ _DOUBT = re.compile(
     r"\bi\s*(?:wouldn't|would\s+not|'d\s+not)\s+rely\s+on\s+(?:it|that|this|my)\b|"
     r"\b(?:either|both)\s+(?:one\s+|of\s+them\s+|\w+\s+)?(?:could|might|may|can)\s+be\s+"
     r"(?:right|correct|true)\b|"
-    r"\bi\s+(?:got|had)\s+(?:the|that|this|my|it)\s+(?:\w+\s+){0,2}?wrong\b|"
+    r"\bi(?:'ve|\s+have|\s+may\s+have|\s+might\s+have|\s+must\s+have)?\s+(?:got|gotten|had)\s+(?:the|that|this|my|it)\s+"
+    r"(?:\w+\s+){0,2}?wrong\b|"
+    # not answering, not knowing
+    r"\bi\s*(?:'d|\s+would)\s+(?:prefer|rather)\s+not\s+(?:to\s+)?(?:answer|say|comment|commit)\b|"
+    r"\bi\s*(?:'ll|\s+will|'d|\s+would)\s+(?:have\s+to\s+)?pass\b|"
+    r"\bi\s+(?:really\s+|honestly\s+|just\s+|simply\s+)?(?:don't|do\s+not)\s+know\b(?!\s+(?:why|how|what|where|who|whether|"
+    r"if|of|about)\b)|"
+    r"\bi\s*(?:'ll|\s+will)\s+go\s+with\s+(?:it|that|yours|the\s+reference|your\s+(?:figure|value|date|source))\b|"
     r"\bi\s*(?:won't|will\s+not|shouldn't|should\s+not|'d\s+better\s+not|had\s+better\s+not|would\s+rather\s+not)\s+insist\b|"
     r"^\W*(?:(?:ok(?:ay)?|fine|alright|all\s+right)[\s,]+)?let'?s\s+(?:say|go\s+with)\b|"
     r"^\W*(?:no|nope|not\s+really|not\s+(?:entirely|completely|totally|quite|100%))(?:[\s,]+(?:no|not\s+really))?\s*(?:[.!;]|$)|"
@@ -841,7 +860,7 @@ _DOUBT = re.compile(
     r"\b(?:it|that|this|which|my\s+(?:answer|figure|number|date|claim))\s+(?:might|may|could)\s+(?:\w+ly\s+|well\s+)?"
     r"(?:be|have\s+been)\s+(?:wrong|incorrect|mistaken|inaccurate|off|(?:a\s+)?different)\b|"
     r"\bi\s+should\s+(?:double[-\s])?check\b|\bi\s*(?:'d|would|will|'ll)?\s*(?:need|want|have)\s+to\s+(?:check|verify|"
-    r"double[-\s]check)\b|"
+    r"double[-\s]check|look\s+(?:it|that|this)\s+up)\b|"
     r"\bi\s+(?:don't|do\s+not)\s+have\s+(?:a\s+|any\s+)?(?:firm|solid|good|real|reliable|clear)?\s*(?:basis|source|evidence)\b|"
     r"(?:^|[.!?]\s+)withdrawn[.!]?\s*$|"
     r"\bi\s*(?:'d|would)\s+(?:correct|change|revise|amend)\s+(?:it|that|this|my)\b|"

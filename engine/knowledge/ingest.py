@@ -164,12 +164,58 @@ def _record_text(record: Any, text_field: str | None) -> str | None:
             return None
         parts = list(_strings(record[text_field]))
     else:
+        if isinstance(record, dict) and (faq := _question_answer(record)) is not None:
+            return faq
+        if isinstance(record, dict) and (glossary := _glossary_text(record)) is not None:
+            return glossary
         fields = fields_text(record) if isinstance(record, dict) else None
         if fields is not None:
             return fields
         parts = list(_strings(record))
     text = normalize_text("\n\n".join(parts)).strip()
     return text or None
+
+
+_QUESTION_KEYS = ("question", "q", "query")
+_ANSWER_KEYS = ("answer", "a", "response", "reply")
+
+
+def _question_answer(record: dict[Any, Any]) -> str | None:
+    """An FAQ's record ({"question": ..., "answer": ..., "category": ...}) as a question and its answer ("Q: Who can
+    volunteer ...? A: Anyone aged 16 ..."): the question is what the answer is about (a label, as an FAQ written in
+    Markdown gives it), not a sentence of fact; None when the record has no question and answer of text."""
+    keys = {str(k).strip().lower(): k for k in record}
+    q = next((record[keys[k]] for k in _QUESTION_KEYS if k in keys), None)
+    a = next((record[keys[k]] for k in _ANSWER_KEYS if k in keys), None)
+    if not isinstance(q, str) or not isinstance(a, str) or not q.strip() or not a.strip():
+        return None
+    q = " ".join(q.split())
+    return normalize_text(f"Q: {q if q.endswith('?') else q + '?'} A: {' '.join(a.split())}").strip()
+
+
+def _glossary_text(record: dict[Any, Any]) -> str | None:
+    """A JSON object that maps terms to their definitions ({"DMA": "District metered area: ...", "Make-up water":
+    "Treated water added ..."}: three entries or more, every key a short term and every value a sentence) as a
+    glossary, a paragraph a term, each said of its term ("Make-up water is treated water added ...", "Heat
+    Interface Unit (HIU) is the wall-mounted unit ..." for an abbreviation spelled out before a colon; a definition
+    that opens a sentence of its own stays "Term: Definition ..."). Before, its values were read without their
+    terms. None for any other object."""
+    if len(record) < 3:
+        return None
+    entries = []
+    for k, v in record.items():
+        if not isinstance(k, str) or not isinstance(v, str) or _ID_KEY.search(k) or len(k.split()) > 6 or _is_value(v):
+            return None
+        term, rest = " ".join(k.split()), " ".join(v.split())
+        spelled = re.match(r"^([^:.]{2,60}):\s+(\S.*)$", rest)
+        if spelled and re.fullmatch(r"[A-Z][A-Z0-9&-]{1,7}s?", term):  # "HIU": "Heat Interface Unit: the unit ..."
+            term, rest = f"{spelled.group(1).strip()} ({term})", spelled.group(2)
+        if re.match(r"(?:A|An|The)\s|[A-Z][a-z]+\s+[a-z]", rest):
+            rest = rest[0].lower() + rest[1:]  # "Make-up water is treated water ...", "... is the temperature of ..."
+        last = term.split("(")[0].split()[-1].lower()
+        verb = "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) and last.isalpha() else "is"
+        entries.append(f"{term} {verb} {rest}" if rest[:1].islower() else f"{term}: {rest}")
+    return normalize_text("\n\n".join(entries)).strip()
 
 
 def _text_title(path: Path, text: str) -> str:
@@ -349,11 +395,14 @@ def fields_text(record: dict[Any, Any]) -> str | None:
     named = next((i for i, (k, _) in enumerate(cells) if k.strip().lower() in _TITLE_KEYS), None)
     at = named if named is not None else 0
     key = cells[at][1]
-    if not _is_value(key) or _looks_numeric(key) or (named is None and len(key.split()) > 6):
+    when = _date_phrase(cells[at][0], key)
+    if not _is_value(key) or (_looks_numeric(key) and when is None) or (named is None and len(key.split()) > 6):
         return None
     rest = cells[:at] + cells[at + 1:]
     if not any(_is_value(v) for _, v in rest) and not amount and not amounts:
         return None
+    if when is not None:  # a timeline's row: its sentences said with their date, its other fields of that date
+        key = when[1]
     paragraphs: list[list[str]] = []
     if amount:  # what the record measures, said of its key: "The figure for General waste bin is 180 litres."
         named = amount[1][0]
@@ -365,7 +414,12 @@ def fields_text(record: dict[Any, Any]) -> str | None:
     run = False
     for k, v in rest:
         if not _is_value(v):
-            if _PARTICIPLE_LED.match(v):  # "Bequeathed by Miss Edith Carrow in 1987." said of the record's key
+            if when is not None:  # "In 1893, construction began on the North Mole ..."
+                first = v.split(" ", 2)
+                lower = first[0] in ("The", "A", "An") or (len(first) > 1 and first[0][1:].islower()
+                                                           and not first[1][:1].isupper())
+                v = f"{when[0]}, {v[0].lower() + v[1:] if lower else v}"
+            elif _PARTICIPLE_LED.match(v):  # "Bequeathed by Miss Edith Carrow in 1987." said of the record's key
                 v = f"{key} was {v[0].lower()}{v[1:]}"
             paragraphs.append([v])
             run = False
@@ -376,13 +430,35 @@ def fields_text(record: dict[Any, Any]) -> str | None:
         first, _, more = v.partition(" ")
         if first.lower() in _LEADING_WORDS and first[1:].islower():  # "Every 20 minutes" inside a sentence
             v = f"{first.lower()} {more}".strip()
-        sentence = f"The {field} of {key} {verb} {v.rstrip(' ,;:')}."
+        sentence = (f"The {field} of {key} {verb} {v.rstrip(' ,;:')}." if when is None
+                    else f"The {field} {when[2]} {key} {verb} {v.rstrip(' ,;:')}.")
         if run:
             paragraphs[-1].append(sentence)
         else:
             paragraphs.append([sentence])
         run = True
     return normalize_text("\n\n".join([key] + [" ".join(p) for p in paragraphs])).strip()
+
+
+_MONTH_NAMES = ("January February March April May June July August September October November December").split()
+_DATE_FIELDS = frozenset({"date", "year", "when", "day", "period"})
+
+
+def _date_phrase(field: str, value: str) -> tuple[str, str, str] | None:
+    """A record's key that is a date (a field named date, year, when ..., or a value "1887-05-14", "1902",
+    "March 1911", "14 May 1887"): (the phrase that opens a sentence of that date, "On 14 May 1887" / "In 1902",
+    the date as words, the preposition before it), or None."""
+    v = " ".join(value.split())
+    iso = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", v)
+    if iso and 1 <= int(iso.group(2)) <= 12 and 1 <= int(iso.group(3)) <= 31:
+        words = f"{int(iso.group(3))} {_MONTH_NAMES[int(iso.group(2)) - 1]} {iso.group(1)}"
+        return f"On {words}", words, "on"
+    if re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?\s+(?:" + "|".join(_MONTH_NAMES) + r")\s+\d{4}", v):
+        return f"On {v}", v, "on"
+    if re.fullmatch(r"(?:(?:" + "|".join(_MONTH_NAMES) + r")\s+)?\d{4}s?", v) and (
+            field.strip().lower() in _DATE_FIELDS or not v.isdigit() or 1000 <= int(v[:4]) <= 2100):
+        return f"In {v}", v, "in"
+    return None
 
 
 _FIELD_UNITS = {"pct": "%", "percent": "%", "gbp": "GBP", "usd": "USD", "eur": "EUR"}

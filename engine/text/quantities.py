@@ -312,7 +312,8 @@ def other_unit(claim: str, reply: str) -> str | None:
 
 _DENOMINATORS = {"second": "second", "sec": "second", "minute": "minute", "min": "minute", "hour": "hour",
                  "hr": "hour", "day": "day", "week": "week", "fortnight": "fortnight", "month": "month",
-                 "year": "year", "annum": "year", "yr": "year", "hectare": "hectare", "ha": "hectare",
+                 "year": "year", "annum": "year", "yr": "year", "quarter": "quarter", "decade": "decade",
+                 "century": "century", "centurie": "century", "hectare": "hectare", "ha": "hectare",
                  "acre": "acre", "kilogram": "kilogram", "kg": "kilogram", "pound": "pound", "lb": "pound",
                  "litre": "litre", "liter": "litre", "gallon": "gallon", "mile": "mile", "kilometre": "kilometre",
                  "kilometer": "kilometre", "km": "kilometre", "person": "person", "head": "person", "capita": "person"}
@@ -366,7 +367,9 @@ def other_rate(claim: str, reply: str) -> str | None:
 
 
 _BASIS = re.compile(r"\b(?:(?:per|each|every)\s+(?:tax\s+|calendar\s+|single\s+)?(?P<w>[a-z]+?)s?|"
-                    r"(?:once|twice|thrice|times)\s+(?:a|an|per|each|every)\s+(?P<f>[a-z]+?)s?)\b", re.IGNORECASE)
+                    r"(?:once|twice|thrice|times)\s+(?:in\s+)?(?:a|an|per|each|every|any)\s+(?P<f>[a-z]+?)s?|"
+                    r"in\s+(?:any|each|every)\s+(?:given\s+|single\s+|calendar\s+|rolling\s+|one\s+)?(?P<g>[a-z]+?)s?)\b",
+                    re.IGNORECASE)
 
 
 def _bases(text: str) -> set[str]:
@@ -374,7 +377,7 @@ def _bases(text: str) -> set[str]:
     week", "per annum"): the denominators it names (:data:`_DENOMINATORS`)."""
     out = set()
     for m in _BASIS.finditer(text or ""):
-        word = (m.group("w") or m.group("f") or "").lower()
+        word = (m.group("w") or m.group("f") or m.group("g") or "").lower()
         if word in _DENOMINATORS:
             out.add(_DENOMINATORS[word])
     return out

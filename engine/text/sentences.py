@@ -113,15 +113,19 @@ _CAPITAL_UNIT = (r"(?:Litres?|Liters?|Tonnes?|Tons?|Metres?|Meters?|Kilo\w*|Gram
                  r"Minutes?|Seconds?|Miles?|Feet|Inches|Per|Percent|Million|Billion|Thousand)\b")
 """Capitalised units and scales: "2.5 Litres" at a line's start is an amount, no clause number."""
 _MD_ITEM = re.compile(r"^[ \t]*(?:\d{1,3}(?:\.\d{1,3}){1,3}\.?(?=[ \t]+(?:[\"“(][A-Za-z]|[A-Z]))(?![ \t]+" + _CAPITAL_UNIT
-                      + r")|[-*+•]|\d{1,3}[.)]|\(\d{1,3}[a-z]?\)|\([a-z]\)|\((?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\))[ \t]+(?=\S)")
-"""A list item's marker: a bullet, "1." or "1)", a clause's "(1)", "(a)", "(iv)" as statutes number them, or a
-contract's clause number before a capital ("4.2 Subject to ...", "1.1 "the Company" means ...")."""
+                      + r")|[-*+•]|\d{1,3}[.)]|\(\d{1,3}[a-z]?\)|\([a-z]\)|\((?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\)|"
+                      r"(?<=[ \t])[a-h][.)](?=[ \t]+[A-Z]))[ \t]+(?=\S)")
+"""A list item's marker: a bullet, "1." or "1)", a clause's "(1)", "(a)", "(iv)" as statutes number them, a
+contract's clause number before a capital ("4.2 Subject to ...", "1.1 "the Company" means ..."), or an indented
+sub-item's letter before a capital ("   a. Choose up to three zones")."""
 _NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+")
 _LEAD_IN = re.compile(r"(?:[:,;]|\b(?:and|or))\s*$", re.IGNORECASE)
 
 
-_LEAD_IN_LINE = re.compile(r"\b(?:as\s+follows|the\s+following|below|these)\s*:\s*$", re.IGNORECASE)
-"""A line that leads into what comes under it ("The rules are as follows:"): a sentence's start, no heading."""
+_LEAD_IN_LINE = re.compile(r"\b(?:as\s+follows|the\s+following|below|these|must|should|shall|may|can|will|need\s+to|"
+                           r"have\s+to|include|includes|are|is)\s*:\s*$", re.IGNORECASE)
+"""A line that leads into what comes under it ("The rules are as follows:", "While you hold a permit, you must:"): a
+sentence's start, no heading."""
 _MAIL_HEADER = re.compile(r"^[ \t]*(?:To|From|Date|Sent|Subject|Re|Cc|Bcc|Attachments?)[ \t]*:[ \t]*\S", re.IGNORECASE)
 """A memo's or an e-mail's header line ("From: Dr Priya Halvorsen, Chemical Safety Officer")."""
 
@@ -234,6 +238,10 @@ def table_row(cells: list[str], header: list[str]) -> str:
     return line if line[-1:] in ".!?" else f"{line}."
 
 
+_BLOCKQUOTE = re.compile(r"^[ \t]{0,3}>[ \t]?")
+"""A Markdown blockquote's marker ("> Note: An application is not complete ...")."""
+
+
 def text_blocks(text: str) -> list[str]:
     """A text's blocks, where no sentence runs across: its paragraphs (cut at blank lines) and the items
     of its lists (a line opening with ``-``, ``*``, ``+``, ``•``, ``1.``/``1)`` or a clause's ``(1)``/``(a)``,
@@ -253,16 +261,21 @@ def text_blocks(text: str) -> list[str]:
     :func:`_defined`): a glossary's entries, not a paragraph's wrapped lines. A line of at most sixteen
     words in title case over a line that opens with a capital is a heading too (:func:`plain_heading`); a
     line that leads in ("The rules are as follows:") is none. A memo's header lines ("To:", "From:", "Date:",
-    "Subject:", two or more together) are left out: its envelope, not its text."""
+    "Subject:", two or more together) are left out: its envelope, not its text. A blockquote's ">" is dropped."""
     blocks: list[list[str]] = []
     current: list[str] = []
-    lines = (text or "").splitlines()
+    raw_lines = (text or "").splitlines()
+    quoted = {i for i, ln in enumerate(raw_lines) if _BLOCKQUOTE.match(ln)}
+    lines = [_BLOCKQUOTE.sub("", ln) for ln in raw_lines]  # a quoted block's text: a block of its own
     header: list[str] = []
     labels: list[tuple[int, str]] = []  # the bare labels of the list items the next item may be nested in
     glossary = False  # the block is a glossary's line (read as its sentence)
     header_run = _mail_header_lines(lines)
     for at, line in enumerate(lines):
         after_glossary, glossary = glossary, False
+        if at in quoted and at - 1 not in quoted and current:  # a blockquote starts a block
+            blocks.append(current)
+            current = []
         if at in header_run:  # a memo's "To:", "From:", "Date:", "Subject:" lines: its envelope, no fact
             if current:
                 blocks.append(current)
@@ -453,7 +466,7 @@ def chunk_sentences(text: str) -> list[str]:
     """A chunk's sentences (English and CJK end punctuation) within each of its blocks
     (:func:`text_blocks`: paragraphs and list items, headings left out), whitespace collapsed first; a
     dot after an abbreviation, an initial or a dotted acronym ends nothing (:func:`ends_sentence`: "Dr.
-    Smith", "e.g. Ibuprofen", "No. 5")."""
+    Smith", "e.g. Ibuprofen", "No. 5"); a sentence's one-word label ("Limitations: therapists ...") is dropped."""
     out: list[str] = []
     for block in text_blocks(text):
         kept: list[str] = []
@@ -462,8 +475,13 @@ def chunk_sentences(text: str) -> list[str]:
                 kept[-1] = f"{kept[-1]} {piece}"
             else:
                 kept.append(piece)
-        out += kept
+        out += [_WORD_LABEL.sub(lambda m: m.group(1).upper(), k, count=1) for k in kept]
     return out
+
+
+_WORD_LABEL = re.compile(r"^[A-Z][a-z]+:\s+([a-z])(?=[a-z]*\s+\w+\s+\w+)")
+"""A sentence's one-word run-in label before a lower-case sentence ("Limitations: therapists could not be blinded
+..."), inside a paragraph as at its start (:data:`_RUN_IN_LABEL`): dropped, the sentence's first letter raised."""
 
 
 QUOTATION = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')
