@@ -3,7 +3,7 @@
 A negation (:data:`engine.text.lexicon.NEGATIONS`, :data:`~engine.text.lexicon.DENIALS`, a Chinese
 negation) reaches from its word to the end of the sentence, or to the next ";" or a scope end
 (:data:`engine.text.lexicon.SCOPE_END`: but/rather/instead/however/though/although/yet/whereas/unless, 但/而/却/可是)
-or a dash or a colon; a negation that only bounds a value ("not more than 4 grams", "must not exceed 8") negates nothing;
+or a dash; a negation that only bounds a value ("not more than 4 grams", "must not exceed 8") negates nothing;
 the words of its own clause before it (the subject: "Tim Farron has said he does ...") are outside its
 scope; a clause that is only "No"/"Nope"/"不" is an interjection and negates nothing; a clause that opens
 a scope with an even number of negations (two: "it is not preferred when hands are not soiled") asserts
@@ -113,9 +113,9 @@ def _scoped(sentence: str) -> tuple[Clause, ...]:
     scope = False
     for text, delim in clause_parts(sentence) or [(sentence, "")]:
         words = tokens(text)
-        if delim.strip() in (";", "—", "-", "–", ":") or _SCOPE_END.match(text):
-            scope = False  # (a dash or a colon starts a clause of its own: "Not 30 days — it is 60 days.", "Not 18
-            # metres a minute as older tables said: the rate is 9 metres a minute.")
+        if delim.strip() in (";", "—", "-", "–") or _SCOPE_END.match(text):
+            scope = False  # (a dash starts a clause of its own: "Not 30 days — it is 60 days."; a colon does not:
+            # "Treatment is not mostly supportive: rest, fluids and fever control" denies what follows it too)
         at = _negation_at(text, words)
         own = at is not None
         interjection = bool(words) and all(t in _INTERJECTION for t in words)

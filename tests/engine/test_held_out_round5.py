@@ -68,10 +68,12 @@ def test_a_basis_said_in_any_given_period():
      "In Norway, women must wait 8 weeks between donations and men 12 weeks.", False),
     ("The club's handbook says a season ticket costs £240.",
      "Some members say a season ticket costs £240; I haven't checked whether the handbook says that.", False),
-    ("The maximum ascent rate for divers is 10 metres per minute.",
-     "Not 18 metres per minute as older tables said: the maximum ascent rate for divers is 10 metres per minute.", True),
+    # a colon carries a negation on (a correction after it was tried: the validity bench's negated near misses,
+    # "Treatment is not mostly supportive: rest, ...", were credited)
+    ("Care is mostly supportive: rest, fluids and fever control.",
+     "Care is not mostly supportive: rest, fluids and fever control.", False),
 ])
-def test_roles_swapped_a_report_disowned_and_a_correction_after_a_colon(claim, answer, met):
+def test_roles_swapped_a_report_disowned_and_a_negation_over_a_colon(claim, answer, met):
     from engine.judge.check import CheckRow, offline_verdicts
 
     verdict = offline_verdicts([CheckRow("criterion", "", answer, met, criterion=claim)])[0]
