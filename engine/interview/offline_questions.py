@@ -286,7 +286,8 @@ def wh_question(sentence: str, topic: str = "") -> tuple[str, str] | None:
     1. a date ("on 21 May 1799" -> "on what date");
     2. an age ("at the age of 47" -> "at what age", "between the ages of four and seven" -> "between
        what ages");
-    3. an amount with its unit ("about 930 square kilometres" -> "how many square kilometres", "more
+    3. an amount with its unit ("about 930 square kilometres" -> "how many square kilometres", a sum "how much"
+       ("£10 cheaper" -> "how much cheaper"), "more
        than 400 species" -> "how many species", "48 hours" -> "how many hours", "20%" -> "what
        percentage");
     4. a year or a century ("in 1970" -> "in what year"; a sentence that opens with it, "In 1823 X did
@@ -329,6 +330,9 @@ def wh_question(sentence: str, topic: str = "") -> tuple[str, str] | None:
             continue
         if re.fullmatch(r"(?:1[0-9]|20)\d{2}", m.group("num")) and not unit.endswith("s"):
             continue  # a year, asked below
+        at = m.start("num")
+        if at and body[at - 1] in "£$€¥":  # a sum: "online filing is £10 cheaper" -> "is how much cheaper"
+            return _tidy(body[:at - 1] + "how much" + body[m.end("num"):]), body[at - 1:m.end("num")]
         if unit.lower() in ("%", "percent", "per cent"):
             asked = "what percentage"
         else:

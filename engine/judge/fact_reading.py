@@ -88,7 +88,10 @@ def bound_numbers(text: str, reach: int = 1) -> list[tuple[str, tuple[str, ...]]
             if not is_number_stem(t) or t in ("1", "1st"):
                 continue
             counted: list[str] = []
-            for nxt in toks[i + 1:]:
+            after = toks[i + 1:]
+            if after[:1] == ["per"] and len(after) > 1:
+                after = after[1:]  # "6.02214076e23 per mole" counts moles ("mol⁻¹")
+            for nxt in after:
                 if is_number_stem(nxt) or is_negation(nxt) or nxt in STOPWORDS or len(counted) >= reach:
                     break
                 counted.append(stem(nxt))

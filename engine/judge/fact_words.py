@@ -68,6 +68,8 @@ def has_number(cand: Candidate, number: str, counted: str, claim_words: set[str]
             if n == number and (not counted or not after or counted in after or _same_unit(counted, after[0])
                                 or (after[0] in claim_words and not _other_dimension(counted, after[0]))):
                 return True
+        if not counted and any(s.endswith(number) and s[:-len(number)][-1:].isalpha() for s in c.stems):
+            return True  # a name's number ("GPLv3" for "Version 3"): a word with digits is no number of its own
     return False
 
 
@@ -96,7 +98,8 @@ def _other_dimension(a: str, b: str) -> bool:
     return ua is not None and ub is not None and ua[0] != ub[0]
 
 
-_WORD_RUN = re.compile(r"[\w'’-]+")
+_WORD_RUN = re.compile(r"\w(?:[\w'’-]*\w)?")
+"""A word as :func:`swapped_name` reads it: a quotation mark or a hyphen at its edge is not its ("'port'" is port)."""
 
 
 _ROMAN = re.compile(r"(?:I|II|III|IV|V|VI|VII|VIII|IX|X|XI|XII|XIII|XIV|XV|XVI)")
@@ -178,14 +181,15 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
         # a whole name of several words, none of them said ("found by Mary Anning in 1823" said "found by
         # William Buckland in 1823"; a first name at the sentence's start belongs to it: "Georges Cuvier")
         b, e = i, i + 1
-        while e < len(low) and low[e] in claim.names:
-            e += 1
+        while e < len(low) and (low[e] in claim.names or (
+                low[e] in _NAME_JOINS and e + 1 < len(low) and low[e + 1] in claim.names)):
+            e += 1  # ("England and Wales", "Isle of Man" are one name)
         while b > 0 and words[b - 1][:1].isupper() and low[b - 1] not in STOPWORDS and low[b - 1] not in said:
             b -= 1  # (a title the candidate says too frames the name: "Pope Leo III" said "Pope Hadrian I")
         while e < len(low) and _ROMAN.fullmatch(words[e]):
             e += 1  # a regnal number is the name's
         i = e
-        if e - b >= 2 and not any(x in said for x in low[b:e]):
+        if e - b >= 2 and not any(x in said for x in low[b:e] if x not in _NAME_JOINS):
             new = replaced(b, e, 2, True, False)
             if new and difflib.SequenceMatcher(None, new, " ".join(low[b:e])).ratio() < NAME_SPELLING:
                 return " ".join(low[b:e])
@@ -207,7 +211,34 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
                 return w
             if len(after) == 3 and cand_low[j + 1:j + 4] == after and j == 0:
                 return w
+            # the opposite said of the same thing: the next content word the claim's word qualifies, within
+            # two words of each ("the lowest possible total ... is 3" said "3 is the highest total")
+            # ("the minimum total is 3 and the highest total is 15" gives the claim's number to another thing: the
+            # opposite's part of the sentence holds one of the claim's numbers, when the claim has any)
+            # (a word that qualifies a noun, not a preposition before a number nor a comparison: "above 63 °C",
+            # "larger in diameter than Mercury" said the other way round are the frame's business)
+            if not claim.numbers or i + 1 >= len(low) or low[i + 1] in STOPWORDS or is_number_stem(low[i + 1]) \
+                    or "than" in low[i + 1:i + 4]:
+                continue
+            heads = {x for x in low[i + 1:i + 3] if x not in STOPWORDS and not is_number_stem(x)}
+            if heads & {x for x in cand_low[j + 1:j + 3] if x not in STOPWORDS} and _with_number(
+                    cand.text, cand_low[j], {n for n, _w in claim.numbers}):
+                return w
     return None
+
+
+_NAME_JOINS = frozenset({"and", "of", "de", "la", "le", "du", "van", "von", "upon"})
+"""Words inside a name of several capitalised words ("England and Wales", "Isle of Man", "Stratford upon Avon")."""
+_PART = re.compile(r"[,;:]\s|\s(?:and|but|while|whereas)\s", re.IGNORECASE)
+
+
+def _with_number(text: str, word: str, numbers: set[str]) -> bool:
+    """Whether a part of ``text`` (cut at commas, semicolons, colons and conjunctions) that says ``word`` holds one
+    of ``numbers`` (True when there are none)."""
+    if not numbers:
+        return True
+    return any(word in (w.lower() for w in _WORD_RUN.findall(part)) and numbers & set(tokens(part))
+               for part in _PART.split(text) if part)
 
 
 def other_number(cand: Candidate, number: str, counted: str, numbers: set[str], facts: set[str]) -> bool:
@@ -898,7 +929,25 @@ def number_alternatives(sentence: str, number: str, numbers: set[str]) -> tuple[
         others = [i for i in items if i not in held and not set(re.findall(r"\d[\d.]*", i)) <= numbers | {"1"}]
         if held and others:
             return tuple(others)
+    for m in _VALUE_RUN.finditer(text):  # values with their units: "1.25 mm, 1.5 mm or 1.75 mm", "14 October 1066,
+        # or possibly 25 September 1066"; one value in two units is no alternative ("5 cm, or 2 inches")
+        items = [(i.group(1), (i.group(2) or "").lower()) for i in _VALUE_ITEM.finditer(m.group(0))]
+        held = [(v, u) for v, u in items if number in re.findall(r"\d[\d.]*", v.replace(",", ""))]
+        if not held or not held[0][1]:
+            continue
+        unit = held[0][1]
+        others = [f"{v} {u}" for v, u in items if (v, u) not in held and (u == unit or (u in _MONTHS and unit in _MONTHS))
+                  and not set(re.findall(r"\d[\d.]*", v.replace(",", ""))) <= numbers]  # ("1 June": a digit, no article)
+        if others:
+            return tuple(others)
     return ()
+
+
+_MONTHS = frozenset("january february march april may june july august september october november december".split())
+_VALUE = r"\d+(?:[.,]\d+)*\s*(?:(?!or\b)[A-Za-zµ°%][\w/°%]{0,11})(?:\s+\d{4})?"
+_VALUE_ITEM = re.compile(r"(\d+(?:[.,]\d+)*)\s*((?!or\b)[A-Za-zµ°%][\w/°%]{0,11})?(?:\s+\d{4})?", re.IGNORECASE)
+_VALUE_RUN = re.compile(rf"(?<![\w./]){_VALUE}(?:\s*(?:,\s*or|,|\bor)(?:\s+(?:possibly|maybe|perhaps|else|even))?\s+{_VALUE})*"
+                        rf"\s*(?:,\s*or|\bor)(?:\s+(?:possibly|maybe|perhaps|else|even))?\s+{_VALUE}", re.IGNORECASE)
 
 
 def enumerates(items: tuple[str, ...], facts: list[str]) -> bool:

@@ -127,7 +127,7 @@ from engine.text.cloze import Cloze, CriterionIn, cloze_of, criterion_text
 from engine.text.negation import scoped_clauses
 from engine.text.quantities import other_basis, other_date, other_rate, other_unit, restate
 from engine.text.sentences import split_sentences
-from engine.text.tokens import content_stems, content_words, runs_on, stem
+from engine.text.tokens import content_stems, content_words, runs_on, stem, tokens
 
 DEFAULT_THRESHOLD = 0.65
 """Score needed for a criterion to be met (fitted on REALSumm's dev half: ``bench/criterion_check.py``)."""
@@ -819,7 +819,8 @@ class FreeTextJudge:
         elif any(term_list(sentence, frozenset(facts), claim.text) for sentence in cand.key[::2]):
             cap, why = KEYWORD_SHARE, f"{why}; lists the claim's terms without relating them"
         elif numbers and (offered := next((alt for sentence in cand.key[::2] for n, _w in bound if n not in ("1", "1st")
-                                           if (alt := number_alternatives(sentence, n, numbers))), ())):
+                                           if (alt := number_alternatives(sentence, n, numbers | _all_numbers(claim.text)))),
+                                          ())):  # (the claim's own alternatives, the question's too, offer nothing new)
             cap, why = KEYWORD_SHARE, f"{why}; offered beside other candidates ({', '.join(offered[:3])})"
         else:
             units = frozenset(w for _n, w in bound if w)
@@ -870,6 +871,12 @@ def merge(verdicts: Sequence[Sequence[FactVerdict]]) -> list[FactVerdict]:
         out.append(best if best.support == support else FactVerdict(best.met, best.score, best.rationale,
                                                                     best.sentence, support))
     return out
+
+
+@lru_cache(maxsize=4096)
+def _all_numbers(text: str) -> frozenset[str]:
+    """Every number a text says, those the question gave it too."""
+    return frozenset(t for t in tokens(text) if is_number_stem(t))
 
 
 def _short(text: str, limit: int = 80) -> str:

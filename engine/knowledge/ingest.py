@@ -2,7 +2,8 @@
 
 Supported: ``.txt``, ``.md`` (one document per file), ``.json`` (a list of records, one record,
 or SQuAD-style ``data[].paragraphs[].context`` with one document per context), ``.jsonl``
-(one document per line) and ``.csv`` (one document per row). A record's text is every string
+(one document per line) and ``.csv`` (one document per row; "#" lines above the header are a preamble, not
+rows, and a row's line number counts them). A record's text is every string
 field (nested ones too, id-like fields skipped) or the one field named by ``text_field`` /
 ``text_column``; a record of fields with a key and short values (a table's row) is read as sentences
 naming each column and the key (:func:`fields_text`: "The adult dose of Corvalenne is 25 mg orally.").
@@ -27,6 +28,11 @@ from engine.text.normalize import normalize_text
 SUPPORTED_SUFFIXES = (".txt", ".md", ".json", ".jsonl", ".csv")
 _ID_KEY = re.compile(r"(?:^|_)(?:id|ids|uuid|url|urls|href)$", re.IGNORECASE)
 _TITLE_KEYS = ("title", "name", "heading", "subject")
+_TYPE_KEY = re.compile(r"^(?:record|doc|document|entry|item|row)?[_ ]?(?:type|kind)$", re.IGNORECASE)
+"""A field that tags a record's kind for a program ("record_type": "limit", "type": "site"): no key, no fact."""
+_NUMBERING_KEY = re.compile(r"^(?:clause|section|article|paragraph|para|rule|regulation|item|no|number)$", re.IGNORECASE)
+_NUMBERING = re.compile(r"[A-Za-z]?\d{1,3}(?:\.\d{1,3}){0,3}(?:\s?\([a-z0-9]{1,3}\))?[A-Za-z]?")
+"""A record's own number in its document ("clause": "4.3", "section": "12(a)"): where it stands, not what it says."""
 _SNIFF_BYTES = 8192
 
 
@@ -387,6 +393,8 @@ def fields_text(record: dict[Any, Any]) -> str | None:
         if not isinstance(k, str) or _ID_KEY.search(k) or not isinstance(v, str):
             continue  # a JSON number or flag is the record's metadata (a count, a rank), as before; a CSV
             # cell is always a string: a table's numbers are its data
+        if _TYPE_KEY.match(k) or (_NUMBERING_KEY.match(k) and _NUMBERING.fullmatch(v.strip())):
+            continue  # the kind of record ("record_type": "limit") and its number ("clause": "4.3") name no fact
         text = " ".join(str(v).split())
         if text:
             cells.append((k, text))
@@ -468,21 +476,44 @@ _UNIT_CASE = {"kw": "kW", "db": "dB", "dba": "dBA", "hz": "Hz", "khz": "kHz", "m
 
 
 def _unit_from_field(field: str, value: str) -> tuple[str, str]:
-    """A column named with its unit ("distance km", "fare gbp", "interval months") and a number in it: the
-    field without the unit and the number with it ("distance", "203 km"); else both as they are."""
+    """A column named with its unit and a number (or a range: "10-15") in it: the field without the unit and the
+    number with it ("distance km" -> "distance", "203 km"; "onset (minutes)" -> "onset", "10-15 minutes"; a rate's
+    units, "dose min mg per kg" -> "minimum dose", "0.005 mg per kg"); else both as they are. "min"/"max" left
+    in the name are "minimum"/"maximum" ("dose min" reads "minimum dose")."""
     from engine.text.quantities import UNITS
 
+    if not (_looks_numeric(value) or _NUMBER_RANGE.fullmatch(value.strip())):
+        return field, value
+    bracket = re.fullmatch(r"(?P<name>.+?)\s*\((?P<unit>[^()]{1,12})\)", field)
+    if bracket:  # "onset (minutes)", "storage (°C)"
+        return bracket.group("name"), f"{value} {bracket.group('unit')}"
     words = field.split()
-    if len(words) < 2 or not _looks_numeric(value):
+    if len(words) < 2:
         return field, value
-    unit = words[-1]
-    if unit.lower() in _FIELD_UNITS:
-        said = _FIELD_UNITS[unit.lower()]
-    elif unit.lower() in UNITS:
-        said = _UNIT_CASE.get(unit.lower(), unit)
+
+    def unit_word(w: str) -> bool:
+        return w.lower() in _FIELD_UNITS or w.lower() in UNITS
+
+    at = len(words) - 1
+    if unit_word(words[at]) or (at >= 2 and words[at - 1] == "per"):
+        while at >= 2 and words[at - 1] == "per" and unit_word(words[at - 2]):
+            at -= 2  # "mg per kg", "mg per kg per 24h"
+    if at == len(words) - 1 and not unit_word(words[at]) or at == 0:
+        return field, value
+    unit = words[at:]
+    if len(unit) == 1 and unit[0].lower() in _FIELD_UNITS:
+        said = _FIELD_UNITS[unit[0].lower()]
     else:
-        return field, value
-    return " ".join(words[:-1]), f"{value}{said}" if said == "%" else f"{value} {said}"
+        said = " ".join(_UNIT_CASE.get(w.lower(), w) for w in unit)
+    name = [_SPELLED_NAME.get(w, w) for w in words[:at]]
+    if len(name) == 2 and name[1] in ("minimum", "maximum"):
+        name = [name[1], name[0]]  # "dose min" -> "minimum dose"
+    return " ".join(name), f"{value}{said}" if said == "%" else f"{value} {said}"
+
+
+_NUMBER_RANGE = re.compile(r"[-+]?\d[\d.,]*\s*(?:-|–|to)\s*\d[\d.,]*")
+_SPELLED_NAME = {"min": "minimum", "max": "maximum"}
+"""A column name's abbreviations left beside its unit, spelled out."""
 
 
 def _plural(field: str) -> bool:
@@ -606,6 +637,12 @@ def _csv_records(path: Path, open_lines: Callable[[], Iterable[str]], text_colum
         size += len(line)
         if size >= _SNIFF_BYTES:
             break
+    comments = 0  # a preamble of "#" lines above the header (an export's title, version, approval) is no row
+    while head and head[0].lstrip().startswith("#"):
+        head.pop(0)
+        comments += 1
+        if not head:
+            head.extend(itertools.islice(lines, 1))
     sample = "".join(head)[:_SNIFF_BYTES]
     try:
         dialect = csv.Sniffer().sniff(sample, delimiters=",;\t|")
@@ -617,7 +654,7 @@ def _csv_records(path: Path, open_lines: Callable[[], Iterable[str]], text_colum
     try:
         columns = reader.fieldnames or []
     except csv.Error as exc:
-        report.bad_files.append(InputIssue(str(path), _csv_problem(exc, 1), line=1))
+        report.bad_files.append(InputIssue(str(path), _csv_problem(exc, 1 + comments), line=1 + comments))
         return
     if not columns:
         report.bad_files.append(InputIssue(str(path), "CSV file has no header row"))
@@ -628,11 +665,11 @@ def _csv_records(path: Path, open_lines: Callable[[], Iterable[str]], text_colum
         return
     docs: list[SourceDocument] = []
     skipped: list[InputIssue] = []
-    start = reader.line_num + 1  # the line the next record begins on
+    start = reader.line_num + 1 + comments  # the line the next record begins on
     try:
         for row in reader:
             lineno = start
-            start = reader.line_num + 1
+            start = reader.line_num + 1 + comments
             fields = fields_text(row) if text_column is None else None
             if text_column is not None:
                 parts = [row.get(text_column) or ""]

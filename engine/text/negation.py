@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from engine.text.lexicon import DENIALS, NEGATION_CJK, NEGATIONS, SCOPE_END, SCOPE_END_CJK
+from engine.text.lexicon import DENIALS, NEGATION_CJK, NEGATIONS, PAST_VERBS, SCOPE_END, SCOPE_END_CJK, VERBS
 from engine.text.numbers import NUMBER_WORDS_PATTERN
 from engine.text.tokens import tokens
 
@@ -107,15 +107,34 @@ def _negation_at(text: str, words: list[str]) -> int | None:
     return None
 
 
+_FINITE = VERBS | PAST_VERBS | frozenset("am be been being did shall".split())
+"""Words that make what follows a colon a clause of its own (:func:`_scoped`)."""
+_WITH_NO = re.compile(r"\bwith\s+no\s+\S", re.IGNORECASE)
+
+
+def _states(parts: list[tuple[str, str]], i: int) -> bool:
+    """Whether the clauses from ``i`` to the next ";", dash or scope end hold a verb (:data:`_FINITE`): what
+    follows a colon states something of its own ("... can't happen: the lowest possible total is 3")."""
+    for k in range(i, len(parts)):
+        text, delim = parts[k]
+        if k > i and (delim.strip() in (";", "—", "-", "–") or _SCOPE_END.match(text)):
+            break
+        if any(w in _FINITE for w in tokens(text)):
+            return True
+    return False
+
+
 @lru_cache(maxsize=1 << 14)
 def _scoped(sentence: str) -> tuple[Clause, ...]:
     out: list[Clause] = []
     scope = False
-    for text, delim in clause_parts(sentence) or [(sentence, "")]:
+    parts = clause_parts(sentence) or [(sentence, "")]
+    for i, (text, delim) in enumerate(parts):
         words = tokens(text)
-        if delim.strip() in (";", "—", "-", "–") or _SCOPE_END.match(text):
-            scope = False  # (a dash starts a clause of its own: "Not 30 days — it is 60 days."; a colon does not:
-            # "Treatment is not mostly supportive: rest, fluids and fever control" denies what follows it too)
+        if delim.strip() in (";", "—", "-", "–") or _SCOPE_END.match(text) or (delim.strip() == ":" and _states(parts, i)):
+            scope = False  # (a dash starts a clause of its own: "Not 30 days — it is 60 days."; a colon does when
+            # a verb follows it: "that can't happen: each component scores at least 1, so the lowest total is 3";
+            # not before a list: "Treatment is not mostly supportive: rest, fluids and fever control" denies it too)
         at = _negation_at(text, words)
         own = at is not None
         interjection = bool(words) and all(t in _INTERJECTION for t in words)
@@ -127,6 +146,9 @@ def _scoped(sentence: str) -> tuple[Clause, ...]:
         negated = (scope or (own and aside)) and not interjection
         if negated and head and negation_count(text) % 2 == 0:
             negated, head, scope = False, "", False  # "not ... when they are not soiled": two negations assert
+        if own and head and _WITH_NO.search(text[max(0, at - 6):at + 4]):
+            scope = False  # "with no" denies its noun, not the sentence: "A patient with no eye, verbal or motor
+            # response at all scores three" (its own clause is negated: "on all wages, with no upper limit")
         out.append(Clause(text, negated, head if negated else ""))
     return tuple(out)
 

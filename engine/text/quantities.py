@@ -41,6 +41,7 @@ LADDERS: dict[str, tuple[tuple[str, int], ...]] = {
     "pressure": (("pascal", 1), ("hectopascal", 100), ("kilopascal", 1_000), ("bar", 100_000), ("megapascal", 10**6)),
     "voltage": (("volt", 1), ("kilovolt", 1_000)),
     "power": (("watt", 1), ("kilowatt", 1_000)),
+    "amount": (("millimole", 1), ("mole", 1_000)),
 }
 """Each dimension's units, smallest first, with their size in the smallest unit."""
 
@@ -52,8 +53,8 @@ _SPELLINGS = {
     "tonne": "tonne tonnes", "millimetre": "millimetre millimetres millimeter millimeters mm",
     "centimetre": "centimetre centimetres centimeter centimeters cm",
     "metre": "metre metres meter meters", "kilometre": "kilometre kilometres kilometer kilometers km kms",
-    "millilitre": "millilitre millilitres milliliter milliliters ml mls",
-    "litre": "litre litres liter liters", "hertz": "hertz hz", "kilohertz": "kilohertz khz",
+    "millilitre": "millilitre millilitres milliliter milliliters ml mls cm3 cc",
+    "litre": "litre litres liter liters dm3", "hertz": "hertz hz", "millimole": "millimole millimoles mmol", "mole": "mole moles mol", "kilohertz": "kilohertz khz",
     "megahertz": "megahertz mhz", "gigahertz": "gigahertz ghz", "milliampere": "milliampere milliamperes milliamp milliamps ma",
     "ampere": "ampere amperes amp amps", "pascal": "pascal pascals pa", "hectopascal": "hectopascal hectopascals hpa",
     "kilopascal": "kilopascal kilopascals kpa", "bar": "bar bars",

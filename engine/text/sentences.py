@@ -119,7 +119,7 @@ _MD_ITEM = re.compile(r"^[ \t]*(?:\d{1,3}(?:\.\d{1,3}){1,3}\.?(?=[ \t]+(?:[\"“
 contract's clause number before a capital ("4.2 Subject to ...", "1.1 "the Company" means ..."), or an indented
 sub-item's letter before a capital ("   a. Choose up to three zones")."""
 _NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+")
-_LEAD_IN = re.compile(r"(?:[:,;]|\b(?:and|or))\s*$", re.IGNORECASE)
+_LEAD_IN = re.compile(r"(?:[:,;]|\s[-–—]|\b(?:and|or))\s*$", re.IGNORECASE)
 
 
 _LEAD_IN_LINE = re.compile(r"\b(?:as\s+follows|the\s+following|below|these|must|should|shall|may|can|will|need\s+to|"
@@ -146,12 +146,17 @@ def plain_heading(line: str, next_line: str | None = None) -> str:
     body = line[item.end():].strip() if item else stripped
     body = body.rstrip(":").rstrip()
     found = body.split()
+    bare = re.sub(r"\([^()]*\)", "", body)  # ("... AGREEMENT (Form HWH-7, revised ...)")
+    letters = [ch for ch in bare if ch.isalpha()]
+    capitals = len(letters) >= 3 and all(ch.isupper() for ch in letters)
     if not found or body[-1] in ".!?;,。！？；，" or ((len(found) > 10 or len(body) > 80)
-                                                    and not (len(found) <= 16 and len(body) <= 120 and _title_case(body))):
+                                                    and not (len(found) <= 16 and len(body) <= 120 and _title_case(body))
+                                                    and not (capitals and len(bare.split()) <= 10 and len(body) <= 120)):
         return ""
-    letters = [ch for ch in re.sub(r"\([^()]*\)", "", body) if ch.isalpha()]  # ("... AGREEMENT (Form HWH-7, revised ...)")
-    if len(letters) >= 3 and all(ch.isupper() for ch in letters):
+    if capitals:  # ("SCHEDULE 1 - ISSUE FEES (online filing is £10 cheaper in each band)")
         return body
+    if not item and _SECTION_TITLE.match(body) and len(found) <= 10:
+        return body  # "Section 4. Starting a claim", "Article 12 - Notices" over its text
     if not item and _title_case(body) and (next_line or "").strip()[:1].isupper():
         return body  # "Standard Operating Procedure SOP-7: Intake and Storage of Seed" over "Version 4.2 ..."
     if not item and body[0].isupper() and len(found) <= 8 and not (next_line or "").strip():
@@ -162,6 +167,14 @@ def plain_heading(line: str, next_line: str | None = None) -> str:
     return ""
 
 
+_SPEAKER_LINE = re.compile(
+    r"^[ \t]*(?!(?:Q|A|Question|Answer|Ans)[ \t]*:)(?:(?:(?:Dr|Sgt|Mr|Mrs|Ms|Prof|Cllr|Capt|Cdr|Insp|Supt|Sir|Dame)\.?[ \t]+)?[A-Z][\w'’-]+(?:[ \t]+[A-Z][\w'’-]+){0,2}"
+    r"|[A-Z]{3,}(?:[ \t]+[A-Z]{3,})?):[ \t]+[\"“A-Z0-9]")
+"""A line that opens with a speaker's name or a capitals label and a colon before a sentence: a turn of minutes or of
+a transcript ("Sgt Fiona Dunbar: For the record, ...", "DECISION: Adopted by 15 votes to 2")."""
+_SECTION_TITLE = re.compile(r"^(?:Section|Article|Rule|Regulation|Clause|Part|Chapter|Schedule|Paragraph|Annex|Appendix)"
+                            r"\s+[\dIVXLC]+[A-Za-z]?\.?\s*(?:[-–—:]\s*)?[A-Z][\w'’,()/ -]*$")
+"""A numbered section's title line of a statute, a contract or a code: its word, its number, its title."""
 _DEFINITION_LINE = re.compile(r"^[ \t]*[^\W\d_][\w'’()/ -]{0,40}:[ \t]+\S.*\.[ \t]*$")
 """A line that defines a term, as a glossary writes one a line: "Accession: a single seed collection ..."."""
 _DEFINED = re.compile(r"^[ \t]*(?P<term>[^:]{1,41}?):[ \t]+(?P<rest>[a-z].*)$")
@@ -325,6 +338,13 @@ def text_blocks(text: str) -> list[str]:
             if current:
                 blocks.append(current)
             current = [body] if item else []
+        elif current and _SPEAKER_LINE.match(line) and (re.search(r"[.!?\"”)]\s*$", current[-1]) or (
+                len(current) == 1 and at and _NUMBERED.match(lines[at - 1]))):
+            # a turn of minutes or a transcript ("Euan Castellan: We had 127 callouts ...", "DECISION: Adopted ..."),
+            # after a line that ends a sentence or a numbered title: a block of its own, its label dropped like a
+            # run-in label's
+            blocks.append(current)
+            current = [line]
         elif current and _DEFINITION_LINE.match(line) and (after_glossary or _DEFINITION_LINE.match(current[-1])):
             # a glossary's entries, one a line ("eRH: equilibrium ..."): one block each, each a sentence
             blocks.append([_defined(current[0])] if len(current) == 1 else current)

@@ -6,7 +6,9 @@
   number words of any size become digits ("two hundred and fifty-three thousand" -> 253000, "1.5
   million" -> 1500000), ordinals become digit ordinals ("first", "1st" -> 1st; "twenty-first" ->
   21st), Chinese numerals become digits ("一千八百" -> 1800, "百分之九十" -> 90 percent)
-  (:mod:`engine.text.numbers`).
+  (:mod:`engine.text.numbers`); a number in scientific notation is one number ("6.02214076 × 10^23",
+  "6.02214076e23" -> 6.02214076e23; "1.5 × 10^3" -> 1500); a word with digits glued after its letters is one
+  word, not a number ("M10", "FD30", "IPx7", "H2O", "dm³" -> dm3).
 - **Stems** (:func:`stem`): the Snowball English (Porter2) stemmer of ``whoosh`` (a dependency
   already), after a table of common irregular forms ("went" -> go, "children" -> child); the one
   stemmer of judging. :func:`crude_stem` is the suffix-stripping stem of the offline generators.
@@ -37,7 +39,7 @@ from engine.text.numbers import (
     ordinal,
 )
 
-_TOKEN = re.compile(rf"[{CJK}]|\d+(?:[.,]\d+)*(?:st|nd|rd|th)?%?|[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
+_TOKEN = re.compile(rf"[{CJK}]|\d+(?:[.,]\d+)*(?:e-?\d+(?!\w|\.\d))?(?:st|nd|rd|th)?%?|[^\W\d_]+\d[^\W_]*|[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _PER_CENT = re.compile(r"\bper\s+cent\b", re.IGNORECASE)
 
@@ -64,8 +66,34 @@ def _number_token(tok: str) -> list[str]:
     return [tok, "percent"] if percent else [tok]
 
 
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
+_SCIENTIFIC = re.compile(r"(?<![\w.])(?:(\d+(?:\.\d+)?)\s*[×x✕*·]\s*)?10\s*(?:\^\s*\(?\s*([+\-−]?\d+)\s*\)?|([⁺⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
+                         r"(?![\w^])|(?<![\w.])(\d+(?:\.\d+)?)[eE]([+\-]?\d+)(?!\w|\.\d)")
+"""A number in scientific notation: "6.02214076 × 10^23", "1.0 x 10^-14", "10⁻¹⁴", "6.02214076e23"."""
+
+
+def _scientific(m: re.Match) -> str:
+    """One number for a number in scientific notation: plain digits when its exponent is between -6 and 12
+    ("1.5 × 10^3" is 1500), else its significand and exponent ("6.02214076e23"), so each way of writing it reads
+    the same."""
+    from decimal import Decimal, InvalidOperation
+
+    mantissa = m.group(1) or m.group(4) or "1"
+    exponent = (m.group(2) or (m.group(3) or "").translate(_SUPERSCRIPT) or m.group(5) or "0").replace("−", "-")
+    try:
+        value = Decimal(mantissa).scaleb(int(exponent)).normalize()
+    except (InvalidOperation, ValueError):
+        return m.group(0)
+    if -6 <= value.adjusted() <= 12:
+        return format(value, "f")
+    digits, exp = format(value, "e").split("e")
+    return f"{digits}e{int(exp)}"
+
+
 @lru_cache(maxsize=1 << 14)
 def _tokens(text: str) -> tuple[str, ...]:
+    if "10" in text or "e" in text or "E" in text:
+        text = _SCIENTIFIC.sub(_scientific, text)
     text = _PER_CENT.sub("percent", normalize(text)).lower()
     words: list[str] = []
     for tok in _TOKEN.findall(text):
