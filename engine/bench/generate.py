@@ -385,6 +385,9 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
             drops.add("near-duplicate item(s)")
             continue
         facts = offline.choose_facts(facet)
+        if len(facts) < offline.MIN_CRITERIA:  # two of its facts alike ("The check in closes minutes of Check-in
+            drops.add("items with too few distinct facts")  # are ... 30" and "Check-in closes 30 minutes ...")
+            continue
         used.update(k.text for k in facts)
         drafts.append(ItemDraft(
             protocol="adaptive", question=q.question, topic=topic.name, reference=" ".join(k.text for k in facts),

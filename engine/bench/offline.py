@@ -657,6 +657,12 @@ _CITATION = re.compile(r"\s*\[\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\]|\s*\((?:[A-Z][\
 """A citation marker ("[1]", "[2, 3]", "(Marsh et al., 2019)"): no part of what a passage is about."""
 
 
+_PREPOSITIONS = frozenset("of for in to by with at on from".split())
+_RECORD_LEAD = re.compile(r"^The [\w'’ -]{1,40}? of (?P<key>[^,;:]{2,60}?) (?:is|are) ")
+"""A record's field said of its key (:func:`engine.knowledge.ingest.fields_text`: "The stage of filtered water
+turbidity is ...")."""
+
+
 def aspect_of(facet: Facet, topic: str, topic_words: set[str]) -> str:
     """What an overview question asks about: the lead sentence's subject when it names more than the
     topic, else the noun phrase after its verb (after a modal, after the verb it governs), else a name
@@ -668,6 +674,13 @@ def aspect_of(facet: Facet, topic: str, topic_words: set[str]) -> str:
     context = " ".join(k.text for k in facet.facts)
     named = topic_names(topic)
     subj = _subject(lead) or subject_of(lead)
+    if subj and subj.split()[-1].lower() in _PREPOSITIONS:
+        # a subject cut at a participle read as its verb ("The stage of | filtered water turbidity is ..."): a
+        # record's sentence is about its key ("filtered water turbidity"), else the subject is not known
+        record = _RECORD_LEAD.match(lead)
+        if record and words(record.group("key")) - named:
+            return _article_lower(record.group("key"), context, topic)
+        subj = None
     if subj and words(subj) - named and len(subj.split()) <= 8:
         return _article_lower(subj, context, topic)
     verb = next((w.strip(",.;:").lower() for w in lead.split()[1:9] if is_verb(w)), "")

@@ -21,6 +21,7 @@ from engine.text.cjk import CJK
 from engine.text.cloze import Cloze
 from engine.text.lexicon import NEGATION_CJK, STOPWORDS, is_negation
 from engine.text.negation import clause_parts, scoped_clauses
+from engine.text.quantities import UNITS
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_stems, content_words, stem, tokens
 
@@ -79,14 +80,14 @@ def bound_numbers(text: str, reach: int = 1) -> list[tuple[str, tuple[str, ...]]
     2,000 a day" -> (2000, ()), "300 helmets and bicycles" -> (300, (helmet,)); never past a comma, a colon,
     a semicolon, a bracket or a dash (:data:`_BOUND_END`). A claim's number counts its first word (``reach`` 1); a reply's
     counts any of its first three ("nine job listings" counts listings). The number 1 is left out: it
-    is mostly the article ("one of them").
+    is mostly the article ("one of them"), but before a unit ("1 mg per kg").
     """
     out = []
     for part in _BOUND_END.split(text or ""):
         toks = tokens(part)
         for i, t in enumerate(toks):
-            if not is_number_stem(t) or t in ("1", "1st"):
-                continue
+            if not is_number_stem(t) or (t in ("1", "1st") and not (i + 1 < len(toks) and toks[i + 1] in UNITS)):
+                continue  # ("1 mg per kg" is a dose: one before a unit is a number)
             counted: list[str] = []
             after = toks[i + 1:]
             if after[:1] == ["per"] and len(after) > 1:

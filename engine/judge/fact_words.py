@@ -913,7 +913,8 @@ _EITHER_OR = re.compile(r"\beither\b[^.;:\d]{0,30}?(?<![\w.])(\d+(?:[.,]\d+)*)(?
 def number_alternatives(sentence: str, number: str, numbers: set[str]) -> tuple[str, ...]:
     """Other numbers the sentence offers beside the claim's ``number`` in a run of numbers joined by "or" or "/"
     ("3, 4 or 5 grams", "14 days, or 28, or 30", "1 in 40 or 1 in 80", "48 / 65", "either the last 60 or the last 90
-    days"; spelled numbers read as digits;
+    days"; values with their units, "1.25 mm, 1.5 mm or 1.75 mm", "14 October 1066, or possibly 25 September 1066",
+    but not one value in two units, "5 cm, or 2 inches"; spelled numbers read as digits;
     a date's "10/14/1066" is no run), those
     not among the claim's ``numbers`` (a claim's own "one or two tablets" offers nothing): () when it offers none."""
     text = spelled_as_digits(sentence or "")

@@ -776,7 +776,7 @@ class FreeTextJudge:
         # its weight NUMBER_WEIGHT)
         numbers = {n for n, _w in claim.numbers} | {f for f in facts if is_number_stem(f)}
         bound = claim.numbers or tuple((f, "") for f in facts if is_number_stem(f))
-        replaced = [f"{n} {w}".strip() for n, w in bound if n not in ("1", "1st")
+        replaced = [f"{n} {w}".strip() for n, w in bound if (n not in ("1", "1st") or w)  # ("1 mg": a dose)
                     and not has_number(cand, n, w, set(claim.stems))
                     and other_number(cand, n, w, numbers, {f for f in facts if not is_number_stem(f)})]
         # (also when the question gave every word of the claim: "it was 1977, not 1970" asked, "It was created

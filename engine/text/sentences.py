@@ -321,6 +321,8 @@ def text_blocks(text: str) -> list[str]:
             continue
         item = _MD_ITEM.match(line)
         if item and current and line[item.end():][:1].islower() and _LEAD_IN.search(current[-1]):
+            if re.search(r"\s[-–—]\s*$", current[-1]):  # "may recover only -" then "(a) the issue fee": no dash left
+                current[-1] = re.sub(r"\s[-–—]\s*$", "", current[-1])
             current.append(line[item.end():])  # "must have:" then "(a) a smoke alarm ..., and": one sentence
             continue
         if item:

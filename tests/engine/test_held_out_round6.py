@@ -71,6 +71,9 @@ def test_a_word_with_digits_is_no_number():
     # scientific notation and a name's number
     ("The Boltzmann constant is exactly 1.380649 × 10^-23 joules per kelvin.",
      "It is exactly 1.380649e-23 joules per kelvin, the Boltzmann constant.", True),
+    # one before a unit is a number, not an article
+    ("The minimum dose of ketamine is 1 mg per kg.", "The minimum dose of ketamine is 3 mg per kg.", False),
+    ("The minimum dose of ketamine is 1 mg per kg.", "Ketamine's minimum dose is one milligram per kilogram.", True),
     ("Version 2 of the protocol was published on 3 March 2011.", "HTTPv2 ... no: the protocol's v2 came out on 3 March 2011.",
      True),
 ])
@@ -129,7 +132,14 @@ def test_section_titles_speakers_and_a_dash_lead_in():
             "The owner must give notice -\n(a) in writing; and\n(b) at least 7 days ahead.\n")
     assert chunk_sentences(text) == ["We spent 4,200 pounds on fuel.",
                                      "That is 300 over budget.", "The fuel budget rises to 4,500 pounds.",
-                                     "The owner must give notice - in writing; and at least 7 days ahead."]
+                                     "The owner must give notice in writing; and at least 7 days ahead."]
+
+
+def test_a_records_sentence_is_asked_about_its_key():
+    from engine.bench.offline import Facet, KeySentence, aspect_of
+
+    facet = Facet(0, "limits", (KeySentence("The stage of filtered water turbidity is each rapid gravity filter.", 1, 1.0),))
+    assert aspect_of(facet, "Water treatment limits", {"water", "treatment", "limit"}) == "filtered water turbidity"
 
 
 def test_a_sum_is_asked_how_much():
