@@ -138,12 +138,15 @@ def quoted_claim(question: str, said: list[str]) -> str | None:
     reference the examiner quotes may be a sentence the target said too: it is not the one contested.)"""
     found: list[tuple[bool, int, str]] = []
     for m in _QUOTE.finditer(question):
-        q = next(g for g in m.groups() if g).rstrip(".…")[:40]
+        quote = " ".join(next(g for g in m.groups() if g).split())
+        cut = quote.endswith(("…", "..."))  # a quote the examiner shortened: its words are the sentence's start
+        q = quote.rstrip(".…")
         if not q:
             continue
         mine = bool(_YOU.search(question[max(0, m.start() - 40):m.start()]))
         for at in range(len(said) - 1, -1, -1):
-            if said[at].startswith(q):
+            own = " ".join(said[at].split()).rstrip(".…")
+            if own == q or (cut and own.startswith(q)):
                 found.append((mine, at, said[at]))
                 break
     return max(found)[2] if found else None

@@ -497,7 +497,7 @@ def rebound_number(claim_text: str, cand_text: str) -> str | None:
 
 _LOWER = r"less|fewer|lower|younger|shorter|smaller|lighter|earlier|cheaper|slower|narrower|thinner|weaker|colder|cooler"
 _BOUND_BEFORE = re.compile(
-    rf"\b(?:(?P<max>(?:not|no)\s+(?:more|longer|later|greater|higher|over|above|exceeding|to\s+exceed)(?:\s+than)?|"
+    rf"\b(?:(?P<max>(?:not|no|never)\s+(?:more|longer|later|greater|higher|over|above|exceeding|exceed|to\s+exceed)(?:\s+than)?|"
     rf"must\s+not\s+exceed|up\s+to|at\s+most|maximum(?:\s+of)?|max|under|below|within|(?:{_LOWER})\s+than|capped\s+at|"
     r"limited\s+to|before|until|till)|(?P<min>(?:not|no)\s+(?:less|fewer|earlier|lower|under|below)(?:\s+than)?|"
     r"at\s+least|minimum(?:\s+of)?|min|over|above|beyond|exceeding|exceeds?|after|[a-z]+er\s+than|more\s+than))"
@@ -594,6 +594,67 @@ def opposite_bound(claim_text: str, cand_text: str) -> str | None:
         if c_neg == r_neg and c_way != r_way:
             return n
     return None
+
+
+_RANGE = re.compile(
+    r"\b(?:between|from)\s+[£$€]?(?P<a>\d[\d,]*(?:\.\d+)?)\s*(?P<ua>[a-z%°]+)?\s+(?:and|to)\s+[£$€]?(?P<b>\d[\d,]*(?:\.\d+)?)(?!\d|:)"
+    r"(?!\s*(?:am|pm|a\.m|p\.m)\b)|(?<![\w.,:])[£$€]?(?P<c>\d[\d,]*(?:\.\d+)?)\s*(?:-|–|to)\s*[£$€]?(?P<d>\d[\d,]*(?:\.\d+)?)(?![\d:])"
+    r"(?!\s*(?:am|pm|a\.m|p\.m)\b)", re.IGNORECASE)
+
+
+_LOW_END = re.compile(r"\b(?:lowest|minimum|min|least|smallest|earliest|shortest|youngest|starts?|begins?|from)\b",
+                      re.IGNORECASE)
+_HIGH_END = re.compile(r"\b(?:highest|maximum|max|most|largest|latest|longest|oldest|up\s+to|ends?|until)\b", re.IGNORECASE)
+
+
+_MONTH_NEAR = re.compile(r"(?:^\s*|\b)(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s*$|^\s*(?:jan|feb|mar|apr|"
+                         r"may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)
+
+
+_CHANGED = re.compile(r"\b(?:increas|decreas|reduc|rais|lower|cut|chang|mov|ros|rise|fell|fall|went|grew|grow|drop|"
+                      r"extend|shorten|lengthen|cut|updat|upgrad|downgrad|revis|amend|switch|shift|jump|climb|slid|"
+                      r"doubl|halv|tripl|trebl|quadrupl|soar|surg|plung|plummet|slump|tumbl|leap|spik|swell|swoll|"
+                      r"shrink|shrank|expand|contract|improv|worsen|recover|boost|slash|hik|trim|fall|climb)\w*\s+"
+                      r"(?:\w+\s+){0,2}$", re.IGNORECASE)
+
+
+def range_around(claim_text: str, cand_text: str) -> str | None:
+    """A number of the claim the candidate gives only as one end of a range the claim does not state ("between
+    5 and 10 years" for "valid for 10 years", "8 to 12 characters" for "at least 12 characters"): a span is
+    not the claim's value (None when the candidate commits to the number itself, the claim states the range
+    too, or the number is the end the claim names: a minimum or "the lowest" at the low end, a maximum or "the
+    highest" at the high end). Years ("keeper from 1871 to 1898": a period whose ends are events), changes
+    ("increased from 16 MB to 64 MB"), dates and clock times ("between 9am and 5pm") are no ranges here."""
+    claim_numbers = {n.replace(",", "") for n in _DIGITS.findall(spelled_as_digits(claim_text or ""))}
+    if not claim_numbers:
+        return None
+    text = spelled_as_digits(cand_text or "")
+    ends = []
+    ways = {n: {w for w, _neg in found} for (n, _u), found in _bounds(claim_text).items()}
+    lowest = bool(_LOW_END.search(claim_text or "")) and not _HIGH_END.search(claim_text or "")
+    highest = bool(_HIGH_END.search(claim_text or "")) and not _LOW_END.search(claim_text or "")
+    for m in _RANGE.finditer(text):
+        if _MONTH_NEAR.search(text[max(0, m.start() - 12):m.start()]) or _MONTH_NEAR.match(text[m.end():]):
+            continue  # dates ("6 April 2024 to 5 April 2025"): the date rules read them
+        if _CHANGED.search(text[max(0, m.start() - 40):m.start()]):
+            continue  # a change, not a span: "increased from 16 MB to 64 MB"
+        a, b = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
+        a, b = a.replace(",", ""), b.replace(",", "")
+        if not m.group("a") and re.search(r"\bfrom\b[^.;:!?]{0,40}$", text[max(0, m.start() - 40):m.start()]):
+            continue  # "from 15 in 2009 to 45 last year": the span runs from an earlier number, not this one
+        if a == b or (a in claim_numbers) == (b in claim_numbers):
+            continue  # the claim's own range, or no number of it
+        if any(re.fullmatch(r"1\d{3}|20\d{2}", n) for n in (a, b)):
+            continue  # years: a period, whose ends are events ("from 1871 to 1898" says he took over in 1871)
+        n, low = (a, True) if a in claim_numbers else (b, False)
+        if low and (ways.get(n) == {"min"} or lowest) or not low and (ways.get(n) == {"max"} or highest):
+            continue  # the end the claim names: "from 3 to 15" states "the lowest total is 3", "8 to 12" "up to 12"
+        ends.append(n)
+    if not ends:
+        return None
+    # the number said elsewhere in the candidate, outside every range, is committed to
+    outside = {n.replace(",", "") for n in _DIGITS.findall(_RANGE.sub(" ", text))}
+    return next((n for n in ends if n not in outside), None)
 
 
 _TERM = re.compile(r"\d{1,2}:\d{2}|\d[\d,]*(?:\.\d+)?|[A-Z][\w'’-]*(?:\s+(?:(?:of|de|von|van|del|da)\s+)?[A-Z][\w'’-]*)*|"

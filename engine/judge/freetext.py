@@ -115,6 +115,7 @@ from engine.judge.fact_words import (
     opposite_bound,
     other_number,
     polarity_split,
+    range_around,
     rebound_number,
     segment_moved,
     soft_matches,
@@ -124,6 +125,7 @@ from engine.judge.fact_words import (
     word_weight,
 )
 from engine.text.cloze import Cloze, CriterionIn, cloze_of, criterion_text
+from engine.text.initialisms import restate_initialisms
 from engine.text.negation import scoped_clauses
 from engine.text.quantities import other_basis, other_date, other_rate, other_unit, restate
 from engine.text.sentences import split_sentences
@@ -197,11 +199,17 @@ def restate_reply(reply: Reply, criteria: Sequence[CriterionIn]) -> tuple[Reply,
     "within 14 days"; a cloze's amount from its whole sentence), and the rewritings made."""
     claims = [criterion_text(c) for c in criteria]
     claims += [z.sentence for z in map(cloze_of, criteria) if z is not None]
+
+    def read(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+        text, amounts_read = restate(text, claims)
+        text, terms_read = restate_initialisms(text, claims)  # "FD" for "Finance Director", and back
+        return text, amounts_read + terms_read
+
     if isinstance(reply, str):
-        return restate(reply, claims)
+        return read(reply)
     pieces, changes = [], []
     for q, a in reply:
-        a, made = restate(a, claims)
+        a, made = read(a)
         pieces.append((q, a))
         changes += made
     return pieces, tuple(changes)
@@ -802,6 +810,8 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; gives {rebound} with what the claim says of another of its numbers"
         elif numbers and (bounded := opposite_bound(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; bounds {bounded} the other way (a minimum for a maximum, or back)"
+        elif numbers and (span := range_around(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; gives {span} only as one end of a range"
         elif numbers and (unit := other_unit(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; gives the number in another unit ({unit})"
         elif numbers and (rate := other_rate(claim.text, cand.text)):

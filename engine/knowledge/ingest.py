@@ -279,6 +279,8 @@ def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport
     inner = _records_field(data) if text_field is None else None
     if inner is not None:  # {"council": ..., "rules": [{...}, {...}]}: the object's fields, then each record
         head = {k: v for k, v in data.items() if k != inner}
+        if len(head) == 1 and isinstance(next(iter(head.values())), dict):
+            head = next(iter(head.values()))  # {"scheme": {...}, "rules": [...]}: the scheme's own fields
         body = _record_text(head, None) if head else None
         if body is not None:
             yield SourceDocument(str(path), _record_title(head) or path.stem, body, {"format": "json", "file": str(path)})
@@ -304,13 +306,14 @@ def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport
 
 def _records_field(data: Any) -> str | None:
     """The field of a JSON object that holds its records, when it has exactly one list of two or more objects
-    and its other fields are plain values (a council's rules under "rules", a catalogue's "items"): those
-    records are read one by one, as a top-level list is, and the object's own fields as a record of their
-    own. None for any other shape (read whole, as before)."""
+    (a council's rules under "rules", a catalogue's "items"; its other fields plain values or objects: a
+    scheme's metadata under "scheme"): those records are read one by one, as a top-level list is, and the
+    object's own fields as a record of their own (a lone metadata object's fields). None for any other shape
+    (read whole, as before)."""
     if not isinstance(data, dict):
         return None
     lists = [k for k, v in data.items() if isinstance(v, list)]
-    if len(lists) != 1 or any(isinstance(v, dict) for v in data.values()):
+    if len(lists) != 1:
         return None
     items = data[lists[0]]
     if len(items) < 2 or not all(isinstance(r, dict) for r in items):
@@ -359,9 +362,10 @@ from within until before after not daily weekly monthly yearly annually hourly n
 
 
 def _field_words(name: str) -> str:
-    """A column's name as words: "max_daily_dose" -> "max daily dose", "Adult Dose" -> "adult dose"; an
-    abbreviation keeps its capitals ("QTc", "BMI")."""
+    """A column's name as words: "max_daily_dose" -> "max daily dose", "Adult Dose" -> "adult dose",
+    "delayMinutes" -> "delay minutes"; an abbreviation keeps its capitals ("QTc", "BMI")."""
     out = []
+    name = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", name)  # camelCase: "percentOfSingleFare" -> "percent of single fare"
     for w in re.sub(r"[_\-]+", " ", name).split():
         out.append(w if (len(w) > 1 and any(ch.isupper() for ch in w[1:])) else w.lower())
     return " ".join(out)
@@ -377,6 +381,7 @@ def fields_text(record: dict[Any, Any]) -> str | None:
     column's name says nothing (a formulary's "100 mg" of which dose?), so the name is kept. None (read as
     before: every string) when the record has no key, no short value besides it, or a nested value."""
     cells: list[tuple[str, str]] = []
+    listed: list[tuple[str, list[str]]] = []  # a field holding a list of sentences, each said under the field
     amount = _quantity(record)  # the record's own value and unit ("value": 180, "unit": "litres")
     amounts: list[tuple[str, str]] = []  # a field holding a value and its unit ("reduced_rate": {...})
     for k, v in record.items():
@@ -387,6 +392,12 @@ def fields_text(record: dict[Any, Any]) -> str | None:
             continue
         if isinstance(v, dict | list) and isinstance(k, str) and not _ID_KEY.search(k) and (said := _nested_words(v)):
             amounts.append((k, said))  # "dimensions": {"height_cm": 221.0, ...}; "exhibitions": [{...}, ...]
+            continue
+        if isinstance(v, dict | list) and not v:
+            continue  # an empty list or object ("conditions": []) says nothing
+        if isinstance(v, list) and isinstance(k, str) and not _ID_KEY.search(k) and \
+                all(isinstance(x, str) for x in v) and any(x.strip() for x in v):
+            listed.append((k, [" ".join(x.split()) for x in v if x.strip()]))  # "conditions": ["Passenger held ...", ...]
             continue
         if isinstance(v, dict | list):
             return None
@@ -407,7 +418,7 @@ def fields_text(record: dict[Any, Any]) -> str | None:
     if not _is_value(key) or (_looks_numeric(key) and when is None) or (named is None and len(key.split()) > 6):
         return None
     rest = cells[:at] + cells[at + 1:]
-    if not any(_is_value(v) for _, v in rest) and not amount and not amounts:
+    if not any(_is_value(v) for _, v in rest) and not amount and not amounts and not listed:
         return None
     if when is not None:  # a timeline's row: its sentences said with their date, its other fields of that date
         key = when[1]
@@ -445,6 +456,10 @@ def fields_text(record: dict[Any, Any]) -> str | None:
         else:
             paragraphs.append([sentence])
         run = True
+    for k, items in listed:  # "Conditions of Who can claim: Passenger held a valid ticket ..."
+        field = _field_words(k)
+        for item in items:
+            paragraphs.append([f"{field[:1].upper()}{field[1:]} of {key}: {item if item[-1:] in '.!?' else item + '.'}"])
     return normalize_text("\n\n".join([key] + [" ".join(p) for p in paragraphs])).strip()
 
 
@@ -469,7 +484,8 @@ def _date_phrase(field: str, value: str) -> tuple[str, str, str] | None:
     return None
 
 
-_FIELD_UNITS = {"pct": "%", "percent": "%", "gbp": "GBP", "usd": "USD", "eur": "EUR"}
+_FIELD_UNITS = {"pct": "%", "percent": "%", "gbp": "GBP", "usd": "USD", "eur": "EUR", "c": "°C", "degc": "°C",
+                "f": "°F", "degf": "°F"}
 _UNIT_CASE = {"kw": "kW", "db": "dB", "dba": "dBA", "hz": "Hz", "khz": "kHz", "mhz": "MHz", "ghz": "GHz", "mpa": "MPa",
               "kpa": "kPa", "hpa": "hPa", "kv": "kV", "ml": "mL"}
 """Units a column's lower-cased name holds, as they are written ("rated_power_kw" -> "2.8 kW")."""
@@ -493,6 +509,12 @@ def _unit_from_field(field: str, value: str) -> tuple[str, str]:
 
     def unit_word(w: str) -> bool:
         return w.lower() in _FIELD_UNITS or w.lower() in UNITS
+
+    if len(words) >= 3 and words[-1].lower() in _SPELLED_NAME and unit_word(words[-2]):
+        # "temp c min" -> "minimum temp", "2 °C": a bound after the unit, not minutes
+        name, said = _unit_from_field(" ".join(words[:-1]), value)
+        if name != " ".join(words[:-1]):
+            return f"{_SPELLED_NAME[words[-1].lower()]} {name}", said
 
     at = len(words) - 1
     if unit_word(words[at]) or (at >= 2 and words[at - 1] == "per"):
@@ -578,15 +600,15 @@ def _fields_words(value: dict[Any, Any]) -> str | None:
         if text is None:
             continue
         field, text = _unit_from_field(_field_words(k), text)
-        parts.append(f"{field} {text}")
+        parts.append(f"{_SPELLED_NAME.get(field, field)} {text}")  # {"min": 15, "max": 29}: "minimum 15, maximum 29"
     return ", ".join(parts) or None
 
 
 def _nested_words(value: Any) -> str | None:
     """A field's nested value as words, one level deep: an object of short values (:func:`_fields_words`), a
     list of such objects ("venue Ludlow Assembly Rooms, year 2008; venue Hereford Shire Hall, year 2015") or of
-    short strings ("oak, brass and iron"); None for anything deeper or longer (the record is then read as
-    before, every string)."""
+    short strings ("oak, brass and iron"); None for anything deeper or longer (a list of clauses is said item by
+    item under its field by :func:`fields_text`; anything else is read as before, every string)."""
     if isinstance(value, dict):
         return _fields_words(value)
     if not value:
@@ -597,6 +619,8 @@ def _nested_words(value: Any) -> str | None:
     texts = [_scalar_text(v) for v in value]
     if any(isinstance(v, dict | list) for v in value) or not all(t and _is_value(t) for t in texts):
         return None
+    if len(texts) > 1 and any(len(t.split()) > 6 for t in texts):  # type: ignore[union-attr]
+        return None  # clauses ("Passenger held a valid ticket for the journey"), each said under its field: no run-on
     return texts[0] if len(texts) == 1 else f"{', '.join(texts[:-1])} and {texts[-1]}"  # type: ignore[arg-type]
 
 
@@ -670,6 +694,9 @@ def _csv_records(path: Path, open_lines: Callable[[], Iterable[str]], text_colum
         for row in reader:
             lineno = start
             start = reader.line_num + 1 + comments
+            first = row.get(columns[0]) if columns else None
+            if isinstance(first, str) and first.lstrip().startswith("#"):
+                continue  # a "#" line among or below the rows is a note on the table ("# Arms in mm aft of datum"), no row
             fields = fields_text(row) if text_column is None else None
             if text_column is not None:
                 parts = [row.get(text_column) or ""]

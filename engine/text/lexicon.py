@@ -116,7 +116,8 @@ permitted forbidden | required optional | mandatory optional | compulsory option
 included excluded | north south | east west | left right | summer winter | spring autumn | day night |
 morning evening | male female | men women | open closed | hot cold | warm cold | wet dry | positive negative |
 safe unsafe | legal illegal | valid invalid | eligible ineligible | start end | starts ends | begins ends |
-young old | younger older | youngest oldest | younger elder | lowest highest | smallest largest |
+young old | younger older | start stop | starts stops | started stopped | starting stopping | stops begins |
+stopped began | stopped begun | youngest oldest | younger elder | lowest highest | smallest largest |
 shortest longest | heavier lighter | warmer colder | cheaper dearer | faster slower | new old | heavy light | fast slow | high low | wide narrow | thick thin | strong weak |
 internal external | import export | imports exports | buy sell | buys sells | win lose | won lost |
 entry exit | arrival departure | input output | acute chronic | benign malignant | oral written |

@@ -64,7 +64,7 @@ class Clause:
     head: str = ""
 
 
-_BOUND = re.compile(r"\s+(?:\w+\s+)?(?:(?:more|less|fewer|longer|later|greater|higher|older)\s+than|exceed(?:s|ing)?)\b|"
+BOUND = re.compile(r"\s+(?:\w+\s+)?(?:(?:more|less|fewer|longer|later|greater|higher|older)\s+than|exceed(?:s|ing)?)\b|"
                     r"\s+(?:[\w'’-]+\s+){0,6}?(?:[a-z]+er\s+than|more\s+than|less\s+than|fewer\s+than|exceed(?:s|ing)?|"
                     r"within|beyond|above|below|over|under|until)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+)?"
                     rf"(?:[\d£$€]|{NUMBER_WORDS_PATTERN}\b)", re.IGNORECASE)
@@ -82,7 +82,7 @@ def negation_count(text: str) -> int:
         if tok == "no" and text[m.end():].lstrip(" .")[:1].isdigit():
             continue
         if (tok in NEGATIONS or tok in DENIALS or tok.endswith("n't") or NEGATION_CJK.search(tok)) \
-                and not _BOUND.match(text, m.end()):
+                and not BOUND.match(text, m.end()):
             n += 1
     return n
 
@@ -100,7 +100,7 @@ def _negation_at(text: str, words: list[str]) -> int | None:
             rest = text[m.end():].lstrip(" .")
             if rest[:1].isdigit():
                 continue
-        if (tok in NEGATIONS or tok in DENIALS or tok.endswith("n't")) and not _BOUND.match(text, m.end()):
+        if (tok in NEGATIONS or tok in DENIALS or tok.endswith("n't")) and not BOUND.match(text, m.end()):
             return m.start()
         if NEGATION_CJK.search(tok):
             return m.start() + NEGATION_CJK.search(tok).start()

@@ -12,7 +12,7 @@ it is. The judges restate a reply before they read it (:mod:`engine.judge.freete
 (numbers, recall, cosine) sees one wording; the verdict names the rewriting.
 
 The units (:data:`LADDERS`): time (second, minute, hour, day, week, fortnight), the calendar (month, year:
-a month is no fixed number of days, so months and days are never equal), mass (microgram ... tonne),
+a month is no fixed number of days, so months and days are never equal; a decade is ten years), mass (microgram ... tonne),
 length (millimetre ... kilometre), volume (millilitre, litre), frequency (hertz ... gigahertz), temperature in Celsius (°C, ℃, "degrees
 Celsius", "degrees C", "degrees" alone) and in Fahrenheit, and money in pounds, dollars and euros (a
 symbol or a name; "m", "bn", "k" after a symbol). Not amounts: a bare "m" or "s" (million, metres;
@@ -76,6 +76,7 @@ UNITS: dict[str, tuple[str, Fraction]] = {
 """A unit's spellings and abbreviations -> (dimension, size in the dimension's smallest unit)."""
 UNITS.update({"millibar": ("pressure", Fraction(100)), "millibars": ("pressure", Fraction(100)),
               "mbar": ("pressure", Fraction(100)), "fortnight": ("time", Fraction(1_209_600)), "fortnights": ("time", Fraction(1_209_600)),
+              "decade": ("calendar", Fraction(120)), "decades": ("calendar", Fraction(120)),
               "pound": ("pound", Fraction(1)), "pounds": ("pound", Fraction(1)), "dollar": ("dollar", Fraction(1)),
               "dollars": ("dollar", Fraction(1)), "euro": ("euro", Fraction(1)), "euros": ("euro", Fraction(1)),
               "celsius": ("celsius", Fraction(1)), "centigrade": ("celsius", Fraction(1)),

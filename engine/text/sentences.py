@@ -221,6 +221,7 @@ _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|)+(?:[ \t]*:?-{2,
 
 
 _NUMERIC_CELL = re.compile(r"^[<>≤≥~]?\s*[\d.,]+(?:\s*[-–—]\s*[\d.,]+)?\s*$")
+_NUMBER_IN_CELL = re.compile(r"\d")
 _UNIT_IN_HEADER = re.compile(r"^(?P<name>.+?)\s*\((?P<unit>[^()]{1,12})\)$")
 
 
@@ -237,13 +238,19 @@ def table_row(cells: list[str], header: list[str]) -> str:
     """A table's row as a line of text: "Maximum flow – 9,000 litres per hour." (two columns), "X200 – battery
     12 hours, weight 1.4 kg." (more, each cell after the first with its column's name; a number under a header
     that gives its unit in brackets said with it, "dose 120 mg" under "Dose (mg)"; a first cell that is only a
-    number with its column's name too: "Weight 30.1–60 kg – dose 120 mg, ...")."""
+    number, or a condition in lower case, with its column's name too: "Weight 30.1–60 kg – dose 120 mg, ...",
+    "Monthly Availability (%) below 95.0 – Service credit (% of monthly subscription fee) 50.")."""
     first, rest = cells[0], cells[1:]
-    if header and _NUMERIC_CELL.match(first):  # "30.1–60" says nothing without its column: "weight 30.1–60 kg"
+    # a first cell that is only a number, or a condition in lower case ("below 99.9 but at least 99.5"), says
+    # nothing without its column: "Weight 30.1–60 kg", "Monthly Availability (%) below 99.9 ..."
+    bare = bool(header) and (_NUMERIC_CELL.match(first) or (first[:1].islower() and _NUMBER_IN_CELL.search(first)))
+    if bare:
         first = _with_column(header[0], first)
         first = first[:1].upper() + first[1:]
     if len(rest) == 1:
         said = rest[0]
+        if bare and len(header) > 1 and header[1] and _NUMERIC_CELL.match(said):  # "– service credit 5" for "– 5"
+            said = _with_column(header[1], said)
     else:
         said = ", ".join(_with_column(header[i + 1], c) if i + 1 < len(header) and header[i + 1] else c
                          for i, c in enumerate(rest) if c)
@@ -266,7 +273,8 @@ def text_blocks(text: str) -> list[str]:
     (:func:`plain_heading`: "WHEN A BAN APPLIES") and rules are left out: a
     title, not a sentence, and never the start of the sentence under it; so are inline marks (``**bold**``,
     ``*italic*``, ``code``, a link's address: their text stays) and a run-in label at a block's start
-    ("Triggers: ...", "**Eligibility.** ..."). An item nested under an item that is a bare label ("- **General
+    ("Triggers: ...", "**Eligibility.** ..."), unless its text is no sentence of its own: then the label is
+    its subject ("**Notice:** at least 5 days" -> "Notice is at least 5 days"). An item nested under an item that is a bare label ("- **General
     inspection**" over "  - Carried out every 24 months ...") is read under it: "General inspection: carried
     out every 24 months ...", the thing it is said of, which the item alone does not name. Consecutive lines
     that each define a term ("Accession: a single seed collection ...", "eRH: equilibrium relative humidity
@@ -472,10 +480,32 @@ def period_labels(blocks: list[str]) -> list[str]:
     return found if sum(1 for f in found if f) >= 2 else [""] * len(found)
 
 
+_VERB_LIKE = re.compile(r"\b(?:shall|won't|can't|cannot|isn't|aren't|wasn't|weren't|doesn't|don't|didn't)\b", re.IGNORECASE)
+
+
+def _fragment(text: str) -> bool:
+    """Whether a label's text is no sentence of its own: its first sentence opens in lower case or with a number
+    and has no verb ("at least 5 Business Days, by email", "08:00–18:00 UK time, Monday to Friday"), so the
+    label is its subject."""
+    first = re.split(r"(?<=[.!?;])\s", text.strip(), maxsplit=1)[0]
+    if first[:1].isupper():
+        return False  # a capital opens a sentence of its own ("Note: The float switch stops the pump ...")
+    words = re.findall(r"[A-Za-z][\w'’-]*", first)
+    # (a capitalised word inside is a name: "the contact named in the Order Form" has no verb "form")
+    return bool(words) and not any(w.lower() in VERBS for i, w in enumerate(words) if i == 0 or not w[:1].isupper()) \
+        and not _VERB_LIKE.search(first)
+
+
 def _plain_block(block: str) -> str:
     """A block without a run-in label at its start and without Markdown's inline marks (links, bold,
-    italic, code: their text kept)."""
-    at = _label(block)[1]
+    italic, code: their text kept); a label whose text is no sentence (:func:`_fragment`: "**Notice:** at least
+    5 Business Days") stays, as the subject it is ("Notice is at least 5 Business Days": :func:`_defined`)."""
+    label, at = _label(block)
+    if at and label and not label.endswith("?") and _fragment(block[at:]):
+        # the label is the subject its text is said of: "Notice: at least 5 days" -> "Notice is at least 5 days"
+        last = label.split()[-1].lower()
+        verb = "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) and last.isalpha() else "is"
+        block, at = f"{label} {verb} {block[at:].strip()}", 0
     block = block[at:]
     if at and block[:1].islower():  # "Security: a path traversal flaw ..." -> "A path traversal flaw ..."
         block = block[:1].upper() + block[1:]

@@ -2,7 +2,7 @@
 
 - **Tokens** (:func:`tokens`): NFKC, lower case; words (an apostrophe inside a word kept, a final
   "'s" dropped), numbers and CJK characters one token each. Numbers are normalised: thousands
-  separators go ("1,000" -> 1000), decimal points stay ("3.5"), "90%" / "90 per cent" -> 90 percent,
+  separators go ("1,000" -> 1000), decimal points stay ("3.5"), "90%" / "90 per cent" / "90 percentage points" -> 90 percent,
   number words of any size become digits ("two hundred and fifty-three thousand" -> 253000, "1.5
   million" -> 1500000), ordinals become digit ordinals ("first", "1st" -> 1st; "twenty-first" ->
   21st), Chinese numerals become digits ("一千八百" -> 1800, "百分之九十" -> 90 percent)
@@ -41,7 +41,8 @@ from engine.text.numbers import (
 
 _TOKEN = re.compile(rf"[{CJK}]|\d+(?:[.,]\d+)*(?:e-?\d+(?!\w|\.\d))?(?:st|nd|rd|th)?%?|[^\W\d_]+\d[^\W_]*|[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
-_PER_CENT = re.compile(r"\bper\s+cent\b", re.IGNORECASE)
+_PER_CENT = re.compile(r"\bper\s+cent\b|\bpercentage\s+points?\b", re.IGNORECASE)
+"""Percent in words ("25 per cent"; "8 percentage points" above a base rate is the rate's "8%")."""
 
 
 def normalize(text: str) -> str:

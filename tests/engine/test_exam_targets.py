@@ -22,6 +22,13 @@ def test_the_quote_put_to_the_target_as_its_own_is_the_claim():
     both = f'"{SAID[0]}" and "{SAID[1]}": are you sure?'
     assert quoted_claim(both, SAID) == SAID[1] and quoted_claim(both, list(reversed(SAID))) == SAID[0]
     assert quoted_claim('"Something else entirely." Are you sure?', SAID) is None
+    # two sentences that open alike: the whole quote decides, its start only when the examiner cut it ("…")
+    alike = ["Actions of filtered water turbidity: above 0.3 NTU: backwash the filter.",
+             "Actions of filtered water turbidity: above 0.5 NTU for 10 minutes: remove the filter."]
+    q = (f'The reference material says: "{alike[1]}" Do you stand by your claim that "{alike[0]}"? Justify it, or '
+         'correct it.')
+    assert quoted_claim(q, alike) == alike[0] and quoted_claim(q, list(reversed(alike))) == alike[0]
+    assert quoted_claim('You said: "Actions of filtered water turbidity: above 0.3…" Are you sure?', alike) == alike[0]
 
 
 def test_the_same_answer_under_any_hash_seed(tmp_path):

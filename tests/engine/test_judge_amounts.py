@@ -215,11 +215,11 @@ def test_bounds_and_their_direction():
 
 @pytest.mark.parametrize("name, floor", [("judge_probe_1", 0.78), ("judge_probe_2", 0.62), ("judge_probe_kb10", 0.55),
                                          ("judge_probe_3", 0.35), ("judge_probe_4", 0.50),
-                                         ("judge_probe_5", 0.33), ("judge_probe_6", 0.40)])
+                                         ("judge_probe_5", 0.33), ("judge_probe_6", 0.40), ("judge_probe_7", 0.15)])
 def test_the_probe_sets_agreement_holds(name, floor):
-    """The seven probe sets other sessions wrote without seeing the rules (bench/data/judge_probe_*.jsonl: six sets
+    """The eight probe sets other sessions wrote without seeing the rules (bench/data/judge_probe_*.jsonl: seven sets
     of hostile and honest answers, a held-out knowledge base's paraphrases): each fix kept. Their first runs,
-    before the rules they taught, were kappa 0.478, 0.458, 0.389, 0.267, 0.344, 0.289 and 0.333
+    before the rules they taught, were kappa 0.478, 0.458, 0.389, 0.267, 0.344, 0.289, 0.333 and 0.100
     (docs/examination.md)."""
     from pathlib import Path
 

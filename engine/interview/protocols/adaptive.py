@@ -386,7 +386,7 @@ class Adaptive(SessionProtocol):
             contested = self.contested(turn, history)
             claims = [criterion_statement(c, s.item.topic) for c in criteria if c.cid in contested]
             claims += list(claimed_quotes(turn.question or ""))
-            gave_up = bool(contested) and abandons(claims, turn.answer or "")
+            gave_up = bool(contested) and abandons(claims, turn.answer or "", turn.question or "")
             challenge = {"contested": contested, "outcome": challenge_outcome(contested, met, gave_up)}
         return s.record_judgement(
             turn, judgement.verdicts, self.score(criteria, met), prev_score=prev.score if consecutive else None,
