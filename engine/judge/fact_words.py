@@ -28,7 +28,7 @@ from engine.judge.fact_reading import (
 )
 from engine.text.lexicon import OPPOSITES, STOPWORDS, is_negation, opposite
 from engine.text.numbers import is_number_word, read_number
-from engine.text.quantities import UNITS
+from engine.text.quantities import MONTHS, UNITS
 from engine.text.tokens import content_stems, stem, tokens
 
 NUMBER_WEIGHT = 3.0
@@ -1005,7 +1005,7 @@ def number_alternatives(sentence: str, number: str, numbers: set[str]) -> tuple[
     return ()
 
 
-_MONTHS = frozenset("january february march april may june july august september october november december".split())
+_MONTHS = frozenset(MONTHS)
 _VALUE = r"\d+(?:[.,]\d+)*\s*(?:(?!or\b)[A-Za-zµ°%][\w/°%]{0,11})(?:\s+\d{4})?"
 _VALUE_ITEM = re.compile(r"(\d+(?:[.,]\d+)*)\s*((?!or\b)[A-Za-zµ°%][\w/°%]{0,11})?(?:\s+\d{4})?", re.IGNORECASE)
 _VALUE_RUN = re.compile(rf"(?<![\w./]){_VALUE}(?:\s*(?:,\s*or|,|\bor)(?:\s+(?:possibly|maybe|perhaps|else|even))?\s+{_VALUE})*"

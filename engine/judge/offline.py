@@ -42,9 +42,10 @@ from engine.judge.stance import (
 )
 from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
+from engine.text.initialisms import initialisms_said
 from engine.text.lexicon import STOPWORDS
 from engine.text.negation import negation_count
-from engine.text.quantities import amounts, dates, restate, same_date
+from engine.text.quantities import MONTHS, amounts, dates, restate, same_date
 from engine.text.sentences import QUOTATION, split_sentences, without_sourced_quotes
 from engine.text.tokens import content_words as text_content_words
 from engine.text.tokens import stem
@@ -157,8 +158,7 @@ _NAME_WORD = re.compile(r"(?<=[\w,;:)] )[A-ZÀ-ÖØ-Þ][\w'’-]+")
 
 
 _FIRST_PERSON = frozenset({"i", "i'm", "i’m", "i'd", "i’d", "i've", "i’ve", "i'll", "i’ll"})
-_CALENDAR = frozenset("january february march april may june july august september october november december monday "
-                      "tuesday wednesday thursday friday saturday sunday".split())
+_CALENDAR = frozenset(MONTHS) | frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 """Month and day names: a date's words, which the date rules read (:func:`_date_switched`), not a name."""
 
 
@@ -241,31 +241,11 @@ def _date_switched(contested: Sequence[str], asserted: str) -> bool:
     return False
 
 
-def _initialisms(claim: str, sentence: str) -> tuple[set[str], set[str], list[str]]:
-    """The claim's runs of capitalised words (and numbers) a reply's sentence says by their initials ("CET1"
-    for "Common Equity Tier 1"): (their words in lower case, the initialisms, the numbers among them)."""
-    said, short, digits = set(), set(), []
-    for m in re.finditer(r"(?<![\w'’-])[A-Z][A-Z0-9]{1,7}(?![\w'’-])", sentence):
-        abbr = m.group(0)
-        words = re.findall(r"[\w'’-]+", claim)
-        for i in range(len(words)):
-            run, j = "", i
-            while j < len(words) and len(run) < len(abbr) and (words[j][:1].isupper() or words[j].isdigit()):
-                run += words[j] if words[j].isdigit() else words[j][0]
-                j += 1
-            if j - i >= 2 and run.upper() == abbr.upper():
-                said |= {w.lower() for w in words[i:j]}
-                short.add(abbr.lower())
-                digits += [w for w in words[i:j] if w.isdigit()]
-                break
-    return said, short, digits
-
-
 def _abbreviated(gone: set[str], claim: str, sentence: str) -> tuple[set[str], set[str]]:
-    """The claim's names a reply's sentence says by their initials (:func:`_initialisms`) or by their head
+    """The claim's names a reply's sentence says by their initials (:func:`engine.text.initialisms.initialisms_said`) or by their head
     noun in lower case ("the peace treaty" for "the Treaty of Versailles"): (those names, the initialisms
     standing for them)."""
-    said, short, _ = _initialisms(claim, sentence) if re.search(r"[A-Z][A-Z0-9]", sentence) else (set(), set(), [])
+    said, short, _ = initialisms_said(claim, sentence) if re.search(r"[A-Z][A-Z0-9]", sentence) else (set(), set(), [])
     for g in gone:
         head = re.search(rf"\b([A-Z][a-z]+)\s+(?:of|de|du|des|del|di|von|van)\s+(?:the\s+)?{re.escape(g)}\b", claim,
                          re.IGNORECASE) or re.search(rf"\b{re.escape(g)}\s+([A-Z][a-z]+)\b", claim, re.IGNORECASE)
@@ -330,7 +310,7 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
             held = Counter(_value_list(claim))
             own = {w for w in text_content_words(claim) if not w.isdigit()}
             # a number said inside an initialism ("CET1" for "Common Equity Tier 1") is said
-            dropped = held - numbers - Counter(_initialisms(claim, sentence)[2] if re.search(r"[A-Z][A-Z0-9]", sentence) else ())
+            dropped = held - numbers - Counter(initialisms_said(claim, sentence)[2] if re.search(r"[A-Z][A-Z0-9]", sentence) else ())
             if held and (len(words) <= 2 or len(words & own) * 3 >= len(own)) and dropped and numbers - held \
                     and not set(dropped) <= stated:
                 return True

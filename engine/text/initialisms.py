@@ -24,7 +24,7 @@ from engine.text.tokens import stem
 _JOIN = frozenset({"of", "and", "the", "for", "&"})
 _TOKEN = re.compile(r"(?<![\w'’&-])(?=[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z])[A-Za-z][A-Za-z0-9]{1,5}(?![\w'’&-])")
 _WORD = re.compile(r"[A-Za-z][\w'’-]*|&|[.!?;:]")
-__all__ = ["restate_initialisms"]
+__all__ = ["initialisms_said", "restate_initialisms"]
 
 
 def _initials(words: Sequence[str], keep_joins: bool) -> str:
@@ -104,3 +104,24 @@ def restate_initialisms(reply: str, claims: Sequence[str]) -> tuple[str, tuple[t
         if pieces:
             out = "".join(pieces) + out[at:]
     return out, tuple(changes)
+
+
+def initialisms_said(claim: str, sentence: str) -> tuple[set[str], set[str], list[str]]:
+    """The claim's runs of capitalised words (and numbers) a reply's sentence says by their initials ("CET1" for
+    "Common Equity Tier 1"): (their words in lower case, the initialisms, the numbers among them). The
+    challenge-reply rules read a name said so as kept, not replaced (:func:`engine.judge.offline.switches_value`)."""
+    said, short, digits = set(), set(), []
+    for m in re.finditer(r"(?<![\w'’-])[A-Z][A-Z0-9]{1,7}(?![\w'’-])", sentence):
+        abbr = m.group(0)
+        words = re.findall(r"[\w'’-]+", claim)
+        for i in range(len(words)):
+            run, j = "", i
+            while j < len(words) and len(run) < len(abbr) and (words[j][:1].isupper() or words[j].isdigit()):
+                run += words[j] if words[j].isdigit() else words[j][0]
+                j += 1
+            if j - i >= 2 and run.upper() == abbr.upper():
+                said |= {w.lower() for w in words[i:j]}
+                short.add(abbr.lower())
+                digits += [w for w in words[i:j] if w.isdigit()]
+                break
+    return said, short, digits

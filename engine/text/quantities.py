@@ -415,7 +415,7 @@ def _lead_number(text: str) -> str:
     return m.group(1).replace(",", "") if m else ""
 
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_RE = (r"(?P<{g}>January|February|March|April|May|June|July|August|September|October|November|December|"
              r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?")
@@ -432,7 +432,7 @@ def dates(text: str) -> list[tuple[int | None, int, int | None]]:
     out = []
     for m in _DATE.finditer(text or ""):
         month = m.group("m1") or m.group("m2") or m.group("m3")
-        month_no = next(i for i, name in enumerate(_MONTHS, start=1) if name.startswith(month.lower().rstrip(".")[:3]))
+        month_no = next(i for i, name in enumerate(MONTHS, start=1) if name.startswith(month.lower().rstrip(".")[:3]))
         day = m.group("d1") or m.group("d2")
         year = m.group("y1") or m.group("y2") or m.group("y3")
         out.append((int(day) if day else None, month_no, int(year) if year else None))
