@@ -576,7 +576,6 @@ async def measure_long(home: Path, turns: int, kernel: str = "offline") -> dict[
                                      "cpu": statistics.median(cpus[t] for t in same)}
             out[f"t{k}_by_action"] = by_action
     return out
-    return out
 
 
 _SQL_TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE|JOIN)\s+([A-Za-z_]+)", re.IGNORECASE)

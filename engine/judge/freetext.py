@@ -197,13 +197,10 @@ def restate_reply(reply: Reply, criteria: Sequence[CriterionIn]) -> tuple[Reply,
     """The reply (a text, or its (question, answer) pieces) with each amount a criterion holds in other words
     written in the criterion's (:func:`engine.text.quantities.restate`: "a fortnight" read as "14 days" for
     "within 14 days"; a cloze's amount from its whole sentence), and the rewritings made."""
-    claims = [criterion_text(c) for c in criteria]
-    claims += [z.sentence for z in map(cloze_of, criteria) if z is not None]
+    claims = tuple([criterion_text(c) for c in criteria] + [z.sentence for z in map(cloze_of, criteria) if z is not None])
 
     def read(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
-        text, amounts_read = restate(text, claims)
-        text, terms_read = restate_initialisms(text, claims)  # "FD" for "Finance Director", and back
-        return text, amounts_read + terms_read
+        return _read_in_claims(text, claims)
 
     if isinstance(reply, str):
         return read(reply)
@@ -213,6 +210,15 @@ def restate_reply(reply: Reply, criteria: Sequence[CriterionIn]) -> tuple[Reply,
         pieces.append((q, a))
         changes += made
     return pieces, tuple(changes)
+
+
+@lru_cache(maxsize=4096)
+def _read_in_claims(text: str, claims: tuple[str, ...]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """:func:`restate_reply`'s reading of one text, kept: a session's summary re-reads every earlier answer
+    each turn against the same criteria, so each is read once (turn 50 costs what turn 1 does)."""
+    text, amounts_read = restate(text, claims)
+    text, terms_read = restate_initialisms(text, claims)  # "FD" for "Finance Director", and back
+    return text, amounts_read + terms_read
 
 
 def with_reading(verdict: FactVerdict, restated: tuple[tuple[str, str], ...]) -> FactVerdict:

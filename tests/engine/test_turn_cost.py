@@ -123,6 +123,22 @@ async def test_sql_per_turn_does_not_grow_with_the_session(runtime, fake_openai)
     assert early < 60, per_turn
 
 
+async def test_each_answer_is_read_in_the_criteria_words_once(runtime, fake_openai):
+    """The offline judge's summary re-reads every earlier answer each turn; reading its amounts and
+    initialisms in the criteria's words is kept, so a session reads each text once (counts: on any machine)."""
+    from engine.judge.freetext import _read_in_claims
+
+    script_target_only(fake_openai)
+    make_bench(runtime.store)
+    _read_in_claims.cache_clear()
+    turns = 16
+    await _run(runtime, fake_openai, "offline", turns)
+    info = _read_in_claims.cache_info()
+    # without the cache a turn would read the whole summary again: about turns * (turns + 1) / 2 texts
+    assert info.misses <= 3 * turns < turns * (turns + 1) // 2, info
+    assert info.hits > info.misses, info
+
+
 async def test_the_caches_change_no_question_verdict_or_score(runtime, fake_openai, monkeypatch):
     """The same offline sessions with the turn cache and the protocol's verdict caches defeated (every read
     from the store, as before they existed) ask, judge and score exactly alike."""
