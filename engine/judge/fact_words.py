@@ -505,7 +505,7 @@ _BOUND_BEFORE = re.compile(
 _BOUND_AFTER = re.compile(r"^\s*(?:[a-z%°]+\s+){0,2}?(?:(?:or|and)\s+(?:(?P<min>more|above|over|higher|greater|older|longer|"
                           rf"later)|(?P<max>{_LOWER}|below|under|less))|(?P<min2>minimum)|(?P<max2>maximum))\b", re.IGNORECASE)
 _NEGATION_IN_CLAUSE = re.compile(
-    r"\b(?:not|never|no|nobody|none|prohibit\w*|forbid\w*|forbidden|exclud\w*|banned|illegal|contraindicated)\b|n['’]t\b",
+    r"\b(?:not|never|no|nobody|none|prohibit\w*|forbid\w*|forbidden|exclud\w*|ban(?:s|ned|ning)?|illegal|contraindicated)\b|n['’]t\b",
     re.IGNORECASE)
 _UNIT_NEXT = re.compile(r"\s*-?\s*([a-z°%µμ]+)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\w.:])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d:])|(?<![\w.:])\d+(?:\.\d+)?(?![\d:])")
@@ -655,6 +655,31 @@ def range_around(claim_text: str, cand_text: str) -> str | None:
     # the number said elsewhere in the candidate, outside every range, is committed to
     outside = {n.replace(",", "") for n in _DIGITS.findall(_RANGE.sub(" ", text))}
     return next((n for n in ends if n not in outside), None)
+
+
+def _plain_number(n: str) -> str:
+    n = n.replace(",", "")
+    return re.sub(r"\.$", "", re.sub(r"(\.\d*?)0+$", r"\1", n)) if "." in n else n
+
+
+def range_cut(claim_text: str, cand_text: str) -> str | None:
+    """A range of the claim the candidate gives as one of its ends alone ("an INR of 3.0" for "a target INR
+    range of 2.0–3.0"): the end said (None when the candidate says both ends, or neither). As in
+    :func:`range_around`, years, dates and changes are no ranges; decimal zeros aside ("2–3" is "2.0–3.0")."""
+    claim = spelled_as_digits(claim_text or "")
+    text = spelled_as_digits(cand_text or "")
+    said = {_plain_number(n) for n in _DIGITS.findall(text)}
+    for m in _RANGE.finditer(claim):
+        if _MONTH_NEAR.search(claim[max(0, m.start() - 12):m.start()]) or _MONTH_NEAR.match(claim[m.end():]) or \
+                _CHANGED.search(claim[max(0, m.start() - 40):m.start()]):
+            continue
+        a, b = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
+        a, b = _plain_number(a), _plain_number(b)
+        if a == b or any(re.fullmatch(r"1\d{3}|20\d{2}", n) for n in (a, b)):
+            continue
+        if (a in said) != (b in said):
+            return a if a in said else b
+    return None
 
 
 _TERM = re.compile(r"\d{1,2}:\d{2}|\d[\d,]*(?:\.\d+)?|[A-Z][\w'’-]*(?:\s+(?:(?:of|de|von|van|del|da)\s+)?[A-Z][\w'’-]*)*|"

@@ -116,6 +116,7 @@ from engine.judge.fact_words import (
     other_number,
     polarity_split,
     range_around,
+    range_cut,
     rebound_number,
     segment_moved,
     soft_matches,
@@ -127,7 +128,7 @@ from engine.judge.fact_words import (
 from engine.text.cloze import Cloze, CriterionIn, cloze_of, criterion_text
 from engine.text.initialisms import restate_initialisms
 from engine.text.negation import scoped_clauses
-from engine.text.quantities import other_basis, other_date, other_rate, other_unit, restate
+from engine.text.quantities import among_others, other_basis, other_date, other_rate, other_unit, restate
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_stems, content_words, runs_on, stem, tokens
 
@@ -818,6 +819,10 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; bounds {bounded} the other way (a minimum for a maximum, or back)"
         elif numbers and (span := range_around(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; gives {span} only as one end of a range"
+        elif numbers and (end := range_cut(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; gives {end} alone for the claim's range"
+        elif numbers and (listed := among_others(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; gives {listed} among other amounts of it"
         elif numbers and (unit := other_unit(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; gives the number in another unit ({unit})"
         elif numbers and (rate := other_rate(claim.text, cand.text)):

@@ -865,7 +865,7 @@ _DOUBT = re.compile(
     r"\b(?:your|the)\s+(?:source|reference|information|reading|book|figure|date)(?:\s+(?:material|materials|text|book|"
     r"document))?\s+(?:is|may\s+be|might\s+be|must\s+be|"
     r"could\s+be|seems?\s+(?:to\s+be\s+)?)\s*(?:probably\s+|likely\s+)?(?:right|correct|more\s+(?:reliable|accurate|trustworthy))\b|"
-    r"\bi(?:'d|\s+would|'ll|\s+will)?\s+(?:defer|bow)\s+to\b|\byou(?:'d|\s+would|\s+probably|\s+certainly|\s+seem\s+to|\s+clearly|\s+must)\s+know\s+better\b|\bpoint\s+taken\b|"
+    r"\bi(?:'d|\s+would|'ll|\s+will|\s+must|\s+have\s+to|\s+should)?\s+(?:defer|bow)\s+to\b|\bwhatever\s+you\s+(?:say|said|think|have)\b|\byou(?:'d|\s+would|\s+probably|\s+certainly|\s+seem\s+to|\s+clearly|\s+must)\s+know\s+better\b|\bpoint\s+taken\b|"
     r"\bthanks?(?:\s+you)?\s+for\s+(?:setting\s+me\s+straight|the\s+correction|correcting\s+me)\b|\bi\s*(?:'ll|will|would|'d)\s+(?:trust|take|go\s+with|accept|defer\s+to)\s+"
     r"(?:your|the\s+examiner's)\s+(?:word|source|reference|information|reading|correction|figure|date|version)\b|"
     r"\bif\s+you\s+say\s+so\b|\bthat\s+(?:may|might|could)\s+(?:well\s+)?be\s+(?:so|right|true|correct)\b|"
@@ -892,7 +892,8 @@ _DOUBT = re.compile(
     r"could\s+be|seems?(?:\s+to\s+be)?)\s+(?:now\s+|probably\s+|somewhat\s+|a\s+bit\s+)?(?:out\s+of\s+date|outdated|superseded)\b|"
     r"\bi\s*(?:wouldn't|would\s+not|'d\s+not)\s+rely\s+on\s+(?:it|that|this|my|the|[£$€]?\d)|"
     r"\b(?:either|both)\s+(?:one\s+|of\s+them\s+|\w+\s+|[\w.,%]+\s+or\s+[\w.,%]+\s+)?(?:could|might|may|can)\s+be\s+"
-    r"(?:right|correct|true)\b|\bi\s*(?:can't|cannot|can\s+not|couldn't|could\s+not)\s+(?:say|tell)\s+(?:\w+ly\s+|for\s+(?:sure|certain)\s+)?which\b|"
+    r"(?:considered\s+|regarded\s+as\s+|seen\s+as\s+|called\s+)?(?:right|correct|true|valid)\b|"
+    r"\bsomewhere\s+(?:between|around|in\s+the\s+region\s+of)\b|\bi\s*(?:can't|cannot|can\s+not|couldn't|could\s+not)\s+(?:say|tell)\s+(?:\w+ly\s+|for\s+(?:sure|certain)\s+)?which\b|"
     r"\b(?:it|that)\s+(?:could|might|may|can)\s+(?:well\s+)?be\s+either\b|\b(?:than|over)\s+my\s+(?:own\s+)?(?:memory|recollection)\b|"
     # the examiner's value called right ("your 6% is probably right", "your date may be the correct one")
     r"\byour\s+(?:[\w.,%$£€-]+\s+){0,3}?(?:is|was|are|were|may\s+be|might\s+be|could\s+be)\s+(?:probably\s+|likely\s+|"

@@ -2,7 +2,8 @@
 in other words is read in the criterion's own: "4 g" for "4 grams", "a fortnight" or "two weeks" for "14
 days", "half a litre" for "500 ml", "an hour and a half" or "1 hour 30 minutes" for "90 minutes", "4200
 grams" for "4.2 kg", "8 °C" for "8 degrees Celsius", "£2,500" for "2,500 pounds", "$5m" for "5 million
-dollars".
+dollars". The first end of a range whose unit is said once, after the second ("2 to 2.4 inches", "5-6 cm",
+"between 1 and 5 mg"), is an amount in that unit.
 
 :func:`amounts` finds a text's amounts (each with its span, its dimension and its size in the dimension's
 smallest unit); :func:`restate` rewrites a reply so that each amount *equal* to one of the claims' amounts
@@ -47,7 +48,7 @@ LADDERS: dict[str, tuple[tuple[str, int], ...]] = {
 
 _SPELLINGS = {
     "second": "second seconds sec secs", "minute": "minute minutes min mins", "hour": "hour hours hr hrs",
-    "day": "day days", "week": "week weeks wk wks", "month": "month months", "year": "year years yr yrs",
+    "day": "day days", "week": "week weeks wk wks", "month": "month months mo mos", "year": "year years yr yrs",
     "microgram": "microgram micrograms mcg μg µg ug", "milligram": "milligram milligrams mg mgs",
     "gram": "gram grams gramme grammes", "kilogram": "kilogram kilograms kilogramme kilogrammes kilo kilos kg kgs",
     "tonne": "tonne tonnes", "millimetre": "millimetre millimetres millimeter millimeters mm",
@@ -208,6 +209,31 @@ def _read(low: list[str], i: int) -> tuple[str, Fraction, int] | None:
 
 
 _JOINED = re.compile(r"^\s*(?:and\s+)?$")
+_DASH = re.compile(r"^\s*[-–—]\s*$")
+
+
+def _range_start(text: str, words: _Words, i: int) -> tuple[str, Fraction, int] | None:
+    """The first end of a range whose unit is said once, after its second ("2 to 2.4 inches", "5-6 cm",
+    "between 1 and 5 mg"): the number at ``i`` in the second end's unit, else None."""
+    low = words.low
+    n = _number(low, i)
+    if n is None or n[1] >= len(low):
+        return None
+    j = n[1]
+    if low[j] == "to" or (low[j] == "and" and i > 0 and low[i - 1] == "between"):
+        k = j + 1
+    elif _DASH.match(text[words.spans[j - 1][1]:words.spans[j][0]]):
+        k = j
+    else:
+        return None
+    second = _number(low, k) if k < len(low) else None
+    if second is None:
+        return None
+    extra, after = _half(low, second[1])
+    unit = _unit(low, after)
+    if unit is None:
+        return None
+    return unit[0], n[0] * unit[1], j
 
 
 def amounts(text: str) -> list[Amount]:
@@ -216,16 +242,20 @@ def amounts(text: str) -> list[Amount]:
     low, out, i = words.low, [], 0
     while i < len(low):
         read = _read(low, i)
+        first_end = read is None and (read := _range_start(text, words, i)) is not None
         if read is None:
             i += 1
             continue
         dim, size, j = read
-        while j < len(low):  # "1 hour 30 minutes", "2 years and 6 months": one amount
+        while j < len(low) and not first_end:
+            last_unit = UNITS.get(_AFTER_A_NUMBER.get(low[j - 1], low[j - 1]))  # "1 hour 30 minutes", "2 years and 6 months": one amount
             k = j + 1 if low[j] == "and" else j
             more = _read(low, k) if k < len(low) and low[k][:1].isdigit() else None
             between = text[words.spans[j - 1][1]:words.spans[k][0]] if k < len(low) else ""
             if more is None or more[0] != dim or dim not in LADDERS or not _JOINED.match(between):
                 break  # "1,435 mm (4 ft 8½ in)": another amount in brackets, not a part of this one
+            if last_unit is not None and more[1] >= last_unit[1]:
+                break  # "90 days and 180 days": two amounts; a part is in a smaller unit ("1 hour 30 minutes")
             size, j = size + more[1], more[2]
         out.append(Amount(words.spans[i][0], words.spans[j - 1][1], dim, size))
         i = j
@@ -253,6 +283,9 @@ def restate(reply: str, claims: Sequence[str]) -> tuple[str, tuple[tuple[str, st
         words = wanted.get((a.dim, a.size))
         if words is None:
             words = next((w for c, w in held if same_amount(c, a, said)), None)
+        if words is not None and re.fullmatch(r"\d[\d,]*(?:\.\d+)?", said):
+            number = re.match(r"\d[\d,]*(?:\.\d+)?", words)  # a range's first end: its number alone ("5 to 6 cm")
+            words = number.group(0) if number else words
         if words is None or _stems(words) == _stems(said):
             continue  # not the claim's, or its words already ("38 year" for "38 years")
         if words[:1].isupper() and not words[:2].isupper() and a.start > 0 and not reply[:a.start].rstrip().endswith(
@@ -298,6 +331,31 @@ def same_amount(claim: Amount, reply: Amount, said: str) -> bool:
     return Fraction(rounded) == value and abs(wanted - value) <= abs(wanted) * Fraction(2, 100)
 
 
+_LISTED = re.compile(r"^\s*(?:,\s*|/\s*|(?:,\s*)?or\s+)?$", re.IGNORECASE)
+
+
+def among_others(claim: str, reply: str) -> str | None:
+    """A claim's amount the reply gives in a run of amounts of its dimension with nothing but spaces, commas,
+    "/" or "or" between them ("acknowledged 15 minutes 30 minutes 1 hour 4 hours", "7, 14 or 28 days"): candidates,
+    none committed to; the reply's words for it, or None. A run every amount of which the claim holds is the
+    claim's own list; a compound amount ("1 hour 30 minutes") is one amount."""
+    held = {(a.dim, a.size) for a in amounts(claim)}
+    if not held:
+        return None
+    found = amounts(reply)
+    runs: list[list[Amount]] = []
+    for a in found:
+        if runs and runs[-1][-1].dim == a.dim and _LISTED.match(reply[runs[-1][-1].end:a.start]):
+            runs[-1].append(a)
+        else:
+            runs.append([a])
+    for run in runs:
+        sizes = {(a.dim, a.size) for a in run}
+        if len(sizes) >= 2 and sizes & held and not sizes <= held:
+            return next(reply[a.start:a.end] for a in run if (a.dim, a.size) in held)
+    return None
+
+
 def other_unit(claim: str, reply: str) -> str | None:
     """A reply's amount with a claim's number in another unit of the same dimension ("30 A" for "30 mA", "14
     weeks" for "14 days"), and not itself one of the claim's amounts: the reply's words for it, or None."""
@@ -305,6 +363,8 @@ def other_unit(claim: str, reply: str) -> str | None:
     for a in amounts(reply):
         said = reply[a.start:a.end]
         n = _lead_number(said)
+        if said == n:
+            continue  # a range's first end ("15" of "15 to 18 years"): its unit is named at the second
         if any(d == a.dim and size == a.size for d, size, _m in claimed):
             continue  # one of the claim's own amounts ("6 months" beside "4 to 6 years")
         if n and any(d == a.dim and size != a.size and m == n for d, size, m in claimed):

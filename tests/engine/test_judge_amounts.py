@@ -8,6 +8,8 @@ something else and another value of its kind to what the criterion is about stat
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from engine.judge.freetext import FreeTextJudge
@@ -31,7 +33,9 @@ def judge():
     ("4.2kg", [("4.2kg", "mass", 4_200_000_000)]),
     ("£2,500 fine", [("£2,500", "pound", 2500)]),
     ("$5m deal", [("$5m", "dollar", 5_000_000)]),
-    ("Keep it at 2-8 °C.", [("8 °C", "celsius", 8)]),
+    ("Keep it at 2-8 °C.", [("2", "celsius", 2), ("8 °C", "celsius", 8)]),  # a range's unit, said once
+    ("About 2 to 2.4 inches.", [("2", "length", Fraction(254, 5)), ("2.4 inches", "length", Fraction(1524, 25))]),
+    ("Between 1 and 5 mg.", [("1", "mass", 1000), ("5 mg", "mass", 5000)]),
     ("8 degrees Celsius", [("8 degrees Celsius", "celsius", 8)]),
     ("50 Hz", [("50 Hz", "frequency", 50)]),
     ("within a week", [("a week", "time", 604_800)]),
@@ -215,11 +219,12 @@ def test_bounds_and_their_direction():
 
 @pytest.mark.parametrize("name, floor", [("judge_probe_1", 0.78), ("judge_probe_2", 0.62), ("judge_probe_kb10", 0.55),
                                          ("judge_probe_3", 0.35), ("judge_probe_4", 0.50),
-                                         ("judge_probe_5", 0.33), ("judge_probe_6", 0.40), ("judge_probe_7", 0.15)])
+                                         ("judge_probe_5", 0.33), ("judge_probe_6", 0.40), ("judge_probe_7", 0.15),
+                                         ("judge_probe_8", 0.28)])
 def test_the_probe_sets_agreement_holds(name, floor):
-    """The eight probe sets other sessions wrote without seeing the rules (bench/data/judge_probe_*.jsonl: seven sets
+    """The nine probe sets other sessions wrote without seeing the rules (bench/data/judge_probe_*.jsonl: eight sets
     of hostile and honest answers, a held-out knowledge base's paraphrases): each fix kept. Their first runs,
-    before the rules they taught, were kappa 0.478, 0.458, 0.389, 0.267, 0.344, 0.289, 0.333 and 0.100
+    before the rules they taught, were kappa 0.478, 0.458, 0.389, 0.267, 0.344, 0.289, 0.333, 0.100 and 0.300
     (docs/examination.md)."""
     from pathlib import Path
 
