@@ -16,7 +16,7 @@ The units (:data:`LADDERS`): time (second, minute, hour, day, week, fortnight), 
 a month is no fixed number of days, so months and days are never equal; a decade is ten years), mass (microgram ... tonne),
 length (millimetre ... kilometre), volume (millilitre, litre), frequency (hertz ... gigahertz), temperature in Celsius (°C, ℃, "degrees
 Celsius", "degrees C", "degrees" alone) and in Fahrenheit, and money in pounds, dollars and euros (a
-symbol or a name; "m", "bn", "k" after a symbol). Not amounts: a bare "m" or "s" (million, metres;
+symbol, an ISO code (GBP, USD, EUR) or a name; "m", "bn", "k" after a symbol). Not amounts: a bare "m" or "s" (million, metres;
 "1990s"), a unit with no number ("for days"), "a day" in a rate ("two tablets a day", "twice a week"),
 and "a" before a unit other than time ("a meter" is also a device) or before "second" ("a second opinion").
 """
@@ -80,12 +80,14 @@ UNITS.update({"millibar": ("pressure", Fraction(100)), "millibars": ("pressure",
               "decade": ("calendar", Fraction(120)), "decades": ("calendar", Fraction(120)),
               "pound": ("pound", Fraction(1)), "pounds": ("pound", Fraction(1)), "dollar": ("dollar", Fraction(1)),
               "dollars": ("dollar", Fraction(1)), "euro": ("euro", Fraction(1)), "euros": ("euro", Fraction(1)),
+              "gbp": ("pound", Fraction(1)), "usd": ("dollar", Fraction(1)), "eur": ("euro", Fraction(1)),
               "celsius": ("celsius", Fraction(1)), "centigrade": ("celsius", Fraction(1)),
               "fahrenheit": ("fahrenheit", Fraction(1))})
 _AFTER_A_NUMBER = {"g": "gram", "h": "hour", "l": "litre", "·amp": "ampere", "v": "volt"}
 """Units of one letter, units only right after a number ("4 g", "24 h", "2 l"; a capital "A" after a number and a
 space, "32 A", is amperes, read so by :func:`_words`)."""
-_SYMBOLS = {"£": "pound", "$": "dollar", "€": "euro"}
+_SYMBOLS = {"£": "pound", "$": "dollar", "€": "euro", "gbp": "pound", "usd": "dollar", "eur": "euro"}
+"""Before a number: a currency's symbol or its ISO code ("EUR 85,000")."""
 _SCALES = {"m": 10**6, "bn": 10**9, "k": 10**3, "million": 10**6, "billion": 10**9, "thousand": 10**3}
 _BEFORE_AN_AMOUNT = frozenset("""within for in after before about around over under than of to from by until till
 take takes took taken taking last lasts lasted lasting need needs needed wait waits waited spend spends spent give

@@ -110,3 +110,12 @@ def test_a_ban_negates_its_clause_as_a_prohibition_does():
                           "The rules ban fishing when the river level is below 2 m.") == "2"
     assert opposite_bound("The rules prohibit fishing when the river level exceeds 2 m.",
                           "The rules ban fishing when the river level is above 2 m.") is None
+
+
+def test_a_currency_s_iso_code_is_its_symbol():
+    text = "The threshold is EUR 120,000; the fee 35 GBP."
+    assert [(text[a.start:a.end], a.dim, a.size) for a in amounts(text)] == [("EUR 120,000", "euro", 120_000),
+                                                                          ("35 GBP", "pound", 35)]
+    assert restate("It is one hundred and twenty thousand euros.", ["The threshold is EUR 120,000."])[0] == \
+        "It is EUR 120,000."
+    assert amounts("The EUR exchange rate moved.") == []
