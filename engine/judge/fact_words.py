@@ -436,7 +436,7 @@ _CONTRAST = re.compile(r"(?<!\bor\s)(?<!\band\s)\b(?:lower|higher|shorter|longer
 _CONTRAST_SPLIT = re.compile(r"(?<=[.!?;])\s+|,?\s+(?:whereas|while|but)\s+|\s[—–]\s|\s-\s", re.IGNORECASE)
 
 
-def contrasted(cand_text: str, number: str, about: set[str], names: frozenset[str]) -> bool:
+def contrasted(cand_text: str, number: str, about: set[str], names: frozenset[str], claim_text: str = "") -> bool:
     """The candidate says the claim's ``number`` in one statement and, in another that does not say it, that the
     claim's own case has another value: the other statement names that case by words of the claim (``about``, two at
     least) or a name of it (``names``, lower case) that the number's statement does not hold, and says its value
@@ -444,8 +444,11 @@ def contrasted(cand_text: str, number: str, about: set[str], names: frozenset[st
     contract claim has to be brought within a shorter period"; "38.3–39.2 °C is the normal range for cats; adult
     dogs run cooler than that"; "... takes to reach Venus; it takes noticeably longer to reach Earth"). Statements
     are cut at a stop, a semicolon, a dash and whereas/while/but; a negated comparison ("is no different") compares
-    nothing, nor a bound's ("63 °C or hotter"), and a unit's letter ("°C") is no name."""
+    nothing, nor a bound's ("63 °C or hotter"), nor one in the claim's own words only (``claim_text``: "hold +2 °C
+    to +8 °C for up to 8 hours; any session longer than 8 hours needs a second box" said back), and a unit's
+    letter ("°C") is no name."""
     parts = [p for p in _CONTRAST_SPLIT.split(spelled_as_digits(cand_text or "")) if p and p.strip()]
+    claim_words = set(content_stems(spelled_as_digits(claim_text))) if claim_text else set()
     holding = [p for p in parts if any(n == number for n, _after in bound_numbers(p, 3))]
     if not holding or len(holding) == len(parts):
         return False
@@ -454,6 +457,8 @@ def contrasted(cand_text: str, number: str, about: set[str], names: frozenset[st
     for part in parts:
         if part in holding or not _CONTRAST.search(part) or any(is_negation(t) for t in tokens(part)):
             continue
+        if claim_words and set(content_stems(part)) <= claim_words:
+            continue  # the claim's own comparison, said back
         new = (set(content_stems(part)) & about) - own_words
         named = {w.lower() for w in re.findall(r"[\w'’-]+", part) if w[:1].isupper() and len(w) > 1} & names - own_names
         if len(new) >= 2 or named:

@@ -811,7 +811,7 @@ class FreeTextJudge:
                                        frozenset(w.lower() for w in claim.names)))), None)):
             cap, why = PARTIAL_SHARE, f"{why}; gives {shifted[1]} for it and {shifted[0]} to another case"
         elif numbers and (contrast := next((n for n, _w in bound if n not in ("1", "1st") and contrasted(
-                cand.text, n, about, frozenset(w.lower() for w in claim.names))), None)):
+                cand.text, n, about, frozenset(w.lower() for w in claim.names), claim.text)), None)):
             cap, why = PARTIAL_SHARE, f"{why}; gives {contrast} to another case and says the claim's differs"
         elif numbers and (rebound := rebound_number(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; gives {rebound} with what the claim says of another of its numbers"

@@ -28,6 +28,12 @@ from engine.text.normalize import normalize_text
 SUPPORTED_SUFFIXES = (".txt", ".md", ".json", ".jsonl", ".csv")
 _ID_KEY = re.compile(r"(?:^|_)(?:id|ids|uuid|url|urls|href)$", re.IGNORECASE)
 _TITLE_KEYS = ("title", "name", "heading", "subject")
+_SECTION_KEYS = ("section", "topic", "chapter", "part")
+"""A record's section in words ("section": "Swell limits"): what its fields are about when no title names it (a
+section's number, "section": "4.2", is no key: :data:`_NUMBERING`)."""
+_SOURCE_KEY = re.compile(r"^(?:source[_ ]?)?(?:document|doc)(?:[_ ]?(?:title|name))?$", re.IGNORECASE)
+"""A field naming the document a record belongs to ("document": "Ferry handbook v4", the same on every record):
+where it stands, like its number, not what it says."""
 _TYPE_KEY = re.compile(r"^(?:record|doc|document|entry|item|row)?[_ ]?(?:type|kind)$", re.IGNORECASE)
 """A field that tags a record's kind for a program ("record_type": "limit", "type": "site"): no key, no fact."""
 _NUMBERING_KEY = re.compile(r"^(?:clause|section|article|paragraph|para|rule|regulation|item|no|number)$", re.IGNORECASE)
@@ -159,6 +165,11 @@ def _record_title(record: Any) -> str | None:
             value = record.get(key)
             if isinstance(value, str) and value.strip():
                 return value.strip()[:200]
+        for key in _SECTION_KEYS:  # "section": "Swell limits" (not "section": "4.2")
+            value = record.get(key)
+            if isinstance(value, str) and value.strip() and not _NUMBERING.fullmatch(value.strip()) \
+                    and _is_value(value) and len(value.split()) <= 8:
+                return value.strip()[:200]
     return None
 
 
@@ -281,7 +292,12 @@ def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport
         head = {k: v for k, v in data.items() if k != inner}
         if len(head) == 1 and isinstance(next(iter(head.values())), dict):
             head = next(iter(head.values()))  # {"scheme": {...}, "rules": [...]}: the scheme's own fields
-        body = _record_text(head, None) if head else None
+        parts = _head_records(head)
+        if parts is not None:  # {"metadata": {...}, "fees": {...}, "boats": [...]}: each a record
+            for at, (field, title, body) in enumerate(parts):
+                yield SourceDocument(str(path) if at == 0 else f"{path}#{field}", title or path.stem, body,
+                                     {"format": "json", "file": str(path), "field": field})
+        body = _record_text(head, None) if head and parts is None else None
         if body is not None:
             yield SourceDocument(str(path), _record_title(head) or path.stem, body, {"format": "json", "file": str(path)})
         for i, record in enumerate(data[inner]):
@@ -302,6 +318,35 @@ def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport
         key = f"{path}#{i}" if isinstance(data, list) else str(path)
         yield SourceDocument(key, _record_title(record) or f"{path.stem} #{i + 1}", body,
                              {"format": "json", "file": str(path), "record": i})
+
+
+_GENERIC_PART_NAMES = frozenset("metadata meta info information details header general document about".split())
+
+
+def _head_records(head: dict[Any, Any]) -> list[tuple[str, str, str]] | None:
+    """The fields beside a JSON object's records when they are several objects that cannot be read as one record
+    ({"metadata": {"title": ..., "licence_order": ..., "notes": [...]}, "fees": {...}}): each object a record of
+    its own, keyed by its title or else by its field's name ("Fees"; a generic name,
+    "metadata", by the title of the first object that has one), the plain values beside them one more:
+    [(its field, its title, its text)]. None when ``head`` reads as one record, or holds fewer than two objects."""
+    if not isinstance(head, dict) or fields_text(head) is not None:
+        return None
+    objects = [(k, v) for k, v in head.items() if isinstance(k, str) and isinstance(v, dict) and v]
+    if len(objects) < 2:
+        return None
+    title = next((t for _, v in objects if (t := _record_title(v))), None)
+    out: list[tuple[str, str, str]] = []
+    own = {k: v for k, v in head.items() if not (isinstance(v, dict) and v)}
+    for k, v in ([("", own)] if own else []) + objects:
+        name = _field_words(k) if k else ""
+        name = title if (not name or name.lower() in _GENERIC_PART_NAMES) and title else name
+        name = name[:1].upper() + name[1:]
+        body = fields_text(v, name=name) if name else None
+        if body is None:
+            body = _record_text(v, None)
+        if body:
+            out.append((k or "fields", _record_title(v) or name, body))
+    return out or None
 
 
 def _records_field(data: Any) -> str | None:
@@ -371,7 +416,7 @@ def _field_words(name: str) -> str:
     return " ".join(out)
 
 
-def fields_text(record: dict[Any, Any]) -> str | None:
+def fields_text(record: dict[Any, Any], name: str | None = None) -> str | None:
     """A record of fields (a CSV row, a flat JSON object) as text a reader can examine, or None when it is
     not one: its key (a title, name, heading or subject field, else its first field when that is a short
     value), then each other field, in order: a sentence ("... is a noble gas.") as it is, in a paragraph of
@@ -379,13 +424,25 @@ def fields_text(record: dict[Any, Any]) -> str | None:
     orally."), consecutive ones in one paragraph. Id-like fields and JSON's numbers and flags are left out
     (a CSV cell is text: its numbers are kept). A cell's value without its
     column's name says nothing (a formulary's "100 mg" of which dose?), so the name is kept. None (read as
-    before: every string) when the record has no key, no short value besides it, or a nested value."""
+    before: every string) when the record has no key, no short value besides it, or a nested value. A record
+    without a title field is keyed by its section in words ("section": "Swell limits"), else by ``name`` when
+    given (the field an object stands under: "Fees"), else by its first field; a field naming the
+    document it belongs to ("document": ...) is no key and no fact. A list of objects is said object by
+    object under its field ("Limits of Swell limits: swell 1.6-2.5 metres, action Sail with ...") when one of
+    them holds a clause or all of them together would make a long sentence."""
     cells: list[tuple[str, str]] = []
     listed: list[tuple[str, list[str]]] = []  # a field holding a list of sentences, each said under the field
     amount = _quantity(record)  # the record's own value and unit ("value": 180, "unit": "litres")
     amounts: list[tuple[str, str]] = []  # a field holding a value and its unit ("reduced_rate": {...})
+    keyed = any(isinstance(k, str) and isinstance(v, str) and v.strip() and (k.strip().lower() in _TITLE_KEYS or (
+        k.strip().lower() in _SECTION_KEYS and not _NUMBERING.fullmatch(v.strip()))) for k, v in record.items())
     for k, v in record.items():
         if amount and k in amount[1]:
+            continue
+        if keyed and isinstance(k, str) and _SOURCE_KEY.match(k) and isinstance(v, str):
+            continue  # the document a titled record belongs to ("document": "Ferry handbook v4"): no key, no fact
+        if isinstance(v, list) and isinstance(k, str) and not _ID_KEY.search(k) and (each := _objects_words(v)):
+            listed.append((k, each))  # "limits": [{"swell_metres": "1.6-2.5", "action": "Sail with ..."}, ...]
             continue
         if isinstance(v, dict) and isinstance(k, str) and (inner := _quantity(v)):
             amounts.append((k, _quantity_words(v, inner)))
@@ -409,9 +466,15 @@ def fields_text(record: dict[Any, Any]) -> str | None:
         text = " ".join(str(v).split())
         if text:
             cells.append((k, text))
-    if not cells:
+    if not cells and not (name and (amount or amounts or listed)):
         return None
     named = next((i for i, (k, _) in enumerate(cells) if k.strip().lower() in _TITLE_KEYS), None)
+    if named is None:  # "section": "Swell limits" names what the record's fields are about
+        named = next((i for i, (k, v) in enumerate(cells) if k.strip().lower() in _SECTION_KEYS
+                      and _is_value(v) and len(v.split()) <= 8), None)
+    if named is None and name:  # an object under a field of its document's ("fees": {...})
+        cells.insert(0, ("", name))
+        named = 0
     at = named if named is not None else 0
     key = cells[at][1]
     when = _date_phrase(cells[at][0], key)
@@ -428,7 +491,7 @@ def fields_text(record: dict[Any, Any]) -> str | None:
         what = "figure for" if named.lower() in _GENERIC_VALUE_KEYS else f"{_field_words(named)} of"
         paragraphs.append([f"The {what} {key} is {amount[0]} {' '.join(str(record[amount[1][1]]).split())}."])
     for k, said in amounts:
-        field = _field_words(k)
+        field = _field_phrase(_field_words(k))
         paragraphs.append([f"The {field} of {key} {'are' if _plural(field) else 'is'} {said}."])
     run = False
     for k, v in rest:
@@ -445,6 +508,7 @@ def fields_text(record: dict[Any, Any]) -> str | None:
             continue
         field = _field_words(k)
         field, v = _unit_from_field(field, v)
+        field = _field_phrase(field)
         verb = "are" if _plural(field) else "is"
         first, _, more = v.partition(" ")
         if first.lower() in _LEADING_WORDS and first[1:].islower():  # "Every 20 minutes" inside a sentence
@@ -457,9 +521,12 @@ def fields_text(record: dict[Any, Any]) -> str | None:
             paragraphs.append([sentence])
         run = True
     for k, items in listed:  # "Conditions of Who can claim: Passenger held a valid ticket ..."
-        field = _field_words(k)
+        field = _field_phrase(_field_words(k))
+        said = f"{field[:1].upper()}{field[1:]} of {key}"
+        if len(said.split()) <= 3:  # "The conditions of Boarding: ...": not a run-in title of three words, dropped
+            said = f"The {field} of {key}"
         for item in items:
-            paragraphs.append([f"{field[:1].upper()}{field[1:]} of {key}: {item if item[-1:] in '.!?' else item + '.'}"])
+            paragraphs.append([f"{said}: {item if item[-1:] in '.!?' else item + '.'}"])
     return normalize_text("\n\n".join([key] + [" ".join(p) for p in paragraphs])).strip()
 
 
@@ -485,20 +552,34 @@ def _date_phrase(field: str, value: str) -> tuple[str, str, str] | None:
 
 
 _FIELD_UNITS = {"pct": "%", "percent": "%", "gbp": "GBP", "usd": "USD", "eur": "EUR", "c": "°C", "degc": "°C",
-                "f": "°F", "degf": "°F"}
+                "f": "°F", "degf": "°F", "kmh": "km/h", "kph": "km/h", "mph": "mph", "g": "g"}
 _UNIT_CASE = {"kw": "kW", "db": "dB", "dba": "dBA", "hz": "Hz", "khz": "kHz", "mhz": "MHz", "ghz": "GHz", "mpa": "MPa",
               "kpa": "kPa", "hpa": "hPa", "kv": "kV", "ml": "mL"}
 """Units a column's lower-cased name holds, as they are written ("rated_power_kw" -> "2.8 kW")."""
 
 
+_VALUE_TAIL = re.compile(r"(?P<num>[-+]?\d[\d.,]*(?:\s*(?:-|–|to)\s*\d[\d.,]*)?)\s+(?P<tail>\([^()]{1,40}\)|(?:and|or)\s+"
+                         r"(?:above|over|more|less|below|under|higher|lower|greater|fewer))")
+"""A number with a note after it ("0 (electric)", "186 and above"): its unit goes after the number, the note after
+the unit ("0 g per km (electric)", "186 g per km and above")."""
+
+
 def _unit_from_field(field: str, value: str) -> tuple[str, str]:
-    """A column named with its unit and a number (or a range: "10-15") in it: the field without the unit and the
-    number with it ("distance km" -> "distance", "203 km"; "onset (minutes)" -> "onset", "10-15 minutes"; a rate's
-    units, "dose min mg per kg" -> "minimum dose", "0.005 mg per kg"); else both as they are. "min"/"max" left
-    in the name are "minimum"/"maximum" ("dose min" reads "minimum dose")."""
+    """A column named with its unit and a number (or a range: "10-15"; "80+"; a number with a note after it, "186
+    and above") in it: the field without the unit and the number with it ("distance km" -> "distance", "203 km";
+    "onset (minutes)" -> "onset", "10-15 minutes"; a rate's units, "dose min mg per kg" -> "minimum dose", "0.005
+    mg per kg"; "co2 g per km" and "186 and above" -> "co2", "186 g per km and above"); else both as they are.
+    "min"/"max" left in the name are "minimum"/"maximum" ("dose min" reads "minimum dose")."""
+    tail = _VALUE_TAIL.fullmatch(value.strip())
+    if tail:
+        name, said = _unit_from_field(field, tail.group("num"))
+        if (name, said) != (field, tail.group("num")):
+            return name, f"{said} {tail.group('tail')}"
+        return field, value
     from engine.text.quantities import UNITS
 
-    if not (_looks_numeric(value) or _NUMBER_RANGE.fullmatch(value.strip())):
+    if not (_looks_numeric(value) or _NUMBER_RANGE.fullmatch(value.strip())
+            or re.fullmatch(r"\d[\d.,]*\+", value.strip())):  # "80+"
         return field, value
     bracket = re.fullmatch(r"(?P<name>.+?)\s*\((?P<unit>[^()]{1,12})\)", field)
     if bracket:  # "onset (minutes)", "storage (°C)"
@@ -522,6 +603,8 @@ def _unit_from_field(field: str, value: str) -> tuple[str, str]:
             at -= 2  # "mg per kg", "mg per kg per 24h"
     if at == len(words) - 1 and not unit_word(words[at]) or at == 0:
         return field, value
+    if re.fullmatch(r"\d+(?:\.\d+)?", words[at - 1]):
+        return field, value  # "price 12 months": the months are the name's ("price for 12 months"), not the value's
     unit = words[at:]
     if len(unit) == 1 and unit[0].lower() in _FIELD_UNITS:
         said = _FIELD_UNITS[unit[0].lower()]
@@ -539,7 +622,26 @@ _SPELLED_NAME = {"min": "minimum", "max": "maximum"}
 
 
 def _plural(field: str) -> bool:
+    """Whether a field's name is plural, by its head noun: its last word, or the last before "for", "of" or
+    "per" ("validity months" are, "price for 12 months" is, "number of days" is)."""
+    field = re.split(r"\s(?:for|of|per)\s", field, maxsplit=1)[0]
     return bool(re.search(r"(?<![su])s$", field.split()[-1] if field else "")) and not field.endswith("ss")
+
+
+_COUNTED = re.compile(r"^(?P<head>.*[^\d\s]) (?P<n>\d+(?:\.\d+)?) (?P<unit>[a-z]+)$")
+_COUNT_PREPOSITIONS = frozenset("for of per in within after before over under to from at by than".split())
+
+
+def _field_phrase(field: str) -> str:
+    """A field's name that ends with a number and its unit said as a phrase: "price 12 months" -> "price for 12
+    months" (so "The price for 12 months of X is 690 GBP", not "The price 12 months of X are ..."); a name whose
+    number follows a preposition ("notice within 24 hours") or holds no such tail as it is."""
+    from engine.text.quantities import UNITS
+
+    m = _COUNTED.match(field)
+    if not m or m.group("unit") not in UNITS or m.group("head").split()[-1].lower() in _COUNT_PREPOSITIONS:
+        return field
+    return f"{m.group('head')} for {m.group('n')} {m.group('unit')}"
 
 
 _UNIT_KEYS = ("unit", "units", "uom", "unit_of_measure")
@@ -562,7 +664,7 @@ def _quantity(record: dict[Any, Any]) -> tuple[str, tuple[str, str]] | None:
     if len(found) != 1:
         return None
     k, v = found[0]
-    return str(v).strip(), (k, unit_key)
+    return _money(_scalar_text(v) or str(v).strip(), f"{record[unit_key]} {k}"), (k, unit_key)
 
 
 def _quantity_words(record: dict[Any, Any], amount: tuple[str, tuple[str, str]]) -> str:
@@ -574,6 +676,19 @@ def _quantity_words(record: dict[Any, Any], amount: tuple[str, tuple[str, str]])
              if isinstance(k, str) and k not in keys and isinstance(v, str) and v.strip() and not _ID_KEY.search(k)
              and _is_value(v)]
     return f"{said} ({'; '.join(extra)})" if extra else said
+
+
+_MONEY = re.compile(r"(?:^|[\s_])(?:gbp|usd|eur|chf|aud|cad|nzd|jpy|£|\$|€|price|prices|fee|fees|cost|costs|charge|charges|"
+                    r"fare|fares|tariff|surcharge|refund|deposit)(?:$|[\s_])", re.IGNORECASE)
+
+
+def _money(text: str, said_of: str) -> str:
+    """A sum of money with its pence or cents as written (4.5 GBP -> "4.50"; 690.0 was made "690" already, and
+    2.25 stays): a number with one decimal digit whose unit or field names a currency or a price."""
+    m = re.fullmatch(r"(-?\d+\.\d)((?:\s.*)?)", text)
+    if m and _MONEY.search(said_of):
+        return f"{m.group(1)}0{m.group(2)}"  # "4.5 GBP" -> "4.50 GBP"
+    return text
 
 
 def _scalar_text(value: Any) -> str | None:
@@ -594,14 +709,32 @@ def _fields_words(value: dict[Any, Any]) -> str | None:
     for k, v in value.items():
         if not isinstance(k, str) or _ID_KEY.search(k):
             continue
+        if isinstance(v, dict) and (inner := _quantity(v)):  # "price": {"value": 25.0, "unit": "GBP"}
+            parts.append(f"{_field_words(k)} {_quantity_words(v, inner)}")
+            continue
         text = _scalar_text(v) if not isinstance(v, dict | list) else None
         if isinstance(v, dict | list) or (text is not None and not _is_value(text)):
             return None
         if text is None:
             continue
         field, text = _unit_from_field(_field_words(k), text)
+        text = _money(text, f"{k} {text}")
         parts.append(f"{_SPELLED_NAME.get(field, field)} {text}")  # {"min": 15, "max": 29}: "minimum 15, maximum 29"
     return ", ".join(parts) or None
+
+
+def _objects_words(value: list[Any]) -> list[str] | None:
+    """A list of two objects or more said one object at a time (each :func:`_fields_words`), when one of them
+    holds a clause (a value of more than six words, or of parts cut by a semicolon) or all of them together would
+    make a sentence too long to ask about: ["swell 1.6-2.5 metres, action Sail with vehicles lashed; close ...",
+    ...]; None for any other value (a short list reads as one sentence: :func:`_nested_words`)."""
+    if len(value) < 2 or not all(isinstance(v, dict) and v for v in value):
+        return None
+    said = [_fields_words(v) for v in value]
+    if not all(said):
+        return None
+    clause = any(isinstance(x, str) and (len(x.split()) > 6 or ";" in x) for v in value for x in v.values())
+    return said if clause or len("; ".join(said)) > 160 else None  # type: ignore[arg-type,return-value]
 
 
 def _nested_words(value: Any) -> str | None:

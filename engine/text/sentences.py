@@ -221,7 +221,6 @@ _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|)+(?:[ \t]*:?-{2,
 
 
 _NUMERIC_CELL = re.compile(r"^[<>≤≥~]?\s*[\d.,]+(?:\s*[-–—]\s*[\d.,]+)?\s*$")
-_NUMBER_IN_CELL = re.compile(r"\d")
 _UNIT_IN_HEADER = re.compile(r"^(?P<name>.+?)\s*\((?P<unit>[^()]{1,12})\)$")
 
 
@@ -234,18 +233,44 @@ def _with_column(column: str, cell: str) -> str:
     return f"{column} {cell}"
 
 
+_NOT_A_NAME = re.compile(r"^(?:\d|[<>≤≥~≈±+−=][ \t]*\d)")
+"""A table's first cell that names nothing: a count or a condition that opens with a digit ("1 of 3", "2 or more")
+or a comparison ("≥ 2 of 6", "< 5"); one that opens with a lower-case word ("below 99.9", "mild") names nothing
+either (:func:`table_row`)."""
+
+
+def _header_words(cell: str) -> str:
+    """A table header's words as a row says them after its first cell: lower case ("Planned cohort size" ->
+    "planned cohort size"), an initialism or a code kept as written (a word in capitals, with a digit or with a
+    capital inside: "QZ-7 feed rate", "DLTs observed", "Hb (g/L)")."""
+    def word(w: str) -> str:
+        letters = [ch for ch in w if ch.isalpha()]
+        if any(ch.isdigit() for ch in w) or (len(letters) >= 2 and all(ch.isupper() for ch in letters)) or \
+                any(ch.isupper() for ch in w.lstrip("(\"'“")[1:]):
+            return w
+        return w.lower()
+    return " ".join(word(w) for w in cell.split())
+
+
 def table_row(cells: list[str], header: list[str]) -> str:
     """A table's row as a line of text: "Maximum flow – 9,000 litres per hour." (two columns), "X200 – battery
     12 hours, weight 1.4 kg." (more, each cell after the first with its column's name; a number under a header
-    that gives its unit in brackets said with it, "dose 120 mg" under "Dose (mg)"; a first cell that is only a
-    number, or a condition in lower case, with its column's name too: "Weight 30.1–60 kg – dose 120 mg, ...",
-    "Monthly Availability (%) below 95.0 – Service credit (% of monthly subscription fee) 50.")."""
+    that gives its unit in brackets said with it, "dose 120 mg" under "Dose (mg)"; a first cell that names
+    nothing, a number, a count or a condition (it opens with a digit, a comparison or a lower-case word), with its
+    column's name too: "Weight 30.1–60 kg – dose 120 mg, ...", "Monthly availability (%) below 95.0 – service credit
+    (% of monthly subscription fee) 50.", "Grade ≥ 3 – Stop the infusion."; after a header that ends with a
+    number, a colon keeps the two apart: "DLTs observed in cycle 1: 1 of 3 – Expand the cohort.")."""
     first, rest = cells[0], cells[1:]
-    # a first cell that is only a number, or a condition in lower case ("below 99.9 but at least 99.5"), says
-    # nothing without its column: "Weight 30.1–60 kg", "Monthly Availability (%) below 99.9 ..."
-    bare = bool(header) and (_NUMERIC_CELL.match(first) or (first[:1].islower() and _NUMBER_IN_CELL.search(first)))
+    # a first cell that is only a number, a count or a condition ("1 of 3", "≥ 2", "below 99.9 but at least 99.5")
+    # says nothing without its column: "Weight 30.1–60 kg", "Monthly availability (%) below 99.9 ..."
+    bare = bool(header) and bool(header[0]) and bool(_NUMERIC_CELL.match(first) or (
+        (_NOT_A_NAME.match(first) or first[:1].islower())
+        and not any(ch.isupper() for ch in first.split()[0])))  # ("pH", "eRH", "mRNA", "3A": names)
     if bare:
-        first = _with_column(header[0], first)
+        if not _NUMERIC_CELL.match(first) and re.search(r"\d\W*$", header[0]) and not first[:1].isalpha():
+            first = f"{header[0]}: {first}"  # "DLTs observed in cycle 1: 1 of 3", not "... cycle 1 1 of 3"
+        else:
+            first = _with_column(header[0], first)
         first = first[:1].upper() + first[1:]
     if len(rest) == 1:
         said = rest[0]
@@ -289,6 +314,7 @@ def text_blocks(text: str) -> list[str]:
     quoted = {i for i, ln in enumerate(raw_lines) if _BLOCKQUOTE.match(ln)}
     lines = [_BLOCKQUOTE.sub("", ln) for ln in raw_lines]  # a quoted block's text: a block of its own
     header: list[str] = []
+    rows: set[int] = set()  # the blocks that are a table's rows (a header's colon in one is no run-in label)
     labels: list[tuple[int, str]] = []  # the bare labels of the list items the next item may be nested in
     glossary = False  # the block is a glossary's line (read as its sentence)
     header_run = _mail_header_lines(lines)
@@ -311,8 +337,9 @@ def text_blocks(text: str) -> list[str]:
             if _TABLE_RULE.match(line):
                 continue
             if _TABLE_RULE.match(after):
-                header = [c.lower() for c in cells]
+                header = [_header_words(c) for c in cells]
                 continue
+            rows.add(len(blocks))
             blocks.append([table_row(cells, header)])
             continue
         header = []
@@ -348,6 +375,14 @@ def text_blocks(text: str) -> list[str]:
             if current:
                 blocks.append(current)
             current = [body] if item else []
+        elif _BOLD_LABEL_LINE.match(line) and (not current or _BOLD_LABEL_LINE.match(current[0])):
+            # a bold label a line ("**Funder:** Harrowby Trust", "**Stage:** II, open", or several on one line
+            # "**Version:** 4.2  **Effective:** 1 March 2024"): a field each, its label kept as its subject
+            if current:
+                blocks.append(current)
+            pieces = _label_fields(line)
+            blocks.extend([p] for p in pieces[:-1])
+            current = [pieces[-1]]
         elif current and _SPEAKER_LINE.match(line) and (re.search(r"[.!?\"”)]\s*$", current[-1]) or (
                 len(current) == 1 and at and _NUMBERED.match(lines[at - 1]))):
             # a turn of minutes or a transcript ("Euan Castellan: We had 127 callouts ...", "DECISION: Adopted ..."),
@@ -365,7 +400,19 @@ def text_blocks(text: str) -> list[str]:
             current.append(line)
     if current:
         blocks.append(current)
-    return [b for b in (_plain_block(" ".join(" ".join(lines).split())) for lines in blocks) if b]
+    return [b for b in (_plain_block(" ".join(" ".join(lines).split()), labelled=at not in rows)
+                        for at, lines in enumerate(blocks)) if b]
+
+
+_BOLD_LABEL_LINE = re.compile(r"^[ \t]*(?:(\*\*|__)[^*_\n]{1,40}?[:.]\1|(\*\*|__)[^*_\n]{1,40}?\2[:.])[ \t]*\S")
+"""A line that opens with a bold label closed by a colon or a full stop and has text after it ("**Funder:** ...")."""
+_NEXT_BOLD_LABEL = re.compile(r"[ \t]+(?:[|·•;,][ \t]*)?(?=(?:(\*\*|__)[^*_\n]{1,40}?:\1|(\*\*|__)[^*_\n]{1,40}?\2:)[ \t]*\S)")
+
+
+def _label_fields(line: str) -> list[str]:
+    """A line of bold-labelled fields cut at each further bold label with a colon, the separators between them
+    dropped: "**Version:** 4.2 · **Effective:** 1 March 2024" -> ["**Version:** 4.2", "**Effective:** 1 March 2024"]."""
+    return [p.strip() for p in _NEXT_BOLD_LABEL.split(line.strip()) if p and p.strip() and not re.fullmatch(r"\*\*|__", p)]
 
 
 def _mail_header_lines(lines: list[str]) -> set[int]:
@@ -433,7 +480,9 @@ def _label(block: str) -> tuple[str, int]:
     if question and (question.group("mark") or _QUESTION_MARK.match(block)):
         return " ".join(question.group("q").split()), question.end()
     bold = re.match(r"^(\*\*|__)([^*_\n]{1,40}?)[:.]?\1[:.]?\s+(?=\S)", block)
-    if bold:
+    if bold and not (re.search(r"[:.]", bold.group(0)) is None and block[bold.end():][:1].islower()):
+        # (bold without a colon or a stop, then a lower-case word, is emphasis inside a sentence: "**The safe
+        # limit** is defined as ...", "**40%** when the installer confirms ...": no label)
         return bold.group(2).strip().rstrip(":."), bold.end()
     label = _RUN_IN_LABEL.match(block)
     if label and label.group(0).rstrip().endswith(":"):
@@ -483,29 +532,47 @@ def period_labels(blocks: list[str]) -> list[str]:
 _VERB_LIKE = re.compile(r"\b(?:shall|won't|can't|cannot|isn't|aren't|wasn't|weren't|doesn't|don't|didn't)\b", re.IGNORECASE)
 
 
-def _fragment(text: str) -> bool:
+def _fragment(text: str, colon: bool = False) -> bool:
     """Whether a label's text is no sentence of its own: its first sentence opens in lower case or with a number
     and has no verb ("at least 5 Business Days, by email", "08:00–18:00 UK time, Monday to Friday"), so the
-    label is its subject."""
+    label is its subject; after a bold label closed by a colon (``colon``), a value with no verb and no stop that
+    opens with a capital too ("Harrowby Wetlands Trust", "II, open, multi-site"), unless it is a list
+    of three names or more (an author line: "K. Ostrowska, T. R. Halloran, J. S. Pryce")."""
     first = re.split(r"(?<=[.!?;])\s", text.strip(), maxsplit=1)[0]
     if first[:1].isupper():
-        return False  # a capital opens a sentence of its own ("Note: The float switch stops the pump ...")
+        # a capital opens a sentence of its own ("Note: The float switch stops the pump ..."), or a value:
+        # "Funder: Harrowby Wetlands Trust" (one line, no stop, no verb)
+        items = [i.strip() for i in re.split(r"[,;]", re.sub(r"\([^()]*\)", "", text)) if i.strip()]
+        if not colon or first != text.strip() or text.rstrip()[-1:] in ".!?" or (
+                len(items) >= 3 and all(i[:1].isupper() for i in items)):
+            return False
     words = re.findall(r"[A-Za-z][\w'’-]*", first)
+    if not words:
+        return bool(re.search(r"\d", first))  # a bare number ("Version: 4.2") is the label's value
     # (a capitalised word inside is a name: "the contact named in the Order Form" has no verb "form")
     return bool(words) and not any(w.lower() in VERBS for i, w in enumerate(words) if i == 0 or not w[:1].isupper()) \
         and not _VERB_LIKE.search(first)
 
 
-def _plain_block(block: str) -> str:
+_LABEL_PREPOSITIONS = frozenset("to by for from of on at in with under per via".split())
+
+
+def _plain_block(block: str, labelled: bool = True) -> str:
     """A block without a run-in label at its start and without Markdown's inline marks (links, bold,
     italic, code: their text kept); a label whose text is no sentence (:func:`_fragment`: "**Notice:** at least
-    5 Business Days") stays, as the subject it is ("Notice is at least 5 Business Days": :func:`_defined`)."""
-    label, at = _label(block)
-    if at and label and not label.endswith("?") and _fragment(block[at:]):
+    5 Business Days", "**Funder:** Harrowby Wetlands Trust") stays, as the subject it is ("Notice is at least 5
+    Business Days": :func:`_defined`; a label that ends with a preposition or a participle runs into its text:
+    "Applies to all sites", "Approved by the Board"). A table's row (not ``labelled``) has no run-in label."""
+    label, at = _label(block) if labelled else ("", 0)
+    bold_colon = ":" in block[:at] and block[:2] in ("**", "__")  # "**Funder:** Harrowby Trust"
+    if at and label and not label.endswith("?") and _fragment(block[at:], colon=bold_colon):
         # the label is the subject its text is said of: "Notice: at least 5 days" -> "Notice is at least 5 days"
         last = label.split()[-1].lower()
-        verb = "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) and last.isalpha() else "is"
-        block, at = f"{label} {verb} {block[at:].strip()}", 0
+        verb = "are " if last.endswith("s") and not last.endswith(("ss", "us", "is")) and last.isalpha() else "is "
+        if last in _LABEL_PREPOSITIONS or (last.endswith("ed") and not last.endswith("eed") and len(last) > 4
+                                           and len(label.split()) <= 2):
+            verb = ""  # "Applies to: all sites" -> "Applies to all sites", "Approved by: the Board"
+        block, at = f"{label} {verb}{block[at:].strip()}", 0
     block = block[at:]
     if at and block[:1].islower():  # "Security: a path traversal flaw ..." -> "A path traversal flaw ..."
         block = block[:1].upper() + block[1:]

@@ -119,3 +119,10 @@ def test_a_currency_s_iso_code_is_its_symbol():
     assert restate("It is one hundred and twenty thousand euros.", ["The threshold is EUR 120,000."])[0] == \
         "It is EUR 120,000."
     assert amounts("The EUR exchange rate moved.") == []
+
+
+def test_the_claim_s_own_comparison_said_back_is_no_other_case(judge):
+    claim = "Insulated bags keep milk at 1 °C to 4 °C for up to 6 hours; any round longer than 6 hours needs a fresh bag."
+    assert judge.judge(claim, claim).met
+    assert not judge.judge(claim, "Insulated bags keep milk at 1 °C to 4 °C for up to 6 hours; winter rounds are much "
+                                  "longer.").met
