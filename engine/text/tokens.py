@@ -2,7 +2,7 @@
 
 - **Tokens** (:func:`tokens`): NFKC, lower case; words (an apostrophe inside a word kept, a final
   "'s" dropped), numbers and CJK characters one token each. Numbers are normalised: thousands
-  separators go ("1,000" -> 1000), decimal points stay ("3.5"), "90%" / "90 per cent" / "90 percentage points" -> 90 percent,
+  separators go ("1,000" -> 1000), decimal points stay ("3.5") and a decimal's trailing zeros go ("2.0" -> 2, "0.50" -> 0.5), "90%" / "90 per cent" / "90 percentage points" -> 90 percent,
   number words of any size become digits ("two hundred and fifty-three thousand" -> 253000, "1.5
   million" -> 1500000), ordinals become digit ordinals ("first", "1st" -> 1st; "twenty-first" ->
   21st), Chinese numerals become digits ("一千八百" -> 1800, "百分之九十" -> 90 percent)
@@ -64,7 +64,12 @@ def _number_token(tok: str) -> list[str]:
     elif "," in tok:  # "1,2" is a list, not a number: keep its numbers apart
         parts = [p for p in tok.split(",") if p]
         return parts + (["percent"] if percent else [])
+    if _DECIMAL_ZEROS.match(tok):
+        tok = tok.rstrip("0").rstrip(".")  # "2.0" is 2, "0.50" is 0.5
     return [tok, "percent"] if percent else [tok]
+
+
+_DECIMAL_ZEROS = re.compile(r"^\d+\.\d*0$")
 
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")

@@ -126,3 +126,12 @@ def test_the_claim_s_own_comparison_said_back_is_no_other_case(judge):
     assert judge.judge(claim, claim).met
     assert not judge.judge(claim, "Insulated bags keep milk at 1 °C to 4 °C for up to 6 hours; winter rounds are much "
                                   "longer.").met
+
+
+def test_a_decimal_s_trailing_zeros_are_no_other_number(judge):
+    from engine.text.tokens import tokens
+
+    assert tokens("2.0–3.0, 0.50% and 10.05") == ["2", "3", "0.5", "percent", "and", "10.05"]
+    claim = "The clinic keeps the target INR range at 2.0–3.0 for patients on warfarin."
+    assert judge.judge(claim, "For patients on warfarin the clinic's target INR range is 2 to 3.").met
+    assert not judge.judge(claim, "For patients on warfarin the clinic's target INR range is 2.5 to 3.5.").met
