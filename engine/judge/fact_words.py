@@ -509,6 +509,9 @@ _BOUND_BEFORE = re.compile(
     r"\s+(?:about|around|roughly|approximately|nearly)?\s*[£$€]?$", re.IGNORECASE)
 _BOUND_AFTER = re.compile(r"^\s*(?:[a-z%°]+\s+){0,2}?(?:(?:or|and)\s+(?:(?P<min>more|above|over|higher|greater|older|longer|"
                           rf"later)|(?P<max>{_LOWER}|below|under|less))|(?P<min2>minimum)|(?P<max2>maximum))\b", re.IGNORECASE)
+_LEAD_TIME = re.compile(r"^\s*(?:[a-z%°]+\s+){0,2}?(?:before|prior\s+to|ahead\s+of|in\s+advance|beforehand)\b", re.IGNORECASE)
+"""An amount of time counted back from an event ("24 hours before arrival", "48 hours in advance"): a deadline for
+it ("no later than") is a minimum of lead time."""
 _NEGATION_IN_CLAUSE = re.compile(
     r"\b(?:not|never|no|nobody|none|prohibit\w*|forbid\w*|forbidden|exclud\w*|ban(?:s|ned|ning)?|illegal|contraindicated)\b|n['’]t\b",
     re.IGNORECASE)
@@ -574,6 +577,8 @@ def _bounds(text: str) -> dict[tuple[str, str], set[tuple[str, bool]]]:
             ("min" if a.group("min") or a.group("min2") else "max") if a else None)
         if way is None:
             continue
+        if b and re.search(r"\b(?:later|earlier)\b", b.group(0), re.IGNORECASE) and _LEAD_TIME.match(after):
+            way = "min" if way == "max" else "max"  # "no later than 24 hours before arrival": at least 24 hours ahead
         clause = re.split(r"[,;:.!?—–]", before[:b.start()] if b else before)[-1] + " " + re.split(r"[,;:.!?—–]", after)[0]
         unit = _UNIT_NEXT.match(after)
         key = (m.group(0).replace(",", ""), stem(unit.group(1).lower()) if unit else "")

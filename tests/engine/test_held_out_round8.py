@@ -135,3 +135,11 @@ def test_a_decimal_s_trailing_zeros_are_no_other_number(judge):
     claim = "The clinic keeps the target INR range at 2.0–3.0 for patients on warfarin."
     assert judge.judge(claim, "For patients on warfarin the clinic's target INR range is 2 to 3.").met
     assert not judge.judge(claim, "For patients on warfarin the clinic's target INR range is 2.5 to 3.5.").met
+
+
+def test_a_deadline_counted_back_from_an_event_is_a_minimum_of_lead_time():
+    claim = "Hauliers must book a loading slot at least 48 hours before arrival."
+    assert opposite_bound(claim, "A loading slot must be booked no later than 48 hours prior to arrival.") is None
+    assert opposite_bound(claim, "A loading slot must be booked within 48 hours before arrival.") == "48"
+    assert opposite_bound("Results are sent no later than 48 hours after the test.",
+                          "Results are sent at least 48 hours after the test.") == "48"
