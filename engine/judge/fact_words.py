@@ -718,9 +718,11 @@ def _terms(text: str) -> tuple[tuple[str, tuple[str, str]], ...]:
 
 ROLE_WORDS = frozenset("""men women male female males females landlord tenant employer employee buyer seller plaintiff
 defendant adult adults child children debtor creditor controller processor port starboard north south east west
-import export imports exports summer winter spring autumn morning evening inbound outbound upstream downstream""".split())
-"""The parties, roles and directions of the listed opposites (:data:`engine.text.lexicon.ANTONYMS`): terms a reply may
-say in each other's places ("women ... 12 weeks and men ... 16 weeks" for the other way round), as numbers and names."""
+import export imports exports summer winter spring autumn morning evening inbound outbound upstream downstream
+red green blue yellow white black orange amber purple grey gray brown pink violet""".split())
+"""The parties, roles and directions of the listed opposites (:data:`engine.text.lexicon.ANTONYMS`), and colours: terms a
+reply may say in each other's places ("women ... 12 weeks and men ... 16 weeks" for the other way round, "a green
+figure on a white background" for "a white figure on a green background"), as numbers and names."""
 
 
 def exchanged(claim_text: str, cand_text: str) -> tuple[str, str] | None:

@@ -143,3 +143,12 @@ def test_a_deadline_counted_back_from_an_event_is_a_minimum_of_lead_time():
     assert opposite_bound(claim, "A loading slot must be booked within 48 hours before arrival.") == "48"
     assert opposite_bound("Results are sent no later than 48 hours after the test.",
                           "Results are sent at least 48 hours after the test.") == "48"
+
+
+def test_colours_said_in_each_other_s_places_are_exchanged(judge):
+    from engine.judge.fact_words import exchanged
+
+    claim = "Fire exit signs show a white arrow on a green panel."
+    assert exchanged(claim, "Fire exit signs show a green arrow on a white panel.") == ("green", "white")
+    assert exchanged(claim, "Fire exit signs show a white arrow on a green panel, lit at night.") is None
+    assert not judge.judge(claim, "Fire exit signs show a green arrow on a white panel.").met
