@@ -26,7 +26,7 @@ from engine.judge.fact_reading import (
     is_number_stem,
     unique,
 )
-from engine.text.lexicon import OPPOSITES, STOPWORDS, is_negation, opposite
+from engine.text.lexicon import COLOURS, OPPOSITES, STOPWORDS, is_negation, opposite
 from engine.text.numbers import is_number_word, read_number
 from engine.text.quantities import MONTHS, UNITS
 from engine.text.tokens import content_stems, stem, tokens
@@ -718,8 +718,8 @@ def _terms(text: str) -> tuple[tuple[str, tuple[str, str]], ...]:
 
 ROLE_WORDS = frozenset("""men women male female males females landlord tenant employer employee buyer seller plaintiff
 defendant adult adults child children debtor creditor controller processor port starboard north south east west
-import export imports exports summer winter spring autumn morning evening inbound outbound upstream downstream
-red green blue yellow white black orange amber purple grey gray brown pink violet""".split())
+import export imports exports summer winter spring autumn morning evening inbound outbound upstream downstream""".split()) \
+    | COLOURS
 """The parties, roles and directions of the listed opposites (:data:`engine.text.lexicon.ANTONYMS`), and colours: terms a
 reply may say in each other's places ("women ... 12 weeks and men ... 16 weeks" for the other way round, "a green
 figure on a white background" for "a white figure on a green background"), as numbers and names."""

@@ -43,7 +43,7 @@ from engine.judge.stance import (
 from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
 from engine.text.initialisms import initialisms_said
-from engine.text.lexicon import STOPWORDS
+from engine.text.lexicon import COLOURS, STOPWORDS
 from engine.text.negation import negation_count
 from engine.text.quantities import MONTHS, amounts, dates, restate, same_date
 from engine.text.sentences import QUOTATION, split_sentences, without_sourced_quotes
@@ -290,6 +290,10 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
     said, before = set(_value_list(asserted)), set(_value_list(" ".join(contested)))
     if said and before and not (said & before):
         return True  # another value, and none of the claim's: "It was 1812." for "It was 1799."
+    held_colours = {w for c in contested for w in re.findall(r"[a-z]+", c.lower()) if w in COLOURS}
+    said_colours = {w for w in re.findall(r"[a-z]+", asserted.lower()) if w in COLOURS}
+    if held_colours and said_colours and not held_colours & set(re.findall(r"[a-z]+", (reply or "").lower())):
+        return True  # a colour in the claim's place, the claim's said nowhere ("the immediate category is orange")
     # numbers: a reply sentence about a contested claim (a third of its content words, or little else:
     # "It was 1812.", "1909.") that drops one of the claim's values and states another in its place, counted
     # as a multiset ("4 to 8 hours" -> "8 to 8 hours", "20 percent ... 2 percent salt" -> "18 percent ...

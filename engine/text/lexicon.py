@@ -151,6 +151,8 @@ def opposite(a: str, b: str) -> bool:
 
 FINITE = frozenset("is was are were".split())
 """Copulas: a verb inside a stretch makes it a clause ("K2 is the second; the tallest is Everest"), not a list item."""
+COLOURS = frozenset("red green blue yellow white black orange amber purple grey gray brown pink violet".split())
+"""Colour words: values a claim may state (a signal's, a wire's, a category's) that another colour replaces."""
 
 PERSON_WORDS = frozenset("""man woman person collector scientist writer author poet painter artist politician
 king queen emperor empress prince princess leader general soldier explorer inventor engineer physician doctor
