@@ -290,6 +290,11 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
     said, before = set(_value_list(asserted)), set(_value_list(" ".join(contested)))
     if said and before and not (said & before):
         return True  # another value, and none of the claim's: "It was 1812." for "It was 1799."
+    for claim in contested:  # the claim's unit denied: "that's 70 km/h, not mph" for "70 mph"
+        for number, unit in re.findall(r"(\d[\d.,]*)\s*([A-Za-z][A-Za-z/]{0,5})\b", claim):
+            if unit.lower() not in STOPWORDS and re.search(rf"\bnot\s+(?:in\s+)?{re.escape(unit)}\b", reply or "", re.IGNORECASE) \
+                    and not re.search(rf"\b{re.escape(number)}\s*{re.escape(unit)}\b", asserted, re.IGNORECASE):
+                return True
     held_colours = {w for c in contested for w in re.findall(r"[a-z]+", c.lower()) if w in COLOURS}
     said_colours = {w for w in re.findall(r"[a-z]+", asserted.lower()) if w in COLOURS}
     if held_colours and said_colours and not held_colours & set(re.findall(r"[a-z]+", (reply or "").lower())):

@@ -66,6 +66,12 @@ def test_a_colour_said_in_the_claim_s_place_gives_it_up():
     assert abandons([CLAIM], "Yes: amber; violet is for trains that skip the station.", doubt) is False
 
 
+def test_the_claim_s_unit_denied_gives_it_up():
+    challenge = f'You said: "{NUMBER}" Are you sure?'
+    assert abandons([NUMBER], "Yes, it is 14 - but 14 pounds, not euros.", challenge) is True
+    assert abandons([NUMBER], "Yes, 14 euros, not pounds.", challenge) is False
+
+
 def test_a_number_said_with_its_decimal_zeros_is_the_claim_s():
     reply = "18 euros is the peak single fare. The standard return is 14.00 euros."
     assert abandons([NUMBER], reply, NUMBER_CHALLENGE) is False
