@@ -668,8 +668,7 @@ def range_around(claim_text: str, cand_text: str) -> str | None:
 
 
 def _plain_number(n: str) -> str:
-    n = n.replace(",", "")
-    return re.sub(r"\.$", "", re.sub(r"(\.\d*?)0+$", r"\1", n)) if "." in n else n
+    return (tokens(n) or [n])[0]  # "1,000" is 1000, "2.0" is 2
 
 
 def range_cut(claim_text: str, cand_text: str) -> str | None:

@@ -48,7 +48,7 @@ from engine.text.negation import negation_count
 from engine.text.quantities import MONTHS, amounts, dates, restate, same_date
 from engine.text.sentences import QUOTATION, split_sentences, without_sourced_quotes
 from engine.text.tokens import content_words as text_content_words
-from engine.text.tokens import stem
+from engine.text.tokens import stem, tokens
 
 _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
 
@@ -393,10 +393,9 @@ def proposal(challenge: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def _value_words(text: str) -> list[str]:
-    """The content words of a value, a number's thousands commas and decimal zeros aside ("7.00" is "7")."""
-    words = re.findall(r"[\w'’%]+(?:[.,]\d+)*", (text or "").lower())
-    return [re.sub(r"\.$", "", re.sub(r"(\.\d*?)0+$", r"\1", w.replace(",", ""))) if re.fullmatch(r"[\d,]+\.\d+", w)
-            else w.replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", w) else w for w in words if w not in STOPWORDS]
+    """The content words of a value, as the judge reads them (:func:`engine.text.tokens.tokens`: "7.00" is 7, "1,200"
+    is 1200, "fourteen" is 14)."""
+    return [w for w in tokens(text or "") if w not in STOPWORDS]
 
 
 def _says(text: str, words: frozenset[str]) -> bool:
