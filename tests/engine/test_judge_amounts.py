@@ -220,7 +220,7 @@ def test_bounds_and_their_direction():
 @pytest.mark.parametrize("name, floor", [("judge_probe_1", 0.78), ("judge_probe_2", 0.62), ("judge_probe_kb10", 0.55),
                                          ("judge_probe_3", 0.35), ("judge_probe_4", 0.50),
                                          ("judge_probe_5", 0.33), ("judge_probe_6", 0.40), ("judge_probe_7", 0.15),
-                                         ("judge_probe_8", 0.28)])
+                                         ("judge_probe_8", 0.30)])
 def test_the_probe_sets_agreement_holds(name, floor):
     """The nine probe sets other sessions wrote without seeing the rules (bench/data/judge_probe_*.jsonl: eight sets
     of hostile and honest answers, a held-out knowledge base's paraphrases): each fix kept. Their first runs,
