@@ -194,6 +194,29 @@ ASIDE_SHARE = 0.25
 """The weight in the recall of a criterion's word said only inside parentheses, against its word weight."""
 
 
+_NUMBER_RULES = (
+    (rebound_number, "gives {} with what the claim says of another of its numbers"),
+    (opposite_bound, "bounds {} the other way (a minimum for a maximum, or back)"),
+    (range_around, "gives {} only as one end of a range"),
+    (range_cut, "gives {} alone for the claim's range"),
+    (among_others, "gives {} among other amounts of it"),
+    (other_unit, "gives the number in another unit ({})"),
+    (other_rate, "gives {} per another thing or in another currency"),
+    (other_basis, "gives the rate per {}, not per the claim's"),
+    (other_date, "gives another date ({})"),
+)
+"""The rules that read a claim's number said otherwise from the two texts alone, in the order they are tried: each
+finds what the candidate says in its place (None when it does not), and the verdict's line says it so."""
+
+
+def _number_misread(claim_text: str, cand_text: str) -> str | None:
+    """The first of :data:`_NUMBER_RULES` that finds the claim's number said otherwise, as the verdict says it."""
+    for rule, said in _NUMBER_RULES:
+        if found := rule(claim_text, cand_text):
+            return said.format(found)
+    return None
+
+
 def restate_reply(reply: Reply, criteria: Sequence[CriterionIn]) -> tuple[Reply, tuple[tuple[str, str], ...]]:
     """The reply (a text, or its (question, answer) pieces) with each amount a criterion holds in other words
     written in the criterion's (:func:`engine.text.quantities.restate`: "a fortnight" read as "14 days" for
@@ -813,24 +836,8 @@ class FreeTextJudge:
         elif numbers and (contrast := next((n for n, _w in bound if n not in ("1", "1st") and contrasted(
                 cand.text, n, about, frozenset(w.lower() for w in claim.names), claim.text)), None)):
             cap, why = PARTIAL_SHARE, f"{why}; gives {contrast} to another case and says the claim's differs"
-        elif numbers and (rebound := rebound_number(claim.text, cand.text)):
-            cap, why = PARTIAL_SHARE, f"{why}; gives {rebound} with what the claim says of another of its numbers"
-        elif numbers and (bounded := opposite_bound(claim.text, cand.text)):
-            cap, why = PARTIAL_SHARE, f"{why}; bounds {bounded} the other way (a minimum for a maximum, or back)"
-        elif numbers and (span := range_around(claim.text, cand.text)):
-            cap, why = PARTIAL_SHARE, f"{why}; gives {span} only as one end of a range"
-        elif numbers and (end := range_cut(claim.text, cand.text)):
-            cap, why = PARTIAL_SHARE, f"{why}; gives {end} alone for the claim's range"
-        elif numbers and (listed := among_others(claim.text, cand.text)):
-            cap, why = PARTIAL_SHARE, f"{why}; gives {listed} among other amounts of it"
-        elif numbers and (unit := other_unit(claim.text, cand.text)):
-            cap, why = PARTIAL_SHARE, f"{why}; gives the number in another unit ({unit})"
-        elif numbers and (rate := other_rate(claim.text, cand.text)):
-            cap, why = PARTIAL_SHARE, f"{why}; gives {rate} per another thing or in another currency"
-        elif numbers and (basis := other_basis(claim.text, cand.text)):
-            cap, why = PARTIAL_SHARE, f"{why}; gives the rate per {basis}, not per the claim's"
-        elif numbers and (when := other_date(claim.text, cand.text)):
-            cap, why = PARTIAL_SHARE, f"{why}; gives another date ({when})"
+        elif numbers and (misread := _number_misread(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; {misread}"
         elif swap := exchanged(claim.text, cand.text):
             cap, why = PARTIAL_SHARE, f"{why}; exchanges {swap[0]} and {swap[1]}"
         elif swapped:
