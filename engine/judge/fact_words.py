@@ -480,8 +480,8 @@ def rebound_number(claim_text: str, cand_text: str) -> str | None:
     1888, the lamp was replaced ...") is not read; a reply that says each number with its own words, in any
     order, binds nothing anew."""
     claim = _segments(claim_text)
-    numbers = {n for nums, _w in claim for n in nums}
-    if len(numbers) < 2:
+    numbers = list(dict.fromkeys(n for nums, _w in claim for n in nums))  # in the claim's order: the same one named
+    if len(numbers) < 2:  # whatever the process's hash seed
         return None
     bound = {n: frozenset(w for w in frozenset().union(*(w for nums, w in claim if n in nums)) if not is_number_stem(w))
              for n in numbers}

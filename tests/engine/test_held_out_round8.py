@@ -164,3 +164,17 @@ def test_colours_said_in_each_other_s_places_are_exchanged(judge):
     assert exchanged(claim, "Fire exit signs show a green arrow on a white panel.") == ("green", "white")
     assert exchanged(claim, "Fire exit signs show a white arrow on a green panel, lit at night.") is None
     assert not judge.judge(claim, "Fire exit signs show a green arrow on a white panel.").met
+
+
+def test_the_number_a_rebound_names_is_the_same_under_any_hash_seed():
+    import subprocess
+    import sys
+
+    # (before: the number named followed the process's set order, 4 and 7 by turns)
+    code = ("from engine.judge.fact_words import rebound_number; print(rebound_number("
+            "'Cellars storing cask ale should be set at 4 °C or above, and the brewery maximum for cask ale is 7 °C.', "
+            "'Cellars storing cask ale should be set at 7 °C or above, and the brewery maximum for cask ale is 4 °C.'))")
+    said = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}).stdout.strip()
+            for seed in range(8)}
+    assert len(said) == 1 and said != {"None"}, said
