@@ -729,20 +729,83 @@ def exchanged(claim_text: str, cand_text: str) -> tuple[str, str] | None:
     "2 chest compressions to 30 rescue breaths" for "30 chest compressions to 2 rescue breaths", "up to 180
     days in any 90-day period" for the other way round, "Neil Armstrong was the second person on the Moon,
     after Buzz Aldrin" for the other way round. A term stands in another's place when the words either side
-    of it are those the other has in the claim, not its own; both terms are said."""
+    of it are those the other has in the claim and the other is not in its own place (two terms the claim joins by
+    "and" or "or" change neighbours when their order changes: "31 July and 31 January" for "31 January and 31 July"
+    exchanges nothing); or when each number is said in a clause of the other's words
+    (:func:`_clauses_exchanged`: "emergency repairs within 3 working days, and urgent repairs within 4 hours")."""
     claim = {}
     for term, sig in _terms(claim_text):
         claim.setdefault(term, set()).add(sig)
     if len(claim) < 2:
         return None
     said = _terms(cand_text)
-    present = {t for t, _sig in said}
+    sigs_said: dict[str, set[tuple[str, str]]] = {}
+    for term, sig in said:
+        sigs_said.setdefault(term, set()).add(sig)
     for term, sig in said:
         if term not in claim or sig in claim[term]:
             continue
         for other, sigs in claim.items():
-            if other != term and other in present and sig in sigs:
+            if other != term and other in sigs_said and sig in sigs and not sigs_said[other] & sigs \
+                    and not _COORDINATED.search(_between(claim_text, term, other)):
                 return term, other
+    return _clauses_exchanged(claim_text, cand_text)
+
+
+_COORDINATED = re.compile(r"^[\s,]*(?:and|or|&)[\s\d,]*$", re.IGNORECASE)
+
+
+def _between(text: str, a: str, b: str) -> str:
+    """The text between the first places two terms are said in it (lower-cased terms), whichever comes first; "x"
+    when either is not found or they are said in one place."""
+    low = text.lower().replace(",", "")
+    i, j = low.find(a), low.find(b)
+    if i < 0 or j < 0:
+        return "x"
+    (i, a), (j, b) = sorted(((i, a), (j, b)))
+    return low[i + len(a):j] if j >= i + len(a) else "x"
+
+
+_PART_CUT = re.compile(r";|(?<=[.!?])\s+|,?\s+\b(?:and|but|while|whereas)\s+(?=\D)|,\s+(?=\D)", re.IGNORECASE)
+_NUMBER_AT = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\d.]*\w)")
+
+
+def _number_parts(text: str) -> dict[str, set[str]] | None:
+    """Each number said once in a text, with the content stems of the clause it is said in (its unit, the word
+    after it, left out); None when a number is said twice."""
+    out: dict[str, set[str]] = {}
+    for part in _PART_CUT.split(text):
+        found = list(_NUMBER_AT.finditer(part))
+        units = {stem(w.lower()) for m in found for w in re.findall(r"[\w'’-]+", part[m.end():])[:1]}
+        words = set(content_stems(part)) - units
+        for m in found:
+            n = m.group(0).replace(",", "")
+            if n in out:
+                return None
+            out[n] = {w for w in words if not is_number_stem(w)}
+    return out
+
+
+def _clauses_exchanged(claim_text: str, cand_text: str) -> tuple[str, str] | None:
+    """Two numbers of the claim, each in a clause of its own, that the candidate says each in a clause of the
+    other's own words (those of one clause only): "Power must be isolated at 1.25% methane and workers withdrawn at
+    1.0%" for "workers must be withdrawn when methane reaches 1.25%, and power must be isolated at 1.0%". A
+    clause leans to a number's words when it holds more of them than of the other's."""
+    claim = _number_parts(claim_text)
+    said = _number_parts(cand_text) if claim and len(claim) >= 2 else None
+    if not said:
+        return None
+    shared = [n for n in claim if n in said]
+    for i, a in enumerate(shared):
+        for b in shared[i + 1:]:
+            own_a, own_b = claim[a] - claim[b], claim[b] - claim[a]
+            if not own_a or not own_b or claim[a] == claim[b] or said[a] == said[b]:
+                continue
+
+            def lean(words: set[str], own_a: set[str] = own_a, own_b: set[str] = own_b) -> int:
+                return len(words & own_a) - len(words & own_b)
+            if lean(said[a]) < 0 < lean(said[b]):
+                return a, b
     return None
 
 

@@ -66,12 +66,12 @@ class Clause:
 
 BOUND = re.compile(r"\s+(?:\w+\s+)?(?:(?:more|less|fewer|longer|later|greater|higher|older)\s+than|exceed(?:s|ing)?)\b|"
                     r"\s+(?:[\w'’-]+\s+){0,6}?(?:[a-z]+er\s+than|more\s+than|less\s+than|fewer\s+than|exceed(?:s|ing)?|"
-                    r"within|beyond|above|below|over|under|until)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+)?"
+                    r"within|beyond|above|below|over|under|until)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+|at\s+(?:least|most)\s+)?"
                     rf"(?:[\d£$€]|{NUMBER_WORDS_PATTERN}\b)", re.IGNORECASE)
 """What follows a negation that only bounds a value ("not more than 4 grams", "no later than 1 May", "must not
 exceed 8 guests", "should not take more than"; a few words on, a bound before a number: "must not have a pitch
-steeper than 42 degrees", "must not act as a crew member within 8 hours"): an upper or lower limit stated, not
-the fact denied."""
+steeper than 42 degrees", "must not act as a crew member within 8 hours", "must not be harvested until at least
+14 days after"): an upper or lower limit stated, not the fact denied."""
 
 
 def negation_count(text: str) -> int:
@@ -110,6 +110,9 @@ def _negation_at(text: str, words: list[str]) -> int | None:
 _FINITE = VERBS | PAST_VERBS | frozenset("am be been being did shall".split())
 """Words that make what follows a colon a clause of its own (:func:`_scoped`)."""
 _WITH_NO = re.compile(r"\bwith\s+no\s+\S", re.IGNORECASE)
+_CONDITION = re.compile(r"^(?:when|whenever|if|where|while|once|unless|provided|as\s+long\s+as)\b", re.IGNORECASE)
+"""A clause opening as a condition: its own negation ends with it ("When the patient isn't bleeding, give 2 mg ..."
+denies the bleeding, not the dose)."""
 
 
 def _states(parts: list[tuple[str, str]], i: int) -> bool:
@@ -150,6 +153,8 @@ def _scoped(sentence: str) -> tuple[Clause, ...]:
             scope = False  # "with no" denies its noun, not the sentence: "A patient with no eye, verbal or motor
             # response at all scores three" (its own clause is negated: "on all wages, with no upper limit")
         out.append(Clause(text, negated, head if negated else ""))
+        if own and head and _CONDITION.match(text):
+            scope = False
     return tuple(out)
 
 

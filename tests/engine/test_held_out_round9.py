@@ -1,0 +1,71 @@
+"""The rules a ninth held-out round taught the judge and the challenge-reply rule (judge_probe_9,
+challenge_probe_replies_10), each on examples of its own, not the probes' rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.judge.fact_words import exchanged
+from engine.judge.freetext import FreeTextJudge
+from engine.text.negation import scoped_clauses
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return FreeTextJudge()
+
+
+# -- negation scope -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sentence, negated", [
+    # a condition's own negation ends with its clause
+    ("If the tenant has not paid by the 5th, the landlord sends a reminder within 3 days.", [True, False]),
+    ("Where the valve isn't sealed, the operator shuts the line.", [True, False]),
+    # a negation in the main clause still reaches its end
+    ("The landlord does not send a reminder, even if the tenant pays late.", [True, True]),
+    # "not ... until at least N" bounds a wait: it denies nothing
+    ("Tenants must not be evicted until at least 30 days after the notice.", [False]),
+])
+def test_negation_scope(sentence, negated):
+    assert [c.negated for c in scoped_clauses(sentence)] == negated
+
+
+@pytest.mark.parametrize("answer, met", [
+    ("Wait at least 21 days after the last dose before milking.", True),
+    ("Milk may be taken 21 days after the last dose.", True),
+    ("Milk may be taken 10 days after the last dose.", False),
+    ("Milk may be taken straight after the last dose.", False),
+])
+def test_a_wait_stated_as_not_until_is_met_by_the_wait(judge, answer, met):
+    claim = "Milk from treated cows must not be sold until at least 21 days after the last dose."
+    assert judge.judge(claim, answer).met is met
+
+
+def test_a_negated_condition_leaves_the_rule_it_opens_asserted(judge):
+    claim = "For sheep with no lameness, the flock is foot-bathed once every 14 days."
+    assert judge.judge(claim, "When the sheep aren't lame, the flock is foot-bathed every 14 days.").met
+    assert not judge.judge(claim, "The flock is not foot-bathed every 14 days.").met
+
+
+# -- terms in each other's places ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("claim, answer, swap", [
+    # each number said in a clause of the other's words
+    ("Category A calls must be answered within 8 minutes, and category B calls within 20 minutes.",
+     "Category A calls must be answered within 20 minutes, and category B calls within 8 minutes.", ("8", "20")),
+    ("The alarm sounds when carbon monoxide reaches 30 ppm, and the boiler shuts down at 50 ppm.",
+     "The boiler shuts down at 30 ppm and the alarm sounds at 50 ppm.", ("30", "50")),
+    # the same clauses in another order, or a coordinated pair reordered: nothing exchanged
+    ("Category A calls must be answered within 8 minutes, and category B calls within 20 minutes.",
+     "Category B calls are answered within 20 minutes and category A calls within 8 minutes.", None),
+    ("Quarterly returns are due on 7 April and 7 October, each for the preceding half.",
+     "Returns fall due on 7 October and 7 April.", None),
+    # words either side moved with the numbers: a clause said first
+    ("Give at least 24 hours' notice of any closure lasting longer than 2 hours.",
+     "Where a closure will last more than 2 hours, notice must be no less than 24 hours ahead.", None),
+    # neighbours exchanged, as before
+    ("Give 30 chest compressions to 2 rescue breaths.", "Give 2 chest compressions to 30 rescue breaths.", ("2", "30")),
+])
+def test_exchanged(claim, answer, swap):
+    got = exchanged(claim, answer)
+    assert (tuple(sorted(got, key=float)) if got else None) == swap
