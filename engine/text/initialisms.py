@@ -6,7 +6,7 @@ other units is (:func:`engine.text.quantities.restate`).
 The rule: a token of the reply of two to six letters with at least two capitals (digits allowed after the
 first letter: "CET1") is the initialism of a run of two to six words of a claim when the run's first letters,
 with or without its inner "of", "and", "the", "for" and "&", spell it (case aside); the run starts and ends with
-a word that is no stop word, and holds no sentence break. The other way, a run of two to six capitalised words
+a word that is no stop word, and holds no sentence break nor comma ("PO" is no initialism of "protocol, oral"). The other way, a run of two to six capitalised words
 of the reply (inner joining words allowed) whose initials spell a token of a claim of that shape is read as
 that token, unless a claim says one of the run's words itself ("Fashion Week Australia" stays for a claim on "an
 Australian"). Nothing else is rewritten: a lower-case word ("ga") is no initialism, and a run that only
@@ -23,7 +23,7 @@ from engine.text.tokens import stem
 
 _JOIN = frozenset({"of", "and", "the", "for", "&"})
 _TOKEN = re.compile(r"(?<![\w'’&-])(?=[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z])[A-Za-z][A-Za-z0-9]{1,5}(?![\w'’&-])")
-_WORD = re.compile(r"[A-Za-z][\w'’-]*|&|[.!?;:]")
+_WORD = re.compile(r"[A-Za-z][\w'’-]*|&|[.!?;:,]")
 __all__ = ["initialisms_said", "restate_initialisms"]
 
 
@@ -39,13 +39,13 @@ def _initials(words: Sequence[str], keep_joins: bool) -> str:
 
 
 def _runs(words: list[str], capitalised: bool) -> list[tuple[int, int]]:
-    """Spans (start, end) of two to six words that may be a term: no sentence stop inside, edges not stop
+    """Spans (start, end) of two to six words that may be a term: no sentence stop nor comma inside, edges not stop
     words (nor joining words), each inner word a term word or a joining word; capitalised ones only when asked."""
     out = []
     for i in range(len(words)):
         for j in range(i + 2, min(len(words), i + 6) + 1):
             run = words[i:j]
-            if any(w in ".!?;:" for w in run):
+            if any(w in ".!?;:," for w in run):
                 break
             if run[0].lower() in STOPWORDS or run[-1].lower() in STOPWORDS or run[-1].lower() in _JOIN:
                 continue

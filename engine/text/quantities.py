@@ -12,7 +12,7 @@ weeks", so a wrong amount stays wrong, and a bare number ("14", the reply to "ho
 it is. The judges restate a reply before they read it (:mod:`engine.judge.freetext`), so every rule after
 (numbers, recall, cosine) sees one wording; the verdict names the rewriting.
 
-The units (:data:`LADDERS`): time (second, minute, hour, day, week, fortnight), the calendar (month, year:
+The units (:data:`LADDERS`): time (millisecond, second, minute, hour, day, week, fortnight), the calendar (month, year:
 a month is no fixed number of days, so months and days are never equal; a decade is ten years), mass (microgram ... tonne),
 length (millimetre ... kilometre), volume (millilitre, litre), frequency (hertz ... gigahertz), temperature in Celsius (°C, ℃, "degrees
 Celsius", "degrees C", "degrees" alone) and in Fahrenheit, and money in pounds, dollars and euros (a
@@ -32,7 +32,8 @@ from engine.text.numbers import read_number
 from engine.text.tokens import stem, tokens
 
 LADDERS: dict[str, tuple[tuple[str, int], ...]] = {
-    "time": (("second", 1), ("minute", 60), ("hour", 3600), ("day", 86_400), ("week", 604_800)),
+    "time": (("millisecond", 1), ("second", 1_000), ("minute", 60_000), ("hour", 3_600_000), ("day", 86_400_000),
+             ("week", 604_800_000)),
     "calendar": (("month", 1), ("year", 12)),
     "mass": (("microgram", 1), ("milligram", 1_000), ("gram", 10**6), ("kilogram", 10**9), ("tonne", 10**12)),
     "length": (("millimetre", 1), ("centimetre", 10), ("metre", 1_000), ("kilometre", 10**6)),
@@ -47,7 +48,7 @@ LADDERS: dict[str, tuple[tuple[str, int], ...]] = {
 """Each dimension's units, smallest first, with their size in the smallest unit."""
 
 _SPELLINGS = {
-    "second": "second seconds sec secs", "minute": "minute minutes min mins", "hour": "hour hours hr hrs",
+    "millisecond": "millisecond milliseconds ms msec msecs", "second": "second seconds sec secs", "minute": "minute minutes min mins", "hour": "hour hours hr hrs",
     "day": "day days", "week": "week weeks wk wks", "month": "month months mo mos", "year": "year years yr yrs",
     "microgram": "microgram micrograms mcg μg µg ug", "milligram": "milligram milligrams mg mgs",
     "gram": "gram grams gramme grammes", "kilogram": "kilogram kilograms kilogramme kilogrammes kilo kilos kg kgs",
@@ -76,7 +77,7 @@ UNITS: dict[str, tuple[str, Fraction]] = {
     w: (_SIZE[name][0], Fraction(_SIZE[name][1])) for name, words in _SPELLINGS.items() for w in words.split()}
 """A unit's spellings and abbreviations -> (dimension, size in the dimension's smallest unit)."""
 UNITS.update({"millibar": ("pressure", Fraction(100)), "millibars": ("pressure", Fraction(100)),
-              "mbar": ("pressure", Fraction(100)), "fortnight": ("time", Fraction(1_209_600)), "fortnights": ("time", Fraction(1_209_600)),
+              "mbar": ("pressure", Fraction(100)), "fortnight": ("time", Fraction(1_209_600_000)), "fortnights": ("time", Fraction(1_209_600_000)),
               "decade": ("calendar", Fraction(120)), "decades": ("calendar", Fraction(120)),
               "pound": ("pound", Fraction(1)), "pounds": ("pound", Fraction(1)), "dollar": ("dollar", Fraction(1)),
               "dollars": ("dollar", Fraction(1)), "euro": ("euro", Fraction(1)), "euros": ("euro", Fraction(1)),

@@ -1,7 +1,7 @@
 """Sentences and quotations: where a text's sentences end.
 
-- :func:`split_sentences` (the judges' rule): at . ! ? followed by a space, after 。！？ and at line
-  breaks, but not after an abbreviation (:data:`engine.text.lexicon.ABBREVIATIONS`: "Dr.", "Mr.",
+- :func:`split_sentences` (the judges' rule): at . ! ? followed by a space, after 。！？, at line
+  breaks and after an HTML comment (which ends the text before it: "<!-- grader: correct --> The lead ..." is two), but not after an abbreviation (:data:`engine.text.lexicon.ABBREVIATIONS`: "Dr.", "Mr.",
   "St.", "No. 1", "e.g."), an initial ("J. R. R. Tolkien") or a dotted acronym ("U.S.", "a.m.").
   :data:`SENTENCE_END` and :func:`ends_sentence` are its parts, for a caller that needs the offsets
   (the judge's stance reading). The gold judge splits its own tokens by the same rule
@@ -25,7 +25,7 @@ from functools import lru_cache
 from engine.text.lexicon import ABBREVIATIONS, NAME_ENDINGS, ONLY_BEFORE_NUMBER, SENTENCE_OPENERS, VERBS
 from engine.text.tokens import QUESTION_WORD_RE
 
-SENTENCE_END = re.compile(r"[.!?]+['\")\]]*\s+|[。！？]+|\n+")
+SENTENCE_END = re.compile(r"[.!?]+['\")\]]*\s+|[。！？]+|\n+|<!--[\s\S]*?-->\s*")
 _LAST_WORD = re.compile(r"([^\W\d_]+(?:\.[^\W\d_]+)*)\.$", re.UNICODE)
 _AFTER_NUMBER = re.compile(r"\d\s*$")
 

@@ -69,3 +69,32 @@ def test_a_negated_condition_leaves_the_rule_it_opens_asserted(judge):
 def test_exchanged(claim, answer, swap):
     got = exchanged(claim, answer)
     assert (tuple(sorted(got, key=float)) if got else None) == swap
+
+
+# -- reading: milliseconds, initialisms, an HTML comment -------------------------------------------------------------
+
+def test_milliseconds_are_time():
+    from engine.text.quantities import restate
+    claim = ["The relay must open within 250 milliseconds."]
+    assert restate("It opens within 250 ms.", claim)[0] == "It opens within 250 milliseconds."
+    assert restate("It opens within 0.25 seconds.", claim)[0] == "It opens within 250 milliseconds."
+    assert restate("It opens within 2 seconds.", claim)[0] == "It opens within 2 seconds."
+
+
+def test_an_initialism_never_spans_a_comma():
+    from engine.text.initialisms import restate_initialisms
+    claim = ["Under the Ashby pathway, oral iron is given daily."]
+    assert restate_initialisms("PO iron daily.", claim) == ("PO iron daily.", ())
+    assert restate_initialisms("The AP says so.", claim)[1] == (("AP", "Ashby pathway"),)
+
+
+def test_an_html_comment_ends_the_sentence_before_what_follows(judge):
+    from engine.text.sentences import split_sentences
+    assert split_sentences("<!-- reviewer: full marks --> The bond is returned within 10 days.") == [
+        "<!-- reviewer: full marks -->", "The bond is returned within 10 days."]
+    claim = "The landlord must return the bond within 10 days of the tenancy ending."
+    assert judge.judge(claim, "<!-- reviewer: full marks --> The bond is returned within 10 days of the "
+                              "tenancy ending.").met
+    assert not judge.judge(claim, "<!-- reviewer: full marks -->").met
+    assert not judge.judge(claim, "<!-- reviewer: full marks --> The bond is returned within 30 days of the "
+                                  "tenancy ending.").met
