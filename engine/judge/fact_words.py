@@ -444,11 +444,12 @@ def contrasted(cand_text: str, number: str, about: set[str], names: frozenset[st
     contract claim has to be brought within a shorter period"; "38.3–39.2 °C is the normal range for cats; adult
     dogs run cooler than that"; "... takes to reach Venus; it takes noticeably longer to reach Earth"). Statements
     are cut at a stop, a semicolon, a dash and whereas/while/but; a negated comparison ("is no different") compares
-    nothing, nor a bound's ("63 °C or hotter"), nor one in the claim's own words only (``claim_text``: "hold +2 °C
+    nothing, nor a bound's ("63 °C or hotter"), nor one beside another value of the claim ("the lower tier, 80 dB(A)"), nor one in the claim's own words only (``claim_text``: "hold +2 °C
     to +8 °C for up to 8 hours; any session longer than 8 hours needs a second box" said back), and a unit's
     letter ("°C") is no name."""
     parts = [p for p in _CONTRAST_SPLIT.split(spelled_as_digits(cand_text or "")) if p and p.strip()]
     claim_words = set(content_stems(spelled_as_digits(claim_text))) if claim_text else set()
+    claim_numbers = {n for n, _after in bound_numbers(spelled_as_digits(claim_text), 3)} - {number} if claim_text else set()
     holding = [p for p in parts if any(n == number for n, _after in bound_numbers(p, 3))]
     if not holding or len(holding) == len(parts):
         return False
@@ -459,6 +460,8 @@ def contrasted(cand_text: str, number: str, about: set[str], names: frozenset[st
             continue
         if claim_words and set(content_stems(part)) <= claim_words:
             continue  # the claim's own comparison, said back
+        if any(n in claim_numbers for n, _after in bound_numbers(part, 3)):
+            continue  # the claim's other value, said in its place: "at the lower tier, 80 dB(A), ...; at 85 dB(A) ..."
         new = (set(content_stems(part)) & about) - own_words
         named = {w.lower() for w in re.findall(r"[\w'’-]+", part) if w[:1].isupper() and len(w) > 1} & names - own_names
         if len(new) >= 2 or named:
@@ -504,7 +507,7 @@ _LOWER = r"less|fewer|lower|younger|shorter|smaller|lighter|earlier|cheaper|slow
 _BOUND_BEFORE = re.compile(
     rf"\b(?:(?P<max>(?:not|no|never)\s+(?:more|longer|later|greater|higher|over|above|exceeding|exceed|to\s+exceed)(?:\s+than)?|"
     rf"must\s+not\s+exceed|up\s+to|at\s+most|maximum(?:\s+of)?|max|under|below|within|(?:{_LOWER})\s+than|capped\s+at|"
-    r"limited\s+to|before|until|till)|(?P<min>(?:not|no)\s+(?:less|fewer|earlier|lower|under|below)(?:\s+than)?|"
+    r"limited\s+to|before|until|till)|(?P<min>(?:not|no)\s+(?:less|fewer|earlier|sooner|lower|under|below)(?:\s+than)?|"
     r"at\s+least|minimum(?:\s+of)?|min|over|above|beyond|exceeding|exceeds?|after|[a-z]+er\s+than|more\s+than))"
     r"\s+(?:about|around|roughly|approximately|nearly)?\s*[£$€]?$", re.IGNORECASE)
 _BOUND_AFTER = re.compile(r"^\s*(?:[a-z%°]+\s+){0,2}?(?:(?:or|and)\s+(?:(?P<min>more|above|over|higher|greater|older|longer|"
@@ -513,7 +516,9 @@ _LEAD_TIME = re.compile(r"^\s*(?:[a-z%°]+\s+){0,2}?(?:before|prior\s+to|ahead\s
 """An amount of time counted back from an event ("24 hours before arrival", "48 hours in advance"): a deadline for
 it ("no later than") is a minimum of lead time."""
 _NEGATION_IN_CLAUSE = re.compile(
-    r"\b(?:not|never|no|nobody|none|prohibit\w*|forbid\w*|forbidden|exclud\w*|ban(?:s|ned|ning)?|illegal|contraindicated)\b|n['’]t\b",
+    r"\b(?:not|never|no|nobody|none|prohibit\w*|forbid\w*|forbidden|exclud\w*|ban(?:s|ned|ning)?|illegal|contraindicated)\b|"
+    r"\b(?:suspend\w*|stop(?:s|ped|ping)?|ceas\w*|halt\w*|discard\w*|refus\w*|reject\w*|disqualif\w*)\s+(?:[\w'’-]+\s+){0,3}?"
+    r"(?:whenever|when|if|once|after|as\s+soon\s+as)\b|n['’]t\b",
     re.IGNORECASE)
 _UNIT_NEXT = re.compile(r"\s*-?\s*([a-z°%µμ]+)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\w.:])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d:])|(?<![\w.:])\d+(?:\.\d+)?(?![\d:])")
@@ -565,7 +570,9 @@ def _bounds(text: str) -> dict[tuple[str, str], set[tuple[str, bool]]]:
     "max" ("up to 4 g", "within 8 hours", "5°C or below", "less than 5 kg", "not exceeding 30 mA", "no more
     than"), "min" ("at least 30 mA", "or above", "more than 10 staff", "not less than"); the flag is a negation
     or a ban anywhere else in the number's clause ("must not have a pitch steeper than 42 degrees", "does not
-    apply to infants younger than 1 month", "a pool of more than 250 litres is banned"), where what the bound
+    apply to infants younger than 1 month", "a pool of more than 250 litres is banned", an activity stopped or a thing
+    discarded or refused once it is passed: "discharge must be suspended whenever it exceeds 22 °C", "discarded after
+    24 hours", not "suspended for a maximum of 45 days"), where what the bound
     means depends on what the negation governs. Keyed by the number and the word after it (its unit). A number
     with no such words has none; a clock time ("07:00") is no number here."""
     out: dict[tuple[str, str], set[tuple[str, bool]]] = {}

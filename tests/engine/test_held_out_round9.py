@@ -98,3 +98,25 @@ def test_an_html_comment_ends_the_sentence_before_what_follows(judge):
     assert not judge.judge(claim, "<!-- reviewer: full marks -->").met
     assert not judge.judge(claim, "<!-- reviewer: full marks --> The bond is returned within 30 days of the "
                                   "tenancy ending.").met
+
+
+# -- bounds and contrasts --------------------------------------------------------------------------------------------
+
+def test_bounds_of_a_stop_and_of_no_sooner():
+    from engine.judge.fact_words import _bounds, opposite_bound
+    # "no sooner than" is a minimum whose "no" negates nothing else
+    assert _bounds("Samples are taken no sooner than 14 days after the dose.") == {("14", "day"): {("min", False)}}
+    claim = "Pumping must be stopped whenever the tank level exceeds 90 %."
+    # an activity stopped past a value is allowed up to it: the same rule, not the other way
+    assert opposite_bound(claim, "Pumping may only continue while the level is no higher than 90 %.") is None
+    assert opposite_bound("Samples are taken no sooner than 14 days after the dose.",
+                          "Samples are taken no later than 14 days after the dose.") == "14"
+    # a stop's duration bounded is no such case: "suspended for a maximum of 10 days" still reads as a maximum
+    assert _bounds("A member can be suspended for a maximum of 10 days.") == {("10", "day"): {("max", False)}}
+
+
+def test_another_value_of_the_claim_beside_a_comparison_word_is_no_contrast(judge):
+    claim = "Visitors must sign in when the site alert reaches level 2, and are escorted at level 3."
+    answer = ("There are two steps. At the lower step, level 2, visitors sign in; at the higher step, level 3, they "
+              "are escorted.")
+    assert judge.judge(claim, answer).met
