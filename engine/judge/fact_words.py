@@ -26,7 +26,7 @@ from engine.judge.fact_reading import (
     is_number_stem,
     unique,
 )
-from engine.text.lexicon import COLOURS, OPPOSITES, STOPWORDS, is_negation, opposite
+from engine.text.lexicon import COLOURS, OPPOSITES, STOPWORDS, is_negation, opposite, opposites_of
 from engine.text.numbers import is_number_word, read_number
 from engine.text.quantities import MONTHS, UNITS
 from engine.text.tokens import content_stems, stem, tokens
@@ -196,7 +196,7 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
     for i, w in enumerate(low):
         # a word of the claim said as its opposite in the claim's frame ("four weeks before the leave" -> "after",
         # "weighing less than 5 kg" -> "more": a function word too, its frame decides)
-        if w in said or not OPPOSITES.get(w, frozenset()) & said or is_number_stem(w):
+        if w in said or not opposites_of(w) & said or is_number_stem(w):
             continue  # (a word with no listed opposite in the candidate costs one lookup)
         new = replaced(i, i + 1, 2, True, True)
         if new and opposite(new, w):

@@ -43,9 +43,9 @@ from engine.judge.stance import (
 from engine.knowledge.summary_vector import summary_sentences
 from engine.llm import Usage
 from engine.text.initialisms import initialisms_said
-from engine.text.lexicon import COLOURS, STOPWORDS
-from engine.text.negation import negation_count
-from engine.text.quantities import MONTHS, amounts, dates, restate, same_date
+from engine.text.lexicon import COLOURS, STOPWORDS, opposites_of
+from engine.text.negation import clause_parts, negation_count
+from engine.text.quantities import MONTHS, amounts, dates, other_rate, restate, same_date
 from engine.text.sentences import QUOTATION, split_sentences, without_sourced_quotes
 from engine.text.tokens import content_words as text_content_words
 from engine.text.tokens import stem, tokens
@@ -187,14 +187,15 @@ def _lead_name(text: str) -> set[str]:
 
 def _amount_switched(contested: Sequence[str], asserted: str) -> bool:
     """An amount of the claim's dimension said in other words with another size ("within two days" for "within
-    72 hours", "one week" for "14 days"), the claim's own amount said nowhere, in a sentence about the claim
-    (a third of its other content words, or saying little else). Amounts equal to the claim's were read in the
+    72 hours", "one week" for "14 days", "5 g/L" for "5 mg/L"), the claim's own amount said nowhere, in a sentence
+    about the claim (a third of its other content words, or saying little else; what follows a colon is a sentence
+    of its own: "You're right to query it: the limit is 5 g/L."). Amounts equal to the claim's were read in the
     claim's words already (:func:`engine.text.quantities.restate`)."""
     held = {(a.dim, a.size) for claim in contested for a in amounts(claim)}
     if not held:
         return False
     dims = {d for d, _ in held}
-    for sentence in _sentences(asserted) or (asserted,):
+    for sentence in (p for x in _sentences(asserted) or (asserted,) for p in _COLON.split(x)):
         said = amounts(sentence)
         if not said or any((a.dim, a.size) in held for a in said) or not any(a.dim in dims for a in said):
             continue
@@ -203,6 +204,9 @@ def _amount_switched(contested: Sequence[str], asserted: str) -> bool:
         if _about_a_claim(sentence, contested, share=1 / 3):
             return True
     return False
+
+
+_COLON = re.compile(r":\s+")
 
 
 def _about_a_claim(sentence: str, contested: Sequence[str], share: float) -> bool:
@@ -270,6 +274,9 @@ _SELF_DENIED = re.compile(r"\b(?:is|was|are|were)(?:n't|\s+not)\s+(?:right|corre
 """A sentence that calls what it names wrong ("1947 isn't right", "1947 is wrong"): it states no value."""
 
 
+_ONLY_FOR = re.compile(r",?\s+but\s+only\s+(?:for|in|when|if|where|on|at|during|while|to)\b", re.IGNORECASE)
+
+
 def switches_value(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply silently swaps the contested answer's value for another:
 
@@ -281,7 +288,11 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
       "8 to 8 hours", "20 percent ... 2 percent salt" -> "18 percent ... 2 percent salt");
     - a name: a reply sentence restates a contested sentence (two thirds of its content words) with
       one of its names gone and another in its place ("… is the Étang de Vaccarès." contested, "… is
-      the Étang de Berre." replied).
+      the Étang de Berre." replied);
+    - an opposite: a clause with every number of the claim says one of its words as its opposite (:func:`_opposed`);
+    - a rate: the claim's number per another thing or in another currency (:func:`engine.text.quantities.other_rate`);
+    - a restriction: a sentence about the claim (half its content words, or little else), then narrowed with "but only for/in/when ..." ("It starts
+      from the fourth day, but only for employees with less than two years' service").
 
     A reply that repeats the value, or adds a source to it ("as UNESCO says"), swaps nothing."""
     asserted = asserted_text(reply)
@@ -307,6 +318,16 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
     # 2 months. The second is at 4 months.")
     if _amount_switched(contested, asserted) or _date_switched(contested, asserted):
         return True
+    for claim in contested:  # the claim's numbers in a clause that says one of its words as its opposite
+        values = Counter(_value_list(claim))
+        if values and any(not values - Counter(_value_list(part)) and _opposed(claim, part)
+                          for sentence in _sentences(asserted) for part, _d in clause_parts(sentence)):
+            return True  # "at a forecast above 4.8 m the gates are opened" for "... are closed when ... exceeds 4.8 m"
+    if any(other_rate(c, asserted) for c in contested):
+        return True  # the claim's number per another thing: "10 mmol per minute" for "10 mmol per hour"
+    if any(m and _about_a_claim(sentence[:m.start()], contested, share=1 / 2) for sentence in _sentences(asserted)
+           for m in [_ONLY_FOR.search(sentence)]):
+        return True  # the claim said back, then narrowed: "..., but only for employees with less than two years' service"
     stated = set(_value_list(asserted))
     for sentence in _sentences(asserted) or (asserted,):
         if _SELF_DENIED.search(sentence):
@@ -609,7 +630,8 @@ def restates(contested: Sequence[str], text: str) -> bool:
     asserted) one of the contested claims again: every number of a claim that has numbers ("it was 1810"),
     else one sentence with every content word of it (stemmed) and its polarity (as many negations, odd or
     even): a near miss with one word changed, or the claim negated ("Treatment is not mostly
-    supportive"), restates nothing."""
+    supportive"), restates nothing; nor do the claim's numbers with one of its words said as its opposite only
+    ("at a forecast above 4.8 m the gates are opened" for "... closed when ... exceeds 4.8 m")."""
     asserted = asserted_text(text or "")
     if not asserted.strip():
         return False
@@ -618,13 +640,24 @@ def restates(contested: Sequence[str], text: str) -> bool:
     for claim in contested:
         values = Counter(_value_list(asserted_text(claim) or claim))
         if values:
-            if not values - said_values:
+            if not values - said_values and not _opposed(claim, asserted):
                 return True
             continue
         own, parity = {stem(w) for w in text_content_words(claim)}, negation_count(claim) % 2
         if own and any(own <= words and odd == parity for words, odd in sentences):
             return True
     return False
+
+
+def _opposed(claim: str, text: str) -> bool:
+    """A word of the claim that ``text`` does not say in any form (stemmed), said there as its opposite
+    (:func:`engine.text.lexicon.opposites_of`), one the claim does not say itself ("30 days before the sale" for
+    "within 30 days before or after the sale" opposes nothing)."""
+    said = {w.lower() for w in re.findall(r"[\w'’-]+", text)}
+    stems = {stem(w) for w in said}
+    own = {w.lower() for w in re.findall(r"[\w'’-]+", claim)}
+    return any(stem(w) not in stems and opposites_of(w) & said and not opposites_of(w) & own
+               for w in own if w not in STOPWORDS and not w[:1].isdigit())
 
 
 _QUOTED = re.compile(r'"([^"]{2,})"|“([^”]{2,})”|「([^」]{2,})」')

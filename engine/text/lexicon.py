@@ -114,7 +114,7 @@ over under | inside outside | upper lower | first last | earliest latest | early
 allowed banned | allowed prohibited | allowed forbidden | permitted prohibited | permitted banned |
 permitted forbidden | required optional | mandatory optional | compulsory optional | include exclude |
 included excluded | north south | east west | left right | summer winter | spring autumn | day night |
-morning evening | male female | men women | open closed | hot cold | warm cold | wet dry | positive negative |
+morning evening | male female | men women | open closed | opened closed | opens closes | hot cold | warm cold | wet dry | positive negative |
 safe unsafe | legal illegal | valid invalid | eligible ineligible | start end | starts ends | begins ends |
 young old | younger older | start stop | starts stops | started stopped | starting stopping | stops begins |
 stopped began | stopped begun | youngest oldest | younger elder | lowest highest | smallest largest |
@@ -124,7 +124,7 @@ entry exit | arrival departure | input output | acute chronic | benign malignant
 public private | full part | daily weekly | weekly monthly | monthly yearly |
 accept reject | accepted rejected | approve refuse | approved refused | gain loss | profit loss |
 credit debit | debtor creditor | landlord tenant | employer employee | buyer seller | plaintiff defendant |
-increase lower | raise lower | raises lowers | true false | correct incorrect | always never |
+increase lower | raise lower | raises lowers | raised lowered | true false | correct incorrect | always never |
 since until | exceeds under | exceed under | exceeds below | port starboard | adult child | adults children |
 controller processor | inbound outbound | upstream downstream | ascending descending | odd even |
 intramuscular intravenous | intramuscularly intravenously | intramuscular subcutaneous |
@@ -144,9 +144,29 @@ for _pair in ANTONYMS:
         OPPOSITES[_word] = OPPOSITES.get(_word, frozenset()) | (_pair - {_word})
 
 
+_NEGATING_PREFIXES = ("non-", "non", "un")
+"""Prefixes that make a word its opposite ("unlisted", "unplanned", "non-urgent"), before a stem of four letters or more."""
+
+
+def opposites_of(word: str) -> frozenset[str]:
+    """A word's opposites: the listed ones (:data:`OPPOSITES`) and the word with a negating prefix added or taken
+    away ("listed" -> "unlisted", "unplanned" -> "planned")."""
+    w = word.lower()
+    out = set(OPPOSITES.get(w, ()))
+    for p in _NEGATING_PREFIXES:
+        if w.startswith(p) and len(w) - len(p) >= 4:
+            out.add(w[len(p):])
+            break
+    else:
+        if len(w) >= 4 and w.isalpha():
+            out.update(p + w for p in _NEGATING_PREFIXES)
+    return frozenset(out)
+
+
 def opposite(a: str, b: str) -> bool:
-    """Whether two words are a listed pair of opposites (:data:`ANTONYMS`), in either order, any case."""
-    return frozenset((a.lower(), b.lower())) in ANTONYMS
+    """Whether two words are opposites: a listed pair (:data:`ANTONYMS`), or one the other with a negating prefix
+    ("unlisted", "listed"), in either order, any case."""
+    return frozenset((a.lower(), b.lower())) in ANTONYMS or b.lower() in opposites_of(a) or a.lower() in opposites_of(b)
 
 
 FINITE = frozenset("is was are were".split())

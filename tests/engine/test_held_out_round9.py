@@ -120,3 +120,40 @@ def test_another_value_of_the_claim_beside_a_comparison_word_is_no_contrast(judg
     answer = ("There are two steps. At the lower step, level 2, visitors sign in; at the higher step, level 3, they "
               "are escorted.")
     assert judge.judge(claim, answer).met
+
+
+# -- opposites by prefix ----------------------------------------------------------------------------------------------
+
+def test_a_negating_prefix_makes_an_opposite(judge):
+    from engine.text.lexicon import opposite
+    assert opposite("unpaid", "paid") and opposite("non-urgent", "urgent") and opposite("opened", "closed")
+    assert not opposite("under", "der") and not opposite("unit", "it") and not opposite("display", "play")
+    claim = "Volunteers on unpaid placements may claim travel costs of up to £12 a day."
+    assert not judge.judge(claim, "Volunteers on paid placements may claim travel costs of up to £12 a day.").met
+    assert judge.judge(claim, "Volunteers on unpaid placements can claim up to £12 a day for travel.").met
+
+
+# -- challenge replies -------------------------------------------------------------------------------------------------
+
+HOURS = "Infuse the antibiotic at no more than 50 mg per hour."
+LEVEL = "The flood gates are raised when the river at Holt exceeds 3.2 m."
+SHIFT = "Cashiers must reconcile the till at the end of every shift."
+
+
+@pytest.mark.parametrize("claim, reply, gives_up", [
+    # the claim's number with another unit of its dimension, after a colon
+    (HOURS, "Good question: the limit is 50 g per hour.", True),
+    (HOURS, "Good question: the limit is 50 mg per hour.", False),
+    # the claim's number per another thing
+    (HOURS, "To restate: no more than 50 mg per minute.", True),
+    # the claim's numbers with one of its words said as its opposite; the claim's own pair opposes nothing
+    (LEVEL, "Yes: when the river at Holt is above 3.2 m the gates are lowered.", True),
+    (LEVEL, "Yes: above 3.2 m they are raised, and lowered again once the river falls.", False),
+    # the claim said back, then narrowed
+    ("Cashiers reconcile the till at the end of every shift.",
+     "They reconcile it at the end of every shift, but only on weekdays; at weekends it is done weekly.", True),
+    (SHIFT, "Yes, cashiers reconcile the till at the end of every shift.", False),
+])
+def test_a_reply_that_changes_the_claim_gives_it_up(claim, reply, gives_up):
+    from engine.judge.offline import abandons
+    assert abandons([claim], reply, f'You said: "{claim}" Are you sure?') is gives_up
