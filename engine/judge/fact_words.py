@@ -816,6 +816,48 @@ def _clauses_exchanged(claim_text: str, cand_text: str) -> tuple[str, str] | Non
     return None
 
 
+_DAY_KIND = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s+(?:(working|business|banking|trading|school|clear|calendar)\s+)?"
+                       r"(days?|hours?|weeks?)\b", re.IGNORECASE)
+_KIND_CLASS = {"working": "working", "business": "working", "banking": "working", "trading": "working",
+               "school": "school", "clear": "clear", "calendar": "", "": ""}
+
+
+def other_day_kind(claim_text: str, cand_text: str) -> str | None:
+    """A number of days the candidate counts in another kind of day ("28 working days" for "28 days", "5 days" for
+    "5 business days"; working, business, banking and trading days are one kind, calendar days are days): the
+    claim's number, else None."""
+    claim: dict[str, set[str]] = {}
+    for n, kind, _unit in _DAY_KIND.findall(claim_text or ""):
+        claim.setdefault(n.replace(",", ""), set()).add(_KIND_CLASS[kind.lower()])
+    if not claim:
+        return None
+    for n, kind, _unit in _DAY_KIND.findall(cand_text or ""):
+        kinds = claim.get(n.replace(",", ""))
+        if kinds and _KIND_CLASS[kind.lower()] not in kinds:
+            return n.replace(",", "")
+    return None
+
+
+_LABEL = re.compile(r"\b([A-Za-z][a-z]{2,})\s+([A-Z]|[IVX]{1,4})\b(?![.'’-]\w)")
+
+
+def other_label(claim_text: str, cand_text: str) -> tuple[str, str] | None:
+    """A lettered label of the claim ("Class B", "Schedule II", "hepatitis B") that the candidate gives another
+    letter ("Class A"), its own said nowhere: (the claim's label, the candidate's), else None. A letter after a
+    stop word ("in A") or opening an initial ("B. Smith") is no label."""
+    claim = {(w.lower(), code) for w, code in _LABEL.findall(claim_text or "") if w.lower() not in STOPWORDS}
+    if not claim:
+        return None
+    said = {(w.lower(), code) for w, code in _LABEL.findall(cand_text or "") if w.lower() not in STOPWORDS}
+    for word, code in claim:
+        if (word, code) in said:
+            continue
+        other = next((c for w, c in said if w == word and c != code), None)
+        if other is not None:
+            return f"{word} {code}", f"{word} {other}"
+    return None
+
+
 def foreign_subject(clause: ScopedClause, known: set[str] | frozenset[str], known_text: str,
                     lowered: str | None = None) -> bool:
     """The clause's subject names something else.

@@ -113,6 +113,8 @@ from engine.judge.fact_words import (
     moved_number,
     number_alternatives,
     opposite_bound,
+    other_day_kind,
+    other_label,
     other_number,
     polarity_split,
     range_around,
@@ -840,6 +842,10 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; {misread}"
         elif swap := exchanged(claim.text, cand.text):
             cap, why = PARTIAL_SHARE, f"{why}; exchanges {swap[0]} and {swap[1]}"
+        elif label := other_label(claim.text, cand.text):
+            cap, why = PARTIAL_SHARE, f"{why}; gives {label[1]} for {label[0]}"
+        elif numbers and (kind := other_day_kind(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; counts {kind} in another kind of day"
         elif swapped:
             cap, why = PARTIAL_SHARE, f"{why}; gives another name in the place of {swapped}"
         elif cand.keyword_list and not enumerates(cand.keyword_list, facts):

@@ -434,10 +434,15 @@ def fields_text(record: dict[Any, Any], name: str | None = None) -> str | None:
     listed: list[tuple[str, list[str]]] = []  # a field holding a list of sentences, each said under the field
     amount = _quantity(record)  # the record's own value and unit ("value": 180, "unit": "litres")
     amounts: list[tuple[str, str]] = []  # a field holding a value and its unit ("reduced_rate": {...})
+    pairs = _unit_pairs(record)  # "retention_value": 7 beside "retention_unit": "days": "retention", "7 days"
     keyed = any(isinstance(k, str) and isinstance(v, str) and v.strip() and (k.strip().lower() in _TITLE_KEYS or (
         k.strip().lower() in _SECTION_KEYS and not _NUMBERING.fullmatch(v.strip()))) for k, v in record.items())
     for k, v in record.items():
         if amount and k in amount[1]:
+            continue
+        if k in pairs:
+            if pairs[k]:
+                cells.append(pairs[k])
             continue
         if keyed and isinstance(k, str) and _SOURCE_KEY.match(k) and isinstance(v, str):
             continue  # the document a titled record belongs to ("document": "Ferry handbook v4"): no key, no fact
@@ -568,7 +573,9 @@ def _unit_from_field(field: str, value: str) -> tuple[str, str]:
     """A column named with its unit and a number (or a range: "10-15"; "80+"; a number with a note after it, "186
     and above") in it: the field without the unit and the number with it ("distance km" -> "distance", "203 km";
     "onset (minutes)" -> "onset", "10-15 minutes"; a rate's units, "dose min mg per kg" -> "minimum dose", "0.005
-    mg per kg"; "co2 g per km" and "186 and above" -> "co2", "186 g per km and above"); else both as they are.
+    mg per kg"; "co2 g per km" and "186 and above" -> "co2", "186 g per km and above"); a unit's abbreviation
+    ending the name of a field whose value is words is dropped ("storage temp c", "room temperature" -> "storage
+    temp"); else both as they are.
     "min"/"max" left in the name are "minimum"/"maximum" ("dose min" reads "minimum dose")."""
     tail = _VALUE_TAIL.fullmatch(value.strip())
     if tail:
@@ -580,6 +587,9 @@ def _unit_from_field(field: str, value: str) -> tuple[str, str]:
 
     if not (_looks_numeric(value) or _NUMBER_RANGE.fullmatch(value.strip())
             or re.fullmatch(r"\d[\d.,]*\+", value.strip())):  # "80+"
+        words = field.split()
+        if len(words) >= 2 and words[-1].lower() in _FIELD_UNITS and not re.search(r"\d", value):
+            return " ".join(words[:-1]), value  # "storage temp c": "room temperature" has no unit to take
         return field, value
     bracket = re.fullmatch(r"(?P<name>.+?)\s*\((?P<unit>[^()]{1,12})\)", field)
     if bracket:  # "onset (minutes)", "storage (°C)"
@@ -646,6 +656,34 @@ def _field_phrase(field: str) -> str:
 
 _UNIT_KEYS = ("unit", "units", "uom", "unit_of_measure")
 _GENERIC_VALUE_KEYS = ("value", "amount", "quantity", "number", "figure")
+
+
+_UNIT_SUFFIX = re.compile(r"^(?P<head>.+?)[_\s-]?(?:unit|units|Unit|Units|uom|UOM)$")
+_VALUE_SUFFIX = re.compile(r"^(?:[_\s-]?(?:value|amount|quantity|number|count|period|duration|length|Value|Amount|"
+                           r"Quantity|Number|Count|Period|Duration|Length))?$")
+
+
+def _unit_pairs(record: dict[Any, Any]) -> dict[Any, tuple[str, str] | None]:
+    """A record's measured fields given as a value and a unit side by side ("retention_value": 7 beside
+    "retention_unit": "days"; "dose": 5 beside "doseUnit": "mg"): the value's key -> (the field's name without
+    "value", the value with its unit), and the unit's key -> None (said with its value). A unit field with no
+    number of its name beside it, or more than one, stays a field of its own."""
+    out: dict[Any, tuple[str, str] | None] = {}
+    for uk, unit in record.items():
+        m = _UNIT_SUFFIX.match(uk) if isinstance(uk, str) and isinstance(unit, str) and unit.strip() else None
+        if not m or uk.lower() in _UNIT_KEYS:
+            continue
+        head = m.group("head")
+        found = [(k, v) for k, v in record.items() if isinstance(k, str) and k != uk and k.startswith(head)
+                 and _VALUE_SUFFIX.match(k[len(head):]) and (
+                     (isinstance(v, int | float) and not isinstance(v, bool))
+                     or (isinstance(v, str) and re.fullmatch(r"[-+]?\d[\d.,]*", v.strip())))]
+        if len(found) != 1:
+            continue
+        k, v = found[0]
+        out[k] = (_field_words(head), f"{_scalar_text(v) or str(v).strip()} {' '.join(unit.split())}")
+        out[uk] = None
+    return out
 
 
 def _quantity(record: dict[Any, Any]) -> tuple[str, tuple[str, str]] | None:

@@ -157,3 +157,27 @@ SHIFT = "Cashiers must reconcile the till at the end of every shift."
 def test_a_reply_that_changes_the_claim_gives_it_up(claim, reply, gives_up):
     from engine.judge.offline import abandons
     assert abandons([claim], reply, f'You said: "{claim}" Are you sure?') is gives_up
+
+
+# -- labels and kinds of day ---------------------------------------------------------------------------------------
+
+def test_a_lettered_label_given_another_letter(judge):
+    from engine.judge.fact_words import other_label
+    assert other_label("Patients with hepatitis B are referred.", "Patients with hepatitis C are referred.") == (
+        "hepatitis B", "hepatitis C")
+    assert other_label("Drugs in Schedule II need two signatures.", "Schedule II drugs need two signatures.") is None
+    assert other_label("Drugs in Schedule II need two signatures.", "Drugs in Schedule IV need two signatures.")
+    assert other_label("It is stored in A wing.", "It is stored in B wing.") is None  # "in A": no label
+    claim = "Zone C permits cost £80 a year."
+    assert not judge.judge(claim, "Zone D permits cost £80 a year.").met
+    assert judge.judge(claim, "A Zone C permit is £80 per year.").met
+
+
+def test_days_of_another_kind(judge):
+    from engine.judge.fact_words import other_day_kind
+    assert other_day_kind("Refunds are paid within 10 days.", "Refunds are paid within 10 working days.") == "10"
+    assert other_day_kind("Reply within 5 business days.", "Reply within 5 working days.") is None
+    assert other_day_kind("Reply within 5 days.", "Reply within 5 calendar days.") is None
+    assert other_day_kind("Reply within 5 business days.", "Reply within 5 days.") == "5"
+    assert not judge.judge("Refunds are paid within 10 days of a cancellation.",
+                           "Refunds are paid within 10 working days of a cancellation.").met
