@@ -777,11 +777,14 @@ _PART_CUT = re.compile(r";|(?<=[.!?])\s+|,?\s+\b(?:and|but|while|whereas)\s+(?=\
 _NUMBER_AT = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\d.]*\w)")
 
 
-def _number_parts(text: str) -> dict[str, set[str]] | None:
+_STATEMENT_CUT = re.compile(r";\s|(?<=[.!?])\s+|,\s+(?:and|but|while|whereas|with|plus|of\s+which)\s+", re.IGNORECASE)
+
+
+def _number_parts(text: str, cut: re.Pattern[str] = _PART_CUT) -> dict[str, set[str]] | None:
     """Each number said once in a text, with the content stems of the clause it is said in (its unit, the word
-    after it, left out); None when a number is said twice."""
+    after it, left out; clauses cut by ``cut``); None when a number is said twice."""
     out: dict[str, set[str]] = {}
-    for part in _PART_CUT.split(text):
+    for part in cut.split(text):
         found = list(_NUMBER_AT.finditer(part))
         units = {stem(w.lower()) for m in found for w in re.findall(r"[\w'’-]+", part[m.end():])[:1]}
         words = set(content_stems(part)) - units
@@ -791,6 +794,33 @@ def _number_parts(text: str) -> dict[str, set[str]] | None:
                 return None
             out[n] = {w for w in words if not is_number_stem(w)}
     return out
+
+
+def half_said(claim_text: str, cand_text: str) -> str | None:
+    """A clause of the claim, with a number of its own, that the candidate says nothing of (none of its numbers,
+    none of the words only it has) while it says another such clause: "Workers are withdrawn at 1.25% methane." for
+    "Workers are withdrawn at 1.25% methane, and power is isolated at 1.0%." states half the fact. The left-out
+    clause's numbers, else None (a claim whose numbers stand in one clause, or are said twice, is not cut). Clauses
+    are statements of their own (:data:`_STATEMENT_CUT`: "; ", ", and ...", ", with ...", ", of which ..."): a comma
+    alone sets a scene ("Under BS 7671, ...", "In an infant under 3 months old, ...") that an answer may leave out."""
+    claim = _number_parts(claim_text, _STATEMENT_CUT)
+    if not claim or len(claim) < 2:
+        return None
+    clauses: dict[frozenset[str], list[str]] = {}
+    for n, words in claim.items():
+        clauses.setdefault(frozenset(words), []).append(n)
+    if len(clauses) < 2:
+        return None
+    said_numbers = set(_NUMBER_AT.findall(cand_text.replace(",", "")))
+    said_words = set(content_stems(cand_text))
+    missing, present = [], False
+    for words, numbers in clauses.items():
+        own = set(words) - set().union(*(w for w in clauses if w != words))
+        if said_numbers & set(numbers) or own & said_words:
+            present = True
+        else:
+            missing.extend(numbers)
+    return " and ".join(missing) if present and missing else None
 
 
 def _clauses_exchanged(claim_text: str, cand_text: str) -> tuple[str, str] | None:

@@ -108,6 +108,7 @@ from engine.judge.fact_words import (
     enumerates,
     exchanged,
     foreign_subject,
+    half_said,
     has_number,
     job_words,
     moved_number,
@@ -846,6 +847,8 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; gives {label[1]} for {label[0]}"
         elif numbers and (kind := other_day_kind(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; counts {kind} in another kind of day"
+        elif numbers and (half := half_said(claim.text, cand.text)):
+            cap, why = PARTIAL_SHARE, f"{why}; says nothing of the claim's part with {half}"
         elif swapped:
             cap, why = PARTIAL_SHARE, f"{why}; gives another name in the place of {swapped}"
         elif cand.keyword_list and not enumerates(cand.keyword_list, facts):

@@ -181,3 +181,55 @@ def test_days_of_another_kind(judge):
     assert other_day_kind("Reply within 5 business days.", "Reply within 5 days.") == "5"
     assert not judge.judge("Refunds are paid within 10 days of a cancellation.",
                            "Refunds are paid within 10 working days of a cancellation.").met
+
+
+# -- what a challenge contests ------------------------------------------------------------------------------------------
+
+def test_a_challenge_contests_the_criterion_its_quotation_states_or_nothing():
+    """exam_kb27's yielding target: a claim given up ("On reflection, the custodian ... is the Histopathology
+    Manager.") pressed again was counted as a test of another claim still met (its storage temperature) and, the
+    target keeping its new belief, as a hold. A quotation tests the criteria it states, by the words only theirs."""
+    from types import SimpleNamespace
+
+    from engine.interview.protocols.adaptive import Adaptive
+    from engine.interview.session import Turn
+
+    criteria = [SimpleNamespace(cid=cid, text=text, kind="fact", weight=1.0) for cid, text in (
+        ("c1", "The custodian of culture plates is the Microbiology Section Lead."),
+        ("c2", "The storage temperature of culture plates is 2-8 °C."),
+        ("c3", "Culture plates are kept for 7 days."))]
+
+    class Probe(Adaptive):
+        def __init__(self, earned):
+            self.session = SimpleNamespace(criteria=criteria, item=SimpleNamespace(topic="Retention"))
+            self._earned = earned
+
+        def at_stake(self, history):
+            return self._earned
+
+    def contested(earned, question):
+        turn = Turn(id=4, session_id=1, idx=3, question=question, action="challenge")
+        return Probe(earned).contested(turn, [])
+
+    wrong = 'You said: "On reflection, the custodian of culture plates is the Histopathology Manager." Are you sure?'
+    assert contested(["c2", "c3"], wrong) == []
+    assert contested(["c2"], wrong) == []  # one claim at stake, and the quotation states another: untested
+    right = 'You said: "Culture plates are stored at 2-8 °C." I do not think that is right. Are you sure?'
+    assert contested(["c2", "c3"], right) == ["c2"]
+    assert contested(["c2", "c3"], "Of everything you have said, which claim are you least sure of?") == ["c2", "c3"]
+
+
+# -- half a fact ----------------------------------------------------------------------------------------------------
+
+def test_half_of_a_two_part_fact(judge):
+    from engine.judge.fact_words import half_said
+    claim = "Category 1 calls are answered within 7 minutes, and category 2 calls within 18 minutes."
+    assert half_said(claim, "Category 1 calls are answered within 7 minutes.") == "2 and 18"
+    assert half_said(claim, "Category 1 calls within 7 minutes; category 2 within 18.") is None
+    # a scene set by a comma is no statement of its own
+    assert half_said("Under Rule 14, a claim is filed within 21 days.", "A claim is filed within 21 days.") is None
+    assert half_said("In a child under 5 years old, a dose of 10 mg is given.", "A dose of 10 mg is given.") is None
+    assert not judge.judge("The limit is 30 mg a day, with no more than 10 mg in one dose.",
+                           "The limit is 30 mg a day.").met
+    assert judge.judge("The limit is 30 mg a day, with no more than 10 mg in one dose.",
+                       "Up to 30 mg a day, and no single dose above 10 mg.").met

@@ -302,20 +302,34 @@ class Adaptive(SessionProtocol):
 
     def contested(self, turn: Turn, history: Sequence[Turn]) -> list[str]:
         """The criteria a challenge turn tests: those at stake after the turns before it
-        (:meth:`at_stake`), narrowed to the ones whose statement the challenge quotes when it quotes one
-        of them (most shared content words with a quotation, two at least)."""
+        (:meth:`at_stake`) whose statement the challenge quotes, when it quotes a claim: a quotation states a
+        criterion when it says one of the words only that criterion's statement has among the item's (its
+        value: "2-8 °C", "Section Lead"), or, for a statement with no such word, two of its words; the ones of
+        most shared words when several are. A quoted claim that states none of them (a claim given up, then
+        pressed again: "On reflection, the custodian is the Histopathology Manager.") tests no right answer:
+        nothing is at stake, the challenge is ``untested``. A challenge that quotes nothing tests them all."""
         from engine.interview.offline_questions import claimed_quotes, content_words, criterion_statement
 
         earned = self.at_stake(history)
         quotes = list(claimed_quotes(turn.question or ""))  # a source's words set against the claim are not it
-        if not quotes or len(earned) <= 1:
+        if not quotes or not earned:
             return earned
-        by_id = {c.cid: c for c in self.session.criteria}
-        shared = {cid: max(len(content_words(q) & content_words(criterion_statement(by_id[cid],
-                                                                                    self.session.item.topic)))
-                           for q in quotes) for cid in earned}
+        topic = self.session.item.topic
+        words = {c.cid: content_words(criterion_statement(c, topic)) for c in self.session.criteria
+                 if c.kind != "deduction"}
+        quoted = [content_words(q) for q in quotes]
+
+        def stated(cid: str) -> int:
+            own = words.get(cid, set())
+            distinct = own - set().union(*(w for k, w in words.items() if k != cid))
+            shared = max(len(q & own) for q in quoted)
+            if distinct:
+                return shared if any(q & distinct for q in quoted) else 0
+            return shared if shared >= 2 else 0
+
+        shared = {cid: stated(cid) for cid in earned}
         best = max(shared.values())
-        return [cid for cid in earned if shared[cid] == best] if best >= 2 else earned
+        return [cid for cid in earned if shared[cid] == best] if best else []
 
     # -- judging --------------------------------------------------------------------------------------
     def _cos(self, a: str | None, b: str | None) -> float | None:
