@@ -411,7 +411,8 @@ def _segment_moved(cand_text: str, number: str, counted: str, numbers: set[str],
         for n, after in said:
             if n == number:
                 lead = raw[1:] if raw[:1] and raw[0].lower() in ("and", "but", "or", "while", "whereas") else raw
-                other_case = any(OPPOSITES.get(w.lower(), frozenset()) & claim_raw for w in raw) or any(
+                other_case = any(OPPOSITES.get(w.lower(), frozenset()) & claim_raw and w.lower() not in claim_raw
+                                 for w in raw) or any(  # (a pair the claim says itself is its own frame)
                     w[:1].isupper() and w.lower() not in claim_raw and w.lower() not in STOPWORDS for w in raw)
                 if not other_case or (lead and lead[0].lower() in _FINITE_START):
                     return None  # no other case named ("from a low of seven in 2004"), or the same subject's

@@ -233,3 +233,13 @@ def test_half_of_a_two_part_fact(judge):
                            "The limit is 30 mg a day.").met
     assert judge.judge("The limit is 30 mg a day, with no more than 10 mg in one dose.",
                        "Up to 30 mg a day, and no single dose above 10 mg.").met
+
+
+def test_a_pair_of_opposites_the_claim_says_itself_names_no_other_case(judge):
+    """exam_kb12's pool hours: with "opens"/"closes" listed as opposites, "The pool opens at 06:30 and closes at 21:00
+    ..." said back to a cloze of it was read as giving 06 to another case (its segment says "opens", whose opposite
+    the claim says too)."""
+    claim = "The library opens at 08:30 and closes at 20:00 from Monday to Saturday."
+    question = 'Complete this statement: "The library opens at ____:30 and closes at 20:00 from Monday to Saturday."'
+    [verdict] = judge.judge_many([claim], [(question, claim)], question=question)
+    assert verdict.met, verdict.rationale
