@@ -88,7 +88,10 @@ async def test_a_changed_row_is_drawn_as_a_fresh_table_draws_it_and_no_other_lin
     async def opened(pilot) -> SessionsTable:
         table = pilot.app.screen.query_one(SessionsTable)
         await wait_for(pilot, lambda: table.row_count == 30, "the rows")
-        await pilot.press("down")  # the cursor on the second row: the changed rows are not under it
+        # the cursor on the second row (the changed rows are not under it), set and waited for: a key pressed
+        # before the table takes focus on a busy machine would leave it on the first in one of the two apps
+        table.move_cursor(row=1)
+        await wait_for(pilot, lambda: table.cursor_row == 1, "the cursor on the second row")
         await pilot.pause()
         return table
 
