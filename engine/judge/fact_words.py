@@ -781,10 +781,12 @@ _NUMBER_AT = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\d.]*\w)")
 _STATEMENT_CUT = re.compile(r";\s|(?<=[.!?])\s+|,\s+(?:and|but|while|whereas|with|plus|of\s+which)\s+", re.IGNORECASE)
 
 
-def _number_parts(text: str, cut: re.Pattern[str] = _PART_CUT) -> dict[str, set[str]] | None:
+@lru_cache(maxsize=4096)
+def _number_parts(text: str, cut: re.Pattern[str] = _PART_CUT) -> dict[str, frozenset[str]] | None:
     """Each number said once in a text, with the content stems of the clause it is said in (its unit, the word
-    after it, left out; clauses cut by ``cut``); None when a number is said twice."""
-    out: dict[str, set[str]] = {}
+    after it, left out; clauses cut by ``cut``); None when a number is said twice. Memoised (pure): a running
+    summary's sentences come back every turn."""
+    out: dict[str, frozenset[str]] = {}
     for part in cut.split(text):
         found = list(_NUMBER_AT.finditer(part))
         units = {stem(w.lower()) for m in found for w in re.findall(r"[\w'’-]+", part[m.end():])[:1]}
@@ -793,8 +795,14 @@ def _number_parts(text: str, cut: re.Pattern[str] = _PART_CUT) -> dict[str, set[
             n = m.group(0).replace(",", "")
             if n in out:
                 return None
-            out[n] = {w for w in words if not is_number_stem(w)}
+            out[n] = frozenset(w for w in words if not is_number_stem(w))
     return out
+
+
+@lru_cache(maxsize=4096)
+def _numbers_and_stems(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A text's numbers (thousands commas off) and content stems (memoised: a summary's sentences come back)."""
+    return frozenset(_NUMBER_AT.findall(text.replace(",", ""))), frozenset(content_stems(text))
 
 
 def half_said(claim_text: str, cand_text: str) -> str | None:
@@ -812,8 +820,7 @@ def half_said(claim_text: str, cand_text: str) -> str | None:
         clauses.setdefault(frozenset(words), []).append(n)
     if len(clauses) < 2:
         return None
-    said_numbers = set(_NUMBER_AT.findall(cand_text.replace(",", "")))
-    said_words = set(content_stems(cand_text))
+    said_numbers, said_words = _numbers_and_stems(cand_text)
     missing, present = [], False
     for words, numbers in clauses.items():
         own = set(words) - set().union(*(w for w in clauses if w != words))
@@ -872,14 +879,19 @@ def other_day_kind(claim_text: str, cand_text: str) -> str | None:
 _LABEL = re.compile(r"\b([A-Za-z][a-z]{2,})\s+([A-Z]|[IVX]{1,4})\b(?![.'’-]\w)")
 
 
+@lru_cache(maxsize=4096)
+def _labels(text: str) -> frozenset[tuple[str, str]]:
+    return frozenset((w.lower(), code) for w, code in _LABEL.findall(text) if w.lower() not in STOPWORDS)
+
+
 def other_label(claim_text: str, cand_text: str) -> tuple[str, str] | None:
     """A lettered label of the claim ("Class B", "Schedule II", "hepatitis B") that the candidate gives another
     letter ("Class A"), its own said nowhere: (the claim's label, the candidate's), else None. A letter after a
     stop word ("in A") or opening an initial ("B. Smith") is no label."""
-    claim = {(w.lower(), code) for w, code in _LABEL.findall(claim_text or "") if w.lower() not in STOPWORDS}
+    claim = _labels(claim_text or "")
     if not claim:
         return None
-    said = {(w.lower(), code) for w, code in _LABEL.findall(cand_text or "") if w.lower() not in STOPWORDS}
+    said = _labels(cand_text or "")
     for word, code in claim:
         if (word, code) in said:
             continue
