@@ -58,12 +58,23 @@ def polarity_split(claim: FactClaim, cand: Candidate) -> tuple[set[str], set[str
     return agree, disagree - agree
 
 
-def has_number(cand: Candidate, number: str, counted: str, claim_words: set[str]) -> bool:
+def _denied_before(clause: str, number: str) -> bool:
+    """A negation word of the clause itself stands before ``number`` in it."""
+    words = tokens(clause)
+    at = next((k for k, w in enumerate(words) if w.replace(",", "").startswith(number)), None)
+    return at is not None and any(is_negation(w) for w in words[:at])
+
+
+def has_number(cand: Candidate, number: str, counted: str, claim_words: set[str], negated: bool = False) -> bool:
     """The candidate states ``number`` of what the claim counts: the number followed by it (within
     three content words) or by another spelling of its unit ("120 volts" for "120 V"), by nothing, or by
     another word of the claim ("up to 2000 a day" for "2,000 eggs a day") that is no unit of another
-    dimension ("10 mg" is not "10 days" of a claim that says both); or the claim's number counts nothing."""
+    dimension ("10 mg" is not "10 days" of a claim that says both); or the claim's number counts nothing.
+    A number its own clause denies before it, of a claim that is not negated, is not stated ("the 3-year rule is
+    outdated; it is due 4 years after ...", masked to "not the 3-year rule. ...")."""
     for c in cand.clauses:
+        if c.negated and not negated and _denied_before(c.text, number):
+            continue
         for n, after in c.numbers:
             if n == number and (not counted or not after or counted in after or _same_unit(counted, after[0])
                                 or (after[0] in claim_words and not _other_dimension(counted, after[0]))):
@@ -803,6 +814,57 @@ def _number_parts(text: str, cut: re.Pattern[str] = _PART_CUT) -> dict[str, froz
 def _numbers_and_stems(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """A text's numbers (thousands commas off) and content stems (memoised: a summary's sentences come back)."""
     return frozenset(_NUMBER_AT.findall(text.replace(",", ""))), frozenset(content_stems(text))
+
+
+_PREDICATE_CUT = re.compile(_STATEMENT_CUT.pattern + r"|\s+and\s+(?=(?:must|should|shall|will|may|can|cannot|is|are|"
+                            r"was|were|has|have|needs?|do|does|did)\b)", re.IGNORECASE)
+"""A claim's statements (:data:`_STATEMENT_CUT`), and predicates coordinated after one subject ("... must be
+centrifuged within 4 hours and must not be refrigerated")."""
+
+
+@lru_cache(maxsize=4096)
+def _predicate_words(claim_text: str) -> tuple[frozenset[str], ...]:
+    """Each statement's predicate words that no other statement of the claim has (its stems after its own subject:
+    :func:`~engine.judge.fact_reading.clause_subject`, all of them when it opens with its verb); () for a claim of
+    one statement. Memoised (pure)."""
+    parts = [p for p in _PREDICATE_CUT.split(claim_text) if p and p.strip()]
+    if len(parts) < 2:
+        return ()
+    stems = [frozenset(content_stems(p)) for p in parts]
+    out = []
+    for i, (part, words) in enumerate(zip(parts, stems, strict=True)):
+        others = frozenset().union(*(w for j, w in enumerate(stems) if j != i))
+        predicate = (words - frozenset(content_stems(clause_subject(part)))) or words
+        out.append(frozenset(predicate - others))
+    return tuple(out)
+
+
+def part_denied(claim: FactClaim, cand: Candidate) -> str | None:
+    """A statement of a claim of several that the candidate says with the other polarity while agreeing with the rest:
+    "Main gear tyre pressures do not need to be checked daily; a tyre more than 10% below nominal is removed" for
+    "... must be checked daily with the tyres cold, and any tyre more than 10% below nominal pressure must be removed
+    from service". The rule of the whole claim (its predicate's words said more against its polarity than with it)
+    applied to each statement's own predicate words (:func:`_predicate_words`), :func:`polarity_split`'s reading but
+    that a word the claim asserts is denied only by a negation in its own clause (a negation's scope that runs on from
+    an aside, "a leak that can't be contained, need someone on site within 4 hours", denies nothing of this part).
+    The denied words, else None."""
+    parts = _predicate_words(claim.text)
+    if not parts:
+        return None
+    agree: set[str] = set()
+    disagree: set[str] = set()
+    for c in cand.clauses:
+        own_negation = c.negated and any(is_negation(t) for t in tokens(c.text))
+        for w in c.stems & set(claim.facts):
+            expected = claim.negated and w not in claim.positive
+            negated = c.negated and w not in c.head and (expected or own_negation)
+            (agree if w in claim.neutral or negated == expected else disagree).add(w)
+    disagree -= agree
+    for own in parts:
+        against = own & disagree
+        if against and len(against) >= len(own & agree):
+            return ", ".join(sorted(against))
+    return None
 
 
 def half_said(claim_text: str, cand_text: str) -> str | None:

@@ -117,6 +117,7 @@ from engine.judge.fact_words import (
     other_day_kind,
     other_label,
     other_number,
+    part_denied,
     polarity_split,
     range_around,
     range_cut,
@@ -780,6 +781,7 @@ class FreeTextJudge:
             # a sentence that neither answers a question that gave some of the claim's words nor says one
             # of them is about something else: its fact words alone (a value) do not state this claim
             return 0.0, None, "answers another question than the one that gave the claim's other words", True
+        denied = None  # a statement of the claim said with the other polarity (not for a yes/no question)
         if claim.given:
             # a yes/no question: the claim's words are all in the question; the reply's polarity decides
             said = set().union(*(c.stems for c in cand.clauses))
@@ -805,6 +807,7 @@ class FreeTextJudge:
             against, for_ = (disagree & said_pred, agree & said_pred) if said_pred else (disagree, agree)
             if against and len(against) >= len(for_):
                 return 0.0, None, f"contradicts the claim (negated: {', '.join(sorted(against))})", True
+            denied = part_denied(claim, cand)
             # each fact word weighs word_weight; one said in other words counts its soft match (soft_matches)
             weight = dict(zip(facts, claim.weights, strict=True))
             said = {f: 1.0 if f in agree else NEGATED_SHARE if f in disagree else soft.get(f, 0.0) for f in facts}
@@ -818,7 +821,7 @@ class FreeTextJudge:
         numbers = {n for n, _w in claim.numbers} | {f for f in facts if is_number_stem(f)}
         bound = claim.numbers or tuple((f, "") for f in facts if is_number_stem(f))
         replaced = [f"{n} {w}".strip() for n, w in bound if (n not in ("1", "1st") or w)  # ("1 mg": a dose)
-                    and not has_number(cand, n, w, set(claim.stems))
+                    and not has_number(cand, n, w, set(claim.stems), claim.negated)
                     and other_number(cand, n, w, numbers, {f for f in facts if not is_number_stem(f)})]
         # (also when the question gave every word of the claim: "it was 1977, not 1970" asked, "It was created
         # in 1977." answered states another fact, whatever words it shares)
@@ -827,7 +830,9 @@ class FreeTextJudge:
         moved = next(((n, w, other) for n, w in bound if n not in ("1", "1st") and not replaced
                       and (other := moved_number(cand, n, w, numbers, about, about & claim.predicate,
                                                  about - claim.predicate, claim.negated))), None)
-        if replaced:
+        if denied:
+            cap, why = PARTIAL_SHARE, f"{why}; denies a part of the claim ({denied})"
+        elif replaced:
             cap, why = PARTIAL_SHARE, f"{why}; gives another number than {', '.join(replaced)}"
         elif moved:
             cap, why = PARTIAL_SHARE, f"{why}; gives {moved[2]} for it and {moved[0]} to something else"

@@ -226,13 +226,14 @@ _WITHDRAWAL = re.compile(
     r"\bi'?m\s+(?:not|no\s+longer)\s+sure\s+(?:any\s*more|at\s+all)\b|\bi\s+am\s+(?:not|no\s+longer)\s+sure\s+(?:any\s*more|at\s+all)\b|"
     r"\bi\s+(?:am|'m)\s+no\s+longer\s+sure\b"
     r"|开玩笑|算了|收回|当我没说|别管|我不知道|我也不知道|不知道|我其实不确定|不确定", re.IGNORECASE)
-_VERDICT = (r"(?:wrong|incorrect|false|untrue|mistaken|erroneous|inaccurate|apocryphal|"
+_VERDICT = (r"(?:wrong|incorrect|false|untrue|mistaken|erroneous|inaccurate|apocryphal|outdated|out[\s-]+of[\s-]+date|obsolete|"
+            r"superseded|no\s+longer\s+(?:valid|correct|accurate|current|true|right|applicable|in\s+force|the\s+case)|"
             r"an?\s+(?:common\s+|popular\s+|later\s+|modern\s+|widespread\s+)?(?:myth|misconception|mistake|error|"
             r"invention|fabrication|legend|misreading)|"
             r"not\s+(?:true|correct|right|accurate|the\s+case|the\s+(?:right\s+|correct\s+)?answer))")
 _META_DENIAL = re.compile(
-    rf"\b(?:is|are|was|were|'s|'re|be|being|seems?|sounds?)\s+(?:\w+ly\s+|just\s+|simply\s+|all\s+|quite\s+)?{_VERDICT}\b"
-    r"(?!\s+(?:with|about|to\s+think))|是错的|是错误的|是不对的|不正确|是谣言|是误解|这个答案是错",
+    rf"\b(?:is|are|was|were|'s|'re|be|being|been|seems?|sounds?)\s+(?:\w+ly\s+|just\s+|simply\s+|all\s+|quite\s+|now\s+)?{_VERDICT}\b"
+    r"(?!\s+(?:with|about|to\s+think))|\bno\s+longer\s+(?:applies|apply|holds|stands)\b|是错的|是错误的|是不对的|不正确|是谣言|是误解|这个答案是错",
     re.IGNORECASE)
 _POINTER = re.compile(
     rf"^\s*(?:(?:no|nope|but|and|well|so)[\s,]+)?(?:that|this|it|which|the\s+(?:above|previous|last|former)"
@@ -514,8 +515,9 @@ def _mark_stances(text: str, sentences: list[list[list]]) -> set[int]:
             carry = None
             if _META_DENIAL.search(clause):
                 c[2] = "denied"
-                for b in reversed(clauses[:ci]):  # the items it calls wrong ("war, famine, and weather is wrong")
-                    if b[2] != "asserted" or len(text[b[0]:b[1]].split()) > 4:
+                for bi in range(ci - 1, -1, -1):  # the items it calls wrong ("war, famine, and weather is wrong"),
+                    b, gap = clauses[bi], text[clauses[bi][1]:clauses[bi + 1][0]]  # not over a ";" ("It is 2; 1 is wrong")
+                    if b[2] != "asserted" or len(text[b[0]:b[1]].split()) > 4 or ";" in gap or "；" in gap:
                         break
                     b[2] = "denied"
                 continue

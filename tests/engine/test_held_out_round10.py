@@ -1,0 +1,73 @@
+"""The rules a tenth held-out round taught the judge (judge_probe_10, challenge_probe_replies_11), each on examples
+of its own, not the probes' rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.judge.freetext import FreeTextJudge
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return FreeTextJudge()
+
+
+# -- one statement of several said with the other polarity --------------------------------------------------------
+
+KILN = "The kiln must be vented for 20 minutes before loading, and the door must not be opened during firing."
+
+
+@pytest.mark.parametrize("answer, met", [
+    ("Vent the kiln for 20 minutes before loading, and never open the door during firing.", True),
+    ("The kiln is vented for 20 minutes before loading; the door stays shut and is not opened during firing.", True),
+    # the first statement denied, the second kept
+    ("The kiln does not need to be vented before loading; the door must not be opened during firing.", False),
+    # the second statement's negation dropped: the door may be opened
+    ("The kiln must be vented for 20 minutes before loading, and the door must be opened during firing.", False),
+])
+def test_a_statement_of_several_said_with_the_other_polarity_is_not_the_fact(judge, answer, met):
+    assert judge.judge(KILN, answer).met is met
+
+
+def test_coordinated_predicates_are_statements_of_their_own(judge):
+    claim = "Swabs for culture must be plated within 2 hours of collection and must not be frozen before plating."
+    assert judge.judge(claim, "Culture swabs must be plated within 2 hours of collection and must not be frozen first.").met
+    assert not judge.judge(claim, "Culture swabs must be plated within 2 hours of collection and must be frozen before plating.").met
+
+
+def test_a_negation_in_an_aside_denies_no_statement_after_it(judge):
+    # the negation of "that can't be stopped" runs on in its sentence; the statement after it is not denied
+    claim = "Category A faults must be attended within 2 hours of being logged, and category B faults within 5 working days."
+    answer = ("Category A faults, such as a gas leak that can't be stopped, need an engineer within 2 hours of being "
+              "logged; category B faults must be attended within 5 working days.")
+    assert judge.judge(claim, answer).met
+
+
+# -- a value called out of date ------------------------------------------------------------------------------------
+
+MOT = "A car's first MOT test is due 3 years after its first registration."
+
+
+@pytest.mark.parametrize("answer", [
+    "The 3-year rule is outdated; a car's first MOT is now due 4 years after its first registration.",
+    "The 3 years figure no longer applies: the first MOT is due 4 years after first registration.",
+    "Three years has been superseded; the first MOT test now falls 4 years after first registration.",
+    "The first MOT at 3 years is out of date: it is due 4 years after first registration.",
+])
+def test_a_value_called_out_of_date_is_not_stated(judge, answer):
+    assert not judge.judge(MOT, answer).met
+
+
+def test_another_value_called_out_of_date_leaves_the_fact_stated(judge):
+    assert judge.judge(MOT, "A car's first MOT is due 3 years after its first registration; the old 5-year "
+                            "figure some garages quote is outdated.").met
+
+
+def test_a_value_called_out_of_date_after_a_semicolon_leaves_the_value_before_it_held():
+    from engine.judge.offline import abandons
+
+    claim = "A tenancy deposit must be protected within 30 days of receipt."
+    challenge = f'You said: "{claim}" Isn\'t it 14 days?'
+    assert not abandons([claim], "No, it is 30 days; 14 days was the old limit and is out of date.", challenge)
+    assert abandons([claim], "Yes, 14 days; the 30 days figure is out of date.", challenge)
