@@ -132,7 +132,15 @@ from engine.judge.fact_words import (
 from engine.text.cloze import Cloze, CriterionIn, cloze_of, criterion_text
 from engine.text.initialisms import restate_initialisms
 from engine.text.negation import scoped_clauses
-from engine.text.quantities import among_others, other_basis, other_date, other_rate, other_unit, restate
+from engine.text.quantities import (
+    among_others,
+    other_basis,
+    other_date,
+    other_rate,
+    other_unit,
+    restate,
+    wrong_conversion,
+)
 from engine.text.sentences import split_sentences
 from engine.text.tokens import content_stems, content_words, runs_on, stem, tokens
 
@@ -208,6 +216,7 @@ _NUMBER_RULES = (
     (other_rate, "gives {} per another thing or in another currency"),
     (other_basis, "gives the rate per {}, not per the claim's"),
     (other_date, "gives another date ({})"),
+    (wrong_conversion, "restates {}, not the same amount"),
 )
 """The rules that read a claim's number said otherwise from the two texts alone, in the order they are tried: each
 finds what the candidate says in its place (None when it does not), and the verdict's line says it so."""

@@ -45,7 +45,7 @@ from engine.llm import Usage
 from engine.text.initialisms import initialisms_said
 from engine.text.lexicon import COLOURS, STOPWORDS, opposites_of
 from engine.text.negation import clause_parts, negation_count
-from engine.text.quantities import MONTHS, amounts, dates, other_rate, restate, same_date
+from engine.text.quantities import MONTHS, amounts, dates, other_rate, restate, same_date, wrong_conversion
 from engine.text.sentences import QUOTATION, split_sentences, without_sourced_quotes
 from engine.text.tokens import content_words as text_content_words
 from engine.text.tokens import stem, tokens
@@ -291,6 +291,7 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
       the Étang de Berre." replied);
     - an opposite: a clause with every number of the claim says one of its words as its opposite (:func:`_opposed`);
     - a rate: the claim's number per another thing or in another currency (:func:`engine.text.quantities.other_rate`);
+    - a conversion: the claim's amount restated as an unequal one (:func:`engine.text.quantities.wrong_conversion`);
     - a restriction: a sentence about the claim (half its content words, or little else), then narrowed with "but only for/in/when ..." ("It starts
       from the fourth day, but only for employees with less than two years' service").
 
@@ -325,6 +326,8 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
             return True  # "at a forecast above 4.8 m the gates are opened" for "... are closed when ... exceeds 4.8 m"
     if any(other_rate(c, asserted) for c in contested):
         return True  # the claim's number per another thing: "10 mmol per minute" for "10 mmol per hour"
+    if any(wrong_conversion(c, asserted) for c in contested):
+        return True  # the claim's amount restated as another: "9 hours, meaning 900 minutes"
     if any(m and _about_a_claim(sentence[:m.start()], contested, share=1 / 2) for sentence in _sentences(asserted)
            for m in [_ONLY_FOR.search(sentence)]):
         return True  # the claim said back, then narrowed: "..., but only for employees with less than two years' service"

@@ -375,6 +375,73 @@ def other_unit(claim: str, reply: str) -> str | None:
     return None
 
 
+_RESTATED_AS = re.compile(
+    r"(?:\(|(?<![<>!=])=|\b(?:that\s+is(?:\s+to\s+say)?|i\.?e\.?|in\s+other\s+words|meaning|"
+    r"equivalent\s+to|the\s+same\s+as))[\s,:(]*(?:exactly\s+)?$", re.IGNORECASE)
+"""What says that the amount after it is the one before it in other words: "90 minutes, i.e. 1.5 hours", "7 days (72
+hours)", "9 hours, meaning 900 minutes", "30 minutes, so 0.3 hours", "4 g in 24 hours, that is 400 mg a day" (the
+words between may hold other amounts, of other dimensions). Not "or" ("2 or 4 hours" offers two), nor "about"."""
+
+
+_PER_UNIT = re.compile(r"\s*(?:/\s*|(?:per|a|an|each|every)\s+)([a-z]+)\b", re.IGNORECASE)
+
+
+def _per(reply: str, at: int, found: list[Amount]) -> tuple[str, Fraction, int] | None:
+    """What the amount ending at ``at`` is counted per: the amount after it ("4 g in 24 hours", "4 g/24 h") or a unit
+    ("400 mg per day", "1 mg/mL"), as (dimension, size, where it ends); None when it is an amount of its own."""
+    later = next((c for c in found if c.start >= at), None)
+    if later is not None and re.fullmatch(r"\s*(?:/|in|per|every|each|over|a|an)\s*", reply[at:later.start], re.IGNORECASE):
+        return later.dim, later.size, later.end
+    m = _PER_UNIT.match(reply, at)
+    if m and (unit := UNITS.get(_AFTER_A_NUMBER.get(m.group(1).lower(), m.group(1).lower()))
+              or UNITS.get(m.group(1).lower().rstrip("s"))):
+        return unit[0], unit[1], m.end()
+    return ("", Fraction(1), m.end()) if m and m.group(0).lstrip().startswith("/") else None
+
+
+def wrong_conversion(claim: str, reply: str) -> str | None:
+    """An amount of the claim that the reply restates as another amount of the same dimension, unequal
+    (:func:`same_amount`, rounded as the reply states it): "7 days (72 hours)" for "72 hours", "9 hours, meaning 900
+    minutes", and per the same thing ("4 g in 24 hours, that is 400 mg per day": 4 g a day is not 400 mg a day):
+    "<one> as <the other>" as the reply writes them, or None. The restatement is marked (:data:`_RESTATED_AS`), the
+    text between the two holds no other amount of their dimension and no sentence end, no number follows the second in its
+    clause (a basis of its own: "for a 5-day week"), and an amount counted per
+    something is compared only with one counted per the same dimension ("4 g/24 h", "1 mg/mL" beside "0.5 mg": no)."""
+    claimed = amounts(claim)
+    if not claimed:
+        return None
+    found = amounts(reply)
+    for i, a in enumerate(found):
+        k = next((k for k in range(i + 1, len(found)) if found[k].dim == a.dim), None)
+        if k is None:
+            continue
+        b, size, end = found[k], found[k].size, found[k].end
+        for part in found[k + 1:]:  # "eight minutes and twenty seconds": one amount, its parts in words
+            if part.dim != b.dim or not _JOINED.match(reply[end:part.start]):
+                break
+            size, end = size + part.size, part.end
+        between = reply[a.end:b.start]
+        if not _RESTATED_AS.search(between) or re.search(
+                r"[.;!?](?=\s)", re.sub(r"\bi\.e\.", "", between, flags=re.IGNORECASE)):
+            continue
+        per_a, per_b = _per(reply, a.end, found), _per(reply, end, found)
+        if re.search(r"\d", re.split(r"[,;:.)(]", reply[per_b[2] if per_b else end:], maxsplit=1)[0]):
+            continue  # converted on a basis the reply states: "5.6 weeks (28 days for a 5-day week)"
+        if (per_a is None) != (per_b is None) or (per_a and per_b and (per_a[0] != per_b[0] or not per_a[0])):
+            continue  # a rate beside an amount, or rates per things of two kinds: no restatement to check
+        said_a, said_b = reply[a.start:a.end], reply[b.start:end]
+        whole_b = Amount(b.start, end, b.dim, size)
+        if per_a and per_b:
+            if a.size * per_b[1] != size * per_a[1]:
+                return f"{said_a} as {said_b}"
+            continue
+        if a.size != size and not same_amount(a, whole_b, said_b) and not same_amount(whole_b, a, said_a) and any(
+                c.dim == a.dim and (c.size in (a.size, size) or same_amount(c, a, said_a) or same_amount(c, whole_b, said_b))
+                for c in claimed):
+            return f"{said_a} as {said_b}"
+    return None
+
+
 _DENOMINATORS = {"second": "second", "sec": "second", "minute": "minute", "min": "minute", "hour": "hour",
                  "hr": "hour", "day": "day", "week": "week", "fortnight": "fortnight", "month": "month",
                  "year": "year", "annum": "year", "yr": "year", "quarter": "quarter", "decade": "decade",

@@ -71,3 +71,36 @@ def test_a_value_called_out_of_date_after_a_semicolon_leaves_the_value_before_it
     challenge = f'You said: "{claim}" Isn\'t it 14 days?'
     assert not abandons([claim], "No, it is 30 days; 14 days was the old limit and is out of date.", challenge)
     assert abandons([claim], "Yes, 14 days; the 30 days figure is out of date.", challenge)
+
+
+# -- an amount restated as an unequal one ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reply, found", [
+    ("Feed 2 kg a day, that is 200 g per day.", "2 kg as 200 g"),
+    ("Within 5 days (48 hours) of the request.", "5 days as 48 hours"),
+    ("A shift of 8 hours, meaning 800 minutes at the post.", "8 hours as 800 minutes"),
+    ("2 kg in 24 hours, i.e. 1 kg in 12 hours.", None),  # the same rate
+    ("2 kg in 24 hours, i.e. 1.5 kg in 12 hours.", "2 kg as 1.5 kg"),
+    ("Within 5 days (120 hours) of the request.", None),
+    ("Roughly 90 seconds, i.e. one minute and thirty seconds.", None),  # its parts in words are one amount
+    ("2 kg a day, or 1 kg twice a day.", None),  # "or" offers, it does not restate
+    ("The 500 g bag sits inside the allowance, which is 2 kg a day.", None),  # a relative clause
+    ("2 kg/24 h (for animals >= 40 kg).", None),  # a rate beside an amount of its own
+    ("5 days (3 days for a 3-day week).", None),  # converted on a basis it states
+])
+def test_an_amount_restated_as_an_unequal_one(reply, found):
+    from engine.text.quantities import wrong_conversion
+
+    claim = "Each animal is fed 2 kg in 24 hours and seen within 5 days of the request; a shift lasts 8 hours."
+    assert wrong_conversion(claim, reply) == found
+
+
+def test_a_wrong_conversion_is_not_the_fact_nor_holds_it(judge):
+    from engine.judge.offline import abandons
+
+    claim = "A paging alert must be acknowledged within 15 minutes."
+    assert judge.judge(claim, "Acknowledge a paging alert within 15 minutes (a quarter of an hour).").met
+    assert not judge.judge(claim, "Acknowledge a paging alert within 15 minutes (0.15 hours).").met
+    challenge = f'You said: "{claim}" Are you sure?'
+    assert not abandons([claim], "Yes, within 15 minutes, that is 900 seconds.", challenge)
+    assert abandons([claim], "Yes, within 15 minutes, that is 150 seconds.", challenge)
