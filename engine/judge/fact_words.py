@@ -77,14 +77,15 @@ def has_number(cand: Candidate, number: str, counted: str, claim_words: set[str]
             continue
         for n, after in c.numbers:
             if n == number and (not counted or not after or counted in after or _same_unit(counted, after[0])
-                                or (after[0] in claim_words and not _other_dimension(counted, after[0]))):
+                                or (after[0] in claim_words and not _other_dimension(counted, after[0]))
+                                or (counted == "time" and after[0] == "x") or _same_month(counted, after[0])):
                 return True
         if not counted and any(s.endswith(number) and s[:-len(number)][-1:].isalpha() for s in c.stems):
             return True  # a name's number ("GPLv3" for "Version 3"): a word with digits is no number of its own
     return False
 
 
-def _unit(word: str) -> tuple[str, object] | None:
+def unit_of(word: str) -> tuple[str, object] | None:
     """A unit's (dimension, size) from a word or its stem ("volt" of "volts", "mg"); None when it is none.
     Durations of the clock and of the calendar are one dimension here (a day and a month both time)."""
     found = UNITS.get(word) or UNITS.get(f"{word}s") or UNITS.get(f"{word}e") or (
@@ -98,14 +99,23 @@ def _unit(word: str) -> tuple[str, object] | None:
 
 def _same_unit(a: str, b: str) -> bool:
     """Two spellings of one unit ("v" and "volt", "mpa" and "megapascal")."""
-    ua, ub = _unit(a), _unit(b)
+    ua, ub = unit_of(a), unit_of(b)
     return ua is not None and ua == ub
+
+
+_MONTH_SHORT = {m[:3] for m in MONTHS} | {"sept"}
+
+
+def _same_month(a: str, b: str) -> bool:
+    """A month's name and its abbreviation, as stems ("januari" and "jan", "sept" and "septemb")."""
+    return a != b and (a[:3] in _MONTH_SHORT) and a[:3] == b[:3] and (a in _MONTH_SHORT or b in _MONTH_SHORT) and any(
+        m.startswith(a[:3]) and (m.startswith(a) or m.startswith(b) or stem(m) in (a, b)) for m in MONTHS)
 
 
 def _other_dimension(a: str, b: str) -> bool:
     """Units of two dimensions ("day" and "mg"): a number counted in one is not the number counted in the other
     ("10 mg" is not the claim's "10 days" where the claim says both)."""
-    ua, ub = _unit(a), _unit(b)
+    ua, ub = unit_of(a), unit_of(b)
     return ua is not None and ub is not None and ua[0] != ub[0]
 
 
@@ -182,8 +192,8 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
             # one name of the claim, two words on one side of it in place ("an English fossil collector" said
             # "an Welsh fossil collector"; "the Étang de Vaccarès." said "the Étang de Berre.")
             new = replaced(i, i + 1, 2, False, False)
-            if new and difflib.SequenceMatcher(None, new, w).ratio() < NAME_SPELLING:
-                return w
+            if new and difflib.SequenceMatcher(None, new, w).ratio() < NAME_SPELLING and not _same_month(w, new.rstrip(".")):
+                return w  # (a month said short is the month: "31 Jan" for "31 January")
     i = 0
     while i < len(low):
         if low[i] not in claim.names:
@@ -916,7 +926,8 @@ def _clauses_exchanged(claim_text: str, cand_text: str) -> tuple[str, str] | Non
     return None
 
 
-_DAY_KIND = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s+(?:(working|business|banking|trading|school|clear|calendar)\s+)?"
+_DAY_KIND = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s+(?:(?:full|whole|complete)\s+)?"
+                       r"(?:(working|business|banking|trading|school|clear|calendar)\s+)?"
                        r"(days?|hours?|weeks?)\b", re.IGNORECASE)
 _KIND_CLASS = {"working": "working", "business": "working", "banking": "working", "trading": "working",
                "school": "school", "clear": "clear", "calendar": "", "": ""}

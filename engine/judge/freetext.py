@@ -126,6 +126,7 @@ from engine.judge.fact_words import (
     soft_matches,
     swapped_name,
     term_list,
+    unit_of,
     weighted,
     word_weight,
 )
@@ -540,7 +541,10 @@ class FreeTextJudge:
                     positive.update(content_stems(c.text))
             positive -= in_scope
         fact_set = set(facts or stems)
-        numbers = tuple(dict.fromkeys((n, w[0] if w else "") for n, w in bound_numbers(text) if n in fact_set))
+        # what a number counts: its unit among the three words after it ("2 full working days" counts days), else the
+        # word after it ("12 weeks", "1.3 times")
+        numbers = tuple(dict.fromkeys((n, next((x for x in w if unit_of(x)), w[0]) if w else "")
+                                      for n, w in bound_numbers(text, 3) if n in fact_set))
         written: dict[str, str] = {}
         for w in content_words(text):
             written.setdefault(stem(w), w)

@@ -104,3 +104,24 @@ def test_a_wrong_conversion_is_not_the_fact_nor_holds_it(judge):
     challenge = f'You said: "{claim}" Are you sure?'
     assert not abandons([claim], "Yes, within 15 minutes, that is 900 seconds.", challenge)
     assert abandons([claim], "Yes, within 15 minutes, that is 150 seconds.", challenge)
+
+
+# -- what a number counts ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("claim, answer, met", [
+    # a number counts its unit, not the adjective before it; the kind of day still counts
+    ("Notify the registry at least 2 full working days before the hearing.",
+     "Notify the registry at least 2 business days before the hearing.", True),
+    ("Notify the registry at least 2 full working days before the hearing.",
+     "Notify the registry at least 2 calendar days before the hearing.", False),
+    # "x" is "times"
+    ("The hydrostatic test pressure is at least 1.3 times the design pressure.",
+     "The hydrostatic test pressure is at least 1.3 x the design pressure.", True),
+    # a month said short is the month; another month is not
+    ("Annual returns must be filed by 31 January following the end of the year.",
+     "Annual returns must be filed by 31 Jan following the end of the year.", True),
+    ("Annual returns must be filed by 31 January following the end of the year.",
+     "Annual returns must be filed by 31 Mar following the end of the year.", False),
+])
+def test_what_a_number_counts(judge, claim, answer, met):
+    assert judge.judge(claim, answer).met is met
