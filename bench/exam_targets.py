@@ -60,6 +60,11 @@ def draw(*parts: object) -> float:
     return int.from_bytes(digest[:8], "little") / 2 ** 64
 
 
+_CATALOGUES = frozenset({"topics.yaml", "topics.yml"})
+"""The bench's catalogue of a knowledge base's topics (``bench/examination.py --topics``, by default DOCS/topics.yaml):
+not one of its documents, now that YAML is a source format."""
+
+
 @lru_cache(maxsize=4)
 def document_sentences(folder: str) -> tuple[str, ...]:
     """Every whole sentence of the documents in ``folder``, pronouns resolved within each paragraph."""
@@ -70,6 +75,8 @@ def document_sentences(folder: str) -> tuple[str, ...]:
     out: list[str] = []
     texts: list[str] = []
     for path in sorted(Path(folder).glob("*")):
+        if path.name.lower() in _CATALOGUES:
+            continue  # the bench's list of topics, not a document the target learnt
         if path.suffix.lower() in (".md", ".txt"):
             texts.append(path.read_text(encoding="utf-8"))
         elif path.suffix.lower() in SUPPORTED_SUFFIXES:  # JSON, JSON Lines, CSV: each record as the product reads it

@@ -61,8 +61,9 @@ def main() -> int:
     from engine.api import Engine
     from engine.knowledge.ingest import SUPPORTED_SUFFIXES  # every format a user's knowledge base may hold
 
-    viva(home, "kb", "build", "exam", *[str(p) for p in sorted(docs.glob("*")) if p.suffix in SUPPORTED_SUFFIXES],
-         docs=docs)
+    sources = [str(p) for p in sorted(docs.glob("*")) if p.suffix in SUPPORTED_SUFFIXES  # the topics' catalogue is none
+               and p.resolve() != topics and p.name.lower() not in ("topics.yaml", "topics.yml")]
+    viva(home, "kb", "build", "exam", *sources, docs=docs)
     viva(home, "bench", "generate", "exam", "--kb", "exam", "--topics", str(topics), "--offline", "--quiet",
          "--per-topic", str(args.per_topic), "--seed", str(args.seed), docs=docs)
     engine = Engine.open(home)

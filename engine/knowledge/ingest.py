@@ -1,6 +1,7 @@
 """Reading source files into documents, reporting bad input by path (and line) instead of failing.
 
-Supported: ``.txt``, ``.md`` (one document per file), ``.json`` (a list of records, one record,
+Supported: ``.txt``, ``.md``, ``.rst`` (one document per file; reStructuredText read as Markdown: :mod:`engine.knowledge.rst`), ``.json`` or
+``.yaml``/``.yml`` (read as the JSON they hold) (a list of records, one record,
 or SQuAD-style ``data[].paragraphs[].context`` with one document per context), ``.jsonl``
 (one document per line) and ``.csv`` (one document per row; "#" lines above the header are a preamble, not
 rows, and a row's line number counts them). A record's text is every string
@@ -22,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.knowledge.rst import rst_as_markdown
 from engine.safeload import JSONDepthError, loads_json
 from engine.text.normalize import normalize_text
 
-SUPPORTED_SUFFIXES = (".txt", ".md", ".json", ".jsonl", ".csv")
+SUPPORTED_SUFFIXES = (".txt", ".md", ".rst", ".json", ".jsonl", ".csv", ".yaml", ".yml")
 _ID_KEY = re.compile(r"(?:^|_)(?:id|ids|uuid|url|urls|href)$", re.IGNORECASE)
 _TITLE_KEYS = ("title", "name", "heading", "subject")
 _SECTION_KEYS = ("section", "topic", "chapter", "part")
@@ -236,7 +238,7 @@ def _glossary_text(record: dict[Any, Any]) -> str | None:
 
 
 def _text_title(path: Path, text: str) -> str:
-    if path.suffix.lower() == ".md":
+    if path.suffix.lower() in (".md", ".rst"):  # (.rst: read as Markdown, engine.knowledge.rst)
         m = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.MULTILINE)
         if m:
             return m.group(1).strip()
@@ -284,6 +286,62 @@ def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport
         report.bad_files.append(InputIssue(str(path), f"malformed JSON: {exc.msg} (column {exc.colno})",
                                            line=exc.lineno))
         return
+    yield from _read_data(path, data, text_field, report, "json")
+
+
+def _plain(value: Any) -> Any:
+    """A YAML value as JSON would hold it: a date or time as its ISO text, a key as text (iteratively: YAML
+    nesting is capped, but no recursion is needed)."""
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]
+    while stack:
+        parent, key, v = stack.pop()
+        if isinstance(v, dict):
+            new: Any = {}
+            parent[key] = new
+            for k in v:
+                new[str(k) if not isinstance(k, str) else k] = None  # the keys in their order
+            stack.extend((new, str(k) if not isinstance(k, str) else k, item) for k, item in v.items())
+        elif isinstance(v, list):
+            new = [None] * len(v)
+            parent[key] = new
+            stack.extend((new, j, item) for j, item in enumerate(v))
+        elif hasattr(v, "isoformat"):
+            parent[key] = v.isoformat()
+        elif isinstance(v, bytes):
+            parent[key] = None  # binary scalars carry no text to examine
+        else:
+            parent[key] = v
+    return root[0]
+
+
+def _read_yaml(path: Path, text: str, text_field: str | None, report: ReadReport) -> Iterator[SourceDocument]:
+    """A YAML file read as its JSON equivalent (one document; aliases, depth and size capped by
+    :func:`engine.safeload.load_yaml`)."""
+    import yaml
+
+    from engine.safeload import load_yaml
+
+    try:
+        data = load_yaml(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        report.bad_files.append(InputIssue(str(path), f"malformed YAML: {problem}",
+                                           line=mark.line + 1 if mark is not None else None))
+        return
+    if data is None or isinstance(data, str | int | float | bool):
+        body = "" if data is None else str(data).strip()
+        if body:
+            yield SourceDocument(str(path), path.stem, body, {"format": "yaml", "file": str(path)})
+        else:
+            report.bad_records.append(InputIssue(str(path), "empty YAML document"))
+        return
+    yield from _read_data(path, _plain(data), text_field, report, "yaml")
+
+
+def _read_data(path: Path, data: Any, text_field: str | None, report: ReadReport, fmt: str) -> Iterator[SourceDocument]:
+    """The documents of a parsed JSON (or YAML) value."""
     if text_field is None and _is_squad(data):
         yield from _read_squad(path, data, report)
         return
@@ -296,17 +354,23 @@ def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport
         if parts is not None:  # {"metadata": {...}, "fees": {...}, "boats": [...]}: each a record
             for at, (field, title, body) in enumerate(parts):
                 yield SourceDocument(str(path) if at == 0 else f"{path}#{field}", title or path.stem, body,
-                                     {"format": "json", "file": str(path), "field": field})
+                                     {"format": fmt, "file": str(path), "field": field})
         body = _record_text(head, None) if head and parts is None else None
         if body is not None:
-            yield SourceDocument(str(path), _record_title(head) or path.stem, body, {"format": "json", "file": str(path)})
+            yield SourceDocument(str(path), _record_title(head) or path.stem, body, {"format": fmt, "file": str(path)})
         for i, record in enumerate(data[inner]):
             body = _record_text(record, None)
             if body is None:
                 report.bad_records.append(InputIssue(str(path), f"record {inner}[{i}]: no text in any string field"))
                 continue
             yield SourceDocument(f"{path}#{inner}[{i}]", _record_title(record) or f"{path.stem} {inner} #{i + 1}", body,
-                                 {"format": "json", "file": str(path), "record": i, "field": inner})
+                                 {"format": fmt, "file": str(path), "record": i, "field": inner})
+        return
+    parts = _head_records(data) if text_field is None and isinstance(data, dict) else None
+    if parts is not None:  # {"document": {...}, "general_limits": {...}, "tank_wagons": {...}}: each object a record
+        for at, (field, title, body) in enumerate(parts):
+            yield SourceDocument(str(path) if at == 0 else f"{path}#{field}", title or path.stem, body,
+                                 {"format": fmt, "file": str(path), "field": field})
         return
     records = data if isinstance(data, list) else [data]
     for i, record in enumerate(records):
@@ -317,7 +381,7 @@ def _read_json(path: Path, text: str, text_field: str | None, report: ReadReport
             continue
         key = f"{path}#{i}" if isinstance(data, list) else str(path)
         yield SourceDocument(key, _record_title(record) or f"{path.stem} #{i + 1}", body,
-                             {"format": "json", "file": str(path), "record": i})
+                             {"format": fmt, "file": str(path), "record": i})
 
 
 _GENERIC_PART_NAMES = frozenset("metadata meta info information details header general document about".split())
@@ -422,7 +486,8 @@ def fields_text(record: dict[Any, Any], name: str | None = None) -> str | None:
     value), then each other field, in order: a sentence ("... is a noble gas.") as it is, in a paragraph of
     its own, a short value as a sentence naming its field and the key ("The adult dose of Corvalenne is 25 mg
     orally."), consecutive ones in one paragraph. Id-like fields and JSON's numbers and flags are left out
-    (a CSV cell is text: its numbers are kept). A cell's value without its
+    (a CSV cell is text: its numbers are kept), but a number under a field that names its unit or a limit
+    (:func:`_measured_field`: "max_speed_kmh": 100, "review_interval_months": 24). A cell's value without its
     column's name says nothing (a formulary's "100 mg" of which dose?), so the name is kept. None (read as
     before: every string) when the record has no key, no short value besides it, or a nested value. A record
     without a title field is keyed by its section in words ("section": "Swell limits"), else by ``name`` when
@@ -463,9 +528,13 @@ def fields_text(record: dict[Any, Any], name: str | None = None) -> str | None:
             continue
         if isinstance(v, dict | list):
             return None
+        if isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool) and not _ID_KEY.search(k) \
+                and _measured_field(k, v):
+            cells.append((k, _number_text(v)))  # "max_train_length_m": 740 is a limit, not a count
+            continue
         if not isinstance(k, str) or _ID_KEY.search(k) or not isinstance(v, str):
-            continue  # a JSON number or flag is the record's metadata (a count, a rank), as before; a CSV
-            # cell is always a string: a table's numbers are its data
+            continue  # a JSON number or flag is the record's metadata (a count, a rank), as before, unless its field
+            # names its unit or a limit (above); a CSV cell is always a string: a table's numbers are its data
         if _TYPE_KEY.match(k) or (_NUMBERING_KEY.match(k) and _NUMBERING.fullmatch(v.strip())):
             continue  # the kind of record ("record_type": "limit") and its number ("clause": "4.3") name no fact
         text = " ".join(str(v).split())
@@ -537,6 +606,28 @@ def fields_text(record: dict[Any, Any], name: str | None = None) -> str | None:
 
 _MONTH_NAMES = ("January February March April May June July August September October November December").split()
 _DATE_FIELDS = frozenset({"date", "year", "when", "day", "period"})
+
+
+_LIMIT_WORDS = frozenset("max min maximum minimum limit threshold interval level rate dose cap ceiling floor "
+                         "percent percentage pct ratio".split())
+
+
+def _measured_field(field: str, value: int | float) -> bool:
+    """A JSON number that is data, not metadata: its field names its unit ("max_train_length_m", "reference_temperature_c",
+    "review_interval_months") or a limit ("min_brake_percentage", "max_dangerous_goods_wagons_per_train")."""
+    words = _field_words(field).lower().split()
+    if any(w in _LIMIT_WORDS for w in words):
+        return True
+    number = _number_text(value)
+    return _unit_from_field(_field_words(field), number) != (_field_words(field), number)
+
+
+def _number_text(value: int | float) -> str:
+    """A JSON number as a reader writes it ("22.5", "740", "1e-05" as "0.00001")."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    text = repr(value)
+    return f"{value:f}".rstrip("0").rstrip(".") if "e" in text.lower() else text
 
 
 def _date_phrase(field: str, value: str) -> tuple[str, str, str] | None:
@@ -615,6 +706,8 @@ def _unit_from_field(field: str, value: str) -> tuple[str, str]:
         return field, value
     if re.fullmatch(r"\d+(?:\.\d+)?", words[at - 1]):
         return field, value  # "price 12 months": the months are the name's ("price for 12 months"), not the value's
+    if at >= 2 and words[at - 1].lower() in _DAY_KINDS and words[at].lower() in ("day", "days", "week", "weeks", "hours"):
+        at -= 1  # "decision target working days": 20 working days, not 20 days
     unit = words[at:]
     if len(unit) == 1 and unit[0].lower() in _FIELD_UNITS:
         said = _FIELD_UNITS[unit[0].lower()]
@@ -626,6 +719,8 @@ def _unit_from_field(field: str, value: str) -> tuple[str, str]:
     return " ".join(name), f"{value}{said}" if said == "%" else f"{value} {said}"
 
 
+_DAY_KINDS = frozenset("working business banking trading calendar clear school".split())
+"""The kinds of day a field's unit may name ("processing_time_working_days"): part of the unit."""
 _NUMBER_RANGE = re.compile(r"[-+]?\d[\d.,]*\s*(?:-|–|to)\s*\d[\d.,]*")
 _SPELLED_NAME = {"min": "minimum", "max": "maximum"}
 """A column name's abbreviations left beside its unit, spelled out."""
@@ -913,12 +1008,14 @@ def read_file(path: Path, report: ReadReport, text_field: str | None = None,
     suffix = path.suffix.lower()
     if suffix == ".json":
         docs = list(_read_json(path, text, text_field, report))
+    elif suffix in (".yaml", ".yml"):
+        docs = list(_read_yaml(path, text, text_field, report))
     elif suffix == ".jsonl":
         docs = list(_read_jsonl(path, text.split("\n"), text_field, report))
     elif suffix == ".csv":
         docs = list(_read_csv(path, text, text_column, report))
     else:
-        body = text.strip()
+        body = (rst_as_markdown(text) if suffix == ".rst" else text).strip()
         if not body:
             report.bad_records.append(InputIssue(str(path), "empty file"))
             return []
