@@ -187,8 +187,12 @@ manager owner director secretary assistant son daughter nephew niece brother sis
 NEGATIONS = frozenset("""not no never none neither nor nothing nobody nowhere cannot can't don't doesn't didn't
 isn't aren't wasn't weren't won't wouldn't shouldn't couldn't hasn't haven't hadn't ain't n't""".split())
 """Words that negate what follows them (English)."""
-DENIALS = frozenset("false untrue myth misconception".split())
-"""Words that deny a statement they describe ("it is a myth that ...", "that is false")."""
+PROHIBITIONS = frozenset("prohibit prohibits prohibited prohibiting forbid forbids forbidden forbidding forbade banned "
+                         "barred disallowed precluded".split())
+"""Words that forbid what follows them: "Drivers are prohibited from using a phone" says what "Drivers must not use a
+phone" says, and "not prohibited" allows it (two negations assert)."""
+DENIALS = frozenset("false untrue myth misconception".split()) | PROHIBITIONS
+"""Words that deny a statement they describe ("it is a myth that ...", "that is false"), and the prohibitions."""
 NEGATION_CJK = re.compile("不|没|并非|未|無|无")
 """Chinese negation characters."""
 

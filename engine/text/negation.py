@@ -9,7 +9,9 @@ scope; a clause that is only "No"/"Nope"/"不" is an interjection and negates no
 a scope with an even number of negations (two: "it is not preferred when hands are not soiled") asserts
 and opens none; a later clause that opens with the negation ("Liquid oxygen, not nitrogen, is blue") is
 an aside that negates only itself; "No. 1" and "no one"/"nobody" as a subject are handled as words, not
-as a denial of what follows them. The gold judge marks scope on its own tokens
+as a denial of what follows them; a negation whose scope "unless" ends states a condition ("may not carry
+passengers unless ..." is "may carry passengers only if ..."): its clauses are not negated. The gold judge marks
+scope on its own tokens
 (:mod:`engine.judge.gold_tokens`) with the same word lists.
 """
 
@@ -19,7 +21,16 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from engine.text.lexicon import DENIALS, NEGATION_CJK, NEGATIONS, PAST_VERBS, SCOPE_END, SCOPE_END_CJK, VERBS
+from engine.text.lexicon import (
+    DENIALS,
+    NEGATION_CJK,
+    NEGATIONS,
+    PAST_VERBS,
+    PROHIBITIONS,
+    SCOPE_END,
+    SCOPE_END_CJK,
+    VERBS,
+)
 from engine.text.numbers import NUMBER_WORDS_PATTERN
 from engine.text.tokens import tokens
 
@@ -74,6 +85,16 @@ steeper than 42 degrees", "must not act as a crew member within 8 hours", "must 
 14 days after"): an upper or lower limit stated, not the fact denied."""
 
 
+_FORBIDDEN_OF = re.compile(r"\s+(?:[\w'’-]+\s+){0,3}?from\b", re.IGNORECASE)
+
+
+def _bound_from(text: str, tok: str, end: int) -> int:
+    """Where a bound after a negation word would start: after a prohibition's "from" ("prohibit a pilot from acting as a
+    crew member within 8 hours" bounds like "must not act as a crew member within 8 hours"), else after the word."""
+    m = _FORBIDDEN_OF.match(text, end) if tok in PROHIBITIONS else None
+    return m.end() if m else end
+
+
 def negation_count(text: str) -> int:
     """How many negation or denial words a clause says (the rule of :func:`_negation_at`)."""
     n = 0
@@ -82,7 +103,7 @@ def negation_count(text: str) -> int:
         if tok == "no" and text[m.end():].lstrip(" .")[:1].isdigit():
             continue
         if (tok in NEGATIONS or tok in DENIALS or tok.endswith("n't") or NEGATION_CJK.search(tok)) \
-                and not BOUND.match(text, m.end()):
+                and not BOUND.match(text, _bound_from(text, tok, m.end())):
             n += 1
     return n
 
@@ -100,7 +121,7 @@ def _negation_at(text: str, words: list[str]) -> int | None:
             rest = text[m.end():].lstrip(" .")
             if rest[:1].isdigit():
                 continue
-        if (tok in NEGATIONS or tok in DENIALS or tok.endswith("n't")) and not BOUND.match(text, m.end()):
+        if (tok in NEGATIONS or tok in DENIALS or tok.endswith("n't")) and not BOUND.match(text, _bound_from(text, tok, m.end())):
             return m.start()
         if NEGATION_CJK.search(tok):
             return m.start() + NEGATION_CJK.search(tok).start()
@@ -110,6 +131,12 @@ def _negation_at(text: str, words: list[str]) -> int | None:
 _FINITE = VERBS | PAST_VERBS | frozenset("am be been being did shall".split())
 """Words that make what follows a colon a clause of its own (:func:`_scoped`)."""
 _WITH_NO = re.compile(r"\bwith\s+no\s+\S", re.IGNORECASE)
+_UNLESS = re.compile(r"^\s*unless\b", re.IGNORECASE)
+_FORBIDS_SUBJECT = re.compile(rf"(?:{'|'.join(sorted(PROHIBITIONS))})\b(?!\s+(?:from|to)\b)", re.IGNORECASE)
+_COPULA_END = re.compile(r"\b(?:is|are|was|were|be|been|being)\s+(?:\w+ly\s+)?$", re.IGNORECASE)
+"""A prohibition said of its subject ("Smoking is banned in all wards": after a copula, with no "from"/"to" after it):
+the subject is what it denies; one followed by what it forbids ("Drivers are forbidden to use / from using a phone",
+"The code prohibits spraying") denies that, not its subject."""
 _CONDITION = re.compile(r"^(?:when|whenever|if|where|while|once|unless|provided|as\s+long\s+as)\b", re.IGNORECASE)
 """A clause opening as a condition: its own negation ends with it ("When the patient isn't bleeding, give 2 mg ..."
 denies the bleeding, not the dose)."""
@@ -131,9 +158,14 @@ def _states(parts: list[tuple[str, str]], i: int) -> bool:
 def _scoped(sentence: str) -> tuple[Clause, ...]:
     out: list[Clause] = []
     scope = False
+    opened = -1  # the clause whose own negation opened the scope
     parts = clause_parts(sentence) or [(sentence, "")]
     for i, (text, delim) in enumerate(parts):
         words = tokens(text)
+        if scope and opened >= 0 and _UNLESS.match(text):
+            # "may not carry passengers unless they have made three landings" is "may carry passengers only if ...":
+            # a condition on what it negated, not its denial
+            out[opened:] = [Clause(c.text, False) for c in out[opened:]]
         if delim.strip() in (";", "—", "-", "–") or _SCOPE_END.match(text) or (delim.strip() == ":" and _states(parts, i)):
             scope = False  # (a dash starts a clause of its own: "Not 30 days — it is 60 days."; a colon does when
             # a verb follows it: "that can't happen: each component scores at least 1, so the lowest total is 3";
@@ -144,8 +176,8 @@ def _scoped(sentence: str) -> tuple[Clause, ...]:
         aside = bool(out) and own and text[: at or 0].strip() == ""  # "X, not Y, is Z"
         head = ""
         if own and not interjection and not aside and not scope:
-            head = text[:at].strip()
-            scope = True
+            head = "" if _FORBIDS_SUBJECT.match(text, at) and _COPULA_END.search(text[:at]) else text[:at].strip()
+            scope, opened = True, len(out)
         negated = (scope or (own and aside)) and not interjection
         if negated and head and negation_count(text) % 2 == 0:
             negated, head, scope = False, "", False  # "not ... when they are not soiled": two negations assert

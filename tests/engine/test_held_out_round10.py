@@ -125,3 +125,36 @@ def test_a_wrong_conversion_is_not_the_fact_nor_holds_it(judge):
 ])
 def test_what_a_number_counts(judge, claim, answer, met):
     assert judge.judge(claim, answer).met is met
+
+
+# -- prohibitions, and "not ... unless" ---------------------------------------------------------------------------
+
+PHONE = "Drivers must not use a handheld phone in a moving vehicle."
+
+
+@pytest.mark.parametrize("answer, met", [
+    ("Drivers are prohibited from using a handheld phone in a moving vehicle.", True),
+    ("Using a handheld phone in a moving vehicle is forbidden for drivers.", True),
+    ("Drivers are banned from using a handheld phone in a moving vehicle.", True),
+    ("Drivers are not prohibited from using a handheld phone in a moving vehicle.", False),  # two negations
+    ("Drivers may use a handheld phone in a moving vehicle.", False),
+])
+def test_a_prohibition_is_a_negation(judge, answer, met):
+    assert judge.judge(PHONE, answer).met is met
+
+
+def test_a_claim_stated_as_a_prohibition_is_denied_by_a_permission(judge):
+    claim = "Drivers are prohibited from using a handheld phone in a moving vehicle."
+    assert judge.judge(claim, "Drivers must not use a handheld phone in a moving vehicle.").met
+    assert not judge.judge(claim, "Drivers may use a handheld phone in a moving vehicle.").met
+
+
+def test_not_unless_is_only_if(judge):
+    from engine.text.negation import scoped_clauses
+
+    assert [c.negated for c in scoped_clauses("A crane may not lift a load unless the wind is below 38 km/h.")] == [False, False]
+    assert [c.negated for c in scoped_clauses("A crane may not lift a load when the wind is above 38 km/h.")] == [True]
+    claim = "A crane may lift a load only if the wind speed is below 38 km/h."
+    assert judge.judge(claim, "A crane is forbidden to lift a load unless the wind speed is below 38 km/h.").met
+    assert not judge.judge("A crane may not lift a load unless the banksman has given the signal.",
+                           "A crane must never lift a load, whatever the circumstances.").met
