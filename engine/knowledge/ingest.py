@@ -85,11 +85,17 @@ class ReadReport:
     bad_records: list[InputIssue] = field(default_factory=list)
 
 
+VIVA_FILES = frozenset({"viva.yaml", "viva.yml", "topics.yaml", "topics.yml"})
+"""viva's own files (its configuration, a bench's topic list), which a folder of sources may hold beside its documents:
+ignored when a folder is read (read when named explicitly)."""
+
+
 def iter_source_files(paths: Iterable[str | Path], report: ReadReport) -> Iterator[Path]:
     """Expand files and folders (recursively, hidden entries skipped) into supported files.
 
     A file named explicitly with an unsupported suffix, or a path that does not exist, is a bad
-    file; unsupported files found inside folders are only counted as ignored.
+    file; unsupported files found inside folders are only counted as ignored, as are viva's own files there
+    (:data:`VIVA_FILES`: viva.yaml, topics.yaml).
     """
     seen: set[Path] = set()
     for raw in paths:
@@ -103,6 +109,9 @@ def iter_source_files(paths: Iterable[str | Path], report: ReadReport) -> Iterat
                 if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
             for p in candidates:
+                if p.name.lower() in VIVA_FILES:
+                    report.files_ignored += 1  # viva's own configuration or topic list, not a source
+                    continue
                 if p.suffix.lower() in SUPPORTED_SUFFIXES:
                     resolved = p.resolve()
                     if resolved not in seen:

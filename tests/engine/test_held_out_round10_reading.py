@@ -145,3 +145,13 @@ def test_kb_build_takes_yaml_and_restructuredtext(tmp_path):
                           cwd=ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "2 files read" in done.stdout and "0 files skipped" in done.stdout
+
+
+def test_a_folder_s_viva_files_are_not_sources(tmp_path):
+    (tmp_path / "depot.yaml").write_text(YAML, encoding="utf-8")
+    (tmp_path / "viva.yaml").write_text("targets:\n  local:\n    api_key_env: OPENAI_API_KEY\n", encoding="utf-8")
+    (tmp_path / "topics.yaml").write_text("- name: Depot\n  description: Fuel limits.\n", encoding="utf-8")
+    docs, report = read_sources([tmp_path])
+    assert {Path(d.meta["file"]).name for d in docs} == {"depot.yaml"} and report.files_ignored == 2
+    docs, _ = read_sources([tmp_path / "topics.yaml"])  # named explicitly: read
+    assert docs
