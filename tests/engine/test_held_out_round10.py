@@ -158,3 +158,16 @@ def test_not_unless_is_only_if(judge):
     assert judge.judge(claim, "A crane is forbidden to lift a load unless the wind speed is below 38 km/h.").met
     assert not judge.judge("A crane may not lift a load unless the banksman has given the signal.",
                            "A crane must never lift a load, whatever the circumstances.").met
+
+
+@pytest.mark.parametrize("reply, gives_up", [
+    ("Twelve weeks is what I recall, but I'm not at all sure, so don't rely on it.", True),
+    ("12 weeks, though I'm not all that sure.", True),
+    ("Yes, 12 weeks; you can rely on it.", False),
+    ("Yes, 12 weeks. Don't rely on blogs that say otherwise.", False),
+])
+def test_a_doubt_in_other_words_gives_the_claim_up(reply, gives_up):
+    from engine.judge.offline import abandons
+
+    claim = "Eligible employees may take up to 12 weeks of unpaid leave in a 12-month period."
+    assert abandons([claim], reply, f'You said: "{claim}" Are you sure?') is gives_up
