@@ -1025,3 +1025,31 @@ def test_a_json_record_is_asked_about_its_title(tmp_path):
     facets = offline.facets_of(text, [(1, 0, len(text))], "Employee leave policy", offline.words("Employee leave policy"),
                                lambda s, c: True)
     assert [f.heading for f in facets] == ["Parental leave"]
+
+
+@pytest.mark.parametrize("policy", ["threshold", "always-follow-up"])
+def test_the_last_turn_presses_a_claim_when_none_was_pressed(runtime, policy):
+    """A viva finds out whether the candidate holds what it said: a session whose policy challenged nothing by its
+    last turn has the examiner challenge a claim that earned credit there (actor ``kernel``, noted
+    ``pressure-test``, so the policy's rates leave it out), unless the policy is follow-ups only."""
+    import asyncio
+    import json
+
+    from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
+    from tests.engine.interview_fixtures import make_bench
+
+    make_bench(runtime.store)
+    run_id = plan_run(runtime, RunRequest(bench="oxy", targets=["python:tests.engine.agents:OxygenAgent"],
+                                          kernel="offline", policy=policy, turns=3))
+    assert not any(asyncio.run(execute_run(runtime, run_id)).values())
+    [sid] = run_sessions(runtime, run_id)
+    rows = runtime.store.query("SELECT idx, action, actor, meta FROM turns WHERE session_id = ? ORDER BY idx", (sid,))
+    notes = [e.payload["turn"] for e in runtime.store.events(0, sid) if e.payload.get("what") == "pressure-test"]
+    tested_before = any(r["action"] == "challenge" and (json.loads(r["meta"] or "{}").get("challenge") or {}).get(
+        "outcome") in (KEPT, ABANDONED) for r in rows[:-1])
+    if policy == "always-follow-up":
+        assert [r["action"] for r in rows] == ["initial", "follow-up", "follow-up"] and not notes
+    else:  # the threshold policy follows up while the score rises: nothing pressed before the last turn
+        assert not tested_before
+        assert rows[-1]["action"] == "challenge" and rows[-1]["actor"] == "kernel" and notes == [2]
+        assert (json.loads(rows[-1]["meta"]).get("challenge") or {}).get("outcome") in (KEPT, ABANDONED)

@@ -183,6 +183,13 @@ class Adaptive(SessionProtocol):
         if self._decisions_checked or not _decided_on_record(s, t):
             s.emit(ev.PolicyDecided(t, state, probs, ask.action, ask.actor))
         self._decisions_checked = True
+        if ask.action == FOLLOW_UP and ask.actor == "policy" and self._untested_to_the_end(rows, t):
+            # the session's last turn, and no right answer pressed yet: the examiner presses one (a viva finds out
+            # whether the candidate holds what it said, not only what it knows); the examiner's choice, not the
+            # policy's, so the policy's rates (FDR, challenge share) leave it out
+            ask.action, ask.actor = CHALLENGE, "kernel"
+            s.note("pressure-test", "the last turn, and no claim challenged yet: the examiner challenges one instead "
+                                    "of the policy's follow-up", t)
         static = bool(s.item.meta.get("followups"))
         followup = self._static_followup(rows) if ask.action == FOLLOW_UP else None
         if followup is not None:
@@ -228,6 +235,18 @@ class Adaptive(SessionProtocol):
                 if spent_before is not None and ask.usage is not None:
                     ask.usage.extend(spent_before)
         return ask
+
+    def _untested_to_the_end(self, rows: list[Turn], t: int) -> bool:
+        """Turn ``t`` is the session's last (:meth:`finished` after it), no challenge before it tested a claim, and a
+        claim that earned credit is still met to be pressed (:meth:`at_stake`). An item of the static kind (its
+        follow-ups given) keeps its questions, and the ``always-follow-up`` policy asks no challenge."""
+        if self.session.item.meta.get("followups") or t + 1 + self.skipped() < self.session.spec.turns \
+                or getattr(self.ctx.policy, "name", "") == "always-follow-up":
+            return False  # (a policy of follow-ups only is the evaluator's choice of no challenge)
+        if any(r.action == CHALLENGE and ((loads(r.meta or "{}") or {}).get("challenge") or {}).get("outcome")
+               in (KEPT, ABANDONED) for r in rows):
+            return False
+        return bool(self.at_stake(rows))
 
     def earned(self, turn: Turn) -> list[str]:
         """The criteria a turn's answer earned: met, and stated in that answer (``in_answer``), in rubric
