@@ -405,7 +405,8 @@ def wrong_conversion(claim: str, reply: str) -> str | None:
     minutes", and per the same thing ("4 g in 24 hours, that is 400 mg per day": 4 g a day is not 400 mg a day):
     "<one> as <the other>" as the reply writes them, or None. The restatement is marked (:data:`_RESTATED_AS`), the
     text between the two holds no other amount of their dimension and no sentence end, no number follows the second in its
-    clause (a basis of its own: "for a 5-day week"), and an amount counted per
+    clause (a basis of its own: "for a 5-day week"), a bracket holds the second alone ("3 months (6 months if ...)" gives
+    another case), and an amount counted per
     something is compared only with one counted per the same dimension ("4 g/24 h", "1 mg/mL" beside "0.5 mg": no)."""
     claimed = amounts(claim)
     if not claimed:
@@ -425,6 +426,8 @@ def wrong_conversion(claim: str, reply: str) -> str | None:
                 r"[.;!?](?=\s)", re.sub(r"\bi\.e\.", "", between, flags=re.IGNORECASE)):
             continue
         per_a, per_b = _per(reply, a.end, found), _per(reply, end, found)
+        if between.rstrip().endswith("(") and not re.match(r"\s*\)", reply[per_b[2] if per_b else end:]):
+            continue  # a bracket that goes on after the amount gives another case: "3 months (6 months if ...)"
         if re.search(r"\d", re.split(r"[,;:.)(]", reply[per_b[2] if per_b else end:], maxsplit=1)[0]):
             continue  # converted on a basis the reply states: "5.6 weeks (28 days for a 5-day week)"
         if (per_a is None) != (per_b is None) or (per_a and per_b and (per_a[0] != per_b[0] or not per_a[0])):

@@ -171,3 +171,11 @@ def test_a_doubt_in_other_words_gives_the_claim_up(reply, gives_up):
 
     claim = "Eligible employees may take up to 12 weeks of unpaid leave in a 12-month period."
     assert abandons([claim], reply, f'You said: "{claim}" Are you sure?') is gives_up
+
+
+def test_a_bracket_that_gives_another_case_is_no_conversion():
+    from engine.text.quantities import wrong_conversion
+
+    claim = "Irradiated components are required for 3 months after an autologous transplant."
+    assert wrong_conversion(claim, "for 3 months after an autologous transplant (6 months if irradiation was given)") is None
+    assert wrong_conversion(claim, "for 3 months (6 months) after an autologous transplant") == "3 months as 6 months"
