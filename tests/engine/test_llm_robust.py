@@ -183,7 +183,8 @@ async def test_an_unusable_question_falls_back_to_the_offline_question_and_ratin
     fake_openai.rule("You rate an oral examination", json.dumps({**RATINGS, "rationale": ""}))
     make_bench(runtime.store)
     run_id = plan_run(runtime, RunRequest(bench="oxy", targets=[f"openai:t@{fake_openai.base_url}"],
-                                          kernel="config", policy="threshold", turns=3))
+                                          kernel="config", policy="always-follow-up", turns=3))
+    # (follow-ups only: two follow-up calls in a row, so their repairs are given up; no last-turn pressure test)
     errors = await execute_run(runtime, run_id)
     [sid] = run_sessions(runtime, run_id)
     assert errors == {sid: None}
