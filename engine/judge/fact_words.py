@@ -296,8 +296,14 @@ def _is_year(number: str) -> bool:
 def _same_kind(counted: str, after: tuple[str, ...], number: str, other: str) -> bool:
     if not counted:  # a number that counts nothing: a year for a year ("1215", "1216"), a plain number for one
         return not after and _is_year(number) == _is_year(other)
-    kind = _UNIT_KIND.get(counted)
-    return counted in after or any(kind is not None and _UNIT_KIND.get(a) == kind for a in after[:1])
+    kind = _DURATION.get(_UNIT_KIND.get(counted), _UNIT_KIND.get(counted))
+    return counted in after or any(kind is not None and _DURATION.get(_UNIT_KIND.get(a), _UNIT_KIND.get(a)) == kind
+                                   for a in after[:1])
+
+
+_DURATION = {"calendar": "time"}
+"""Of one kind when a number is moved: a duration in days or in months ("28 days" said of the quantity supplied, "six
+months" of the prescription's validity), though months do not convert to days."""
 
 
 _DEFINING = frozenset("is was are were applies apply refers refer means mean covers cover concerns".split())

@@ -510,7 +510,8 @@ class FreeTextJudge:
             verdicts.append(self._verdict(claim, candidates, cos, job.flags[i], soft_matches(claim, candidates, word_vecs)))
         return [with_reading(v, job.restated) for v in verdicts]
 
-    def _claim(self, criterion: str, cloze: Cloze | None, question: str,
+    @staticmethod
+    def _claim(criterion: str, cloze: Cloze | None, question: str,
                given: frozenset[str] | None = None) -> FactClaim:
         """The criterion read as a claim; its fact words are its stems minus the question's (``given``: minus
         these stems and the criterion's own context's instead: the examiner's words by a turn)."""
@@ -840,20 +841,13 @@ class FreeTextJudge:
         # in 1977." answered states another fact, whatever words it shares)
         swapped = swapped_name(claim, cand)
         about = {f for f in claim.stems if not is_number_stem(f)} - {w for _n, w in bound}
-        moved = next(((n, w, other) for n, w in bound if n not in ("1", "1st") and not replaced
-                      and (other := moved_number(cand, n, w, numbers, about, about & claim.predicate,
-                                                 about - claim.predicate, claim.negated))), None)
+        moved = None if denied or replaced else _moved(claim, cand, numbers, bound, about)
         if denied:
             cap, why = PARTIAL_SHARE, f"{why}; denies a part of the claim ({denied})"
         elif replaced:
             cap, why = PARTIAL_SHARE, f"{why}; gives another number than {', '.join(replaced)}"
         elif moved:
-            cap, why = PARTIAL_SHARE, f"{why}; gives {moved[2]} for it and {moved[0]} to something else"
-        elif numbers and (shifted := next(((n, other) for n, w in bound if n not in ("1", "1st") and (
-                other := segment_moved(cand.text, n, w, numbers, about,
-                                       frozenset(re.findall(r"[\w'’-]+", claim.text.lower())),
-                                       frozenset(w.lower() for w in claim.names)))), None)):
-            cap, why = PARTIAL_SHARE, f"{why}; gives {shifted[1]} for it and {shifted[0]} to another case"
+            cap, why = PARTIAL_SHARE, f"{why}; gives {moved[1]} for it and {moved[0]} to {moved[2]}"
         elif numbers and (contrast := next((n for n, _w in bound if n not in ("1", "1st") and contrasted(
                 cand.text, n, about, frozenset(w.lower() for w in claim.names), claim.text)), None)):
             cap, why = PARTIAL_SHARE, f"{why}; gives {contrast} to another case and says the claim's differs"
@@ -914,6 +908,43 @@ class FreeTextJudge:
                 best = share
         claim.seen[("one clause", cand.key, cand.mask)] = best
         return best
+
+
+def _moved(claim: FactClaim, cand: Candidate, numbers: set[str], bound: tuple[tuple[str, str], ...],
+           about: set[str]) -> tuple[str, str, str] | None:
+    """(the claim's number, the other number, where the claim's went) when the candidate gives the claim's number
+    to something else and another of its kind to what the claim is about (:func:`moved_number`: "something
+    else"; :func:`segment_moved`: "another case"), else None."""
+    for n, w in bound:
+        if n not in ("1", "1st") and (other := moved_number(cand, n, w, numbers, about, about & claim.predicate,
+                                                             about - claim.predicate, claim.negated)):
+            return n, other, "something else"
+    if numbers:
+        words = frozenset(re.findall(r"[\w'’-]+", claim.text.lower()))
+        names = frozenset(w.lower() for w in claim.names)
+        for n, w in bound:
+            if n not in ("1", "1st") and (other := segment_moved(cand.text, n, w, numbers, about, words, names)):
+                return n, other, "another case"
+    return None
+
+
+@lru_cache(maxsize=1024)
+def moved_value(claim_text: str, reply: str) -> tuple[str, str] | None:
+    """(the claim's number, the reply's number for it) when a reply gives the claim's number to something else
+    and another number of its kind to what the claim is about, read as the judge reads a candidate (:func:`_moved`)
+    in each of the reply's sentences, pairs and whole ("0.1 g/kg is the threshold for liver damage; hypoglycaemia
+    needs about 0.5 g/kg" for "... above about 0.1 g/kg ... can cause hypoglycaemia"); None when it does not.
+    The challenge's reading (:func:`engine.judge.offline.switches_value`) uses it: such a reply gives the claim up."""
+    claim = FreeTextJudge._claim(claim_text, None, "")
+    bound = claim.numbers or tuple((f, "") for f in claim.facts if is_number_stem(f))
+    numbers = {n for n, _w in claim.numbers} | {f for f in claim.facts if is_number_stem(f)}
+    if not numbers:
+        return None
+    about = {f for f in claim.stems if not is_number_stem(f)} - {w for _n, w in bound}
+    for cand in reply_candidates(restate_reply(reply, [claim_text])[0]):  # in the claim's words, as the judge reads it
+        if found := _moved(claim, cand, numbers, bound, about):
+            return found[0], found[1]
+    return None
 
 
 def merge(verdicts: Sequence[Sequence[FactVerdict]]) -> list[FactVerdict]:

@@ -23,7 +23,8 @@ from engine.text.tokens import stem
 
 _JOIN = frozenset({"of", "and", "the", "for", "&"})
 _TOKEN = re.compile(r"(?<![\w'’&-])(?=[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z])[A-Za-z][A-Za-z0-9]{1,5}(?![\w'’&-])")
-_WORD = re.compile(r"[A-Za-z][\w'’-]*|&|[.!?;:,]")
+_WORD = re.compile(r"[A-Za-z][\w'’-]*|\d+(?![\d.,]\d)|&|[.!?;:,]")
+"""A word of a term: a word, or a whole number ("Tier 1" of "CET1"; not part of "4.5" or "1,200")."""
 __all__ = ["initialisms_said", "restate_initialisms"]
 
 
@@ -49,7 +50,9 @@ def _runs(words: list[str], capitalised: bool) -> list[tuple[int, int]]:
                 break
             if run[0].lower() in STOPWORDS or run[-1].lower() in STOPWORDS or run[-1].lower() in _JOIN:
                 continue
-            if capitalised and not all(w[:1].isupper() or w.lower() in _JOIN for w in run):
+            if run[0][:1].isdigit():
+                continue
+            if capitalised and not all(w[:1].isupper() or w.lower() in _JOIN or w.isdigit() for w in run):
                 continue
             out.append((i, j))
     return out

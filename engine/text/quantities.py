@@ -165,6 +165,10 @@ def _unit(low: list[str], i: int) -> tuple[str, Fraction, int] | None:
     return None
 
 
+_PARTS = {"quarter": Fraction(1, 4), "quarters": Fraction(1, 4), "third": Fraction(1, 3), "thirds": Fraction(1, 3)}
+"""Fractions said as parts of one unit ("three quarters of an hour")."""
+
+
 def _half(low: list[str], i: int) -> tuple[Fraction, int]:
     """"and a half" / "and a quarter" at ``i``: (its value, the index after it), else (0, i)."""
     if low[i:i + 2] == ["and", "a"] and i + 2 < len(low) and low[i + 2] in ("half", "quarter"):
@@ -186,6 +190,9 @@ def _read(low: list[str], i: int) -> tuple[str, Fraction, int] | None:
     n = _number(low, i)
     if n is not None:  # "4 g", "1.5 hours", "1 and a half hours", "twenty-one days"
         extra, j = _half(low, n[1])
+        if not extra and low[j:j + 1] and low[j] in _PARTS and low[j + 1:j + 2] == ["of"] and low[j + 2:j + 3] in (
+                ["a"], ["an"]) and (unit := _unit(low, j + 3)):  # "three quarters of an hour", "two thirds of a day"
+            return unit[0], n[0] * _PARTS[low[j]] * unit[1], unit[2]
         unit = _unit(low, j)
         if unit is None:
             return None
@@ -376,11 +383,15 @@ def other_unit(claim: str, reply: str) -> str | None:
 
 
 _RESTATED_AS = re.compile(
-    r"(?:\(|(?<![<>!=])=|\b(?:that\s+is(?:\s+to\s+say)?|i\.?e\.?|in\s+other\s+words|meaning|"
-    r"equivalent\s+to|the\s+same\s+as))[\s,:(]*(?:exactly\s+)?$", re.IGNORECASE)
+    r"(?:(?:\(|(?<![<>!=])=|\b(?:that\s+is(?:\s+to\s+say)?|i\.?e\.?|in\s+other\s+words|meaning|"
+    r"equivalent\s+to|the\s+same\s+as))[\s,:(]*(?:exactly\s+)?|"
+    r"\b(?:or|so|which\s+is|that's|that\s+is)\s+(?:about|roughly|approximately|around|nearly|almost|some)\s+)$",
+    re.IGNORECASE)
 """What says that the amount after it is the one before it in other words: "90 minutes, i.e. 1.5 hours", "7 days (72
-hours)", "9 hours, meaning 900 minutes", "30 minutes, so 0.3 hours", "4 g in 24 hours, that is 400 mg a day" (the
-words between may hold other amounts, of other dimensions). Not "or" ("2 or 4 hours" offers two), nor "about"."""
+hours)", "9 hours, meaning 900 minutes", "4 g in 24 hours, that is 400 mg a day" (the words between may hold other
+amounts, of other dimensions); "or", "so" and "which is" only with an approximation ("63°C, or about 145°F", "0.1 g/kg,
+so about 100 mg per kg"): a bare "or" offers two ("2 or 4 hours"), a bare "so" or "which is" may give a result
+("4.5 hours, so 5.25 hours with the break")."""
 
 
 _PER_UNIT = re.compile(r"\s*(?:/\s*|(?:per|a|an|each|every)\s+)([a-z]+)\b", re.IGNORECASE)
