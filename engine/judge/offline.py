@@ -27,7 +27,15 @@ from typing import Any
 
 from engine.judge.base import Judgement, TurnView, Verdict
 from engine.judge.fact_words import number_alternatives, spelled_as_digits
-from engine.judge.freetext import DEFAULT_THRESHOLD, FreeTextJudge, Joined, joined_stems, merge, moved_value, stem_set
+from engine.judge.freetext import (
+    DEFAULT_THRESHOLD,
+    FreeTextJudge,
+    Joined,
+    joined_stems,
+    merge,
+    moved_value,
+    stem_set,
+)
 from engine.judge.stance import (
     CHANGE,
     HOLD,
