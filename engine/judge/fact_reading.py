@@ -196,6 +196,8 @@ class FactClaim:
     # when the caller had it folded (the offline judge's every question asked: freetext.Joined); else None
     seen: dict = field(default_factory=dict, compare=False, repr=False)  # what the judge worked out for
     # this claim, kept while it lives (a turn): its known words and each candidate's one-clause share
+    given_numbers: tuple[tuple[str, str], ...] = ()  # the claim's numbers the question gave, each with the unit it
+    # counts: they earn nothing, but another number of their kind in their place contradicts the claim
 
 
 def _keyword_items(sentence: str) -> tuple[str, ...] | None:

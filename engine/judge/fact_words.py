@@ -120,6 +120,8 @@ def _other_dimension(a: str, b: str) -> bool:
 
 
 _WORD_RUN = re.compile(r"\w(?:[\w'’-]*\w)?")
+POSSESSIVE = re.compile(r"['’]s$")
+"""A possessive's ending ("the University's role": the name is "university")."""
 """A word as :func:`swapped_name` reads it: a quotation mark or a hyphen at its edge is not its ("'port'" is port)."""
 
 
@@ -144,9 +146,10 @@ def swapped_name(claim: FactClaim, cand: Candidate) -> str | None:
 
     A name or word merely left out, or another one elsewhere in a longer sentence, is the recall's business."""
     words = _WORD_RUN.findall(claim.text)
-    low = [w.lower() for w in words]
+    # a name's possessive is the name ("the University's role": "university"); other words stay as written
+    low = [POSSESSIVE.sub("", w.lower()) if w[:1].isupper() else w.lower() for w in words]
     cand_words = _WORD_RUN.findall(cand.text)
-    cand_low = [w.lower() for w in cand_words]
+    cand_low = [POSSESSIVE.sub("", w.lower()) if w[:1].isupper() else w.lower() for w in cand_words]
     claim_set, said = set(low), set(cand_low)
 
     def capitalised(k: int, span: list[str], inside: bool = False) -> bool:  # a word that may be part of another

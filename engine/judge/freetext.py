@@ -103,6 +103,7 @@ from engine.judge.fact_reading import (
     unique,
 )
 from engine.judge.fact_words import (
+    POSSESSIVE,
     alternatives,
     contrasted,
     enumerates,
@@ -544,8 +545,11 @@ class FreeTextJudge:
         fact_set = set(facts or stems)
         # what a number counts: its unit among the three words after it ("2 full working days" counts days), else the
         # word after it ("12 weeks", "1.3 times")
-        numbers = tuple(dict.fromkeys((n, next((x for x in w if unit_of(x)), w[0]) if w else "")
-                                      for n, w in bound_numbers(text, 3) if n in fact_set))
+        counted = [(n, next((x for x in w if unit_of(x)), w[0]) if w else "") for n, w in bound_numbers(text, 3)]
+        numbers = tuple(dict.fromkeys((n, w) for n, w in counted if n in fact_set))
+        # a number the question gave, with what it counts ("Early deletion before the end of the 25-year period is only
+        # permitted where ____?"): said again it earns nothing; another of its kind in its place contradicts the claim
+        given_numbers = tuple(dict.fromkeys((n, w) for n, w in counted if n not in fact_set and w and facts))
         written: dict[str, str] = {}
         for w in content_words(text):
             written.setdefault(stem(w), w)
@@ -553,13 +557,14 @@ class FreeTextJudge:
         # (29.92 inHg)", "infant classes (reception, year 1 and year 2)"): it weighs a quarter
         aside = set(content_stems(" ".join(_PARENTHESES.findall(text)))) - set(content_stems(_PARENTHESES.sub(" ", text)))
         weights = tuple(word_weight(written.get(f, f)) * (ASIDE_SHARE if f in aside else 1.0) for f in facts or stems)
-        names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*", text)}
+        # (a possessive's name is the name: "the University's role")
+        names = {POSSESSIVE.sub("", w.lower()) for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*", text)}
         spelt = tuple((f, written[f]) for f in facts or stems if f in written and not is_number_stem(f))
         surface = spelt if len(facts) >= SOFT_MIN_FACTS else ()
         names = frozenset(w for _f, w in spelt if w in names)
         return FactClaim(text, context, extra, stems, facts or stems, not facts, negated, predicate,
                       frozenset(neutral - positive), numbers, weights, surface, names, frozenset(positive), asked,
-                      context_stems)
+                      context_stems, given_numbers=given_numbers)
 
     def judge_lazily(self, jobs: Sequence[FactJob], embed: Callable[[list[str]], Any],
                      also: Sequence[str] = ()) -> list[list[FactVerdict]]:
@@ -839,6 +844,11 @@ class FreeTextJudge:
                     and other_number(cand, n, w, numbers, {f for f in facts if not is_number_stem(f)})]
         # (also when the question gave every word of the claim: "it was 1977, not 1970" asked, "It was created
         # in 1977." answered states another fact, whatever words it shares)
+        if claim.given_numbers and not replaced:  # a number the question gave, another of its kind in its place
+            known = numbers | {n for n, _w in claim.given_numbers}
+            replaced = [f"{n} {w}" for n, w in claim.given_numbers  # (another value only: "" is no number)
+                        if n[-1:].isdigit() and not has_number(cand, n, w, set(claim.stems), claim.negated)
+                        and other_number(cand, "", w, known, {f for f in facts if not is_number_stem(f)})]
         swapped = swapped_name(claim, cand)
         about = {f for f in claim.stems if not is_number_stem(f)} - {w for _n, w in bound}
         moved = None if denied or replaced else _moved(claim, cand, numbers, bound, about)

@@ -85,3 +85,35 @@ def test_a_cited_name_numbers() -> None:
     assert _cited_numbers(DRIVING) == (("561", "Regulation"), ("2006", "Regulation"))
     assert _cited_numbers(GAS) == (("1998", "Regulations"),)
     assert _cited_numbers("Give 45 mg at 4 hours.") == ()
+
+
+RETENTION = ("Early deletion before the end of the 12-year period is only permitted where a donor withdraws consent, "
+             "with approval from both the Biobank Manager and the sponsor.")
+ASKED = ("Early deletion before the end of the 12-year period is only permitted where a donor withdraws consent, "
+         "with approval from both ____ and the sponsor")
+
+
+def test_a_number_the_question_gave_said_as_another_contradicts_the_claim() -> None:
+    from engine.judge.freetext import FreeTextJudge
+
+    judge = FreeTextJudge()
+    switched = RETENTION.replace("12-year", "19-year")
+    verdict = judge.judge(RETENTION, switched, ASKED)
+    assert not verdict.met and "gives another number than 12 year" in verdict.rationale
+    assert judge.judge(RETENTION, RETENTION, ASKED).met  # said again: no contradiction
+    assert judge.judge(RETENTION, "The Biobank Manager and the sponsor.", ASKED).met  # left out: nothing against it
+    # an ordinal the question gave is no amount ("the second moonwalker" for "the second person")
+    assert judge.judge("Buzz Aldrin was the second person to walk on the Moon.",
+                       "Buzz Aldrin, the second moonwalker, during Apollo 11.",
+                       "Who was the second person to walk on the Moon?").met
+
+
+def test_a_possessive_name_replaced_by_another_is_a_swapped_name() -> None:
+    claim = "Where the hospital is the controller, the Trust's schedule applies and the College's role is storage only."
+    swapped = claim.replace("College's", "Pellbury")
+    verdict = judge_fact(claim, swapped)
+    assert not verdict.met and "gives another name in the place of college" in verdict.rationale
+    assert judge_fact(claim, claim.replace("College's", "College")).met
+    # a possessive of a common word stays a word: the opposite rule still reads "tenant" for "landlord"
+    assert not judge_fact("A landlord must protect a tenant's deposit within 30 days of receiving it.",
+                          "A tenant must protect their deposit within 30 days of paying it.").met
