@@ -44,6 +44,7 @@ LADDERS: dict[str, tuple[tuple[str, int], ...]] = {
     "voltage": (("volt", 1), ("kilovolt", 1_000)),
     "power": (("watt", 1), ("kilowatt", 1_000)),
     "amount": (("millimole", 1), ("mole", 1_000)),
+    "dose": (("microsievert", 1), ("millisievert", 1_000), ("sievert", 10**6)),
 }
 """Each dimension's units, smallest first, with their size in the smallest unit."""
 
@@ -63,7 +64,10 @@ _SPELLINGS = {
     "inch": "inch inches", "foot": "foot feet ft", "yard": "yard yards yd yds", "mile": "mile miles",
     "bit": "bit bits", "byte": "byte bytes", "volt": "volt volts", "kilovolt": "kilovolt kilovolts kv",
     "megapascal": "megapascal megapascals mpa", "psi": "psi", "ksi": "ksi", "watt": "watt watts",
-    "kilowatt": "kilowatt kilowatts kw", "decibel": "decibel decibels db dba"}
+    "kilowatt": "kilowatt kilowatts kw", "decibel": "decibel decibels db dba", "mmhg": "mmhg", "inhg": "inhg",
+    "rem": "rem", "millirem": "millirem mrem",
+    "microsievert": "microsievert microsieverts µsv μsv usv", "millisievert": "millisievert millisieverts msv",
+    "sievert": "sievert sieverts sv"}
 _SIZE = {name: (dim, size) for dim, ladder in LADDERS.items() for name, size in ladder}
 # imperial lengths in millimetres (exact by definition; not on a ladder: never a step of "1 foot 6 inches"'s
 # kind is summed with metric units), bits and bytes ("16 bytes" is "128 bits"), pounds and kilopounds per square
@@ -72,7 +76,10 @@ _SIZE = {name: (dim, size) for dim, ladder in LADDERS.items() for name, size in 
 _SIZE.update({"inch": ("length", Fraction(127, 5)), "foot": ("length", Fraction(1524, 5)),
               "yard": ("length", Fraction(4572, 5)), "mile": ("length", Fraction(1_609_344)),
               "bit": ("data", Fraction(1)), "byte": ("data", Fraction(8)), "decibel": ("sound level", Fraction(1)),
-              "psi": ("pressure", Fraction("6894.757293168")), "ksi": ("pressure", Fraction("6894757.293168"))})
+              "psi": ("pressure", Fraction("6894.757293168")), "ksi": ("pressure", Fraction("6894757.293168")),
+              # millimetres and inches of mercury (conventional, in pascals); the rem (0.01 Sv) of older texts
+              "mmhg": ("pressure", Fraction("133.322387415")), "inhg": ("pressure", Fraction("3386.389")),
+              "rem": ("dose", Fraction(10_000)), "millirem": ("dose", Fraction(10))})
 UNITS: dict[str, tuple[str, Fraction]] = {
     w: (_SIZE[name][0], Fraction(_SIZE[name][1])) for name, words in _SPELLINGS.items() for w in words.split()}
 """A unit's spellings and abbreviations -> (dimension, size in the dimension's smallest unit)."""

@@ -117,3 +117,11 @@ def test_a_possessive_name_replaced_by_another_is_a_swapped_name() -> None:
     # a possessive of a common word stays a word: the opposite rule still reads "tenant" for "landlord"
     assert not judge_fact("A landlord must protect a tenant's deposit within 30 days of receiving it.",
                           "A tenant must protect their deposit within 30 days of paying it.").met
+
+
+def test_radiation_doses_and_mercury_pressures_convert() -> None:
+    assert restate("capped at 1000 µSv a year", ["The public limit is 1 mSv a year."])[0] == "capped at 1 mSv a year"
+    assert restate("0.02 Sv per year", ["The limit is 20 mSv."])[0] == "20 mSv per year"
+    assert restate("2 rem a year", ["The limit is 20 mSv."])[0] == "20 mSv a year"
+    assert restate("29.92 inHg", ["Set 1013.25 hPa."])[0] == "1013.25 hPa"
+    assert wrong_conversion("20 mSv", "20 mSv, i.e. 20 rem")
