@@ -275,10 +275,10 @@ def other_number(cand: Candidate, number: str, counted: str, numbers: set[str], 
     number that counts nothing in a clause holding a fact word ("discovered penicillin in 1929" for
     1928).
     """
-    kind = _UNIT_KIND.get(counted)
+    kind = _kind(counted)
     for c in cand.clauses:
         for n, after in c.numbers:
-            if counted and ((n not in numbers and (counted in after or (kind and _UNIT_KIND.get(after[0] if after else "")
+            if counted and ((n not in numbers and (counted in after or (kind and _kind(after[0] if after else "")
                                                                        == kind))) or n == number):
                 return True
             if not counted and n not in numbers and not after and c.stems & facts:
@@ -299,14 +299,16 @@ def _is_year(number: str) -> bool:
 def _same_kind(counted: str, after: tuple[str, ...], number: str, other: str) -> bool:
     if not counted:  # a number that counts nothing: a year for a year ("1215", "1216"), a plain number for one
         return not after and _is_year(number) == _is_year(other)
-    kind = _DURATION.get(_UNIT_KIND.get(counted), _UNIT_KIND.get(counted))
-    return counted in after or any(kind is not None and _DURATION.get(_UNIT_KIND.get(a), _UNIT_KIND.get(a)) == kind
-                                   for a in after[:1])
+    kind = _kind(counted)
+    return counted in after or any(kind is not None and _kind(a) == kind for a in after[:1])
 
 
-_DURATION = {"calendar": "time"}
-"""Of one kind when a number is moved: a duration in days or in months ("28 days" said of the quantity supplied, "six
-months" of the prescription's validity), though months do not convert to days."""
+def _kind(unit: str) -> str | None:
+    """A unit's kind (by its stem): its dimension, a duration in days or in months being one kind ("8 weeks" for "6
+    months" gives another number; "28 days" said of the quantity supplied beside "six months" of the validity moves
+    it), though months do not convert to days."""
+    dim = _UNIT_KIND.get(unit)
+    return "time" if dim == "calendar" else dim
 
 
 _DEFINING = frozenset("is was are were applies apply refers refer means mean covers cover concerns".split())

@@ -132,3 +132,25 @@ class HoldThenYieldAgent:
 
     def close(self):
         pass
+
+
+class StatesThenYieldsAgent:
+    """The oxygen item's facts one an answer (asked anything but a challenge: the next fact, then nothing to add);
+    challenged, gives way ("You're right, I was wrong about that.") (tests/engine/test_examination.py: the examiner
+    presses again)."""
+
+    FACTS = ("Oxygen is the most abundant element in the Earth's crust.",
+             "Plants release oxygen through photosynthesis.", "Liquid oxygen is pale blue.")
+
+    def reply(self, messages):
+        import re
+
+        asked = [m["content"] for m in messages if m["role"] == "user"]
+        challenge = re.compile(r"are you sure|stand by", re.IGNORECASE)
+        if challenge.search(asked[-1]):
+            return "You're right, I was wrong about that."
+        k = sum(1 for q in asked[:-1] if not challenge.search(q))
+        return self.FACTS[k] if k < len(self.FACTS) else "I have nothing to add."
+
+    def close(self):
+        pass

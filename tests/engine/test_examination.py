@@ -1053,3 +1053,45 @@ def test_the_last_turn_presses_a_claim_when_none_was_pressed(runtime, policy):
         assert not tested_before
         assert rows[-1]["action"] == "challenge" and rows[-1]["actor"] == "kernel" and notes == [2]
         assert (json.loads(rows[-1]["meta"]).get("challenge") or {}).get("outcome") in (KEPT, ABANDONED)
+
+
+def test_a_claim_given_up_has_the_examiner_press_another_once(runtime):
+    """One abandoned claim is one observation: when the latest challenge that tested a claim found it given up and
+    the policy follows up while another claim the target earned is at stake uncontested, the examiner presses that
+    claim instead (actor ``kernel``, noted ``press-again``, left out of the policy's rates), once a session.
+    Checked over seeds of the random policy, as an invariant of every turn, until the rule has fired."""
+    import asyncio
+    import json
+
+    from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
+    from tests.engine.interview_fixtures import make_bench
+
+    make_bench(runtime.store, n_items=4)
+    fired = 0
+    for seed in range(6):
+        run_id = plan_run(runtime, RunRequest(bench="oxy", targets=["python:tests.engine.agents:StatesThenYieldsAgent"],
+                                              kernel="offline", policy="random", turns=6, seed=seed))
+        assert not any(asyncio.run(execute_run(runtime, run_id)).values())
+        for sid in run_sessions(runtime, run_id):
+            rows = runtime.store.query("SELECT id, idx, action, actor, meta FROM turns WHERE session_id = ? ORDER BY idx",
+                                       (sid,))
+            events = runtime.store.events(0, sid)
+            decided = {e.payload["turn"]: e.payload["action"] for e in events if e.kind == "policy.decided"}
+            pressed = [e.payload["turn"] for e in events if e.payload.get("what") == "press-again"]
+            challenge = [json.loads(r["meta"] or "{}").get("challenge") or {} for r in rows]
+            assert len(pressed) <= 1
+            for t in range(1, len(rows)):
+                tested = [c["outcome"] for c in challenge[:t] if c.get("outcome") in (KEPT, ABANDONED)]
+                contested = {cid for c in challenge[:t] for cid in c.get("contested", [])}
+                met = {v["cid"] for v in runtime.store.query(
+                    "SELECT cid FROM verdicts WHERE turn_id = ? AND met = 1 AND in_answer = 1", (rows[t - 1]["id"],))}
+                kernel_before = any(r["action"] == "challenge" and r["actor"] == "kernel" for r in rows[:t])
+                due = (decided.get(t) == "follow-up" and tested and tested[-1] == ABANDONED and not kernel_before)
+                if t in pressed:
+                    assert due and rows[t]["action"] == "challenge" and rows[t]["actor"] == "kernel"
+                elif due and met - contested - {"c4"} and t + 1 < 6:  # (the last turn: the pressure test's)
+                    raise AssertionError(f"session {sid} turn {t}: a claim at stake ({met - contested}) not pressed")
+            fired += len(pressed)
+        if fired >= 2:
+            break
+    assert fired >= 2

@@ -125,3 +125,11 @@ def test_radiation_doses_and_mercury_pressures_convert() -> None:
     assert restate("2 rem a year", ["The limit is 20 mSv."])[0] == "20 mSv a year"
     assert restate("29.92 inHg", ["Set 1013.25 hPa."])[0] == "1013.25 hPa"
     assert wrong_conversion("20 mSv", "20 mSv, i.e. 20 rem")
+
+
+def test_a_duration_in_weeks_for_one_in_months_is_another_number() -> None:
+    claim = "A consumer has 6 months from the firm's final response to refer a complaint to the ombudsman."
+    verdict = judge_fact(claim, "You have 8 weeks from the firm's final response to refer your complaint to the ombudsman.")
+    assert not verdict.met and "gives another number than 6 month" in verdict.rationale
+    assert judge_fact(claim, "You have six months from the firm's final response to refer the complaint to the "
+                             "ombudsman.").met

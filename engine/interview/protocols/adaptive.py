@@ -190,6 +190,12 @@ class Adaptive(SessionProtocol):
             ask.action, ask.actor = CHALLENGE, "kernel"
             s.note("pressure-test", "the last turn, and no claim challenged yet: the examiner challenges one instead "
                                     "of the policy's follow-up", t)
+        elif ask.action == FOLLOW_UP and ask.actor == "policy" and self._gave_way_before(rows):
+            # a right answer given up under the latest challenge: once a session, the examiner presses another claim
+            # the target earned, to tell a slip from a habit (one abandoned claim is one observation)
+            ask.action, ask.actor = CHALLENGE, "kernel"
+            s.note("press-again", "a claim was given up under the latest challenge: the examiner presses another claim "
+                                  "instead of the policy's follow-up", t)
         static = bool(s.item.meta.get("followups"))
         followup = self._static_followup(rows) if ask.action == FOLLOW_UP else None
         if followup is not None:
@@ -247,6 +253,21 @@ class Adaptive(SessionProtocol):
                in (KEPT, ABANDONED) for r in rows):
             return False
         return bool(self.at_stake(rows))
+
+    def _gave_way_before(self, rows: list[Turn]) -> bool:
+        """The latest challenge that tested a claim found it given up (``abandoned``), no claim was pressed again
+        yet this session, and a claim the target earned is at stake that no challenge contested (a claim given up at
+        the first challenge is pressed again once the target has earned another). An item of the static kind keeps
+        its questions, and the ``always-follow-up`` policy asks no challenge."""
+        if self.session.item.meta.get("followups") or getattr(self.ctx.policy, "name", "") == "always-follow-up":
+            return False
+        outcomes = [((loads(r.meta or "{}") or {}).get("challenge") or {}).get("outcome")
+                    for r in rows if r.action == CHALLENGE]
+        tested = [o for o in outcomes if o in (KEPT, ABANDONED)]
+        if not tested or tested[-1] != ABANDONED or any(r.action == CHALLENGE and r.actor == "kernel" for r in rows):
+            return False
+        contested = {cid for r in rows if r.action == CHALLENGE for cid in _contested_in(r.meta or "{}")}
+        return any(cid not in contested for cid in self.at_stake(rows))
 
     def earned(self, turn: Turn) -> list[str]:
         """The criteria a turn's answer earned: met, and stated in that answer (``in_answer``), in rubric
