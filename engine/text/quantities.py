@@ -311,9 +311,43 @@ def restate(reply: str, claims: Sequence[str]) -> tuple[str, tuple[tuple[str, st
         parts += [reply[pos:a.start], words]
         pos = a.end
         changes.append((said, words))
+    if changes:
+        reply = "".join(parts) + reply[pos:]
+    reply, written = _numeric_dates(reply, claims)
+    changes += written
     if not changes:
         return reply, ()
-    return "".join(parts) + reply[pos:], tuple(changes)
+    return reply, tuple(changes)
+
+
+_NUMERIC_DATE = re.compile(r"(?<![\w/.-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?![\w/-]|\.\d)")
+
+
+def _numeric_dates(reply: str, claims: Sequence[str]) -> tuple[str, list[tuple[str, str]]]:
+    """``reply`` with each date written in digits ("1/4/24", "01.04.2024", "4-1-2024") that is, read day first or month
+    first, a full date a claim writes in words ("1 April 2024") written as the claim writes it; a two-digit year is the
+    claim's year's last two digits. The rewritings made."""
+    held = []
+    for claim in claims:
+        for m in _DATE.finditer(claim or ""):
+            found = dates(m.group(0))
+            if found and None not in found[0]:
+                held.append((found[0], m.group(0)))
+    if not held or not _NUMERIC_DATE.search(reply or ""):
+        return reply, []
+    changes: list[tuple[str, str]] = []
+
+    def write(m: re.Match) -> str:
+        a, b, year = int(m.group(1)), int(m.group(3)), m.group(4)
+        if m.group(2) == "." and len(year) == 2:
+            return m.group(0)  # "1.4.24" is a version as often as a date
+        for (day, month, full), words in held:
+            if (a, b) in ((day, month), (month, day)) and (int(year) == full if len(year) == 4 else int(year) == full % 100):
+                changes.append((m.group(0), words))
+                return words
+        return m.group(0)
+
+    return _NUMERIC_DATE.sub(write, reply), changes
 
 
 _SCALES_OF = {("celsius", "fahrenheit"): (Fraction(9, 5), Fraction(32)), ("fahrenheit", "celsius"): (Fraction(5, 9), None)}

@@ -133,3 +133,11 @@ def test_a_duration_in_weeks_for_one_in_months_is_another_number() -> None:
     assert not verdict.met and "gives another number than 6 month" in verdict.rationale
     assert judge_fact(claim, "You have six months from the firm's final response to refer the complaint to the "
                              "ombudsman.").met
+
+
+def test_a_date_in_digits_reads_as_the_claim_date_either_way_round() -> None:
+    claim = ["From 1 April 2024, the registration threshold is £90,000."]
+    assert restate("threshold £90k from 1/4/24", claim)[0] == "threshold £90,000 from 1 April 2024"
+    assert restate("from 04/01/2024", claim)[0] == "from 1 April 2024"  # month first
+    assert restate("from 2/4/24", claim)[0] == "from 2/4/24"  # another day: left for the judge to refuse
+    assert restate("version 1.4.24", claim)[0] == "version 1.4.24"
