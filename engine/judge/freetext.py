@@ -125,6 +125,7 @@ from engine.judge.fact_words import (
     rebound_number,
     segment_moved,
     soft_matches,
+    spelled_as_digits,
     swapped_name,
     term_list,
     unit_of,
@@ -945,6 +946,8 @@ def moved_value(claim_text: str, reply: str) -> tuple[str, str] | None:
     in each of the reply's sentences, pairs and whole ("0.1 g/kg is the threshold for liver damage; hypoglycaemia
     needs about 0.5 g/kg" for "... above about 0.1 g/kg ... can cause hypoglycaemia"); None when it does not.
     The challenge's reading (:func:`engine.judge.offline.switches_value`) uses it: such a reply gives the claim up."""
+    if len(set(re.findall(r"\d+(?:[.,]\d+)?", spelled_as_digits(reply)))) < 2:
+        return None  # one number or none: nothing moved (and no claim read: a challenge's reply is read every turn)
     claim = FreeTextJudge._claim(claim_text, None, "")
     bound = claim.numbers or tuple((f, "") for f in claim.facts if is_number_stem(f))
     numbers = {n for n, _w in claim.numbers} | {f for f in claim.facts if is_number_stem(f)}
