@@ -152,6 +152,9 @@ class ScopedClause:
     head: frozenset[str] = frozenset()  # stems before the clause's own negation word: outside its scope
     numbers: frozenset[tuple[str, tuple[str, ...]]] = frozenset()  # (number, the stems after it)
     words: frozenset[str] = frozenset()  # the content words as written (lower case), numbers left out
+    echoed: frozenset[tuple[str, tuple[str, ...]]] = frozenset()  # numbers masked as the examiner's (they earn
+    # nothing, but a claim's number said as the examiner's other value is still another number: "section 8" after
+    # "I have read that it was 8, not 6")
 
 
 @dataclass
@@ -332,7 +335,8 @@ def _masked(clause: ScopedClause, mask: frozenset[str]) -> ScopedClause:
         return clause
     return replace(clause, stems=clause.stems - mask,
                    numbers=frozenset(n for n in clause.numbers if n[0] not in mask),
-                   words=frozenset(w for w in clause.words if stem(w) not in mask))
+                   words=frozenset(w for w in clause.words if stem(w) not in mask),
+                   echoed=clause.echoed | frozenset(n for n in clause.numbers if n[0] in mask))
 
 
 def unique(items: list[str]) -> list[str]:

@@ -273,7 +273,9 @@ def other_number(cand: Candidate, number: str, counted: str, numbers: set[str], 
     dimension ("within 2 hours" for "within 90 minutes"), or this number followed by
     something else ("300 helmets" for "300 bicycles"); for one that counts nothing (a year), another
     number that counts nothing in a clause holding a fact word ("discovered penicillin in 1929" for
-    1928).
+    1928). A number masked as the examiner's (``ScopedClause.echoed``: it earns nothing) is another number by the
+    same two rules: a claim said back with the examiner's wrong value ("... except for the termination right in
+    section 8." after "I have read that it was 8, not 6") states another fact.
     """
     kind = _kind(counted)
     for c in cand.clauses:
@@ -282,6 +284,10 @@ def other_number(cand: Candidate, number: str, counted: str, numbers: set[str], 
                                                                        == kind))) or n == number):
                 return True
             if not counted and n not in numbers and not after and c.stems & facts:
+                return True
+        for n, after in c.echoed:  # the examiner's number said in the claim's place ("section 8" for "section 6")
+            if n not in numbers and ((counted and (counted in after or (kind and _kind(after[0] if after else "") == kind)))
+                                     or (not counted and not after and c.stems & facts)):
                 return True
     return False
 
