@@ -81,6 +81,13 @@ def _contested_in(meta: str) -> tuple[str, ...]:
     return tuple(((loads(meta) or {}).get("challenge") or {}).get("contested") or [])
 
 
+@lru_cache(maxsize=1 << 12)
+def _outcome_in(meta: str) -> str | None:
+    """The outcome a challenge turn's ``meta`` records (memoised: the last turn's pressure test and the press-again
+    rule read every challenge of the session at a follow-up turn)."""
+    return ((loads(meta) or {}).get("challenge") or {}).get("outcome")
+
+
 def _decided_on_record(session: Any, turn: int) -> bool:
     """Whether a ``policy.decided`` event for this turn is already in the session's log (written
     before a kill that came before the turn itself was stored)."""
@@ -249,7 +256,7 @@ class Adaptive(SessionProtocol):
         if self.session.item.meta.get("followups") or t + 1 + self.skipped() < self.session.spec.turns \
                 or getattr(self.ctx.policy, "name", "") == "always-follow-up":
             return False  # (a policy of follow-ups only is the evaluator's choice of no challenge)
-        if any(r.action == CHALLENGE and ((loads(r.meta or "{}") or {}).get("challenge") or {}).get("outcome")
+        if any(r.action == CHALLENGE and _outcome_in(r.meta or "{}")
                in (KEPT, ABANDONED) for r in rows):
             return False
         return bool(self.at_stake(rows))
@@ -261,8 +268,7 @@ class Adaptive(SessionProtocol):
         its questions, and the ``always-follow-up`` policy asks no challenge."""
         if self.session.item.meta.get("followups") or getattr(self.ctx.policy, "name", "") == "always-follow-up":
             return False
-        outcomes = [((loads(r.meta or "{}") or {}).get("challenge") or {}).get("outcome")
-                    for r in rows if r.action == CHALLENGE]
+        outcomes = [_outcome_in(r.meta or "{}") for r in rows if r.action == CHALLENGE]
         tested = [o for o in outcomes if o in (KEPT, ABANDONED)]
         if not tested or tested[-1] != ABANDONED or any(r.action == CHALLENGE and r.actor == "kernel" for r in rows):
             return False
