@@ -228,6 +228,12 @@ def _cited_numbers(claim: str) -> tuple[tuple[str, str], ...]:
     return tuple((n, m.group(1)) for m in _CITED.finditer(claim or "") for n in _value_list(m.group(2)))
 
 
+def _unnamed_citations(claim: str, text: str) -> Counter[str]:
+    """The numbers of the names the claim cites (:func:`_cited_numbers`) whose name ``text`` does not say: not the
+    claim's values, so a text that leaves them out drops nothing ("Schedule 5" names the name, and its 5 counts)."""
+    return Counter(n for n, word in _cited_numbers(claim) if not re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE))
+
+
 def _about_a_claim(sentence: str, contested: Sequence[str], share: float) -> bool:
     """Whether a reply's sentence is about one of the contested claims: it holds ``share`` of the claim's
     content words but its numbers (stemmed; at least one), or says little else (three words or fewer)."""
@@ -374,8 +380,7 @@ def switches_value(contested: Sequence[str], reply: str) -> bool:
             dropped = held - numbers - Counter(initialisms_said(claim, sentence)[2] if re.search(r"[A-Z][A-Z0-9]", sentence) else ())
             # a number of a name the claim cites ("Regulation 561/2006", "Schedule 2", "Regulations 1998") is not the
             # claim's value: left out by a sentence that does not name it, it is not dropped ("Schedule 5" names it)
-            dropped -= Counter(n for n, word in _cited_numbers(claim) if not re.search(rf"\b{re.escape(word)}\b", sentence,
-                                                                                         re.IGNORECASE))
+            dropped -= _unnamed_citations(claim, sentence)
             if held and (len(words) <= 2 or len(words & own) * 3 >= len(own)) and dropped and numbers - held \
                     and not set(dropped) <= stated:
                 return True
@@ -705,8 +710,7 @@ def restates(contested: Sequence[str], text: str) -> bool:
     for claim in contested:
         values = Counter(_value_list(asserted_text(claim) or claim))
         # the numbers of a name the claim cites need not be said again ("Regulation 561/2006")
-        values -= Counter(n for n, word in _cited_numbers(claim)
-                          if not re.search(rf"\b{re.escape(word)}\b", asserted, re.IGNORECASE))
+        values -= _unnamed_citations(claim, asserted)
         if values:
             if not values - said_values and not _opposed(claim, asserted):
                 return True
