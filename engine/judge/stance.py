@@ -131,7 +131,9 @@ _IF = re.compile(
     r"^\s*(?:and\s+|but\s+|so\s+)?(?:if|suppose|supposing|assuming|assume|imagine|what\s+if|in\s+case|"
     r"let'?s\s+(?:say|suppose|assume|imagine)|had\s+it\s+been|were\s+it)\b|^\s*(?:如果|假如|假设|要是|倘若|若是|设想)",
     re.IGNORECASE)
-_MODAL = re.compile(r"\b(?:would|could|might|then)\b|'d\b|^\s*(?:就|那|那么)|就", re.IGNORECASE)
+_MODAL = re.compile(r"\b(?:would|could|might)\b|^\W*then\b|'d\b|^\s*(?:就|那|那么)|就", re.IGNORECASE)
+"""What marks a supposition's consequent: would / could / might / 'd, or "then" opening the clause ("If it were G,
+then ..."); a "then" inside a clause tells a sequence ("the player rests for 24 hours and then restarts ...")."""
 _OTHERS = (r"(?:many|some|most|other|several|a\s+lot\s+of|lots\s+of|certain|a\s+few)\s+(?:\w+\s+)?"
            r"(?:people|persons|sources|scholars|historians|experts|scientists|folks|critics|students|users|"
            r"websites|books|textbooks|accounts|writers|authors|researchers|answers)|"

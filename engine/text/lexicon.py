@@ -12,6 +12,9 @@ import re
 
 # -- stop words ---------------------------------------------------------------------------------
 
+INTERJECTIONS = frozenset("hmm hmmm hm um umm uh erm ah oh alright".split())
+"""Sounds a reply opens with that state nothing ("Hmm. <another fact>"; not "er": the ER is a place)."""
+
 STOPWORDS = frozenset("""
 a an the and or but if of to in on at by for with from as into onto about over under than then so such that this
 these those there here it its itself they them their theirs he him his she her hers we us our you your i me my
@@ -23,8 +26,9 @@ up down out off again further once more most much many few less least own same t
 because since although though while whereas unless until whether
 i'm i've i'd it's that's what's there's here's they're you're we're he's she's let's
 的 了 是 在 和 与 及 或 吗 呢 吧 啊 个 也 都 就 它 他 她 们 这 那 有 为 要 会 能 很 把 被 让 使 着 过 地 得 之 其 所
-""".split())
-"""Words that carry no fact: function words and answer scaffolding (negations are not here: they set polarity)."""
+""".split()) | INTERJECTIONS
+"""Words that carry no fact: function words, answer scaffolding and interjections (negations are not here: they set
+polarity)."""
 
 FILLER = frozenset("""
 and or but if of to in on at by for with from as into onto about over under than then so such that this these
@@ -43,7 +47,7 @@ QUESTION_STOPWORDS = frozenset("""a an the and or but if of to in on at by for w
 it its this that these those there their they them he she his her we you your i my our not no do does did
 has have had can could should would may might will shall than then so such which who whom what when where
 why how also into about over under more most other some any each all both only very just usually often
-的 了 是 在 和 与 及 或 也 都 就 这 那 有 为""".split())
+的 了 是 在 和 与 及 或 也 都 就 这 那 有 为""".split()) | INTERJECTIONS
 """The offline question generator's stop words (:func:`engine.text.tokens.question_words`)."""
 
 BENCH_STOPWORDS = frozenset("""

@@ -459,7 +459,8 @@ def wrong_conversion(claim: str, reply: str) -> str | None:
     text between the two holds no other amount of their dimension and no sentence end, no number follows the second in its
     clause (a basis of its own: "for a 5-day week"), a bracket holds the second alone ("3 months (6 months if ...)" gives
     another case), and an amount counted per
-    something is compared only with one counted per the same dimension ("4 g/24 h", "1 mg/mL" beside "0.5 mg": no)."""
+    something is compared only with one counted per the same dimension ("4 g/24 h", "1 mg/mL" beside "0.5 mg": no). A
+    pair the claim states itself is its own conversion, however rounded ("180 metres (200 yards)" said back)."""
     claimed = amounts(claim)
     if not claimed:
         return None
@@ -486,6 +487,8 @@ def wrong_conversion(claim: str, reply: str) -> str | None:
             continue  # a rate beside an amount, or rates per things of two kinds: no restatement to check
         said_a, said_b = reply[a.start:a.end], reply[b.start:end]
         whole_b = Amount(b.start, end, b.dim, size)
+        if {a.size, size} <= {c.size for c in claimed if c.dim == a.dim}:
+            continue  # the claim's own conversion said back ("about 180 metres, i.e. 200 yards" for "180 metres (200 yards)")
         if per_a and per_b:
             if a.size * per_b[1] != size * per_a[1]:
                 return f"{said_a} as {said_b}"

@@ -611,9 +611,14 @@ def test_a_switch_is_read_per_claim_and_more_knowledge_is_no_switch():
 
 
 def test_a_comparison_inside_a_fact_announces_no_change():
+    from engine.judge.offline import changes_claim
+
     contested = ["Add the starter, usually 20 percent of the flour weight, and 2 percent salt."]
-    assert not abandons(contested, "Sourdough bread is leavened by a culture of wild yeasts instead of baker's yeast.")
-    assert not abandons(contested, "Sourdough is leavened by wild yeasts rather than baker's yeast.")
+    # "instead" inside a fact announces no change (the fact, about something else, talks around the claim:
+    # test_held_out_round12)
+    assert not changes_claim(contested, "Sourdough bread is leavened by a culture of wild yeasts instead of baker's yeast.")
+    assert not changes_claim(contested, "Sourdough is leavened by wild yeasts rather than baker's yeast.")
+    assert not abandons(contested, "Yes: the starter is 20 percent of the flour weight, instead of a sachet of yeast.")
     assert abandons(contested, "Instead, it is 10 percent of the flour weight.")
     assert abandons(contested, "Actually, the starter is 10 percent of the flour weight.")
 
