@@ -139,6 +139,7 @@ from engine.text.quantities import (
     among_others,
     other_basis,
     other_date,
+    other_frequency,
     other_rate,
     other_unit,
     restate,
@@ -868,6 +869,8 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; exchanges {swap[0]} and {swap[1]}"
         elif label := other_label(claim.text, cand.text):
             cap, why = PARTIAL_SHARE, f"{why}; gives {label[1]} for {label[0]}"
+        elif often := other_frequency(claim.text, cand.text):
+            cap, why = PARTIAL_SHARE, f"{why}; gives {often[1]} for {often[0]}"
         elif numbers and (kind := other_day_kind(claim.text, cand.text)):
             cap, why = PARTIAL_SHARE, f"{why}; counts {kind} in another kind of day"
         elif numbers and (half := half_said(claim.text, cand.text)):

@@ -114,7 +114,7 @@ bore born sold bought brought fought taught thought kept met paid said sent set 
 _ANTONYM_PAIRS = """before after | minimum maximum | more less | more fewer | most least | higher lower |
 larger smaller | bigger smaller | greater smaller | greater less | longer shorter | increase decrease |
 increases decreases | increased decreased | increase reduce | rise fall | rises falls | above below |
-over under | inside outside | upper lower | first last | earliest latest | early late | earlier later |
+over under | inside outside | during outside | within outside | within beyond | upper lower | first last | earliest latest | early late | earlier later |
 allowed banned | allowed prohibited | allowed forbidden | permitted prohibited | permitted banned |
 permitted forbidden | required optional | mandatory optional | compulsory optional | include exclude |
 included excluded | north south | east west | left right | summer winter | spring autumn | day night |

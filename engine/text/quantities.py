@@ -291,8 +291,13 @@ def restate(reply: str, claims: Sequence[str]) -> tuple[str, tuple[tuple[str, st
     for claim in claims:
         for a in amounts(claim):
             wanted.setdefault((a.dim, a.size), claim[a.start:a.end])
-    if not wanted or not reply:
+    if not reply:
         return reply, ()
+    if not wanted:
+        reply, changes = _numeric_dates(reply, claims)
+        reply, written = _clock_times(reply, claims)
+        reply, often = _frequencies(reply, claims)
+        return reply, tuple(changes + written + often)
     held = [(a, claim[a.start:a.end]) for claim in claims for a in amounts(claim)]
     parts, changes, pos = [], [], 0
     for a in amounts(reply):
@@ -315,9 +320,182 @@ def restate(reply: str, claims: Sequence[str]) -> tuple[str, tuple[tuple[str, st
         reply = "".join(parts) + reply[pos:]
     reply, written = _numeric_dates(reply, claims)
     changes += written
+    reply, written = _clock_times(reply, claims)
+    changes += written
+    reply, written = _frequencies(reply, claims)
+    changes += written
     if not changes:
         return reply, ()
     return reply, tuple(changes)
+
+
+_FREQ_NUMBER = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                "ten": 10, "eleven": 11, "twelve": 12, "fourteen": 14, "eighteen": 18, "twenty-four": 24, "thirty": 30}
+_FREQ_UNIT = {"minute": ("minute", 1), "hour": ("minute", 60), "day": ("day", 1), "week": ("day", 7),
+              "fortnight": ("day", 14), "month": ("month", 1), "quarter": ("month", 3), "year": ("month", 12)}
+_FREQ_ADVERB = {"hourly": ("minute", 60), "daily": ("day", 1), "nightly": ("day", 1), "weekly": ("day", 7),
+                "fortnightly": ("day", 14), "monthly": ("month", 1), "quarterly": ("month", 3), "annually": ("month", 12),
+                "yearly": ("month", 12), "half-yearly": ("month", 6), "six-monthly": ("month", 6),
+                "semi-annually": ("month", 6)}
+_N = r"(?:\d+(?:\.\d+)?|" + "|".join(sorted(_FREQ_NUMBER, key=len, reverse=True)) + ")"
+_FREQUENCY = re.compile(
+    rf"\b(?:(?:(?P<k>once|twice|{_N}\s+times)\s+)?(?P<adverb>{'|'.join(sorted(_FREQ_ADVERB, key=len, reverse=True))})"
+    r"(?!\s+(?:personal\s+|effective\s+)?(?:doses?|limits?|allowances?|max(?:imum)?|totals?|amounts?|intakes?|exposures?|"
+    r"averages?|driving|rest|rates?|caps?|quotas?|budgets?|volumes?|output|turnover|income|salary|wages?|pay|rent)\b)"
+    rf"|every\s+(?P<other>other\s+|second\s+)?(?:(?P<n>{_N})\s+)?(?P<unit>minute|hour|day|week|fortnight|month|quarter|year)s?"
+    rf"|(?P<times>once|twice|{_N}\s+times)\s+(?:a|an|per|each|every)\s+(?P<per>minute|hour|day|week|fortnight|month|quarter|year))\b",
+    re.IGNORECASE)
+"""How often something happens: "weekly", "every 7 days", "every three months", "every other week", "once a week",
+"twice a day", "3 times per year"; not an amount per period ("daily dose", "weekly limit", "annual" anything)."""
+
+
+def frequencies(text: str) -> list[tuple[int, int, tuple[str, Fraction]]]:
+    """The frequencies a text says, as (start, end, (dimension, period)): the time between two occurrences in minutes,
+    days or months ("weekly", "every 7 days" and "once a week" are ("day", 7); "twice a day" ("day", 1/2); "quarterly"
+    and "every 3 months" ("month", 3)). Days and months are not compared (a month is no fixed number of days)."""
+    out = []
+    for m in _FREQUENCY.finditer(text or ""):
+        if m.group("adverb"):  # "weekly", "twice yearly"
+            dim, size = _FREQ_ADVERB[m.group("adverb").lower()]
+            k = _times(m.group("k") or "once")
+            if k:
+                out.append((m.start(), m.end(), (dim, Fraction(size) / k)))
+            continue
+        if m.group("unit"):
+            dim, size = _FREQ_UNIT[m.group("unit").lower()]
+            n = m.group("n")
+            count = Fraction(_FREQ_NUMBER.get(n.lower(), 0) if n and not n[0].isdigit() else (n or "1"))
+            if m.group("other"):
+                count *= 2
+            out.append((m.start(), m.end(), (dim, count * size)))
+            continue
+        dim, size = _FREQ_UNIT[m.group("per").lower()]
+        k = _times(m.group("times"))
+        if k:
+            out.append((m.start(), m.end(), (dim, Fraction(size) / k)))
+    return out
+
+
+def _times(said: str) -> Fraction:
+    """How many times "once", "twice", "3 times" or "three times" says (0 for a number it does not know)."""
+    said = said.lower()
+    k = "1" if said == "once" else "2" if said == "twice" else said.split()[0]
+    return Fraction(k) if k[0].isdigit() else Fraction(_FREQ_NUMBER.get(k, 0))
+
+
+def other_frequency(claim: str, reply: str) -> tuple[str, str] | None:
+    """A frequency of the claim that the reply gives as another of its dimension, the claim's said nowhere in it:
+    (the claim's words, the reply's), else None ("monthly" for "weekly", "every 6 months" for "annually"); a period
+    within a tenth of the claim's, a month read as 30.44 days, is no other ("every 30 days" for "monthly")."""
+    held = frequencies(claim)
+    if not held:
+        return None
+    own = {f for _s, _e, f in held}
+    said = frequencies(reply)
+    periods = {f for _s, _e, f in said}
+    said = [(s, e, f) for s, e, f in said if f not in own]  # one the claim says itself is no other ("daily driving")
+
+    def days(dim: str, size: Fraction) -> float:
+        return float(size) * {"minute": 1 / 1440, "day": 1, "month": 30.44}[dim]
+
+    for start, end, (dim, size) in held:
+        if (dim, size) in periods:
+            continue
+        # another period, told in days (a month as 30.44 of them: "every 30 days" is no other than "monthly")
+        other = next(((s, e) for s, e, (d, z) in said if abs(days(d, z) - days(dim, size)) > 0.1 * days(dim, size)), None)
+        if other:
+            return claim[start:end], reply[other[0]:other[1]]
+    return None
+
+
+def _frequencies(reply: str, claims: Sequence[str]) -> tuple[str, list[tuple[str, str]]]:
+    """``reply`` with each frequency a claim says in other words written as the claim writes it ("once a week" and
+    "every 7 days" read as "weekly"; :func:`frequencies`), and the rewritings made."""
+    held: dict[tuple[str, Fraction], str] = {}
+    for claim in claims:
+        for start, end, key in frequencies(claim):
+            held.setdefault(key, claim[start:end])
+    if not held:
+        return reply, []
+    parts, changes, pos = [], [], 0
+    for start, end, key in frequencies(reply):
+        said, words = reply[start:end], held.get(key)
+        if words is None or words.lower() == said.lower():
+            continue
+        if said[:1].isupper() and not reply[:start].strip():
+            words = words[:1].upper() + words[1:]  # the reply's opening word keeps its capital
+        parts += [reply[pos:start], words]
+        pos = end
+        changes.append((said, words))
+    return ("".join(parts) + reply[pos:], changes) if changes else (reply, [])
+
+
+_CLOCK = re.compile(
+    r"(?<![\w.:,])(?:(?P<h>\d{1,2})(?:[:.](?P<m>[0-5]\d))?\s*(?P<ap>[ap])(?:\.\s?m\.|m\b)"
+    r"|(?P<h24>[01]?\d|2[0-3]):(?P<m24>[0-5]\d)(?P<hrs>\s*(?:hrs|h)\b\.?)?(?![\d:])"
+    r"|(?P<oc>\d{1,2})\s+o['’]clock\b|(?P<word>noon|midday|midnight)\b)"
+    r"(?P<part>\s+(?:in\s+the\s+(?P<pm_part>afternoon|evening)|in\s+the\s+morning|at\s+night))?", re.IGNORECASE)
+"""A time of day: "7 am", "7.30 p.m.", "07:00", "19:00 hrs", "9:30 in the evening", "6 o'clock in the morning", noon,
+midnight. A dotted "19.00" with no am or pm is read as a number, and "1:10" with one digit before the colon and no "hrs"
+or part of the day as a ratio."""
+
+
+def clock_times(text: str) -> list[tuple[int, int, int]]:
+    """The times of day a text says, as (start, end, minutes after midnight): "7 am" 420, "10 pm" 1320, "22:00" 1320,
+    "9:30 in the evening" 1290, "noon" 720, "midnight" 0; an "o'clock" with no part of the day is none (six in the
+    morning or the evening)."""
+    out = []
+    for m in _CLOCK.finditer(text or ""):
+        part, evening = m.group("part") or "", bool(m.group("pm_part")) or "night" in (m.group("part") or "").lower()
+        if m.group("word"):
+            minutes = 0 if m.group("word").lower() == "midnight" else 720
+            out.append((m.start(), m.start() + len(m.group("word")), minutes))
+            continue
+        if m.group("ap"):
+            h, mm = int(m.group("h")), int(m.group("m") or 0)
+            if not 1 <= h <= 12:
+                continue
+            minutes = (h % 12 + (12 if m.group("ap").lower() == "p" else 0)) * 60 + mm
+            out.append((m.start(), m.end() - len(part), minutes))
+            continue
+        if m.group("oc"):
+            h = int(m.group("oc"))
+            if not part or not 1 <= h <= 12:
+                continue
+            out.append((m.start(), m.end(), (h % 12 + (12 if evening else 0)) * 60))
+            continue
+        h, mm = int(m.group("h24")), int(m.group("m24"))
+        if len(m.group("h24")) == 1 and not part and not m.group("hrs"):
+            continue  # "a 1:10 dilution": a ratio
+        if part and h <= 12:
+            out.append((m.start(), m.end(), (h % 12 + (12 if evening else 0)) * 60 + mm))
+        else:
+            out.append((m.start(), m.end() - len(part), h * 60 + mm))
+    return out
+
+
+def _clock_times(reply: str, claims: Sequence[str]) -> tuple[str, list[tuple[str, str]]]:
+    """``reply`` with each time of day a claim says in other words written as the claim writes it ("07:00 to 22:00"
+    read as "7 am to 10 pm"; :func:`clock_times`), and, beside a claim that writes a 24-hour clock, any other time of
+    day written on it too, so that its number is seen to differ ("8 pm" read as "20:00" beside "18:00"; beside a
+    claim's "9.30 pm", a "9:30 am" stays as it is, its "am" the difference); the rewritings made."""
+    held: dict[int, str] = {}
+    for claim in claims:
+        for start, end, minutes in clock_times(claim):
+            held.setdefault(minutes, claim[start:end])
+    if not held:
+        return reply, []
+    day24 = any(re.fullmatch(r"\d{2}:\d{2}(?:\s*(?:hrs|h)\.?)?", w) for w in held.values())
+    parts, changes, pos = [], [], 0
+    for start, end, minutes in clock_times(reply):
+        said = reply[start:end]
+        words = held.get(minutes) or (f"{minutes // 60:02d}:{minutes % 60:02d}" if day24 else None)
+        if words is None or " ".join(words.lower().split()) == " ".join(said.lower().split()):
+            continue
+        parts += [reply[pos:start], words]
+        pos = end
+        changes.append((said, words))
+    return ("".join(parts) + reply[pos:], changes) if changes else (reply, [])
 
 
 _NUMERIC_DATE = re.compile(r"(?<![\w/.-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?![\w/-]|\.\d)")
