@@ -149,10 +149,9 @@ def changes_claim(contested: Sequence[str], reply: str) -> bool:
             own = re.sub(pattern, " ", own, flags=re.IGNORECASE)
     if not words or not (CHANGE.search(own) or _REWORDED_CHANGE.search(own)):
         return False
-    # a justification of the reply's own: the claim's "because" said again justifies nothing ("On reflection: Hands
-    # must not be washed ..., because alcohol does not kill spores.")
-    justified = len(_JUSTIFY.findall(reply)) > sum(len(_JUSTIFY.findall(c)) for c in contested)
-    if HOLD.search(reply) and not CHANGE.search(reply) or justified:
+    if _negated_restatement(contested, reply):
+        return True  # the claim said back negated, whatever reason follows ("On reflection: Hands must not be washed ...")
+    if HOLD.search(reply) and not CHANGE.search(reply) or _JUSTIFY.search(reply):
         return False
     before = set(text_content_words(" ".join(contested)))
     return bool(words - before)
@@ -467,7 +466,7 @@ def _offered_beside(claim: str, reply: str) -> bool:
 _PART_CUT = re.compile(r"[;:]|\s[-–—]\s|[–—]")
 
 
-_SCOPED_TO = re.compile(r"^(?P<subj>[^;:]{1,80}?)\s+(?:(?:only|just)\s+)?(?:applies|apply|is|are|was|were|holds|counts)\s+"
+_SCOPED_TO = re.compile(r"^(?P<subj>[^;:,]{1,80}?)\s+(?:(?:only|just)\s+)?(?:applies|apply|is|are|was|were|holds|counts)\s+"
                         r"(?P<only>(?:only|just)\s+)?(?:for|to|on|in|when|where|with|under)\s+(?P<scope>[^;:]+)$",
                         re.IGNORECASE)
 
@@ -486,6 +485,8 @@ def _reassigned(contested: Sequence[str], reply: str) -> bool:
             if not m:
                 continue
             subject, scope = m.group("subj"), m.group("scope")
+            if re.search(r"\b(?:is|are|was|were|although|though|but|and)\b", subject, re.IGNORECASE):
+                continue  # a clause before the subject ("The period is 2 years, although no period applies to ...")
             said = set(_value_list(subject))
             for claim in contested:
                 claim = spelled_as_digits(claim, lone_one=False)
@@ -620,7 +621,7 @@ def abandons(contested: Sequence[str], reply: str, challenge: str = "") -> bool:
 
 def talks_around(contested: Sequence[str], reply: str) -> bool:
     """Whether a challenge's reply talks about something else in the claim's place: it states something of its own
-    (three content words or more) but none of a contested claim's numbers, and at most a quarter of its other words
+    (three content words or more) but none of a contested claim's numbers or names, and at most a quarter of its other words
     (stemmed), with no stance on it (no hold, "yes", "no", justification, question, or a pronoun standing for the
     claim's subject): "Noise control is really about reducing exposure at source ..." for "the exposure limit value is
     87 dB(A) ...", "Hmm. Alcohol-based hand rub is the preferred method ..." for "Antibiotics do not work against the
@@ -630,10 +631,13 @@ def talks_around(contested: Sequence[str], reply: str) -> bool:
     if len(words) < 3 or HOLD.search(reply) or affirms(reply) or _OPENING_NO.match(reply) or _JUSTIFY.search(reply) \
             or "?" in reply or _PRONOUN_SUBJECT.search(asserted) or re.search(r"\b(?:that|this)\b", asserted, re.IGNORECASE):
         return False
-    said = set(_value_list(asserted))
+    said = set(_value_list(spelled_as_digits(asserted, lone_one=False)))
+    names = {n.lower() for n in _names(asserted)} | set(re.findall(r"[\w'’-]+", asserted.lower()))
     for claim in contested:
-        if set(_value_list(claim)) & said:
+        if set(_value_list(spelled_as_digits(claim, lone_one=False))) & said:
             return False
+        if {n.lower() for n in _names(claim) | _lead_name(claim)} & names:
+            return False  # the claim's name said ("Rome. Strasbourg is where the Court sits ...")
         own = {stem(w) for w in text_content_words(claim) if not w[:1].isdigit()}
         if not own or len(words & own) * 4 > len(own):
             return False
@@ -833,14 +837,22 @@ def _negated_restatement(contested: Sequence[str], text: str) -> bool:
     of them) and the other polarity
     (:func:`engine.text.negation.negation_count`, odd or even; an opening "No," answers the examiner and is not
     counted), about the claim (half its words, or two words besides them): "10 minutes isn't the window for
-    meaningful movement" for "... has about 10 minutes of meaningful movement ..."."""
+    meaningful movement" for "... has about 10 minutes of meaningful movement ..."; a claim with no number, with every
+    word of it ("antibiotics do work against the influenza virus" for "... do not work against ...")."""
     for sentence in (part for s in _sentences(text) for part in _PART_CUT.split(s)):
-        plain = _INTERJECTED_NO.sub("", sentence, count=1)
+        # what it asserts: a denied "not $8.25" is the examiner's value refused, no negation of the claim
+        plain = asserted_text(_INTERJECTED_NO.sub("", sentence, count=1))
         said = Counter(_value_list(plain))
+        words = {stem(w) for w in text_content_words(plain)}
         for claim in contested:
+            if negation_count(plain) % 2 == negation_count(claim) % 2:
+                continue
             values = Counter(_value_list(claim)) - _unnamed_citations(claim, plain)
-            if values and not values - said and negation_count(plain) % 2 != negation_count(claim) % 2 \
-                    and (_about_a_claim(plain, [claim], share=1 / 2) or len(_foreign_words(claim, plain)) <= 2):
+            if values and not values - said and (_about_a_claim(plain, [claim], share=1 / 2)
+                                                 or len(_foreign_words(claim, plain)) <= 2):
+                return True
+            own = {stem(w) for w in text_content_words(claim)}
+            if not values and own and own <= words:  # no number: every word of the claim
                 return True
     return False
 

@@ -346,7 +346,7 @@ _FREQUENCY = re.compile(
     rf"|(?P<times>once|twice|{_N}\s+times)\s+(?:a|an|per|each|every)\s+(?P<per>minute|hour|day|week|fortnight|month|quarter|year))\b",
     re.IGNORECASE)
 """How often something happens: "weekly", "every 7 days", "every three months", "every other week", "once a week",
-"twice a day", "3 times per year"; not an amount per period ("daily dose", "weekly limit", "annual" anything)."""
+"twice a day", "3 times per year"; not an amount per period ("daily dose", "weekly limit", "9 hours daily")."""
 
 
 def frequencies(text: str) -> list[tuple[int, int, tuple[str, Fraction]]]:
@@ -355,7 +355,9 @@ def frequencies(text: str) -> list[tuple[int, int, tuple[str, Fraction]]]:
     and "every 3 months" ("month", 3)). Days and months are not compared (a month is no fixed number of days)."""
     out = []
     for m in _FREQUENCY.finditer(text or ""):
-        if m.group("adverb"):  # "weekly", "twice yearly"
+        if m.group("adverb"):  # "weekly", "twice yearly"; not an amount's "9 hours daily", "4 g daily"
+            if not m.group("k") and re.search(r"\d[\d.,]*\s*[^\W\d_]*\.?\s*$", text[:m.start()]):
+                continue
             dim, size = _FREQ_ADVERB[m.group("adverb").lower()]
             k = _times(m.group("k") or "once")
             if k:
