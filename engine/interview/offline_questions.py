@@ -397,18 +397,28 @@ def wh_question(sentence: str, topic: str = "") -> tuple[str, str] | None:
 
 _PREPOSITIONS = frozenset("""through in on at by to for with from into onto over under about during within across
 via along against among between after before since until without of as like""".split())
+_DETERMINERS = frozenset("the a an any each every all that this these those its their no".split())
+_VAGUE = frozenset("day days week weeks month months year years hour hours minute minutes second seconds time times thing "
+                   "things people person persons way ways case cases one ones".split())
+"""Subjects too general to ask about alone ("What do you know about days?")."""
 
 
 def about_question(sentence: str, topic: str = "") -> str | None:
     """A question about what a sentence is about, its predicate left for the target to state: "What do
     you know about SUBJECT?" (the words before its first verb), or, when the subject is only the topic,
     "What do you know about how SUBJECT VERB?"; the topic is named when the subject does not name it.
-    None without a subject (English only)."""
+    None without a subject (English only): a duty whose subject is left out ("Must not select ...", "Removes any
+    player ..."), or a subject that opens or ends with a preposition (a condition, "For players under 18, ...", is
+    passed over first)."""
     body = " ".join(sentence.split()).rstrip(" .!")
     if is_chinese(body):
         return None
-    body = re.sub(r"^(?:In|On|By|Since|From|During|Around)\s+[^,]{2,30},\s+", "", body)
+    body = re.sub(r"^(?:In|On|By|Since|From|During|Around|For|Under|After|Before|Within|At|If|When|Where|Unless|Once|"
+                  r"While|Until|With|Without|Except|Outside|Inside)\s+[^,]{2,40},\s+", "", body)
     toks = body.split()
+    if not toks or toks[0].lower() in _VERBS or (
+            len(toks) > 1 and re.fullmatch(r"[A-Z][a-z]+s", toks[0]) and toks[1].lower() in _DETERMINERS):
+        return None  # a duty with its subject left out ("Must not select a player ...", "Removes any player with ...")
     at = next((i for i, w in enumerate(toks[1:8], start=1) if w.strip(",;:").lower() in _VERBS or
                w.strip(",;:").lower().endswith("ed") and len(w) >= 4), None)
     if at is None:
@@ -416,6 +426,11 @@ def about_question(sentence: str, topic: str = "") -> str | None:
     subject = opening_phrase(toks, at) or ""
     if not subject or _PRONOUN.match(subject) or not content_words(subject):
         return None
+    ends = subject.split()
+    if ends[0].lower() in _PREPOSITIONS or ends[-1].lower().strip(",;:") in _PREPOSITIONS:
+        return None  # no noun phrase to ask about ("for players under 18", "removes any player with")
+    if not content_words(subject) - _VAGUE:
+        return None  # "What do you know about days?" asks about nothing in particular
     first, _, rest = subject.partition(" ")
     if first in ("The", "A", "An", "Most", "Many", "Some") or (first[1:].islower() and not (rest[:1].isupper())
                                                                 and first not in topic.split()):
@@ -771,11 +786,25 @@ def _best_claim(statement: str, sentences: Sequence[str]) -> str | None:
     return best[2] if best and best[0] >= min(max(2, -(-len(want) // 3)), len(want)) else None
 
 
+def _stating_claim(statement: str, answers: Sequence[str]) -> str | None:
+    """The sentence of the answers (the latest first) that states a criterion's fact best (:func:`_best_claim`'s rule:
+    most shared content words), the latest among equals: a later sentence that only borrows some of the fact's
+    words ("The Club Concussion Lead runs a briefing ..." after "... until the Club Concussion Lead has confirmed the
+    form is signed") is not the claim that earned it."""
+    want = content_words(statement)
+    best: tuple[int, str] | None = None
+    for a in answers:
+        found = _best_claim(statement, claims_of(a) or split_sentences(a))
+        if found is not None and (best is None or len(want & content_words(found)) > best[0]):
+            best = (len(want & content_words(found)), found)
+    return best[1] if best else None
+
+
 def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bool], history: Sequence[Any],
                        earned: Sequence[str] = ()) -> str:
     """The next challenge (the rule of the module docstring): a claim at stake (``earned``: the protocol's
-    :meth:`~engine.interview.protocols.adaptive.Adaptive.at_stake`, stated in the latest answer that says
-    it) is contested with a plausible wrong alternative of its value, or, without a value, with
+    :meth:`~engine.interview.protocols.adaptive.Adaptive.at_stake`, the sentence that states it best, the latest
+    among equals: :func:`_stating_claim`) is contested with a plausible wrong alternative of its value, or, without a value, with
     "Are you sure?"; without such a claim, the claim is contested with the knowledge base's closest
     covered statement (:func:`contest_question`)."""
     asked = [t.question for t in history if t.question]
@@ -790,8 +819,7 @@ def challenge_question(topic: str, criteria: Sequence[Any], met: Mapping[str, bo
             if c is None or c.kind == "deduction" or getattr(c, "answers", None):
                 continue
             statement = criterion_statement(c, topic)
-            claim = next((found for a in answers
-                          if (found := _best_claim(statement, claims_of(a) or split_sentences(a)))), None)
+            claim = _stating_claim(statement, answers)
             if claim is None:
                 continue
             key = _norm(claim)
