@@ -15,7 +15,8 @@ it is. The judges restate a reply before they read it (:mod:`engine.judge.freete
 The units (:data:`LADDERS`): time (millisecond, second, minute, hour, day, week, fortnight), the calendar (month, year:
 a month is no fixed number of days, so months and days are never equal; a decade is ten years), mass (microgram ... tonne),
 length (millimetre ... kilometre), volume (millilitre, litre), frequency (hertz ... gigahertz), temperature in Celsius (°C, ℃, "degrees
-Celsius", "degrees C", "degrees" alone) and in Fahrenheit, and money in pounds, dollars and euros (a
+Celsius", "degrees C", "degrees" alone) and in Fahrenheit, speed (:data:`SPEEDS`: "mph", "km/h", "m/s", knots, "metres per
+second"), and money in pounds, dollars and euros (a
 symbol, an ISO code (GBP, USD, EUR) or a name; "m", "bn", "k" after a symbol). Not amounts: a bare "m" or "s" (million, metres;
 "1990s"), a unit with no number ("for days"), "a day" in a rate ("two tablets a day", "twice a week"),
 and "a" before a unit other than time ("a meter" is also a device) or before "second" ("a second opinion").
@@ -91,6 +92,15 @@ UNITS.update({"millibar": ("pressure", Fraction(100)), "millibars": ("pressure",
               "gbp": ("pound", Fraction(1)), "usd": ("dollar", Fraction(1)), "eur": ("euro", Fraction(1)),
               "celsius": ("celsius", Fraction(1)), "centigrade": ("celsius", Fraction(1)),
               "fahrenheit": ("fahrenheit", Fraction(1))})
+_SPEED_MM_PER_HOUR = Fraction(3_600_000)  # one metre per second
+SPEEDS: dict[str, Fraction] = {
+    "mph": Fraction(1_609_344), "kph": Fraction(10**6), "kmh": Fraction(10**6), "km/h": Fraction(10**6),
+    "kmph": Fraction(10**6), "knot": Fraction(1_852_000), "knots": Fraction(1_852_000), "kn": Fraction(1_852_000),
+    "kt": Fraction(1_852_000), "kts": Fraction(1_852_000), "m/s": _SPEED_MM_PER_HOUR, "ms-1": _SPEED_MM_PER_HOUR,
+    "m/min": Fraction(60_000), "ft/s": Fraction(1_097_280), "fps": Fraction(1_097_280), "mi/h": Fraction(1_609_344)}
+"""Speeds, in millimetres an hour: their abbreviations ("mph", "km/h", "m/s", "knots"); a length "per" a time unit
+("metres per second", "miles an hour") is read as a speed too."""
+UNITS.update({w: ("speed", size) for w, size in SPEEDS.items()})
 _AFTER_A_NUMBER = {"g": "gram", "h": "hour", "l": "litre", "·amp": "ampere", "v": "volt"}
 """Units of one letter, units only right after a number ("4 g", "24 h", "2 l"; a capital "A" after a number and a
 space, "32 A", is amperes, read so by :func:`_words`)."""
@@ -123,9 +133,21 @@ class _Words:
     low: list[str]
 
 
+_SPEED_TOKEN = re.compile(r"(?:km|m|ft|mi)/(?:h|s|min)\b|ms-1\b", re.IGNORECASE)
+
+
 def _words(text: str) -> _Words:
     spans, low = [], []
+    taken = -1
     for m in _WORD.finditer(text):
+        if m.start() < taken:
+            continue  # inside a speed's abbreviation ("km/h") read whole
+        speed = _SPEED_TOKEN.match(text, m.start()) if m.group(0)[:1].isalpha() else None
+        if speed and speed.group(0).lower() in SPEEDS:
+            spans.append((m.start(), speed.end()))
+            low.append(speed.group(0).lower())
+            taken = speed.end()
+            continue
         w = m.group(0).lower().replace("’", "'")
         spans.append((m.start(), m.end()))
         low.append("·amp" if m.group(0) == "A" and m.start() and text[m.start() - 1] in " \u00a0" and
@@ -168,6 +190,10 @@ def _unit(low: list[str], i: int) -> tuple[str, Fraction, int] | None:
         return "celsius", Fraction(1), i + (2 if nxt in ("celsius", "centigrade", "c") else 1)
     if w in UNITS:
         dim, size = UNITS[w]
+        if dim == "length" and i + 2 < len(low):  # "metres per second", "miles an hour": a speed
+            per, then = low[i + 1], low[i + 2]
+            if (per == "per" and UNITS.get(then, ("",))[0] == "time") or (per in ("a", "an") and then == "hour"):
+                return "speed", size * 3_600_000 / UNITS[then][1], i + 3
         return dim, size, i + 1
     return None
 

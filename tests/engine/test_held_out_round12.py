@@ -15,7 +15,7 @@ from engine.interview.offline_questions import claims_of
 from engine.judge.freetext import judge_fact
 from engine.judge.offline import abandons, changes_claim, talks_around
 from engine.judge.stance import asserted_text
-from engine.text.quantities import clock_times, frequencies, other_frequency, restate, wrong_conversion
+from engine.text.quantities import amounts, clock_times, frequencies, other_frequency, other_unit, restate, wrong_conversion
 
 KILN = "The kiln must be cooled below 50 °C before the door is opened."
 RETURNS = "Customers may return unworn shoes within 28 days of delivery for a full refund."
@@ -136,3 +136,26 @@ def test_a_frequency_in_other_words_is_the_claims_and_another_contradicts():
     assert other_frequency("A daily limit of 9 hours may be raised to 10 hours twice a week.",
                            "9 hours daily, 10 hours on two days a week") is None
     assert abandons([weekly], "It's monthly, I believe.", ASK)
+
+
+@pytest.mark.parametrize("text, metres_per_second", [
+    ("9 m/s", 9), ("36 km/h", 10), ("20 knots", "10.2889"), ("9 metres per minute", "0.15"), ("10 mph", "4.4704"),
+    ("30 miles an hour", "13.4112"), ("0.5 mg/kg", None), ("4 km a day", None),
+])
+def test_speeds_are_amounts(text, metres_per_second):
+    from fractions import Fraction
+
+    found = [a for a in amounts(text) if a.dim == "speed"]
+    if metres_per_second is None:
+        assert not found
+    else:
+        assert len(found) == 1 and abs(found[0].size / 3_600_000 - Fraction(metres_per_second)) < Fraction(1, 1000)
+
+
+def test_a_speed_in_other_units_is_the_claims_and_another_unit_is_not():
+    gusts = "Crane lifts stop when gusts at the jib exceed 12 m/s."
+    assert restate("Above about 43 km/h at the jib, lifting stops.", [gusts])[0] == \
+        "Above about 12 m/s at the jib, lifting stops."
+    assert other_unit(gusts, "Lifting stops when gusts at the jib exceed 12 mph.") == "12 mph"
+    assert not judge_fact(gusts, "Crane lifts stop when gusts at the jib exceed 12 mph.").met
+    assert judge_fact(gusts, "Crane lifts stop when gusts at the jib go above roughly 43 km/h.").met
