@@ -15,7 +15,15 @@ from engine.interview.offline_questions import claims_of
 from engine.judge.freetext import judge_fact
 from engine.judge.offline import abandons, changes_claim, talks_around
 from engine.judge.stance import asserted_text
-from engine.text.quantities import amounts, clock_times, frequencies, other_frequency, other_unit, restate, wrong_conversion
+from engine.text.quantities import (
+    amounts,
+    clock_times,
+    frequencies,
+    other_frequency,
+    other_unit,
+    restate,
+    wrong_conversion,
+)
 
 KILN = "The kiln must be cooled below 50 °C before the door is opened."
 RETURNS = "Customers may return unworn shoes within 28 days of delivery for a full refund."
