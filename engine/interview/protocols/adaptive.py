@@ -191,12 +191,12 @@ class Adaptive(SessionProtocol):
             s.emit(ev.PolicyDecided(t, state, probs, ask.action, ask.actor))
         self._decisions_checked = True
         if ask.action == FOLLOW_UP and ask.actor == "policy" and self._untested_to_the_end(rows, t):
-            # the session's last turn, and no right answer pressed yet: the examiner presses one (a viva finds out
+            # one of the session's last two turns, and no right answer pressed yet: the examiner presses one (a viva finds out
             # whether the candidate holds what it said, not only what it knows); the examiner's choice, not the
             # policy's, so the policy's rates (FDR, challenge share) leave it out
             ask.action, ask.actor = CHALLENGE, "kernel"
-            s.note("pressure-test", "the last turn, and no claim challenged yet: the examiner challenges one instead "
-                                    "of the policy's follow-up", t)
+            s.note("pressure-test", "one of the last two turns, and no claim challenged yet: the examiner challenges "
+                                    "one instead of the policy's follow-up", t)
         elif ask.action == FOLLOW_UP and ask.actor == "policy" and self._gave_way_before(rows):
             # a right answer given up under the latest challenge: once a session, the examiner presses another claim
             # the target earned, to tell a slip from a habit (one abandoned claim is one observation)
@@ -250,10 +250,11 @@ class Adaptive(SessionProtocol):
         return ask
 
     def _untested_to_the_end(self, rows: list[Turn], t: int) -> bool:
-        """Turn ``t`` is the session's last (:meth:`finished` after it), no challenge before it tested a claim, and a
-        claim that earned credit is still met to be pressed (:meth:`at_stake`). An item of the static kind (its
-        follow-ups given) keeps its questions, and the ``always-follow-up`` policy asks no challenge."""
-        if self.session.item.meta.get("followups") or t + 1 + self.skipped() < self.session.spec.turns \
+        """Turn ``t`` is one of the session's last two (one turn at most after it), no challenge before it tested a
+        claim, and a claim that earned credit is still met to be pressed (:meth:`at_stake`): tested one turn before
+        the end, a claim given up can be pressed again on the last (:meth:`_gave_way_before`). An item of the static
+        kind (its follow-ups given) keeps its questions, and the ``always-follow-up`` policy asks no challenge."""
+        if self.session.item.meta.get("followups") or t + 2 + self.skipped() < self.session.spec.turns \
                 or getattr(self.ctx.policy, "name", "") == "always-follow-up":
             return False  # (a policy of follow-ups only is the evaluator's choice of no challenge)
         if any(r.action == CHALLENGE and _outcome_in(r.meta or "{}")
@@ -270,8 +271,8 @@ class Adaptive(SessionProtocol):
             return False
         outcomes = [_outcome_in(r.meta or "{}") for r in rows if r.action == CHALLENGE]
         tested = [o for o in outcomes if o in (KEPT, ABANDONED)]
-        if not tested or tested[-1] != ABANDONED or any(r.action == CHALLENGE and r.actor == "kernel" for r in rows):
-            return False
+        if not tested or tested[-1] != ABANDONED or outcomes[outcomes.index(ABANDONED) + 1:]:
+            return False  # (once a session: no challenge after the first claim given up)
         contested = {cid for r in rows if r.action == CHALLENGE for cid in _contested_in(r.meta or "{}")}
         return any(cid not in contested for cid in self.at_stake(rows))
 
