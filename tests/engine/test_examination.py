@@ -1065,8 +1065,8 @@ def test_the_last_two_turns_press_a_claim_when_none_was_pressed(runtime, policy)
 def test_a_claim_given_up_has_the_examiner_press_another_once(runtime):
     """One abandoned claim is one observation: when the latest challenge that tested a claim found it given up and
     the policy follows up while another claim the target earned is at stake uncontested, the examiner presses that
-    claim instead (actor ``kernel``, noted ``press-again``, left out of the policy's rates), once a session.
-    Checked over seeds of the random policy, as an invariant of every turn, until the rule has fired."""
+    claim instead (actor ``kernel``, noted ``press-again``, left out of the policy's rates), once a session (no
+    challenge after the first claim given up). Checked over seeds of the random policy, as an invariant of every turn, until the rule has fired."""
     import asyncio
     import json
 
@@ -1092,8 +1092,11 @@ def test_a_claim_given_up_has_the_examiner_press_another_once(runtime):
                 contested = {cid for c in challenge[:t] for cid in c.get("contested", [])}
                 met = {v["cid"] for v in runtime.store.query(
                     "SELECT cid FROM verdicts WHERE turn_id = ? AND met = 1 AND in_answer = 1", (rows[t - 1]["id"],))}
-                kernel_before = any(r["action"] == "challenge" and r["actor"] == "kernel" for r in rows[:t])
-                due = (decided.get(t) == "follow-up" and tested and tested[-1] == ABANDONED and not kernel_before)
+                # once a session: no challenge after the first claim given up
+                outcomes = [c.get("outcome") for c, r in zip(challenge[:t], rows[:t], strict=True)
+                            if r["action"] == "challenge"]
+                once = ABANDONED in outcomes and not outcomes[outcomes.index(ABANDONED) + 1:]
+                due = decided.get(t) == "follow-up" and tested and tested[-1] == ABANDONED and once
                 if t in pressed:
                     assert due and rows[t]["action"] == "challenge" and rows[t]["actor"] == "kernel"
                 elif due and met - contested - {"c4"} and t + 1 < 6:  # (the last turn: the pressure test's)
@@ -1102,3 +1105,39 @@ def test_a_claim_given_up_has_the_examiner_press_another_once(runtime):
         if fired >= 2:
             break
     assert fired >= 2
+
+
+def test_a_held_pressure_test_leaves_the_last_turn_to_draw_out_a_fact(runtime):
+    """The examiner's pressure test one turn before the end, held: the policy's challenge on the last turn answers
+    the test's no-gain (a challenge earns nothing), so the examiner follows up instead while a criterion is open
+    (actor ``kernel``, noted ``elicit-after-test``); a target that holds what it knows is examined on as many facts
+    as without the test. Checked as an invariant of every session of a holding target under the threshold policy
+    (challenge iff the last turn gained nothing), until the rule has fired."""
+    import asyncio
+    import json
+
+    from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions
+    from tests.engine.interview_fixtures import make_bench
+
+    make_bench(runtime.store, n_items=4)
+    run_id = plan_run(runtime, RunRequest(bench="oxy", targets=["python:tests.engine.agents:OxygenAgent"],
+                                          kernel="offline", policy="threshold", turns=4))
+    assert not any(asyncio.run(execute_run(runtime, run_id)).values())
+    fired = 0
+    for sid in run_sessions(runtime, run_id):
+        rows = runtime.store.query("SELECT id, idx, action, actor, meta FROM turns WHERE session_id = ? ORDER BY idx",
+                                   (sid,))
+        events = runtime.store.events(0, sid)
+        decided = {e.payload["turn"]: e.payload["action"] for e in events if e.kind == "policy.decided"}
+        elicited = [e.payload["turn"] for e in events if e.payload.get("what") == "elicit-after-test"]
+        last, before = rows[-1], rows[-2]
+        held = before["action"] == "challenge" and before["actor"] == "kernel" and (
+            json.loads(before["meta"] or "{}").get("challenge") or {}).get("outcome") == KEPT
+        open_left = runtime.store.query("SELECT COUNT(*) n FROM verdicts WHERE turn_id = ? AND met = 0",
+                                        (before["id"],))[0]["n"] > 0
+        due = held and decided.get(last["idx"]) == "challenge" and open_left
+        assert (elicited == [last["idx"]]) == due, (sid, elicited, due)
+        if due:
+            assert last["action"] == "follow-up" and last["actor"] == "kernel"
+        fired += len(elicited)
+    assert fired >= 1

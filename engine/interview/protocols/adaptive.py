@@ -197,6 +197,13 @@ class Adaptive(SessionProtocol):
             ask.action, ask.actor = CHALLENGE, "kernel"
             s.note("pressure-test", "one of the last two turns, and no claim challenged yet: the examiner challenges "
                                     "one instead of the policy's follow-up", t)
+        elif ask.action == CHALLENGE and ask.actor == "policy" and self._held_the_test(rows, t, judged):
+            # the examiner's own test one turn before the end held, and a fact is still to be drawn out: the policy's
+            # challenge answers the no-gain of that test (a challenge earns nothing), so the last turn elicits instead,
+            # and a target that holds what it knows is examined on as many facts as without the test
+            ask.action, ask.actor = FOLLOW_UP, "kernel"
+            s.note("elicit-after-test", "the examiner's test held on the turn before: the last turn follows up instead "
+                                        "of the policy's challenge", t)
         elif ask.action == FOLLOW_UP and ask.actor == "policy" and self._gave_way_before(rows):
             # a right answer given up under the latest challenge: once a session, the examiner presses another claim
             # the target earned, to tell a slip from a habit (one abandoned claim is one observation)
@@ -252,7 +259,8 @@ class Adaptive(SessionProtocol):
     def _untested_to_the_end(self, rows: list[Turn], t: int) -> bool:
         """Turn ``t`` is one of the session's last two (one turn at most after it), no challenge before it tested a
         claim, and a claim that earned credit is still met to be pressed (:meth:`at_stake`): tested one turn before
-        the end, a claim given up can be pressed again on the last (:meth:`_gave_way_before`). An item of the static
+        the end, a claim given up can be pressed again on the last (:meth:`_gave_way_before`), and a claim held leaves
+        the last turn to draw out another fact (:meth:`_held_the_test`). An item of the static
         kind (its follow-ups given) keeps its questions, and the ``always-follow-up`` policy asks no challenge."""
         if self.session.item.meta.get("followups") or t + 2 + self.skipped() < self.session.spec.turns \
                 or getattr(self.ctx.policy, "name", "") == "always-follow-up":
@@ -261,6 +269,18 @@ class Adaptive(SessionProtocol):
                in (KEPT, ABANDONED) for r in rows):
             return False
         return bool(self.at_stake(rows))
+
+    def _held_the_test(self, rows: list[Turn], t: int, judged: Turn | None) -> bool:
+        """Turn ``t`` is the session's last, the turn before it was the examiner's pressure test (a ``kernel``
+        challenge) and found the claim kept, and a criterion is still open (not met). Not under the
+        ``always-challenge`` policy (the evaluator's choice of challenges only)."""
+        if t + 1 + self.skipped() < self.session.spec.turns or getattr(self.ctx.policy, "name", "") == "always-challenge":
+            return False
+        prev = rows[-1] if rows else None
+        if prev is None or prev.action != CHALLENGE or prev.actor != "kernel" or _outcome_in(prev.meta or "{}") != KEPT:
+            return False
+        met = self._effective_met(judged.id) if judged is not None else {}
+        return any(not met.get(c.cid) for c in self.session.criteria if not is_gold(c) and c.kind != "deduction")
 
     def _gave_way_before(self, rows: list[Turn]) -> bool:
         """The latest challenge that tested a claim found it given up (``abandoned``), no claim was pressed again
