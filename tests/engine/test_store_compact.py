@@ -264,6 +264,22 @@ def _before_issue_33(shown_session: dict) -> dict:
     return out
 
 
+ROUND_12_TURN = 4
+"""Session A's first turn the twelfth held-out round changed on purpose: its turn-3 reply to "Are you sure about
+that?", "Liquid oxygen is pale blue." (another fact, none of the contested claim's words but "oxygen"), now reads as
+talking around the claim (``engine.judge.offline.talks_around``): given up, so the examiner presses another claim
+on turn 4 (``press-again``), and the session runs otherwise from there."""
+
+
+def _before_round_12(value):
+    """A view or document of session A without what the twelfth round changed on purpose (:data:`ROUND_12_TURN`): its
+    turns before that turn, and none of the session's figures (metrics, decision, score), which follow from them all."""
+    keep = {"turns", "criteria", "criteria_by_version", "rubric", "rubric_version_id", "item", "format", "version", "info"}
+    out = {k: v for k, v in value.items() if k in keep}
+    out["turns"] = [t for t in value.get("turns") or [] if t.get("idx", 0) < ROUND_12_TURN]
+    return out
+
+
 def _cos_masked(value):
     """A view or document without the cosines issue 39 changed on purpose: ``cos_t`` is the cosine of the
     summaries' sentence sums (:mod:`engine.knowledge.summary_vector`), no longer of the encoder's vector
@@ -322,11 +338,18 @@ async def test_the_same_sessions_recorded_now_fold_to_the_same_view(tmp_path, fa
         # cosines: checked against their rule instead)
         assert _cos_follow_the_rule(now["view"]) >= 2
         for part in ("view", "document"):
-            assert_same(_cos_masked(_since_issue_23(now[part], fake_openai.base_url)),
-                        _cos_masked(_since_issue_23(then[part], expected["base_url"])))
-        # the document's notes (issue 39; not in the recording): session A's examiner ran out of criteria
+            a, b = _cos_masked(_since_issue_23(now[part], fake_openai.base_url)), \
+                _cos_masked(_since_issue_23(then[part], expected["base_url"]))
+            if sid == ids[0]:  # what the twelfth round changed on purpose, from turn 4 on
+                a, b = _before_round_12(a), _before_round_12(b)
+            assert_same(a, b)
+        # the document's notes (issues 39 and the twelfth round; not in the recording): session A's examiner presses
+        # another claim once turn 3's reply talked around the contested one
         assert [(n["turn"], n["what"]) for n in now["document"].get("notes", [])] == (
-            [(4, "criteria-exhausted")] if sid == ids[0] else [])
+            [(ROUND_12_TURN, "press-again")] if sid == ids[0] else [])
+        if sid == ids[0]:
+            turn = now["view"]["turns"][ROUND_12_TURN]
+            assert (turn["action"], turn["actor"]) == ("challenge", "kernel")
     calls = fake_openai.count()
     # a cached re-run of session B (offline kernel) makes no network call and stores no new text
     from engine.interview.run import RunRequest, execute_run, plan_run, run_sessions

@@ -31,8 +31,9 @@ async def test_interview_streams_and_every_turn_arrives(runtime, fake_openai):
         await wait_for(pilot, lambda: finished(app), "the session to finish")
         await pilot.pause()
         state = app.screen.state
-        # (the last turn presses a claim when the policy pressed none: docs/examination.md, "Robustness measured")
-        assert [t.action for t in state.turns] == ["initial", "follow-up", "challenge"]
+        # (the turn before the last presses a claim when the policy pressed none, and a held claim leaves the last turn
+        # to draw out a fact: docs/examination.md, "Robustness measured")
+        assert [t.action for t in state.turns] == ["initial", "challenge", "follow-up"]
         assert [t.answer for t in state.turns] == ANSWERS[:3]
         assert all(t.judged for t in state.turns)
         streamed = [m for m in messages if isinstance(m, AnswerStreamed)]
@@ -41,7 +42,7 @@ async def test_interview_streams_and_every_turn_arrives(runtime, fake_openai):
         assert any(isinstance(m, MetricsUpdated) for m in messages)
         pane = app.screen.pane
         assert pane.turn_count == 3
-        assert "examiner What do you know about how influenza" in pane.turn_text(1) and ANSWERS[1][:30] in pane.turn_text(1)
+        assert "examiner You said:" in pane.turn_text(1) and ANSWERS[1][:30] in pane.turn_text(1)  # the pressure test
         assert app.screen.pane.selected == 2, "the selection follows the newest turn"
         # The figures on screen are the engine's.
         from engine.interview.queries import session_detail

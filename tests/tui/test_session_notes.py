@@ -64,16 +64,19 @@ def test_the_fold_keeps_each_note_under_its_turn():
 async def test_review_shows_the_notes_in_the_header_and_under_their_turns(trimmed):
     rt, sid = trimmed
     notes = [e.payload for e in rt.store.events(0, sid) if e.kind == ev.SESSION_NOTE]
-    assert [(n["turn"], n["what"]) for n in notes] == [(2, "prompt-trimmed")]
+    # (the examiner's pressure test one turn before the end, held, then the last turn's follow-up: docs/examination.md)
+    assert [(n["turn"], n["what"]) for n in notes] == [(1, "pressure-test"), (2, "elicit-after-test"),
+                                                       (2, "prompt-trimmed")]
     app = build_app(Engine(rt), "review", session_id=sid)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.state is not None
                        and app.screen.state.status == "finished", "the review")
         await pilot.pause()
         header = str(app.screen.query_one(SessionHeader).render())
-        assert "notes: prompt trimmed ×1  (under their turns)" in header
+        assert "notes: pressure test ×1 · elicit after test ×1 · prompt trimmed ×1  (under their turns)" in header
         pane = app.screen.query_one(InterviewPane)
-        assert "note" not in pane.turn_text(1)
+        assert "note" not in pane.turn_text(0)
+        assert "note pressure test" in " ".join(pane.turn_text(1).split()).replace("▌ ", "")
         text = " ".join(pane.turn_text(2).split())
         assert ("note prompt trimmed: target small prompt cut to fit the model's context: the conversation: the 1 "
                 "oldest of 2 earlier turn(s) left out") in text.replace("▌ ", "")
