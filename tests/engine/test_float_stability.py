@@ -99,7 +99,13 @@ async def test_the_recorded_sessions_keep_every_verdict_and_action_under_the_per
                                                                                          perturb):
     from tests.engine.fixtures.store_v6.record import record, shown
     from tests.engine.interview_fixtures import script_llm_kernel
-    from tests.engine.test_store_compact import FIXTURE, _before_round_12, _cos_follow_the_rule, _cos_masked, _since_issue_23
+    from tests.engine.test_store_compact import (
+        FIXTURE,
+        _before_round_12,
+        _cos_follow_the_rule,
+        _cos_masked,
+        _since_issue_23,
+    )
 
     expected = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
     script_llm_kernel(fake_openai)
