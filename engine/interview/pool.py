@@ -66,10 +66,11 @@ _prepared = False
 
 def prepare() -> None:
     """Load, once a process, what a session would otherwise load in the middle of its first turns: every
-    module of :data:`SESSION_PACKAGES`, and the LLM client's HTTP stack and TLS context
-    (:func:`engine.llm.transport.prepare`). A process that runs sessions calls it before it takes one (a
-    worker before it says ready, ``execute_sessions`` before it starts any), so that the 64 sessions a run
-    starts at once do not each wait for a second of imports in their first turn. Idempotent."""
+    module of :data:`SESSION_PACKAGES`, the LLM client's HTTP stack and TLS context
+    (:func:`engine.llm.transport.prepare`) and the judge's WordPiece tokenizer. A process that runs
+    sessions calls it before it takes one (a worker before it says ready, ``execute_sessions`` before it
+    starts any), so that the 64 sessions a run starts at once do not each wait for a second of imports in
+    their first turn. Idempotent."""
     global _prepared
     if _prepared:
         return
@@ -83,6 +84,9 @@ def prepare() -> None:
         for module in pkgutil.walk_packages(package.__path__, name + "."):
             importlib.import_module(module.name)
     prepare_transport()
+    from engine.judge.fact_words import word_weight
+
+    word_weight("warm")  # the judge's WordPiece tokenizer (20 ms to load), read at a session's first judged turn
     _prepared = True
 
 
