@@ -101,6 +101,13 @@ SPEEDS: dict[str, Fraction] = {
 """Speeds, in millimetres an hour: their abbreviations ("mph", "km/h", "m/s", "knots"); a length "per" a time unit
 ("metres per second", "miles an hour") is read as a speed too."""
 UNITS.update({w: ("speed", size) for w, size in SPEEDS.items()})
+AREAS: dict[str, Fraction] = {"mm²": Fraction(1), "cm²": Fraction(100), "m²": Fraction(10**6), "km²": Fraction(10**12),
+                              "ft²": Fraction(1524, 5) ** 2, "hectare": Fraction(10**10), "hectares": Fraction(10**10),
+                              "ha": Fraction(10**10), "acre": Fraction("4046.8564224") * 10**6,
+                              "acres": Fraction("4046.8564224") * 10**6}
+"""Areas, in square millimetres: their symbols ("m²"), hectares and acres; "square" or "sq" before a length unit ("square
+metres", "sq ft") is read as an area too."""
+UNITS.update({w: ("area", size) for w, size in AREAS.items()})
 _AFTER_A_NUMBER = {"g": "gram", "h": "hour", "l": "litre", "·amp": "ampere", "v": "volt"}
 """Units of one letter, units only right after a number ("4 g", "24 h", "2 l"; a capital "A" after a number and a
 space, "32 A", is amperes, read so by :func:`_words`)."""
@@ -188,6 +195,8 @@ def _unit(low: list[str], i: int) -> tuple[str, Fraction, int] | None:
         if nxt in ("fahrenheit", "f"):
             return "fahrenheit", Fraction(1), i + 2
         return "celsius", Fraction(1), i + (2 if nxt in ("celsius", "centigrade", "c") else 1)
+    if w in ("square", "sq") and i + 1 < len(low) and UNITS.get(low[i + 1], ("",))[0] == "length":
+        return "area", UNITS[low[i + 1]][1] ** 2, i + 2  # "2.5 square metres", "40 sq ft"
     if w in UNITS:
         dim, size = UNITS[w]
         if dim == "length" and i + 2 < len(low):  # "metres per second", "miles an hour": a speed
@@ -329,6 +338,10 @@ def restate(reply: str, claims: Sequence[str]) -> tuple[str, tuple[tuple[str, st
     for a in amounts(reply):
         said = reply[a.start:a.end]
         words = wanted.get((a.dim, a.size))
+        if words is not None and _lead_number(words) != _lead_number(said):
+            # a claim that states the amount twice ("One hectare is 10,000 square metres"): the words in the reply's unit
+            words = next((claim[c.start:c.end] for claim in claims for c in amounts(claim) if (c.dim, c.size) == (a.dim, a.size)
+                          and _lead_number(claim[c.start:c.end]) == _lead_number(said)), words)
         if words is None:
             words = next((w for c, w in held if same_amount(c, a, said)), None)
         if words is not None and re.fullmatch(r"\d[\d,]*(?:\.\d+)?", said):
@@ -613,16 +626,19 @@ def among_others(claim: str, reply: str) -> str | None:
     return None
 
 
-def other_unit(claim: str, reply: str) -> str | None:
+def other_unit(claim: str, reply: str, also: Sequence[str] = ()) -> str | None:
     """A reply's amount with a claim's number in another unit of the same dimension ("30 A" for "30 mA", "14
-    weeks" for "14 days"), and not itself one of the claim's amounts: the reply's words for it, or None."""
+    weeks" for "14 days"), and not itself one of the claim's amounts (nor one of ``also``'s: the other texts the reply
+    answers, a challenge's misquote of the claim): the reply's words for it, or None. An amount of two parts ("10 years
+    and 9 months") says the claim's unit and more, not another unit."""
     claimed = [(a.dim, a.size, _lead_number(claim[a.start:a.end])) for a in amounts(claim)]
+    own = {(a.dim, a.size) for text in also for a in amounts(text)}
     for a in amounts(reply):
         said = reply[a.start:a.end]
         n = _lead_number(said)
-        if said == n:
+        if said == n or len(re.findall(r"\d+(?:[.,]\d+)*", said)) > 1:
             continue  # a range's first end ("15" of "15 to 18 years"): its unit is named at the second
-        if any(d == a.dim and size == a.size for d, size, _m in claimed):
+        if (a.dim, a.size) in own or any(d == a.dim and size == a.size for d, size, _m in claimed):
             continue  # one of the claim's own amounts ("6 months" beside "4 to 6 years")
         if n and any(d == a.dim and size != a.size and m == n for d, size, m in claimed):
             return said
@@ -632,13 +648,15 @@ def other_unit(claim: str, reply: str) -> str | None:
 _RESTATED_AS = re.compile(
     r"(?:(?:\(|(?<![<>!=])=|\b(?:that\s+is(?:\s+to\s+say)?|i\.?e\.?|in\s+other\s+words|meaning|"
     r"equivalent\s+to|the\s+same\s+as))[\s,:(]*(?:exactly\s+)?|"
-    r"\b(?:or|so|which\s+is|that's|that\s+is)\s+(?:about|roughly|approximately|around|nearly|almost|some)\s+)$",
+    r"\b(?:or|so|which\s+is|that's|that\s+is)\s+(?:about|roughly|approximately|around|nearly|almost|some)\s+|"
+    r"\s[–—-]\s*(?:so|about|roughly|approximately|around|nearly|almost|some)\s+)$",
     re.IGNORECASE)
 """What says that the amount after it is the one before it in other words: "90 minutes, i.e. 1.5 hours", "7 days (72
 hours)", "9 hours, meaning 900 minutes", "4 g in 24 hours, that is 400 mg a day" (the words between may hold other
 amounts, of other dimensions); "or", "so" and "which is" only with an approximation ("63°C, or about 145°F", "0.1 g/kg,
 so about 100 mg per kg"): a bare "or" offers two ("2 or 4 hours"), a bare "so" or "which is" may give a result
-("4.5 hours, so 5.25 hours with the break")."""
+("4.5 hours, so 5.25 hours with the break"); a dash with "so" or an approximation ("50 metres — roughly 500 feet", "3
+hours — so 180 minutes")."""
 
 
 _PER_UNIT = re.compile(r"\s*(?:/\s*|(?:per|a|an|each|every)\s+)([a-z]+)\b", re.IGNORECASE)
@@ -672,12 +690,13 @@ def wrong_conversion(claim: str, reply: str) -> str | None:
         return None
     found = amounts(reply)
     for i, a in enumerate(found):
-        k = next((k for k in range(i + 1, len(found)) if found[k].dim == a.dim), None)
+        k = next((k for k in range(i + 1, len(found)) if found[k].dim == a.dim or (a.dim, found[k].dim) in _SCALES_OF),
+                 None)
         if k is None:
             continue
         b, size, end = found[k], found[k].size, found[k].end
         for part in found[k + 1:]:  # "eight minutes and twenty seconds": one amount, its parts in words
-            if part.dim != b.dim or not _JOINED.match(reply[end:part.start]):
+            if part.dim != b.dim or b.dim != a.dim or not _JOINED.match(reply[end:part.start]):
                 break
             size, end = size + part.size, part.end
         between = reply[a.end:b.start]
@@ -693,14 +712,15 @@ def wrong_conversion(claim: str, reply: str) -> str | None:
             continue  # a rate beside an amount, or rates per things of two kinds: no restatement to check
         said_a, said_b = reply[a.start:a.end], reply[b.start:end]
         whole_b = Amount(b.start, end, b.dim, size)
-        if {a.size, size} <= {c.size for c in claimed if c.dim == a.dim}:
+        if {(a.dim, a.size), (b.dim, size)} <= {(c.dim, c.size) for c in claimed}:
             continue  # the claim's own conversion said back ("about 180 metres, i.e. 200 yards" for "180 metres (200 yards)")
         if per_a and per_b:
             if a.size * per_b[1] != size * per_a[1]:
                 return f"{said_a} as {said_b}"
             continue
-        if a.size != size and not same_amount(a, whole_b, said_b) and not same_amount(whole_b, a, said_a) and any(
-                c.dim == a.dim and (c.size in (a.size, size) or same_amount(c, a, said_a) or same_amount(c, whole_b, said_b))
+        if (a.size != size or a.dim != b.dim) and not same_amount(a, whole_b, said_b) and not same_amount(whole_b, a, said_a) and any(
+                ((c.dim, c.size) in ((a.dim, a.size), (b.dim, size)) or same_amount(c, a, said_a)
+                 or same_amount(c, whole_b, said_b))
                 for c in claimed):
             return f"{said_a} as {said_b}"
     return None
