@@ -34,6 +34,7 @@ from engine.bench import prompts
 from engine.bench.importers.base import ItemDraft, write_benchmark
 from engine.bench.items import ensure_free_name
 from engine.bench.model import BenchError, Criterion
+from engine.bench.offline import document_text
 from engine.config import Config, load_yaml, read_text_file
 from engine.store import Store
 from engine.text.cloze import Cloze
@@ -183,6 +184,49 @@ class _Retriever:
         chunks = [(r["id"], r["start_char"], r["end_char"], r["text"]) for r in self.store.query(
             "SELECT id, start_char, end_char, text FROM chunks WHERE document_id = ? ORDER BY ord", (document_id,))]
         return (row["title"] if row else ""), chunks
+
+    def passage(self, document_id: int) -> tuple[list[int], str, list[tuple[int, int, int, str]], str]:
+        """The passage a document belongs to: ``(its documents' ids, title, chunks, text)``.
+
+        A record of a table or a JSON Lines file (a document whose path is ``file#L<line>`` or ``file#row<n>``) in a
+        file with a section column (two records side by side share a title: "Licences", "Licences", ...) is read with
+        the records around it: the file's sections in order, gathered into blocks of :data:`PASSAGE_RECORDS` records or
+        more (a longer section cut into blocks of that many), each section under its title as a heading, each record a
+        paragraph. A rule table of one sentence a row then has passages to examine, cut into facets as a document of
+        prose is (a short section merged with the next). Any other document, or a record of a file whose records each
+        have their own title (a drug's row of a formulary), is itself: ``text`` its chunks rebuilt."""
+        row = self.store.one("SELECT kb_id, path, title FROM documents WHERE id = ?", (document_id,))
+        title, chunks = self.document(document_id)
+        alone = [document_id], title, chunks, document_text(chunks)
+        if row is None or "#" not in row["path"]:
+            return alone
+        file = row["path"].rsplit("#", 1)[0] + "#"
+        records = self.store.query("SELECT id, title FROM documents WHERE kb_id = ? AND substr(path, 1, ?) = ? "
+                                   "ORDER BY id", (row["kb_id"], len(file), file))
+        if not any(a["title"] and a["title"] == b["title"] for a, b in zip(records, records[1:], strict=False)):
+            return alone
+        blocks: list[list[dict[str, Any]]] = [[]]
+        for k, record in enumerate(records):
+            section_starts = not k or record["title"] != records[k - 1]["title"]
+            if blocks[-1] and (len(blocks[-1]) >= PASSAGE_RECORDS and (section_starts or len({
+                    r["title"] for r in blocks[-1]}) == 1)):
+                blocks.append([])  # full: a new block at a section's start (or inside one section too long)
+            blocks[-1].append(record)
+        block = next(b for b in blocks if any(r["id"] == document_id for r in b))
+        text, joined, heading = "", [], None
+        for record in block:
+            if record["title"] != heading:
+                heading = record["title"]
+                text += f"## {heading}\n\n"
+            own = self.document(record["id"])[1]
+            joined += [(cid, len(text) + a, len(text) + b, t) for cid, a, b, t in own]
+            text += document_text(own) + "\n\n"
+        return [r["id"] for r in block], title, joined, text
+
+
+PASSAGE_RECORDS = 8
+"""Records of a table read as one passage: at least this many (whole sections), at most this many of one section
+(:meth:`_Retriever.passage`)."""
 
 
 def _topic_query(t: Topic) -> str:
@@ -356,8 +400,12 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
         raise BenchError(f"topic {topic.name!r}: retrieval found nothing in knowledge base {retrieve.kb!r}")
     topic_words = offline.words(_topic_query(topic))
     facets: list[offline.Facet] = []
+    read: set[int] = set()
     for doc_id in dict.fromkeys(h.document_id for h in hits):
-        title, chunks = retrieve.document(doc_id)
+        if doc_id in read:
+            continue  # a record read in the passage of another
+        ids, title, chunks, text = retrieve.passage(doc_id)
+        read.update(ids)
         if not chunks:
             continue
 
@@ -366,7 +414,6 @@ def _offline_topic(retrieve: _Retriever, topic: Topic, n: int, seed: int, warnin
             drops.add("off-topic key sentence(s)", int(not ok))
             return ok
 
-        text = offline.document_text(chunks)
         for f in offline.facets_of(text, [c[:3] for c in chunks], topic.name, topic_words, keep):
             facets.append(_replace(f, document_id=doc_id, title=title))
     order = sorted(range(len(facets)), key=lambda i: (

@@ -915,8 +915,8 @@ def _negated_restatement(contested: Sequence[str], text: str) -> bool:
         said = Counter(_value_list(plain))
         words = {stem(w) for w in text_content_words(plain)}
         for claim in contested:
-            if negation_count(plain) % 2 == negation_count(claim) % 2 or _opposed(claim, plain):
-                continue  # the same polarity, or a word of the claim said as its opposite too ("isn't optional")
+            if negation_count(plain) % 2 == negation_count(claim) % 2 or _opposite_said(claim, plain):
+                continue  # the same polarity, or a word of the claim said as its opposite too ("must": "isn't optional")
             values = Counter(_value_list(claim)) - _unnamed_citations(claim, plain)
             if values and not values - said and (_about_a_claim(plain, [claim], share=1 / 2)
                                                  or len(_foreign_words(claim, plain)) <= 2):
@@ -926,6 +926,14 @@ def _negated_restatement(contested: Sequence[str], text: str) -> bool:
                     _about_a_claim(plain, [claim], share=1 / 2) and len(_foreign_words(claim, plain)) <= 2)):
                 return True
     return False
+
+
+def _opposite_said(claim: str, text: str) -> bool:
+    """Whether ``text`` says the opposite of a word of the claim, a modal or any other ("optional" for "must"), one the
+    claim does not say itself."""
+    said = {w.lower() for w in re.findall(r"[\w'’-]+", text)}
+    own = {w.lower() for w in re.findall(r"[\w'’-]+", claim)}
+    return any(opposites_of(w) & said and not opposites_of(w) & own for w in own if not w[:1].isdigit())
 
 
 def _opposed(claim: str, text: str) -> bool:

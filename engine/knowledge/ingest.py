@@ -1,6 +1,7 @@
 """Reading source files into documents, reporting bad input by path (and line) instead of failing.
 
-Supported: ``.txt``, ``.md``, ``.rst`` (one document per file; reStructuredText read as Markdown: :mod:`engine.knowledge.rst`), ``.json`` or
+Supported: ``.txt``, ``.md``, ``.rst``, ``.html``/``.htm`` (one document per file; reStructuredText and HTML read as
+Markdown: :mod:`engine.knowledge.rst`, :mod:`engine.knowledge.html`), ``.json`` or
 ``.yaml``/``.yml`` (read as the JSON they hold) (a list of records, one record,
 or SQuAD-style ``data[].paragraphs[].context`` with one document per context), ``.jsonl``
 (one document per line) and ``.csv`` (one document per row; "#" lines above the header are a preamble, not
@@ -23,11 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.knowledge.html import html_as_markdown
 from engine.knowledge.rst import rst_as_markdown
 from engine.safeload import JSONDepthError, loads_json
 from engine.text.normalize import normalize_text
 
-SUPPORTED_SUFFIXES = (".txt", ".md", ".rst", ".json", ".jsonl", ".csv", ".yaml", ".yml")
+SUPPORTED_SUFFIXES = (".txt", ".md", ".rst", ".html", ".htm", ".json", ".jsonl", ".csv", ".yaml", ".yml")
 _ID_KEY = re.compile(r"(?:^|_)(?:id|ids|uuid|url|urls|href)$", re.IGNORECASE)
 _TITLE_KEYS = ("title", "name", "heading", "subject")
 _SECTION_KEYS = ("section", "topic", "chapter", "part")
@@ -247,7 +249,7 @@ def _glossary_text(record: dict[Any, Any]) -> str | None:
 
 
 def _text_title(path: Path, text: str) -> str:
-    if path.suffix.lower() in (".md", ".rst"):  # (.rst: read as Markdown, engine.knowledge.rst)
+    if path.suffix.lower() in (".md", ".rst", ".html", ".htm"):  # (.rst, .html: read as Markdown)
         m = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.MULTILINE)
         if m:
             return m.group(1).strip()
@@ -1024,7 +1026,8 @@ def read_file(path: Path, report: ReadReport, text_field: str | None = None,
     elif suffix == ".csv":
         docs = list(_read_csv(path, text, text_column, report))
     else:
-        body = (rst_as_markdown(text) if suffix == ".rst" else text).strip()
+        body = (rst_as_markdown(text) if suffix == ".rst" else html_as_markdown(text) if suffix in (".html", ".htm")
+                else text).strip()
         if not body:
             report.bad_records.append(InputIssue(str(path), "empty file"))
             return []

@@ -116,7 +116,7 @@ larger smaller | bigger smaller | greater smaller | greater less | longer shorte
 increases decreases | increased decreased | increase reduce | rise fall | rises falls | above below |
 over under | inside outside | during outside | within outside | within beyond | upper lower | first last | earliest latest | early late | earlier later |
 allowed banned | allowed prohibited | allowed forbidden | permitted prohibited | permitted banned |
-permitted forbidden | required optional | mandatory optional | compulsory optional | include exclude |
+permitted forbidden | required optional | mandatory optional | compulsory optional | must optional | include exclude |
 included excluded | north south | east west | left right | summer winter | spring autumn | day night |
 morning evening | male female | men women | open closed | opened closed | opens closes | hot cold | warm cold | wet dry | positive negative |
 safe unsafe | legal illegal | valid invalid | eligible ineligible | start end | starts ends | begins ends |

@@ -210,7 +210,7 @@ def test_near_duplicate_items_are_merged_by_cosine_or_key_sentence():
                                     "exam_kb17", "exam_kb18", "exam_kb19", "exam_kb20", "exam_kb21",
                                     "exam_kb22", "exam_kb23", "exam_kb24", "exam_kb25", "exam_kb26", "exam_kb27",
                                     "exam_kb28", "exam_kb29", "exam_kb30", "exam_kb31",
-                                    "exam_kb32", "exam_kb33"])
+                                    "exam_kb32", "exam_kb33", "exam_kb34", "exam_kb35"])
 async def test_structured_documents_give_facts_without_markup_and_questions_about_their_sections(store, home, folder):
     """The examination bench's knowledge bases with structure (Markdown sections with and without a blank
     line under the heading, lists, Setext headings, numbered clauses in plain text, bold run-in labels, a

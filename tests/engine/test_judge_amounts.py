@@ -221,12 +221,13 @@ def test_bounds_and_their_direction():
                                          ("judge_probe_3", 0.35), ("judge_probe_4", 0.50),
                                          ("judge_probe_5", 0.33), ("judge_probe_6", 0.40), ("judge_probe_7", 0.15),
                                          ("judge_probe_8", 0.30), ("judge_probe_9", 0.33),
-                                         ("judge_probe_10", 0.10), ("judge_probe_11", 0.18), ("judge_probe_12", 0.40)])
+                                         ("judge_probe_10", 0.10), ("judge_probe_11", 0.18), ("judge_probe_12", 0.40),
+                                         ("judge_probe_13", 0.42)])
 def test_the_probe_sets_agreement_holds(name, floor):
-    """The thirteen probe sets other sessions wrote without seeing the rules (bench/data/judge_probe_*.jsonl: twelve sets
+    """The fourteen probe sets other sessions wrote without seeing the rules (bench/data/judge_probe_*.jsonl: thirteen sets
     of hostile and honest answers, a held-out knowledge base's paraphrases): each fix kept. Their first runs,
     before the rules they taught, were kappa 0.478, 0.458, 0.389, 0.267, 0.344, 0.289, 0.333, 0.100, 0.300, 0.209,
-    0.129, 0.200 and 0.476 (docs/examination.md). The ninth's to twelfth's base rates are their authors' (84, 88, 87 and
+    0.129, 0.200, 0.476 and 0.511 (docs/examination.md). The ninth's to twelfth's base rates are their authors' (84, 88, 87 and
     89 of 180 credited), the others' one half."""
     from pathlib import Path
 
@@ -235,7 +236,7 @@ def test_the_probe_sets_agreement_holds(name, floor):
     rows = load_rows(Path(__file__).resolve().parents[2] / "bench" / "data" / f"{name}.jsonl")
     f = figures((v.met, r.human) for v, r in zip(offline_verdicts(rows), rows, strict=True))
     assert f.base_rate == {"judge_probe_9": 84 / 180, "judge_probe_10": 88 / 180, "judge_probe_11": 87 / 180,
-                           "judge_probe_12": 89 / 180}.get(
+                           "judge_probe_12": 89 / 180, "judge_probe_13": 90 / 180}.get(
         name, 0.5) and f.kappa >= floor, f
 
 
