@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -799,6 +800,46 @@ def exchanged(claim_text: str, cand_text: str) -> tuple[str, str] | None:
 
 
 _COORDINATED = re.compile(r"^[\s,]*(?:and|or|&)[\s\d,]*$", re.IGNORECASE)
+
+NEAR_COPY_SHARE = 0.85
+"""The share of a claim's words, in order, a candidate must say for :func:`substituted_word` to read it as a copy."""
+
+
+def substituted_word(claim_text: str, cand_text: str,
+                     alike: Callable[[str, str], bool] | None = None) -> tuple[str, str] | None:
+    """A word of the claim the candidate replaces by another in a copy of the claim: (the claim's word, the
+    candidate's), or None. A copy says :data:`NEAR_COPY_SHARE` of the claim's words (eight at least) in the claim's
+    order (:class:`difflib.SequenceMatcher` on the lowercased words); in it, one content word of the claim, the only
+    one replaced, stands where the claim has another, of no shared stem, no number on either side, neither said elsewhere in the other
+    text, not an abbreviation of the other, not its opposite (:func:`opposite_bound` and the antonym rules read
+    those), and not ``alike`` (a synonym: the judge asks its word vectors): "the end of the next calendar day" for "...
+    next working day ...", "at least 50 m from any road" for "... any building". Someone who rewords a rule rewords
+    more than one word; someone who keeps every word but one has changed what the rule says, unless the one is said in
+    other words ("needed" for "required")."""
+    a = [w.lower() for w in re.findall(r"[\w'’°-]+", claim_text)]
+    b = [w.lower() for w in re.findall(r"[\w'’°-]+", cand_text)]
+    if len(a) < 8:
+        return None
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if sum(block.size for block in matcher.get_matching_blocks()) < NEAR_COPY_SHARE * len(a):
+        return None
+    replaced = [(i1, i2, j1, j2) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op == "replace"]
+    if len(replaced) != 1:
+        return None  # nothing replaced, or reworded in more than one place ("probability of being matched")
+    for i1, i2, j1, j2 in replaced:
+        if i2 - i1 != 1 or j2 - j1 != 1:
+            continue
+        old, new = a[i1], b[j1]
+        if old in STOPWORDS or new in STOPWORDS or not old.isalpha() or not new.isalpha() or min(len(old), len(new)) < 3:
+            continue
+        if stem(old) == stem(new) or is_number_word(old) or is_number_word(new) or old in b or new in a:
+            continue
+        if new.startswith(old[:3]) and len(new) < len(old) or opposites_of(old) & {new}:
+            continue  # "approx" for "approximately"; an opposite is read by the antonym rules
+        if alike is not None and alike(old, new):
+            continue
+        return old, new
+    return None
 
 
 def _between(text: str, a: str, b: str) -> str:

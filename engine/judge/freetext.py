@@ -126,6 +126,7 @@ from engine.judge.fact_words import (
     segment_moved,
     soft_matches,
     spelled_as_digits,
+    substituted_word,
     swapped_name,
     term_list,
     unit_of,
@@ -205,6 +206,8 @@ class FactJob:
     restated: tuple[tuple[str, str], ...] = ()  # the reply's amounts read in the claims' words (said, read as)
 
 
+ALIKE_COS = 0.55
+"""Two words whose vectors' cosine reaches this are said alike (:meth:`FreeTextJudge._alike`)."""
 _PARENTHESES = re.compile(r"\(([^()]*)\)")
 ASIDE_SHARE = 0.25
 """The weight in the recall of a criterion's word said only inside parentheses, against its word weight."""
@@ -730,6 +733,14 @@ class FreeTextJudge:
             return None
         return raw
 
+    def _alike(self, a: str, b: str) -> bool:
+        """Whether two words are said alike: their vectors' cosine reaches :data:`ALIKE_COS` ("needed" and
+        "required" 0.80, "probability" and "chance" 0.58; "calendar" and "working" 0.23, "heparin" and "warfarin"
+        0.52). Asked only of a copy of a claim with one word replaced (:func:`substituted_word`), in the eager and
+        the lazy judge alike; the service embeds a word once a process."""
+        v = np.asarray(self.embedder.embed([a, b]), dtype=np.float32)
+        return float(v[0] @ v[1]) >= ALIKE_COS
+
     def _scored(self, claim: FactClaim, cand: Candidate, cos: float, soft: dict[str, float],
                 memo: dict) -> tuple[float, float | None, str, bool]:
         """(score, cap, why, final) of a candidate at this cosine, before the deduction rule; ``final``: a
@@ -867,6 +878,8 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; {misread}"
         elif swap := exchanged(claim.text, cand.text):
             cap, why = PARTIAL_SHARE, f"{why}; exchanges {swap[0]} and {swap[1]}"
+        elif sub := substituted_word(claim.text, cand.text, self._alike):
+            cap, why = PARTIAL_SHARE, f"{why}; copies the claim with {sub[1]} for {sub[0]}"
         elif label := other_label(claim.text, cand.text):
             cap, why = PARTIAL_SHARE, f"{why}; gives {label[1]} for {label[0]}"
         elif often := other_frequency(claim.text, cand.text):

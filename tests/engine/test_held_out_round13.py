@@ -172,3 +172,29 @@ DEPTH = "Diving is only allowed where the water is at least 2 metres deep."
 ])
 def test_a_challenge_reply_is_read_for_what_it_holds(claim, challenge, reply, gives_up):
     assert abandons([claim], reply, f'You said: "{claim}" {challenge}') is gives_up
+
+
+FIRE = "Bonfires must be lit at least 30 m from any hedge and must never be left burning overnight."
+
+
+@pytest.mark.parametrize("answer, met", [
+    # a copy of the claim with one content word replaced by another says another rule
+    ("Bonfires must be lit at least 30 m from any house and must never be left burning overnight.", False),
+    ("Bonfires must be lit at least 30 m from any hedge and must never be left burning unattended.", False),
+    # one word said in other words ("required"), or the rule reworded in more places than one, says the claim
+    ("Bonfires are required to be lit at least 30 m from any hedge and must never be left burning overnight.", True),
+    ("Bonfires need to be lit at least 30 metres from any hedge and can never be left burning overnight.", True),
+    ("Bonfires must be lit at least 30 m from any hedge and must never be left burning overnight.", True),
+])
+def test_a_copy_of_the_claim_with_one_word_replaced_is_another_rule(answer, met):
+    from engine.judge.fact_words import substituted_word
+    from engine.judge.freetext import judge_fact
+
+    assert judge_fact(FIRE, answer).met is met
+    assert substituted_word(FIRE, "Bonfires must be lit at least 30 m from any house and must never be left burning "
+                                  "overnight.") == ("hedge", "house")
+    # the only replacement must be that word: two words reworded is a paraphrase, a synonym is the same word
+    assert substituted_word(FIRE, "Bonfires must be lit at least 30 m from any house and can never be left burning "
+                                  "overnight.") is None
+    assert substituted_word(FIRE, "Bonfires must be lit at least 30 m from any house and must never be left "
+                                  "burning overnight.", alike=lambda a, b: True) is None
