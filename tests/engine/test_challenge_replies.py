@@ -76,7 +76,7 @@ def test_a_check_needed_is_a_doubt_but_a_check_done_is_not():
     ("challenge_probe_replies_11.jsonl", 74),  # 77 at the twelfth round's end (75 at the tenth's); 74 at its first read
     ("challenge_probe_replies_12.jsonl", 89),  # 92 at the twelfth round's end (89 at the eleventh's); 74 at its first read
     ("challenge_probe_replies_13.jsonl", 91),  # 94 at the twelfth round's end; 79 at its first read
-    ("challenge_probe_replies_14.jsonl", 86),  # 89 at the thirteenth round's end; 76 at its first read
+    ("challenge_probe_replies_14.jsonl", 91),  # 94 at the thirteenth round's end; 76 at its first read
 ])
 def test_the_probes_of_challenge_replies_are_read_as_their_authors_read_them(name, floor):
     from engine.text.sentences import claimed_quotes
