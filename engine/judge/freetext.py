@@ -135,7 +135,7 @@ from engine.judge.fact_words import (
 )
 from engine.text.cloze import Cloze, CriterionIn, cloze_of, criterion_text
 from engine.text.initialisms import restate_initialisms
-from engine.text.negation import scoped_clauses
+from engine.text.negation import restate_prefixed, scoped_clauses
 from engine.text.quantities import (
     among_others,
     other_basis,
@@ -262,7 +262,8 @@ def _read_in_claims(text: str, claims: tuple[str, ...]) -> tuple[str, tuple[tupl
     each turn against the same criteria, so each is read once (turn 50 costs what turn 1 does)."""
     text, amounts_read = restate(text, claims)
     text, terms_read = restate_initialisms(text, claims)  # "FD" for "Finance Director", and back
-    return text, amounts_read + terms_read
+    text, prefixed = restate_prefixed(text, claims)  # "not collected" for "uncollected"
+    return text, amounts_read + terms_read + prefixed
 
 
 def with_reading(verdict: FactVerdict, restated: tuple[tuple[str, str], ...]) -> FactVerdict:

@@ -10,7 +10,9 @@ a scope with an even number of negations (two: "it is not preferred when hands a
 and opens none; a later clause that opens with the negation ("Liquid oxygen, not nitrogen, is blue") is
 an aside that negates only itself; "No. 1" and "no one"/"nobody" as a subject are handled as words, not
 as a denial of what follows them; a negation whose scope "unless" ends states a condition ("may not carry
-passengers unless ..." is "may carry passengers only if ..."): its clauses are not negated. The gold judge marks
+passengers unless ..." is "may carry passengers only if ..."): its clauses are not negated; a clause joined by "and"
+or "or" with a subject and a finite verb of its own ("cannot be re-let until ..., and the lettings officer must record
+...") ends the scope. The gold judge marks
 scope on its own tokens
 (:mod:`engine.judge.gold_tokens`) with the same word lists.
 """
@@ -39,6 +41,11 @@ _CLAUSE_SPLIT = re.compile(
     r"\s(?=(?:but|although|though|whereas|while|because|which|unless)\b))", re.IGNORECASE)
 _SCOPE_END = re.compile(rf"^\s*(?:{'|'.join(sorted(SCOPE_END))})\b|^\s*(?:{'|'.join(SCOPE_END_CJK)})", re.IGNORECASE)
 _INTERJECTION = frozenset({"no", "nope", "nah", "不", "不是"})
+_FINITE = r"(?:must|shall|should|may|might|can|could|will|would|is|are|was|were|has|have|does|do|[a-z]{3,}ed)"
+_NEW_CLAUSE = re.compile(
+    rf"^(?:and|or|so)\s+(?!{_FINITE}\b|not\b|never\b|then\b)[\w'’-]+(?:\s+[\w'’-]+){{0,4}}?\s+{_FINITE}\b")
+"""A clause joined by "and"/"or" that has a subject and a finite verb of its own ("..., and the lettings officer must
+record the certificate number"): an independent clause, outside the scope of a negation before it."""
 
 
 def clause_parts(sentence: str) -> list[tuple[str, str]]:
@@ -166,7 +173,8 @@ def _scoped(sentence: str) -> tuple[Clause, ...]:
             # "may not carry passengers unless they have made three landings" is "may carry passengers only if ...":
             # a condition on what it negated, not its denial
             out[opened:] = [Clause(c.text, False) for c in out[opened:]]
-        if delim.strip() in (";", "—", "-", "–") or _SCOPE_END.match(text) or (delim.strip() == ":" and _states(parts, i)):
+        if delim.strip() in (";", "—", "-", "–") or _SCOPE_END.match(text) or (delim.strip() == ":" and _states(parts, i)) \
+                or (delim.strip() == "," and _NEW_CLAUSE.match(text)):
             scope = False  # (a dash starts a clause of its own: "Not 30 days — it is 60 days."; a colon does when
             # a verb follows it: "that can't happen: each component scores at least 1, so the lowest total is 3";
             # not before a list: "Treatment is not mostly supportive: rest, fluids and fever control" denies it too)
@@ -199,3 +207,22 @@ def negation_scopes(sentence: str) -> list[tuple[str, bool]]:
     """A sentence's clauses, each with whether it lies in a negation's scope (:func:`scoped_clauses`)."""
     return [(c.text, c.negated) for c in _scoped(sentence or "")]
 
+
+
+_PREFIXED = re.compile(r"\b(?:un|non-?)([a-z]{4,})\b", re.IGNORECASE)
+
+
+def restate_prefixed(text: str, claims: tuple[str, ...]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``text`` with each "not X" (or "never X") written as a claim's word that says it with a negating prefix, and the
+    rewritings made: "remains that are not collected" read as "remains that are uncollected" for "Uncollected remains
+    must be kept ...", "a drug that is not prescription" as "non-prescription". The claim's word is one word, a
+    denial of nothing; the reply's "not" would otherwise negate its clause."""
+    changes: list[tuple[str, str]] = []
+    for claim in claims:
+        for m in _PREFIXED.finditer(claim or ""):
+            pattern = re.compile(rf"\b(?:not|never)\s+(?:been\s+)?{re.escape(m.group(1))}\b", re.IGNORECASE)
+            said = pattern.search(text)
+            if said:
+                changes.append((said.group(0), m.group(0).lower()))
+                text = pattern.sub(m.group(0).lower(), text)
+    return text, tuple(changes)

@@ -223,3 +223,26 @@ LOCKER = "Only the pool manager may open a locked locker with the master key."
 ])
 def test_a_challenge_reply_that_takes_the_examiners_side_or_narrows_the_claim(claim, challenge, reply, gives_up):
     assert abandons([claim], reply, f'You said: "{claim}" {challenge}') is gives_up
+
+
+def test_a_clause_of_its_own_after_and_ends_a_negations_scope():
+    from engine.text.negation import restate_prefixed, scoped_clauses
+
+    def negated(text):
+        return [c.negated for c in scoped_clauses(text)]
+
+    assert negated("A void flat cannot be let until a check is on file, and the officer must record its number.") == \
+        [True, False]
+    assert negated("He did not sign the form, and the officer stamped it.") == [True, False]
+    # no subject of its own: still under the negation
+    assert negated("It is not red, and must not be painted.") == [True, True]
+    assert negated("Do not store acids near bases, and keep them cool.") == [True, True]
+    # the claim's word with a negating prefix, said "not ..." in the reply
+    assert restate_prefixed("Ashes that are not collected are kept.", ("Uncollected ashes are kept 12 weeks.",)) == \
+        ("Ashes that are uncollected are kept.", (("not collected", "uncollected"),))
+    from engine.judge.freetext import judge_fact
+
+    claim = "Uncollected parcels must be kept for at least 14 days, and the depot manager must write to the sender."
+    assert judge_fact(claim, "Parcels that are not collected are held for at least 14 days, and the depot manager "
+                             "writes to the sender.").met
+    assert not judge_fact(claim, "Parcels are not kept for 14 days, and the depot manager writes to the sender.").met
