@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -816,9 +817,19 @@ def substituted_word(claim_text: str, cand_text: str,
     next working day ...", "at least 50 m from any road" for "... any building". Someone who rewords a rule rewords
     more than one word; someone who keeps every word but one has changed what the rule says, unless the one is said in
     other words ("needed" for "required")."""
+    found = _substitution(claim_text, cand_text)
+    return None if found is None or (alike is not None and alike(*found)) else found
+
+
+@lru_cache(maxsize=1 << 14)
+def _substitution(claim_text: str, cand_text: str) -> tuple[str, str] | None:
+    """:func:`substituted_word` before its synonym test (a pure function of the two texts, kept)."""
     a = [w.lower() for w in re.findall(r"[\w'’°-]+", claim_text)]
     b = [w.lower() for w in re.findall(r"[\w'’°-]+", cand_text)]
-    if len(a) < 8:
+    if len(a) < 8 or len(b) < NEAR_COPY_SHARE * len(a):
+        return None
+    shared = Counter(a) & Counter(b)  # no more words in order than in common: most pairs end here, unaligned
+    if sum(shared.values()) < NEAR_COPY_SHARE * len(a):
         return None
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     if sum(block.size for block in matcher.get_matching_blocks()) < NEAR_COPY_SHARE * len(a):
@@ -826,20 +837,17 @@ def substituted_word(claim_text: str, cand_text: str,
     replaced = [(i1, i2, j1, j2) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op == "replace"]
     if len(replaced) != 1:
         return None  # nothing replaced, or reworded in more than one place ("probability of being matched")
-    for i1, i2, j1, j2 in replaced:
-        if i2 - i1 != 1 or j2 - j1 != 1:
-            continue
-        old, new = a[i1], b[j1]
-        if old in STOPWORDS or new in STOPWORDS or not old.isalpha() or not new.isalpha() or min(len(old), len(new)) < 3:
-            continue
-        if stem(old) == stem(new) or is_number_word(old) or is_number_word(new) or old in b or new in a:
-            continue
-        if new.startswith(old[:3]) and len(new) < len(old) or opposites_of(old) & {new}:
-            continue  # "approx" for "approximately"; an opposite is read by the antonym rules
-        if alike is not None and alike(old, new):
-            continue
-        return old, new
-    return None
+    i1, i2, j1, j2 = replaced[0]
+    if i2 - i1 != 1 or j2 - j1 != 1:
+        return None
+    old, new = a[i1], b[j1]
+    if old in STOPWORDS or new in STOPWORDS or not old.isalpha() or not new.isalpha() or min(len(old), len(new)) < 3:
+        return None
+    if stem(old) == stem(new) or is_number_word(old) or is_number_word(new) or old in b or new in a:
+        return None
+    if new.startswith(old[:3]) and len(new) < len(old) or opposites_of(old) & {new}:
+        return None  # "approx" for "approximately"; an opposite is read by the antonym rules
+    return old, new
 
 
 def _between(text: str, a: str, b: str) -> str:
