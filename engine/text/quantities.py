@@ -97,7 +97,8 @@ SPEEDS: dict[str, Fraction] = {
     "mph": Fraction(1_609_344), "kph": Fraction(10**6), "kmh": Fraction(10**6), "km/h": Fraction(10**6),
     "kmph": Fraction(10**6), "knot": Fraction(1_852_000), "knots": Fraction(1_852_000), "kn": Fraction(1_852_000),
     "kt": Fraction(1_852_000), "kts": Fraction(1_852_000), "m/s": _SPEED_MM_PER_HOUR, "ms-1": _SPEED_MM_PER_HOUR,
-    "m/min": Fraction(60_000), "ft/s": Fraction(1_097_280), "fps": Fraction(1_097_280), "mi/h": Fraction(1_609_344)}
+    "m/min": Fraction(60_000), "ft/s": Fraction(1_097_280), "fps": Fraction(1_097_280), "mi/h": Fraction(1_609_344),
+    "cm/s": Fraction(36_000)}
 """Speeds, in millimetres an hour: their abbreviations ("mph", "km/h", "m/s", "knots"); a length "per" a time unit
 ("metres per second", "miles an hour") is read as a speed too."""
 UNITS.update({w: ("speed", size) for w, size in SPEEDS.items()})
@@ -140,7 +141,7 @@ class _Words:
     low: list[str]
 
 
-_SPEED_TOKEN = re.compile(r"(?:km|m|ft|mi)/(?:h|s|min)\b|ms-1\b", re.IGNORECASE)
+_SPEED_TOKEN = re.compile(r"(?:km|cm|m|ft|mi)/(?:h|s|min)\b|ms-1\b", re.IGNORECASE)
 
 
 def _words(text: str) -> _Words:
@@ -181,8 +182,18 @@ def _number(low: list[str], i: int) -> tuple[Fraction, int] | None:
     return Fraction(run[0]), run[1]
 
 
+_KIND_OF_TIME = frozenset("working calendar business clear full consecutive whole complete school".split())
+"""A word between a number and its unit of time that says which kind it counts ("3 working days", "28 calendar
+days"): the amount is read through it; working, business and school time is a dimension of its own ("72 hours" is
+no "3 working days"), the other kinds plain time ("28 calendar days" is 4 weeks)."""
+_WORKING_TIME = frozenset("working business school".split())
+
+
 def _unit(low: list[str], i: int) -> tuple[str, Fraction, int] | None:
     """The unit right after a number, at ``i``: (dimension, size, index after it)."""
+    if i + 1 < len(low) and low[i] in _KIND_OF_TIME and UNITS.get(low[i + 1], ("",))[0] in ("time", "calendar"):
+        dim, size = UNITS[low[i + 1]]  # "3 working days": days, of a kind
+        return (f"working {dim}" if low[i] in _WORKING_TIME else dim), size, i + 2
     if i >= len(low):
         return None
     w = _AFTER_A_NUMBER.get(low[i], low[i])

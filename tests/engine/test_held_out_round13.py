@@ -246,3 +246,14 @@ def test_a_clause_of_its_own_after_and_ends_a_negations_scope():
     assert judge_fact(claim, "Parcels that are not collected are held for at least 14 days, and the depot manager "
                              "writes to the sender.").met
     assert not judge_fact(claim, "Parcels are not kept for 14 days, and the depot manager writes to the sender.").met
+
+
+def test_working_days_and_centimetres_per_second_are_amounts():
+    (working,) = amounts("within 3 working days")
+    assert working.dim == "working time"  # its own dimension: "72 hours" is no "3 working days"
+    assert restate("within 72 hours", ["within 3 working days"])[0] == "within 72 hours"
+    assert other_unit("acknowledged within 3 working days", "acknowledged within 3 working hours") == "3 working hours"
+    # calendar days are days
+    assert restate("within 4 weeks", ["within 28 calendar days"])[0] == "within 28 calendar days"
+    (speed,) = amounts("40 cm/s")
+    assert speed.dim == "speed" and restate("under 40 cm/s", ["below 0.4 m/s"])[0] == "under 0.4 m/s"
