@@ -802,6 +802,68 @@ def exchanged(claim_text: str, cand_text: str) -> tuple[str, str] | None:
 
 _COORDINATED = re.compile(r"^[\s,]*(?:and|or|&)[\s\d,]*$", re.IGNORECASE)
 
+_COUNT = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|a|an|each|every)"
+_RATIOS = (
+    # "one adult for every 8 children", "1 part concentrate to 40 parts water", "4 instructors to 1 student"
+    re.compile(rf"\b{_COUNT}\s+([a-z]+)(?:\s+([a-z]+))?\s+(?:to|for\s+every|for\s+each|per)\s+{_COUNT}\s+([a-z]+)"
+               r"(?:\s+([a-z]+))?", re.IGNORECASE),
+    # "each instructor may supervise no more than 4 students"
+    re.compile(r"\b(each|every|one)\s+([a-z]+)\s+(?:may|can|must|should|shall|will)\s+(?:only\s+)?(?:supervise|oversee|"
+               r"look\s+after|take|have|manage|lead|accompany|cover)\s+(?:up\s+to\s+|no\s+more\s+than\s+|at\s+most\s+|"
+               rf"a\s+maximum\s+of\s+|not\s+more\s+than\s+)?{_COUNT}\s+([a-z]+)", re.IGNORECASE),
+)
+_RATIO_OF = re.compile(r"\b([a-z]+)[-\s]to[-\s]([a-z]+)\s+ratio\s+(?:of\s+|is\s+)?(?:at\s+least\s+|at\s+most\s+)?"
+                       r"(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def _count(word: str) -> float | None:
+    w = word.lower()
+    if w in ("a", "an", "each", "every"):
+        return 1.0
+    try:
+        return float(w)
+    except ValueError:
+        return float(n[0]) if (n := read_number([w], 0)) and not n[2] else None
+
+
+def _ratios(text: str) -> list[tuple[str, str, float]]:
+    """The ratios a text states, each as (first thing, second thing, how many of the first per one of the second),
+    things by stem: "one adult for every 8 children" is (adult, child, 0.125), "an adult-to-child ratio of 8:1" (adult,
+    child, 8)."""
+    out = []
+    for pattern in _RATIOS:
+        for m in pattern.finditer(text):
+            if pattern is _RATIOS[1]:
+                a, x, b, y = m.groups()
+            else:  # a thing of two words is named by its second ("1 part concentrate", "40 parts water")
+                a, x1, x2, b, y1, y2 = m.groups()
+                x = x2 if x2 and x2.lower() not in STOPWORDS else x1
+                y = y2 if y2 and y2.lower() not in STOPWORDS else y1
+            na, nb = _count(a), _count(b)
+            if na and nb and stem(x.lower()) != stem(y.lower()):
+                out.append((stem(x.lower()), stem(y.lower()), na / nb))
+    for m in _RATIO_OF.finditer(text):
+        na, nb = float(m.group(3)), float(m.group(4))
+        if na and nb:
+            out.append((stem(m.group(1).lower()), stem(m.group(2).lower()), na / nb))
+    return out
+
+
+def inverted_ratio(claim_text: str, cand_text: str) -> str | None:
+    """A ratio of the claim's two things the candidate states the other way round ("an adult-to-child ratio of 8:1" or
+    "8 adults to 1 child" for "one adult for every 8 children", "4 instructors to 1 student" for "each instructor may
+    supervise no more than 4 students"): the candidate's words for it, or None."""
+    claimed = _ratios(claim_text)
+    if not claimed:
+        return None
+    for x, y, r in _ratios(cand_text):
+        for cx, cy, cr in claimed:
+            mine = r if (x, y) == (cx, cy) else 1 / r if (x, y) == (cy, cx) else None
+            if mine is not None and cr != 1 and abs(mine * cr - 1) < 1e-9:
+                return f"{x} to {y} as {r:g}"
+    return None
+
+
 NEAR_COPY_SHARE = 0.85
 """The share of a claim's words, in order, a candidate must say for :func:`substituted_word` to read it as a copy."""
 

@@ -111,6 +111,7 @@ from engine.judge.fact_words import (
     foreign_subject,
     half_said,
     has_number,
+    inverted_ratio,
     job_words,
     moved_number,
     number_alternatives,
@@ -879,6 +880,8 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; {misread}"
         elif swap := exchanged(claim.text, cand.text):
             cap, why = PARTIAL_SHARE, f"{why}; exchanges {swap[0]} and {swap[1]}"
+        elif inverted := inverted_ratio(claim.text, cand.text):
+            cap, why = PARTIAL_SHARE, f"{why}; gives the ratio the other way round ({inverted})"
         elif sub := substituted_word(claim.text, cand.text, self._alike):
             cap, why = PARTIAL_SHARE, f"{why}; copies the claim with {sub[1]} for {sub[0]}"
         elif label := other_label(claim.text, cand.text):

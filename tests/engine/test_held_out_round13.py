@@ -257,3 +257,22 @@ def test_working_days_and_centimetres_per_second_are_amounts():
     assert restate("within 4 weeks", ["within 28 calendar days"])[0] == "within 28 calendar days"
     (speed,) = amounts("40 cm/s")
     assert speed.dim == "speed" and restate("under 40 cm/s", ["below 0.4 m/s"])[0] == "under 0.4 m/s"
+
+
+@pytest.mark.parametrize("claim, answer, inverted", [
+    ("There must be at least one adult for every 6 children on the trip.", "An adult-to-child ratio of 6:1 on trips.", True),
+    ("There must be at least one adult for every 6 children on the trip.", "6 adults to 1 child.", True),
+    ("Each coach may supervise no more than 10 players.", "The ratio is 10 coaches to 1 player.", True),
+    ("Mix 1 part bleach to 20 parts water.", "20 parts bleach to 1 part water.", True),
+    # the same ratio in other words, or said from the other side
+    ("There must be at least one adult for every 6 children on the trip.", "one adult for every six children", False),
+    ("There must be at least one adult for every 6 children on the trip.", "6 children to 1 adult at most", False),
+    ("There must be at least one adult for every 6 children on the trip.", "an adult-to-child ratio of 1:6", False),
+])
+def test_a_ratio_said_the_other_way_round_is_another_rule(claim, answer, inverted):
+    from engine.judge.fact_words import inverted_ratio
+    from engine.judge.freetext import judge_fact
+
+    assert (inverted_ratio(claim, answer) is not None) is inverted
+    if inverted:
+        assert not judge_fact(claim, answer).met

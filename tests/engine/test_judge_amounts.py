@@ -222,7 +222,7 @@ def test_bounds_and_their_direction():
                                          ("judge_probe_5", 0.33), ("judge_probe_6", 0.40), ("judge_probe_7", 0.15),
                                          ("judge_probe_8", 0.30), ("judge_probe_9", 0.33),
                                          ("judge_probe_10", 0.10), ("judge_probe_11", 0.18), ("judge_probe_12", 0.40),
-                                         ("judge_probe_13", 0.51)])
+                                         ("judge_probe_13", 0.53)])
 def test_the_probe_sets_agreement_holds(name, floor):
     """The fourteen probe sets other sessions wrote without seeing the rules (bench/data/judge_probe_*.jsonl: thirteen sets
     of hostile and honest answers, a held-out knowledge base's paraphrases): each fix kept. Their first runs,
