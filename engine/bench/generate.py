@@ -171,6 +171,7 @@ def load_topics(path: str | Path) -> list[Topic]:
 class _Retriever:
     def __init__(self, store: Store, home: Path, kb: str, config: Config, embedder: Any):
         self.store, self.home, self.kb, self.config, self.embedder = store, home, kb, config, embedder
+        self._records: dict[tuple[int, str], list[dict[str, Any]]] = {}
 
     def __call__(self, query: str, k: int = RETRIEVE_K) -> list[Any]:
         from engine.knowledge.retrieval import search
@@ -201,8 +202,11 @@ class _Retriever:
         if row is None or "#" not in row["path"]:
             return alone
         file = row["path"].rsplit("#", 1)[0] + "#"
-        records = self.store.query("SELECT id, title FROM documents WHERE kb_id = ? AND substr(path, 1, ?) = ? "
-                                   "ORDER BY id", (row["kb_id"], len(file), file))
+        records = self._records.get((row["kb_id"], file))
+        if records is None:  # a file's records read once a generation (a table's rows are hit many times)
+            records = self._records[(row["kb_id"], file)] = self.store.query(
+                "SELECT id, title FROM documents WHERE kb_id = ? AND substr(path, 1, ?) = ? ORDER BY id",
+                (row["kb_id"], len(file), file))
         if not any(a["title"] and a["title"] == b["title"] for a, b in zip(records, records[1:], strict=False)):
             return alone
         blocks: list[list[dict[str, Any]]] = [[]]

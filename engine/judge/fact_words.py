@@ -826,7 +826,8 @@ def _count(word: str) -> float | None:
         return float(n[0]) if (n := read_number([w], 0)) and not n[2] else None
 
 
-def _ratios(text: str) -> list[tuple[str, str, float]]:
+@lru_cache(maxsize=1 << 14)
+def _ratios(text: str) -> tuple[tuple[str, str, float], ...]:
     """The ratios a text states, each as (first thing, second thing, how many of the first per one of the second),
     things by stem: "one adult for every 8 children" is (adult, child, 0.125), "an adult-to-child ratio of 8:1" (adult,
     child, 8)."""
@@ -846,7 +847,7 @@ def _ratios(text: str) -> list[tuple[str, str, float]]:
         na, nb = float(m.group(3)), float(m.group(4))
         if na and nb:
             out.append((stem(m.group(1).lower()), stem(m.group(2).lower()), na / nb))
-    return out
+    return tuple(out)
 
 
 def inverted_ratio(claim_text: str, cand_text: str) -> str | None:
