@@ -57,7 +57,7 @@ def kb() -> None:
 @click.pass_context
 def build(ctx: click.Context, name: str, paths: tuple[str, ...], chunk_chars: int | None, overlap: int | None,
           text_field: str | None, text_column: str | None, prune: bool, as_json: bool, quiet: bool) -> None:
-    """Create or update knowledge base NAME from files and folders (.txt .md .json .jsonl .csv).
+    """Create or update knowledge base NAME from files and folders (.txt .md .rst .html .json .jsonl .csv .yaml).
 
     Unchanged documents are skipped (content hash); changed ones are re-chunked and re-embedded;
     documents no longer found under PATHS are removed (asked first when NAME has documents outside
