@@ -207,7 +207,7 @@ class FactJob:
     restated: tuple[tuple[str, str], ...] = ()  # the reply's amounts read in the claims' words (said, read as)
 
 
-ALIKE_COS = 0.55
+ALIKE_COS = 0.40
 """Two words whose vectors' cosine reaches this are said alike (:meth:`FreeTextJudge._alike`)."""
 _PARENTHESES = re.compile(r"\(([^()]*)\)")
 ASIDE_SHARE = 0.25
@@ -737,8 +737,9 @@ class FreeTextJudge:
 
     def _alike(self, a: str, b: str) -> bool:
         """Whether two words are said alike: their vectors' cosine reaches :data:`ALIKE_COS` ("needed" and
-        "required" 0.80, "probability" and "chance" 0.58; "calendar" and "working" 0.23, "heparin" and "warfarin"
-        0.52). Asked only of a copy of a claim with one word replaced (:func:`substituted_word`), in the eager and
+        "required" 0.80, "common" and "abundant" 0.41; "building" and "road" 0.38, "calendar" and "working" 0.23).
+        Word vectors tell synonyms from substitutes loosely ("heparin" and "warfarin" 0.52, "checked" and "inspected"
+        0.47), so the bound is set low: a substitute passes sooner than a synonym is refused. Asked only of a copy of a claim with one word replaced (:func:`substituted_word`), in the eager and
         the lazy judge alike; the service embeds a word once a process."""
         v = np.asarray(self.embedder.embed([a, b]), dtype=np.float32)
         return float(v[0] @ v[1]) >= ALIKE_COS
@@ -882,8 +883,6 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; exchanges {swap[0]} and {swap[1]}"
         elif inverted := inverted_ratio(claim.text, cand.text):
             cap, why = PARTIAL_SHARE, f"{why}; gives the ratio the other way round ({inverted})"
-        elif sub := substituted_word(claim.text, cand.text, self._alike):
-            cap, why = PARTIAL_SHARE, f"{why}; copies the claim with {sub[1]} for {sub[0]}"
         elif label := other_label(claim.text, cand.text):
             cap, why = PARTIAL_SHARE, f"{why}; gives {label[1]} for {label[0]}"
         elif often := other_frequency(claim.text, cand.text):
@@ -894,6 +893,8 @@ class FreeTextJudge:
             cap, why = PARTIAL_SHARE, f"{why}; says nothing of the claim's part with {half}"
         elif swapped:
             cap, why = PARTIAL_SHARE, f"{why}; gives another name in the place of {swapped}"
+        elif sub := substituted_word(claim.text, cand.text, self._alike):
+            cap, why = PARTIAL_SHARE, f"{why}; copies the claim with {sub[1]} for {sub[0]}"
         elif cand.keyword_list and not enumerates(cand.keyword_list, facts):
             cap, why = KEYWORD_SHARE, f"{why}; a bare keyword list"
         elif any(term_list(sentence, frozenset(facts), claim.text) for sentence in cand.key[::2]):
